@@ -1,0 +1,10 @@
+/* gpujit: JIT module manager for CUDA C — umbrella header. */
+#ifndef GPUJIT_H
+#define GPUJIT_H
+
+#include "gpujit/common.h"
+#include "gpujit/error.h"
+#include "gpujit/module.h"
+#include "gpujit/trace.h"
+
+#endif

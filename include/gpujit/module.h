@@ -1,0 +1,165 @@
+/* Modules: CUDA C sources compiled with NVRTC (and linked with nvJitLink) into one image. */
+#ifndef GPUJIT_MODULE_H
+#define GPUJIT_MODULE_H
+
+#include "common.h"
+
+GPUJIT_BEGIN_DECLS
+
+typedef struct gpujit_module gpujit_module;
+typedef struct gpujit_trace gpujit_trace; /* see gpujit/trace.h */
+typedef struct gpujit_cache gpujit_cache; /* see gpujit/cache.h */
+
+/** What the image holds. */
+typedef enum gpujit_output_kind {
+  GPUJIT_OUTPUT_AUTO = 0, /**< cubin for a real arch (sm_XX), PTX for a virtual one (compute_XX) */
+  GPUJIT_OUTPUT_CUBIN = 1,
+  GPUJIT_OUTPUT_PTX = 2,
+  GPUJIT_OUTPUT_LTOIR = 3 /**< NVVM LTO-IR, for a later nvJitLink link (single-file modules) */
+} gpujit_output_kind;
+
+/** Where a module came from. */
+typedef enum gpujit_cache_status {
+  GPUJIT_CACHE_NONE = 0, /**< no cache was used */
+  GPUJIT_CACHE_HIT = 1,
+  GPUJIT_CACHE_MISS = 2
+} gpujit_cache_status;
+
+/** An in-memory source. `name` is the path diagnostics and the line table name. */
+typedef struct gpujit_source {
+  const char *name;
+  const char *data;
+  size_t size;
+} gpujit_source;
+
+#define GPUJIT_MODULE_OPTIONS_VERSION 1
+
+/** Compile options. Initialise with GPUJIT_MODULE_OPTIONS_INIT or gpujit_module_options_init(). */
+typedef struct gpujit_module_options {
+  unsigned int version;
+  /** "sm_90", "sm_90a", "compute_90", … NULL: the GPU's arch when a driver and device are
+   *  present, else $GPUJIT_ARCH, else GPUJIT_DEFAULT_ARCH. */
+  const char *arch;
+  gpujit_output_kind output;
+  const char *const *include_dirs;
+  size_t include_dirs_count;
+  const char *const *defines; /**< "NAME" or "NAME=VALUE" */
+  size_t defines_count;
+  const char *const *undefines;
+  size_t undefines_count;
+  const char *std; /**< "c++11" … "c++20"; NULL: NVRTC's default */
+  int lineinfo;        /**< default 1 */
+  int line_directives; /**< default 1: wrap sources in #line so diagnostics name the user's file */
+  int device_debug;    /**< -G */
+  int fast_math;       /**< --use_fast_math */
+  int maxrregcount;    /**< 0: none */
+  const char *ofast_compile; /**< NULL, or "0", "min", "mid", "max" */
+  const char *const *name_expressions; /**< e.g. "scale<float>", lowered after compile */
+  size_t name_expressions_count;
+  const char *const *nvrtc_options; /**< passed through verbatim */
+  size_t nvrtc_options_count;
+  gpujit_trace *trace; /**< optional: spans and NVRTC phases go here (borrowed) */
+  gpujit_cache *cache; /**< optional: kernel cache (borrowed) */
+} gpujit_module_options;
+
+/** The arch used when nothing else chooses one (see gpujit_module_options.arch). */
+#define GPUJIT_DEFAULT_ARCH "sm_90"
+
+#define GPUJIT_MODULE_OPTIONS_INIT \
+  { GPUJIT_MODULE_OPTIONS_VERSION, NULL, GPUJIT_OUTPUT_AUTO, NULL, 0, NULL, 0, NULL, 0, NULL, \
+    1, 1, 0, 0, 0, NULL, NULL, 0, NULL, 0, NULL, NULL }
+
+/** @return 0, or GPUJIT_EVERSION for an unknown version. */
+GPUJIT_API int gpujit_module_options_init(gpujit_module_options *opts, unsigned int version);
+
+/**
+ * Check options without compiling: arch, std, maxrregcount, ofast_compile, defines.
+ * @return 0, GPUJIT_EINVAL (message names the bad value) or GPUJIT_EVERSION.
+ */
+GPUJIT_API int gpujit_module_options_validate(const gpujit_module_options *opts);
+
+/**
+ * The arch a NULL `arch` resolves to right now (GPU, $GPUJIT_ARCH, or the default).
+ * @return static or thread-local storage, valid until the next call on this thread.
+ */
+GPUJIT_API const char *gpujit_default_arch(void);
+
+/**
+ * Compile source files into one module. One file compiles directly; several compile to
+ * LTO-IR and are linked by nvJitLink.
+ * @param out receives the module; the caller frees it with gpujit_module_free().
+ * @return 0; GPUJIT_EINVAL (bad options/arguments), GPUJIT_ENOENT / GPUJIT_EIO (unreadable
+ *   file), GPUJIT_EPARSE (empty or binary file), GPUJIT_ECOMPILE (diagnostics in
+ *   gpujit_error_log()), GPUJIT_ELINK, GPUJIT_ENVRTC, GPUJIT_ENOMEM, GPUJIT_EVERSION.
+ */
+GPUJIT_API int gpujit_module_build_files(gpujit_module **out, const char *const *paths,
+                                         size_t count, const gpujit_module_options *opts);
+
+/** As gpujit_module_build_files(), from in-memory sources. */
+GPUJIT_API int gpujit_module_build_sources(gpujit_module **out, const gpujit_source *sources,
+                                           size_t count, const gpujit_module_options *opts);
+
+/** Free a module; NULL is a no-op. */
+GPUJIT_API void gpujit_module_free(gpujit_module *module);
+
+/** @return the image bytes (borrowed: lives as long as the module); size in *size. */
+GPUJIT_API const void *gpujit_module_image(const gpujit_module *module, size_t *size);
+
+/** @return the image kind (never GPUJIT_OUTPUT_AUTO). */
+GPUJIT_API gpujit_output_kind gpujit_module_output(const gpujit_module *module);
+
+/** @return the arch the module was built for, e.g. "sm_90" (borrowed). */
+GPUJIT_API const char *gpujit_module_arch(const gpujit_module *module);
+
+/** @return the module name: the first source's base name without extension (borrowed). */
+GPUJIT_API const char *gpujit_module_name(const gpujit_module *module);
+
+/** @return the number of kernels (entry functions) in the image. LTO-IR lists none. */
+GPUJIT_API size_t gpujit_module_kernel_count(const gpujit_module *module);
+
+/** @return kernel i's symbol (mangled unless extern "C"), or NULL out of range (borrowed). */
+GPUJIT_API const char *gpujit_module_kernel(const gpujit_module *module, size_t i);
+
+/** @return the lowered (mangled) name of a name expression given at build, or NULL (borrowed). */
+GPUJIT_API const char *gpujit_module_lowered_name(const gpujit_module *module,
+                                                  const char *name_expression);
+
+/** @return the number of name expressions the module was built with. */
+GPUJIT_API size_t gpujit_module_name_expression_count(const gpujit_module *module);
+
+/** @return name expression i and, through *lowered, its lowered name (borrowed); NULL out of range. */
+GPUJIT_API const char *gpujit_module_name_expression(const gpujit_module *module, size_t i,
+                                                     const char **lowered);
+
+/** @return the full NVRTC (and nvJitLink info) log of the build; "" when empty (borrowed). */
+GPUJIT_API const char *gpujit_module_log(const gpujit_module *module);
+
+/** Where the time of a build went, in milliseconds (0 for stages that did not run). */
+typedef struct gpujit_module_timings {
+  double read_ms;    /**< reading source files */
+  double hash_ms;    /**< hashing the cache key (cache issue) */
+  double lookup_ms;  /**< cache lookup */
+  double compile_ms; /**< NVRTC, all sources */
+  double link_ms;    /**< nvJitLink */
+  double store_ms;   /**< cache store */
+  double total_ms;   /**< the whole build call */
+} gpujit_module_timings;
+
+/** Copy the build's timings into *out. */
+GPUJIT_API void gpujit_module_timings_get(const gpujit_module *module, gpujit_module_timings *out);
+
+/** @return whether the module came from the cache. */
+GPUJIT_API gpujit_cache_status gpujit_module_cache_status(const gpujit_module *module);
+
+/** @return the module's cache key as 32 hex digits, or NULL when no cache was used (borrowed). */
+GPUJIT_API const char *gpujit_module_cache_key(const gpujit_module *module);
+
+/**
+ * Write the image to `path` atomically (temp file in the same directory, fsync, rename).
+ * @return 0 or GPUJIT_EIO (message names the path and the errno text).
+ */
+GPUJIT_API int gpujit_module_write(const gpujit_module *module, const char *path);
+
+GPUJIT_END_DECLS
+
+#endif

@@ -1,0 +1,63 @@
+/* Shared pieces of the gpujit command-line tool: exit codes, argument parsing, output. */
+#ifndef GPUJIT_CLI_H
+#define GPUJIT_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "gpujit.h"
+
+/* Exit codes, documented in `gpujit --help`. */
+enum {
+  EXIT_OK = 0,
+  EXIT_FAILURE_ = 1, /* anything else: internal error, out of memory */
+  EXIT_USAGE = 2,    /* bad command line: unknown flag, bad option value */
+  EXIT_COMPILE = 3,  /* the CUDA C did not compile or link */
+  EXIT_IO = 4,       /* a file could not be read or written */
+  EXIT_INPUT = 5,    /* an input file is not what it should be (empty, binary, malformed JSON) */
+  EXIT_NODRIVER = 6, /* no CUDA driver or device: execution unavailable */
+  EXIT_CUDA = 7      /* a CUDA error while running */
+};
+
+typedef struct cli_ctx {
+  int verbose; /* -1 quiet, 0 normal, 1 verbose */
+  bool color;
+  const char *prog;
+} cli_ctx;
+
+typedef int (*cli_fn)(cli_ctx *ctx, int argc, char **argv);
+
+typedef struct cli_command {
+  const char *name;
+  cli_fn fn;
+  const char *summary;
+} cli_command;
+
+/* Argument cursor: handles "--opt=value", "--opt value", "-Ivalue" and "-I value". */
+typedef struct cli_args {
+  int argc, i;
+  char **argv;
+  const char *cmd;
+  const char *value; /* set by cli_opt when it matched an option with a value */
+  bool failed;
+} cli_args;
+
+/** True when argv[i] is `name`; with `takes_value`, the value is in a->value. */
+bool cli_opt(cli_args *a, const char *name, bool takes_value);
+/** Report a usage error for the current command. */
+int cli_usage_error(cli_ctx *ctx, const char *cmd, const char *fmt, ...);
+/** Parse a whole non-negative integer; false on garbage. */
+bool cli_parse_int(const char *s, long min, long max, long *out);
+
+/** Map a library error code to the exit code table. */
+int cli_exit_code(int err);
+/** Print "gpujit: error: <gpujit_error_last()>" and return the mapped exit code. */
+int cli_fail(cli_ctx *ctx, int err);
+void cli_warn(cli_ctx *ctx, const char *fmt, ...);
+/** Human-readable byte size into buf. */
+const char *cli_size(char *buf, size_t size, double bytes);
+
+int cmd_build(cli_ctx *ctx, int argc, char **argv);
+int cmd_trace(cli_ctx *ctx, int argc, char **argv);
+
+#endif

@@ -1,0 +1,118 @@
+/* CLI helpers: argument cursor, exit-code mapping, error and warning output. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+bool cli_opt(cli_args *a, const char *name, bool takes_value)
+{
+  const char *arg = a->argv[a->i];
+  size_t n = strlen(name);
+  a->value = NULL;
+  if (strncmp(arg, name, n) != 0)
+    return false;
+  if (!takes_value)
+    return arg[n] == '\0';
+  if (arg[n] == '=') {
+    a->value = arg + n + 1;
+    return true;
+  }
+  /* Short options glue their value: -Idir, -DNAME. */
+  if (arg[n] != '\0') {
+    if (name[1] == '-' || strlen(name) != 2)
+      return false;
+    a->value = arg + n;
+    return true;
+  }
+  if (a->i + 1 >= a->argc) {
+    a->failed = true;
+    a->value = NULL;
+    return true;
+  }
+  a->value = a->argv[++a->i];
+  return true;
+}
+
+int cli_usage_error(cli_ctx *ctx, const char *cmd, const char *fmt, ...)
+{
+  va_list ap;
+  fprintf(stderr, "%s: ", ctx->prog);
+  if (cmd)
+    fprintf(stderr, "%s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  if (cmd)
+    fprintf(stderr, "\nTry '%s %s --help'.\n", ctx->prog, cmd);
+  else
+    fprintf(stderr, "\nTry '%s --help'.\n", ctx->prog);
+  return EXIT_USAGE;
+}
+
+bool cli_parse_int(const char *s, long min, long max, long *out)
+{
+  char *end;
+  long v;
+  if (!s || !*s)
+    return false;
+  errno = 0;
+  v = strtol(s, &end, 10);
+  if (errno || *end || v < min || v > max)
+    return false;
+  *out = v;
+  return true;
+}
+
+int cli_exit_code(int err)
+{
+  switch (err) {
+  case 0: return EXIT_OK;
+  case GPUJIT_EINVAL:
+  case GPUJIT_EVERSION: return EXIT_USAGE;
+  case GPUJIT_ECOMPILE:
+  case GPUJIT_ELINK: return EXIT_COMPILE;
+  case GPUJIT_EIO:
+  case GPUJIT_ENOENT: return EXIT_IO;
+  case GPUJIT_EPARSE:
+  case GPUJIT_ECORRUPT: return EXIT_INPUT;
+  case GPUJIT_ENODRIVER:
+  case GPUJIT_ENODEVICE: return EXIT_NODRIVER;
+  case GPUJIT_ECUDA: return EXIT_CUDA;
+  default: return EXIT_FAILURE_;
+  }
+}
+
+int cli_fail(cli_ctx *ctx, int err)
+{
+  const char *msg = gpujit_error_last();
+  if (ctx->color)
+    fprintf(stderr, "%s: \033[1;31merror:\033[0m %s\n", ctx->prog, *msg ? msg : gpujit_strerror(err));
+  else
+    fprintf(stderr, "%s: error: %s\n", ctx->prog, *msg ? msg : gpujit_strerror(err));
+  return cli_exit_code(err);
+}
+
+void cli_warn(cli_ctx *ctx, const char *fmt, ...)
+{
+  va_list ap;
+  if (ctx->verbose < 0)
+    return;
+  fprintf(stderr, ctx->color ? "%s: \033[1;33mwarning:\033[0m " : "%s: warning: ", ctx->prog);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+const char *cli_size(char *buf, size_t size, double bytes)
+{
+  if (bytes < 1024)
+    snprintf(buf, size, "%.0f B", bytes);
+  else if (bytes < 1024 * 1024)
+    snprintf(buf, size, "%.1f KiB", bytes / 1024);
+  else
+    snprintf(buf, size, "%.1f MiB", bytes / (1024 * 1024));
+  return buf;
+}

@@ -1,0 +1,99 @@
+/* gpujit's entry point: global flags, the subcommand table, --help and --version. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int cmd_help(cli_ctx *ctx, int argc, char **argv);
+static int cmd_version(cli_ctx *ctx, int argc, char **argv);
+
+static const cli_command commands[] = {
+    {"build", cmd_build, "compile CUDA C modules with NVRTC (and nvJitLink)"},
+    {"trace", cmd_trace, "analyze compile-time traces (gpujit trace analyze)"},
+    {"version", cmd_version, "print gpujit, NVRTC and nvJitLink versions"},
+    {"help", cmd_help, "show this help"},
+};
+
+static void print_help(cli_ctx *ctx)
+{
+  printf("usage: %s [-q|-v] <command> [options]\n\n"
+         "gpujit compiles CUDA C with NVRTC, links with nvJitLink, traces and caches the results.\n\n"
+         "commands:\n", ctx->prog);
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    printf("  %-10s %s\n", commands[i].name, commands[i].summary);
+  printf("\nglobal options:\n"
+         "  -q, --quiet     print errors only\n"
+         "  -v, --verbose   print more (NVRTC logs, library messages)\n"
+         "  --version       same as 'gpujit version'\n"
+         "  -h, --help      this help; '%s <command> --help' for a command's options\n\n"
+         "exit codes:\n"
+         "  0  success\n"
+         "  1  internal error (out of memory, unexpected failure)\n"
+         "  2  usage error (unknown flag, bad option value such as --arch)\n"
+         "  3  compile or link error (diagnostics on stderr)\n"
+         "  4  I/O error (missing or unreadable file, cannot write output)\n"
+         "  5  bad input data (empty or binary source, malformed trace JSON)\n"
+         "  6  CUDA driver or device unavailable\n"
+         "  7  CUDA error while running\n\n"
+         "environment:\n"
+         "  GPUJIT_ARCH     default target arch (else the GPU's, else %s)\n"
+         "  NO_COLOR        disable colour\n", ctx->prog, GPUJIT_DEFAULT_ARCH);
+}
+
+static int cmd_help(cli_ctx *ctx, int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  print_help(ctx);
+  return EXIT_OK;
+}
+
+static int cmd_version(cli_ctx *ctx, int argc, char **argv)
+{
+  int a = 0, b = 0, c = 0, d = 0, err;
+  (void)argc;
+  (void)argv;
+  if ((err = gpujit_toolkit_versions(&a, &b, &c, &d)) < 0)
+    return cli_fail(ctx, err);
+  printf("gpujit %s\nNVRTC %d.%d\nnvJitLink %d.%d\n", gpujit_version(), a, b, c, d);
+  return EXIT_OK;
+}
+
+static void log_to_stderr(gpujit_log_level level, const char *message, void *payload)
+{
+  cli_ctx *ctx = payload;
+  static const char *const names[] = {"error", "warning", "info", "debug"};
+  fprintf(stderr, "%s: %s: %s\n", ctx->prog, names[level], message);
+}
+
+int main(int argc, char **argv)
+{
+  cli_ctx ctx = {0, false, "gpujit"};
+  const char *nc = getenv("NO_COLOR");
+  int i = 1;
+
+  ctx.color = isatty(STDERR_FILENO) && !(nc && *nc);
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+      ctx.verbose = -1;
+    else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+      ctx.verbose = 1;
+    else if (!strcmp(argv[i], "--version"))
+      return cmd_version(&ctx, 0, NULL);
+    else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+      return cmd_help(&ctx, 0, NULL);
+    else
+      return cli_usage_error(&ctx, NULL, "unknown option '%s'", argv[i]);
+  }
+  gpujit_log_set(ctx.verbose > 0 ? GPUJIT_LOG_DEBUG : GPUJIT_LOG_WARN,
+                 ctx.verbose < 0 ? NULL : log_to_stderr, &ctx);
+  if (i >= argc) {
+    print_help(&ctx);
+    return EXIT_USAGE;
+  }
+  for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+    if (!strcmp(argv[i], commands[k].name))
+      return commands[k].fn(&ctx, argc - i, argv + i);
+  return cli_usage_error(&ctx, NULL, "unknown command '%s'", argv[i]);
+}

@@ -1,0 +1,89 @@
+/* Reading compiled images: kernel (entry function) names from a cubin's ELF symbols or PTX. */
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+
+#define STO_CUDA_ENTRY 0x10
+
+static int cubin_kernels(gpujit__strvec *out, const unsigned char *img, size_t size)
+{
+  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+  const Elf64_Shdr *sh;
+  int err;
+
+  if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh->e_ident[EI_CLASS] != ELFCLASS64)
+    return gpujit__error(GPUJIT_ECORRUPT, "image is not a 64-bit ELF cubin");
+  if (eh->e_shoff == 0 || eh->e_shoff > size ||
+      (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+    return gpujit__error(GPUJIT_ECORRUPT, "cubin section table out of bounds");
+  sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+  for (unsigned i = 0; i < eh->e_shnum; i++) {
+    const Elf64_Shdr *symtab = &sh[i], *strtab;
+    if (symtab->sh_type != SHT_SYMTAB)
+      continue;
+    if (symtab->sh_link >= eh->e_shnum)
+      return gpujit__error(GPUJIT_ECORRUPT, "cubin symbol table has a bad string table link");
+    strtab = &sh[symtab->sh_link];
+    if (symtab->sh_offset > size || symtab->sh_size > size - symtab->sh_offset ||
+        strtab->sh_offset > size || strtab->sh_size > size - strtab->sh_offset)
+      return gpujit__error(GPUJIT_ECORRUPT, "cubin symbol table out of bounds");
+    for (size_t k = 0; k < symtab->sh_size / sizeof(Elf64_Sym); k++) {
+      const Elf64_Sym *sym = (const Elf64_Sym *)(img + symtab->sh_offset) + k;
+      const char *name;
+      if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || !(sym->st_other & STO_CUDA_ENTRY) ||
+          sym->st_name >= strtab->sh_size)
+        continue;
+      name = (const char *)img + strtab->sh_offset + sym->st_name;
+      if (!memchr(name, '\0', strtab->sh_size - sym->st_name))
+        return gpujit__error(GPUJIT_ECORRUPT, "cubin symbol name unterminated");
+      if ((err = gpujit__strvec_push(out, name)) < 0)
+        return err;
+    }
+  }
+  return 0;
+}
+
+/* ".visible .entry NAME(" or ".entry NAME(" at the start of a line. */
+static int ptx_kernels(gpujit__strvec *out, const char *ptx, size_t size)
+{
+  const char *p = ptx, *end = ptx + size;
+  int err;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    const char *q = p, *e;
+    if (!eol)
+      eol = end;
+    while (q < eol && (*q == ' ' || *q == '\t'))
+      q++;
+    if ((size_t)(eol - q) > 9 && strncmp(q, ".visible ", 9) == 0)
+      q += 9;
+    if ((size_t)(eol - q) > 7 && strncmp(q, ".entry ", 7) == 0) {
+      q += 7;
+      for (e = q; e < eol && *e != '(' && *e != ' ' && *e != '\r'; e++)
+        ;
+      if (e > q) {
+        char *name = gpujit__strndup(q, (size_t)(e - q));
+        if (!name)
+          return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+        err = gpujit__strvec_push(out, name);
+        free(name);
+        if (err < 0)
+          return err;
+      }
+    }
+    p = eol + 1;
+  }
+  return 0;
+}
+
+int gpujit__image_kernels(gpujit__strvec *out, const void *image, size_t size, gpujit_output_kind kind)
+{
+  switch (kind) {
+  case GPUJIT_OUTPUT_CUBIN: return cubin_kernels(out, image, size);
+  case GPUJIT_OUTPUT_PTX: return ptx_kernels(out, image, size);
+  default: return 0; /* LTO-IR is NVVM bitcode: kernels are known after the link. */
+  }
+}

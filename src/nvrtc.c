@@ -1,0 +1,236 @@
+/* The NVRTC stage: one-time initialisation, compiling one program, diagnostics parsing. */
+#include <ctype.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int init_status;
+static int archs[64];
+static int archs_count;
+
+static void init_nvrtc(void)
+{
+  int n = 0, major, minor;
+  nvrtcResult r = nvrtcVersion(&major, &minor);
+  if (r == NVRTC_SUCCESS)
+    r = nvrtcGetNumSupportedArchs(&n);
+  if (r == NVRTC_SUCCESS && n > 0 && n <= (int)(sizeof(archs) / sizeof(archs[0])))
+    r = nvrtcGetSupportedArchs(archs);
+  if (r != NVRTC_SUCCESS) {
+    init_status = GPUJIT_ENVRTC;
+    return;
+  }
+  archs_count = n;
+}
+
+int gpujit__nvrtc_init(void)
+{
+  pthread_once(&init_once, init_nvrtc);
+  if (init_status < 0)
+    return gpujit__error(init_status, "NVRTC could not be initialised");
+  return 0;
+}
+
+bool gpujit__nvrtc_arch_supported(int arch)
+{
+  for (int i = 0; i < archs_count; i++)
+    if (archs[i] == arch)
+      return true;
+  return false;
+}
+
+int gpujit__nvrtc_error(int result, const char *what)
+{
+  nvrtcResult r = (nvrtcResult)result;
+  int code;
+  switch (r) {
+  case NVRTC_SUCCESS: return 0;
+  case NVRTC_ERROR_OUT_OF_MEMORY: code = GPUJIT_ENOMEM; break;
+  case NVRTC_ERROR_COMPILATION: code = GPUJIT_ECOMPILE; break;
+  case NVRTC_ERROR_INVALID_OPTION:
+  case NVRTC_ERROR_INVALID_INPUT:
+  case NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID:
+  case NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION: code = GPUJIT_EINVAL; break;
+  default: code = GPUJIT_ENVRTC; break;
+  }
+  return gpujit__error(code, "%s: %s", what, nvrtcGetErrorString(r));
+}
+
+int gpujit_toolkit_versions(int *nvrtc_major, int *nvrtc_minor, int *nvjitlink_major,
+                            int *nvjitlink_minor)
+{
+  extern int gpujit__nvjitlink_version(int *major, int *minor);
+  int a = 0, b = 0, err;
+  nvrtcResult r = nvrtcVersion(&a, &b);
+  if (r != NVRTC_SUCCESS)
+    return gpujit__nvrtc_error(r, "nvrtcVersion");
+  if (nvrtc_major)
+    *nvrtc_major = a;
+  if (nvrtc_minor)
+    *nvrtc_minor = b;
+  if ((err = gpujit__nvjitlink_version(&a, &b)) < 0)
+    return err;
+  if (nvjitlink_major)
+    *nvjitlink_major = a;
+  if (nvjitlink_minor)
+    *nvjitlink_minor = b;
+  return 0;
+}
+
+const char *gpujit_version(void) { return GPUJIT_VERSION_STRING; }
+
+void gpujit__nvrtc_result_free(gpujit__nvrtc_result *r)
+{
+  gpujit__buf_free(&r->image);
+  gpujit__buf_free(&r->log);
+  gpujit__strvec_free(&r->lowered);
+}
+
+static int fetch_log(nvrtcProgram prog, gpujit__buf *log)
+{
+  size_t size = 0;
+  int err;
+  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0)
+    return 0;
+  if ((err = gpujit__buf_reserve(log, size)) < 0)
+    return err;
+  if (nvrtcGetProgramLog(prog, log->data) != NVRTC_SUCCESS)
+    return 0;
+  log->len = strlen(log->data);
+  return 0;
+}
+
+static int fetch_image(nvrtcProgram prog, gpujit__buf *out, gpujit_output_kind kind)
+{
+  size_t size = 0;
+  nvrtcResult r;
+  int err;
+  switch (kind) {
+  case GPUJIT_OUTPUT_PTX: r = nvrtcGetPTXSize(prog, &size); break;
+  case GPUJIT_OUTPUT_LTOIR: r = nvrtcGetLTOIRSize(prog, &size); break;
+  default: r = nvrtcGetCUBINSize(prog, &size); break;
+  }
+  if (r != NVRTC_SUCCESS)
+    return gpujit__nvrtc_error(r, "reading the compiled image");
+  if ((err = gpujit__buf_reserve(out, size)) < 0)
+    return err;
+  switch (kind) {
+  case GPUJIT_OUTPUT_PTX: r = nvrtcGetPTX(prog, out->data); break;
+  case GPUJIT_OUTPUT_LTOIR: r = nvrtcGetLTOIR(prog, out->data); break;
+  default: r = nvrtcGetCUBIN(prog, out->data); break;
+  }
+  if (r != NVRTC_SUCCESS)
+    return gpujit__nvrtc_error(r, "reading the compiled image");
+  /* NVRTC counts PTX's terminating NUL in its size; the image is the text. */
+  if (kind == GPUJIT_OUTPUT_PTX && size && out->data[size - 1] == '\0')
+    size--;
+  out->len = size;
+  out->data[size] = '\0';
+  return 0;
+}
+
+int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const char *program_name,
+                          const gpujit__strvec *flags, const char *const *name_exprs,
+                          size_t name_exprs_count, gpujit_output_kind output)
+{
+  nvrtcProgram prog = NULL;
+  nvrtcResult r;
+  int err;
+  size_t i;
+
+  if ((err = gpujit__nvrtc_init()) < 0)
+    return err;
+  r = nvrtcCreateProgram(&prog, source, program_name, 0, NULL, NULL);
+  if (r != NVRTC_SUCCESS)
+    return gpujit__nvrtc_error(r, "nvrtcCreateProgram");
+  for (i = 0; i < name_exprs_count; i++) {
+    if ((r = nvrtcAddNameExpression(prog, name_exprs[i])) != NVRTC_SUCCESS) {
+      err = gpujit__nvrtc_error(r, "adding a name expression");
+      goto done;
+    }
+  }
+  r = nvrtcCompileProgram(prog, (int)flags->count, (const char *const *)flags->items);
+  if ((err = fetch_log(prog, &out->log)) < 0)
+    goto done;
+  if (r != NVRTC_SUCCESS) {
+    char first[512];
+    if (r != NVRTC_ERROR_COMPILATION) {
+      err = gpujit__nvrtc_error(r, "nvrtcCompileProgram");
+      gpujit__error_set_log(out->log.data);
+      goto done;
+    }
+    gpujit__first_diagnostic(first, sizeof(first), out->log.data ? out->log.data : "");
+    gpujit__error_set_log(out->log.data);
+    err = gpujit__error(GPUJIT_ECOMPILE, "compile failed: %s", first);
+    goto done;
+  }
+  if ((err = fetch_image(prog, &out->image, output)) < 0)
+    goto done;
+  for (i = 0; i < name_exprs_count; i++) {
+    const char *lowered = NULL;
+    if ((r = nvrtcGetLoweredName(prog, name_exprs[i], &lowered)) != NVRTC_SUCCESS) {
+      err = gpujit__nvrtc_error(r, name_exprs[i]);
+      goto done;
+    }
+    if ((err = gpujit__strvec_push(&out->lowered, lowered)) < 0)
+      goto done;
+  }
+done:
+  nvrtcDestroyProgram(&prog);
+  return err;
+}
+
+/*
+ * NVRTC writes "FILE(LINE): error: MESSAGE", then the offending source line and a caret line
+ * under it. The caret's position gives the column.
+ */
+void gpujit__first_diagnostic(char *out, size_t size, const char *log)
+{
+  const char *line = log;
+  while (line && *line) {
+    const char *eol = strchr(line, '\n');
+    size_t len = eol ? (size_t)(eol - line) : strlen(line);
+    const char *paren = NULL, *kind;
+    for (const char *p = line; p + 2 < line + len; p++)
+      if (p[0] == '(' && isdigit((unsigned char)p[1]))
+        paren = p;
+      else if (paren && p[0] == ')' && p[1] == ':')
+        break;
+    kind = paren ? strstr(paren, "): ") : NULL;
+    if (paren && kind && kind < line + len &&
+        (strncmp(kind + 3, "error", 5) == 0 || strncmp(kind + 3, "catastrophic error", 18) == 0 ||
+         strncmp(kind + 3, "fatal error", 11) == 0)) {
+      long lineno = strtol(paren + 1, NULL, 10);
+      const char *msg = strstr(kind + 3, ": ");
+      int col = 0;
+      const char *next = eol ? eol + 1 : NULL;
+      const char *caret_line = next ? strchr(next, '\n') : NULL;
+      if (caret_line) {
+        const char *c = caret_line + 1;
+        const char *ce = strchr(c, '\n');
+        size_t clen = ce ? (size_t)(ce - c) : strlen(c);
+        const char *caret = memchr(c, '^', clen);
+        bool only_space = caret != NULL;
+        for (const char *q = c; caret && q < caret; q++)
+          only_space &= (*q == ' ');
+        if (only_space)
+          col = (int)(caret - c) + 1;
+      }
+      msg = msg && msg < line + len ? msg + 2 : kind + 3;
+      if (col > 0)
+        snprintf(out, size, "%.*s:%ld:%d: %.*s", (int)(paren - line), line, lineno, col,
+                 (int)(line + len - msg), msg);
+      else
+        snprintf(out, size, "%.*s:%ld: %.*s", (int)(paren - line), line, lineno,
+                 (int)(line + len - msg), msg);
+      return;
+    }
+    line = eol ? eol + 1 : NULL;
+  }
+  snprintf(out, size, "%s", "see the NVRTC log");
+}

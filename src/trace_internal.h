@@ -1,0 +1,21 @@
+/* Internal trace hooks used by the compile pipeline (NVRTC phase merging). */
+#ifndef GPUJIT_TRACE_INTERNAL_H
+#define GPUJIT_TRACE_INTERNAL_H
+
+#include "gpujit/trace.h"
+#include "internal.h"
+
+/** Whether the trace wants NVRTC's phases (a NULL trace wants nothing). */
+bool gpujit__trace_wants_nvrtc(const gpujit_trace *trace);
+/** A fresh, unique base path for one NVRTC --fdevice-time-trace (NVRTC appends ".json"). */
+int gpujit__trace_nvrtc_path(gpujit_trace *trace, char *out, size_t size);
+/**
+ * Read NVRTC's trace written for `base` (base + ".json"), delete it, and merge its events onto
+ * the calling thread's track, rebased to start at `start_us` and clamped to end by `end_us`.
+ * Always removes the file; a missing or malformed file is logged and skipped.
+ */
+void gpujit__trace_merge_nvrtc(gpujit_trace *trace, const char *base, double start_us, double end_us);
+/** The calling thread's track id (its kernel tid; never 0). */
+int64_t gpujit__thread_tid(void);
+
+#endif
