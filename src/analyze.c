@@ -38,8 +38,10 @@ static uint64_t hash_str(const char *s)
 
 static int table_grow(row_table *t)
 {
-  size_t n = t->nslots ? t->nslots * 2 : 64;
-  size_t *slots = calloc(n, sizeof(*slots));
+  size_t n = 64, *slots;
+  while (n < (t->count + 1) * 2)
+    n *= 2;
+  slots = calloc(n, sizeof(*slots));
   if (!slots)
     return GPUJIT_ENOMEM;
   for (size_t i = 0; i < t->count; i++) {
@@ -204,8 +206,14 @@ static int add_events(gpujit_trace_analysis *a, const char *file, xev *ev, size_
     } else if (strncmp(e->name, "Instantiating Template", 22) == 0 && e->detail) {
       const char *inst;
       template_names(e->detail, buf, sizeof(buf), &inst);
-      if ((err = table_add(&a->tables[GPUJIT_TRACE_TEMPLATES], buf, e->dur)) == 0)
-        err = table_add(&a->tables[GPUJIT_TRACE_INSTANTIATIONS], inst, e->dur);
+      if ((err = table_add(&a->tables[GPUJIT_TRACE_TEMPLATES], buf, e->dur)) == 0) {
+        /* The instance sits in brackets: "name [instance]". */
+        size_t len = strlen(inst);
+        if (inst != e->detail && len && inst[len - 1] == ']')
+          len--;
+        snprintf(buf, sizeof(buf), "%.*s", (int)len, inst);
+        err = table_add(&a->tables[GPUJIT_TRACE_INSTANTIATIONS], buf, e->dur);
+      }
     } else if (strcmp(e->name, "Generating Function IR") == 0 && e->detail) {
       snprintf(buf, sizeof(buf), "IR generation: %s", e->detail);
       err = table_add(&a->tables[GPUJIT_TRACE_FUNCTIONS], buf, e->dur);

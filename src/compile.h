@@ -31,7 +31,7 @@ typedef struct gpujit__nvrtc_result {
   gpujit__strvec lowered; /* parallel to the name expressions */
 } gpujit__nvrtc_result;
 
-/** Compile `source` (already wrapped with #line) named `program_name`. */
+/** Compile `source` named `program_name` (its absolute path). */
 int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const char *program_name,
                           const gpujit__strvec *flags, const char *const *name_exprs,
                           size_t name_exprs_count, gpujit_output_kind output);

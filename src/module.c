@@ -1,5 +1,6 @@
 /* The build pipeline: read sources, wrap them in #line, compile with NVRTC, link, list kernels. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,12 +45,24 @@ static int check_text(const char *name, const char *data, size_t size)
   return 0;
 }
 
-/* `#line 1 "PATH"` then the source: diagnostics and the line table name the user's file. */
-static int wrap_source(gpujit__buf *out, const char *path, const char *data, size_t size, bool directives)
+/*
+ * The program is named by the source's absolute path, so NVRTC's diagnostics and line table
+ * name the user's file as they stand. Text that gpujit joins around user code (`prelude`) is
+ * followed by `#line 1 "PATH"` so the user's lines keep their numbers; the directive is never
+ * emitted when nothing is joined. (NVRTC 13.0 also aborts when a program with a #line
+ * directive is compiled with --fdevice-time-trace after a different program of another name:
+ * a reason more not to emit one needlessly.)
+ */
+static int wrap_source(gpujit__buf *out, const char *path, const char *prelude, const char *data,
+                       size_t size, bool directives)
 {
   int err;
   out->len = 0;
-  if (directives) {
+  if (prelude && *prelude) {
+    if ((err = gpujit__buf_puts(out, prelude)) < 0 || (err = gpujit__buf_puts(out, "\n")) < 0)
+      return err;
+  }
+  if (prelude && *prelude && directives) {
     if ((err = gpujit__buf_puts(out, "#line 1 \"")) < 0)
       return err;
     for (const char *p = path; *p; p++) {
@@ -100,7 +113,7 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   if (gpujit__trace_wants_nvrtc(trace) && gpujit__trace_nvrtc_path(trace, trace_base, sizeof(trace_base)) == 0)
     trace_file = trace_base;
-  if ((err = gpujit__nvrtc_flags(&flags, o, arch, dir, lto, trace_file)) < 0)
+  if ((err = gpujit__nvrtc_flags(&flags, o, arch, dir, lto || output == GPUJIT_OUTPUT_LTOIR, trace_file)) < 0)
     goto done;
   if (trace) {
     gpujit__buf joined = {0};
@@ -117,10 +130,8 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
   t0 = gpujit__now_us();
   err = gpujit__nvrtc_compile(res, wrapped, path, &flags, exprs, exprs_count,
                               lto ? GPUJIT_OUTPUT_LTOIR : output);
-  if (trace_file) {
-    /* Merge (and delete) NVRTC's own file also when the compile failed. */
+  if (trace_file) /* merge (and delete) NVRTC's own file also when the compile failed */
     gpujit__trace_merge_nvrtc(trace, trace_file, t0, gpujit__now_us());
-  }
   if (trace) {
     gpujit_trace_span_arg_str(trace, span, "status", err < 0 ? "error" : "ok");
     gpujit_trace_span_arg_num(trace, span, "image_bytes", (double)res->image.len);
@@ -230,8 +241,8 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
       free(abs);
       if (err < 0)
         goto done;
-      if ((err = wrap_source(&wrapped, m->sources.items[i], sources[i].data, sources[i].size,
-                             opts->line_directives)) < 0)
+      if ((err = wrap_source(&wrapped, m->sources.items[i], opts->prelude, sources[i].data,
+                             sources[i].size, opts->line_directives)) < 0)
         goto done;
       {
         const char **exprs = calloc(opts->name_expressions_count + 1, sizeof(*exprs));

@@ -146,8 +146,10 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const c
   if ((err = gpujit__nvrtc_init()) < 0)
     return err;
   r = nvrtcCreateProgram(&prog, source, program_name, 0, NULL, NULL);
-  if (r != NVRTC_SUCCESS)
-    return gpujit__nvrtc_error(r, "nvrtcCreateProgram");
+  if (r != NVRTC_SUCCESS) {
+    err = gpujit__nvrtc_error(r, "nvrtcCreateProgram");
+    goto done;
+  }
   for (i = 0; i < name_exprs_count; i++) {
     if ((r = nvrtcAddNameExpression(prog, name_exprs[i])) != NVRTC_SUCCESS) {
       err = gpujit__nvrtc_error(r, "adding a name expression");
@@ -181,7 +183,8 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const c
       goto done;
   }
 done:
-  nvrtcDestroyProgram(&prog);
+  if (prog)
+    nvrtcDestroyProgram(&prog);
   return err;
 }
 
@@ -218,8 +221,9 @@ void gpujit__first_diagnostic(char *out, size_t size, const char *log)
         bool only_space = caret != NULL;
         for (const char *q = c; caret && q < caret; q++)
           only_space &= (*q == ' ');
-        if (only_space)
-          col = (int)(caret - c) + 1;
+        /* NVRTC indents the echoed source line by two spaces. */
+        if (only_space && caret - c >= 2)
+          col = (int)(caret - c) - 1;
       }
       msg = msg && msg < line + len ? msg + 2 : kind + 3;
       if (col > 0)

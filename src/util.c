@@ -133,7 +133,7 @@ int gpujit__file_read(gpujit__buf *out, const char *path)
     goto done;
   }
   if (S_ISDIR(st.st_mode)) {
-    err = gpujit__error(GPUJIT_EINVAL, "%s: is a directory", path);
+    err = gpujit__error(GPUJIT_EIO, "%s: is a directory, not a file", path);
     goto done;
   }
   if ((err = gpujit__buf_reserve(out, S_ISREG(st.st_mode) ? (size_t)st.st_size : 4096)) < 0)

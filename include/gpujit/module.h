@@ -49,7 +49,7 @@ typedef struct gpujit_module_options {
   size_t undefines_count;
   const char *std; /**< "c++11" … "c++20"; NULL: NVRTC's default */
   int lineinfo;        /**< default 1 */
-  int line_directives; /**< default 1: wrap sources in #line so diagnostics name the user's file */
+  int line_directives; /**< default 1: after a prelude, #line 1 "FILE" restores the user's lines */
   int device_debug;    /**< -G */
   int fast_math;       /**< --use_fast_math */
   int maxrregcount;    /**< 0: none */
@@ -58,6 +58,7 @@ typedef struct gpujit_module_options {
   size_t name_expressions_count;
   const char *const *nvrtc_options; /**< passed through verbatim */
   size_t nvrtc_options_count;
+  const char *prelude; /**< optional text compiled before every source (e.g. shared macros) */
   gpujit_trace *trace; /**< optional: spans and NVRTC phases go here (borrowed) */
   gpujit_cache *cache; /**< optional: kernel cache (borrowed) */
 } gpujit_module_options;
@@ -67,7 +68,7 @@ typedef struct gpujit_module_options {
 
 #define GPUJIT_MODULE_OPTIONS_INIT \
   { GPUJIT_MODULE_OPTIONS_VERSION, NULL, GPUJIT_OUTPUT_AUTO, NULL, 0, NULL, 0, NULL, 0, NULL, \
-    1, 1, 0, 0, 0, NULL, NULL, 0, NULL, 0, NULL, NULL }
+    1, 1, 0, 0, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL }
 
 /** @return 0, or GPUJIT_EVERSION for an unknown version. */
 GPUJIT_API int gpujit_module_options_init(gpujit_module_options *opts, unsigned int version);

@@ -34,6 +34,7 @@ static void build_help(void)
          "                       extension + .trace.json); opens in ui.perfetto.dev\n"
          "  --log                print the NVRTC/nvJitLink log even on success\n"
          "  --json               print the result as JSON\n"
+         "  -q, -v               quiet (errors only) or verbose (logs)\n"
          "  -h, --help           this help\n");
 }
 
@@ -198,6 +199,10 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
         return cli_usage_error(ctx, "build", "--time-trace= needs a file name");
     } else if (cli_opt(&a, "--json", false)) {
       json = true;
+    } else if (cli_opt(&a, "-q", false) || cli_opt(&a, "--quiet", false)) {
+      ctx->verbose = -1;
+    } else if (cli_opt(&a, "-v", false) || cli_opt(&a, "--verbose", false)) {
+      ctx->verbose = 1;
     } else if (cli_opt(&a, "--log", false)) {
       show_log = true;
     } else if (arg[0] == '-' && arg[1] != '\0') {

@@ -1,0 +1,3 @@
+// Declarations shared by the two-file module.
+#pragma once
+__device__ float horner(float x);

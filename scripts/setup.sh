@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install what gpujit needs (when missing and apt-get can), then configure and build it.
+# Usage: scripts/setup.sh [BUILD_DIR]   (default: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+
+need=()
+command -v cmake >/dev/null || need+=(cmake)
+command -v cc >/dev/null || need+=(gcc)
+command -v c++ >/dev/null || need+=(g++)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+command -v readelf >/dev/null || need+=(binutils)
+for pc in libcjson:libcjson-dev libxxhash:libxxhash-dev cmocka:libcmocka-dev; do
+  pkg-config --exists "${pc%%:*}" 2>/dev/null || need+=("${pc#*:}")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]}"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "setup: missing ${need[*]}; install them (apt-get install -y ${need[*]})" >&2
+    exit 1
+  fi
+fi
+cuda=${CUDA_PATH:-/usr/local/cuda}
+[ -f "$cuda/include/nvrtc.h" ] || { echo "setup: no CUDA toolkit at $cuda (set CUDA_PATH)" >&2; exit 1; }
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUJIT_WERROR=ON \
+  -DCUDAToolkit_ROOT="$cuda" ${GPUJIT_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j"$(nproc)"

@@ -1,0 +1,3 @@
+# exit: 5
+# expect: gpujit: error: */malformed.json: not valid JSON*
+$GPUJIT trace analyze "$EXAMPLES/../tests/data/malformed.json"

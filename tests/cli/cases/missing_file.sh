@@ -1,0 +1,3 @@
+# exit: 4
+# expect: gpujit: error: nope.cu: No such file or directory
+$GPUJIT build nope.cu

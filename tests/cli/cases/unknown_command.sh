@@ -1,0 +1,3 @@
+# exit: 2
+# expect: *unknown command 'frob'*
+$GPUJIT frob
