@@ -6,5 +6,6 @@
 #include "gpujit/error.h"
 #include "gpujit/module.h"
 #include "gpujit/trace.h"
+#include "gpujit/cache.h"
 
 #endif

@@ -7,6 +7,8 @@
 
 /** Once per process: load NVRTC's supported arch list and versions. */
 int gpujit__nvrtc_init(void);
+/** Arch syntax and NVRTC support (initialises NVRTC). */
+int gpujit__check_arch_supported(const char *arch);
 /** Whether NVRTC supports numeric arch `arch` (e.g. 90). */
 bool gpujit__nvrtc_arch_supported(int arch);
 /** Translate an nvrtcResult (passed as int) into a gpujit code with a message. */
@@ -48,6 +50,14 @@ int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *i
 /** Kernel (entry function) names from a cubin (ELF) or PTX image. */
 int gpujit__image_kernels(gpujit__strvec *out, const void *image, size_t size,
                           gpujit_output_kind kind);
+
+/** Per-kernel resources as ptxas -v reports them. */
+typedef struct gpujit__kernel_resources {
+  int registers, shared_bytes, stack_bytes, spill_stores, spill_loads;
+} gpujit__kernel_resources;
+
+/** Find `kernel`'s resources in a compile log with ptxas info; GPUJIT_ENOENT if absent. */
+int gpujit__ptxas_resources(gpujit__kernel_resources *out, const char *log, const char *kernel);
 
 /** GPU arch of device 0 through the driver, e.g. "sm_90"; GPUJIT_ENODRIVER/ENODEVICE otherwise. */
 int gpujit__driver_arch(char *out, size_t size);

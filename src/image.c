@@ -1,5 +1,6 @@
 /* Reading compiled images: kernel (entry function) names from a cubin's ELF symbols or PTX. */
 #include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,4 +87,50 @@ int gpujit__image_kernels(gpujit__strvec *out, const void *image, size_t size, g
   case GPUJIT_OUTPUT_PTX: return ptx_kernels(out, image, size);
   default: return 0; /* LTO-IR is NVVM bitcode: kernels are known after the link. */
   }
+}
+
+/*
+ * ptxas -v writes, per entry function:
+ *   ptxas info    : Compiling entry function 'NAME' for 'sm_90'
+ *   ptxas info    : Function properties for NAME
+ *   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ *   ptxas info    : Used 10 registers, used 0 barriers, 1024 bytes smem, 380 bytes cmem[0]
+ */
+int gpujit__ptxas_resources(gpujit__kernel_resources *out, const char *log, const char *kernel)
+{
+  char needle[1100];
+  const char *p, *end, *q;
+  memset(out, 0, sizeof(*out));
+  if (!log || !kernel || strlen(kernel) > 1000)
+    return GPUJIT_ENOENT;
+  snprintf(needle, sizeof(needle), "Compiling entry function '%s'", kernel);
+  if (!(p = strstr(log, needle)))
+    return GPUJIT_ENOENT;
+  p += strlen(needle);
+  end = strstr(p, "Compiling entry function '");
+  if (!end)
+    end = p + strlen(p);
+  if ((q = strstr(p, "bytes stack frame")) && q < end) {
+    const char *s = q;
+    while (s > p && s[-1] == ' ')
+      s--;
+    while (s > p && s[-1] >= '0' && s[-1] <= '9')
+      s--;
+    out->stack_bytes = atoi(s);
+    sscanf(q, "bytes stack frame, %d bytes spill stores, %d bytes spill loads", &out->spill_stores,
+           &out->spill_loads);
+  }
+  if ((q = strstr(p, "Used ")) && q < end) {
+    const char *eol = strchr(q, '\n'), *sm;
+    out->registers = atoi(q + 5);
+    sm = strstr(q, " bytes smem");
+    if (sm && (!eol || sm < eol)) {
+      while (sm > q && sm[-1] >= '0' && sm[-1] <= '9')
+        sm--;
+      out->shared_bytes = atoi(sm);
+    }
+  } else {
+    return GPUJIT_ENOENT;
+  }
+  return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "compile.h"
 #include "module.h"
 #include "trace_internal.h"
@@ -98,7 +99,7 @@ static void join_options(gpujit__buf *out, const gpujit__strvec *flags)
 /* Compile one source; `wrapped` holds it with its #line prefix. */
 static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o, const char *arch,
                        const char *path, const char *wrapped, bool lto, gpujit_output_kind output,
-                       const char *const *exprs, size_t exprs_count)
+                       const char *const *exprs, size_t exprs_count, double *phase_ms)
 {
   gpujit_trace *trace = o->trace;
   char trace_base[4096];
@@ -131,7 +132,7 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
   err = gpujit__nvrtc_compile(res, wrapped, path, &flags, exprs, exprs_count,
                               lto ? GPUJIT_OUTPUT_LTOIR : output);
   if (trace_file) /* merge (and delete) NVRTC's own file also when the compile failed */
-    gpujit__trace_merge_nvrtc(trace, trace_file, t0, gpujit__now_us());
+    gpujit__trace_merge_nvrtc(trace, trace_file, t0, gpujit__now_us(), phase_ms);
   if (trace) {
     gpujit_trace_span_arg_str(trace, span, "status", err < 0 ? "error" : "ok");
     gpujit_trace_span_arg_num(trace, span, "image_bytes", (double)res->image.len);
@@ -178,86 +179,38 @@ static int append_log(gpujit__buf *log, const char *path, const gpujit__buf *par
   return gpujit__buf_put(log, part->data, part->len);
 }
 
-static int build(gpujit_module **out, const gpujit_source *sources, size_t count,
-                 const gpujit_module_options *opts, double t_start, double read_ms)
+/* NVRTC (and nvJitLink) for every source: the miss path. */
+static int compile_module(gpujit_module *m, const gpujit_source *sources, size_t count,
+                          const gpujit_module_options *opts)
 {
-  gpujit_module_options defaults = GPUJIT_MODULE_OPTIONS_INIT;
-  gpujit_module *m = NULL;
-  gpujit__nvrtc_result *results = NULL;
+  gpujit__nvrtc_result *results = calloc(count, sizeof(*results));
   gpujit__buf wrapped = {0}, log = {0};
-  gpujit_trace *trace;
-  uint64_t build_span = 0;
-  bool lto;
-  int err;
+  gpujit_trace *trace = opts->trace;
+  bool lto = count > 1;
+  int err = 0;
 
-  if (!opts)
-    opts = &defaults;
-  trace = opts->trace;
-  if ((err = gpujit_module_options_validate(opts)) < 0)
-    return err;
-  if (!(m = gpujit__module_new()))
+  if (!results)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  if ((err = gpujit__resolve_arch(m->arch, sizeof(m->arch), opts->arch)) < 0)
+  if ((err = gpujit__check_arch_supported(m->arch)) < 0)
     goto done;
-  m->output = gpujit__resolve_output(m->arch, opts->output);
-  if (m->output == GPUJIT_OUTPUT_CUBIN && strncmp(m->arch, "compute_", 8) == 0) {
-    err = gpujit__error(GPUJIT_EINVAL, "a cubin needs a real arch (sm_XX), not '%s'", m->arch);
-    goto done;
-  }
-  if (m->output == GPUJIT_OUTPUT_LTOIR && count > 1) {
-    err = gpujit__error(GPUJIT_EINVAL, "LTO-IR output takes one source; %zu given", count);
-    goto done;
-  }
-  lto = count > 1;
-  if (!(m->name = module_name_of(sources[0].name))) {
-    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (size_t i = 0; i < opts->name_expressions_count; i++)
-    if ((err = gpujit__strvec_push(&m->name_exprs, opts->name_expressions[i])) < 0)
-      goto done;
-  if (trace) {
-    char name[512];
-    snprintf(name, sizeof(name), "build %s", m->name);
-    gpujit_trace_span_begin(trace, &build_span, "gpujit", name);
-    gpujit_trace_span_arg_str(trace, build_span, "module", m->name);
-    gpujit_trace_span_arg_str(trace, build_span, "arch", m->arch);
-    gpujit_trace_span_arg_num(trace, build_span, "sources", (double)count);
-  }
-  if (!(results = calloc(count, sizeof(*results)))) {
-    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    goto done;
-  }
-
   {
     double t0 = gpujit__now_us();
     for (size_t i = 0; i < count; i++) {
-      char *abs = gpujit__abspath(sources[i].name);
-      if (!abs) {
+      const char **exprs = calloc(opts->name_expressions_count + 1, sizeof(*exprs));
+      size_t n = 0;
+      if (!exprs) {
         err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
         goto done;
       }
-      err = gpujit__strvec_push(&m->sources, abs);
-      free(abs);
-      if (err < 0)
-        goto done;
-      if ((err = wrap_source(&wrapped, m->sources.items[i], opts->prelude, sources[i].data,
-                             sources[i].size, opts->line_directives)) < 0)
-        goto done;
-      {
-        const char **exprs = calloc(opts->name_expressions_count + 1, sizeof(*exprs));
-        size_t n = 0;
-        if (!exprs) {
-          err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-          goto done;
-        }
-        for (size_t k = 0; k < opts->name_expressions_count; k++)
-          if (owner_of(opts->name_expressions[k], sources, count) == i)
-            exprs[n++] = opts->name_expressions[k];
-        err = compile_one(&results[i], opts, m->arch, m->sources.items[i], wrapped.data, lto,
-                          m->output, exprs, n);
-        free(exprs);
-      }
+      for (size_t k = 0; k < opts->name_expressions_count; k++)
+        if (owner_of(opts->name_expressions[k], sources, count) == i)
+          exprs[n++] = opts->name_expressions[k];
+      err = wrap_source(&wrapped, m->sources.items[i], opts->prelude, sources[i].data, sources[i].size,
+                        opts->line_directives);
+      if (err == 0)
+        err = compile_one(&results[i], opts, m->arch, m->sources.items[i], wrapped.data, lto, m->output,
+                          exprs, n, m->phase_ms);
+      free(exprs);
       if (append_log(&log, count > 1 ? m->sources.items[i] : NULL, &results[i].log) < 0) {
         err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
         goto done;
@@ -271,7 +224,7 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
   }
 
   if (lto) {
-    gpujit__buf inputs_log = {0};
+    gpujit__buf link_log = {0};
     gpujit__buf *inputs = calloc(count, sizeof(*inputs));
     uint64_t link_span = 0;
     double t0 = gpujit__now_us();
@@ -282,21 +235,21 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
     for (size_t i = 0; i < count; i++)
       inputs[i] = results[i].image;
     gpujit_trace_span_begin(trace, &link_span, "gpujit", "link (nvJitLink)");
-    err = gpujit__link(&m->image, &inputs_log, inputs, (const char *const *)m->sources.items, count,
+    err = gpujit__link(&m->image, &link_log, inputs, (const char *const *)m->sources.items, count,
                        opts, m->arch, m->output, trace != NULL);
     m->timings.link_ms = (gpujit__now_us() - t0) / 1e3;
     if (trace) {
       gpujit_trace_span_arg_str(trace, link_span, "arch", m->arch);
       gpujit_trace_span_arg_num(trace, link_span, "inputs", (double)count);
       gpujit_trace_span_arg_num(trace, link_span, "image_bytes", (double)m->image.len);
-      if (inputs_log.len)
-        gpujit_trace_span_arg_str(trace, link_span, "nvjitlink_info", inputs_log.data);
+      if (link_log.len)
+        gpujit_trace_span_arg_str(trace, link_span, "nvjitlink_info", link_log.data);
       gpujit_trace_span_end(trace, link_span);
     }
     free(inputs);
-    if (err == 0 && inputs_log.len && !trace)
-      append_log(&log, "nvJitLink", &inputs_log);
-    gpujit__buf_free(&inputs_log);
+    if (err == 0)
+      append_log(&log, "nvJitLink", &link_log);
+    gpujit__buf_free(&link_log);
     if (err < 0)
       goto done;
   } else {
@@ -319,27 +272,152 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
   }
   if ((err = gpujit__image_kernels(&m->kernels, m->image.data, m->image.len, m->output)) < 0)
     goto done;
-  if (!(m->log = gpujit__strdup(log.data ? log.data : ""))) {
+  if (!(m->log = gpujit__strdup(log.data ? log.data : "")))
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    goto done;
-  }
-  m->timings.read_ms = read_ms;
-  m->timings.total_ms = (gpujit__now_us() - t_start) / 1e3;
-
 done:
-  if (trace && build_span) {
-    gpujit_trace_span_arg_str(trace, build_span, "status", err < 0 ? gpujit_error_name(err) : "ok");
-    gpujit_trace_span_end(trace, build_span);
-  }
-  for (size_t i = 0; results && i < count; i++)
+  for (size_t i = 0; i < count; i++)
     gpujit__nvrtc_result_free(&results[i]);
   free(results);
   gpujit__buf_free(&wrapped);
   gpujit__buf_free(&log);
+  return err;
+}
+
+/* Key and lookup; on a hit the module is complete and NVRTC was never touched. */
+static int cache_lookup(gpujit_module *m, gpujit__key *key, gpujit__keyinfo *info,
+                        const gpujit_source *sources, size_t count, const gpujit_module_options *opts)
+{
+  gpujit_trace *trace = opts->trace;
+  uint64_t span = 0;
+  double t0 = gpujit__now_us();
+  int err;
+
+  gpujit_trace_span_begin(trace, &span, "gpujit", "hash");
+  err = gpujit__cache_key(key, info, opts->cache, sources, (const char *const *)m->sources.items, count,
+                          opts, m->arch, m->output);
+  if (trace && err == 0) {
+    gpujit_trace_span_arg_str(trace, span, "key", key->hex);
+    gpujit_trace_span_arg_num(trace, span, "files", (double)info->count);
+  }
+  gpujit_trace_span_end(trace, span);
+  m->timings.hash_ms = (gpujit__now_us() - t0) / 1e3;
+  if (err < 0)
+    return err;
+  snprintf(m->cache_key, sizeof(m->cache_key), "%s", key->hex);
+  t0 = gpujit__now_us();
+  gpujit_trace_span_begin(trace, &span, "gpujit", "cache lookup");
+  err = gpujit__cache_lookup(opts->cache, key, m);
+  gpujit_trace_span_arg_str(trace, span, "status", err == 0 ? "hit" : "miss");
+  gpujit_trace_span_arg_str(trace, span, "key", key->hex);
+  gpujit_trace_span_end(trace, span);
+  m->timings.lookup_ms += (gpujit__now_us() - t0) / 1e3;
+  m->cache_status = err == 0 ? GPUJIT_CACHE_HIT : GPUJIT_CACHE_MISS;
+  return err;
+}
+
+static int build(gpujit_module **out, const gpujit_source *sources, size_t count,
+                 const gpujit_module_options *opts, double t_start, double read_ms)
+{
+  gpujit_module_options defaults = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL;
+  gpujit_trace *trace;
+  gpujit__key key;
+  gpujit__keyinfo info = {0};
+  uint64_t build_span = 0;
+  int err, lock_fd = -1;
+
+  if (!opts)
+    opts = &defaults;
+  trace = opts->trace;
+  if ((err = gpujit_module_options_validate(opts)) < 0)
+    return err;
+  if (!(m = gpujit__module_new()))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if ((err = gpujit__resolve_arch(m->arch, sizeof(m->arch), opts->arch)) < 0)
+    goto done;
+  m->output = gpujit__resolve_output(m->arch, opts->output);
+  if (m->output == GPUJIT_OUTPUT_CUBIN && strncmp(m->arch, "compute_", 8) == 0) {
+    err = gpujit__error(GPUJIT_EINVAL, "a cubin needs a real arch (sm_XX), not '%s'", m->arch);
+    goto done;
+  }
+  if (m->output == GPUJIT_OUTPUT_LTOIR && count > 1) {
+    err = gpujit__error(GPUJIT_EINVAL, "LTO-IR output takes one source; %zu given", count);
+    goto done;
+  }
+  if (!(m->name = module_name_of(sources[0].name))) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < opts->name_expressions_count; i++)
+    if ((err = gpujit__strvec_push(&m->name_exprs, opts->name_expressions[i])) < 0)
+      goto done;
+  for (size_t i = 0; i < count; i++) {
+    char *abs = gpujit__abspath(sources[i].name);
+    err = abs ? gpujit__strvec_push(&m->sources, abs) : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    free(abs);
+    if (err < 0)
+      goto done;
+  }
+  if (trace) {
+    char name[512];
+    snprintf(name, sizeof(name), "build %s", m->name);
+    gpujit_trace_span_begin(trace, &build_span, "gpujit", name);
+    gpujit_trace_span_arg_str(trace, build_span, "module", m->name);
+    gpujit_trace_span_arg_str(trace, build_span, "arch", m->arch);
+    gpujit_trace_span_arg_num(trace, build_span, "sources", (double)count);
+  }
+
+  if (opts->cache) {
+    if ((err = cache_lookup(m, &key, &info, sources, count, opts)) == 0)
+      goto done; /* hit */
+    if (err != GPUJIT_ENOENT)
+      goto done;
+    gpujit__cache_count_miss(opts->cache);
+    /* Processes building the same key take turns; whoever comes second usually hits. */
+    {
+      uint64_t span = 0;
+      double t0 = gpujit__now_us();
+      gpujit_trace_span_begin(trace, &span, "gpujit", "wait for key lock");
+      gpujit__cache_lock(opts->cache, &key, &lock_fd);
+      gpujit_trace_span_end(trace, span);
+      m->timings.lookup_ms += (gpujit__now_us() - t0) / 1e3;
+    }
+    if (lock_fd >= 0 && gpujit__cache_lookup(opts->cache, &key, m) == 0) {
+      m->cache_status = GPUJIT_CACHE_HIT;
+      err = 0;
+      goto done;
+    }
+  }
+  if ((err = compile_module(m, sources, count, opts)) < 0)
+    goto done;
+  if (opts->cache) {
+    uint64_t span = 0;
+    double t0 = gpujit__now_us();
+    gpujit_trace_span_begin(trace, &span, "gpujit", "cache store");
+    /* A failed store is a warning: the module is good, only the cache lacks it. */
+    if (gpujit__cache_store(opts->cache, &key, m, &info, opts) < 0)
+      gpujit_error_clear();
+    gpujit_trace_span_end(trace, span);
+    m->timings.store_ms = (gpujit__now_us() - t0) / 1e3;
+  }
+
+done:
+  gpujit__cache_unlock(lock_fd);
+  gpujit__keyinfo_free(&info);
+  if (trace && build_span) {
+    gpujit_trace_span_arg_str(trace, build_span, "status", err < 0 ? gpujit_error_name(err) : "ok");
+    gpujit_trace_span_arg_str(trace, build_span, "cache",
+                              m && m->cache_status == GPUJIT_CACHE_HIT    ? "hit"
+                              : m && m->cache_status == GPUJIT_CACHE_MISS ? "miss"
+                                                                          : "none");
+    gpujit_trace_span_end(trace, build_span);
+  }
   if (err < 0) {
     gpujit_module_free(m);
     return err;
   }
+  m->timings.read_ms = read_ms;
+  m->timings.total_ms = (gpujit__now_us() - t_start) / 1e3;
   *out = m;
   return 0;
 }

@@ -16,6 +16,8 @@ struct gpujit_module {
   gpujit__strvec sources; /* absolute paths the line table names */
   char *log;
   gpujit_module_timings timings;
+  double phase_ms[4]; /* NVRTC front end, optimizer, codegen, ptxas (traced compiles) */
+  double saved_ms;    /* on a hit: the compile and link time the entry recorded */
   gpujit_cache_status cache_status;
   char cache_key[33];
 };

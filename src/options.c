@@ -58,14 +58,23 @@ static int parse_arch(const char *arch, bool *is_virtual)
   return *p == '\0' ? n : -1;
 }
 
+/* Syntax only: a cache hit must not initialise NVRTC. */
 static int check_arch(const char *arch)
 {
   bool virt;
-  int n = parse_arch(arch, &virt), err;
-  if (n < 0)
+  if (parse_arch(arch, &virt) < 0)
     return gpujit__error(GPUJIT_EINVAL,
                          "invalid --arch '%s': expected sm_XX or compute_XX (e.g. sm_90, compute_90)",
                          arch);
+  return 0;
+}
+
+int gpujit__check_arch_supported(const char *arch)
+{
+  bool virt;
+  int n = parse_arch(arch, &virt), err;
+  if ((err = check_arch(arch)) < 0)
+    return err;
   if ((err = gpujit__nvrtc_init()) < 0)
     return err;
   if (!gpujit__nvrtc_arch_supported(n))
@@ -206,6 +215,7 @@ int gpujit__nvrtc_flags(gpujit__strvec *out, const gpujit_module_options *o, con
 
 #define PUSH(...) do { if ((err = gpujit__strvec_pushf(out, __VA_ARGS__)) < 0) return err; } while (0)
   PUSH("-arch=%s", arch);
+  PUSH("--ptxas-options=-v"); /* per-kernel registers, shared and local memory in the log */
   if (o->std)
     PUSH("-std=%s", o->std);
   if (o->lineinfo)

@@ -392,7 +392,21 @@ int gpujit__trace_nvrtc_path(gpujit_trace *t, char *out, size_t size)
   return 0;
 }
 
-void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_us, double end_us)
+static int phase_index(const char *name)
+{
+  if (strcmp(name, "CUDA C++ Front-End") == 0)
+    return 0;
+  if (strcmp(name, "NVVM Module Linker") == 0 || strcmp(name, "NVVM Optimizer") == 0)
+    return 1;
+  if (strcmp(name, "NVVM CodeGen") == 0)
+    return 2;
+  if (strcmp(name, "Total PTXAS Time") == 0)
+    return 3;
+  return -1;
+}
+
+void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_us, double end_us,
+                               double phase_ms[4])
 {
   char path[4096];
   gpujit__buf buf = {0};
@@ -433,6 +447,8 @@ void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_u
       s = end_us;
     if (s + d > end_us)
       d = end_us - s;
+    if (phase_ms && phase_index(name->valuestring) >= 0)
+      phase_ms[phase_index(name->valuestring)] += d / 1e3;
     id = push_event(t, 'X', "nvrtc", name->valuestring, s, d, tid);
     if (!id)
       break;

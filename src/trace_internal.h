@@ -12,9 +12,11 @@ int gpujit__trace_nvrtc_path(gpujit_trace *trace, char *out, size_t size);
 /**
  * Read NVRTC's trace written for `base` (base + ".json"), delete it, and merge its events onto
  * the calling thread's track, rebased to start at `start_us` and clamped to end by `end_us`.
- * Always removes the file; a missing or malformed file is logged and skipped.
+ * Always removes the file; a missing or malformed file is logged and skipped. Adds the
+ * front end, optimizer, codegen and ptxas durations (ms) to phase_ms when it is not NULL.
  */
-void gpujit__trace_merge_nvrtc(gpujit_trace *trace, const char *base, double start_us, double end_us);
+void gpujit__trace_merge_nvrtc(gpujit_trace *trace, const char *base, double start_us, double end_us,
+                               double phase_ms[4]);
 /** The calling thread's track id (its kernel tid; never 0). */
 int64_t gpujit__thread_tid(void);
 

@@ -32,6 +32,10 @@ static void build_help(void)
          "  -o FILE              output path (default: MODULE.cubin|.ptx|.ltoir here)\n"
          "  --time-trace[=FILE]  write a compile-time trace (default: OUTPUT minus its\n"
          "                       extension + .trace.json); opens in ui.perfetto.dev\n"
+         "  --cache-dir DIR      kernel cache (default: $GPUJIT_CACHE_DIR, $XDG_CACHE_HOME/gpujit,\n"
+         "                       ~/.cache/gpujit)\n"
+         "  --no-cache           bypass the cache (also GPUJIT_NO_CACHE=1)\n"
+         "  --base-dir DIR       paths under DIR enter cache keys relative to it (GPUJIT_BASE_DIR)\n"
          "  --log                print the NVRTC/nvJitLink log even on success\n"
          "  --json               print the result as JSON\n"
          "  -q, -v               quiet (errors only) or verbose (logs)\n"
@@ -141,7 +145,10 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
   gpujit_module_options opts = GPUJIT_MODULE_OPTIONS_INIT;
   list incs = {0}, defs = {0}, undefs = {0}, exprs = {0}, xopts = {0}, files = {0};
   cli_args a = {argc, 1, argv, "build", NULL, false};
-  const char *out_path = NULL, *trace_arg = NULL;
+  const char *out_path = NULL, *trace_arg = NULL, *cache_dir = NULL, *base_dir = NULL;
+  const char *no_cache_env = getenv("GPUJIT_NO_CACHE");
+  bool no_cache = no_cache_env && *no_cache_env && strcmp(no_cache_env, "0") != 0;
+  gpujit_cache *cache = NULL;
   bool json = false, want_trace = false, show_log = false, ptx = false, ltoir = false;
   gpujit_trace *trace = NULL;
   gpujit_module *m = NULL;
@@ -199,6 +206,12 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
         return cli_usage_error(ctx, "build", "--time-trace= needs a file name");
     } else if (cli_opt(&a, "--json", false)) {
       json = true;
+    } else if (cli_opt(&a, "--cache-dir", true)) {
+      cache_dir = a.value;
+    } else if (cli_opt(&a, "--base-dir", true)) {
+      base_dir = a.value;
+    } else if (cli_opt(&a, "--no-cache", false)) {
+      no_cache = true;
     } else if (cli_opt(&a, "-q", false) || cli_opt(&a, "--quiet", false)) {
       ctx->verbose = -1;
     } else if (cli_opt(&a, "-v", false) || cli_opt(&a, "--verbose", false)) {
@@ -242,6 +255,14 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
     opts.trace = trace;
   }
 
+  if (!no_cache) {
+    gpujit_cache_options copts = GPUJIT_CACHE_OPTIONS_INIT;
+    copts.dir = cache_dir;
+    copts.base_dir = base_dir;
+    if ((err = gpujit_cache_open(&cache, &copts)) < 0)
+      cli_warn(ctx, "%s; building uncached", gpujit_error_last());
+    opts.cache = cache;
+  }
   err = gpujit_module_build_files(&m, files.items, files.count, &opts);
   if (err < 0) {
     const char *log = gpujit_error_log();
@@ -286,5 +307,6 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
 done:
   gpujit_module_free(m);
   gpujit_trace_free(trace);
+  gpujit_cache_free(cache);
   return rc;
 }

@@ -117,7 +117,7 @@ static void test_trace__rebase_and_drop_empty(void **state)
                   "{\"name\":\"Outer\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":10,\"dur\":100},"
                   "{\"name\":\"Inner\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":20,\"dur\":5,\"args\":{\"detail\":\"d\"}},"
                   "{\"name\":\"Late\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":900,\"dur\":500}]}");
-  gpujit__trace_merge_nvrtc(t, base, 1000.0, 2000.0);
+  gpujit__trace_merge_nvrtc(t, base, 1000.0, 2000.0, NULL);
   assert_false(th_exists(file));
   assert_int_equal(gpujit_trace_event_count(t), 3); /* the empty event was dropped */
   root = dump(t, NULL);
@@ -135,7 +135,7 @@ static void test_trace__rebase_and_drop_empty(void **state)
   /* A malformed file is skipped (and removed), never fatal. */
   free(file);
   file = th_write(tmp, "nv.json", "ptxas garbage");
-  gpujit__trace_merge_nvrtc(t, base, 0, 1);
+  gpujit__trace_merge_nvrtc(t, base, 0, 1, NULL);
   assert_false(th_exists(file));
   assert_int_equal(gpujit_trace_event_count(t), 3);
   free(file);

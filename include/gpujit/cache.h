@@ -1,0 +1,110 @@
+/* The hashed kernel cache on disk: lookup and atomic publish, plus its administration. */
+#ifndef GPUJIT_CACHE_H
+#define GPUJIT_CACHE_H
+
+#include "common.h"
+
+GPUJIT_BEGIN_DECLS
+
+typedef struct gpujit_cache gpujit_cache;
+
+#define GPUJIT_CACHE_OPTIONS_VERSION 1
+
+typedef struct gpujit_cache_options {
+  unsigned int version;
+  /** The cache directory; NULL: $GPUJIT_CACHE_DIR, else $XDG_CACHE_HOME/gpujit, else
+   *  ~/.cache/gpujit. */
+  const char *dir;
+  /** Paths under this directory enter keys relative to it, so a cache built in one checkout
+   *  hits in another (like ccache's base_dir). NULL: $GPUJIT_BASE_DIR, else none (absolute). */
+  const char *base_dir;
+  /** Seconds to wait for another process compiling the same key before compiling anyway. */
+  double lock_timeout_s;
+} gpujit_cache_options;
+
+#define GPUJIT_CACHE_OPTIONS_INIT { GPUJIT_CACHE_OPTIONS_VERSION, NULL, NULL, 600.0 }
+
+/** @return 0, or GPUJIT_EVERSION. */
+GPUJIT_API int gpujit_cache_options_init(gpujit_cache_options *opts, unsigned int version);
+
+/**
+ * Open (creating with mode 0700 when missing) a cache. A directory that cannot be created or
+ * written still opens: lookups work where reads do, stores are skipped with one warning.
+ * @return 0, GPUJIT_EINVAL (the path is a file), GPUJIT_ENOMEM, GPUJIT_EVERSION.
+ */
+GPUJIT_API int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts);
+
+/** Close a cache; NULL is a no-op. */
+GPUJIT_API void gpujit_cache_free(gpujit_cache *cache);
+
+/** @return the cache directory (borrowed). */
+GPUJIT_API const char *gpujit_cache_path(const gpujit_cache *cache);
+
+/** @return whether the cache can store entries (false: read-only or unwritable). */
+GPUJIT_API int gpujit_cache_writable(const gpujit_cache *cache);
+
+/** Counters shared by every process using the cache. */
+typedef struct gpujit_cache_stats {
+  uint64_t entries;
+  uint64_t bytes;
+  uint64_t hits;
+  uint64_t misses;
+  uint64_t stores;
+  uint64_t corrupt;        /**< entries found damaged (checksum, truncation, bad metadata) */
+  double compile_ms_saved; /**< compile time the hits did not spend */
+} gpujit_cache_stats;
+
+/** Count entries and bytes, and read the shared counters. */
+GPUJIT_API int gpujit_cache_stats_get(gpujit_cache *cache, gpujit_cache_stats *out);
+
+/** One entry, as listed. Strings are borrowed for the callback's duration. */
+typedef struct gpujit_cache_entry {
+  const char *key;     /**< 32 hex digits */
+  const char *module;
+  const char *arch;
+  const char *kind;    /**< "cubin", "ptx", "ltoir" */
+  const char *kernels; /**< space-separated */
+  uint64_t bytes;      /**< the whole entry on disk */
+  int64_t created;     /**< Unix seconds */
+  int64_t last_used;   /**< Unix seconds */
+  double compile_ms;
+} gpujit_cache_entry;
+
+typedef int (*gpujit_cache_entry_cb)(const gpujit_cache_entry *entry, void *payload);
+
+/** Call `cb` for each readable entry, most recently used first; a non-zero return stops. */
+GPUJIT_API int gpujit_cache_list(gpujit_cache *cache, gpujit_cache_entry_cb cb, void *payload);
+
+/**
+ * Find an entry by key or unique key prefix (at least 4 hex digits).
+ * @param out_dir receives the entry's directory (caller frees with gpujit_free()).
+ * @return 0, GPUJIT_ENOENT, or GPUJIT_EINVAL (bad or ambiguous prefix).
+ */
+GPUJIT_API int gpujit_cache_entry_dir(char **out_dir, gpujit_cache *cache, const char *key);
+
+/** The entry's metadata JSON (caller frees with gpujit_free()). */
+GPUJIT_API int gpujit_cache_show(char **out_json, gpujit_cache *cache, const char *key);
+
+/** Remove every entry and reset the counters; other processes' temp files are left alone. */
+GPUJIT_API int gpujit_cache_clear(gpujit_cache *cache, uint64_t *removed);
+
+/**
+ * Remove least recently used entries until the cache holds at most `max_bytes` (0: no size
+ * limit), and every entry unused for more than `older_than_s` seconds (0: no age limit).
+ */
+GPUJIT_API int gpujit_cache_prune(gpujit_cache *cache, uint64_t max_bytes, double older_than_s,
+                                  uint64_t *removed, uint64_t *freed_bytes);
+
+/** Reports a damaged entry found by gpujit_cache_verify(). */
+typedef void (*gpujit_cache_bad_cb)(const char *key, const char *problem, void *payload);
+
+/**
+ * Check every entry's metadata and every payload's checksum; with `remove_bad`, delete damaged
+ * entries. @param out_checked / out_bad may be NULL.
+ */
+GPUJIT_API int gpujit_cache_verify(gpujit_cache *cache, int remove_bad, gpujit_cache_bad_cb cb,
+                                   void *payload, uint64_t *out_checked, uint64_t *out_bad);
+
+GPUJIT_END_DECLS
+
+#endif

@@ -1,0 +1,507 @@
+/* The kernel cache: location, lookup with checksums, per-key locks, atomic publish, counters. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "cache.h"
+#include "cache_fs.h"
+#include "compile.h"
+
+struct gpujit_cache {
+  char *dir;
+  char *base;
+  double lock_timeout_s;
+  bool writable;
+  bool warned;
+};
+
+int gpujit_cache_options_init(gpujit_cache_options *opts, unsigned int version)
+{
+  static const gpujit_cache_options init = GPUJIT_CACHE_OPTIONS_INIT;
+  if (!opts)
+    return gpujit__error(GPUJIT_EINVAL, "options: NULL");
+  if (version != GPUJIT_CACHE_OPTIONS_VERSION)
+    return gpujit__error(GPUJIT_EVERSION, "cache options version %u is not supported", version);
+  *opts = init;
+  return 0;
+}
+
+static char *default_dir(void)
+{
+  const char *env = getenv("GPUJIT_CACHE_DIR"), *home;
+  char buf[PATH_MAX];
+  if (env && *env)
+    return gpujit__abspath(env);
+  env = getenv("XDG_CACHE_HOME");
+  if (env && *env) {
+    snprintf(buf, sizeof(buf), "%s/gpujit", env);
+    return gpujit__abspath(buf);
+  }
+  home = getenv("HOME");
+  snprintf(buf, sizeof(buf), "%s/.cache/gpujit", home && *home ? home : "/tmp");
+  return gpujit__abspath(buf);
+}
+
+/* Best effort: a directory we cannot create or write leaves the cache read-only. */
+static bool prepare(gpujit_cache *c)
+{
+  char p[PATH_MAX];
+  static const char *const subdirs[] = {"entries", "tmp", "locks"};
+  if (gpujit__mkdirs(c->dir, 0700) < 0)
+    return false;
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(p, sizeof(p), "%s/%s", c->dir, subdirs[i]);
+    if (mkdir(p, 0700) < 0 && errno != EEXIST)
+      return false;
+  }
+  snprintf(p, sizeof(p), "%s/VERSION", c->dir);
+  if (access(p, F_OK) != 0) {
+    static const char text[] = "gpujit-cache 1\n";
+    if (gpujit__file_write_atomic(p, text, sizeof(text) - 1) < 0)
+      return false;
+  }
+  snprintf(p, sizeof(p), "%s/tmp", c->dir);
+  return access(p, W_OK) == 0;
+}
+
+int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
+{
+  gpujit_cache_options defaults = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_cache *c;
+  const char *base;
+  struct stat st;
+
+  if (!out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_open: NULL out");
+  *out = NULL;
+  if (!opts)
+    opts = &defaults;
+  if (opts->version != GPUJIT_CACHE_OPTIONS_VERSION)
+    return gpujit__error(GPUJIT_EVERSION, "cache options version %u is not supported", opts->version);
+  if (!(c = calloc(1, sizeof(*c))))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  c->dir = opts->dir ? gpujit__abspath(opts->dir) : default_dir();
+  base = opts->base_dir ? opts->base_dir : getenv("GPUJIT_BASE_DIR");
+  if (base && *base) {
+    c->base = gpujit__abspath(base);
+    if (c->base && strlen(c->base) > 1 && c->base[strlen(c->base) - 1] == '/')
+      c->base[strlen(c->base) - 1] = '\0';
+  }
+  c->lock_timeout_s = opts->lock_timeout_s > 0 ? opts->lock_timeout_s : 600;
+  if (!c->dir || (base && *base && !c->base)) {
+    gpujit_cache_free(c);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  if (stat(c->dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    int err = gpujit__error(GPUJIT_EINVAL, "cache directory '%s' is not a directory", c->dir);
+    gpujit_cache_free(c);
+    return err;
+  }
+  c->writable = prepare(c);
+  if (!c->writable) {
+    gpujit__log(GPUJIT_LOG_WARN, "cache %s is not writable: building without storing (%s)", c->dir,
+                gpujit_error_last());
+    c->warned = true;
+  }
+  gpujit_error_clear();
+  *out = c;
+  return 0;
+}
+
+void gpujit_cache_free(gpujit_cache *c)
+{
+  if (!c)
+    return;
+  free(c->dir);
+  free(c->base);
+  free(c);
+}
+
+const char *gpujit_cache_path(const gpujit_cache *c) { return c ? c->dir : NULL; }
+int gpujit_cache_writable(const gpujit_cache *c) { return c && c->writable; }
+const char *gpujit__cache_base(const gpujit_cache *c) { return c ? c->base : NULL; }
+
+/* ---- shared counters ---------------------------------------------------------------------- */
+
+typedef struct stats_file {
+  uint64_t magic;
+  uint64_t hits, misses, stores, corrupt;
+  double saved_ms;
+} stats_file;
+
+#define STATS_MAGIC 0x31737473746a7067ULL /* "gpjtsts1" */
+
+/* Read-modify-write under flock, so concurrent processes lose no counts. */
+static void stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64_t stores,
+                         uint64_t corrupt, double saved_ms)
+{
+  char p[PATH_MAX];
+  stats_file s = {0};
+  int fd;
+  if (!c->writable)
+    return;
+  snprintf(p, sizeof(p), "%s/stats", c->dir);
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+    return;
+  if (flock(fd, LOCK_EX) == 0) {
+    if (pread(fd, &s, sizeof(s), 0) != (ssize_t)sizeof(s) || s.magic != STATS_MAGIC)
+      memset(&s, 0, sizeof(s));
+    s.magic = STATS_MAGIC;
+    s.hits += hits;
+    s.misses += misses;
+    s.stores += stores;
+    s.corrupt += corrupt;
+    s.saved_ms += saved_ms;
+    if (pwrite(fd, &s, sizeof(s), 0) != (ssize_t)sizeof(s))
+      gpujit__log(GPUJIT_LOG_DEBUG, "cache stats not updated: %s", strerror(errno));
+  }
+  close(fd);
+}
+
+void gpujit__cache_count_miss(gpujit_cache *c) { stats_update(c, 0, 1, 0, 0, 0); }
+
+static void read_stats(gpujit_cache *c, stats_file *s)
+{
+  char p[PATH_MAX];
+  int fd;
+  memset(s, 0, sizeof(*s));
+  snprintf(p, sizeof(p), "%s/stats", c->dir);
+  if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+    return;
+  if (flock(fd, LOCK_SH) == 0 && (pread(fd, s, sizeof(*s), 0) != (ssize_t)sizeof(*s) || s->magic != STATS_MAGIC))
+    memset(s, 0, sizeof(*s));
+  close(fd);
+}
+
+/* ---- entries ------------------------------------------------------------------------------ */
+
+void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, const char *hex)
+{
+  snprintf(out, size, "%s/entries/%.2s/%s", c->dir, hex, hex + 2);
+}
+
+static const char *kind_ext(gpujit_output_kind k)
+{
+  return k == GPUJIT_OUTPUT_PTX ? "ptx" : k == GPUJIT_OUTPUT_LTOIR ? "ltoir" : "cubin";
+}
+
+static void corrupt(gpujit_cache *c, const char *hex, const char *why)
+{
+  gpujit__log(GPUJIT_LOG_WARN, "cache entry %s is damaged (%s): rebuilding it", hex, why);
+  stats_update(c, 0, 0, 0, 1, 0);
+}
+
+int gpujit__cache_lookup(gpujit_cache *c, const gpujit__key *key, gpujit_module *m)
+{
+  char path[PATH_MAX], why[256];
+  gpujit__buf meta = {0}, image = {0};
+  cJSON *j = NULL;
+  int dfd, err = GPUJIT_ENOENT;
+
+  gpujit__cache_entry_path(path, sizeof(path), c, key->hex);
+  if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    return GPUJIT_ENOENT;
+  /* Both files are read through one directory handle: a concurrent replacement of the entry
+   * cannot mix one version's metadata with another's image. */
+  if (gpujit__read_meta(&meta, &j, dfd, why, sizeof(why)) < 0 ||
+      gpujit__read_payload(&image, dfd, cJSON_GetObjectItemCaseSensitive(j, "image"), why, sizeof(why)) < 0) {
+    corrupt(c, key->hex, why);
+    goto done;
+  }
+  if ((err = gpujit__module_from_meta(m, j, &image)) < 0) {
+    corrupt(c, key->hex, "metadata does not describe a module");
+    err = GPUJIT_ENOENT;
+    goto done;
+  }
+  memset(&image, 0, sizeof(image));
+  futimens(dfd, NULL); /* last used; best effort (a read-only cache keeps its times) */
+  stats_update(c, 1, 0, 0, 0, m->timings.compile_ms + m->timings.link_ms);
+  err = 0;
+done:
+  close(dfd);
+  cJSON_Delete(j);
+  gpujit__buf_free(&meta);
+  gpujit__buf_free(&image);
+  return err;
+}
+
+int gpujit__cache_lock(gpujit_cache *c, const gpujit__key *key, int *out_fd)
+{
+  char p[PATH_MAX];
+  double start = gpujit__now_us();
+  int fd;
+  *out_fd = -1;
+  if (!c->writable)
+    return 0;
+  snprintf(p, sizeof(p), "%s/locks/%s.lock", c->dir, key->hex);
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+    return 0; /* no lock: compile anyway, publish stays atomic */
+  /* flock is dropped by the kernel when its holder dies: a crashed compiler never wedges us. */
+  while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      break;
+    if ((gpujit__now_us() - start) / 1e6 > c->lock_timeout_s) {
+      gpujit__log(GPUJIT_LOG_WARN, "waited %.0f s for another process compiling %s; compiling anyway",
+                  c->lock_timeout_s, key->hex);
+      close(fd);
+      return 0;
+    }
+    nanosleep(&ts, NULL);
+  }
+  *out_fd = fd;
+  return 0;
+}
+
+void gpujit__cache_unlock(int fd)
+{
+  if (fd >= 0)
+    close(fd); /* releases the flock; the lock file stays, reused by the next compile */
+}
+
+int gpujit__cache_store(gpujit_cache *c, const gpujit__key *key, const gpujit_module *m,
+                        const gpujit__keyinfo *info, const gpujit_module_options *opts)
+{
+  char tmp[PATH_MAX], final[PATH_MAX], name[64];
+  cJSON *meta = NULL;
+  int err = 0;
+
+  if (!c->writable)
+    return 0;
+  snprintf(tmp, sizeof(tmp), "%s/tmp/%s.XXXXXX", c->dir, key->hex);
+  if (!mkdtemp(tmp)) {
+    err = gpujit__error(GPUJIT_EIO, "%s: %s", tmp, strerror(errno));
+    goto fail;
+  }
+  snprintf(name, sizeof(name), "image.%s", kind_ext(m->output));
+  if (!(meta = gpujit__module_meta(m, info, opts, key->hex, c->base))) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if ((err = gpujit__write_payload(tmp, name, m->image.data, m->image.len, meta, "image")) < 0)
+    goto fail;
+  /* The source dump: every source and user header at the path the line table names. */
+  for (size_t i = 0; i < info->count; i++) {
+    char rel[PATH_MAX];
+    snprintf(rel, sizeof(rel), "src%s", info->files[i].path);
+    if ((err = gpujit__write_payload(tmp, rel, info->files[i].data, info->files[i].size, meta, NULL)) < 0)
+      goto fail;
+  }
+  if ((err = gpujit__write_meta(tmp, meta)) < 0)
+    goto fail;
+  gpujit__cache_entry_path(final, sizeof(final), c, key->hex);
+  {
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof(parent), "%s/entries/%.2s", c->dir, key->hex);
+    if (mkdir(parent, 0700) < 0 && errno != EEXIST) {
+      err = gpujit__error(GPUJIT_EIO, "%s: %s", parent, strerror(errno));
+      goto fail;
+    }
+  }
+  if ((err = gpujit__publish_dir(c->dir, tmp, final)) < 0)
+    goto fail;
+  cJSON_Delete(meta);
+  stats_update(c, 0, 0, 1, 0, 0);
+  return 0;
+fail:
+  if (tmp[0] && gpujit__is_dir(tmp))
+    gpujit__rmrf(tmp);
+  cJSON_Delete(meta);
+  if (!c->warned) {
+    gpujit__log(GPUJIT_LOG_WARN, "cache store failed, continuing uncached: %s", gpujit_error_last());
+    c->warned = true;
+  }
+  return err;
+}
+
+/* ---- administration ------------------------------------------------------------------------ */
+
+int gpujit_cache_stats_get(gpujit_cache *c, gpujit_cache_stats *out)
+{
+  stats_file s;
+  gpujit__entry_list list = {0};
+  int err;
+  if (!c || !out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_stats_get: NULL argument");
+  memset(out, 0, sizeof(*out));
+  if ((err = gpujit__entries(&list, c->dir, false)) < 0)
+    return err;
+  out->entries = list.count;
+  for (size_t i = 0; i < list.count; i++)
+    out->bytes += list.items[i].bytes;
+  gpujit__entry_list_free(&list);
+  read_stats(c, &s);
+  out->hits = s.hits;
+  out->misses = s.misses;
+  out->stores = s.stores;
+  out->corrupt = s.corrupt;
+  out->compile_ms_saved = s.saved_ms;
+  return 0;
+}
+
+int gpujit_cache_list(gpujit_cache *c, gpujit_cache_entry_cb cb, void *payload)
+{
+  gpujit__entry_list list = {0};
+  int err;
+  if (!c || !cb)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_list: NULL argument");
+  if ((err = gpujit__entries(&list, c->dir, true)) < 0)
+    return err;
+  for (size_t i = 0; i < list.count; i++)
+    if (cb(&list.items[i].pub, payload) != 0)
+      break;
+  gpujit__entry_list_free(&list);
+  return 0;
+}
+
+int gpujit_cache_entry_dir(char **out, gpujit_cache *c, const char *key)
+{
+  gpujit__entry_list list = {0};
+  size_t n = key ? strlen(key) : 0, found = 0, at = 0;
+  char p[PATH_MAX];
+  int err;
+  if (!out || !c)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_entry_dir: NULL argument");
+  *out = NULL;
+  if (n < 4 || n > 32 || strspn(key, "0123456789abcdef") != n)
+    return gpujit__error(GPUJIT_EINVAL, "'%s' is not a cache key (4 to 32 lowercase hex digits)", key ? key : "");
+  if ((err = gpujit__entries(&list, c->dir, false)) < 0)
+    return err;
+  for (size_t i = 0; i < list.count; i++)
+    if (strncmp(list.items[i].hex, key, n) == 0) {
+      found++;
+      at = i;
+    }
+  if (found == 1) {
+    gpujit__cache_entry_path(p, sizeof(p), c, list.items[at].hex);
+    *out = gpujit__strdup(p);
+  }
+  gpujit__entry_list_free(&list);
+  if (found == 0)
+    return gpujit__error(GPUJIT_ENOENT, "no cache entry %s in %s", key, c->dir);
+  if (found > 1)
+    return gpujit__error(GPUJIT_EINVAL, "key prefix %s is ambiguous (%zu entries)", key, found);
+  return *out ? 0 : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+}
+
+int gpujit_cache_show(char **out_json, gpujit_cache *c, const char *key)
+{
+  char *dir = NULL, p[PATH_MAX];
+  gpujit__buf b = {0};
+  int err;
+  if (!out_json)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_show: NULL out");
+  *out_json = NULL;
+  if ((err = gpujit_cache_entry_dir(&dir, c, key)) < 0)
+    return err;
+  snprintf(p, sizeof(p), "%s/meta.json", dir);
+  free(dir);
+  if ((err = gpujit__file_read(&b, p)) < 0)
+    return err;
+  *out_json = b.data;
+  return 0;
+}
+
+int gpujit_cache_clear(gpujit_cache *c, uint64_t *removed)
+{
+  gpujit__entry_list list = {0};
+  char p[PATH_MAX];
+  uint64_t n = 0;
+  int err;
+  if (removed)
+    *removed = 0;
+  if (!c)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_clear: NULL cache");
+  if ((err = gpujit__entries(&list, c->dir, false)) < 0)
+    return err;
+  for (size_t i = 0; i < list.count; i++) {
+    gpujit__cache_entry_path(p, sizeof(p), c, list.items[i].hex);
+    if (gpujit__remove_entry(c->dir, p) == 0)
+      n++;
+  }
+  gpujit__entry_list_free(&list);
+  snprintf(p, sizeof(p), "%s/stats", c->dir);
+  if (unlink(p) < 0 && errno != ENOENT)
+    return gpujit__error(GPUJIT_EIO, "%s: %s", p, strerror(errno));
+  if (removed)
+    *removed = n;
+  return 0;
+}
+
+int gpujit_cache_prune(gpujit_cache *c, uint64_t max_bytes, double older_than_s, uint64_t *removed,
+                       uint64_t *freed)
+{
+  gpujit__entry_list list = {0};
+  char p[PATH_MAX];
+  uint64_t total = 0, n = 0, f = 0;
+  time_t now = time(NULL);
+  int err;
+  if (!c)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_prune: NULL cache");
+  if ((err = gpujit__entries(&list, c->dir, true)) < 0) /* most recently used first */
+    return err;
+  for (size_t i = 0; i < list.count; i++)
+    total += list.items[i].bytes;
+  for (size_t k = list.count; k-- > 0;) {
+    gpujit__entry *e = &list.items[k];
+    bool old = older_than_s > 0 && difftime(now, (time_t)e->pub.last_used) > older_than_s;
+    bool big = max_bytes > 0 && total > max_bytes;
+    if (!old && !big)
+      continue;
+    gpujit__cache_entry_path(p, sizeof(p), c, e->hex);
+    if (gpujit__remove_entry(c->dir, p) == 0) {
+      n++;
+      f += e->bytes;
+      total -= e->bytes;
+    }
+  }
+  gpujit__entry_list_free(&list);
+  if (removed)
+    *removed = n;
+  if (freed)
+    *freed = f;
+  return 0;
+}
+
+int gpujit_cache_verify(gpujit_cache *c, int remove_bad, gpujit_cache_bad_cb cb, void *payload,
+                        uint64_t *out_checked, uint64_t *out_bad)
+{
+  gpujit__entry_list list = {0};
+  uint64_t checked = 0, bad = 0;
+  char p[PATH_MAX], why[512];
+  int err;
+  if (!c)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_verify: NULL cache");
+  if ((err = gpujit__entries(&list, c->dir, false)) < 0)
+    return err;
+  for (size_t i = 0; i < list.count; i++) {
+    gpujit__cache_entry_path(p, sizeof(p), c, list.items[i].hex);
+    checked++;
+    if (gpujit__verify_entry(p, why, sizeof(why)) == 0)
+      continue;
+    bad++;
+    if (cb)
+      cb(list.items[i].hex, why, payload);
+    if (remove_bad)
+      gpujit__remove_entry(c->dir, p);
+  }
+  gpujit__entry_list_free(&list);
+  if (bad)
+    stats_update(c, 0, 0, 0, bad, 0);
+  if (out_checked)
+    *out_checked = checked;
+  if (out_bad)
+    *out_bad = bad;
+  return 0;
+}

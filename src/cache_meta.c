@@ -1,0 +1,130 @@
+/* Converting between a module and its cache metadata (meta.json). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache_fs.h"
+#include "compile.h"
+
+static const char *kind_name(gpujit_output_kind k)
+{
+  return k == GPUJIT_OUTPUT_PTX ? "ptx" : k == GPUJIT_OUTPUT_LTOIR ? "ltoir" : "cubin";
+}
+
+cJSON *gpujit__module_meta(const gpujit_module *m, const gpujit__keyinfo *info,
+                           const gpujit_module_options *opts, const char *hex, const char *base)
+{
+  cJSON *j = cJSON_CreateObject(), *arr, *t;
+  int a = 0, b = 0, c = 0, d = 0;
+  char ver[32];
+  static const char *const phases[] = {"front_end", "optimizer", "codegen", "ptxas"};
+  (void)opts;
+  if (!j)
+    return NULL;
+  cJSON_AddNumberToObject(j, "schema", GPUJIT_CACHE_SCHEMA);
+  cJSON_AddStringToObject(j, "key", hex);
+  cJSON_AddStringToObject(j, "module", m->name);
+  cJSON_AddStringToObject(j, "arch", m->arch);
+  cJSON_AddStringToObject(j, "kind", kind_name(m->output));
+  cJSON_AddNumberToObject(j, "created", (double)time(NULL));
+  cJSON_AddStringToObject(j, "gpujit", GPUJIT_VERSION_STRING);
+  gpujit_toolkit_versions(&a, &b, &c, &d);
+  snprintf(ver, sizeof(ver), "%d.%d", a, b);
+  cJSON_AddStringToObject(j, "nvrtc", ver);
+  snprintf(ver, sizeof(ver), "%d.%d", c, d);
+  cJSON_AddStringToObject(j, "nvjitlink", ver);
+  if (base)
+    cJSON_AddStringToObject(j, "base_dir", base);
+  else
+    cJSON_AddNullToObject(j, "base_dir");
+  cJSON_AddItemToObject(j, "inputs", cJSON_Duplicate(info->inputs, 1));
+  arr = cJSON_AddArrayToObject(j, "sources");
+  for (size_t i = 0; i < m->sources.count; i++)
+    cJSON_AddItemToArray(arr, cJSON_CreateString(m->sources.items[i]));
+  arr = cJSON_AddArrayToObject(j, "kernels");
+  for (size_t i = 0; i < m->kernels.count; i++) {
+    cJSON *k = cJSON_CreateObject();
+    gpujit__kernel_resources r;
+    cJSON_AddStringToObject(k, "name", m->kernels.items[i]);
+    if (gpujit__ptxas_resources(&r, m->log, m->kernels.items[i]) == 0) {
+      cJSON_AddNumberToObject(k, "registers", r.registers);
+      cJSON_AddNumberToObject(k, "shared_bytes", r.shared_bytes);
+      cJSON_AddNumberToObject(k, "local_bytes", r.stack_bytes);
+      cJSON_AddNumberToObject(k, "spill_stores", r.spill_stores);
+      cJSON_AddNumberToObject(k, "spill_loads", r.spill_loads);
+    }
+    cJSON_AddItemToArray(arr, k);
+  }
+  arr = cJSON_AddArrayToObject(j, "lowered_names");
+  for (size_t i = 0; i < m->name_exprs.count && i < m->lowered.count; i++) {
+    cJSON *n = cJSON_CreateObject();
+    cJSON_AddStringToObject(n, "expression", m->name_exprs.items[i]);
+    cJSON_AddStringToObject(n, "lowered", m->lowered.items[i]);
+    cJSON_AddItemToArray(arr, n);
+  }
+  cJSON_AddNumberToObject(j, "size", (double)m->image.len);
+  t = cJSON_AddObjectToObject(j, "time_ms");
+  cJSON_AddNumberToObject(t, "compile", m->timings.compile_ms);
+  cJSON_AddNumberToObject(t, "link", m->timings.link_ms);
+  for (int i = 0; i < 4; i++) /* NVRTC's phases, known when the compile was traced */
+    if (m->phase_ms[i] > 0)
+      cJSON_AddNumberToObject(t, phases[i], m->phase_ms[i]);
+  cJSON_AddStringToObject(j, "log", m->log ? m->log : "");
+  return j;
+}
+
+static int push_strings(gpujit__strvec *v, const cJSON *arr, const char *key)
+{
+  const cJSON *e;
+  int err;
+  cJSON_ArrayForEach(e, arr) {
+    const cJSON *s = key ? cJSON_GetObjectItemCaseSensitive(e, key) : e;
+    if (!cJSON_IsString(s))
+      return GPUJIT_ECORRUPT;
+    if ((err = gpujit__strvec_push(v, s->valuestring)) < 0)
+      return err;
+  }
+  return 0;
+}
+
+int gpujit__module_from_meta(gpujit_module *m, const cJSON *j, gpujit__buf *image)
+{
+  const cJSON *arch = cJSON_GetObjectItemCaseSensitive(j, "arch");
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(j, "kind");
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "time_ms");
+  const cJSON *log = cJSON_GetObjectItemCaseSensitive(j, "log");
+  const cJSON *lowered = cJSON_GetObjectItemCaseSensitive(j, "lowered_names"), *e;
+  int err;
+  if (!cJSON_IsString(arch) || !cJSON_IsString(kind) || strlen(arch->valuestring) >= sizeof(m->arch))
+    return GPUJIT_ECORRUPT;
+  if (strcmp(kind->valuestring, kind_name(m->output)) != 0)
+    return GPUJIT_ECORRUPT;
+  snprintf(m->arch, sizeof(m->arch), "%s", arch->valuestring);
+  if ((err = push_strings(&m->kernels, cJSON_GetObjectItemCaseSensitive(j, "kernels"), "name")) < 0)
+    return err;
+  /* Lowered names in the order of this build's name expressions. */
+  for (size_t i = 0; i < m->name_exprs.count; i++) {
+    const char *found = NULL;
+    cJSON_ArrayForEach(e, lowered) {
+      const cJSON *x = cJSON_GetObjectItemCaseSensitive(e, "expression");
+      const cJSON *l = cJSON_GetObjectItemCaseSensitive(e, "lowered");
+      if (cJSON_IsString(x) && cJSON_IsString(l) && strcmp(x->valuestring, m->name_exprs.items[i]) == 0)
+        found = l->valuestring;
+    }
+    if (!found)
+      return GPUJIT_ECORRUPT;
+    if ((err = gpujit__strvec_push(&m->lowered, found)) < 0)
+      return err;
+  }
+  if (cJSON_IsObject(t)) {
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(t, "compile");
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(t, "link");
+    m->saved_ms = (cJSON_IsNumber(c) ? c->valuedouble : 0) + (cJSON_IsNumber(l) ? l->valuedouble : 0);
+  }
+  if (!(m->log = gpujit__strdup(cJSON_IsString(log) ? log->valuestring : "")))
+    return GPUJIT_ENOMEM;
+  m->image = *image;
+  return 0;
+}
