@@ -11,7 +11,7 @@ pass=0; fail=0
 for c in "$cases"/*.sh; do
   name=$(basename "$c" .sh)
   dir=$(mktemp -d)
-  out=$(cd "$dir" && bash "$c" 2>&1); rc=$?
+  out=$(cd "$dir" && GPUJIT_CACHE_DIR="$dir/.gpujit-cache" bash "$c" 2>&1); rc=$?
   want=$(sed -n 's/^# exit: //p' "$c")
   ok=1; why=""
   [ "$rc" = "$want" ] || { ok=0; why="exit $rc, want $want"; }

@@ -1,5 +1,5 @@
 # exit: 4
-# expect: gpujit: error: */locked.cu: Permission denied
+# expect: *gpujit: error: */locked.cu: Permission denied*
 echo '__global__ void k() {}' > locked.cu
 chmod 000 locked.cu
 if [ "$(id -u)" = 0 ]; then
