@@ -202,6 +202,41 @@ static void corrupt(gpujit_cache *c, const char *hex, const char *why)
   stats_update(c, 0, 0, 0, 1, 0);
 }
 
+/*
+ * Keys hold paths relative to the base directory, but line info embeds absolute ones: an
+ * entry built in another checkout names that checkout's files. Its base directory is
+ * rewritten in place to this one's when both have the same length; otherwise the entry
+ * cannot name the right files here, and the lookup is a miss (the rebuild republishes it).
+ */
+static int relocate(gpujit_cache *c, gpujit_module *m, const cJSON *meta)
+{
+  const cJSON *old = cJSON_GetObjectItemCaseSensitive(meta, "base_dir");
+  size_t n;
+  char *p, *end;
+  bool found = false;
+  if (!cJSON_IsString(old) || !c->base || strcmp(old->valuestring, c->base) == 0)
+    return 0;
+  n = strlen(old->valuestring);
+  end = m->image.data + m->image.len;
+  for (p = m->image.data; p && p + n <= end; p++) {
+    p = memmem(p, (size_t)(end - p), old->valuestring, n);
+    if (!p)
+      break;
+    /* Only whole path components: the base followed by '/' or a NUL. */
+    if (p + n < end && p[n] != '/' && p[n] != '\0')
+      continue;
+    if (strlen(c->base) != n) {
+      gpujit__log(GPUJIT_LOG_INFO, "cache entry built under %s; rebuilding for %s", old->valuestring, c->base);
+      return GPUJIT_ENOENT;
+    }
+    memcpy(p, c->base, n);
+    found = true;
+  }
+  if (found)
+    gpujit__log(GPUJIT_LOG_DEBUG, "cache entry relocated from %s to %s", old->valuestring, c->base);
+  return 0;
+}
+
 int gpujit__cache_lookup(gpujit_cache *c, const gpujit__key *key, gpujit_module *m)
 {
   char path[PATH_MAX], why[256];
@@ -225,8 +260,10 @@ int gpujit__cache_lookup(gpujit_cache *c, const gpujit__key *key, gpujit_module 
     goto done;
   }
   memset(&image, 0, sizeof(image));
+  if ((err = relocate(c, m, j)) < 0)
+    goto done; /* a miss, not damage: rebuilt for this checkout */
   futimens(dfd, NULL); /* last used; best effort (a read-only cache keeps its times) */
-  stats_update(c, 1, 0, 0, 0, m->timings.compile_ms + m->timings.link_ms);
+  stats_update(c, 1, 0, 0, 0, m->timings.saved_ms);
   err = 0;
 done:
   close(dfd);
@@ -504,4 +541,37 @@ int gpujit_cache_verify(gpujit_cache *c, int remove_bad, gpujit_cache_bad_cb cb,
   if (out_bad)
     *out_bad = bad;
   return 0;
+}
+
+int gpujit_cache_sources(gpujit_cache *c, const char *key, gpujit_cache_source_cb cb, void *payload)
+{
+  char *dir = NULL, p[PATH_MAX];
+  gpujit__buf b = {0};
+  cJSON *j, *f;
+  int err;
+  if (!cb)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_sources: NULL callback");
+  if ((err = gpujit_cache_entry_dir(&dir, c, key)) < 0)
+    return err;
+  snprintf(p, sizeof(p), "%s/meta.json", dir);
+  if ((err = gpujit__file_read(&b, p)) < 0) {
+    free(dir);
+    return err;
+  }
+  j = cJSON_ParseWithLength(b.data, b.len);
+  if (!cJSON_IsObject(j)) {
+    err = gpujit__error(GPUJIT_ECORRUPT, "%s: unparsable metadata", p);
+  } else {
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(j, "files")) {
+      if (strncmp(f->string, "src/", 4) != 0)
+        continue;
+      snprintf(p, sizeof(p), "%s/%s", dir, f->string);
+      if (cb(f->string + 3, p, payload) != 0)
+        break;
+    }
+  }
+  cJSON_Delete(j);
+  gpujit__buf_free(&b);
+  free(dir);
+  return err;
 }

@@ -121,7 +121,7 @@ int gpujit__module_from_meta(gpujit_module *m, const cJSON *j, gpujit__buf *imag
   if (cJSON_IsObject(t)) {
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(t, "compile");
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(t, "link");
-    m->saved_ms = (cJSON_IsNumber(c) ? c->valuedouble : 0) + (cJSON_IsNumber(l) ? l->valuedouble : 0);
+    m->timings.saved_ms = (cJSON_IsNumber(c) ? c->valuedouble : 0) + (cJSON_IsNumber(l) ? l->valuedouble : 0);
   }
   if (!(m->log = gpujit__strdup(cJSON_IsString(log) ? log->valuestring : "")))
     return GPUJIT_ENOMEM;

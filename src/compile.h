@@ -5,6 +5,8 @@
 #include "gpujit/module.h"
 #include "internal.h"
 
+/** How many NVRTC compiles this process ran (tests check that hits run none). */
+extern unsigned long gpujit__nvrtc_compiles;
 /** Once per process: load NVRTC's supported arch list and versions. */
 int gpujit__nvrtc_init(void);
 /** Arch syntax and NVRTC support (initialises NVRTC). */

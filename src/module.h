@@ -17,7 +17,6 @@ struct gpujit_module {
   char *log;
   gpujit_module_timings timings;
   double phase_ms[4]; /* NVRTC front end, optimizer, codegen, ptxas (traced compiles) */
-  double saved_ms;    /* on a hit: the compile and link time the entry recorded */
   gpujit_cache_status cache_status;
   char cache_key[33];
 };

@@ -8,6 +8,7 @@
 
 #include "compile.h"
 
+unsigned long gpujit__nvrtc_compiles; /* for tests: a cache hit must not compile */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_status;
 static int archs[64];
@@ -156,6 +157,7 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const c
       goto done;
     }
   }
+  __atomic_fetch_add(&gpujit__nvrtc_compiles, 1, __ATOMIC_RELAXED);
   r = nvrtcCompileProgram(prog, (int)flags->count, (const char *const *)flags->items);
   if ((err = fetch_log(prog, &out->log)) < 0)
     goto done;

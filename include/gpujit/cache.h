@@ -85,6 +85,17 @@ GPUJIT_API int gpujit_cache_entry_dir(char **out_dir, gpujit_cache *cache, const
 /** The entry's metadata JSON (caller frees with gpujit_free()). */
 GPUJIT_API int gpujit_cache_show(char **out_json, gpujit_cache *cache, const char *key);
 
+/** Reports one dumped source: the path the line table names, and where its copy lies. */
+typedef int (*gpujit_cache_source_cb)(const char *named_path, const char *dump_path, void *payload);
+
+/**
+ * List an entry's source dump: every source and user header, at the path that the NVRTC
+ * program name and line table name. A non-zero return from `cb` stops.
+ * @return 0, GPUJIT_ENOENT, GPUJIT_EINVAL (bad prefix), GPUJIT_ECORRUPT (unreadable metadata).
+ */
+GPUJIT_API int gpujit_cache_sources(gpujit_cache *cache, const char *key, gpujit_cache_source_cb cb,
+                                    void *payload);
+
 /** Remove every entry and reset the counters; other processes' temp files are left alone. */
 GPUJIT_API int gpujit_cache_clear(gpujit_cache *cache, uint64_t *removed);
 

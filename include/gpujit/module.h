@@ -144,6 +144,7 @@ typedef struct gpujit_module_timings {
   double link_ms;    /**< nvJitLink */
   double store_ms;   /**< cache store */
   double total_ms;   /**< the whole build call */
+  double saved_ms;   /**< on a cache hit: the compile and link time the entry recorded */
 } gpujit_module_timings;
 
 /** Copy the build's timings into *out. */

@@ -59,5 +59,6 @@ const char *cli_size(char *buf, size_t size, double bytes);
 
 int cmd_build(cli_ctx *ctx, int argc, char **argv);
 int cmd_trace(cli_ctx *ctx, int argc, char **argv);
+int cmd_cache(cli_ctx *ctx, int argc, char **argv);
 
 #endif

@@ -77,12 +77,16 @@ static void print_text(cli_ctx *ctx, const gpujit_module *m, const char *out_pat
     return;
   gpujit_module_timings_get(m, &t);
   gpujit_module_image(m, &size);
-  printf("%s: %s  %s  %zu kernel%s  %s  compile %.1f ms", gpujit_module_name(m), out_path,
-         gpujit_module_arch(m), nk, nk == 1 ? "" : "s", cli_size(sz, sizeof(sz), (double)size),
-         t.compile_ms);
-  if (t.link_ms > 0)
-    printf("  link %.1f ms", t.link_ms);
-  printf("  %s\n", status);
+  printf("%s: %s  %s  %zu kernel%s  %s", gpujit_module_name(m), out_path, gpujit_module_arch(m), nk,
+         nk == 1 ? "" : "s", cli_size(sz, sizeof(sz), (double)size));
+  if (gpujit_module_cache_status(m) == GPUJIT_CACHE_HIT) {
+    printf("  hit %.2f ms (saved %.1f ms)\n", t.total_ms, t.saved_ms);
+  } else {
+    printf("  compile %.1f ms", t.compile_ms);
+    if (t.link_ms > 0)
+      printf("  link %.1f ms", t.link_ms);
+    printf("  %s\n", status);
+  }
   for (size_t i = 0; i < nk; i++)
     printf("  kernel %s\n", gpujit_module_kernel(m, i));
   for (size_t i = 0; i < gpujit_module_name_expression_count(m); i++) {
@@ -126,6 +130,7 @@ static void print_json(const gpujit_module *m, const char *out_path, const char 
   cJSON_AddNumberToObject(timing, "link", t.link_ms);
   cJSON_AddNumberToObject(timing, "store", t.store_ms);
   cJSON_AddNumberToObject(timing, "total", t.total_ms);
+  cJSON_AddNumberToObject(timing, "saved", t.saved_ms);
   cJSON_AddStringToObject(j, "cache", gpujit_module_cache_status(m) == GPUJIT_CACHE_HIT    ? "hit"
                                       : gpujit_module_cache_status(m) == GPUJIT_CACHE_MISS ? "miss"
                                                                                             : "none");

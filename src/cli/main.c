@@ -10,6 +10,7 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv);
 
 static const cli_command commands[] = {
     {"build", cmd_build, "compile CUDA C modules with NVRTC (and nvJitLink)"},
+    {"cache", cmd_cache, "inspect and maintain the kernel cache (ls, show, source, stats, clear, prune, verify)"},
     {"trace", cmd_trace, "analyze compile-time traces (gpujit trace analyze)"},
     {"version", cmd_version, "print gpujit, NVRTC and nvJitLink versions"},
     {"help", cmd_help, "show this help"},
@@ -37,8 +38,11 @@ static void print_help(cli_ctx *ctx)
          "  6  CUDA driver or device unavailable\n"
          "  7  CUDA error while running\n\n"
          "environment:\n"
-         "  GPUJIT_ARCH     default target arch (else the GPU's, else %s)\n"
-         "  NO_COLOR        disable colour\n", ctx->prog, GPUJIT_DEFAULT_ARCH);
+         "  GPUJIT_ARCH       default target arch (else the GPU's, else %s)\n"
+         "  GPUJIT_CACHE_DIR  kernel cache (else $XDG_CACHE_HOME/gpujit, else ~/.cache/gpujit)\n"
+         "  GPUJIT_NO_CACHE   1: bypass the cache\n"
+         "  GPUJIT_BASE_DIR   paths under it enter cache keys relative to it\n"
+         "  NO_COLOR          disable colour\n", ctx->prog, GPUJIT_DEFAULT_ARCH);
 }
 
 static int cmd_help(cli_ctx *ctx, int argc, char **argv)

@@ -1,0 +1,331 @@
+/* `gpujit cache`: inspect and maintain the kernel cache. */
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+
+static void cache_help(void)
+{
+  printf("usage: gpujit cache [--cache-dir DIR] [--json] COMMAND\n\n"
+         "commands:\n"
+         "  path                       print the cache directory\n"
+         "  ls                         list entries, most recently used first\n"
+         "  show KEY                   print an entry's metadata (KEY: 4+ hex digits)\n"
+         "  source KEY [--extract DIR] print the dumped sources, or copy them under DIR\n"
+         "  stats                      entries, bytes, hits, misses, corrupt, time saved\n"
+         "  clear                      remove every entry\n"
+         "  prune [--max-size SIZE] [--older-than AGE]\n"
+         "                             drop least recently used entries (SIZE: 500M, 2G;\n"
+         "                             AGE: 30s, 10m, 12h, 7d)\n"
+         "  verify [--remove]          check every checksum; --remove deletes bad entries\n");
+}
+
+static bool parse_suffixed(const char *s, const char *units, const double *scale, double *out)
+{
+  char *end;
+  double v;
+  if (!s || !*s)
+    return false;
+  errno = 0;
+  v = strtod(s, &end);
+  if (errno || v < 0 || end == s)
+    return false;
+  if (*end) {
+    const char *u = strchr(units, tolower((unsigned char)*end));
+    if (!u || (end[1] && !(end[1] == 'b' || end[1] == 'B' || end[1] == 'i') ))
+      return false;
+    v *= scale[u - units];
+  }
+  *out = v;
+  return true;
+}
+
+static void print_json(cJSON *j)
+{
+  char *text = cJSON_Print(j);
+  printf("%s\n", text);
+  free(text);
+  cJSON_Delete(j);
+}
+
+typedef struct ls_ctx {
+  bool json;
+  cJSON *arr;
+  size_t n;
+} ls_ctx;
+
+static int ls_one(const gpujit_cache_entry *e, void *payload)
+{
+  ls_ctx *l = payload;
+  char when[32], sz[32];
+  time_t t = (time_t)e->last_used;
+  l->n++;
+  if (l->json) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "key", e->key);
+    cJSON_AddStringToObject(o, "module", e->module);
+    cJSON_AddStringToObject(o, "arch", e->arch);
+    cJSON_AddStringToObject(o, "kind", e->kind);
+    cJSON_AddStringToObject(o, "kernels", e->kernels);
+    cJSON_AddNumberToObject(o, "bytes", (double)e->bytes);
+    cJSON_AddNumberToObject(o, "created", (double)e->created);
+    cJSON_AddNumberToObject(o, "last_used", (double)e->last_used);
+    cJSON_AddNumberToObject(o, "compile_ms", e->compile_ms);
+    cJSON_AddItemToArray(l->arr, o);
+    return 0;
+  }
+  strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
+  printf("%.12s  %-16s %-8s %9s  %s  %s\n", e->key, e->module, e->arch,
+         cli_size(sz, sizeof(sz), (double)e->bytes), when, e->kernels);
+  return 0;
+}
+
+typedef struct src_ctx {
+  cJSON *arr;
+  const char *extract;
+  int err;
+} src_ctx;
+
+static int copy_file(const char *from, const char *to)
+{
+  FILE *in = fopen(from, "rb"), *out;
+  char buf[65536], *dir = strdup(to), *slash;
+  size_t n;
+  int rc = 0;
+  if (!in || !dir) {
+    free(dir);
+    if (in)
+      fclose(in);
+    return -1;
+  }
+  for (slash = dir + 1; (slash = strchr(slash, '/')); slash++) {
+    *slash = '\0';
+    mkdir(dir, 0755);
+    *slash = '/';
+  }
+  free(dir);
+  if (!(out = fopen(to, "wb"))) {
+    fclose(in);
+    return -1;
+  }
+  while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+    if (fwrite(buf, 1, n, out) != n)
+      rc = -1;
+  fclose(in);
+  if (fclose(out) != 0)
+    rc = -1;
+  return rc;
+}
+
+static int src_one(const char *named, const char *dump, void *payload)
+{
+  src_ctx *s = payload;
+  if (s->arr) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "path", named);
+    cJSON_AddStringToObject(o, "dump", dump);
+    cJSON_AddItemToArray(s->arr, o);
+  } else if (s->extract) {
+    char to[8192];
+    snprintf(to, sizeof(to), "%s%s", s->extract, named);
+    if (copy_file(dump, to) < 0) {
+      fprintf(stderr, "gpujit: error: cannot write %s: %s\n", to, strerror(errno));
+      s->err = EXIT_IO;
+      return 1;
+    }
+    printf("%s\n", to);
+  } else {
+    FILE *f = fopen(dump, "rb");
+    char buf[65536];
+    size_t n;
+    printf("== %s ==\n", named);
+    while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+      fwrite(buf, 1, n, stdout);
+    if (f)
+      fclose(f);
+  }
+  return 0;
+}
+
+static void bad_one(const char *key, const char *problem, void *payload)
+{
+  cJSON *arr = payload;
+  if (arr) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "key", key);
+    cJSON_AddStringToObject(o, "problem", problem);
+    cJSON_AddItemToArray(arr, o);
+  } else {
+    printf("bad %s: %s\n", key, problem);
+  }
+}
+
+int cmd_cache(cli_ctx *ctx, int argc, char **argv)
+{
+  gpujit_cache_options copts = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_cache *cache = NULL;
+  const char *verb = NULL, *key = NULL, *extract = NULL, *max_size = NULL, *older = NULL;
+  bool json = false, remove_bad = false;
+  cli_args a = {argc, 1, argv, "cache", NULL, false};
+  int err, rc = EXIT_OK;
+
+  for (; a.i < argc; a.i++) {
+    const char *arg = argv[a.i];
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      cache_help();
+      return EXIT_OK;
+    } else if (cli_opt(&a, "--cache-dir", true)) {
+      copts.dir = a.value;
+    } else if (cli_opt(&a, "--json", false)) {
+      json = true;
+    } else if (cli_opt(&a, "--extract", true)) {
+      extract = a.value;
+    } else if (cli_opt(&a, "--max-size", true)) {
+      max_size = a.value;
+    } else if (cli_opt(&a, "--older-than", true)) {
+      older = a.value;
+    } else if (cli_opt(&a, "--remove", false)) {
+      remove_bad = true;
+    } else if (arg[0] == '-' && arg[1]) {
+      return cli_usage_error(ctx, "cache", "unknown option '%s'", arg);
+    } else if (!verb) {
+      verb = arg;
+    } else if (!key) {
+      key = arg;
+    } else {
+      return cli_usage_error(ctx, "cache", "unexpected argument '%s'", arg);
+    }
+    if (a.failed)
+      return cli_usage_error(ctx, "cache", "option '%s' needs a value", arg);
+  }
+  if (!verb) {
+    cache_help();
+    return EXIT_USAGE;
+  }
+  if ((!strcmp(verb, "show") || !strcmp(verb, "source")) && !key)
+    return cli_usage_error(ctx, "cache", "'%s' needs a KEY", verb);
+  if ((err = gpujit_cache_open(&cache, &copts)) < 0)
+    return cli_fail(ctx, err);
+
+  if (!strcmp(verb, "path")) {
+    if (json) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "path", gpujit_cache_path(cache));
+      print_json(o);
+    } else {
+      printf("%s\n", gpujit_cache_path(cache));
+    }
+  } else if (!strcmp(verb, "ls")) {
+    ls_ctx l = {json, json ? cJSON_CreateArray() : NULL, 0};
+    if ((err = gpujit_cache_list(cache, ls_one, &l)) < 0)
+      rc = cli_fail(ctx, err);
+    else if (json)
+      print_json(l.arr);
+    else if (!l.n && ctx->verbose >= 0)
+      printf("(empty: %s)\n", gpujit_cache_path(cache));
+  } else if (!strcmp(verb, "show")) {
+    char *text = NULL;
+    if ((err = gpujit_cache_show(&text, cache, key)) < 0)
+      rc = cli_fail(ctx, err);
+    else
+      printf("%s\n", text);
+    gpujit_free(text);
+  } else if (!strcmp(verb, "source")) {
+    src_ctx s = {json ? cJSON_CreateArray() : NULL, extract, 0};
+    if ((err = gpujit_cache_sources(cache, key, src_one, &s)) < 0)
+      rc = cli_fail(ctx, err);
+    else if (s.err)
+      rc = s.err;
+    else if (json)
+      print_json(s.arr), s.arr = NULL;
+    cJSON_Delete(s.arr);
+  } else if (!strcmp(verb, "stats")) {
+    gpujit_cache_stats st;
+    if ((err = gpujit_cache_stats_get(cache, &st)) < 0) {
+      rc = cli_fail(ctx, err);
+    } else if (json) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "path", gpujit_cache_path(cache));
+      cJSON_AddNumberToObject(o, "entries", (double)st.entries);
+      cJSON_AddNumberToObject(o, "bytes", (double)st.bytes);
+      cJSON_AddNumberToObject(o, "hits", (double)st.hits);
+      cJSON_AddNumberToObject(o, "misses", (double)st.misses);
+      cJSON_AddNumberToObject(o, "stores", (double)st.stores);
+      cJSON_AddNumberToObject(o, "corrupt", (double)st.corrupt);
+      cJSON_AddNumberToObject(o, "compile_ms_saved", st.compile_ms_saved);
+      print_json(o);
+    } else {
+      char sz[32];
+      printf("path      %s\nentries   %llu\nsize      %s\nhits      %llu\nmisses    %llu\n"
+             "stores    %llu\ncorrupt   %llu\nsaved     %.1f ms of compiling\n",
+             gpujit_cache_path(cache), (unsigned long long)st.entries, cli_size(sz, sizeof(sz), (double)st.bytes),
+             (unsigned long long)st.hits, (unsigned long long)st.misses, (unsigned long long)st.stores,
+             (unsigned long long)st.corrupt, st.compile_ms_saved);
+    }
+  } else if (!strcmp(verb, "clear")) {
+    uint64_t n = 0;
+    if ((err = gpujit_cache_clear(cache, &n)) < 0) {
+      rc = cli_fail(ctx, err);
+    } else if (json) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddNumberToObject(o, "removed", (double)n);
+      print_json(o);
+    } else {
+      printf("removed %llu entr%s\n", (unsigned long long)n, n == 1 ? "y" : "ies");
+    }
+  } else if (!strcmp(verb, "prune")) {
+    static const double bytes[] = {1024.0, 1048576.0, 1073741824.0, 1099511627776.0};
+    static const double secs[] = {1, 60, 3600, 86400, 604800};
+    double size = 0, age = 0;
+    uint64_t n = 0, freed = 0;
+    if (!max_size && !older)
+      rc = cli_usage_error(ctx, "cache", "prune needs --max-size and/or --older-than");
+    else if (max_size && !parse_suffixed(max_size, "kmgt", bytes, &size))
+      rc = cli_usage_error(ctx, "cache", "invalid --max-size '%s' (e.g. 500M, 2G)", max_size);
+    else if (older && (!parse_suffixed(older, "smhdw", secs, &age) || age <= 0))
+      rc = cli_usage_error(ctx, "cache", "invalid --older-than '%s' (e.g. 30s, 10m, 12h, 7d)", older);
+    else if ((err = gpujit_cache_prune(cache, (uint64_t)size, age, &n, &freed)) < 0)
+      rc = cli_fail(ctx, err);
+    else if (json) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddNumberToObject(o, "removed", (double)n);
+      cJSON_AddNumberToObject(o, "freed_bytes", (double)freed);
+      print_json(o);
+    } else {
+      char sz[32];
+      printf("removed %llu entr%s, freed %s\n", (unsigned long long)n, n == 1 ? "y" : "ies",
+             cli_size(sz, sizeof(sz), (double)freed));
+    }
+  } else if (!strcmp(verb, "verify")) {
+    cJSON *arr = json ? cJSON_CreateArray() : NULL;
+    uint64_t checked = 0, bad = 0;
+    if ((err = gpujit_cache_verify(cache, remove_bad, bad_one, arr, &checked, &bad)) < 0) {
+      rc = cli_fail(ctx, err);
+      cJSON_Delete(arr);
+    } else {
+      if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "checked", (double)checked);
+        cJSON_AddNumberToObject(o, "bad", (double)bad);
+        cJSON_AddBoolToObject(o, "removed", remove_bad && bad);
+        cJSON_AddItemToObject(o, "problems", arr);
+        print_json(o);
+      } else {
+        printf("checked %llu entr%s, %llu bad%s\n", (unsigned long long)checked, checked == 1 ? "y" : "ies",
+               (unsigned long long)bad, bad && remove_bad ? " (removed)" : "");
+      }
+      if (bad && !remove_bad)
+        rc = EXIT_INPUT;
+    }
+  } else {
+    rc = cli_usage_error(ctx, "cache", "unknown command '%s'", verb);
+  }
+  gpujit_cache_free(cache);
+  return rc;
+}
