@@ -3,8 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build >/dev/null
-g=build/gpujit
+g="build/gpujit"
 out=build/examples
+export GPUJIT_CACHE_DIR="$PWD/cache" GPUJIT_BASE_DIR="$PWD"  # the in-tree cache, keys relative to the checkout
 mkdir -p "$out"
 
 set -x
@@ -14,3 +15,4 @@ $g build --time-trace -o "$out/scale.cubin" --name-expr 'scale<float>' --name-ex
 $g build --time-trace -o "$out/lto.cubin" examples/lto/main.cu examples/lto/helper.cu
 $g build --time-trace -o "$out/block_reduce.cubin" examples/block_reduce.cu
 $g trace analyze --top 5 "$out"/*.trace.json
+$g cache stats

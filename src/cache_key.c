@@ -1,9 +1,6 @@
 /* Cache keys: XXH3-128 over labelled fields, with include discovery by scanning sources. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <limits.h>
-#include <nvJitLink.h>
-#include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,34 +10,29 @@
 
 #include "cache.h"
 #include "compile.h"
+#include "toolkit.h"
 
-/* Toolkit identity without calling NVRTC: the libraries' real paths, sizes and mtimes, and the
- * toolkit's version.json. A hit must not initialise NVRTC. */
+/* Toolkit identity without loading NVRTC: the libraries' real paths, sizes and mtimes. A hit
+ * must not initialise NVRTC. */
 static char toolkit_id[2048];
 static pthread_once_t toolkit_once = PTHREAD_ONCE_INIT;
 
-static void lib_id(char *out, size_t size, void *sym, const char *what)
+static void lib_id(char *out, size_t size, const char *path, const char *what)
 {
-  Dl_info info;
   char real[PATH_MAX];
   struct stat st;
-  if (dladdr(sym, &info) && info.dli_fname && realpath(info.dli_fname, real) && stat(real, &st) == 0)
+  if (realpath(path, real) && stat(real, &st) == 0)
     snprintf(out, size, "%s=%s:%lld:%lld", what, real, (long long)st.st_size, (long long)st.st_mtime);
   else
-    snprintf(out, size, "%s=unknown", what);
+    snprintf(out, size, "%s=%s", what, path);
 }
 
 static void compute_toolkit_id(void)
 {
-  char a[1024], b[1024], path[PATH_MAX];
-  gpujit__buf v = {0};
-  lib_id(a, sizeof(a), (void *)nvrtcVersion, "nvrtc");
-  lib_id(b, sizeof(b), (void *)nvJitLinkVersion, "nvjitlink");
-  snprintf(path, sizeof(path), "%s/version.json", gpujit__cuda_root());
-  gpujit__file_read(&v, path);
-  snprintf(toolkit_id, sizeof(toolkit_id), "%s;%s;root=%s;version.json=%016llx", a, b, gpujit__cuda_root(),
-           (unsigned long long)XXH3_64bits(v.data ? v.data : "", v.len));
-  gpujit__buf_free(&v);
+  char a[1024], b[1024];
+  lib_id(a, sizeof(a), gpujit__nvrtc_library_path(), "nvrtc");
+  lib_id(b, sizeof(b), gpujit__nvjitlink_library_path(), "nvjitlink");
+  snprintf(toolkit_id, sizeof(toolkit_id), "%s;%s;root=%s", a, b, gpujit__cuda_root());
 }
 
 void gpujit__keyinfo_free(gpujit__keyinfo *k)

@@ -1,9 +1,9 @@
 /* The nvJitLink stage: linking LTO-IR from several sources into one cubin or PTX. */
-#include <nvJitLink.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "compile.h"
+#include "toolkit.h"
 
 static int link_error(nvJitLinkResult r, const char *what)
 {
@@ -22,8 +22,12 @@ static int link_error(nvJitLinkResult r, const char *what)
 int gpujit__nvjitlink_version(int *major, int *minor);
 int gpujit__nvjitlink_version(int *major, int *minor)
 {
+  const gpujit__nvjitlink_api *L;
   unsigned int a = 0, b = 0;
-  nvJitLinkResult r = nvJitLinkVersion(&a, &b);
+  int err;
+  if ((err = gpujit__nvjitlink_api_get(&L)) < 0)
+    return err;
+  nvJitLinkResult r = L->nvJitLinkVersion(&a, &b);
   if (r != NVJITLINK_SUCCESS)
     return link_error(r, "nvJitLinkVersion");
   *major = (int)a;
@@ -31,17 +35,17 @@ int gpujit__nvjitlink_version(int *major, int *minor)
   return 0;
 }
 
-static void append_log(nvJitLinkHandle h, gpujit__buf *log, bool info)
+static void append_log(const gpujit__nvjitlink_api *L, nvJitLinkHandle h, gpujit__buf *log, bool info)
 {
   size_t size = 0;
-  if ((info ? nvJitLinkGetInfoLogSize(h, &size) : nvJitLinkGetErrorLogSize(h, &size)) !=
+  if ((info ? L->nvJitLinkGetInfoLogSize(h, &size) : L->nvJitLinkGetErrorLogSize(h, &size)) !=
           NVJITLINK_SUCCESS ||
       size <= 1)
     return;
   if (gpujit__buf_reserve(log, size) < 0)
     return;
-  if ((info ? nvJitLinkGetInfoLog(h, log->data + log->len)
-            : nvJitLinkGetErrorLog(h, log->data + log->len)) == NVJITLINK_SUCCESS)
+  if ((info ? L->nvJitLinkGetInfoLog(h, log->data + log->len)
+            : L->nvJitLinkGetErrorLog(h, log->data + log->len)) == NVJITLINK_SUCCESS)
     log->len += strlen(log->data + log->len);
 }
 
@@ -49,12 +53,15 @@ int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *i
                  const char *const *names, size_t count, const gpujit_module_options *o,
                  const char *arch, gpujit_output_kind output, bool timing)
 {
+  const gpujit__nvjitlink_api *L;
   gpujit__strvec opts = {0};
   nvJitLinkHandle h = NULL;
   nvJitLinkResult r;
   size_t size = 0;
   int err;
 
+  if ((err = gpujit__nvjitlink_api_get(&L)) < 0)
+    return err;
   if ((err = gpujit__strvec_pushf(&opts, "-arch=%s", arch)) < 0 ||
       (err = gpujit__strvec_push(&opts, "-lto")) < 0)
     goto done;
@@ -74,25 +81,25 @@ int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *i
   if (timing && (err = gpujit__strvec_push(&opts, "-time")) < 0)
     goto done;
 
-  if ((r = nvJitLinkCreate(&h, (uint32_t)opts.count, (const char **)opts.items)) != NVJITLINK_SUCCESS) {
+  if ((r = L->nvJitLinkCreate(&h, (uint32_t)opts.count, (const char **)opts.items)) != NVJITLINK_SUCCESS) {
     err = link_error(r, "nvJitLinkCreate");
     goto done;
   }
   for (size_t i = 0; i < count; i++) {
-    r = nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, inputs[i].data, inputs[i].len, names[i]);
+    r = L->nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, inputs[i].data, inputs[i].len, names[i]);
     if (r != NVJITLINK_SUCCESS) {
-      append_log(h, info_log, false);
+      append_log(L, h, info_log, false);
       gpujit__error_set_log(info_log->data);
       err = gpujit__error(GPUJIT_ELINK, "link failed: cannot add %s (nvJitLink error %d)", names[i], (int)r);
       goto done;
     }
   }
-  r = nvJitLinkComplete(h);
-  append_log(h, info_log, true);
+  r = L->nvJitLinkComplete(h);
+  append_log(L, h, info_log, true);
   if (r != NVJITLINK_SUCCESS) {
     gpujit__buf errlog = {0};
     char first[512] = "";
-    append_log(h, &errlog, false);
+    append_log(L, h, &errlog, false);
     if (errlog.data)
       sscanf(errlog.data, "%511[^\n]", first);
     gpujit__error_set_log(errlog.data);
@@ -100,14 +107,14 @@ int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *i
     gpujit__buf_free(&errlog);
     goto done;
   }
-  r = output == GPUJIT_OUTPUT_PTX ? nvJitLinkGetLinkedPtxSize(h, &size) : nvJitLinkGetLinkedCubinSize(h, &size);
+  r = output == GPUJIT_OUTPUT_PTX ? L->nvJitLinkGetLinkedPtxSize(h, &size) : L->nvJitLinkGetLinkedCubinSize(h, &size);
   if (r != NVJITLINK_SUCCESS) {
     err = link_error(r, "reading the linked image");
     goto done;
   }
   if ((err = gpujit__buf_reserve(image, size)) < 0)
     goto done;
-  r = output == GPUJIT_OUTPUT_PTX ? nvJitLinkGetLinkedPtx(h, image->data) : nvJitLinkGetLinkedCubin(h, image->data);
+  r = output == GPUJIT_OUTPUT_PTX ? L->nvJitLinkGetLinkedPtx(h, image->data) : L->nvJitLinkGetLinkedCubin(h, image->data);
   if (r != NVJITLINK_SUCCESS) {
     err = link_error(r, "reading the linked image");
     goto done;
@@ -118,7 +125,7 @@ int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *i
   image->data[size] = '\0';
 done:
   if (h)
-    nvJitLinkDestroy(&h);
+    L->nvJitLinkDestroy(&h);
   gpujit__strvec_free(&opts);
   return err;
 }

@@ -1,12 +1,12 @@
 /* The NVRTC stage: one-time initialisation, compiling one program, diagnostics parsing. */
 #include <ctype.h>
-#include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile.h"
+#include "toolkit.h"
 
 unsigned long gpujit__nvrtc_compiles; /* for tests: a cache hit must not compile */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -14,15 +14,25 @@ static int init_status;
 static int archs[64];
 static int archs_count;
 
+static const gpujit__nvrtc_api *N;
+static char init_message[512];
+
 static void init_nvrtc(void)
 {
   int n = 0, major, minor;
-  nvrtcResult r = nvrtcVersion(&major, &minor);
+  nvrtcResult r;
+  if (gpujit__nvrtc_api_get(&N) < 0) {
+    snprintf(init_message, sizeof(init_message), "%s", gpujit_error_last());
+    init_status = GPUJIT_ENVRTC;
+    return;
+  }
+  r = N->nvrtcVersion(&major, &minor);
   if (r == NVRTC_SUCCESS)
-    r = nvrtcGetNumSupportedArchs(&n);
+    r = N->nvrtcGetNumSupportedArchs(&n);
   if (r == NVRTC_SUCCESS && n > 0 && n <= (int)(sizeof(archs) / sizeof(archs[0])))
-    r = nvrtcGetSupportedArchs(archs);
+    r = N->nvrtcGetSupportedArchs(archs);
   if (r != NVRTC_SUCCESS) {
+    snprintf(init_message, sizeof(init_message), "NVRTC could not be initialised (error %d)", (int)r);
     init_status = GPUJIT_ENVRTC;
     return;
   }
@@ -33,7 +43,7 @@ int gpujit__nvrtc_init(void)
 {
   pthread_once(&init_once, init_nvrtc);
   if (init_status < 0)
-    return gpujit__error(init_status, "NVRTC could not be initialised");
+    return gpujit__error(init_status, "%s", init_message);
   return 0;
 }
 
@@ -59,7 +69,9 @@ int gpujit__nvrtc_error(int result, const char *what)
   case NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION: code = GPUJIT_EINVAL; break;
   default: code = GPUJIT_ENVRTC; break;
   }
-  return gpujit__error(code, "%s: %s", what, nvrtcGetErrorString(r));
+  if (N)
+    return gpujit__error(code, "%s: %s", what, N->nvrtcGetErrorString(r));
+  return gpujit__error(code, "%s: NVRTC error %d", what, (int)r);
 }
 
 int gpujit_toolkit_versions(int *nvrtc_major, int *nvrtc_minor, int *nvjitlink_major,
@@ -67,7 +79,10 @@ int gpujit_toolkit_versions(int *nvrtc_major, int *nvrtc_minor, int *nvjitlink_m
 {
   extern int gpujit__nvjitlink_version(int *major, int *minor);
   int a = 0, b = 0, err;
-  nvrtcResult r = nvrtcVersion(&a, &b);
+  nvrtcResult r;
+  if ((err = gpujit__nvrtc_init()) < 0)
+    return err;
+  r = N->nvrtcVersion(&a, &b);
   if (r != NVRTC_SUCCESS)
     return gpujit__nvrtc_error(r, "nvrtcVersion");
   if (nvrtc_major)
@@ -96,11 +111,11 @@ static int fetch_log(nvrtcProgram prog, gpujit__buf *log)
 {
   size_t size = 0;
   int err;
-  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0)
+  if (N->nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0)
     return 0;
   if ((err = gpujit__buf_reserve(log, size)) < 0)
     return err;
-  if (nvrtcGetProgramLog(prog, log->data) != NVRTC_SUCCESS)
+  if (N->nvrtcGetProgramLog(prog, log->data) != NVRTC_SUCCESS)
     return 0;
   log->len = strlen(log->data);
   return 0;
@@ -112,18 +127,18 @@ static int fetch_image(nvrtcProgram prog, gpujit__buf *out, gpujit_output_kind k
   nvrtcResult r;
   int err;
   switch (kind) {
-  case GPUJIT_OUTPUT_PTX: r = nvrtcGetPTXSize(prog, &size); break;
-  case GPUJIT_OUTPUT_LTOIR: r = nvrtcGetLTOIRSize(prog, &size); break;
-  default: r = nvrtcGetCUBINSize(prog, &size); break;
+  case GPUJIT_OUTPUT_PTX: r = N->nvrtcGetPTXSize(prog, &size); break;
+  case GPUJIT_OUTPUT_LTOIR: r = N->nvrtcGetLTOIRSize(prog, &size); break;
+  default: r = N->nvrtcGetCUBINSize(prog, &size); break;
   }
   if (r != NVRTC_SUCCESS)
     return gpujit__nvrtc_error(r, "reading the compiled image");
   if ((err = gpujit__buf_reserve(out, size)) < 0)
     return err;
   switch (kind) {
-  case GPUJIT_OUTPUT_PTX: r = nvrtcGetPTX(prog, out->data); break;
-  case GPUJIT_OUTPUT_LTOIR: r = nvrtcGetLTOIR(prog, out->data); break;
-  default: r = nvrtcGetCUBIN(prog, out->data); break;
+  case GPUJIT_OUTPUT_PTX: r = N->nvrtcGetPTX(prog, out->data); break;
+  case GPUJIT_OUTPUT_LTOIR: r = N->nvrtcGetLTOIR(prog, out->data); break;
+  default: r = N->nvrtcGetCUBIN(prog, out->data); break;
   }
   if (r != NVRTC_SUCCESS)
     return gpujit__nvrtc_error(r, "reading the compiled image");
@@ -146,19 +161,19 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const c
 
   if ((err = gpujit__nvrtc_init()) < 0)
     return err;
-  r = nvrtcCreateProgram(&prog, source, program_name, 0, NULL, NULL);
+  r = N->nvrtcCreateProgram(&prog, source, program_name, 0, NULL, NULL);
   if (r != NVRTC_SUCCESS) {
     err = gpujit__nvrtc_error(r, "nvrtcCreateProgram");
     goto done;
   }
   for (i = 0; i < name_exprs_count; i++) {
-    if ((r = nvrtcAddNameExpression(prog, name_exprs[i])) != NVRTC_SUCCESS) {
+    if ((r = N->nvrtcAddNameExpression(prog, name_exprs[i])) != NVRTC_SUCCESS) {
       err = gpujit__nvrtc_error(r, "adding a name expression");
       goto done;
     }
   }
   __atomic_fetch_add(&gpujit__nvrtc_compiles, 1, __ATOMIC_RELAXED);
-  r = nvrtcCompileProgram(prog, (int)flags->count, (const char *const *)flags->items);
+  r = N->nvrtcCompileProgram(prog, (int)flags->count, (const char *const *)flags->items);
   if ((err = fetch_log(prog, &out->log)) < 0)
     goto done;
   if (r != NVRTC_SUCCESS) {
@@ -177,7 +192,7 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const c
     goto done;
   for (i = 0; i < name_exprs_count; i++) {
     const char *lowered = NULL;
-    if ((r = nvrtcGetLoweredName(prog, name_exprs[i], &lowered)) != NVRTC_SUCCESS) {
+    if ((r = N->nvrtcGetLoweredName(prog, name_exprs[i], &lowered)) != NVRTC_SUCCESS) {
       err = gpujit__nvrtc_error(r, name_exprs[i]);
       goto done;
     }
@@ -186,7 +201,7 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const c
   }
 done:
   if (prog)
-    nvrtcDestroyProgram(&prog);
+    N->nvrtcDestroyProgram(&prog);
   return err;
 }
 

@@ -1,0 +1,122 @@
+/* Run-time loading of NVRTC and nvJitLink (see toolkit.h for why). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "compile.h"
+#include "toolkit.h"
+
+#ifndef GPUJIT_CUDA_MAJOR
+#  define GPUJIT_CUDA_MAJOR 13
+#endif
+#define GPUJIT__STR2(x) #x
+#define GPUJIT__STR(x) GPUJIT__STR2(x)
+
+typedef struct lib_slot {
+  const char *env;  /* override variable */
+  const char *stem; /* "libnvrtc" */
+  char path[PATH_MAX];
+  pthread_once_t path_once;
+} lib_slot;
+
+static lib_slot nvrtc_slot = {"GPUJIT_NVRTC_LIBRARY", "libnvrtc", "", PTHREAD_ONCE_INIT};
+static lib_slot link_slot = {"GPUJIT_NVJITLINK_LIBRARY", "libnvJitLink", "", PTHREAD_ONCE_INIT};
+
+/* $OVERRIDE, else the toolkit's lib64/, else lib/, else the bare soname (ld.so's search). */
+static void find(lib_slot *s)
+{
+  const char *env = getenv(s->env), *root = gpujit__cuda_root();
+  static const char *const dirs[] = {"lib64", "lib", "targets/x86_64-linux/lib"};
+  char cand[PATH_MAX];
+  if (env && *env) {
+    snprintf(s->path, sizeof(s->path), "%s", env);
+    return;
+  }
+  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+    snprintf(cand, sizeof(cand), "%s/%s/%s.so.%s", root, dirs[i], s->stem, GPUJIT__STR(GPUJIT_CUDA_MAJOR));
+    if (access(cand, R_OK) == 0) {
+      if (!realpath(cand, s->path))
+        snprintf(s->path, sizeof(s->path), "%s", cand);
+      return;
+    }
+  }
+  snprintf(s->path, sizeof(s->path), "%s.so.%s", s->stem, GPUJIT__STR(GPUJIT_CUDA_MAJOR));
+}
+
+static void find_nvrtc(void) { find(&nvrtc_slot); }
+static void find_link(void) { find(&link_slot); }
+
+const char *gpujit__nvrtc_library_path(void)
+{
+  pthread_once(&nvrtc_slot.path_once, find_nvrtc);
+  return nvrtc_slot.path;
+}
+
+const char *gpujit__nvjitlink_library_path(void)
+{
+  pthread_once(&link_slot.path_once, find_link);
+  return link_slot.path;
+}
+
+static gpujit__nvrtc_api nvrtc_api;
+static gpujit__nvjitlink_api link_api;
+static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT, link_once = PTHREAD_ONCE_INIT;
+static char nvrtc_error[512], link_error[512];
+
+static void load_nvrtc(void)
+{
+  const char *path = gpujit__nvrtc_library_path();
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(nvrtc_error, sizeof(nvrtc_error), "cannot load NVRTC (%s): %s; set CUDA_PATH or %s", path,
+             dlerror(), nvrtc_slot.env);
+    return;
+  }
+#define GPUJIT__LOAD(name)                                                                       \
+  if (!(*(void **)&nvrtc_api.name = dlsym(h, #name))) {                                          \
+    snprintf(nvrtc_error, sizeof(nvrtc_error), "NVRTC at %s lacks %s (too old?)", path, #name); \
+    return;                                                                                      \
+  }
+  GPUJIT__NVRTC_FUNCS(GPUJIT__LOAD)
+#undef GPUJIT__LOAD
+}
+
+static void load_link(void)
+{
+  const char *path = gpujit__nvjitlink_library_path();
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(link_error, sizeof(link_error), "cannot load nvJitLink (%s): %s; set CUDA_PATH or %s", path,
+             dlerror(), link_slot.env);
+    return;
+  }
+#define GPUJIT__LOAD(name)                                                                         \
+  if (!(*(void **)&link_api.name = dlsym(h, #name))) {                                             \
+    snprintf(link_error, sizeof(link_error), "nvJitLink at %s lacks %s (too old?)", path, #name); \
+    return;                                                                                        \
+  }
+  GPUJIT__NVJITLINK_FUNCS(GPUJIT__LOAD)
+#undef GPUJIT__LOAD
+}
+
+int gpujit__nvrtc_api_get(const gpujit__nvrtc_api **out)
+{
+  pthread_once(&nvrtc_once, load_nvrtc);
+  if (nvrtc_error[0])
+    return gpujit__error(GPUJIT_ENVRTC, "%s", nvrtc_error);
+  *out = &nvrtc_api;
+  return 0;
+}
+
+int gpujit__nvjitlink_api_get(const gpujit__nvjitlink_api **out)
+{
+  pthread_once(&link_once, load_link);
+  if (link_error[0])
+    return gpujit__error(GPUJIT_ELINK, "%s", link_error);
+  *out = &link_api;
+  return 0;
+}
