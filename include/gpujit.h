@@ -7,5 +7,7 @@
 #include "gpujit/module.h"
 #include "gpujit/trace.h"
 #include "gpujit/cache.h"
+#include "gpujit/run.h"
+#include "gpujit/timing.h"
 
 #endif

@@ -61,6 +61,9 @@ typedef struct gpujit__kernel_resources {
 /** Find `kernel`'s resources in a compile log with ptxas info; GPUJIT_ENOENT if absent. */
 int gpujit__ptxas_resources(gpujit__kernel_resources *out, const char *log, const char *kernel);
 
+/** Kernel parameter count and sizes from a cubin's .nv.info; -1 when unknown. */
+int gpujit__cubin_params(const void *image, size_t size, const char *kernel, int *sizes, int max);
+
 /** GPU arch of device 0 through the driver, e.g. "sm_90"; GPUJIT_ENODRIVER/ENODEVICE otherwise. */
 int gpujit__driver_arch(char *out, size_t size);
 

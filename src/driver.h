@@ -1,37 +1,33 @@
-/* The CUDA driver, loaded at run time with dlopen: gpujit never links libcuda. */
+/* The CUDA driver, loaded at run time with dlopen: gpujit never links libcuda. Types and
+ * constants come from the toolkit's cuda.h; entry points from the table below. */
 #ifndef GPUJIT_DRIVER_H
 #define GPUJIT_DRIVER_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include <cuda.h>
 
-/* Minimal driver ABI types (from the CUDA driver API; values are stable ABI). */
-typedef int gpujit__CUresult;
-typedef int gpujit__CUdevice;
-
-#define GPUJIT__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
-#define GPUJIT__CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
-
-/* X(name, return, params) — every driver entry point gpujit uses. */
-#define GPUJIT__DRIVER_FUNCS(X)                                                            \
-  X(cuInit, (unsigned int flags))                                                          \
-  X(cuDriverGetVersion, (int *version))                                                    \
-  X(cuDeviceGetCount, (int *count))                                                        \
-  X(cuDeviceGet, (gpujit__CUdevice * dev, int ordinal))                                    \
-  X(cuDeviceGetAttribute, (int *value, int attrib, gpujit__CUdevice dev))                  \
-  X(cuDeviceGetName, (char *name, int len, gpujit__CUdevice dev))                          \
-  X(cuGetErrorString, (gpujit__CUresult err, const char **str))                            \
-  X(cuGetErrorName, (gpujit__CUresult err, const char **str))
+/* Every driver entry point gpujit uses. cuda.h maps some names to versioned symbols
+ * (cuMemAlloc → cuMemAlloc_v2): the table stringizes after expansion, so dlsym gets those. */
+#define GPUJIT__DRIVER_FUNCS(X)                                                           \
+  X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetAttribute) \
+  X(cuDeviceGetName) X(cuDeviceTotalMem) X(cuGetErrorString) X(cuGetErrorName)             \
+  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)              \
+  X(cuCtxSynchronize) X(cuMemGetInfo) X(cuModuleLoadData) X(cuModuleUnload)                \
+  X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc)           \
+  X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)              \
+  X(cuMemsetD32Async) X(cuMemsetD8Async) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) \
+  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuStreamCreate) X(cuStreamDestroy)         \
+  X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)                     \
+  X(cuGraphInstantiate) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)
 
 typedef struct gpujit__driver {
-#define GPUJIT__FIELD(name, params) gpujit__CUresult(*name) params;
+#define GPUJIT__FIELD(name) __typeof__(name) *name;
   GPUJIT__DRIVER_FUNCS(GPUJIT__FIELD)
 #undef GPUJIT__FIELD
 } gpujit__driver;
 
-/** Load libcuda.so.1 and cuInit once; GPUJIT_ENODRIVER with the reason when it can't. */
+/** Load libcuda.so.1 and cuInit once; GPUJIT_ENODRIVER / GPUJIT_ENODEVICE with the reason. */
 int gpujit__driver_get(const gpujit__driver **out);
 /** Translate a CUresult, in exactly one place. */
-int gpujit__cuda_error(gpujit__CUresult r, const char *what);
+int gpujit__cuda_error(CUresult r, const char *what);
 
 #endif

@@ -134,3 +134,56 @@ int gpujit__ptxas_resources(gpujit__kernel_resources *out, const char *log, cons
   }
   return 0;
 }
+
+/*
+ * A kernel's parameters from its .nv.info.NAME section: EIATTR_KPARAM_INFO (0x17) records,
+ * EIFMT_SVAL (0x04) with a 12-byte payload {u32 index, u16 ordinal, u16 offset, u32 flags};
+ * the parameter's size in bytes is flags >> 18. Other records are skipped by their format.
+ */
+int gpujit__cubin_params(const void *image, size_t size, const char *kernel, int *sizes, int max)
+{
+  const unsigned char *img = image;
+  const Elf64_Ehdr *eh = image;
+  const Elf64_Shdr *sh;
+  const char *names;
+  char want[512];
+  int count = -1;
+  if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shoff > size ||
+      (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum || eh->e_shstrndx >= eh->e_shnum)
+    return -1;
+  sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+  if (sh[eh->e_shstrndx].sh_offset >= size)
+    return -1;
+  names = (const char *)img + sh[eh->e_shstrndx].sh_offset;
+  snprintf(want, sizeof(want), ".nv.info.%s", kernel);
+  for (unsigned i = 0; i < eh->e_shnum; i++) {
+    const unsigned char *p, *end;
+    if (sh[i].sh_name >= sh[eh->e_shstrndx].sh_size || strcmp(names + sh[i].sh_name, want) != 0)
+      continue;
+    if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset)
+      return -1;
+    p = img + sh[i].sh_offset;
+    end = p + sh[i].sh_size;
+    count = 0;
+    while (p + 4 <= end) {
+      unsigned fmt = p[0], attr = p[1], len = (unsigned)(p[2] | p[3] << 8);
+      if (fmt == 0x04) { /* EIFMT_SVAL: a payload of `len` bytes follows */
+        if (p + 4 + len > end)
+          break;
+        if (attr == 0x17 && len >= 12) {
+          unsigned ordinal = (unsigned)(p[8] | p[9] << 8);
+          uint32_t flags = (uint32_t)p[12] | (uint32_t)p[13] << 8 | (uint32_t)p[14] << 16 | (uint32_t)p[15] << 24;
+          if ((int)ordinal < max)
+            sizes[ordinal] = (int)(flags >> 18);
+          if ((int)ordinal + 1 > count)
+            count = (int)ordinal + 1;
+        }
+        p += 4 + len;
+      } else {
+        p += 4; /* EIFMT_NVAL, EIFMT_BVAL, EIFMT_HVAL: no payload beyond the header */
+      }
+    }
+    break;
+  }
+  return count;
+}
