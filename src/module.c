@@ -518,6 +518,13 @@ const char *gpujit_module_lowered_name(const gpujit_module *m, const char *expr)
   return NULL;
 }
 
+int gpujit_module_kernel_params(const gpujit_module *m, const char *kernel, int *sizes, int max)
+{
+  if (!m || !kernel || !sizes || m->output != GPUJIT_OUTPUT_CUBIN)
+    return -1;
+  return gpujit__cubin_params(m->image.data, m->image.len, kernel, sizes, max);
+}
+
 size_t gpujit_module_name_expression_count(const gpujit_module *m) { return m ? m->name_exprs.count : 0; }
 
 const char *gpujit_module_name_expression(const gpujit_module *m, size_t i, const char **lowered)

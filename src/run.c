@@ -322,6 +322,13 @@ static int check_limits(const struct gpujit_kernel *k, const unsigned grid[3], c
   return 0;
 }
 
+int gpujit_launch_check(const gpujit_kernel *k, const unsigned grid[3], const unsigned block[3], unsigned shared)
+{
+  if (!k || !grid || !block)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_launch_check: NULL argument");
+  return check_limits(k, grid, block, shared);
+}
+
 int gpujit_launch(gpujit_kernel *k, const unsigned grid[3], const unsigned block[3], unsigned shared, void **args)
 {
   gpujit_device *g;

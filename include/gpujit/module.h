@@ -121,6 +121,13 @@ GPUJIT_API size_t gpujit_module_kernel_count(const gpujit_module *module);
 /** @return kernel i's symbol (mangled unless extern "C"), or NULL out of range (borrowed). */
 GPUJIT_API const char *gpujit_module_kernel(const gpujit_module *module, size_t i);
 
+/**
+ * A kernel's parameter sizes, read from the cubin's metadata (no GPU needed).
+ * @return the number of parameters, or -1 when unknown (PTX or LTO-IR images, unknown kernel).
+ */
+GPUJIT_API int gpujit_module_kernel_params(const gpujit_module *module, const char *kernel, int *sizes,
+                                           int max);
+
 /** @return the lowered (mangled) name of a name expression given at build, or NULL (borrowed). */
 GPUJIT_API const char *gpujit_module_lowered_name(const gpujit_module *module,
                                                   const char *name_expression);

@@ -96,6 +96,10 @@ GPUJIT_API int gpujit_memset_d32(gpujit_device *dev, gpujit_devptr dst, uint32_t
 GPUJIT_API int gpujit_launch(gpujit_kernel *kernel, const unsigned grid[3], const unsigned block[3],
                              unsigned shared_bytes, void **args);
 
+/** Check grid, block and shared memory against the device's and the kernel's limits. */
+GPUJIT_API int gpujit_launch_check(const gpujit_kernel *kernel, const unsigned grid[3], const unsigned block[3],
+                                   unsigned shared_bytes);
+
 /** Wait for the device's stream; a failed kernel's error is reported here with its name. */
 GPUJIT_API int gpujit_synchronize(gpujit_device *dev);
 

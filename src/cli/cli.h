@@ -57,7 +57,35 @@ void cli_warn(cli_ctx *ctx, const char *fmt, ...);
 /** Human-readable byte size into buf. */
 const char *cli_size(char *buf, size_t size, double bytes);
 
+#define CLI_MAX_LIST 256
+
+typedef struct cli_list {
+  const char *items[CLI_MAX_LIST];
+  size_t count;
+} cli_list;
+
+/* Options shared by build and run (modopts.c). */
+typedef struct cli_module_args {
+  gpujit_module_options opts;
+  cli_list incs, defs, undefs, exprs, xopts, files;
+  const char *cache_dir, *base_dir, *trace_arg;
+  bool no_cache, want_trace, json;
+  gpujit_cache *cache;
+  gpujit_trace *trace;
+} cli_module_args;
+
+extern const char *const cli_module_help;
+void cli_module_args_init(cli_module_args *m);
+/** 1: argv[a->i] was consumed; 0: not a module option; negative: -(exit code) after an error. */
+int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m);
+/** Validate, then open the trace (when asked or `nvrtc_phases`) and the cache. Returns an exit code. */
+int cli_module_prepare(cli_ctx *ctx, cli_module_args *m, const char *cmd, bool nvrtc_phases);
+/** Build, printing NVRTC's diagnostics on failure. Returns an exit code. */
+int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out);
+void cli_module_args_free(cli_module_args *m);
+
 int cmd_build(cli_ctx *ctx, int argc, char **argv);
+int cmd_run(cli_ctx *ctx, int argc, char **argv);
 int cmd_trace(cli_ctx *ctx, int argc, char **argv);
 int cmd_cache(cli_ctx *ctx, int argc, char **argv);
 

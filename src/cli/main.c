@@ -10,6 +10,7 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv);
 
 static const cli_command commands[] = {
     {"build", cmd_build, "compile CUDA C modules with NVRTC (and nvJitLink)"},
+    {"run", cmd_run, "build, load and run kernels; report compile against execute cost"},
     {"cache", cmd_cache, "inspect and maintain the kernel cache (ls, show, source, stats, clear, prune, verify)"},
     {"trace", cmd_trace, "analyze compile-time traces (gpujit trace analyze)"},
     {"version", cmd_version, "print gpujit, NVRTC and nvJitLink versions"},

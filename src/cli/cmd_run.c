@@ -1,0 +1,864 @@
+/* `gpujit run`: build, load and run kernels under the timing layer; compile vs execute report. */
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_LAUNCHES 64
+#define MAX_ARGS 64
+
+typedef struct launch {
+  char kernel[256];
+  unsigned grid[3], block[3], shared;
+  gpujit_arg_spec args[MAX_ARGS];
+  size_t nargs;
+  gpujit_kernel *k;
+  void *argv[MAX_ARGS];
+  gpujit_devptr ptrs[MAX_ARGS];
+} launch;
+
+typedef struct buffer {
+  const gpujit_arg_spec *spec;
+  gpujit_devptr ptr;
+  size_t bytes;
+} buffer;
+
+typedef struct run_ctx {
+  launch launches[MAX_LAUNCHES];
+  size_t nlaunches;
+  buffer buffers[MAX_LAUNCHES * MAX_ARGS];
+  size_t nbuffers;
+  gpujit_device *dev;
+} run_ctx;
+
+static void run_help(void)
+{
+  printf("usage: gpujit run [options] FILE.cu... --kernel NAME --grid X[,Y,Z] --block X[,Y,Z]\n"
+         "                  [--shared BYTES] --arg SPEC...\n"
+         "       gpujit run [options] FILE.cu... --launch SPEC.json\n\n"
+         "Build (through the cache), load and run kernels, time them with CUDA events, and report\n"
+         "what compiling cost against what executing costs.\n\n"
+         "argument specs:\n"
+         "  i32:V u32:V i64:V u64:V f32:V f64:V   scalars\n"
+         "  buf:TYPE:COUNT[:INIT][,name=N][,out=checksum|out=FILE]\n"
+         "                       a device buffer; INIT: zeros, ones, iota, random[:SEED] or a number\n"
+         "  @N                   the buffer named N by an earlier argument\n"
+         "  e.g. saxpy: --arg i32:1048576 --arg f32:2.0 --arg buf:f32:1048576:random\n"
+         "              --arg buf:f32:1048576:zeros,out=checksum\n\n"
+         "launch file: {\"launches\": [{\"kernel\": \"saxpy\", \"grid\": [4096], \"block\": [256],\n"
+         "              \"shared\": 0, \"args\": [\"i32:1048576\", …]}, …]}  (run in order)\n\n"
+         "run options:\n"
+         "  --warmup N           untimed runs first (default 3)\n"
+         "  --repeat N           timed runs (default 20)\n"
+         "  --bench              sample until the noise criterion (see --noise, --timeout)\n"
+         "  --noise F            relative noise to stop at, default 0.005\n"
+         "  --timeout S          benchmark time limit, default 15\n"
+         "  --l2-flush           overwrite L2 before each benchmark sample (cold timings)\n"
+         "  --timeline           print every timed activity\n"
+         "  --device N           device ordinal (default $GPUJIT_DEVICE, else 0)\n"
+         "options shared with build:\n%s", cli_module_help);
+}
+
+static bool parse_dims(const char *s, unsigned out[3])
+{
+  char *end;
+  out[0] = out[1] = out[2] = 1;
+  for (int i = 0; i < 3; i++) {
+    unsigned long v;
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno || end == s || v == 0 || v > 0xffffffffUL)
+      return false;
+    out[i] = (unsigned)v;
+    if (*end == '\0')
+      return true;
+    if (*end != ',')
+      return false;
+    s = end + 1;
+  }
+  return false;
+}
+
+static bool dims_json(const cJSON *j, unsigned out[3])
+{
+  char buf[96];
+  const cJSON *e;
+  size_t n = 0;
+  if (cJSON_IsString(j))
+    return parse_dims(j->valuestring, out);
+  if (cJSON_IsNumber(j)) {
+    snprintf(buf, sizeof(buf), "%.0f", j->valuedouble);
+    return j->valuedouble >= 1 && parse_dims(buf, out);
+  }
+  if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) < 1 || cJSON_GetArraySize(j) > 3)
+    return false;
+  buf[0] = '\0';
+  cJSON_ArrayForEach(e, j) {
+    if (!cJSON_IsNumber(e) || e->valuedouble < 1)
+      return false;
+    snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%.0f", n++ ? "," : "", e->valuedouble);
+  }
+  return parse_dims(buf, out);
+}
+
+static int load_launch_file(cli_ctx *ctx, run_ctx *r, const char *path)
+{
+  FILE *f = fopen(path, "rb");
+  char *text;
+  long size;
+  cJSON *root, *arr, *e;
+  int rc = EXIT_OK;
+  size_t idx = 0;
+  if (!f) {
+    fprintf(stderr, "%s: error: %s: %s\n", ctx->prog, path, strerror(errno));
+    return EXIT_IO;
+  }
+  fseek(f, 0, SEEK_END);
+  size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  text = malloc((size_t)size + 1);
+  if (!text || fread(text, 1, (size_t)size, f) != (size_t)size) {
+    fclose(f);
+    free(text);
+    fprintf(stderr, "%s: error: %s: read failed\n", ctx->prog, path);
+    return EXIT_IO;
+  }
+  fclose(f);
+  text[size] = '\0';
+  root = cJSON_Parse(text);
+  free(text);
+  arr = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "launches");
+  if (!root || !cJSON_IsArray(arr)) {
+    fprintf(stderr, "%s: error: %s: %s\n", ctx->prog, path,
+            root ? "expected {\"launches\": [...]} or an array of launches" : "not valid JSON");
+    cJSON_Delete(root);
+    return EXIT_INPUT;
+  }
+  cJSON_ArrayForEach(e, arr) {
+    launch *l;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kernel"), *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(e, "shared"), *a;
+    idx++;
+    if (r->nlaunches == MAX_LAUNCHES) {
+      fprintf(stderr, "%s: error: %s: more than %d launches\n", ctx->prog, path, MAX_LAUNCHES);
+      rc = EXIT_INPUT;
+      break;
+    }
+    l = &r->launches[r->nlaunches];
+    memset(l, 0, sizeof(*l));
+    if (!cJSON_IsString(k) || !dims_json(cJSON_GetObjectItemCaseSensitive(e, "grid"), l->grid) ||
+        !dims_json(cJSON_GetObjectItemCaseSensitive(e, "block"), l->block) || (args && !cJSON_IsArray(args)) ||
+        (sh && (!cJSON_IsNumber(sh) || sh->valuedouble < 0))) {
+      fprintf(stderr, "%s: error: %s: launch %zu needs \"kernel\" (string), \"grid\" and \"block\" (1-3 positive "
+                      "numbers), optional \"shared\" (bytes) and \"args\" (array of specs)\n",
+              ctx->prog, path, idx);
+      rc = EXIT_INPUT;
+      break;
+    }
+    snprintf(l->kernel, sizeof(l->kernel), "%s", k->valuestring);
+    l->shared = sh ? (unsigned)sh->valuedouble : 0;
+    cJSON_ArrayForEach(a, args) {
+      if (!cJSON_IsString(a) || l->nargs == MAX_ARGS) {
+        fprintf(stderr, "%s: error: %s: launch %zu: arguments are spec strings (at most %d)\n", ctx->prog, path, idx,
+                MAX_ARGS);
+        rc = EXIT_INPUT;
+        break;
+      }
+      if (gpujit_arg_spec_parse(&l->args[l->nargs++], a->valuestring) < 0) {
+        fprintf(stderr, "%s: error: %s: launch %zu: %s\n", ctx->prog, path, idx, gpujit_error_last());
+        rc = EXIT_USAGE;
+        break;
+      }
+    }
+    if (rc != EXIT_OK)
+      break;
+    r->nlaunches++;
+  }
+  cJSON_Delete(root);
+  if (rc == EXIT_OK && r->nlaunches == 0) {
+    fprintf(stderr, "%s: error: %s: no launches\n", ctx->prog, path);
+    rc = EXIT_INPUT;
+  }
+  return rc;
+}
+
+static buffer *find_buffer(run_ctx *r, const char *name)
+{
+  for (size_t i = 0; i < r->nbuffers; i++)
+    if (r->buffers[i].spec->name[0] && strcmp(r->buffers[i].spec->name, name) == 0)
+      return &r->buffers[i];
+  return NULL;
+}
+
+/* Everything that can be checked without a GPU: names, references, argument counts and sizes. */
+static int validate_plan(cli_ctx *ctx, run_ctx *r, const gpujit_module *m)
+{
+  for (size_t i = 0; i < r->nlaunches; i++) {
+    launch *l = &r->launches[i];
+    const char *sym = gpujit_module_lowered_name(m, l->kernel);
+    int sizes[MAX_ARGS], n;
+    bool found = false;
+    if (!sym)
+      sym = l->kernel;
+    for (size_t k = 0; k < gpujit_module_kernel_count(m); k++)
+      found |= strcmp(gpujit_module_kernel(m, k), sym) == 0;
+    if (!found) {
+      fprintf(stderr, "%s: run: unknown kernel '%s'; the module has:", ctx->prog, l->kernel);
+      for (size_t k = 0; k < gpujit_module_kernel_count(m); k++)
+        fprintf(stderr, " %s", gpujit_module_kernel(m, k));
+      fprintf(stderr, "\n");
+      return EXIT_USAGE;
+    }
+    if (sym != l->kernel)
+      snprintf(l->kernel, sizeof(l->kernel), "%s", sym);
+    sym = l->kernel;
+    n = gpujit_module_kernel_params(m, sym, sizes, MAX_ARGS);
+    if (n >= 0 && (size_t)n != l->nargs) {
+      fprintf(stderr, "%s: run: kernel %s takes %d argument%s; %zu given\n", ctx->prog, sym, n, n == 1 ? "" : "s",
+              l->nargs);
+      return EXIT_USAGE;
+    }
+    for (size_t a = 0; a < l->nargs; a++) {
+      gpujit_arg_spec *s = &l->args[a];
+      if (n >= 0 && (size_t)sizes[a] != gpujit_arg_size(s)) {
+        fprintf(stderr, "%s: run: kernel %s argument %zu is %d bytes; the spec gives %zu\n", ctx->prog, sym, a + 1,
+                sizes[a], gpujit_arg_size(s));
+        return EXIT_USAGE;
+      }
+      if (s->type == GPUJIT_ARG_REF && !find_buffer(r, s->name)) {
+        fprintf(stderr, "%s: run: argument %zu of %s refers to buffer '%s', not named before it\n", ctx->prog, a + 1,
+                sym, s->name);
+        return EXIT_USAGE;
+      }
+      if (s->type == GPUJIT_ARG_BUFFER) {
+        if (s->name[0] && find_buffer(r, s->name)) {
+          fprintf(stderr, "%s: run: buffer name '%s' is used twice (refer to it as @%s)\n", ctx->prog, s->name, s->name);
+          return EXIT_USAGE;
+        }
+        r->buffers[r->nbuffers].spec = s;
+        r->buffers[r->nbuffers].bytes = (size_t)s->count * gpujit_arg_type_size(s->elem);
+        r->nbuffers++;
+      }
+    }
+  }
+  return EXIT_OK;
+}
+
+static int run_all(run_ctx *r)
+{
+  for (size_t i = 0; i < r->nlaunches; i++) {
+    launch *l = &r->launches[i];
+    int err = gpujit_launch(l->k, l->grid, l->block, l->shared, l->argv);
+    if (err < 0)
+      return err;
+  }
+  return 0;
+}
+
+static int bench_fn(void *payload) { return run_all(payload); }
+
+static void checksum(const buffer *b, const void *host, double *sum, char hex[17])
+{
+  uint64_t h = 1469598103934665603ULL;
+  const unsigned char *p = host;
+  *sum = 0;
+  for (size_t i = 0; i < b->bytes; i++)
+    h = (h ^ p[i]) * 1099511628211ULL;
+  snprintf(hex, 17, "%016llx", (unsigned long long)h);
+  for (uint64_t i = 0; i < b->spec->count; i++) {
+    switch (b->spec->elem) {
+    case GPUJIT_ARG_I32: *sum += ((const int32_t *)host)[i]; break;
+    case GPUJIT_ARG_U32: *sum += ((const uint32_t *)host)[i]; break;
+    case GPUJIT_ARG_I64: *sum += (double)((const int64_t *)host)[i]; break;
+    case GPUJIT_ARG_U64: *sum += (double)((const uint64_t *)host)[i]; break;
+    case GPUJIT_ARG_F32: *sum += ((const float *)host)[i]; break;
+    default: *sum += ((const double *)host)[i]; break;
+    }
+  }
+}
+
+typedef struct kstats {
+  const char *name;
+  gpujit_stats gpu;
+  double launch_us;
+  size_t n;
+} kstats;
+
+static cJSON *stats_json(const gpujit_stats *s)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "samples", (double)s->n);
+  cJSON_AddNumberToObject(o, "min", s->min);
+  cJSON_AddNumberToObject(o, "median", s->median);
+  cJSON_AddNumberToObject(o, "mean", s->mean);
+  cJSON_AddNumberToObject(o, "max", s->max);
+  cJSON_AddNumberToObject(o, "stdev", s->stdev);
+  cJSON_AddNumberToObject(o, "noise", s->noise);
+  return o;
+}
+
+/* The compile half of the report: what building the module cost. */
+static void compile_report(const gpujit_module *m, cJSON *mj, double load_ms, double first_ms)
+{
+  gpujit_module_timings t;
+  gpujit_cache_status cs = gpujit_module_cache_status(m);
+  const char *status = cs == GPUJIT_CACHE_HIT ? "hit" : cs == GPUJIT_CACHE_MISS ? "miss" : "uncached";
+  gpujit_module_timings_get(m, &t);
+  cJSON_AddStringToObject(mj, "module", gpujit_module_name(m));
+  cJSON_AddStringToObject(mj, "arch", gpujit_module_arch(m));
+  cJSON_AddStringToObject(mj, "cache", status);
+  cJSON_AddNumberToObject(mj, "hash_lookup_ms", t.hash_ms + t.lookup_ms);
+  cJSON_AddNumberToObject(mj, "compile_ms", t.compile_ms);
+  cJSON_AddNumberToObject(mj, "link_ms", t.link_ms);
+  cJSON_AddNumberToObject(mj, "store_ms", t.store_ms);
+  cJSON_AddNumberToObject(mj, "saved_ms", t.saved_ms);
+  if (load_ms >= 0)
+    cJSON_AddNumberToObject(mj, "load_ms", load_ms);
+  if (first_ms >= 0)
+    cJSON_AddNumberToObject(mj, "first_launch_ms", first_ms);
+}
+
+static void print_compile(const cJSON *mj, const double phases[4])
+{
+  const char *cache = cJSON_GetObjectItemCaseSensitive(mj, "cache")->valuestring;
+  printf("module %s (%s)  cache %s\n", cJSON_GetObjectItemCaseSensitive(mj, "module")->valuestring,
+         cJSON_GetObjectItemCaseSensitive(mj, "arch")->valuestring, cache);
+  printf("  %-22s %10.3f ms\n", "hash + lookup", cJSON_GetObjectItemCaseSensitive(mj, "hash_lookup_ms")->valuedouble);
+  if (strcmp(cache, "hit") != 0) {
+    printf("  %-22s %10.3f ms", "compile (NVRTC)", cJSON_GetObjectItemCaseSensitive(mj, "compile_ms")->valuedouble);
+    if (phases[0] > 0)
+      printf("   front end %.1f, optimizer %.1f, codegen %.1f, ptxas %.1f", phases[0], phases[1], phases[2], phases[3]);
+    printf("\n  %-22s %10.3f ms\n", "link (nvJitLink)", cJSON_GetObjectItemCaseSensitive(mj, "link_ms")->valuedouble);
+  } else {
+    printf("  %-22s %10.3f ms (the compile this hit saved)\n", "compile saved",
+           cJSON_GetObjectItemCaseSensitive(mj, "saved_ms")->valuedouble);
+  }
+  if (cJSON_GetObjectItemCaseSensitive(mj, "load_ms"))
+    printf("  %-22s %10.3f ms\n", "load (cuModuleLoadData)", cJSON_GetObjectItemCaseSensitive(mj, "load_ms")->valuedouble);
+  if (cJSON_GetObjectItemCaseSensitive(mj, "first_launch_ms"))
+    printf("  %-22s %10.3f ms\n", "first launch", cJSON_GetObjectItemCaseSensitive(mj, "first_launch_ms")->valuedouble);
+}
+
+/* NVRTC's phase times (ms) from the build's trace events. */
+static void phase_times(gpujit_trace *trace, double out[4])
+{
+  char *json = NULL;
+  cJSON *root, *e;
+  memset(out, 0, 4 * sizeof(double));
+  if (!trace || gpujit_trace_to_json(&json, NULL, trace) < 0)
+    return;
+  root = cJSON_Parse(json);
+  gpujit_free(json);
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name"), *d = cJSON_GetObjectItemCaseSensitive(e, "dur");
+    int i = -1;
+    if (!cJSON_IsString(n) || !cJSON_IsNumber(d))
+      continue;
+    if (!strcmp(n->valuestring, "CUDA C++ Front-End"))
+      i = 0;
+    else if (!strcmp(n->valuestring, "NVVM Module Linker") || !strcmp(n->valuestring, "NVVM Optimizer"))
+      i = 1;
+    else if (!strcmp(n->valuestring, "NVVM CodeGen"))
+      i = 2;
+    else if (!strcmp(n->valuestring, "Total PTXAS Time"))
+      i = 3;
+    if (i >= 0)
+      out[i] += d->valuedouble / 1e3;
+  }
+  cJSON_Delete(root);
+}
+
+static void trace_results(gpujit_trace *trace, const gpujit_timing_result *res, size_t n, int device)
+{
+  int64_t tid = 0;
+  char name[64];
+  static const char *const kinds[] = {"kernel", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memset", "graph"};
+  if (!trace || !n)
+    return;
+  snprintf(name, sizeof(name), "GPU %d stream", device);
+  if (gpujit_trace_track(trace, &tid, name) < 0)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t id = 0;
+    if (gpujit_trace_complete(trace, &id, tid, "gpu", res[i].name, res[i].start_us, res[i].elapsed_ms * 1e3) == 0) {
+      gpujit_trace_span_arg_str(trace, id, "kind", kinds[res[i].kind]);
+      gpujit_trace_span_arg_num(trace, id, "order", (double)res[i].order);
+      if (res[i].bytes)
+        gpujit_trace_span_arg_num(trace, id, "bytes", (double)res[i].bytes);
+    }
+  }
+}
+
+int cmd_run(cli_ctx *ctx, int argc, char **argv)
+{
+  static run_ctx r;
+  cli_module_args ma;
+  cli_args a = {argc, 1, argv, "run", NULL, false};
+  const char *kernel = NULL, *grid = NULL, *block = NULL, *launch_file = NULL;
+  gpujit_arg_spec cli_args_specs[MAX_ARGS];
+  size_t ncli = 0;
+  long warmup = 3, repeat = 20, shared = 0, device = -1;
+  double noise = 0.005, timeout = 15;
+  bool bench = false, l2_flush = false, timeline = false;
+  gpujit_module *m = NULL;
+  gpujit_loaded *loaded = NULL;
+  gpujit_timing_result *res = NULL;
+  size_t nres = 0;
+  cJSON *out = cJSON_CreateObject(), *mj = cJSON_AddObjectToObject(out, "module");
+  double phases[4], load_ms = -1, first_ms = -1;
+  int err, rc = EXIT_OK;
+  uint64_t span = 0;
+
+  memset(&r, 0, sizeof(r));
+  cli_module_args_init(&ma);
+  for (; a.i < argc; a.i++) {
+    const char *arg = argv[a.i];
+    int m_r;
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      run_help();
+      cJSON_Delete(out);
+      return EXIT_OK;
+    } else if (cli_opt(&a, "--kernel", true)) {
+      kernel = a.value;
+    } else if (cli_opt(&a, "--grid", true)) {
+      grid = a.value;
+    } else if (cli_opt(&a, "--block", true)) {
+      block = a.value;
+    } else if (cli_opt(&a, "--shared", true)) {
+      if (!a.failed && !cli_parse_int(a.value, 0, 1 << 30, &shared)) {
+        rc = cli_usage_error(ctx, "run", "invalid --shared '%s'", a.value);
+        goto done;
+      }
+    } else if (cli_opt(&a, "--arg", true)) {
+      if (a.failed)
+        break;
+      if (ncli == MAX_ARGS) {
+        rc = cli_usage_error(ctx, "run", "at most %d --arg", MAX_ARGS);
+        goto done;
+      }
+      if (gpujit_arg_spec_parse(&cli_args_specs[ncli++], a.value) < 0) {
+        rc = cli_usage_error(ctx, "run", "%s", gpujit_error_last());
+        goto done;
+      }
+    } else if (cli_opt(&a, "--launch", true)) {
+      launch_file = a.value;
+    } else if (cli_opt(&a, "--warmup", true)) {
+      if (!a.failed && !cli_parse_int(a.value, 0, 1000000, &warmup)) {
+        rc = cli_usage_error(ctx, "run", "invalid --warmup '%s'", a.value);
+        goto done;
+      }
+    } else if (cli_opt(&a, "--repeat", true)) {
+      if (!a.failed && !cli_parse_int(a.value, 1, 10000000, &repeat)) {
+        rc = cli_usage_error(ctx, "run", "invalid --repeat '%s' (at least 1)", a.value);
+        goto done;
+      }
+    } else if (cli_opt(&a, "--device", true)) {
+      if (!a.failed && !cli_parse_int(a.value, 0, 1024, &device)) {
+        rc = cli_usage_error(ctx, "run", "invalid --device '%s'", a.value);
+        goto done;
+      }
+    } else if (cli_opt(&a, "--noise", true)) {
+      char *end;
+      noise = a.failed ? 0 : strtod(a.value, &end);
+      if (!a.failed && (*end || noise <= 0 || noise >= 1)) {
+        rc = cli_usage_error(ctx, "run", "invalid --noise '%s' (a fraction, e.g. 0.005)", a.value);
+        goto done;
+      }
+    } else if (cli_opt(&a, "--timeout", true)) {
+      char *end;
+      timeout = a.failed ? 0 : strtod(a.value, &end);
+      if (!a.failed && (*end || timeout <= 0)) {
+        rc = cli_usage_error(ctx, "run", "invalid --timeout '%s' (seconds)", a.value);
+        goto done;
+      }
+    } else if (cli_opt(&a, "--bench", false)) {
+      bench = true;
+    } else if (cli_opt(&a, "--l2-flush", false)) {
+      l2_flush = true;
+    } else if (cli_opt(&a, "--timeline", false)) {
+      timeline = true;
+    } else if ((m_r = cli_module_opt(ctx, &a, &ma)) != 0) {
+      if (m_r < 0) {
+        rc = -m_r;
+        goto done;
+      }
+    } else {
+      rc = cli_usage_error(ctx, "run", "unknown option '%s'", arg);
+      goto done;
+    }
+    if (a.failed) {
+      rc = cli_usage_error(ctx, "run", "option '%s' needs a value", arg);
+      goto done;
+    }
+  }
+  if (a.failed) {
+    rc = cli_usage_error(ctx, "run", "option '%s' needs a value", argv[argc - 1]);
+    goto done;
+  }
+  /* The plan: one launch from the command line, or a launch file. */
+  if (launch_file) {
+    if (kernel || grid || block || ncli) {
+      rc = cli_usage_error(ctx, "run", "--launch excludes --kernel, --grid, --block and --arg");
+      goto done;
+    }
+    if ((rc = load_launch_file(ctx, &r, launch_file)) != EXIT_OK)
+      goto done;
+  } else {
+    launch *l = &r.launches[0];
+    if (!grid || !block) {
+      rc = cli_usage_error(ctx, "run", "give --grid and --block (or --launch SPEC.json)");
+      goto done;
+    }
+    if (!parse_dims(grid, l->grid) || !parse_dims(block, l->block)) {
+      rc = cli_usage_error(ctx, "run", "invalid --%s '%s': expected X[,Y,Z] of positive numbers",
+                           parse_dims(grid, l->grid) ? "block" : "grid", parse_dims(grid, l->grid) ? block : grid);
+      goto done;
+    }
+    snprintf(l->kernel, sizeof(l->kernel), "%s", kernel ? kernel : "");
+    l->shared = (unsigned)shared;
+    memcpy(l->args, cli_args_specs, ncli * sizeof(cli_args_specs[0]));
+    l->nargs = ncli;
+    r.nlaunches = 1;
+  }
+  if ((rc = cli_module_prepare(ctx, &ma, "run", true)) != EXIT_OK)
+    goto done;
+  if ((rc = cli_module_build(ctx, &ma, &m)) != EXIT_OK)
+    goto done;
+  if (!launch_file && !kernel) {
+    if (gpujit_module_kernel_count(m) != 1) {
+      rc = cli_usage_error(ctx, "run", "the module has %zu kernels: name one with --kernel", gpujit_module_kernel_count(m));
+      goto done;
+    }
+    snprintf(r.launches[0].kernel, sizeof(r.launches[0].kernel), "%s", gpujit_module_kernel(m, 0));
+  }
+  if ((rc = validate_plan(ctx, &r, m)) != EXIT_OK)
+    goto done;
+  phase_times(ma.trace, phases);
+
+  /* The execute half. */
+  if ((err = gpujit_device_open(&r.dev, (int)device)) < 0) {
+    compile_report(m, mj, -1, -1);
+    if (ma.json) {
+      cJSON_AddStringToObject(out, "execution", gpujit_error_last());
+      char *text = cJSON_Print(out);
+      printf("%s\n", text);
+      free(text);
+    } else if (ctx->verbose >= 0) {
+      print_compile(mj, phases);
+    }
+    fprintf(stderr, "%s: execution unavailable: %s\n", ctx->prog, gpujit_error_last());
+    rc = cli_exit_code(err);
+    goto done;
+  }
+  {
+    gpujit_device_info info;
+    uint64_t free_mem = 0, need = 0;
+    cJSON *dj = cJSON_AddObjectToObject(out, "device");
+    gpujit_device_info_get(r.dev, &info);
+    cJSON_AddNumberToObject(dj, "ordinal", info.ordinal);
+    cJSON_AddStringToObject(dj, "name", info.name);
+    cJSON_AddNumberToObject(dj, "cc", info.cc_major * 10 + info.cc_minor);
+    gpujit_device_free_memory(r.dev, &free_mem);
+    for (size_t i = 0; i < r.nbuffers; i++)
+      need += r.buffers[i].bytes;
+    if (need > free_mem) {
+      fprintf(stderr, "%s: run: the buffers need %llu bytes; the device has %llu free\n", ctx->prog,
+              (unsigned long long)need, (unsigned long long)free_mem);
+      rc = EXIT_USAGE;
+      goto done;
+    }
+  }
+  gpujit_trace_span_begin(ma.trace, &span, "gpujit", "load module");
+  err = gpujit_module_load(&loaded, r.dev, m);
+  gpujit_trace_span_end(ma.trace, span);
+  if (err < 0) {
+    rc = cli_fail(ctx, err);
+    goto done;
+  }
+  load_ms = gpujit_loaded_load_ms(loaded);
+  for (size_t i = 0; i < r.nlaunches; i++) {
+    launch *l = &r.launches[i];
+    if ((err = gpujit_kernel_get(&l->k, loaded, l->kernel)) < 0 ||
+        (err = gpujit_launch_check(l->k, l->grid, l->block, l->shared)) < 0) {
+      fprintf(stderr, "%s: run: %s\n", ctx->prog, gpujit_error_last());
+      rc = EXIT_USAGE;
+      goto done;
+    }
+  }
+  /* Buffers: allocate, initialise, and wire every argument. */
+  if ((err = gpujit_timing_begin(r.dev, GPUJIT_TIMING_ALL)) < 0) {
+    rc = cli_fail(ctx, err);
+    goto done;
+  }
+  gpujit_trace_span_begin(ma.trace, &span, "gpujit", "initialise buffers");
+  for (size_t i = 0; i < r.nbuffers; i++) {
+    buffer *b = &r.buffers[i];
+    void *host = malloc(b->bytes);
+    if (!host) {
+      fprintf(stderr, "%s: run: cannot allocate %zu host bytes\n", ctx->prog, b->bytes);
+      rc = EXIT_FAILURE_;
+      goto done;
+    }
+    gpujit_arg_fill(host, b->spec);
+    err = gpujit_mem_alloc(&b->ptr, r.dev, b->bytes);
+    if (err == 0)
+      err = gpujit_memcpy_htod(r.dev, b->ptr, host, b->bytes);
+    free(host);
+    if (err < 0) {
+      rc = cli_fail(ctx, err);
+      goto done;
+    }
+  }
+  gpujit_trace_span_end(ma.trace, span);
+  {
+    size_t bi = 0;
+    for (size_t i = 0; i < r.nlaunches; i++) {
+      launch *l = &r.launches[i];
+      for (size_t k = 0; k < l->nargs; k++) {
+        gpujit_arg_spec *s = &l->args[k];
+        if (s->type == GPUJIT_ARG_BUFFER) {
+          l->ptrs[k] = r.buffers[bi++].ptr;
+          l->argv[k] = &l->ptrs[k];
+        } else if (s->type == GPUJIT_ARG_REF) {
+          l->ptrs[k] = find_buffer(&r, s->name)->ptr;
+          l->argv[k] = &l->ptrs[k];
+        } else {
+          l->argv[k] = &s->value;
+        }
+      }
+    }
+  }
+  /* First launch: includes lazy loading of the functions. */
+  {
+    double t0 = gpujit_trace_now_us();
+    gpujit_trace_span_begin(ma.trace, &span, "gpujit", "first launch");
+    err = run_all(&r);
+    if (err == 0)
+      err = gpujit_synchronize(r.dev);
+    gpujit_trace_span_end(ma.trace, span);
+    first_ms = (gpujit_trace_now_us() - t0) / 1e3;
+    if (err < 0) {
+      rc = cli_fail(ctx, err);
+      goto done;
+    }
+  }
+  gpujit_trace_span_begin(ma.trace, &span, "gpujit", "warm-up");
+  for (long w = 0; w < warmup && err == 0; w++)
+    err = run_all(&r);
+  if (err == 0)
+    err = gpujit_synchronize(r.dev);
+  gpujit_trace_span_end(ma.trace, span);
+  if (err < 0) {
+    rc = cli_fail(ctx, err);
+    goto done;
+  }
+  {
+    kstats ks[MAX_LAUNCHES];
+    size_t nks = 0;
+    cJSON *karr = cJSON_AddArrayToObject(out, "kernels");
+    double compile_cost;
+    gpujit_module_timings t;
+    gpujit_module_timings_get(m, &t);
+    compile_cost = t.compile_ms + t.link_ms > 0 ? t.compile_ms + t.link_ms : t.saved_ms;
+    memset(ks, 0, sizeof(ks));
+    if (bench) {
+      gpujit_bench_options bo = GPUJIT_BENCH_OPTIONS_INIT;
+      gpujit_bench_result br;
+      cJSON *bj = cJSON_AddObjectToObject(out, "benchmark");
+      static const char *const stops[] = {"noise", "timeout", "max_samples"};
+      bo.warmup = 0;
+      bo.max_noise = noise;
+      bo.timeout_s = timeout;
+      bo.l2_flush = l2_flush;
+      /* Close the timing region: the benchmark times samples itself, with no extra events. */
+      gpujit_timing_end(&res, &nres, r.dev);
+      trace_results(ma.trace, res, nres, res && nres ? res[0].device : 0);
+      free(res);
+      res = NULL;
+      gpujit_trace_span_begin(ma.trace, &span, "gpujit", "benchmark");
+      err = gpujit_benchmark(&br, NULL, r.dev, bench_fn, &r, &bo);
+      gpujit_trace_span_end(ma.trace, span);
+      if (err < 0) {
+        rc = cli_fail(ctx, err);
+        goto done;
+      }
+      cJSON_AddItemToObject(bj, "gpu_ms", stats_json(&br.gpu));
+      cJSON_AddItemToObject(bj, "cpu_ms", stats_json(&br.cpu));
+      cJSON_AddStringToObject(bj, "stopped_by", stops[br.stop]);
+      cJSON_AddNumberToObject(bj, "seconds", br.elapsed_s);
+      cJSON_AddNumberToObject(bj, "break_even_launches", br.gpu.median > 0 ? compile_cost / br.gpu.median : 0);
+      if (!ma.json && ctx->verbose >= 0) {
+        compile_report(m, mj, load_ms, first_ms);
+        print_compile(mj, phases);
+        printf("benchmark (%zu launch%s per sample, %zu samples, %.2f s, stopped by %s)\n", r.nlaunches,
+               r.nlaunches == 1 ? "" : "es", br.gpu.n, br.elapsed_s, stops[br.stop]);
+        printf("  GPU ms  min %.6f  median %.6f  mean %.6f  max %.6f  stdev %.6f  noise %.2f%%\n", br.gpu.min,
+               br.gpu.median, br.gpu.mean, br.gpu.max, br.gpu.stdev, br.gpu.noise * 100);
+        printf("  CPU ms  min %.6f  median %.6f  mean %.6f  max %.6f  stdev %.6f  noise %.2f%%\n", br.cpu.min,
+               br.cpu.median, br.cpu.mean, br.cpu.max, br.cpu.stdev, br.cpu.noise * 100);
+        printf("  break-even  %.0f samples (compile %.1f ms / %.6f ms)\n",
+               br.gpu.median > 0 ? compile_cost / br.gpu.median : 0, compile_cost, br.gpu.median);
+      }
+    } else {
+      uint64_t first_order = 0;
+      double *samples;
+      gpujit_trace_span_begin(ma.trace, &span, "gpujit", "timed launches");
+      /* The region opened before the copies: timed launches are those after this mark. */
+      {
+        gpujit_timing_result *mark = NULL;
+        size_t nm = 0;
+        if ((err = gpujit_timing_begin(r.dev, GPUJIT_TIMING_KERNEL)) < 0) {
+          rc = cli_fail(ctx, err);
+          goto done;
+        }
+        for (long k = 0; k < repeat && err == 0; k++)
+          err = run_all(&r);
+        if (err == 0)
+          err = gpujit_timing_end(&mark, &nm, r.dev);
+        gpujit_trace_span_end(ma.trace, span);
+        if (err < 0) {
+          rc = cli_fail(ctx, err);
+          free(mark);
+          goto done;
+        }
+        first_order = nm ? mark[0].order : 0;
+        samples = malloc((nm + 1) * sizeof(double));
+        for (size_t li = 0; li < r.nlaunches; li++) {
+          size_t n = 0;
+          double lus = 0;
+          for (size_t i = 0; i < nm; i++)
+            if ((mark[i].order - first_order) % r.nlaunches == li) {
+              samples[n++] = mark[i].elapsed_ms;
+              lus += mark[i].launch_us;
+            }
+          ks[nks].name = gpujit_kernel_name(r.launches[li].k);
+          ks[nks].n = n;
+          ks[nks].launch_us = n ? lus / (double)n : 0;
+          if (n)
+            gpujit_stats_compute(&ks[nks].gpu, samples, n);
+          nks++;
+        }
+        free(samples);
+        free(mark);
+      }
+      if (!ma.json && ctx->verbose >= 0) {
+        compile_report(m, mj, load_ms, first_ms);
+        print_compile(mj, phases);
+      }
+      for (size_t i = 0; i < nks; i++) {
+        cJSON *kj = cJSON_CreateObject();
+        gpujit_kernel_attrs at;
+        double be = ks[i].gpu.median > 0 ? compile_cost / ks[i].gpu.median : 0;
+        gpujit_kernel_attrs_get(r.launches[i].k, &at);
+        cJSON_AddStringToObject(kj, "kernel", ks[i].name);
+        cJSON_AddItemToObject(kj, "gpu_ms", stats_json(&ks[i].gpu));
+        cJSON_AddNumberToObject(kj, "host_launch_us", ks[i].launch_us);
+        cJSON_AddNumberToObject(kj, "registers", at.registers);
+        cJSON_AddNumberToObject(kj, "break_even_launches", be);
+        cJSON_AddItemToArray(karr, kj);
+        if (!ma.json && ctx->verbose >= 0) {
+          printf("kernel %s  grid %u,%u,%u  block %u,%u,%u  %d regs  (%zu timed launches)\n", ks[i].name,
+                 r.launches[i].grid[0], r.launches[i].grid[1], r.launches[i].grid[2], r.launches[i].block[0],
+                 r.launches[i].block[1], r.launches[i].block[2], at.registers, ks[i].n);
+          printf("  GPU ms  min %.6f  median %.6f  mean %.6f  max %.6f  stdev %.6f  noise %.2f%%\n", ks[i].gpu.min,
+                 ks[i].gpu.median, ks[i].gpu.mean, ks[i].gpu.max, ks[i].gpu.stdev, ks[i].gpu.noise * 100);
+          printf("  host launch overhead  %.2f us\n", ks[i].launch_us);
+          printf("  break-even  %.0f launches (compile %.1f ms / %.6f ms per launch)\n", be, compile_cost,
+                 ks[i].gpu.median);
+        }
+      }
+    }
+  }
+  /* Copy back what was asked for. */
+  {
+    cJSON *barr = cJSON_AddArrayToObject(out, "buffers");
+    for (size_t i = 0; i < r.nbuffers; i++) {
+      buffer *b = &r.buffers[i];
+      void *host;
+      double sum;
+      char hex[17];
+      if (!b->spec->out_checksum && !b->spec->out_file[0])
+        continue;
+      if (!(host = malloc(b->bytes)) || (err = gpujit_memcpy_dtoh(r.dev, host, b->ptr, b->bytes)) < 0) {
+        free(host);
+        rc = host ? cli_fail(ctx, err) : EXIT_FAILURE_;
+        goto done;
+      }
+      checksum(b, host, &sum, hex);
+      if (b->spec->out_file[0]) {
+        FILE *f = fopen(b->spec->out_file, "wb");
+        if (!f || fwrite(host, 1, b->bytes, f) != b->bytes) {
+          fprintf(stderr, "%s: error: cannot write %s: %s\n", ctx->prog, b->spec->out_file, strerror(errno));
+          if (f)
+            fclose(f);
+          free(host);
+          rc = EXIT_IO;
+          goto done;
+        }
+        fclose(f);
+      }
+      free(host);
+      {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", b->spec->name[0] ? b->spec->name : "");
+        cJSON_AddNumberToObject(o, "count", (double)b->spec->count);
+        cJSON_AddNumberToObject(o, "sum", sum);
+        cJSON_AddStringToObject(o, "fnv1a64", hex);
+        if (b->spec->out_file[0])
+          cJSON_AddStringToObject(o, "file", b->spec->out_file);
+        cJSON_AddItemToArray(barr, o);
+      }
+      if (!ma.json && ctx->verbose >= 0)
+        printf("buffer %s  %llu elements  sum %.9g  fnv1a64 %s%s%s\n", b->spec->name[0] ? b->spec->name : "(unnamed)",
+               (unsigned long long)b->spec->count, sum, hex, b->spec->out_file[0] ? "  -> " : "", b->spec->out_file);
+    }
+  }
+  if (!bench) {
+    if ((err = gpujit_timing_end(&res, &nres, r.dev)) < 0) {
+      rc = cli_fail(ctx, err);
+      goto done;
+    }
+    trace_results(ma.trace, res, nres, res && nres ? res[0].device : 0);
+    if (timeline && !ma.json) {
+      char *text = NULL;
+      if (gpujit_timing_format(&text, res, nres, GPUJIT_REPORT_ALL) == 0)
+        printf("%s", text);
+      gpujit_free(text);
+    }
+  }
+  if (ma.json) {
+    char *text;
+    compile_report(m, mj, load_ms, first_ms);
+    text = cJSON_Print(out);
+    printf("%s\n", text);
+    free(text);
+  }
+  if (ma.want_trace) {
+    char path[4200];
+    if (ma.trace_arg)
+      snprintf(path, sizeof(path), "%s", ma.trace_arg);
+    else
+      snprintf(path, sizeof(path), "%s.trace.json", gpujit_module_name(m));
+    gpujit_trace_set_meta(ma.trace, "module", gpujit_module_name(m));
+    if ((err = gpujit_trace_write(ma.trace, path)) < 0) {
+      rc = cli_fail(ctx, err);
+      goto done;
+    }
+    if (!ma.json && ctx->verbose >= 0)
+      printf("trace %s\n", path);
+  }
+done:
+  free(res);
+  for (size_t i = 0; i < r.nbuffers; i++)
+    if (r.buffers[i].ptr)
+      gpujit_mem_free(r.dev, r.buffers[i].ptr);
+  gpujit_loaded_free(loaded);
+  gpujit_device_free(r.dev);
+  gpujit_module_free(m);
+  cli_module_args_free(&ma);
+  cJSON_Delete(out);
+  return rc;
+}

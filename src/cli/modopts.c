@@ -1,0 +1,168 @@
+/* Options shared by `gpujit build` and `gpujit run`: compile flags, cache, trace. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char *const cli_module_help =
+    "  --arch ARCH          sm_XX (cubin) or compute_XX (PTX); default: $GPUJIT_ARCH, else\n"
+    "                       the GPU's, else " GPUJIT_DEFAULT_ARCH "\n"
+    "  -I DIR               add an include directory (the source's own is always searched)\n"
+    "  -D NAME[=VALUE]      define a macro\n"
+    "  -U NAME              undefine a macro\n"
+    "  --std STD            c++03, c++11, c++14, c++17 or c++20\n"
+    "  --no-lineinfo        do not emit line info (on by default)\n"
+    "  --no-line-directives no #line after text gpujit joins before your code\n"
+    "  -G                   device debug info\n"
+    "  --fast-math          --use_fast_math\n"
+    "  --maxrregcount N     limit registers per thread (16..255)\n"
+    "  --Ofast-compile L    0, min, mid or max\n"
+    "  --name-expr EXPR     a name expression to lower, e.g. 'scale<float>' (repeatable)\n"
+    "  -Xnvrtc OPT          pass OPT to NVRTC verbatim (repeatable)\n"
+    "  --cache-dir DIR      kernel cache (default: $GPUJIT_CACHE_DIR, $XDG_CACHE_HOME/gpujit,\n"
+    "                       ~/.cache/gpujit)\n"
+    "  --no-cache           bypass the cache (also GPUJIT_NO_CACHE=1)\n"
+    "  --base-dir DIR       paths under DIR enter cache keys relative to it (GPUJIT_BASE_DIR)\n"
+    "  --time-trace[=FILE]  write a compile-time trace (opens in ui.perfetto.dev)\n"
+    "  --json               print the result as JSON\n"
+    "  -q, -v               quiet (errors only) or verbose (logs)\n";
+
+void cli_module_args_init(cli_module_args *m)
+{
+  const char *env = getenv("GPUJIT_NO_CACHE");
+  gpujit_module_options init = GPUJIT_MODULE_OPTIONS_INIT;
+  memset(m, 0, sizeof(*m));
+  m->opts = init;
+  m->no_cache = env && *env && strcmp(env, "0") != 0;
+}
+
+static bool push(cli_list *l, const char *s)
+{
+  if (l->count == CLI_MAX_LIST)
+    return false;
+  l->items[l->count++] = s;
+  return true;
+}
+
+int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
+{
+  const char *arg = a->argv[a->i];
+  bool ok = true;
+  long n;
+  if (cli_opt(a, "--arch", true)) {
+    m->opts.arch = a->value;
+  } else if (cli_opt(a, "-I", true)) {
+    ok = push(&m->incs, a->value);
+  } else if (cli_opt(a, "-D", true)) {
+    ok = push(&m->defs, a->value);
+  } else if (cli_opt(a, "-U", true)) {
+    ok = push(&m->undefs, a->value);
+  } else if (cli_opt(a, "--std", true)) {
+    m->opts.std = a->value;
+  } else if (cli_opt(a, "--no-lineinfo", false)) {
+    m->opts.lineinfo = 0;
+  } else if (cli_opt(a, "--no-line-directives", false)) {
+    m->opts.line_directives = 0;
+  } else if (cli_opt(a, "-G", false)) {
+    m->opts.device_debug = 1;
+  } else if (cli_opt(a, "--fast-math", false)) {
+    m->opts.fast_math = 1;
+  } else if (cli_opt(a, "--maxrregcount", true)) {
+    if (!a->failed && !cli_parse_int(a->value, 0, 100000, &n))
+      return -cli_usage_error(ctx, a->cmd, "invalid --maxrregcount '%s': expected a number", a->value);
+    m->opts.maxrregcount = a->failed ? 0 : (int)n;
+  } else if (cli_opt(a, "--Ofast-compile", true)) {
+    m->opts.ofast_compile = a->value;
+  } else if (cli_opt(a, "--name-expr", true)) {
+    ok = push(&m->exprs, a->value);
+  } else if (cli_opt(a, "-Xnvrtc", true)) {
+    ok = push(&m->xopts, a->value);
+  } else if (!strcmp(arg, "--time-trace")) {
+    m->want_trace = true;
+  } else if (!strncmp(arg, "--time-trace=", 13)) {
+    m->want_trace = true;
+    m->trace_arg = arg + 13;
+    if (!*m->trace_arg)
+      return -cli_usage_error(ctx, a->cmd, "--time-trace= needs a file name");
+  } else if (cli_opt(a, "--json", false)) {
+    m->json = true;
+  } else if (cli_opt(a, "--cache-dir", true)) {
+    m->cache_dir = a->value;
+  } else if (cli_opt(a, "--base-dir", true)) {
+    m->base_dir = a->value;
+  } else if (cli_opt(a, "--no-cache", false)) {
+    m->no_cache = true;
+  } else if (cli_opt(a, "-q", false) || cli_opt(a, "--quiet", false)) {
+    ctx->verbose = -1;
+  } else if (cli_opt(a, "-v", false) || cli_opt(a, "--verbose", false)) {
+    ctx->verbose = 1;
+  } else if (arg[0] == '-' && arg[1] != '\0') {
+    return 0;
+  } else {
+    ok = push(&m->files, arg);
+  }
+  if (a->failed)
+    return -cli_usage_error(ctx, a->cmd, "option '%s' needs a value", arg);
+  if (!ok)
+    return -cli_usage_error(ctx, a->cmd, "too many values (at most %d per option)", CLI_MAX_LIST);
+  return 1;
+}
+
+int cli_module_prepare(cli_ctx *ctx, cli_module_args *m, const char *cmd, bool nvrtc_phases)
+{
+  int err;
+  if (m->files.count == 0)
+    return cli_usage_error(ctx, cmd, "no input files");
+  m->opts.include_dirs = m->incs.items;
+  m->opts.include_dirs_count = m->incs.count;
+  m->opts.defines = m->defs.items;
+  m->opts.defines_count = m->defs.count;
+  m->opts.undefines = m->undefs.items;
+  m->opts.undefines_count = m->undefs.count;
+  m->opts.name_expressions = m->exprs.items;
+  m->opts.name_expressions_count = m->exprs.count;
+  m->opts.nvrtc_options = m->xopts.items;
+  m->opts.nvrtc_options_count = m->xopts.count;
+  if ((err = gpujit_module_options_validate(&m->opts)) < 0) {
+    fprintf(stderr, "%s: %s: %s\nTry 'gpujit %s --help'.\n", ctx->prog, cmd, gpujit_error_last(), cmd);
+    return cli_exit_code(err);
+  }
+  if (m->want_trace || nvrtc_phases) {
+    gpujit_trace_options topts = GPUJIT_TRACE_OPTIONS_INIT;
+    char name[64];
+    snprintf(name, sizeof(name), "gpujit %s", cmd);
+    topts.process_name = name;
+    if ((err = gpujit_trace_create(&m->trace, &topts)) < 0)
+      return cli_fail(ctx, err);
+    m->opts.trace = m->trace;
+  }
+  if (!m->no_cache) {
+    gpujit_cache_options copts = GPUJIT_CACHE_OPTIONS_INIT;
+    copts.dir = m->cache_dir;
+    copts.base_dir = m->base_dir;
+    if ((err = gpujit_cache_open(&m->cache, &copts)) < 0)
+      cli_warn(ctx, "%s; building uncached", gpujit_error_last());
+    m->opts.cache = m->cache;
+  }
+  return EXIT_OK;
+}
+
+int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out)
+{
+  int err = gpujit_module_build_files(out, m->files.items, m->files.count, &m->opts);
+  if (err < 0) {
+    const char *log = gpujit_error_log();
+    if (*log)
+      fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+    return cli_fail(ctx, err);
+  }
+  return EXIT_OK;
+}
+
+void cli_module_args_free(cli_module_args *m)
+{
+  gpujit_trace_free(m->trace);
+  gpujit_cache_free(m->cache);
+  m->trace = NULL;
+  m->cache = NULL;
+}
