@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# On the GPU machine: build with the carried .deb dependencies, run every test (GPU tests
+# included), the benchmarks, the ncu timing comparison, CuPy's benchmark on the same saxpy and
+# the Nsight Compute source check; print a short table last. Logs go to $OUT (or /tmp/gpujit-out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/gpujit-out}
+mkdir -p "$out"
+prefix=/tmp/gpujit-deps
+mkdir -p "$prefix"
+for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+export GPUJIT_CACHE_DIR=/tmp/gpujit-cache
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/gpu.txt"
+
+echo "== build"
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON \
+  -DCMAKE_PREFIX_PATH="$prefix/usr" >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
+cmake --build build-gpu -j"$(nproc)" >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
+g=build-gpu/gpujit
+
+echo "== tests"
+(cd build-gpu && ctest --output-on-failure -j4 2>&1) | tee "$out/ctest.log" | tail -25
+
+echo "== benchmarks"
+build-gpu/bench/bench_run 40 | tee "$out/bench_run.txt"
+build-gpu/bench/bench_cache 300 30 | tee "$out/bench_cache.txt"
+build-gpu/bench/bench_compile 3 | tee "$out/bench_compile.txt" | tail -8
+
+echo "== event timing against ncu (saxpy, 64M elements, >= 100 us)"
+big=(examples/saxpy.cu --grid 262144 --block 256 --arg i32:67108864 --arg f32:2 --arg buf:f32:67108864:random
+     --arg buf:f32:67108864:zeros)
+$g run --json --warmup 3 --repeat 50 "${big[@]}" >"$out/run_big.json" 2>"$out/run_big.err" || cat "$out/run_big.err"
+ncu --clock-control none --metrics gpu__time_duration.sum -k regex:saxpy --csv \
+  $g run -q --warmup 3 --repeat 50 "${big[@]}" >"$out/ncu_big.csv" 2>"$out/ncu_big.err" || tail -5 "$out/ncu_big.err"
+
+echo "== gpujit benchmark against cupyx.profiler.benchmark (saxpy, 1M elements)"
+small=(examples/saxpy.cu --grid 4096 --block 256 --arg i32:1048576 --arg f32:2 --arg buf:f32:1048576:random
+       --arg buf:f32:1048576:zeros)
+$g run --json --bench --noise 0.01 "${small[@]}" >"$out/run_bench.json" 2>&1 || cat "$out/run_bench.json"
+python3 bench/cupy_saxpy.py 1048576 examples/saxpy.cu >"$out/cupy.json" 2>"$out/cupy.err" || tail -5 "$out/cupy.err"
+
+echo "== compile vs execute report (text)"
+$g run --time-trace="$out/run_trace.json" --timeline "${small[@]}" | tee "$out/run_report.txt" | head -40
+
+if [ -x scripts/ncu_check.sh ]; then
+  echo "== Nsight Compute source correlation"
+  scripts/ncu_check.sh "$g" "$out" 2>&1 | tee "$out/ncu_check.txt" | tail -30
+fi
+
+python3 scripts/gpu_summary.py "$out"

@@ -1,0 +1,80 @@
+"""The short table scripts/gpu.sh prints last, from the logs it left in OUT."""
+import csv
+import io
+import json
+import os
+import re
+import statistics
+import sys
+
+out = sys.argv[1]
+
+
+def read(name):
+    try:
+        with open(os.path.join(out, name)) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+rows = []
+ct = read("ctest.log")
+m = re.search(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", ct)
+rows.append(("ctest", m.group(0) if m else "no result"))
+skipped = re.findall(r"Test\s+#\d+: (\S+) .*Skipped", ct)
+rows.append(("ctest skipped", ", ".join(skipped) or "none"))
+
+br = read("bench_run.txt")
+for label in ("raw cuLaunchKernel", "gpujit_launch, timing off", "gpujit_launch, timing on",
+              "added by gpujit, timing off", "added by gpujit, timing on"):
+    m = re.search(re.escape(label) + r"\s+(-?[\d.]+) µs", br)
+    rows.append(("launch: " + label, (m.group(1) + " us") if m else "?"))
+
+bc = read("bench_cache.txt")
+for label in ("in-process hit (API -> module)", "process: gpujit build (hit)"):
+    m = re.search(re.escape(label) + r"\s+([\d.]+)", bc)
+    rows.append(("cache: " + label, (m.group(1) + " ms") if m else "?"))
+
+try:
+    big = json.loads(read("run_big.json"))
+    ev = big["kernels"][0]["gpu_ms"]["median"]
+    durs = []
+    text = read("ncu_big.csv")
+    start = text.find('"ID"')
+    for r in csv.DictReader(io.StringIO(text[start:] if start >= 0 else "")):
+        if r.get("Metric Name") == "gpu__time_duration.sum":
+            v = float(r["Metric Value"].replace(",", ""))
+            unit = r.get("Metric Unit", "")
+            durs.append(v / 1e6 if unit == "nsecond" else v / 1e3 if unit in ("usecond", "us") else v)
+    if durs:
+        nc = statistics.median(durs)
+        rows.append(("saxpy 64M: events median", "%.4f ms" % ev))
+        rows.append(("saxpy 64M: ncu gpu__time_duration median", "%.4f ms (%d launches)" % (nc, len(durs))))
+        rows.append(("saxpy 64M: events / ncu", "%.4f (target within 2%%)" % (ev / nc)))
+    else:
+        rows.append(("saxpy 64M: ncu", "no ncu data"))
+except (ValueError, KeyError, IndexError) as e:
+    rows.append(("saxpy 64M", "no data (%s)" % e))
+
+try:
+    gb = json.loads(read("run_bench.json"))["benchmark"]
+    cp = json.loads(read("cupy.json"))
+    rows.append(("saxpy 1M: gpujit --bench GPU median", "%.5f ms (%d samples, %s)" % (
+        gb["gpu_ms"]["median"], gb["gpu_ms"]["samples"], gb["stopped_by"])))
+    rows.append(("saxpy 1M: cupyx benchmark GPU median", "%.5f ms (%d samples)" % (cp["gpu_median_ms"], cp["samples"])))
+    rows.append(("saxpy 1M: gpujit / cupy (GPU)", "%.4f" % (gb["gpu_ms"]["median"] / cp["gpu_median_ms"])))
+    rows.append(("saxpy 1M: CPU median gpujit / cupy", "%.5f / %.5f ms" % (gb["cpu_ms"]["median"], cp["cpu_median_ms"])))
+except (ValueError, KeyError) as e:
+    rows.append(("saxpy 1M bench", "no data (%s)" % e))
+
+nc = read("ncu_check.txt")
+for line in nc.splitlines():
+    if line.startswith("CHECK "):
+        parts = line.split(" ", 2)
+        rows.append(("ncu: " + parts[1], parts[2] if len(parts) > 2 else ""))
+
+print("\n== summary (%s)" % read("gpu.txt").strip())
+w = max(len(r[0]) for r in rows)
+for k, v in rows:
+    print("%-*s  %s" % (w, k, v))

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Nsight Compute source correlation, end to end on the GPU machine: for a single-file module, an
+# LTO-linked two-file module, a template module and a module outside the current directory,
+# profile one launch with --import-source yes (no --source-folders) and check that the report
+# imported the user's CUDA source and that --page source shows the user's lines with metrics.
+# Usage: scripts/ncu_check.sh GPUJIT OUTDIR. Prints "CHECK <case> ok|FAIL <why>" lines.
+set -uo pipefail
+g=$(readlink -f "$1")
+out=$(readlink -f "$2")
+repo=$(cd "$(dirname "$0")/.." && pwd)
+ex="$repo/examples"
+fails=0
+
+check() { # name kernel-regex expected-source-text gpujit-run-args...
+  local name=$1 regex=$2 want=$3
+  shift 3
+  local rep="$out/ncu_$name"
+  ncu --set full --import-source yes -c 1 -k "regex:$regex" -f -o "$rep" "$g" run -q --warmup 0 --repeat 1 "$@" \
+    >"$rep.log" 2>&1
+  local rc=$?
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda,sass >"$rep.source.csv" 2>"$rep.source.err"
+  if [ $rc -ne 0 ]; then
+    echo "CHECK $name FAIL: ncu exited $rc: $(tail -2 "$rep.log" | tr '\n' ' ')"; fails=$((fails+1)); return
+  fi
+  if grep -qi "failed to import\|could not import\|source file.*not found" "$rep.log" "$rep.source.err"; then
+    echo "CHECK $name FAIL: $(grep -i "import\|not found" "$rep.log" "$rep.source.err" | head -2 | tr '\n' ' ')"
+    fails=$((fails+1)); return
+  fi
+  if ! grep -qF -- "$want" "$rep.source.csv"; then
+    echo "CHECK $name FAIL: '$want' not in --page source output ($(wc -l <"$rep.source.csv") lines)"
+    fails=$((fails+1)); return
+  fi
+  echo "CHECK $name ok: imported, '$want' shown with metrics ($(wc -l <"$rep.source.csv") CSV lines)"
+}
+
+saxpy_args=(--grid 4096 --block 256 --arg i32:1048576 --arg f32:2 --arg buf:f32:1048576:random
+            --arg buf:f32:1048576:zeros)
+cd "$repo"
+check single saxpy "y[i] = a * x[i] + y[i];" "$ex/saxpy.cu" "${saxpy_args[@]}"
+check lto polynomial "return 1.0f + x * (2.0f + x * (3.0f + x * 4.0f));" \
+  "$ex/lto/main.cu" "$ex/lto/helper.cu" --kernel polynomial --grid 4096 --block 256 \
+  --arg i32:1048576 --arg buf:f32:1048576:random --arg buf:f32:1048576:zeros
+check template scale "data[i] *= factor;" "$ex/scale.cu" --name-expr 'scale<float>' --kernel 'scale<float>' \
+  --grid 4096 --block 256 --arg i32:1048576 --arg f32:3 --arg buf:f32:1048576:random
+elsewhere=$(mktemp -d /tmp/gpujit-elsewhere-XXXXXX)
+mkdir -p "$elsewhere/src" "$elsewhere/run"
+cp "$ex/saxpy.cu" "$elsewhere/src/far_saxpy.cu"
+(cd "$elsewhere/run" && check outside saxpy "y[i] = a * x[i] + y[i];" ../src/far_saxpy.cu "${saxpy_args[@]}")
+echo "ncu check: $fails failed"
+[ $fails -eq 0 ]
