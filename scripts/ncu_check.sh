@@ -45,6 +45,8 @@ check template scale "data[i] *= factor;" "$ex/scale.cu" --name-expr 'scale<floa
 elsewhere=$(mktemp -d /tmp/gpujit-elsewhere-XXXXXX)
 mkdir -p "$elsewhere/src" "$elsewhere/run"
 cp "$ex/saxpy.cu" "$elsewhere/src/far_saxpy.cu"
-(cd "$elsewhere/run" && check outside saxpy "y[i] = a * x[i] + y[i];" ../src/far_saxpy.cu "${saxpy_args[@]}")
+cd "$elsewhere/run"
+check outside saxpy "y[i] = a * x[i] + y[i];" ../src/far_saxpy.cu "${saxpy_args[@]}"
+cd "$repo"
 echo "ncu check: $fails failed"
 [ $fails -eq 0 ]
