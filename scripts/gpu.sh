@@ -27,12 +27,12 @@ build-gpu/bench/bench_run 40 | tee "$out/bench_run.txt"
 build-gpu/bench/bench_cache 300 30 | tee "$out/bench_cache.txt"
 build-gpu/bench/bench_compile 3 | tee "$out/bench_compile.txt" | tail -8
 
-echo "== event timing against ncu (saxpy, 64M elements, >= 100 us)"
-big=(examples/saxpy.cu --grid 262144 --block 256 --arg i32:67108864 --arg f32:2 --arg buf:f32:67108864:random
-     --arg buf:f32:67108864:zeros)
-$g run --json --warmup 3 --repeat 50 "${big[@]}" >"$out/run_big.json" 2>"$out/run_big.err" || cat "$out/run_big.err"
+echo "== event timing against ncu (saxpy, 256M elements, about 1.2 ms)"
+big=(examples/saxpy.cu --grid 1048576 --block 256 --arg i32:268435456 --arg f32:2 --arg buf:f32:268435456:random
+     --arg buf:f32:268435456:zeros)
+$g run --json --warmup 3 --repeat 30 "${big[@]}" >"$out/run_big.json" 2>"$out/run_big.err" || cat "$out/run_big.err"
 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:saxpy --csv \
-  $g run -q --warmup 3 --repeat 50 "${big[@]}" >"$out/ncu_big.csv" 2>"$out/ncu_big.err" || tail -5 "$out/ncu_big.err"
+  $g run -q --warmup 3 --repeat 30 "${big[@]}" >"$out/ncu_big.csv" 2>"$out/ncu_big.err" || tail -5 "$out/ncu_big.err"
 
 echo "== gpujit benchmark against cupyx.profiler.benchmark (saxpy, 1M elements)"
 small=(examples/saxpy.cu --grid 4096 --block 256 --arg i32:1048576 --arg f32:2 --arg buf:f32:1048576:random

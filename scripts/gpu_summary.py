@@ -46,16 +46,17 @@ try:
         if r.get("Metric Name") == "gpu__time_duration.sum":
             v = float(r["Metric Value"].replace(",", ""))
             unit = r.get("Metric Unit", "")
-            durs.append(v / 1e6 if unit == "nsecond" else v / 1e3 if unit in ("usecond", "us") else v)
+            scale = {"ns": 1e-6, "nsecond": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "msecond": 1.0}
+            durs.append(v * scale.get(unit, 1.0))
     if durs:
         nc = statistics.median(durs)
-        rows.append(("saxpy 64M: events median", "%.4f ms" % ev))
-        rows.append(("saxpy 64M: ncu gpu__time_duration median", "%.4f ms (%d launches)" % (nc, len(durs))))
-        rows.append(("saxpy 64M: events / ncu", "%.4f (target within 2%%)" % (ev / nc)))
+        rows.append(("saxpy 256M: events median", "%.4f ms" % ev))
+        rows.append(("saxpy 256M: ncu gpu__time_duration median", "%.4f ms (%d launches)" % (nc, len(durs))))
+        rows.append(("saxpy 256M: events / ncu", "%.4f (target within 2%%)" % (ev / nc)))
     else:
-        rows.append(("saxpy 64M: ncu", "no ncu data"))
+        rows.append(("saxpy 256M: ncu", "no ncu data"))
 except (ValueError, KeyError, IndexError) as e:
-    rows.append(("saxpy 64M", "no data (%s)" % e))
+    rows.append(("saxpy 256M", "no data (%s)" % e))
 
 try:
     gb = json.loads(read("run_bench.json"))["benchmark"]

@@ -291,7 +291,12 @@ int gpujit_stats_compute(gpujit_stats *out, const double *s, size_t n)
   for (size_t i = 0; i < n; i++)
     sq += (v[i] - out->mean) * (v[i] - out->mean);
   out->stdev = n > 1 ? sqrt(sq / (double)(n - 1)) : 0;
-  out->noise = out->mean > 0 ? out->stdev / out->mean : 0;
+  /* Noise: the median absolute deviation, scaled to a normal stdev (1.4826), over the median.
+   * A few outliers (a clock ramp, a preempted sample) do not hold a benchmark hostage. */
+  for (size_t i = 0; i < n; i++)
+    v[i] = fabs(v[i] - out->median);
+  qsort(v, n, sizeof(*v), cmp_double);
+  out->noise = out->median > 0 ? 1.4826 * (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) / out->median : 0;
   free(v);
   return 0;
 }

@@ -71,7 +71,7 @@ typedef struct gpujit_stats {
   size_t n;
   double min, median, mean, max;
   double stdev; /**< sample standard deviation (n - 1) */
-  double noise; /**< stdev / mean */
+  double noise; /**< robust relative spread: 1.4826 * median absolute deviation / median */
 } gpujit_stats;
 
 /** Compute statistics (the input is not modified). @return 0 or GPUJIT_EINVAL for n == 0. */
@@ -104,7 +104,7 @@ typedef struct gpujit_bench_options {
   unsigned max_samples; /**< default 100000 */
   double min_time_s;    /**< default 0.5: sample at least this long */
   double timeout_s;     /**< default 15: stop here whatever the noise */
-  double max_noise;     /**< default 0.005: stop once GPU stdev/mean falls under it */
+  double max_noise;     /**< default 0.005: stop once the GPU samples' noise falls under it */
   int l2_flush;         /**< overwrite L2 before each sample, for cold timings */
 } gpujit_bench_options;
 

@@ -198,7 +198,7 @@ static void test_gpu__benchmark_stops(void **state)
 static void test_gpu__limits_and_attrs(void **state)
 {
   gpujit_kernel_attrs at;
-  unsigned grid[3] = {1, 1, 1}, big[3] = {2048, 1, 1}, huge_grid[3] = {1, 1u << 20, 1};
+  unsigned grid[3] = {1, 1, 1}, big[3] = {32, 32, 2}, wide[3] = {2048, 1, 1}, huge_grid[3] = {1, 1u << 20, 1};
   (void)state;
   assert_int_equal(gpujit_kernel_attrs_get(kernel("saxpy"), &at), 0);
   assert_true(at.registers > 0);
@@ -206,7 +206,9 @@ static void test_gpu__limits_and_attrs(void **state)
   assert_int_equal(at.param_bytes[0], 4);
   assert_int_equal(at.param_bytes[3], 8);
   assert_int_equal(gpujit_launch_check(kernel("saxpy"), grid, big, 0), GPUJIT_EINVAL);
-  assert_non_null(strstr(gpujit_error_last(), "threads per block"));
+  assert_non_null(strstr(gpujit_error_last(), "2048 threads per block"));
+  assert_int_equal(gpujit_launch_check(kernel("saxpy"), grid, wide, 0), GPUJIT_EINVAL);
+  assert_non_null(strstr(gpujit_error_last(), "block.x = 2048"));
   assert_int_equal(gpujit_launch_check(kernel("saxpy"), huge_grid, grid, 0), GPUJIT_EINVAL);
   assert_non_null(strstr(gpujit_error_last(), "grid.y"));
   assert_int_equal(gpujit_kernel_get(NULL, loaded, "nope"), GPUJIT_EINVAL);

@@ -102,7 +102,8 @@ static void test_run__stats(void **state)
   assert_float_equal(st.mean, 4, 1e-12);
   /* deviations from 4: 0, -3, -1, -2, 6 → squares sum 50; sample variance 50 / 4 */
   assert_float_equal(st.stdev, sqrt(12.5), 1e-12);
-  assert_float_equal(st.noise, sqrt(12.5) / 4, 1e-12);
+  /* |x - median 3| = 1, 2, 0, 1, 7 → MAD 1 → noise 1.4826 / 3 */
+  assert_float_equal(st.noise, 1.4826 / 3, 1e-12);
   assert_int_equal(gpujit_stats_compute(&st, s, 4), 0);
   assert_float_equal(st.median, 2.5, 0);
   assert_int_equal(gpujit_stats_compute(&st, s, 0), GPUJIT_EINVAL);
