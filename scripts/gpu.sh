@@ -48,4 +48,6 @@ if [ -x scripts/ncu_check.sh ]; then
   scripts/ncu_check.sh "$g" "$out" 2>&1 | tee "$out/ncu_check.txt" | tail -30
 fi
 
+# Samples of ncu's --page source CSV, for the hot-spot parser's fixtures.
+for f in "$out"/ncu_*.source.csv; do echo "=== $(basename "$f")"; head -c 6000 "$f"; echo; done >"$out/ncu_source_samples.txt" 2>/dev/null
 python3 scripts/gpu_summary.py "$out"
