@@ -377,13 +377,21 @@ int gpujit_bench_should_stop(const double *s, size_t n, double elapsed_s, const 
   return 0;
 }
 
+/*
+ * Samples are issued in batches that keep the GPU busy: each sample is bracketed by its own
+ * event pair, nothing waits between samples, and the host synchronises once per batch. Per-
+ * sample synchronisation would let the GPU idle (and its clocks drop) between samples and
+ * would fold launch latency into every GPU time.
+ */
+#define GPUJIT__BENCH_BATCH 32
+
 int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_device *g, gpujit_bench_fn fn,
                      void *payload, const gpujit_bench_options *opts)
 {
   gpujit_bench_options defaults = GPUJIT_BENCH_OPTIONS_INIT;
   double *gpu = NULL, *cpu = NULL, t_start;
-  size_t n = 0, cap = 0;
-  CUevent a = NULL, b = NULL;
+  size_t n = 0, cap = 0, taken = 0;
+  CUevent ev[2 * GPUJIT__BENCH_BATCH];
   int err = 0;
 
   if (samples_out)
@@ -399,8 +407,9 @@ int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_devi
                          opts->max_samples);
   memset(out, 0, sizeof(*out));
   g->d->cuCtxSetCurrent(g->ctx);
-  if ((err = take_event(g, &a)) < 0 || (err = take_event(g, &b)) < 0)
-    goto done;
+  for (; taken < 2 * GPUJIT__BENCH_BATCH; taken++)
+    if ((err = take_event(g, &ev[taken])) < 0)
+      goto done;
   if (opts->l2_flush && !g->flush_buf) {
     g->flush_bytes = (size_t)(g->info.l2_bytes > 0 ? g->info.l2_bytes : 64 << 20) * 2;
     if ((err = gpujit_mem_alloc(&g->flush_buf, g, g->flush_bytes)) < 0)
@@ -412,12 +421,16 @@ int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_devi
   if ((err = gpujit_synchronize(g)) < 0)
     goto done;
   t_start = gpujit__now_us();
-  for (;;) {
-    double t0, t1;
-    float ms = 0;
-    if (n == cap) {
-      size_t c = cap ? cap * 2 : 256;
-      double *pg = realloc(gpu, c * sizeof(*pg)), *pc;
+  for (bool stop = false; !stop;) {
+    size_t batch = GPUJIT__BENCH_BATCH;
+    if (n + batch > opts->max_samples)
+      batch = opts->max_samples - n;
+    if (n + batch > cap) {
+      size_t c = cap ? cap * 2 : 1024;
+      double *pg, *pc;
+      while (c < n + batch)
+        c *= 2;
+      pg = realloc(gpu, c * sizeof(*pg));
       if (pg)
         gpu = pg;
       pc = realloc(cpu, c * sizeof(*pc));
@@ -429,23 +442,26 @@ int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_devi
       }
       cap = c;
     }
-    if (opts->l2_flush) /* overwrite L2 so the sample starts cold */
-      g->d->cuMemsetD32Async((CUdeviceptr)g->flush_buf, (unsigned)n, g->flush_bytes / 4, g->stream);
-    g->d->cuEventRecord(a, g->stream);
-    t0 = gpujit__now_us();
-    err = fn(payload);
-    t1 = gpujit__now_us();
-    if (err < 0)
+    for (size_t i = 0; i < batch; i++) {
+      double t0;
+      if (opts->l2_flush) /* overwrite L2 so the sample starts cold */
+        g->d->cuMemsetD32Async((CUdeviceptr)g->flush_buf, (unsigned)(n + i), g->flush_bytes / 4, g->stream);
+      g->d->cuEventRecord(ev[2 * i], g->stream);
+      t0 = gpujit__now_us();
+      if ((err = fn(payload)) < 0)
+        goto done;
+      cpu[n + i] = (gpujit__now_us() - t0) / 1e3;
+      g->d->cuEventRecord(ev[2 * i + 1], g->stream);
+    }
+    if ((err = CU(g->d->cuEventSynchronize(ev[2 * batch - 1]), "benchmark sample")) < 0)
       goto done;
-    g->d->cuEventRecord(b, g->stream);
-    if ((err = CU(g->d->cuEventSynchronize(b), "benchmark sample")) < 0)
-      goto done;
-    g->d->cuEventElapsedTime(&ms, a, b);
-    gpu[n] = ms;
-    cpu[n] = (t1 - t0) / 1e3;
-    n++;
-    if (gpujit_bench_should_stop(gpu, n, (gpujit__now_us() - t_start) / 1e6, opts, &out->stop))
-      break;
+    for (size_t i = 0; i < batch; i++) {
+      float ms = 0;
+      g->d->cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]);
+      gpu[n + i] = ms;
+    }
+    n += batch;
+    stop = gpujit_bench_should_stop(gpu, n, (gpujit__now_us() - t_start) / 1e6, opts, &out->stop);
   }
   out->elapsed_s = (gpujit__now_us() - t_start) / 1e6;
   gpujit_stats_compute(&out->gpu, gpu, n);
@@ -455,10 +471,8 @@ int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_devi
     gpu = NULL;
   }
 done:
-  if (a)
-    give_event(g, a);
-  if (b)
-    give_event(g, b);
+  while (taken)
+    give_event(g, ev[--taken]);
   free(gpu);
   free(cpu);
   return err;
