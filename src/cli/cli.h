@@ -84,6 +84,9 @@ int cli_module_prepare(cli_ctx *ctx, cli_module_args *m, const char *cmd, bool n
 int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out);
 void cli_module_args_free(cli_module_args *m);
 
+/** Print one ready ncu command per kernel; argv (may be 0) is the command that launches them. */
+void cli_print_ncu_commands(const gpujit_module *m, gpujit_cache *cache, int argc, char **argv);
+
 int cmd_build(cli_ctx *ctx, int argc, char **argv);
 int cmd_run(cli_ctx *ctx, int argc, char **argv);
 int cmd_trace(cli_ctx *ctx, int argc, char **argv);

@@ -17,6 +17,7 @@ static void build_help(void)
          "  -o FILE              output path (default: MODULE.cubin|.ptx|.ltoir here)\n"
          "  --time-trace without =FILE writes next to the output as MODULE.trace.json\n"
          "  --log                print the NVRTC/nvJitLink log even on success\n"
+         "  --ncu-command        print a ready Nsight Compute command line per kernel\n"
          "  -h, --help           this help\n", cli_module_help);
 }
 
@@ -115,7 +116,7 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
   cli_module_args ma;
   cli_args a = {argc, 1, argv, "build", NULL, false};
   const char *out_path = NULL;
-  bool show_log = false, ptx = false, ltoir = false;
+  bool show_log = false, ptx = false, ltoir = false, ncu = false;
   gpujit_module *m = NULL;
   char default_out[4096], trace_path[4200];
   uint64_t write_span = 0;
@@ -139,6 +140,8 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
       ltoir = true;
     } else if (cli_opt(&a, "--log", false)) {
       show_log = true;
+    } else if (cli_opt(&a, "--ncu-command", false)) {
+      ncu = true;
     } else {
       return cli_usage_error(ctx, "build", "unknown option '%s'", arg);
     }
@@ -185,6 +188,8 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
     print_json(m, out_path, ma.trace ? trace_path : NULL);
   else
     print_text(ctx, m, out_path, ma.trace ? trace_path : NULL);
+  if (ncu)
+    cli_print_ncu_commands(m, ma.cache, 0, NULL);
 done:
   gpujit_module_free(m);
   cli_module_args_free(&ma);

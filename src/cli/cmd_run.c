@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -59,6 +60,7 @@ static void run_help(void)
          "  --l2-flush           overwrite L2 before each benchmark sample (cold timings)\n"
          "  --timeline           print every timed activity\n"
          "  --device N           device ordinal (default $GPUJIT_DEVICE, else 0)\n"
+         "  --ncu-command        print a ready Nsight Compute command line per kernel, run nothing\n"
          "options shared with build:\n%s", cli_module_help);
 }
 
@@ -402,7 +404,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
   size_t ncli = 0;
   long warmup = 3, repeat = 20, shared = 0, device = -1;
   double noise = 0.005, timeout = 15;
-  bool bench = false, l2_flush = false, timeline = false;
+  bool bench = false, l2_flush = false, timeline = false, ncu = false;
   gpujit_module *m = NULL;
   gpujit_loaded *loaded = NULL;
   gpujit_timing_result *res = NULL;
@@ -480,6 +482,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
       l2_flush = true;
     } else if (cli_opt(&a, "--timeline", false)) {
       timeline = true;
+    } else if (cli_opt(&a, "--ncu-command", false)) {
+      ncu = true;
     } else if ((m_r = cli_module_opt(ctx, &a, &ma)) != 0) {
       if (m_r < 0) {
         rc = -m_r;
@@ -536,6 +540,17 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
   }
   if ((rc = validate_plan(ctx, &r, m)) != EXIT_OK)
     goto done;
+  if (ncu) { /* the command that would run: this one, under ncu */
+    char **full = calloc((size_t)argc + 2, sizeof(*full)), self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[len > 0 ? len : 0] = '\0';
+    full[0] = len > 0 ? self : "gpujit";
+    for (int i = 0; i < argc; i++)
+      full[i + 1] = argv[i];
+    cli_print_ncu_commands(m, ma.cache, argc + 1, full);
+    free(full);
+    goto done;
+  }
   phase_times(ma.trace, phases);
 
   /* The execute half. */
