@@ -9,5 +9,6 @@
 #include "gpujit/cache.h"
 #include "gpujit/run.h"
 #include "gpujit/timing.h"
+#include "gpujit/ncu.h"
 
 #endif

@@ -140,8 +140,13 @@ int gpujit_arg_spec_parse(gpujit_arg_spec *out, const char *text)
     return gpujit__error(GPUJIT_EINVAL, "argument '%s': a buffer is buf:TYPE:COUNT[:INIT]", text);
   if (scalar_type(parts[0], strlen(parts[0]), &out->elem) < 0)
     return gpujit__error(GPUJIT_EINVAL, "argument '%s': unknown element type '%s'", text, parts[0]);
-  if ((err = parse_value(text, parts[1], GPUJIT_ARG_U64, &d, &i, &out->count)) < 0)
-    return err;
+  {
+    char *end;
+    errno = 0;
+    out->count = strtoull(parts[1], &end, 10);
+    if (*end || errno || parts[1][0] == '-')
+      return gpujit__error(GPUJIT_EINVAL, "argument '%s': element count '%s' is not a whole number", text, parts[1]);
+  }
   if (out->count == 0 || out->count > (1ULL << 40))
     return gpujit__error(GPUJIT_EINVAL, "argument '%s': element count must be 1 .. 2^40", text);
   if (nparts >= 3) {

@@ -91,5 +91,6 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv);
 int cmd_run(cli_ctx *ctx, int argc, char **argv);
 int cmd_trace(cli_ctx *ctx, int argc, char **argv);
 int cmd_cache(cli_ctx *ctx, int argc, char **argv);
+int cmd_ncu(cli_ctx *ctx, int argc, char **argv);
 
 #endif

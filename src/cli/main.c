@@ -12,6 +12,7 @@ static const cli_command commands[] = {
     {"build", cmd_build, "compile CUDA C modules with NVRTC (and nvJitLink)"},
     {"run", cmd_run, "build, load and run kernels; report compile against execute cost"},
     {"cache", cmd_cache, "inspect and maintain the kernel cache (ls, show, source, stats, clear, prune, verify)"},
+    {"ncu", cmd_ncu, "Nsight Compute helpers (ncu hotspots: per-line table from --page source CSV)"},
     {"trace", cmd_trace, "analyze compile-time traces (gpujit trace analyze)"},
     {"version", cmd_version, "print gpujit, NVRTC and nvJitLink versions"},
     {"help", cmd_help, "show this help"},

@@ -1,0 +1,136 @@
+/* `gpujit ncu hotspots`: a per-line hot-spot table from ncu's --page source CSV. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void ncu_help(void)
+{
+  printf("usage: gpujit ncu hotspots [--metric NAME] [--kernel NAME] [--top N] [--json] SOURCE.csv\n\n"
+         "Turn `ncu -i REPORT --page source --csv --print-source cuda,sass > SOURCE.csv` into a\n"
+         "table of the CUDA source lines that cost the most (default metric: \"%s\").\n"
+         "'-' reads standard input.\n",
+         GPUJIT_NCU_DEFAULT_METRIC);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  char *buf = NULL;
+  size_t cap = 0, n;
+  *len = 0;
+  if (!f)
+    return NULL;
+  for (;;) {
+    if (*len + 65536 + 1 > cap) {
+      char *p = realloc(buf, cap = (*len + 65536) * 2);
+      if (!p) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = p;
+    }
+    n = fread(buf + *len, 1, 65536, f);
+    *len += n;
+    if (n == 0)
+      break;
+  }
+  if (buf)
+    buf[*len] = '\0';
+  if (f != stdin)
+    fclose(f);
+  return buf;
+}
+
+int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
+{
+  cli_args a = {argc, 2, argv, "ncu", NULL, false};
+  const char *metric = NULL, *kernel = NULL, *path = NULL;
+  gpujit_ncu_hotspots *h = NULL;
+  bool json = false;
+  long top = 15;
+  char *csv;
+  size_t len;
+  int err;
+
+  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    ncu_help();
+    return argc < 2 ? EXIT_USAGE : EXIT_OK;
+  }
+  if (strcmp(argv[1], "hotspots") != 0)
+    return cli_usage_error(ctx, "ncu", "unknown subcommand '%s' (expected 'hotspots')", argv[1]);
+  for (; a.i < argc; a.i++) {
+    const char *arg = argv[a.i];
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      ncu_help();
+      return EXIT_OK;
+    } else if (cli_opt(&a, "--metric", true)) {
+      metric = a.value;
+    } else if (cli_opt(&a, "--kernel", true)) {
+      kernel = a.value;
+    } else if (cli_opt(&a, "--top", true)) {
+      if (!a.failed && !cli_parse_int(a.value, 0, 1000000, &top))
+        return cli_usage_error(ctx, "ncu", "invalid --top '%s'", a.value);
+    } else if (cli_opt(&a, "--json", false)) {
+      json = true;
+    } else if (arg[0] == '-' && arg[1]) {
+      return cli_usage_error(ctx, "ncu", "unknown option '%s'", arg);
+    } else if (!path) {
+      path = arg;
+    } else {
+      return cli_usage_error(ctx, "ncu", "one CSV file at a time ('%s' is extra)", arg);
+    }
+    if (a.failed)
+      return cli_usage_error(ctx, "ncu", "option '%s' needs a value", arg);
+  }
+  if (!path)
+    return cli_usage_error(ctx, "ncu", "no CSV file given");
+  if (!(csv = slurp(path, &len))) {
+    fprintf(stderr, "%s: error: %s: %s\n", ctx->prog, path, strerror(errno ? errno : ENOMEM));
+    return EXIT_IO;
+  }
+  err = gpujit_ncu_hotspots_parse(&h, csv, len, metric, kernel);
+  free(csv);
+  if (err < 0) {
+    fprintf(stderr, "%s: error: %s: %s\n", ctx->prog, path, gpujit_error_last());
+    return cli_exit_code(err);
+  }
+  if (json) {
+    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "lines");
+    char *text;
+    cJSON_AddStringToObject(root, "metric", gpujit_ncu_hotspots_metric(h));
+    for (size_t i = 0; i < gpujit_ncu_hotspots_count(h) && (top == 0 || (long)i < top); i++) {
+      const gpujit_ncu_line *l = gpujit_ncu_hotspots_line(h, i);
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "file", l->file);
+      cJSON_AddStringToObject(o, "function", l->function);
+      cJSON_AddNumberToObject(o, "line", l->line);
+      cJSON_AddNumberToObject(o, "value", l->value);
+      cJSON_AddNumberToObject(o, "share", l->share);
+      cJSON_AddStringToObject(o, "source", l->source);
+      cJSON_AddItemToArray(arr, o);
+    }
+    text = cJSON_Print(root);
+    printf("%s\n", text);
+    free(text);
+    cJSON_Delete(root);
+  } else {
+    printf("%s, by CUDA source line\n", gpujit_ncu_hotspots_metric(h));
+    printf("%10s %6s  %-28s %s\n", "value", "share", "file:line", "source");
+    for (size_t i = 0; i < gpujit_ncu_hotspots_count(h) && (top == 0 || (long)i < top); i++) {
+      const gpujit_ncu_line *l = gpujit_ncu_hotspots_line(h, i);
+      const char *base = strrchr(l->file, '/');
+      char where[300];
+      const char *src = l->source;
+      while (*src == ' ' || *src == '\t')
+        src++;
+      snprintf(where, sizeof(where), "%s:%d", base ? base + 1 : l->file, l->line);
+      printf("%10.0f %5.1f%%  %-28s %s\n", l->value, l->share * 100, where, src);
+    }
+  }
+  gpujit_ncu_hotspots_free(h);
+  return EXIT_OK;
+}
