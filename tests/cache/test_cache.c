@@ -447,6 +447,71 @@ static void test_cache__source_dump(void **state)
   gpujit_cache_free(c);
 }
 
+typedef struct dump_find {
+  const char *suffix;
+  char *content;
+} dump_find;
+
+static int find_dump(const char *named, const char *dump, void *payload)
+{
+  dump_find *d = payload;
+  size_t n = strlen(named), m = strlen(d->suffix);
+  if (n >= m && strcmp(named + n - m, d->suffix) == 0)
+    d->content = th_read(dump, NULL);
+  return 0;
+}
+
+/* Edit and rebuild: the old entry keeps the old text beside the old binary, the new the new. */
+static void test_cache__dump_matches_binary_after_edit(void **state)
+{
+  fixture *f = *state;
+  gpujit_cache *c = open_cache(f->cache_dir, NULL);
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *old_m = build(f, c, &o), *new_m;
+  char *path = kernel_path(f), *old_text = th_read(path, NULL), *new_text;
+  dump_find d = {"/k.cu", NULL};
+  rewrite(f, "k.cu", "#include \"inc/params.h\"\n// edited\nextern \"C\" __global__ void k(int n, float *x) { x[0] = scale(x[n]); }\n");
+  new_text = th_read(path, NULL);
+  new_m = build(f, c, &o);
+  assert_string_not_equal(gpujit_module_cache_key(old_m), gpujit_module_cache_key(new_m));
+  assert_int_equal(gpujit_cache_sources(c, gpujit_module_cache_key(old_m), find_dump, &d), 0);
+  assert_string_equal(d.content, old_text);
+  free(d.content);
+  d.content = NULL;
+  assert_int_equal(gpujit_cache_sources(c, gpujit_module_cache_key(new_m), find_dump, &d), 0);
+  assert_string_equal(d.content, new_text);
+  free(d.content);
+  free(old_text);
+  free(new_text);
+  free(path);
+  gpujit_module_free(old_m);
+  gpujit_module_free(new_m);
+  gpujit_cache_free(c);
+}
+
+/* Another toolkit (another NVRTC library file) must miss; the same one hits. */
+static void test_cache__toolkit_change_misses(void **state)
+{
+  fixture *f = *state;
+  char *out, *tk = th_path(f->root, "toolkit");
+  int rc;
+  rc = th_run(&out,
+              "set -e; mkdir -p '%s'; cp -L /usr/local/cuda/lib64/libnvrtc.so.13 /usr/local/cuda/lib64/libnvrtc-builtins.so.13.* '%s'/; "
+              "cd '%s'; g='%s'; $g build --arch sm_90 --cache-dir '%s' -o a.cubin k.cu | head -1; "
+              "$g build --arch sm_90 --cache-dir '%s' -o a.cubin k.cu | head -1; "
+              "GPUJIT_NVRTC_LIBRARY='%s/libnvrtc.so.13' $g build --arch sm_90 --cache-dir '%s' -o b.cubin k.cu | head -1",
+              tk, tk, f->checkout, GPUJIT_CLI, f->cache_dir, f->cache_dir, tk, f->cache_dir);
+  if (rc != 0 || !strstr(out, "  miss\n") || !strstr(out, " hit ") || strstr(strstr(out, " hit ") + 1, " hit "))
+    fail_msg("rc %d:\n%s", rc, out);
+  /* miss, hit, then a miss again for the other NVRTC */
+  {
+    const char *second = strstr(out, " hit ");
+    assert_non_null(strstr(second, "miss"));
+  }
+  free(out);
+  free(tk);
+}
+
 /* Copy cache and checkout elsewhere: a hit, and the image names the new checkout's files. */
 static void test_cache__relocation(void **state)
 {
@@ -490,6 +555,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_cache__maintenance, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache__source_dump, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache__relocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cache__dump_matches_binary_after_edit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cache__toolkit_change_misses, setup, teardown),
   };
   if (getenv("TEST_FILTER"))
     cmocka_set_test_filter(getenv("TEST_FILTER"));
