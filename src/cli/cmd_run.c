@@ -564,6 +564,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
     } else if (ctx->verbose >= 0) {
       print_compile(mj, phases);
     }
+    fflush(stdout);
     fprintf(stderr, "%s: execution unavailable: %s\n", ctx->prog, gpujit_error_last());
     rc = cli_exit_code(err);
     goto done;
