@@ -10,7 +10,7 @@ prefix=/tmp/gpujit-deps
 mkdir -p "$prefix"
 for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-export GPUJIT_CACHE_DIR=/tmp/gpujit-cache
+export GPUJIT_CACHE_DIR=/tmp/gpujit-cache GPUJIT_DEPS_PREFIX="$prefix/usr"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/gpu.txt"
 
 echo "== build"
@@ -48,6 +48,10 @@ if [ -x scripts/ncu_check.sh ]; then
   scripts/ncu_check.sh "$g" "$out" 2>&1 | tee "$out/ncu_check.txt" | tail -30
 fi
 
+echo "== main job"
+scripts/main.sh >"$out/main_job.txt" 2>&1; echo "main job exit $?" >>"$out/main_job.txt"; tail -12 "$out/main_job.txt"
+echo "== Nsight Compute workflow (docs/nsight-compute.md)"
+scripts/ncu_workflow.sh "$g" "$out"
 # Samples of ncu's --page source CSV, for the hot-spot parser's fixtures.
 for f in "$out"/ncu_*.source.csv; do echo "=== $(basename "$f")"; head -c 6000 "$f"; echo; done >"$out/ncu_source_samples.txt" 2>/dev/null
 python3 scripts/gpu_summary.py "$out"

@@ -9,11 +9,19 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc)
 command -v c++ >/dev/null || need+=(g++)
-command -v pkg-config >/dev/null || need+=(pkg-config)
+[ -n "${GPUJIT_DEPS_PREFIX:-}" ] || command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v readelf >/dev/null || need+=(binutils)
-for pc in libcjson:libcjson-dev libxxhash:libxxhash-dev cmocka:libcmocka-dev; do
-  pkg-config --exists "${pc%%:*}" 2>/dev/null || need+=("${pc#*:}")
-done
+if [ -n "${GPUJIT_DEPS_PREFIX:-}" ]; then
+  # Dependencies unpacked into a prefix (the GPU machine has no package registry).
+  for h in cjson/cJSON.h xxhash.h cmocka.h; do
+    [ -f "$GPUJIT_DEPS_PREFIX/include/$h" ] || { echo "setup: $h not under $GPUJIT_DEPS_PREFIX" >&2; exit 1; }
+  done
+  GPUJIT_CMAKE_ARGS="${GPUJIT_CMAKE_ARGS:-} -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -DCMAKE_PREFIX_PATH=$GPUJIT_DEPS_PREFIX"
+else
+  for pc in libcjson:libcjson-dev libxxhash:libxxhash-dev cmocka:libcmocka-dev; do
+    pkg-config --exists "${pc%%:*}" 2>/dev/null || need+=("${pc#*:}")
+  done
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
