@@ -48,6 +48,9 @@ if [ -x scripts/ncu_check.sh ]; then
   scripts/ncu_check.sh "$g" "$out" 2>&1 | tee "$out/ncu_check.txt" | tail -30
 fi
 
+echo "== tracks of a traced compile here (NVRTC worker threads get their own)"
+$g build --no-cache --time-trace="$out/vecops.trace.json" -o "$out/vecops.cubin" examples/vecops.cu >/dev/null
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([e['args']['name'] for e in d['traceEvents'] if e.get('ph')=='M'])" "$out/vecops.trace.json"
 echo "== main job"
 scripts/main.sh >"$out/main_job.txt" 2>&1; echo "main job exit $?" >>"$out/main_job.txt"; tail -12 "$out/main_job.txt"
 echo "== Nsight Compute workflow (docs/nsight-compute.md)"

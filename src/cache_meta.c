@@ -119,7 +119,12 @@ int gpujit__module_from_meta(gpujit_module *m, const cJSON *j, gpujit__buf *imag
       return err;
   }
   if (cJSON_IsObject(t)) {
+    static const char *const phases[] = {"front_end", "optimizer", "codegen", "ptxas"};
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(t, "compile");
+    for (int i = 0; i < 4; i++) {
+      const cJSON *p = cJSON_GetObjectItemCaseSensitive(t, phases[i]);
+      m->phase_ms[i] = cJSON_IsNumber(p) ? p->valuedouble : 0;
+    }
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(t, "link");
     m->timings.saved_ms = (cJSON_IsNumber(c) ? c->valuedouble : 0) + (cJSON_IsNumber(l) ? l->valuedouble : 0);
   }

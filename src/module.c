@@ -544,10 +544,15 @@ void gpujit_module_timings_get(const gpujit_module *m, gpujit_module_timings *ou
 {
   if (!out)
     return;
-  if (m)
+  if (m) {
     *out = m->timings;
-  else
+    out->front_end_ms = m->phase_ms[0];
+    out->optimizer_ms = m->phase_ms[1];
+    out->codegen_ms = m->phase_ms[2];
+    out->ptxas_ms = m->phase_ms[3];
+  } else {
     memset(out, 0, sizeof(*out));
+  }
 }
 
 gpujit_cache_status gpujit_module_cache_status(const gpujit_module *m) { return m ? m->cache_status : GPUJIT_CACHE_NONE; }

@@ -412,7 +412,8 @@ void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_u
   gpujit__buf buf = {0};
   cJSON *root = NULL, *events, *e;
   int64_t tid = gpujit__thread_tid();
-  size_t dropped = 0;
+  size_t dropped = 0, nworkers = 0;
+  double workers[16][2]; /* NVRTC tid → track */
 
   snprintf(path, sizeof(path), "%s.json", base);
   if (gpujit__file_read(&buf, path) < 0) {
@@ -449,7 +450,28 @@ void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_u
       d = end_us - s;
     if (phase_ms && phase_index(name->valuestring) >= 0)
       phase_ms[phase_index(name->valuestring)] += d / 1e3;
-    id = push_event(t, 'X', "nvrtc", name->valuestring, s, d, tid);
+    {
+      /* NVRTC's own worker threads (tid != 0 in its file) get tracks of their own, so their
+       * events nest there instead of being clipped against the compiling thread's. */
+      cJSON *etid = cJSON_GetObjectItemCaseSensitive(e, "tid");
+      int64_t track = tid;
+      if (cJSON_IsNumber(etid) && etid->valuedouble != 0) {
+        char tname[96];
+        size_t k;
+        for (k = 0; k < nworkers && workers[k][0] != etid->valuedouble; k++)
+          ;
+        if (k == nworkers && nworkers < 16) {
+          workers[nworkers][0] = etid->valuedouble;
+          workers[nworkers][1] = (double)t->next_virtual_tid++;
+          snprintf(tname, sizeof(tname), "NVRTC thread %.0f (of %lld)", etid->valuedouble, (long long)tid);
+          ensure_track(t, (int64_t)workers[nworkers][1], tname);
+          nworkers++;
+        }
+        if (k < nworkers)
+          track = (int64_t)workers[k][1];
+      }
+      id = push_event(t, 'X', "nvrtc", name->valuestring, s, d, track);
+    }
     if (!id)
       break;
     {

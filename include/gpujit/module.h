@@ -152,6 +152,8 @@ typedef struct gpujit_module_timings {
   double store_ms;   /**< cache store */
   double total_ms;   /**< the whole build call */
   double saved_ms;   /**< on a cache hit: the compile and link time the entry recorded */
+  /** NVRTC's own phases, known when the compile ran under a trace (on a hit: as recorded) */
+  double front_end_ms, optimizer_ms, codegen_ms, ptxas_ms;
 } gpujit_module_timings;
 
 /** Copy the build's timings into *out. */

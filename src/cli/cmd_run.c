@@ -317,6 +317,10 @@ static void compile_report(const gpujit_module *m, cJSON *mj, double load_ms, do
   cJSON_AddNumberToObject(mj, "link_ms", t.link_ms);
   cJSON_AddNumberToObject(mj, "store_ms", t.store_ms);
   cJSON_AddNumberToObject(mj, "saved_ms", t.saved_ms);
+  cJSON_AddNumberToObject(mj, "front_end_ms", t.front_end_ms);
+  cJSON_AddNumberToObject(mj, "optimizer_ms", t.optimizer_ms);
+  cJSON_AddNumberToObject(mj, "codegen_ms", t.codegen_ms);
+  cJSON_AddNumberToObject(mj, "ptxas_ms", t.ptxas_ms);
   if (load_ms >= 0)
     cJSON_AddNumberToObject(mj, "load_ms", load_ms);
   if (first_ms >= 0)
@@ -332,11 +336,16 @@ static void print_compile(const cJSON *mj, const double phases[4])
   if (strcmp(cache, "hit") != 0) {
     printf("  %-22s %10.3f ms", "compile (NVRTC)", cJSON_GetObjectItemCaseSensitive(mj, "compile_ms")->valuedouble);
     if (phases[0] > 0)
-      printf("   front end %.1f, optimizer %.1f, codegen %.1f, ptxas %.1f", phases[0], phases[1], phases[2], phases[3]);
+      printf("   front end %.1f, NVVM optimizer %.1f, codegen %.1f, ptxas %.1f", phases[0], phases[1], phases[2],
+             phases[3]);
     printf("\n  %-22s %10.3f ms\n", "link (nvJitLink)", cJSON_GetObjectItemCaseSensitive(mj, "link_ms")->valuedouble);
   } else {
-    printf("  %-22s %10.3f ms (the compile this hit saved)\n", "compile saved",
+    printf("  %-22s %10.3f ms (the compile this hit saved", "compile saved",
            cJSON_GetObjectItemCaseSensitive(mj, "saved_ms")->valuedouble);
+    if (phases[0] > 0)
+      printf(": front end %.1f, NVVM optimizer %.1f, codegen %.1f, ptxas %.1f", phases[0], phases[1], phases[2],
+             phases[3]);
+    printf(")\n");
   }
   if (cJSON_GetObjectItemCaseSensitive(mj, "load_ms"))
     printf("  %-22s %10.3f ms\n", "load (cuModuleLoadData)", cJSON_GetObjectItemCaseSensitive(mj, "load_ms")->valuedouble);
@@ -344,33 +353,15 @@ static void print_compile(const cJSON *mj, const double phases[4])
     printf("  %-22s %10.3f ms\n", "first launch", cJSON_GetObjectItemCaseSensitive(mj, "first_launch_ms")->valuedouble);
 }
 
-/* NVRTC's phase times (ms) from the build's trace events. */
-static void phase_times(gpujit_trace *trace, double out[4])
+/* NVRTC's phase times (ms), as the build recorded them. */
+static void phase_times(const gpujit_module *m, double out[4])
 {
-  char *json = NULL;
-  cJSON *root, *e;
-  memset(out, 0, 4 * sizeof(double));
-  if (!trace || gpujit_trace_to_json(&json, NULL, trace) < 0)
-    return;
-  root = cJSON_Parse(json);
-  gpujit_free(json);
-  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name"), *d = cJSON_GetObjectItemCaseSensitive(e, "dur");
-    int i = -1;
-    if (!cJSON_IsString(n) || !cJSON_IsNumber(d))
-      continue;
-    if (!strcmp(n->valuestring, "CUDA C++ Front-End"))
-      i = 0;
-    else if (!strcmp(n->valuestring, "NVVM Module Linker") || !strcmp(n->valuestring, "NVVM Optimizer"))
-      i = 1;
-    else if (!strcmp(n->valuestring, "NVVM CodeGen"))
-      i = 2;
-    else if (!strcmp(n->valuestring, "Total PTXAS Time"))
-      i = 3;
-    if (i >= 0)
-      out[i] += d->valuedouble / 1e3;
-  }
-  cJSON_Delete(root);
+  gpujit_module_timings t;
+  gpujit_module_timings_get(m, &t);
+  out[0] = t.front_end_ms;
+  out[1] = t.optimizer_ms;
+  out[2] = t.codegen_ms;
+  out[3] = t.ptxas_ms;
 }
 
 static void trace_results(gpujit_trace *trace, const gpujit_timing_result *res, size_t n, int device)
@@ -551,7 +542,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
     free(full);
     goto done;
   }
-  phase_times(ma.trace, phases);
+  phase_times(m, phases);
 
   /* The execute half. */
   if ((err = gpujit_device_open(&r.dev, (int)device)) < 0) {
