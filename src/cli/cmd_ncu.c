@@ -8,9 +8,10 @@
 
 static void ncu_help(void)
 {
-  printf("usage: gpujit ncu hotspots [--metric NAME] [--kernel NAME] [--top N] [--json] SOURCE.csv\n\n"
+  printf("usage: gpujit ncu hotspots [--metric NAME] [--kernel NAME] [--file TEXT] [--top N] [--json] SOURCE.csv\n\n"
          "Turn `ncu -i REPORT --page source --csv --print-source cuda,sass > SOURCE.csv` into a\n"
          "table of the CUDA source lines that cost the most (default metric: \"%s\").\n"
+         "--file keeps the lines of files whose path contains TEXT (e.g. your own .cu).\n"
          "'-' reads standard input.\n",
          GPUJIT_NCU_DEFAULT_METRIC);
 }
@@ -48,7 +49,7 @@ static char *slurp(const char *path, size_t *len)
 int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
 {
   cli_args a = {argc, 2, argv, "ncu", NULL, false};
-  const char *metric = NULL, *kernel = NULL, *path = NULL;
+  const char *metric = NULL, *kernel = NULL, *path = NULL, *file = NULL;
   gpujit_ncu_hotspots *h = NULL;
   bool json = false;
   long top = 15;
@@ -71,6 +72,8 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
       metric = a.value;
     } else if (cli_opt(&a, "--kernel", true)) {
       kernel = a.value;
+    } else if (cli_opt(&a, "--file", true)) {
+      file = a.value;
     } else if (cli_opt(&a, "--top", true)) {
       if (!a.failed && !cli_parse_int(a.value, 0, 1000000, &top))
         return cli_usage_error(ctx, "ncu", "invalid --top '%s'", a.value);
@@ -99,12 +102,17 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
     return cli_exit_code(err);
   }
   if (json) {
+    long shown = 0;
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "lines");
     char *text;
     cJSON_AddStringToObject(root, "metric", gpujit_ncu_hotspots_metric(h));
-    for (size_t i = 0; i < gpujit_ncu_hotspots_count(h) && (top == 0 || (long)i < top); i++) {
+    for (size_t i = 0; i < gpujit_ncu_hotspots_count(h) && (top == 0 || shown < top); i++) {
       const gpujit_ncu_line *l = gpujit_ncu_hotspots_line(h, i);
-      cJSON *o = cJSON_CreateObject();
+      cJSON *o;
+      if (file && !strstr(l->file, file))
+        continue;
+      shown++;
+      o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "file", l->file);
       cJSON_AddStringToObject(o, "function", l->function);
       cJSON_AddNumberToObject(o, "line", l->line);
@@ -118,11 +126,15 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
     free(text);
     cJSON_Delete(root);
   } else {
+    long shown = 0;
     printf("%s, by CUDA source line\n", gpujit_ncu_hotspots_metric(h));
     printf("%10s %6s  %-28s %s\n", "value", "share", "file:line", "source");
-    for (size_t i = 0; i < gpujit_ncu_hotspots_count(h) && (top == 0 || (long)i < top); i++) {
+    for (size_t i = 0; i < gpujit_ncu_hotspots_count(h) && (top == 0 || shown < top); i++) {
       const gpujit_ncu_line *l = gpujit_ncu_hotspots_line(h, i);
       const char *base = strrchr(l->file, '/');
+      if (file && !strstr(l->file, file))
+        continue;
+      shown++;
       char where[300];
       const char *src = l->source;
       while (*src == ' ' || *src == '\t')
