@@ -67,41 +67,44 @@ static gpujit__nvjitlink_api link_api;
 static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT, link_once = PTHREAD_ONCE_INIT;
 static char nvrtc_error[512], link_error[512];
 
-static void load_nvrtc(void)
+/* dlopen `path` and fill `slots` (a table of function pointers) from `names`, in order. */
+static void load_table(const char *what, const char *path, const char *env, const char *const *names,
+                       void **slots, size_t n, char *error, size_t error_size)
 {
-  const char *path = gpujit__nvrtc_library_path();
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    snprintf(nvrtc_error, sizeof(nvrtc_error), "cannot load NVRTC (%s): %s; set CUDA_PATH or %s", path,
-             dlerror(), nvrtc_slot.env);
+    snprintf(error, error_size, "cannot load %s (%s): %s; set CUDA_PATH or %s", what, path, dlerror(), env);
     return;
   }
-#define GPUJIT__LOAD(name)                                                                       \
-  if (!(*(void **)&nvrtc_api.name = dlsym(h, #name))) {                                          \
-    snprintf(nvrtc_error, sizeof(nvrtc_error), "NVRTC at %s lacks %s (too old?)", path, #name); \
-    return;                                                                                      \
-  }
-  GPUJIT__NVRTC_FUNCS(GPUJIT__LOAD)
-#undef GPUJIT__LOAD
+  for (size_t i = 0; i < n; i++)
+    if (!(slots[i] = dlsym(h, names[i]))) {
+      snprintf(error, error_size, "%s at %s lacks %s (too old?)", what, path, names[i]);
+      return;
+    }
+}
+
+#define GPUJIT__NAME(name) #name,
+static const char *const nvrtc_names[] = {GPUJIT__NVRTC_FUNCS(GPUJIT__NAME)};
+static const char *const link_names[] = {GPUJIT__NVJITLINK_FUNCS(GPUJIT__NAME)};
+#undef GPUJIT__NAME
+
+/* The API structs hold only function pointers, in the order of their name lists. */
+static void load_nvrtc(void)
+{
+  load_table("NVRTC", gpujit__nvrtc_library_path(), nvrtc_slot.env, nvrtc_names, (void **)&nvrtc_api,
+             sizeof(nvrtc_names) / sizeof(nvrtc_names[0]), nvrtc_error, sizeof(nvrtc_error));
 }
 
 static void load_link(void)
 {
-  const char *path = gpujit__nvjitlink_library_path();
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    snprintf(link_error, sizeof(link_error), "cannot load nvJitLink (%s): %s; set CUDA_PATH or %s", path,
-             dlerror(), link_slot.env);
-    return;
-  }
-#define GPUJIT__LOAD(name)                                                                         \
-  if (!(*(void **)&link_api.name = dlsym(h, #name))) {                                             \
-    snprintf(link_error, sizeof(link_error), "nvJitLink at %s lacks %s (too old?)", path, #name); \
-    return;                                                                                        \
-  }
-  GPUJIT__NVJITLINK_FUNCS(GPUJIT__LOAD)
-#undef GPUJIT__LOAD
+  load_table("nvJitLink", gpujit__nvjitlink_library_path(), link_slot.env, link_names, (void **)&link_api,
+             sizeof(link_names) / sizeof(link_names[0]), link_error, sizeof(link_error));
 }
+
+_Static_assert(sizeof(gpujit__nvrtc_api) == sizeof(nvrtc_names) / sizeof(nvrtc_names[0]) * sizeof(void *),
+               "gpujit__nvrtc_api must hold exactly the listed function pointers");
+_Static_assert(sizeof(gpujit__nvjitlink_api) == sizeof(link_names) / sizeof(link_names[0]) * sizeof(void *),
+               "gpujit__nvjitlink_api must hold exactly the listed function pointers");
 
 int gpujit__nvrtc_api_get(const gpujit__nvrtc_api **out)
 {
