@@ -242,8 +242,23 @@ static int compile_module(gpujit_module *m, const gpujit_source *sources, size_t
       gpujit_trace_span_arg_str(trace, link_span, "arch", m->arch);
       gpujit_trace_span_arg_num(trace, link_span, "inputs", (double)count);
       gpujit_trace_span_arg_num(trace, link_span, "image_bytes", (double)m->image.len);
-      if (link_log.len)
+      if (link_log.len) {
+        /* nvJitLink -time writes "what: milliseconds" lines: each becomes a numeric arg too. */
+        const char *line = link_log.data;
         gpujit_trace_span_arg_str(trace, link_span, "nvjitlink_info", link_log.data);
+        while (line && *line) {
+          const char *colon = strchr(line, ':'), *eol = strchr(line, '\n');
+          if (colon && (!eol || colon < eol)) {
+            char key[128], *end;
+            double ms = strtod(colon + 1, &end);
+            if (end != colon + 1) {
+              snprintf(key, sizeof(key), "nvjitlink %.*s (ms)", (int)(colon - line), line);
+              gpujit_trace_span_arg_num(trace, link_span, key, ms);
+            }
+          }
+          line = eol ? eol + 1 : NULL;
+        }
+      }
       gpujit_trace_span_end(trace, link_span);
     }
     free(inputs);
