@@ -252,7 +252,7 @@ static int compile_module(gpujit_module *m, const gpujit_source *sources, size_t
             char key[128], *end;
             double ms = strtod(colon + 1, &end);
             if (end != colon + 1) {
-              snprintf(key, sizeof(key), "nvjitlink %.*s (ms)", (int)(colon - line), line);
+              snprintf(key, sizeof(key), "%.*s (ms)", (int)(colon - line), line);
               gpujit_trace_span_arg_num(trace, link_span, key, ms);
             }
           }
