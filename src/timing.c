@@ -339,6 +339,8 @@ int gpujit_timer_start(gpujit_timer **out, gpujit_device *dev, const char *name,
   return 0;
 }
 
+const char *gpujit_timer_name(const gpujit_timer *t) { return t ? t->name : NULL; }
+
 int gpujit_timer_stop(gpujit_timer *t, double *elapsed_ms)
 {
   int err = 0;

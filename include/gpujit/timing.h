@@ -90,7 +90,10 @@ enum {
 GPUJIT_API int gpujit_timer_start(gpujit_timer **out, gpujit_device *dev, const char *name, unsigned flags,
                                   uint32_t color);
 
-/** Stop and free the timer; host milliseconds in *elapsed_ms. */
+/** @return the timer's name (borrowed: lives until the timer stops). */
+GPUJIT_API const char *gpujit_timer_name(const gpujit_timer *timer);
+
+/** Stop and free the timer; host milliseconds in *elapsed_ms (may be NULL). */
 GPUJIT_API int gpujit_timer_stop(gpujit_timer *timer, double *elapsed_ms);
 
 /* ---- benchmarks ------------------------------------------------------------------------- */

@@ -385,6 +385,24 @@ static void trace_results(gpujit_trace *trace, const gpujit_timing_result *res, 
   }
 }
 
+/* Stages run under scoped timers: an NVTX range each (for nsys and ncu), "<name> took X ms" with -v. */
+static void stage_start(gpujit_timer **t, gpujit_device *dev, const char *name)
+{
+  if (gpujit_timer_start(t, dev, name, GPUJIT_TIMER_SYNCHRONIZE | GPUJIT_TIMER_NVTX, 0) < 0)
+    *t = NULL;
+}
+
+static void stage_stop(cli_ctx *ctx, gpujit_timer *t)
+{
+  double ms = 0;
+  char name[128];
+  if (!t)
+    return;
+  snprintf(name, sizeof(name), "%s", gpujit_timer_name(t));
+  if (gpujit_timer_stop(t, &ms) == 0 && ctx->verbose > 0)
+    fprintf(stderr, "%s took %.3f ms\n", name, ms);
+}
+
 int cmd_run(cli_ctx *ctx, int argc, char **argv)
 {
   static run_ctx r;
@@ -402,6 +420,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
   size_t nres = 0;
   cJSON *out = cJSON_CreateObject(), *mj = cJSON_AddObjectToObject(out, "module");
   double phases[4], load_ms = -1, first_ms = -1;
+  gpujit_timer *timer = NULL;
   int err, rc = EXIT_OK;
   uint64_t span = 0;
 
@@ -579,7 +598,9 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
     }
   }
   gpujit_trace_span_begin(ma.trace, &span, "gpujit", "load module");
+  stage_start(&timer, r.dev, "load");
   err = gpujit_module_load(&loaded, r.dev, m);
+  stage_stop(ctx, timer);
   gpujit_trace_span_end(ma.trace, span);
   if (err < 0) {
     rc = cli_fail(ctx, err);
@@ -713,6 +734,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
       uint64_t first_order = 0;
       double *samples;
       gpujit_trace_span_begin(ma.trace, &span, "gpujit", "timed launches");
+      stage_start(&timer, r.dev, "timed launches");
       /* The region opened before the copies: timed launches are those after this mark. */
       {
         gpujit_timing_result *mark = NULL;
@@ -725,6 +747,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
           err = run_all(&r);
         if (err == 0)
           err = gpujit_timing_end(&mark, &nm, r.dev);
+        stage_stop(ctx, timer);
+        timer = NULL;
         gpujit_trace_span_end(ma.trace, span);
         if (err < 0) {
           rc = cli_fail(ctx, err);
@@ -858,6 +882,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
       printf("trace %s\n", path);
   }
 done:
+  if (timer)
+    gpujit_timer_stop(timer, NULL);
   free(res);
   for (size_t i = 0; i < r.nbuffers; i++)
     if (r.buffers[i].ptr)

@@ -82,6 +82,12 @@ static void activities(gpujit_devptr a, gpujit_devptr b, float *host, int n)
   assert_int_equal(gpujit_memcpy_dtoh(dev, host, b, n * sizeof(float)), 0);
 }
 
+static void count_report(const gpujit_timing_result *r, size_t n, void *payload)
+{
+  (void)r;
+  *(size_t *)payload += n;
+}
+
 static void test_gpu__filters_and_nesting(void **state)
 {
   const int n = 1 << 16;
@@ -92,10 +98,16 @@ static void test_gpu__filters_and_nesting(void **state)
   (void)state;
   assert_int_equal(gpujit_mem_alloc(&a, dev, n * sizeof(float)), 0);
   assert_int_equal(gpujit_mem_alloc(&b, dev, n * sizeof(float)), 0);
-  /* Kernel filter: only the kernel, none of the copies or the memset. */
-  assert_int_equal(gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL), 0);
-  activities(a, b, host, n);
-  assert_int_equal(gpujit_timing_end(&k, &nk, dev), 0);
+  /* Kernel filter: only the kernel, none of the copies or the memset; the custom report sees it. */
+  {
+    size_t reported = 0;
+    gpujit_timing_set_report(dev, count_report, &reported);
+    assert_int_equal(gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL), 0);
+    activities(a, b, host, n);
+    assert_int_equal(gpujit_timing_end(&k, &nk, dev), 0);
+    gpujit_timing_set_report(dev, NULL, NULL);
+    assert_int_equal(reported, 1);
+  }
   assert_int_equal(nk, 1);
   assert_int_equal(k[0].kind, GPUJIT_ACTIVITY_KERNEL);
   assert_string_equal(k[0].name, "saxpy");
@@ -124,6 +136,24 @@ static void test_gpu__filters_and_nesting(void **state)
   gpujit_mem_free(dev, a);
   gpujit_mem_free(dev, b);
   free(host);
+}
+
+static void test_gpu__synchronized_timer(void **state)
+{
+  gpujit_timer *t = NULL;
+  double host_ms = 0;
+  gpujit_devptr d;
+  long long cycles = 200LL * 1000 * 1000; /* ~0.1 s at ~2 GHz */
+  unsigned g1[3] = {1, 1, 1}, b1[3] = {32, 1, 1};
+  void *args[] = {&cycles, &d};
+  (void)state;
+  assert_int_equal(gpujit_mem_alloc(&d, dev, 64), 0);
+  assert_int_equal(gpujit_timer_start(&t, dev, "spin", GPUJIT_TIMER_SYNCHRONIZE | GPUJIT_TIMER_NVTX, 0), 0);
+  assert_int_equal(gpujit_launch(kernel("spin"), g1, b1, 0, args), 0);
+  assert_int_equal(gpujit_timer_stop(t, &host_ms), 0);
+  /* Synchronising at stop: the host time covers the whole kernel. */
+  assert_true(host_ms > 50.0);
+  gpujit_mem_free(dev, d);
 }
 
 static void test_gpu__graph_timed_whole(void **state)
@@ -285,6 +315,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpu__saxpy_matches_cpu), cmocka_unit_test(test_gpu__filters_and_nesting),
       cmocka_unit_test(test_gpu__graph_timed_whole), cmocka_unit_test(test_gpu__benchmark_stops),
+      cmocka_unit_test(test_gpu__synchronized_timer),
       cmocka_unit_test(test_gpu__limits_and_attrs),  cmocka_unit_test(test_gpu__report_agrees_with_trace),
       cmocka_unit_test(test_gpu__fault_named),
   };

@@ -1,6 +1,7 @@
 /* Run layer pieces that need no GPU: argument specs, host fills, statistics, the stopping
  * rule, report formatting from recorded results, and the no-driver path. */
 #include <math.h>
+#include <time.h>
 
 #include "helpers.h"
 
@@ -163,6 +164,20 @@ static void test_run__report_from_recorded(void **state)
   gpujit_free(text);
 }
 
+static void test_run__scoped_timer(void **state)
+{
+  gpujit_timer *t = NULL;
+  double ms = -1;
+  struct timespec ts = {0, 20 * 1000 * 1000};
+  (void)state;
+  assert_int_equal(gpujit_timer_start(&t, NULL, "sleep", GPUJIT_TIMER_NVTX, 0xff00ff00u), 0);
+  nanosleep(&ts, NULL);
+  assert_int_equal(gpujit_timer_stop(t, &ms), 0);
+  assert_true(ms >= 19.0 && ms < 2000.0);
+  assert_int_equal(gpujit_timer_start(NULL, NULL, "x", 0, 0), GPUJIT_EINVAL);
+  assert_int_equal(gpujit_timer_stop(NULL, &ms), GPUJIT_EINVAL);
+}
+
 static void test_run__no_driver(void **state)
 {
   int n = -1, err;
@@ -186,6 +201,7 @@ int main(void)
       cmocka_unit_test(test_run__scalar_specs),   cmocka_unit_test(test_run__bad_specs),
       cmocka_unit_test(test_run__buffer_specs_and_fill), cmocka_unit_test(test_run__stats),
       cmocka_unit_test(test_run__stop_rule),      cmocka_unit_test(test_run__report_from_recorded),
+      cmocka_unit_test(test_run__scoped_timer),
       cmocka_unit_test(test_run__no_driver),
   };
   if (getenv("TEST_FILTER"))
