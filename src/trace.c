@@ -21,6 +21,13 @@ typedef struct trace_event {
   cJSON *args;  /* owned; NULL when none. For raw events: the whole event. */
 } trace_event;
 
+typedef struct trace_pending {
+  char *json; /* an NVRTC trace file's text, not yet turned into events */
+  size_t len;
+  double start, end;
+  int64_t tid;
+} trace_pending;
+
 typedef struct trace_track {
   int64_t tid;
   char *name;
@@ -40,6 +47,8 @@ struct gpujit_trace {
   int nvrtc_phases;
   unsigned nvrtc_counter;
   cJSON *meta;
+  trace_pending *pending;
+  size_t npending, cappending;
 };
 
 int64_t gpujit__thread_tid(void)
@@ -115,6 +124,9 @@ void gpujit_trace_free(gpujit_trace *t)
     event_free(&t->events[i]);
   for (size_t i = 0; i < t->tracks_count; i++)
     free(t->tracks[i].name);
+  for (size_t i = 0; i < t->npending; i++)
+    free(t->pending[i].json);
+  free(t->pending);
   free(t->events);
   free(t->tracks);
   free(t->process_name);
@@ -125,6 +137,8 @@ void gpujit_trace_free(gpujit_trace *t)
 }
 
 void gpujit_free(void *ptr) { free(ptr); }
+
+static void flush_pending(gpujit_trace *t);
 
 /* Under the lock: make sure `tid` has a named track. */
 static int ensure_track(gpujit_trace *t, int64_t tid, const char *name)
@@ -370,6 +384,7 @@ size_t gpujit_trace_event_count(gpujit_trace *t)
   if (!t)
     return 0;
   pthread_mutex_lock(&t->lock);
+  flush_pending(t);
   n = t->count;
   pthread_mutex_unlock(&t->lock);
   return n;
@@ -405,74 +420,57 @@ static int phase_index(const char *name)
   return -1;
 }
 
-void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_us, double end_us,
-                               double phase_ms[4])
+/* Under the lock: turn one NVRTC trace (JSON text) into events on the compiling thread's track. */
+static void parse_nvrtc(gpujit_trace *t, const trace_pending *p)
 {
-  char path[4096];
-  gpujit__buf buf = {0};
-  cJSON *root = NULL, *events, *e;
-  int64_t tid = gpujit__thread_tid();
+  cJSON *root = cJSON_ParseWithLength(p->json, p->len), *events, *e;
   size_t dropped = 0, nworkers = 0;
   double workers[16][2]; /* NVRTC tid → track */
-
-  snprintf(path, sizeof(path), "%s.json", base);
-  if (gpujit__file_read(&buf, path) < 0) {
-    gpujit__log(GPUJIT_LOG_DEBUG, "no NVRTC trace at %s", path);
-    unlink(base); /* in case a future NVRTC stops appending the suffix */
-    goto done;
-  }
-  unlink(path);
-  root = cJSON_ParseWithLength(buf.data, buf.len);
   events = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "traceEvents") : root;
   if (!cJSON_IsArray(events)) {
-    gpujit__log(GPUJIT_LOG_WARN, "NVRTC trace %s is not in the expected format; phases skipped", path);
-    goto done;
+    gpujit__log(GPUJIT_LOG_WARN, "an NVRTC trace is not in the expected format; its phases are skipped");
+    cJSON_Delete(root);
+    return;
   }
-  pthread_mutex_lock(&t->lock);
   cJSON_ArrayForEach(e, events) {
     cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
     cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
     cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
     cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+    cJSON *etid = cJSON_GetObjectItemCaseSensitive(e, "tid");
+    int64_t track = p->tid;
     double s, d;
     uint64_t id;
     /* NVRTC's first event may be {}: drop empty and non-complete events. */
-    if (!cJSON_IsString(name) || !cJSON_IsNumber(ts) || !cJSON_IsNumber(dur) ||
-        !cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0) {
+    if (!cJSON_IsString(name) || !cJSON_IsNumber(ts) || !cJSON_IsNumber(dur) || !cJSON_IsString(ph) ||
+        strcmp(ph->valuestring, "X") != 0) {
       dropped++;
       continue;
     }
-    s = start_us + ts->valuedouble;
+    s = p->start + ts->valuedouble;
     d = dur->valuedouble < 0 ? 0 : dur->valuedouble;
-    if (s > end_us)
-      s = end_us;
-    if (s + d > end_us)
-      d = end_us - s;
-    if (phase_ms && phase_index(name->valuestring) >= 0)
-      phase_ms[phase_index(name->valuestring)] += d / 1e3;
-    {
-      /* NVRTC's own worker threads (tid != 0 in its file) get tracks of their own, so their
-       * events nest there instead of being clipped against the compiling thread's. */
-      cJSON *etid = cJSON_GetObjectItemCaseSensitive(e, "tid");
-      int64_t track = tid;
-      if (cJSON_IsNumber(etid) && etid->valuedouble != 0) {
-        char tname[96];
-        size_t k;
-        for (k = 0; k < nworkers && workers[k][0] != etid->valuedouble; k++)
-          ;
-        if (k == nworkers && nworkers < 16) {
-          workers[nworkers][0] = etid->valuedouble;
-          workers[nworkers][1] = (double)t->next_virtual_tid++;
-          snprintf(tname, sizeof(tname), "NVRTC thread %.0f (of %lld)", etid->valuedouble, (long long)tid);
-          ensure_track(t, (int64_t)workers[nworkers][1], tname);
-          nworkers++;
-        }
-        if (k < nworkers)
-          track = (int64_t)workers[k][1];
+    if (s > p->end)
+      s = p->end;
+    if (s + d > p->end)
+      d = p->end - s;
+    /* NVRTC's own worker threads (tid != 0 in its file) get tracks of their own, so their
+     * events nest there instead of being clipped against the compiling thread's. */
+    if (cJSON_IsNumber(etid) && etid->valuedouble != 0) {
+      char tname[96];
+      size_t k;
+      for (k = 0; k < nworkers && workers[k][0] != etid->valuedouble; k++)
+        ;
+      if (k == nworkers && nworkers < 16) {
+        workers[nworkers][0] = etid->valuedouble;
+        workers[nworkers][1] = (double)t->next_virtual_tid++;
+        snprintf(tname, sizeof(tname), "NVRTC thread %.0f (of %lld)", etid->valuedouble, (long long)p->tid);
+        ensure_track(t, (int64_t)workers[nworkers][1], tname);
+        nworkers++;
       }
-      id = push_event(t, 'X', "nvrtc", name->valuestring, s, d, track);
+      if (k < nworkers)
+        track = (int64_t)workers[k][1];
     }
-    if (!id)
+    if (!(id = push_event(t, 'X', "nvrtc", name->valuestring, s, d, track)))
       break;
     {
       cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
@@ -480,11 +478,94 @@ void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_u
         t->events[id - 1].args = cJSON_Duplicate(args, 1);
     }
   }
-  pthread_mutex_unlock(&t->lock);
   if (dropped)
     gpujit__log(GPUJIT_LOG_DEBUG, "dropped %zu empty NVRTC trace events", dropped);
-done:
   cJSON_Delete(root);
+}
+
+/* Under the lock: parse every NVRTC trace kept since the last flush. */
+static void flush_pending(gpujit_trace *t)
+{
+  for (size_t i = 0; i < t->npending; i++) {
+    parse_nvrtc(t, &t->pending[i]);
+    free(t->pending[i].json);
+  }
+  t->npending = 0;
+}
+
+/*
+ * NVRTC's top-level phase durations without parsing the whole file: NVRTC writes each event's
+ * keys in order (args, dur, name, ph, pid, tid, ts), so the "dur" nearest before a phase's
+ * name belongs to it. Returns false when that layout is not found.
+ */
+static bool scan_phases(const char *json, size_t len, double phase_ms[4])
+{
+  static const char *const names[] = {"\"name\":\"CUDA C++ Front-End\"", "\"name\":\"NVVM Module Linker\"",
+                                      "\"name\":\"NVVM Optimizer\"", "\"name\":\"NVVM CodeGen\"",
+                                      "\"name\":\"Total PTXAS Time\""};
+  static const int index[] = {0, 1, 1, 2, 3};
+  double found[4] = {0, 0, 0, 0};
+  for (size_t k = 0; k < 5; k++) {
+    const char *p = json, *end = json + len;
+    size_t n = strlen(names[k]);
+    while ((p = memmem(p, (size_t)(end - p), names[k], n)) != NULL) {
+      const char *q = p, *lo = p - json > 64 ? p - 64 : json;
+      while (q > lo && strncmp(q, "\"dur\":", 6) != 0)
+        q--;
+      if (strncmp(q, "\"dur\":", 6) != 0)
+        return false;
+      found[index[k]] += strtod(q + 6, NULL) / 1e3;
+      p += n;
+    }
+  }
+  for (int i = 0; i < 4; i++)
+    phase_ms[i] += found[i];
+  return true;
+}
+
+void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_us, double end_us,
+                               double phase_ms[4])
+{
+  char path[4096];
+  gpujit__buf buf = {0};
+  snprintf(path, sizeof(path), "%s.json", base);
+  if (gpujit__file_read(&buf, path) < 0) {
+    gpujit__log(GPUJIT_LOG_DEBUG, "no NVRTC trace at %s", path);
+    unlink(base); /* in case a future NVRTC stops appending the suffix */
+    return;
+  }
+  unlink(path);
+  if (phase_ms && !scan_phases(buf.data, buf.len, phase_ms)) {
+    /* An unexpected layout: parse now to find the phases (slower, same result). */
+    cJSON *root = cJSON_ParseWithLength(buf.data, buf.len), *e;
+    cJSON *events = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "traceEvents") : root;
+    cJSON_ArrayForEach(e, events) {
+      cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
+      if (cJSON_IsString(name) && cJSON_IsNumber(dur) && phase_index(name->valuestring) >= 0)
+        phase_ms[phase_index(name->valuestring)] += dur->valuedouble / 1e3;
+    }
+    cJSON_Delete(root);
+  }
+  /* Events are made from the text when the trace is read or written, not on the compile path. */
+  pthread_mutex_lock(&t->lock);
+  if (t->npending == t->cappending) {
+    size_t cap = t->cappending ? t->cappending * 2 : 8;
+    trace_pending *p = realloc(t->pending, cap * sizeof(*p));
+    if (p) {
+      t->pending = p;
+      t->cappending = cap;
+    }
+  }
+  if (t->npending < t->cappending) {
+    trace_pending *p = &t->pending[t->npending++];
+    p->json = buf.data;
+    p->len = buf.len;
+    p->start = start_us;
+    p->end = end_us;
+    p->tid = gpujit__thread_tid();
+    buf.data = NULL;
+  }
+  pthread_mutex_unlock(&t->lock);
   gpujit__buf_free(&buf);
 }
 
@@ -593,6 +674,7 @@ int gpujit_trace_to_json(char **out, size_t *out_len, gpujit_trace *t)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_trace_to_json: NULL argument");
   *out = NULL;
   pthread_mutex_lock(&t->lock);
+  flush_pending(t);
   if (t->count && !(sorted = malloc(t->count * sizeof(*sorted)))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;
