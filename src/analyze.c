@@ -184,7 +184,8 @@ static int add_events(gpujit_trace_analysis *a, const char *file, xev *ev, size_
   double gpujit_own = 0;
   char buf[1024];
 
-  qsort(ev, n, sizeof(*ev), cmp_xev);
+  if (n)
+    qsort(ev, n, sizeof(*ev), cmp_xev);
   for (size_t i = 0; i < n; i++) {
     while (depth && (ev[stack[depth - 1]].pid != ev[i].pid || ev[stack[depth - 1]].tid != ev[i].tid ||
                      ev[stack[depth - 1]].ts + ev[stack[depth - 1]].dur <= ev[i].ts))

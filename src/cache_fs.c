@@ -342,7 +342,7 @@ int gpujit__entries(gpujit__entry_list *out, const char *cache_dir, bool meta)
     closedir(sub);
   }
   closedir(top);
-  if (meta)
+  if (meta && out->count) /* qsort takes no NULL base, even for nothing */
     qsort(out->items, out->count, sizeof(*out->items), cmp_used);
   return 0;
 }

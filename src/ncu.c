@@ -182,7 +182,8 @@ int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t
     err = gpujit__error(GPUJIT_EPARSE, "not ncu --page source CSV: no \"Line No\",\"Source\",… header");
     goto done;
   }
-  qsort(h->lines, h->count, sizeof(*h->lines), cmp_lines);
+  if (h->count) /* qsort takes no NULL base, even for nothing */
+    qsort(h->lines, h->count, sizeof(*h->lines), cmp_lines);
   {
     /* Shares within each function. */
     for (size_t i = 0; i < h->count; i++) {

@@ -684,7 +684,8 @@ int gpujit_trace_to_json(char **out, size_t *out_len, gpujit_trace *t)
     if (sorted[i]->open) /* never ended: close at write time so the file stays valid */
       sorted[i]->dur = now - sorted[i]->ts;
   }
-  qsort(sorted, t->count, sizeof(*sorted), cmp_events);
+  if (t->count) /* qsort takes no NULL base, even for nothing */
+    qsort(sorted, t->count, sizeof(*sorted), cmp_events);
   fix_nesting(sorted, t->count);
 
   root = cJSON_CreateObject();

@@ -392,10 +392,12 @@ static void stage_start(gpujit_timer **t, gpujit_device *dev, const char *name)
     *t = NULL;
 }
 
-static void stage_stop(cli_ctx *ctx, gpujit_timer *t)
+static void stage_stop(cli_ctx *ctx, gpujit_timer **tp)
 {
+  gpujit_timer *t = *tp;
   double ms = 0;
   char name[128];
+  *tp = NULL; /* stopped timers are freed */
   if (!t)
     return;
   snprintf(name, sizeof(name), "%s", gpujit_timer_name(t));
@@ -600,7 +602,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
   gpujit_trace_span_begin(ma.trace, &span, "gpujit", "load module");
   stage_start(&timer, r.dev, "load");
   err = gpujit_module_load(&loaded, r.dev, m);
-  stage_stop(ctx, timer);
+  stage_stop(ctx, &timer);
   gpujit_trace_span_end(ma.trace, span);
   if (err < 0) {
     rc = cli_fail(ctx, err);
@@ -747,8 +749,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
           err = run_all(&r);
         if (err == 0)
           err = gpujit_timing_end(&mark, &nm, r.dev);
-        stage_stop(ctx, timer);
-        timer = NULL;
+        stage_stop(ctx, &timer);
         gpujit_trace_span_end(ma.trace, span);
         if (err < 0) {
           rc = cli_fail(ctx, err);
