@@ -194,6 +194,17 @@ static int add_events(gpujit_trace_analysis *a, const char *file, xev *ev, size_
     if (depth < sizeof(stack) / sizeof(stack[0]))
       stack[depth++] = (int)i;
   }
+  /* NVRTC sometimes writes LibNVVM without its sub-phases: then LibNVVM itself is the optimizer. */
+  for (size_t i = 0; i < n && err == 0; i++) {
+    bool has_sub = false;
+    if (strcmp(ev[i].name, "LibNVVM") != 0)
+      continue;
+    for (size_t k = i + 1; k < n && ev[k].ts < ev[i].ts + ev[i].dur && !has_sub; k++)
+      has_sub = ev[k].parent == (int)i && (!strcmp(ev[k].name, "NVVM Optimizer") || !strcmp(ev[k].name, "NVVM CodeGen") ||
+                                           !strcmp(ev[k].name, "NVVM Module Linker"));
+    if (!has_sub)
+      err = table_add(&a->tables[GPUJIT_TRACE_PHASES], "NVVM optimizer", ev[i].dur);
+  }
   /* gpujit's own time: each build span minus the NVRTC compiles and links directly under it. */
   for (size_t i = 0; i < n && err == 0; i++) {
     const xev *e = &ev[i];

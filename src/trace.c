@@ -502,10 +502,10 @@ static bool scan_phases(const char *json, size_t len, double phase_ms[4])
 {
   static const char *const names[] = {"\"name\":\"CUDA C++ Front-End\"", "\"name\":\"NVVM Module Linker\"",
                                       "\"name\":\"NVVM Optimizer\"", "\"name\":\"NVVM CodeGen\"",
-                                      "\"name\":\"Total PTXAS Time\""};
-  static const int index[] = {0, 1, 1, 2, 3};
-  double found[4] = {0, 0, 0, 0};
-  for (size_t k = 0; k < 5; k++) {
+                                      "\"name\":\"Total PTXAS Time\"", "\"name\":\"LibNVVM\""};
+  static const int index[] = {0, 1, 1, 2, 3, 4};
+  double found[5] = {0, 0, 0, 0, 0};
+  for (size_t k = 0; k < 6; k++) {
     const char *p = json, *end = json + len;
     size_t n = strlen(names[k]);
     while ((p = memmem(p, (size_t)(end - p), names[k], n)) != NULL) {
@@ -518,6 +518,10 @@ static bool scan_phases(const char *json, size_t len, double phase_ms[4])
       p += n;
     }
   }
+  /* NVRTC sometimes writes LibNVVM without its sub-phases (seen on the H100 machine when
+   * LibNVVM is slow): then all of LibNVVM counts as the optimizer. */
+  if (found[1] == 0 && found[2] == 0)
+    found[1] = found[4];
   for (int i = 0; i < 4; i++)
     phase_ms[i] += found[i];
   return true;
@@ -539,11 +543,20 @@ void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_u
     /* An unexpected layout: parse now to find the phases (slower, same result). */
     cJSON *root = cJSON_ParseWithLength(buf.data, buf.len), *e;
     cJSON *events = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "traceEvents") : root;
+    double nvvm = 0, sub = 0;
     cJSON_ArrayForEach(e, events) {
       cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
-      if (cJSON_IsString(name) && cJSON_IsNumber(dur) && phase_index(name->valuestring) >= 0)
+      if (!cJSON_IsString(name) || !cJSON_IsNumber(dur))
+        continue;
+      if (phase_index(name->valuestring) >= 0)
         phase_ms[phase_index(name->valuestring)] += dur->valuedouble / 1e3;
+      if (phase_index(name->valuestring) == 1 || phase_index(name->valuestring) == 2)
+        sub += dur->valuedouble;
+      if (!strcmp(name->valuestring, "LibNVVM"))
+        nvvm += dur->valuedouble;
     }
+    if (sub == 0)
+      phase_ms[1] += nvvm / 1e3;
     cJSON_Delete(root);
   }
   /* Events are made from the text when the trace is read or written, not on the compile path. */

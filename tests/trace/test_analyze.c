@@ -84,6 +84,18 @@ static void test_analyze__many_and_raw(void **state)
   gpujit_trace_analysis_free(a);
 }
 
+/* NVRTC sometimes writes LibNVVM without its sub-phases: LibNVVM then counts as the optimizer. */
+static void test_analyze__nvvm_without_phases(void **state)
+{
+  const char *files[] = {GPUJIT_TEST_DATA "/nvrtc_nvvm_without_phases.json"};
+  gpujit_trace_analysis *a = analyze(files, 1);
+  (void)state;
+  expect(a, GPUJIT_TRACE_PHASES, "NVVM optimizer", 186000, 1);
+  expect(a, GPUJIT_TRACE_PHASES, "front end", 300, 1);
+  expect(a, GPUJIT_TRACE_PHASES, "ptxas", 50, 1);
+  gpujit_trace_analysis_free(a);
+}
+
 static void test_analyze__empty_is_fine(void **state)
 {
   const char *files[] = {GPUJIT_TEST_DATA "/empty.json"};
@@ -124,6 +136,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_analyze__gpujit_trace),
       cmocka_unit_test(test_analyze__many_and_raw),
+      cmocka_unit_test(test_analyze__nvvm_without_phases),
       cmocka_unit_test(test_analyze__empty_is_fine),
       cmocka_unit_test(test_analyze__bad_input),
   };

@@ -132,12 +132,26 @@ static void test_trace__rebase_and_drop_empty(void **state)
   b = tc_find(root, "Late");
   assert_float_equal(tc_num(b, "ts") + tc_num(b, "dur"), 2000.0, 1e-9);
   cJSON_Delete(root);
+  /* NVRTC's file without LibNVVM's sub-phases: LibNVVM counts as the optimizer. */
+  {
+    double ph[4] = {0, 0, 0, 0};
+    char *nv = th_write(tmp, "nv.json",
+                        "{\"traceEvents\":[{},{\"dur\":300,\"name\":\"CUDA C++ Front-End\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":0},"
+                        "{\"args\":{\"detail\":\"x.cu\"},\"dur\":2000,\"name\":\"LibNVVM\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":400}]}");
+    gpujit__trace_merge_nvrtc(t, base, 0, 1e9, ph);
+    assert_float_equal(ph[0], 0.3, 1e-12);
+    assert_float_equal(ph[1], 2.0, 1e-12);
+    assert_float_equal(ph[2], 0, 0);
+    assert_false(th_exists(nv));
+    free(nv);
+    assert_int_equal(gpujit_trace_event_count(t), 5);
+  }
   /* A malformed file is skipped (and removed), never fatal. */
   free(file);
   file = th_write(tmp, "nv.json", "ptxas garbage");
   gpujit__trace_merge_nvrtc(t, base, 0, 1, NULL);
   assert_false(th_exists(file));
-  assert_int_equal(gpujit_trace_event_count(t), 3);
+  assert_int_equal(gpujit_trace_event_count(t), 5);
   free(file);
   free(base);
   gpujit_trace_free(t);
