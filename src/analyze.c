@@ -161,13 +161,17 @@ static void template_names(const char *detail, char *group, size_t gsize, const 
   group[n] = '\0';
 }
 
-static const char *phase_of(const xev *e)
+static const char *phase_of(const xev *e, const xev *all)
 {
   const char *n = e->name;
   if (strcmp(n, "CUDA C++ Front-End") == 0)
     return "front end";
-  if (strcmp(n, "NVVM Module Linker") == 0 || strcmp(n, "NVVM Optimizer") == 0)
+  /* Inside a LibNVVM event the optimizer is counted from LibNVVM itself (see add_events). */
+  if ((strcmp(n, "NVVM Module Linker") == 0 || strcmp(n, "NVVM Optimizer") == 0) &&
+      (e->parent < 0 || strcmp(all[e->parent].name, "LibNVVM") != 0))
     return "NVVM optimizer";
+  if (strcmp(n, "NVVM Module Linker") == 0 || strcmp(n, "NVVM Optimizer") == 0)
+    return NULL;
   if (strcmp(n, "NVVM CodeGen") == 0)
     return "codegen";
   if (strcmp(n, "Total PTXAS Time") == 0)
@@ -194,21 +198,21 @@ static int add_events(gpujit_trace_analysis *a, const char *file, xev *ev, size_
     if (depth < sizeof(stack) / sizeof(stack[0]))
       stack[depth++] = (int)i;
   }
-  /* NVRTC sometimes writes LibNVVM without its sub-phases: then LibNVVM itself is the optimizer. */
+  /* The NVVM optimizer is LibNVVM less its codegen: NVRTC does not always write LibNVVM's
+   * sub-phases, nor do they cover all of it. Traces without LibNVVM use the sub-phases. */
   for (size_t i = 0; i < n && err == 0; i++) {
-    bool has_sub = false;
+    double codegen = 0;
     if (strcmp(ev[i].name, "LibNVVM") != 0)
       continue;
-    for (size_t k = i + 1; k < n && ev[k].ts < ev[i].ts + ev[i].dur && !has_sub; k++)
-      has_sub = ev[k].parent == (int)i && (!strcmp(ev[k].name, "NVVM Optimizer") || !strcmp(ev[k].name, "NVVM CodeGen") ||
-                                           !strcmp(ev[k].name, "NVVM Module Linker"));
-    if (!has_sub)
-      err = table_add(&a->tables[GPUJIT_TRACE_PHASES], "NVVM optimizer", ev[i].dur);
+    for (size_t k = i + 1; k < n && ev[k].ts < ev[i].ts + ev[i].dur; k++)
+      if (ev[k].parent == (int)i && !strcmp(ev[k].name, "NVVM CodeGen"))
+        codegen += ev[k].dur;
+    err = table_add(&a->tables[GPUJIT_TRACE_PHASES], "NVVM optimizer", ev[i].dur - codegen);
   }
   /* gpujit's own time: each build span minus the NVRTC compiles and links directly under it. */
   for (size_t i = 0; i < n && err == 0; i++) {
     const xev *e = &ev[i];
-    const char *phase = phase_of(e);
+    const char *phase = phase_of(e, ev);
     if (phase)
       err = table_add(&a->tables[GPUJIT_TRACE_PHASES], phase, e->dur);
     if (err)

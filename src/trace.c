@@ -518,10 +518,10 @@ static bool scan_phases(const char *json, size_t len, double phase_ms[4])
       p += n;
     }
   }
-  /* NVRTC sometimes writes LibNVVM without its sub-phases (seen on the H100 machine when
-   * LibNVVM is slow): then all of LibNVVM counts as the optimizer. */
-  if (found[1] == 0 && found[2] == 0)
-    found[1] = found[4];
+  /* The optimizer is LibNVVM less its codegen: NVRTC does not always write LibNVVM's
+   * sub-phases, nor do they cover all of it (seen on the H100 machine). */
+  if (found[4] > found[2])
+    found[1] = found[4] - found[2];
   for (int i = 0; i < 4; i++)
     phase_ms[i] += found[i];
   return true;
@@ -555,8 +555,9 @@ void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_u
       if (!strcmp(name->valuestring, "LibNVVM"))
         nvvm += dur->valuedouble;
     }
-    if (sub == 0)
-      phase_ms[1] += nvvm / 1e3;
+    (void)sub;
+    if (nvvm > 0) /* as in scan_phases: LibNVVM less its codegen */
+      phase_ms[1] = nvvm / 1e3 - phase_ms[2] > 0 ? nvvm / 1e3 - phase_ms[2] : phase_ms[1];
     cJSON_Delete(root);
   }
   /* Events are made from the text when the trace is read or written, not on the compile path. */
