@@ -48,5 +48,23 @@ cp "$ex/saxpy.cu" "$elsewhere/src/far_saxpy.cu"
 cd "$elsewhere/run"
 check outside saxpy "y[i] = a * x[i] + y[i];" ../src/far_saxpy.cu "${saxpy_args[@]}"
 cd "$repo"
+# A cache entry built in one checkout, served to a checkout at a path of another length: the
+# cubin's line table is rebuilt for the new path; the driver loads it and ncu imports the new file.
+a=$(mktemp -d /tmp/gpujit-ckA-XXXXXX); b="$a-moved-elsewhere"; rc_cache=$(mktemp -d /tmp/gpujit-rc-XXXXXX)
+mkdir -p "$a/k" && cp "$ex/saxpy.cu" "$a/k/saxpy.cu"
+"$g" build -q --cache-dir "$rc_cache" --base-dir "$a" -o "$a/k.cubin" "$a/k/saxpy.cu"
+cp -a "$a" "$b"
+if "$g" run --cache-dir "$rc_cache" --base-dir "$b" "$b/k/saxpy.cu" "${saxpy_args[@]}" | grep -q "cache hit"; then
+  cd "$b"
+  check relocated saxpy "y[i] = a * x[i] + y[i];" --cache-dir "$rc_cache" --base-dir "$b" "$b/k/saxpy.cu" "${saxpy_args[@]}"
+  cd "$repo"
+  if grep -qF "\"File Path\",\"$b/k/saxpy.cu\"" "$out/ncu_relocated.source.csv"; then
+    echo "CHECK relocated-path ok: the report names $b/k/saxpy.cu"
+  else
+    echo "CHECK relocated-path FAIL: $(grep -m1 'File Path' "$out/ncu_relocated.source.csv")"; fails=$((fails+1))
+  fi
+else
+  echo "CHECK relocated FAIL: the moved checkout did not hit the cache"; fails=$((fails+1))
+fi
 echo "ncu check: $fails failed"
 [ $fails -eq 0 ]

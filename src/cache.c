@@ -202,11 +202,37 @@ static void corrupt(gpujit_cache *c, const char *hex, const char *why)
   stats_update(c, 0, 0, 0, 1, 0);
 }
 
+/* Replace every whole-prefix occurrence of `from` by `to` in a text image (PTX). */
+static int rebase_text(gpujit__buf *img, const char *from, const char *to)
+{
+  gpujit__buf out = {0};
+  size_t n = strlen(from);
+  const char *p = img->data, *end = img->data + img->len, *hit;
+  int err = 0;
+  while (err == 0 && (hit = memmem(p, (size_t)(end - p), from, n)) != NULL) {
+    bool whole = hit + n < end && (hit[n] == '/' || hit[n] == '"');
+    err = gpujit__buf_put(&out, p, (size_t)(hit - p));
+    if (err == 0)
+      err = whole ? gpujit__buf_puts(&out, to) : gpujit__buf_put(&out, hit, n);
+    p = hit + n;
+  }
+  if (err == 0)
+    err = gpujit__buf_put(&out, p, (size_t)(end - p));
+  if (err < 0) {
+    gpujit__buf_free(&out);
+    return err;
+  }
+  gpujit__buf_free(img);
+  *img = out;
+  return 0;
+}
+
 /*
  * Keys hold paths relative to the base directory, but line info embeds absolute ones: an
- * entry built in another checkout names that checkout's files. Its base directory is
- * rewritten in place to this one's when both have the same length; otherwise the entry
- * cannot name the right files here, and the lookup is a miss (the rebuild republishes it).
+ * entry built in another checkout names that checkout's files. On a hit the entry's base
+ * directory is rewritten to this one: in place when both have the same length; otherwise a
+ * cubin's .debug_line is rebuilt (gpujit__cubin_rebase) and PTX text is rewritten. When that
+ * cannot be done the lookup is a miss and the rebuild republishes the entry.
  */
 static int relocate(gpujit_cache *c, gpujit_module *m, const cJSON *meta)
 {
@@ -217,6 +243,17 @@ static int relocate(gpujit_cache *c, gpujit_module *m, const cJSON *meta)
   if (!cJSON_IsString(old) || !c->base || strcmp(old->valuestring, c->base) == 0)
     return 0;
   n = strlen(old->valuestring);
+  if (strlen(c->base) != n) {
+    int err = m->output == GPUJIT_OUTPUT_PTX ? rebase_text(&m->image, old->valuestring, c->base)
+                                              : gpujit__cubin_rebase(&m->image, old->valuestring, c->base);
+    if (err < 0) {
+      gpujit__log(GPUJIT_LOG_INFO, "cache entry built under %s cannot be relocated to %s; rebuilding",
+                  old->valuestring, c->base);
+      return GPUJIT_ENOENT;
+    }
+    gpujit__log(GPUJIT_LOG_DEBUG, "cache entry relocated from %s to %s", old->valuestring, c->base);
+    return 0;
+  }
   end = m->image.data + m->image.len;
   for (p = m->image.data; p && p + n <= end; p++) {
     p = memmem(p, (size_t)(end - p), old->valuestring, n);
@@ -225,10 +262,6 @@ static int relocate(gpujit_cache *c, gpujit_module *m, const cJSON *meta)
     /* Only whole path components: the base followed by '/' or a NUL. */
     if (p + n < end && p[n] != '/' && p[n] != '\0')
       continue;
-    if (strlen(c->base) != n) {
-      gpujit__log(GPUJIT_LOG_INFO, "cache entry built under %s; rebuilding for %s", old->valuestring, c->base);
-      return GPUJIT_ENOENT;
-    }
     memcpy(p, c->base, n);
     found = true;
   }

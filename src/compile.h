@@ -64,6 +64,12 @@ int gpujit__ptxas_resources(gpujit__kernel_resources *out, const char *log, cons
 /** Kernel parameter count and sizes from a cubin's .nv.info; -1 when unknown. */
 int gpujit__cubin_params(const void *image, size_t size, const char *kernel, int *sizes, int max);
 
+/**
+ * Rewrite old_base to new_base in a cubin's .debug_line directory and file tables (any
+ * lengths). GPUJIT_EUNSUPPORTED, image untouched, when the layout is not the expected one.
+ */
+int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *new_base);
+
 /** GPU arch of device 0 through the driver, e.g. "sm_90"; GPUJIT_ENODRIVER/ENODEVICE otherwise. */
 int gpujit__driver_arch(char *out, size_t size);
 

@@ -543,9 +543,49 @@ static void test_cache__relocation(void **state)
   free(cache2);
 }
 
+/* A checkout moved to a path of another length: still a hit, and the line table names the new
+ * files (the cubin's .debug_line rebuilt; readelf reads it back). */
+static void test_cache__relocation_other_length(void **state)
+{
+  fixture *f = *state;
+  char *b = th_path(f->root, "a-moved-further"), *out, *served = th_path(f->root, "served.cubin");
+  gpujit_cache *c = open_cache(f->cache_dir, f->checkout), *c2;
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = build(f, c, &o), *m2;
+  fixture moved = *f;
+  size_t size, size2;
+  const void *img = gpujit_module_image(m, &size), *img2;
+  gpujit_cache_free(c);
+  assert_int_equal(th_run(&out, "cp -a '%s' '%s'", f->checkout, b), 0);
+  free(out);
+  moved.checkout = b;
+  c2 = open_cache(f->cache_dir, b);
+  m2 = build(&moved, c2, &o);
+  assert_int_equal(gpujit_module_cache_status(m2), GPUJIT_CACHE_HIT);
+  img2 = gpujit_module_image(m2, &size2);
+  assert_true(size2 > size);
+  assert_int_equal(gpujit_module_kernel_count(m2), 1); /* still a cubin we can read */
+  assert_int_equal(gpujit_module_write(m2, served), 0);
+  assert_int_equal(th_run(&out, "readelf --debug-dump=rawline '%s' 2>&1 | grep -A3 'Directory Table'", served), 0);
+  if (!strstr(out, b) || strstr(out, "a/inc") && !strstr(out, "a-moved-further/inc"))
+    fail_msg("line table directories:\n%s", out);
+  free(out);
+  assert_int_equal(th_run(&out, "readelf --debug-dump=decodedline '%s' 2>&1 | grep -c 'k.cu'", served), 0);
+  assert_true(atoi(out) > 0); /* the line program still decodes */
+  free(out);
+  (void)img;
+  (void)img2;
+  gpujit_module_free(m);
+  gpujit_module_free(m2);
+  gpujit_cache_free(c2);
+  free(b);
+  free(served);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_cache__relocation_other_length, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache__hit_without_nvrtc, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache__key_sensitivity, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache__corruption, setup, teardown),
