@@ -9,6 +9,26 @@
 
 #define GPUJIT_CACHE_SCHEMA 1
 
+struct gpujit_cache {
+  char *dir;
+  char *base;
+  double lock_timeout_s;
+  bool writable;
+  bool warned;
+};
+
+/** The shared counters' file (binary, updated under flock). */
+typedef struct gpujit__stats_file {
+  uint64_t magic;
+  uint64_t hits, misses, stores, corrupt;
+  double saved_ms;
+} gpujit__stats_file;
+
+/** Add to the shared counters, read-modify-write under flock, so no process loses a count. */
+void gpujit__cache_stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64_t stores, uint64_t corrupt,
+                                double saved_ms);
+void gpujit__cache_stats_read(gpujit_cache *c, gpujit__stats_file *s);
+
 typedef struct gpujit__key {
   unsigned char bytes[16];
   char hex[33];

@@ -11,46 +11,6 @@
 
 #include "trace_internal.h"
 
-typedef struct trace_event {
-  char ph;      /* 'X', 'i', 'C'; 0 for a raw event loaded from a file */
-  bool open;    /* a span not yet ended */
-  char *name;
-  char *cat;
-  double ts, dur;
-  int64_t tid;
-  cJSON *args;  /* owned; NULL when none. For raw events: the whole event. */
-} trace_event;
-
-typedef struct trace_pending {
-  char *json; /* an NVRTC trace file's text, not yet turned into events */
-  size_t len;
-  double start, end;
-  int64_t tid;
-} trace_pending;
-
-typedef struct trace_track {
-  int64_t tid;
-  char *name;
-} trace_track;
-
-struct gpujit_trace {
-  pthread_mutex_t lock;
-  trace_event *events;
-  size_t count, cap;
-  trace_track *tracks;
-  size_t tracks_count, tracks_cap;
-  size_t workers;
-  int64_t next_virtual_tid;
-  int64_t pid;
-  char *process_name;
-  char *tmp_dir;
-  int nvrtc_phases;
-  unsigned nvrtc_counter;
-  cJSON *meta;
-  trace_pending *pending;
-  size_t npending, cappending;
-};
-
 int64_t gpujit__thread_tid(void)
 {
   static _Thread_local int64_t tid;
@@ -138,10 +98,9 @@ void gpujit_trace_free(gpujit_trace *t)
 
 void gpujit_free(void *ptr) { free(ptr); }
 
-static void flush_pending(gpujit_trace *t);
 
 /* Under the lock: make sure `tid` has a named track. */
-static int ensure_track(gpujit_trace *t, int64_t tid, const char *name)
+int gpujit__trace_ensure_track(gpujit_trace *t, int64_t tid, const char *name)
 {
   char auto_name[64];
   for (size_t i = 0; i < t->tracks_count; i++)
@@ -177,7 +136,7 @@ static int ensure_track(gpujit_trace *t, int64_t tid, const char *name)
 }
 
 /* Under the lock: append an event; returns its 1-based id or 0 on failure. */
-static uint64_t push_event(gpujit_trace *t, char ph, const char *cat, const char *name, double ts,
+uint64_t gpujit__trace_push_event(gpujit_trace *t, char ph, const char *cat, const char *name, double ts,
                            double dur, int64_t tid)
 {
   trace_event *e;
@@ -189,7 +148,7 @@ static uint64_t push_event(gpujit_trace *t, char ph, const char *cat, const char
     t->events = p;
     t->cap = cap;
   }
-  if (ph && ensure_track(t, tid, NULL) < 0)
+  if (ph && gpujit__trace_ensure_track(t, tid, NULL) < 0)
     return 0;
   e = &t->events[t->count];
   memset(e, 0, sizeof(*e));
@@ -218,7 +177,7 @@ int gpujit_trace_span_begin(gpujit_trace *t, uint64_t *out_id, const char *categ
     return gpujit__error(GPUJIT_EINVAL, "trace span: NULL name");
   now = gpujit__now_us();
   pthread_mutex_lock(&t->lock);
-  id = push_event(t, 'X', category, name, now, 0, gpujit__thread_tid());
+  id = gpujit__trace_push_event(t, 'X', category, name, now, 0, gpujit__thread_tid());
   if (id)
     t->events[id - 1].open = true;
   pthread_mutex_unlock(&t->lock);
@@ -296,7 +255,7 @@ int gpujit_trace_track(gpujit_trace *t, int64_t *out_tid, const char *name)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_trace_track: NULL argument");
   pthread_mutex_lock(&t->lock);
   *out_tid = t->next_virtual_tid++;
-  err = ensure_track(t, *out_tid, name);
+  err = gpujit__trace_ensure_track(t, *out_tid, name);
   pthread_mutex_unlock(&t->lock);
   return err < 0 ? gpujit__error(err, "out of memory") : 0;
 }
@@ -312,7 +271,7 @@ int gpujit_trace_complete(gpujit_trace *t, uint64_t *out_id, int64_t tid, const 
   if (!name || dur_us < 0)
     return gpujit__error(GPUJIT_EINVAL, "trace event: %s", name ? "negative duration" : "NULL name");
   pthread_mutex_lock(&t->lock);
-  id = push_event(t, 'X', category, name, ts_us, dur_us, tid ? tid : gpujit__thread_tid());
+  id = gpujit__trace_push_event(t, 'X', category, name, ts_us, dur_us, tid ? tid : gpujit__thread_tid());
   pthread_mutex_unlock(&t->lock);
   if (!id)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -327,7 +286,7 @@ int gpujit_trace_instant(gpujit_trace *t, const char *category, const char *name
   if (!t)
     return 0;
   pthread_mutex_lock(&t->lock);
-  id = push_event(t, 'i', category, name, gpujit__now_us(), 0, gpujit__thread_tid());
+  id = gpujit__trace_push_event(t, 'i', category, name, gpujit__now_us(), 0, gpujit__thread_tid());
   pthread_mutex_unlock(&t->lock);
   return id ? 0 : gpujit__error(GPUJIT_ENOMEM, "out of memory");
 }
@@ -340,7 +299,7 @@ int gpujit_trace_counter(gpujit_trace *t, const char *name, const char *series, 
   if (!name || !series)
     return gpujit__error(GPUJIT_EINVAL, "trace counter: NULL name");
   pthread_mutex_lock(&t->lock);
-  id = push_event(t, 'C', "counter", name, gpujit__now_us(), 0, gpujit__thread_tid());
+  id = gpujit__trace_push_event(t, 'C', "counter", name, gpujit__now_us(), 0, gpujit__thread_tid());
   pthread_mutex_unlock(&t->lock);
   if (!id)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -355,7 +314,7 @@ int gpujit_trace_thread_name(gpujit_trace *t, const char *name)
   if (!name)
     return gpujit__error(GPUJIT_EINVAL, "thread name: NULL");
   pthread_mutex_lock(&t->lock);
-  err = ensure_track(t, gpujit__thread_tid(), name);
+  err = gpujit__trace_ensure_track(t, gpujit__thread_tid(), name);
   pthread_mutex_unlock(&t->lock);
   return err < 0 ? gpujit__error(err, "out of memory") : 0;
 }
@@ -384,203 +343,10 @@ size_t gpujit_trace_event_count(gpujit_trace *t)
   if (!t)
     return 0;
   pthread_mutex_lock(&t->lock);
-  flush_pending(t);
+  gpujit__trace_flush_pending(t);
   n = t->count;
   pthread_mutex_unlock(&t->lock);
   return n;
-}
-
-/* ---- NVRTC phases ------------------------------------------------------------------------- */
-
-bool gpujit__trace_wants_nvrtc(const gpujit_trace *t) { return t && t->nvrtc_phases; }
-
-int gpujit__trace_nvrtc_path(gpujit_trace *t, char *out, size_t size)
-{
-  unsigned n;
-  pthread_mutex_lock(&t->lock);
-  n = t->nvrtc_counter++;
-  pthread_mutex_unlock(&t->lock);
-  /* pid, thread and a per-trace counter make the name unique; NVRTC refuses existing files. */
-  if ((size_t)snprintf(out, size, "%s/gpujit-nvrtc-%lld-%lld-%u-%p", t->tmp_dir, (long long)t->pid,
-                       (long long)gpujit__thread_tid(), n, (void *)t) >= size)
-    return gpujit__error(GPUJIT_EINVAL, "trace temp path too long");
-  return 0;
-}
-
-static int phase_index(const char *name)
-{
-  if (strcmp(name, "CUDA C++ Front-End") == 0)
-    return 0;
-  if (strcmp(name, "NVVM Module Linker") == 0 || strcmp(name, "NVVM Optimizer") == 0)
-    return 1;
-  if (strcmp(name, "NVVM CodeGen") == 0)
-    return 2;
-  if (strcmp(name, "Total PTXAS Time") == 0)
-    return 3;
-  return -1;
-}
-
-/* Under the lock: turn one NVRTC trace (JSON text) into events on the compiling thread's track. */
-static void parse_nvrtc(gpujit_trace *t, const trace_pending *p)
-{
-  cJSON *root = cJSON_ParseWithLength(p->json, p->len), *events, *e;
-  size_t dropped = 0, nworkers = 0;
-  double workers[16][2]; /* NVRTC tid → track */
-  events = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "traceEvents") : root;
-  if (!cJSON_IsArray(events)) {
-    gpujit__log(GPUJIT_LOG_WARN, "an NVRTC trace is not in the expected format; its phases are skipped");
-    cJSON_Delete(root);
-    return;
-  }
-  cJSON_ArrayForEach(e, events) {
-    cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-    cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
-    cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
-    cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-    cJSON *etid = cJSON_GetObjectItemCaseSensitive(e, "tid");
-    int64_t track = p->tid;
-    double s, d;
-    uint64_t id;
-    /* NVRTC's first event may be {}: drop empty and non-complete events. */
-    if (!cJSON_IsString(name) || !cJSON_IsNumber(ts) || !cJSON_IsNumber(dur) || !cJSON_IsString(ph) ||
-        strcmp(ph->valuestring, "X") != 0) {
-      dropped++;
-      continue;
-    }
-    s = p->start + ts->valuedouble;
-    d = dur->valuedouble < 0 ? 0 : dur->valuedouble;
-    if (s > p->end)
-      s = p->end;
-    if (s + d > p->end)
-      d = p->end - s;
-    /* NVRTC's own worker threads (tid != 0 in its file) get tracks of their own, so their
-     * events nest there instead of being clipped against the compiling thread's. */
-    if (cJSON_IsNumber(etid) && etid->valuedouble != 0) {
-      char tname[96];
-      size_t k;
-      for (k = 0; k < nworkers && workers[k][0] != etid->valuedouble; k++)
-        ;
-      if (k == nworkers && nworkers < 16) {
-        workers[nworkers][0] = etid->valuedouble;
-        workers[nworkers][1] = (double)t->next_virtual_tid++;
-        snprintf(tname, sizeof(tname), "NVRTC thread %.0f (of %lld)", etid->valuedouble, (long long)p->tid);
-        ensure_track(t, (int64_t)workers[nworkers][1], tname);
-        nworkers++;
-      }
-      if (k < nworkers)
-        track = (int64_t)workers[k][1];
-    }
-    if (!(id = push_event(t, 'X', "nvrtc", name->valuestring, s, d, track)))
-      break;
-    {
-      cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-      if (cJSON_IsObject(args))
-        t->events[id - 1].args = cJSON_Duplicate(args, 1);
-    }
-  }
-  if (dropped)
-    gpujit__log(GPUJIT_LOG_DEBUG, "dropped %zu empty NVRTC trace events", dropped);
-  cJSON_Delete(root);
-}
-
-/* Under the lock: parse every NVRTC trace kept since the last flush. */
-static void flush_pending(gpujit_trace *t)
-{
-  for (size_t i = 0; i < t->npending; i++) {
-    parse_nvrtc(t, &t->pending[i]);
-    free(t->pending[i].json);
-  }
-  t->npending = 0;
-}
-
-/*
- * NVRTC's top-level phase durations without parsing the whole file: NVRTC writes each event's
- * keys in order (args, dur, name, ph, pid, tid, ts), so the "dur" nearest before a phase's
- * name belongs to it. Returns false when that layout is not found.
- */
-static bool scan_phases(const char *json, size_t len, double phase_ms[4])
-{
-  static const char *const names[] = {"\"name\":\"CUDA C++ Front-End\"", "\"name\":\"NVVM Module Linker\"",
-                                      "\"name\":\"NVVM Optimizer\"", "\"name\":\"NVVM CodeGen\"",
-                                      "\"name\":\"Total PTXAS Time\"", "\"name\":\"LibNVVM\""};
-  static const int index[] = {0, 1, 1, 2, 3, 4};
-  double found[5] = {0, 0, 0, 0, 0};
-  for (size_t k = 0; k < 6; k++) {
-    const char *p = json, *end = json + len;
-    size_t n = strlen(names[k]);
-    while ((p = memmem(p, (size_t)(end - p), names[k], n)) != NULL) {
-      const char *q = p, *lo = p - json > 64 ? p - 64 : json;
-      while (q > lo && strncmp(q, "\"dur\":", 6) != 0)
-        q--;
-      if (strncmp(q, "\"dur\":", 6) != 0)
-        return false;
-      found[index[k]] += strtod(q + 6, NULL) / 1e3;
-      p += n;
-    }
-  }
-  /* The optimizer is LibNVVM less its codegen: NVRTC does not always write LibNVVM's
-   * sub-phases, nor do they cover all of it (seen on the H100 machine). */
-  if (found[4] > found[2])
-    found[1] = found[4] - found[2];
-  for (int i = 0; i < 4; i++)
-    phase_ms[i] += found[i];
-  return true;
-}
-
-void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_us, double end_us,
-                               double phase_ms[4])
-{
-  char path[4096];
-  gpujit__buf buf = {0};
-  snprintf(path, sizeof(path), "%s.json", base);
-  if (gpujit__file_read(&buf, path) < 0) {
-    gpujit__log(GPUJIT_LOG_DEBUG, "no NVRTC trace at %s", path);
-    unlink(base); /* in case a future NVRTC stops appending the suffix */
-    return;
-  }
-  unlink(path);
-  if (phase_ms && !scan_phases(buf.data, buf.len, phase_ms)) {
-    /* An unexpected layout: parse now to find the phases (slower, same result). */
-    cJSON *root = cJSON_ParseWithLength(buf.data, buf.len), *e;
-    cJSON *events = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "traceEvents") : root;
-    double nvvm = 0, sub = 0;
-    cJSON_ArrayForEach(e, events) {
-      cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
-      if (!cJSON_IsString(name) || !cJSON_IsNumber(dur))
-        continue;
-      if (phase_index(name->valuestring) >= 0)
-        phase_ms[phase_index(name->valuestring)] += dur->valuedouble / 1e3;
-      if (phase_index(name->valuestring) == 1 || phase_index(name->valuestring) == 2)
-        sub += dur->valuedouble;
-      if (!strcmp(name->valuestring, "LibNVVM"))
-        nvvm += dur->valuedouble;
-    }
-    (void)sub;
-    if (nvvm > 0) /* as in scan_phases: LibNVVM less its codegen */
-      phase_ms[1] = nvvm / 1e3 - phase_ms[2] > 0 ? nvvm / 1e3 - phase_ms[2] : phase_ms[1];
-    cJSON_Delete(root);
-  }
-  /* Events are made from the text when the trace is read or written, not on the compile path. */
-  pthread_mutex_lock(&t->lock);
-  if (t->npending == t->cappending) {
-    size_t cap = t->cappending ? t->cappending * 2 : 8;
-    trace_pending *p = realloc(t->pending, cap * sizeof(*p));
-    if (p) {
-      t->pending = p;
-      t->cappending = cap;
-    }
-  }
-  if (t->npending < t->cappending) {
-    trace_pending *p = &t->pending[t->npending++];
-    p->json = buf.data;
-    p->len = buf.len;
-    p->start = start_us;
-    p->end = end_us;
-    p->tid = gpujit__thread_tid();
-    buf.data = NULL;
-  }
-  pthread_mutex_unlock(&t->lock);
-  gpujit__buf_free(&buf);
 }
 
 /* ---- loading ------------------------------------------------------------------------------ */
@@ -609,7 +375,7 @@ int gpujit_trace_load(gpujit_trace *t, const char *path)
     uint64_t id;
     if (!cJSON_IsObject(e) || !e->child)
       continue;
-    if (!(id = push_event(t, 0, NULL, NULL, 0, 0, 0))) {
+    if (!(id = gpujit__trace_push_event(t, 0, NULL, NULL, 0, 0, 0))) {
       err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
       break;
     }
@@ -688,7 +454,7 @@ int gpujit_trace_to_json(char **out, size_t *out_len, gpujit_trace *t)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_trace_to_json: NULL argument");
   *out = NULL;
   pthread_mutex_lock(&t->lock);
-  flush_pending(t);
+  gpujit__trace_flush_pending(t);
   if (t->count && !(sorted = malloc(t->count * sizeof(*sorted)))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;

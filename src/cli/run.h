@@ -1,0 +1,59 @@
+/* `gpujit run`'s pieces: the launch plan (flags or JSON, checked before anything runs) and the
+ * compile vs execute report. */
+#ifndef GPUJIT_CLI_RUN_H
+#define GPUJIT_CLI_RUN_H
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+
+#define MAX_LAUNCHES 64
+#define MAX_ARGS 64
+
+typedef struct launch {
+  char kernel[256];
+  unsigned grid[3], block[3], shared;
+  gpujit_arg_spec args[MAX_ARGS];
+  size_t nargs;
+  gpujit_kernel *k;
+  void *argv[MAX_ARGS];
+  gpujit_devptr ptrs[MAX_ARGS];
+} launch;
+
+typedef struct buffer {
+  const gpujit_arg_spec *spec;
+  gpujit_devptr ptr;
+  size_t bytes;
+} buffer;
+
+typedef struct run_ctx {
+  launch launches[MAX_LAUNCHES];
+  size_t nlaunches;
+  buffer buffers[MAX_LAUNCHES * MAX_ARGS];
+  size_t nbuffers;
+  gpujit_device *dev;
+} run_ctx;
+
+typedef struct kstats {
+  const char *name;
+  gpujit_stats gpu;
+  double launch_us;
+  size_t n;
+} kstats;
+
+/* run_plan.c */
+bool parse_dims(const char *s, unsigned out[3]);
+int load_launch_file(cli_ctx *ctx, run_ctx *r, const char *path);
+buffer *find_buffer(run_ctx *r, const char *name);
+/** Everything that can be checked without a GPU: names, references, argument counts and sizes. */
+int validate_plan(cli_ctx *ctx, run_ctx *r, const gpujit_module *m);
+
+/* run_report.c */
+void checksum(const buffer *b, const void *host, double *sum, char hex[17]);
+cJSON *stats_json(const gpujit_stats *s);
+void compile_report(const gpujit_module *m, cJSON *mj, double load_ms, double first_ms);
+void print_compile(const cJSON *mj, const double phases[4]);
+void phase_times(const gpujit_module *m, double out[4]);
+void trace_results(gpujit_trace *trace, const gpujit_timing_result *res, size_t n, int device);
+
+#endif
