@@ -451,13 +451,16 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
         double be = ks[i].gpu.median > 0 ? compile_cost / ks[i].gpu.median : 0;
         gpujit_kernel_attrs_get(r.launches[i].k, &at);
         cJSON_AddStringToObject(kj, "kernel", ks[i].name);
+        if (r.launches[i].expr[0])
+          cJSON_AddStringToObject(kj, "name_expression", r.launches[i].expr);
         cJSON_AddItemToObject(kj, "gpu_ms", stats_json(&ks[i].gpu));
         cJSON_AddNumberToObject(kj, "host_launch_us", ks[i].launch_us);
         cJSON_AddNumberToObject(kj, "registers", at.registers);
         cJSON_AddNumberToObject(kj, "break_even_launches", be);
         cJSON_AddItemToArray(karr, kj);
         if (!ma.json && ctx->verbose >= 0) {
-          printf("kernel %s  grid %u,%u,%u  block %u,%u,%u  %d regs  (%zu timed launches)\n", ks[i].name,
+          printf("kernel %s%s%s%s  grid %u,%u,%u  block %u,%u,%u  %d regs  (%zu timed launches)\n", ks[i].name,
+                 r.launches[i].expr[0] ? " (" : "", r.launches[i].expr, r.launches[i].expr[0] ? ")" : "",
                  r.launches[i].grid[0], r.launches[i].grid[1], r.launches[i].grid[2], r.launches[i].block[0],
                  r.launches[i].block[1], r.launches[i].block[2], at.registers, ks[i].n);
           printf("  GPU ms  min %.6f  median %.6f  mean %.6f  max %.6f  stdev %.6f  noise %.2f%%\n", ks[i].gpu.min,

@@ -11,7 +11,8 @@
 #define MAX_ARGS 64
 
 typedef struct launch {
-  char kernel[256];
+  char kernel[256]; /* the symbol, once validate_plan resolved it */
+  char expr[256];   /* the name the user gave, when it was a name expression */
   unsigned grid[3], block[3], shared;
   gpujit_arg_spec args[MAX_ARGS];
   size_t nargs;

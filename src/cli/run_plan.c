@@ -156,8 +156,10 @@ int validate_plan(cli_ctx *ctx, run_ctx *r, const gpujit_module *m)
       fprintf(stderr, "\n");
       return EXIT_USAGE;
     }
-    if (sym != l->kernel)
+    if (sym != l->kernel) {
+      snprintf(l->expr, sizeof(l->expr), "%s", l->kernel);
       snprintf(l->kernel, sizeof(l->kernel), "%s", sym);
+    }
     sym = l->kernel;
     n = gpujit_module_kernel_params(m, sym, sizes, MAX_ARGS);
     if (n >= 0 && (size_t)n != l->nargs) {
