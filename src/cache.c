@@ -179,11 +179,6 @@ void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, con
   snprintf(out, size, "%s/entries/%.2s/%s", c->dir, hex, hex + 2);
 }
 
-static const char *kind_ext(gpujit_output_kind k)
-{
-  return k == GPUJIT_OUTPUT_PTX ? "ptx" : k == GPUJIT_OUTPUT_LTOIR ? "ltoir" : "cubin";
-}
-
 static void corrupt(gpujit_cache *c, const char *hex, const char *why)
 {
   gpujit__log(GPUJIT_LOG_WARN, "cache entry %s is damaged (%s): rebuilding it", hex, why);
@@ -342,7 +337,7 @@ int gpujit__cache_store(gpujit_cache *c, const gpujit__key *key, const gpujit_mo
     err = gpujit__error(GPUJIT_EIO, "%s: %s", tmp, strerror(errno));
     goto fail;
   }
-  snprintf(name, sizeof(name), "image.%s", kind_ext(m->output));
+  snprintf(name, sizeof(name), "image.%s", gpujit_output_kind_name(m->output));
   if (!(meta = gpujit__module_meta(m, info, opts, key->hex, c->base))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto fail;

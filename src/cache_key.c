@@ -268,7 +268,6 @@ int gpujit__cache_key(gpujit__key *out, gpujit__keyinfo *info, gpujit_cache *cac
                       const gpujit_source *sources, const char *const *abs_paths, size_t count,
                       const gpujit_module_options *o, const char *arch, gpujit_output_kind output)
 {
-  static const char *const kinds[] = {"auto", "cubin", "ptx", "ltoir"};
   XXH3_state_t *st = XXH3_createState();
   scan_ctx c = {0};
   cJSON *in, *arr;
@@ -290,12 +289,12 @@ int gpujit__cache_key(gpujit__key *out, gpujit__keyinfo *info, gpujit_cache *cac
   field_str(st, "gpujit", GPUJIT_VERSION_STRING);
   field_str(st, "toolkit", toolkit_id);
   field_str(st, "arch", arch);
-  field_str(st, "output", kinds[output]);
+  field_str(st, "output", gpujit_output_kind_name(output));
   cJSON_AddNumberToObject(in, "schema", GPUJIT_CACHE_SCHEMA);
   cJSON_AddStringToObject(in, "gpujit", GPUJIT_VERSION_STRING);
   cJSON_AddStringToObject(in, "toolkit", toolkit_id);
   cJSON_AddStringToObject(in, "arch", arch);
-  cJSON_AddStringToObject(in, "output", kinds[output]);
+  cJSON_AddStringToObject(in, "output", gpujit_output_kind_name(output));
 #define FLAG(label, value)                                   \
   do {                                                       \
     snprintf(num, sizeof(num), "%d", (int)(value));          \

@@ -8,11 +8,6 @@
 #include "cache_fs.h"
 #include "compile.h"
 
-static const char *kind_name(gpujit_output_kind k)
-{
-  return k == GPUJIT_OUTPUT_PTX ? "ptx" : k == GPUJIT_OUTPUT_LTOIR ? "ltoir" : "cubin";
-}
-
 cJSON *gpujit__module_meta(const gpujit_module *m, const gpujit__keyinfo *info,
                            const gpujit_module_options *opts, const char *hex, const char *base)
 {
@@ -27,7 +22,7 @@ cJSON *gpujit__module_meta(const gpujit_module *m, const gpujit__keyinfo *info,
   cJSON_AddStringToObject(j, "key", hex);
   cJSON_AddStringToObject(j, "module", m->name);
   cJSON_AddStringToObject(j, "arch", m->arch);
-  cJSON_AddStringToObject(j, "kind", kind_name(m->output));
+  cJSON_AddStringToObject(j, "kind", gpujit_output_kind_name(m->output));
   cJSON_AddNumberToObject(j, "created", (double)time(NULL));
   cJSON_AddStringToObject(j, "gpujit", GPUJIT_VERSION_STRING);
   gpujit_toolkit_versions(&a, &b, &c, &d);
@@ -99,7 +94,7 @@ int gpujit__module_from_meta(gpujit_module *m, const cJSON *j, gpujit__buf *imag
   int err;
   if (!cJSON_IsString(arch) || !cJSON_IsString(kind) || strlen(arch->valuestring) >= sizeof(m->arch))
     return GPUJIT_ECORRUPT;
-  if (strcmp(kind->valuestring, kind_name(m->output)) != 0)
+  if (strcmp(kind->valuestring, gpujit_output_kind_name(m->output)) != 0)
     return GPUJIT_ECORRUPT;
   snprintf(m->arch, sizeof(m->arch), "%s", arch->valuestring);
   if ((err = push_strings(&m->kernels, cJSON_GetObjectItemCaseSensitive(j, "kernels"), "name")) < 0)

@@ -513,6 +513,16 @@ const void *gpujit_module_image(const gpujit_module *m, size_t *size)
   return m ? m->image.data : NULL;
 }
 
+const char *gpujit_output_kind_name(gpujit_output_kind k)
+{
+  switch (k) {
+  case GPUJIT_OUTPUT_CUBIN: return "cubin";
+  case GPUJIT_OUTPUT_PTX: return "ptx";
+  case GPUJIT_OUTPUT_LTOIR: return "ltoir";
+  default: return "auto";
+  }
+}
+
 gpujit_output_kind gpujit_module_output(const gpujit_module *m) { return m ? m->output : GPUJIT_OUTPUT_AUTO; }
 const char *gpujit_module_arch(const gpujit_module *m) { return m ? m->arch : NULL; }
 const char *gpujit_module_name(const gpujit_module *m) { return m ? m->name : NULL; }

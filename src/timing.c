@@ -197,7 +197,7 @@ void gpujit_timing_set_report(gpujit_device *g, gpujit_timing_report_cb cb, void
   g->report_payload = payload;
 }
 
-static const char *kind_name(gpujit_activity_kind k)
+const char *gpujit_activity_kind_name(gpujit_activity_kind k)
 {
   static const char *const names[] = {"kernel", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memset", "graph"};
   return (unsigned)k < 6 ? names[k] : "?";
@@ -236,7 +236,7 @@ int gpujit_timing_format(char **out, const gpujit_timing_result *r, size_t n, un
   if (sections & GPUJIT_REPORT_TIMELINE) {
     gpujit__buf_printf(&b, "timeline\n  %6s %-12s %12s  %s\n", "order", "kind", "ms", "name");
     for (size_t i = 0; i < n; i++)
-      gpujit__buf_printf(&b, "  %6llu %-12s %12.6f  %s\n", (unsigned long long)r[i].order, kind_name(r[i].kind),
+      gpujit__buf_printf(&b, "  %6llu %-12s %12.6f  %s\n", (unsigned long long)r[i].order, gpujit_activity_kind_name(r[i].kind),
                          r[i].elapsed_ms, r[i].name);
   }
   if (sections & GPUJIT_REPORT_ACTIVITY) {

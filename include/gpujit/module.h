@@ -106,6 +106,9 @@ GPUJIT_API void gpujit_module_free(gpujit_module *module);
 /** @return the image bytes (borrowed: lives as long as the module); size in *size. */
 GPUJIT_API const void *gpujit_module_image(const gpujit_module *module, size_t *size);
 
+/** @return "cubin", "ptx" or "ltoir" (also the image file extension), "auto" (static). */
+GPUJIT_API const char *gpujit_output_kind_name(gpujit_output_kind kind);
+
 /** @return the image kind (never GPUJIT_OUTPUT_AUTO). */
 GPUJIT_API gpujit_output_kind gpujit_module_output(const gpujit_module *module);
 

@@ -25,6 +25,9 @@ typedef enum gpujit_activity_kind {
   GPUJIT_ACTIVITY_GRAPH
 } gpujit_activity_kind;
 
+/** @return "kernel", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memset" or "graph" (static). */
+GPUJIT_API const char *gpujit_activity_kind_name(gpujit_activity_kind kind);
+
 /** One timed activity. */
 typedef struct gpujit_timing_result {
   int device;

@@ -21,16 +21,6 @@ static void build_help(void)
          "  -h, --help           this help\n", cli_module_help);
 }
 
-static const char *ext_of(gpujit_output_kind k)
-{
-  return k == GPUJIT_OUTPUT_PTX ? "ptx" : k == GPUJIT_OUTPUT_LTOIR ? "ltoir" : "cubin";
-}
-
-static const char *kind_name(gpujit_output_kind k)
-{
-  return k == GPUJIT_OUTPUT_PTX ? "ptx" : k == GPUJIT_OUTPUT_LTOIR ? "ltoir" : "cubin";
-}
-
 static void print_text(cli_ctx *ctx, const gpujit_module *m, const char *out_path, const char *trace_path)
 {
   gpujit_module_timings t;
@@ -77,7 +67,7 @@ static void print_json(const gpujit_module *m, const char *out_path, const char 
   cJSON_AddStringToObject(j, "module", gpujit_module_name(m));
   cJSON_AddStringToObject(j, "output", out_path);
   cJSON_AddStringToObject(j, "arch", gpujit_module_arch(m));
-  cJSON_AddStringToObject(j, "kind", kind_name(gpujit_module_output(m)));
+  cJSON_AddStringToObject(j, "kind", gpujit_output_kind_name(gpujit_module_output(m)));
   cJSON_AddNumberToObject(j, "size", (double)size);
   arr = cJSON_AddArrayToObject(j, "kernels");
   for (size_t i = 0; i < gpujit_module_kernel_count(m); i++)
@@ -156,7 +146,7 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
   if ((rc = cli_module_build(ctx, &ma, &m)) != EXIT_OK)
     goto done;
   if (!out_path) {
-    snprintf(default_out, sizeof(default_out), "%s.%s", gpujit_module_name(m), ext_of(gpujit_module_output(m)));
+    snprintf(default_out, sizeof(default_out), "%s.%s", gpujit_module_name(m), gpujit_output_kind_name(gpujit_module_output(m)));
     out_path = default_out;
   }
   gpujit_trace_span_begin(ma.trace, &write_span, "gpujit", "write output");

@@ -104,7 +104,6 @@ void trace_results(gpujit_trace *trace, const gpujit_timing_result *res, size_t 
 {
   int64_t tid = 0;
   char name[64];
-  static const char *const kinds[] = {"kernel", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memset", "graph"};
   if (!trace || !n)
     return;
   snprintf(name, sizeof(name), "GPU %d stream", device);
@@ -113,7 +112,7 @@ void trace_results(gpujit_trace *trace, const gpujit_timing_result *res, size_t 
   for (size_t i = 0; i < n; i++) {
     uint64_t id = 0;
     if (gpujit_trace_complete(trace, &id, tid, "gpu", res[i].name, res[i].start_us, res[i].elapsed_ms * 1e3) == 0) {
-      gpujit_trace_span_arg_str(trace, id, "kind", kinds[res[i].kind]);
+      gpujit_trace_span_arg_str(trace, id, "kind", gpujit_activity_kind_name(res[i].kind));
       gpujit_trace_span_arg_num(trace, id, "order", (double)res[i].order);
       if (res[i].bytes)
         gpujit_trace_span_arg_num(trace, id, "bytes", (double)res[i].bytes);
