@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/fs.h"
 #include "gpujit.h"
 
 extern char **environ;

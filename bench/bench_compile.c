@@ -10,7 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compile.h"
+#include "base/clock.h"
+#include "base/fs.h"
+#include "compile/nvrtc.h"
+#include "compile/options.h"
 #include "gpujit.h"
 
 enum { DIRECT, GPUJIT, DIRECT_TRACE, GPUJIT_TRACE, VARIANTS };

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "gpujit.h"
-#include "internal.h"
-#include "run_internal.h"
+#include "base/clock.h"
+#include "run/device.h"
 
 #define BATCH 256
 

@@ -39,6 +39,9 @@ GPUJIT_API const char *gpujit_version(void);
 GPUJIT_API int gpujit_toolkit_versions(int *nvrtc_major, int *nvrtc_minor,
                                        int *nvjitlink_major, int *nvjitlink_minor);
 
+/** Free memory that gpujit returned through an out-parameter. */
+GPUJIT_API void gpujit_free(void *ptr);
+
 GPUJIT_END_DECLS
 
 #endif

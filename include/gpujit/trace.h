@@ -101,8 +101,6 @@ GPUJIT_API int gpujit_trace_to_json(char **out, size_t *out_len, gpujit_trace *t
 /** Write the JSON to `path` atomically. @return 0 or GPUJIT_EIO. */
 GPUJIT_API int gpujit_trace_write(gpujit_trace *trace, const char *path);
 
-/** Free memory that gpujit returned through an out-parameter. */
-GPUJIT_API void gpujit_free(void *ptr);
 
 /* ---- analysis ---------------------------------------------------------------------------- */
 

@@ -5,7 +5,7 @@
 
 #include "helpers.h"
 
-#include "compile.h"
+#include "compile/nvrtc.h"
 #include "gpujit.h"
 
 typedef struct fixture {

@@ -1,7 +1,10 @@
 /* Option validation, arch resolution, NVRTC flag building and diagnostic parsing. */
 #include "helpers.h"
 
-#include "compile.h"
+#include "compile/nvrtc.h"
+#include "compile/options.h"
+#include "compile/toolkit.h"
+#include "module/build.h"
 #include "gpujit.h"
 
 static void test_options__init_defaults(void **state)

@@ -4,7 +4,8 @@
 #include "trace_check.h"
 
 #include "gpujit.h"
-#include "trace_internal.h"
+#include "trace/nvrtc.h"
+#include "trace/sink.h"
 
 #define SAXPY \
   "extern \"C\" __global__ void saxpy(int n, float a, const float *x, float *y)\n" \

@@ -1,0 +1,118 @@
+/* Growable byte buffers, string vectors and string copies. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "gpujit/common.h"
+
+void gpujit_free(void *ptr) { free(ptr); }
+
+int gpujit__buf_reserve(gpujit__buf *b, size_t extra)
+{
+  size_t need = b->len + extra + 1, cap;
+  char *p;
+  if (need <= b->cap)
+    return 0;
+  cap = b->cap ? b->cap : 256;
+  while (cap < need)
+    cap *= 2;
+  p = realloc(b->data, cap);
+  if (!p)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory (%zu bytes)", cap);
+  b->data = p;
+  b->cap = cap;
+  return 0;
+}
+
+int gpujit__buf_put(gpujit__buf *b, const void *data, size_t len)
+{
+  int err;
+  if ((err = gpujit__buf_reserve(b, len)) < 0)
+    return err;
+  if (len)
+    memcpy(b->data + b->len, data, len);
+  b->len += len;
+  b->data[b->len] = '\0';
+  return 0;
+}
+
+int gpujit__buf_puts(gpujit__buf *b, const char *s) { return gpujit__buf_put(b, s, strlen(s)); }
+
+int gpujit__buf_printf(gpujit__buf *b, const char *fmt, ...)
+{
+  va_list ap;
+  int n, err;
+  va_start(ap, fmt);
+  n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return gpujit__error(GPUJIT_EINVAL, "bad format string");
+  if ((err = gpujit__buf_reserve(b, (size_t)n)) < 0)
+    return err;
+  va_start(ap, fmt);
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+  return 0;
+}
+
+void gpujit__buf_free(gpujit__buf *b)
+{
+  free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+}
+
+char *gpujit__strndup(const char *s, size_t n)
+{
+  char *p = malloc(n + 1);
+  if (!p)
+    return NULL;
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+char *gpujit__strdup(const char *s) { return s ? gpujit__strndup(s, strlen(s)) : NULL; }
+
+int gpujit__strvec_push(gpujit__strvec *v, const char *s)
+{
+  char *copy;
+  if (v->count == v->cap) {
+    size_t cap = v->cap ? v->cap * 2 : 16;
+    char **items = realloc(v->items, cap * sizeof(*items));
+    if (!items)
+      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    v->items = items;
+    v->cap = cap;
+  }
+  if (!(copy = gpujit__strdup(s)))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  v->items[v->count++] = copy;
+  return 0;
+}
+
+int gpujit__strvec_pushf(gpujit__strvec *v, const char *fmt, ...)
+{
+  char tmp[4096];
+  va_list ap;
+  int n;
+  va_start(ap, fmt);
+  n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof(tmp))
+    return gpujit__error(GPUJIT_EINVAL, "option too long (%d bytes)", n);
+  return gpujit__strvec_push(v, tmp);
+}
+
+void gpujit__strvec_free(gpujit__strvec *v)
+{
+  for (size_t i = 0; i < v->count; i++)
+    free(v->items[i]);
+  free(v->items);
+  v->items = NULL;
+  v->count = v->cap = 0;
+}

@@ -1,0 +1,39 @@
+/* Growable byte buffers, string vectors and string copies. */
+#ifndef GPUJIT_BASE_BUF_H
+#define GPUJIT_BASE_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "base/error.h"
+
+/** A growable byte buffer; `data` is NUL-terminated whenever it is not NULL. */
+typedef struct gpujit__buf {
+  char *data;
+  size_t len;
+  size_t cap;
+} gpujit__buf;
+
+/** Make room for `extra` more bytes (and the terminating NUL). @return 0 or GPUJIT_ENOMEM. */
+int gpujit__buf_reserve(gpujit__buf *b, size_t extra);
+int gpujit__buf_put(gpujit__buf *b, const void *data, size_t len);
+int gpujit__buf_puts(gpujit__buf *b, const char *s);
+int gpujit__buf_printf(gpujit__buf *b, const char *fmt, ...) GPUJIT__PRINTF(2, 3);
+void gpujit__buf_free(gpujit__buf *b);
+
+/** A vector of owned strings. */
+typedef struct gpujit__strvec {
+  char **items;
+  size_t count;
+  size_t cap;
+} gpujit__strvec;
+
+int gpujit__strvec_push(gpujit__strvec *v, const char *s);
+int gpujit__strvec_pushf(gpujit__strvec *v, const char *fmt, ...) GPUJIT__PRINTF(2, 3);
+void gpujit__strvec_free(gpujit__strvec *v);
+
+/** malloc'd copies; NULL when out of memory (and for a NULL `s`). */
+char *gpujit__strdup(const char *s);
+char *gpujit__strndup(const char *s, size_t n);
+
+#endif

@@ -1,0 +1,179 @@
+/* Whole-file I/O and paths: reads, atomic writes, absolute paths, directories. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/fs.h"
+
+int gpujit__file_read(gpujit__buf *out, const char *path)
+{
+  struct stat st;
+  int fd, err = 0;
+  ssize_t n;
+
+  out->len = 0;
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+    return gpujit__error(gpujit__errno_code(errno), "%s: %s", path, strerror(errno));
+  if (fstat(fd, &st) < 0) {
+    err = gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
+    goto done;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    err = gpujit__error(GPUJIT_EIO, "%s: is a directory, not a file", path);
+    goto done;
+  }
+  if ((err = gpujit__buf_reserve(out, S_ISREG(st.st_mode) ? (size_t)st.st_size : 4096)) < 0)
+    goto done;
+  for (;;) {
+    if ((err = gpujit__buf_reserve(out, 4096)) < 0)
+      goto done;
+    n = read(fd, out->data + out->len, out->cap - out->len - 1);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      err = gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
+      goto done;
+    }
+    if (n == 0)
+      break;
+    out->len += (size_t)n;
+  }
+  out->data[out->len] = '\0';
+done:
+  close(fd);
+  return err;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+  while (len) {
+    ssize_t n = write(fd, data, len);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    data += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+int gpujit__file_write_atomic(const char *path, const void *data, size_t len)
+{
+  static unsigned counter;
+  char tmp[PATH_MAX];
+  int fd, saved;
+
+  if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
+                       __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)) >= sizeof(tmp))
+    return gpujit__error(GPUJIT_EINVAL, "%s: path too long", path);
+  if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+    return gpujit__error(gpujit__errno_code(errno) == GPUJIT_ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO,
+                         "%s: cannot write: %s", path, strerror(errno));
+  if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    saved = errno;
+    close(fd);
+    unlink(tmp);
+    return gpujit__error(GPUJIT_EIO, "%s: write failed: %s", path, strerror(saved));
+  }
+  if (close(fd) < 0 || rename(tmp, path) < 0) {
+    saved = errno;
+    unlink(tmp);
+    return gpujit__error(GPUJIT_EIO, "%s: cannot publish: %s", path, strerror(saved));
+  }
+  return 0;
+}
+
+/* Collapse "//", "/./" and "/../" in an absolute path, in place. */
+static void normalise(char *p)
+{
+  char *out = p, *in = p;
+  while (*in) {
+    if (in[0] == '/' && in[1] == '/') {
+      in++;
+    } else if (in[0] == '/' && in[1] == '.' && (in[2] == '/' || in[2] == '\0')) {
+      in += 2;
+    } else if (in[0] == '/' && in[1] == '.' && in[2] == '.' && (in[3] == '/' || in[3] == '\0')) {
+      in += 3;
+      while (out > p && *--out != '/')
+        ;
+    } else {
+      *out++ = *in++;
+    }
+  }
+  if (out == p)
+    *out++ = '/';
+  *out = '\0';
+}
+
+char *gpujit__abspath(const char *path)
+{
+  char buf[PATH_MAX], *res;
+  if (realpath(path, buf))
+    return gpujit__strdup(buf);
+  if (path[0] == '/') {
+    res = gpujit__strdup(path);
+  } else {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof(cwd)))
+      return NULL;
+    res = malloc(strlen(cwd) + strlen(path) + 2);
+    if (res)
+      sprintf(res, "%s/%s", cwd, path);
+  }
+  if (res)
+    normalise(res);
+  return res;
+}
+
+char *gpujit__dirname(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    return gpujit__strdup(".");
+  if (slash == path)
+    return gpujit__strdup("/");
+  return gpujit__strndup(path, (size_t)(slash - path));
+}
+
+const char *gpujit__basename(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+bool gpujit__is_dir(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int gpujit__mkdirs(const char *path, unsigned mode)
+{
+  char buf[PATH_MAX];
+  size_t len = strlen(path);
+  if (len >= sizeof(buf))
+    return gpujit__error(GPUJIT_EINVAL, "%s: path too long", path);
+  memcpy(buf, path, len + 1);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    if (mkdir(buf, (mode_t)mode) < 0 && errno != EEXIST)
+      return gpujit__error(gpujit__errno_code(errno), "%s: cannot create: %s", buf, strerror(errno));
+    *p = '/';
+  }
+  if (mkdir(buf, (mode_t)mode) < 0 && errno != EEXIST)
+    return gpujit__error(gpujit__errno_code(errno), "%s: cannot create: %s", buf, strerror(errno));
+  if (!gpujit__is_dir(buf))
+    return gpujit__error(GPUJIT_EIO, "%s: not a directory", buf);
+  return 0;
+}

@@ -1,0 +1,23 @@
+/* Whole-file I/O and paths: reads, atomic writes, absolute paths, directories. */
+#ifndef GPUJIT_BASE_FS_H
+#define GPUJIT_BASE_FS_H
+
+#include <stdbool.h>
+
+#include "base/buf.h"
+
+/** Read a whole file; NUL-terminated. Errors name the path. */
+int gpujit__file_read(gpujit__buf *out, const char *path);
+/** Write atomically: temp file beside `path`, fsync, rename. */
+int gpujit__file_write_atomic(const char *path, const void *data, size_t len);
+/** Absolute, normalised path (no symlink resolution beyond realpath of existing files). */
+char *gpujit__abspath(const char *path);
+/** Directory part of a path (malloc'd). */
+char *gpujit__dirname(const char *path);
+/** Base name without directory; pointer into `path`. */
+const char *gpujit__basename(const char *path);
+/** mkdir -p with mode. */
+int gpujit__mkdirs(const char *path, unsigned mode);
+bool gpujit__is_dir(const char *path);
+
+#endif

@@ -1,0 +1,391 @@
+/* Cache entry files: checksummed payloads, metadata, publish by rename, listing and removal. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "base/error.h"
+#include "base/fs.h"
+#include "cache/files.h"
+
+static void hex64(char out[17], uint64_t v) { snprintf(out, 17, "%016llx", (unsigned long long)v); }
+
+static int write_file(const char *path, const void *data, size_t len)
+{
+  const char *p = data;
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), saved;
+  if (fd < 0)
+    return gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
+  while (len) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      goto fail;
+    p += n;
+    len -= (size_t)n;
+  }
+  if (fsync(fd) < 0)
+    goto fail;
+  if (close(fd) < 0)
+    return gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
+  return 0;
+fail:
+  saved = errno;
+  close(fd);
+  return gpujit__error(GPUJIT_EIO, "%s: write failed: %s", path, strerror(saved ? saved : EIO));
+}
+
+int gpujit__write_payload(const char *dir, const char *rel, const void *data, size_t len, cJSON *meta,
+                          const char *role)
+{
+  char path[PATH_MAX], sum[17];
+  cJSON *files = cJSON_GetObjectItemCaseSensitive(meta, "files"), *d;
+  int err;
+  if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, rel) >= sizeof(path))
+    return gpujit__error(GPUJIT_EINVAL, "%s: path too long", rel);
+  {
+    char *parent = gpujit__dirname(path);
+    err = parent ? gpujit__mkdirs(parent, 0700) : GPUJIT_ENOMEM;
+    free(parent);
+    if (err < 0)
+      return err;
+  }
+  if ((err = write_file(path, data, len)) < 0)
+    return err;
+  hex64(sum, XXH3_64bits(data, len));
+  if (!files)
+    files = cJSON_AddObjectToObject(meta, "files");
+  d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "file", rel);
+  cJSON_AddNumberToObject(d, "size", (double)len);
+  cJSON_AddStringToObject(d, "xxh3", sum);
+  if (role)
+    cJSON_AddItemToObject(meta, role, cJSON_Duplicate(d, 1));
+  cJSON_AddItemToObject(files, rel, d);
+  return 0;
+}
+
+int gpujit__write_meta(const char *dir, cJSON *meta)
+{
+  char path[PATH_MAX], sum[18];
+  char *text = cJSON_Print(meta);
+  int err, dfd;
+  if (!text)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  snprintf(path, sizeof(path), "%s/meta.json", dir);
+  err = write_file(path, text, strlen(text));
+  hex64(sum, XXH3_64bits(text, strlen(text)));
+  free(text);
+  if (err < 0)
+    return err;
+  strcat(sum, "\n");
+  snprintf(path, sizeof(path), "%s/meta.xxh3", dir);
+  if ((err = write_file(path, sum, 17)) < 0)
+    return err;
+  if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  return 0;
+}
+
+static int read_at(gpujit__buf *out, int dfd, const char *rel)
+{
+  int fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  ssize_t n;
+  out->len = 0;
+  if (fd < 0)
+    return -1;
+  for (;;) {
+    if (gpujit__buf_reserve(out, 8192) < 0) {
+      close(fd);
+      return -1;
+    }
+    n = read(fd, out->data + out->len, out->cap - out->len - 1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    out->len += (size_t)n;
+  }
+  close(fd);
+  if (n < 0)
+    return -1;
+  out->data[out->len] = '\0';
+  return 0;
+}
+
+int gpujit__read_meta(gpujit__buf *buf, cJSON **out, int dfd, char *why, size_t n)
+{
+  gpujit__buf sum = {0};
+  char want[17];
+  cJSON *schema;
+  *out = NULL;
+  if (read_at(buf, dfd, "meta.json") < 0) {
+    snprintf(why, n, "meta.json missing or unreadable");
+    return -1;
+  }
+  if (read_at(&sum, dfd, "meta.xxh3") < 0 || sum.len < 16) {
+    snprintf(why, n, "meta.xxh3 missing or truncated");
+    gpujit__buf_free(&sum);
+    return -1;
+  }
+  hex64(want, XXH3_64bits(buf->data, buf->len));
+  if (strncmp(sum.data, want, 16) != 0) {
+    snprintf(why, n, "meta.json checksum mismatch");
+    gpujit__buf_free(&sum);
+    return -1;
+  }
+  gpujit__buf_free(&sum);
+  *out = cJSON_ParseWithLength(buf->data, buf->len);
+  schema = cJSON_GetObjectItemCaseSensitive(*out, "schema");
+  if (!cJSON_IsObject(*out) || !cJSON_IsNumber(schema) || schema->valueint != GPUJIT_CACHE_SCHEMA) {
+    snprintf(why, n, "meta.json unparsable or of another schema");
+    cJSON_Delete(*out);
+    *out = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+int gpujit__read_payload(gpujit__buf *out, int dfd, const cJSON *desc, char *why, size_t n)
+{
+  const cJSON *file = cJSON_GetObjectItemCaseSensitive(desc, "file");
+  const cJSON *size = cJSON_GetObjectItemCaseSensitive(desc, "size");
+  const cJSON *sum = cJSON_GetObjectItemCaseSensitive(desc, "xxh3");
+  char got[17];
+  if (!cJSON_IsString(file) || !cJSON_IsNumber(size) || !cJSON_IsString(sum) ||
+      strstr(file->valuestring, "..")) {
+    snprintf(why, n, "metadata lacks a valid payload description");
+    return -1;
+  }
+  if (read_at(out, dfd, file->valuestring) < 0) {
+    snprintf(why, n, "%s missing or unreadable", file->valuestring);
+    return -1;
+  }
+  if ((double)out->len != size->valuedouble) {
+    snprintf(why, n, "%s is %zu bytes, expected %.0f (truncated?)", file->valuestring, out->len, size->valuedouble);
+    return -1;
+  }
+  hex64(got, XXH3_64bits(out->data, out->len));
+  if (strcmp(got, sum->valuestring) != 0) {
+    snprintf(why, n, "%s checksum mismatch", file->valuestring);
+    return -1;
+  }
+  return 0;
+}
+
+static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int gpujit__rmrf(const char *path)
+{
+  if (nftw(path, rm_cb, 32, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+    return gpujit__error(GPUJIT_EIO, "%s: cannot remove: %s", path, strerror(errno));
+  return 0;
+}
+
+static int move_aside(const char *cache_dir, const char *path, char *trash, size_t size)
+{
+  static unsigned counter;
+  snprintf(trash, size, "%s/tmp/trash.%ld.%u", cache_dir, (long)getpid(),
+           __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+  return rename(path, trash);
+}
+
+int gpujit__publish_dir(const char *cache_dir, const char *tmp, const char *final)
+{
+  char trash[PATH_MAX];
+  if (rename(tmp, final) == 0)
+    return 0;
+  if (errno != EEXIST && errno != ENOTEMPTY)
+    return gpujit__error(GPUJIT_EIO, "%s: cannot publish: %s", final, strerror(errno));
+  /* The entry there was found damaged (or another process just published the same key). */
+  if (move_aside(cache_dir, final, trash, sizeof(trash)) < 0 && errno != ENOENT)
+    return gpujit__error(GPUJIT_EIO, "%s: cannot replace: %s", final, strerror(errno));
+  if (rename(tmp, final) < 0 && errno != EEXIST && errno != ENOTEMPTY)
+    return gpujit__error(GPUJIT_EIO, "%s: cannot publish: %s", final, strerror(errno));
+  gpujit__rmrf(trash);
+  return 0;
+}
+
+int gpujit__remove_entry(const char *cache_dir, const char *entry)
+{
+  char trash[PATH_MAX];
+  if (move_aside(cache_dir, entry, trash, sizeof(trash)) < 0)
+    return gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: %s", entry, strerror(errno));
+  return gpujit__rmrf(trash);
+}
+
+static uint64_t tree_bytes;
+static int size_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  (void)path;
+  (void)ftw;
+  if (flag == FTW_F)
+    tree_bytes += (uint64_t)st->st_size;
+  return 0;
+}
+
+static uint64_t dir_bytes(const char *path)
+{
+  /* nftw has no payload: a lock keeps concurrent listings in one process apart. */
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  uint64_t n;
+  pthread_mutex_lock(&lock);
+  tree_bytes = 0;
+  nftw(path, size_cb, 16, FTW_PHYS);
+  n = tree_bytes;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+static char *str_of(const cJSON *j, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+  return gpujit__strdup(cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static int cmp_used(const void *a, const void *b)
+{
+  const gpujit__entry *x = a, *y = b;
+  return (x->pub.last_used < y->pub.last_used) - (x->pub.last_used > y->pub.last_used);
+}
+
+int gpujit__entries(gpujit__entry_list *out, const char *cache_dir, bool meta)
+{
+  char p[PATH_MAX];
+  DIR *top, *sub;
+  struct dirent *a, *b;
+  memset(out, 0, sizeof(*out));
+  snprintf(p, sizeof(p), "%s/entries", cache_dir);
+  if (!(top = opendir(p)))
+    return errno == ENOENT ? 0 : gpujit__error(GPUJIT_EIO, "%s: %s", p, strerror(errno));
+  while ((a = readdir(top))) {
+    if (strlen(a->d_name) != 2 || strspn(a->d_name, "0123456789abcdef") != 2)
+      continue;
+    snprintf(p, sizeof(p), "%s/entries/%s", cache_dir, a->d_name);
+    if (!(sub = opendir(p)))
+      continue;
+    while ((b = readdir(sub))) {
+      gpujit__entry *e;
+      struct stat st;
+      if (strlen(b->d_name) != 30 || strspn(b->d_name, "0123456789abcdef") != 30)
+        continue;
+      if (out->count == out->cap) {
+        size_t cap = out->cap ? out->cap * 2 : 64;
+        gpujit__entry *items = realloc(out->items, cap * sizeof(*items));
+        if (!items) {
+          closedir(sub);
+          closedir(top);
+          gpujit__entry_list_free(out);
+          return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+        }
+        out->items = items;
+        out->cap = cap;
+      }
+      e = &out->items[out->count++];
+      memset(e, 0, sizeof(*e));
+      snprintf(e->hex, sizeof(e->hex), "%s%s", a->d_name, b->d_name);
+      snprintf(p, sizeof(p), "%s/entries/%s/%s", cache_dir, a->d_name, b->d_name);
+      e->bytes = dir_bytes(p);
+      e->pub.key = e->hex;
+      e->pub.bytes = e->bytes;
+      if (stat(p, &st) == 0)
+        e->pub.last_used = (int64_t)st.st_mtime;
+      if (meta) {
+        gpujit__buf buf = {0};
+        cJSON *j;
+        strncat(p, "/meta.json", sizeof(p) - strlen(p) - 1);
+        gpujit__file_read(&buf, p);
+        j = buf.data ? cJSON_ParseWithLength(buf.data, buf.len) : NULL;
+        e->module = str_of(j, "module");
+        e->arch = str_of(j, "arch");
+        e->kind = str_of(j, "kind");
+        {
+          gpujit__buf ks = {0};
+          const cJSON *k;
+          cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(j, "kernels")) {
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
+            if (cJSON_IsString(name))
+              gpujit__buf_printf(&ks, "%s%s", ks.len ? " " : "", name->valuestring);
+          }
+          e->kernels = ks.data ? ks.data : gpujit__strdup("");
+        }
+        {
+          const cJSON *cr = cJSON_GetObjectItemCaseSensitive(j, "created");
+          const cJSON *ms = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "time_ms"), "compile");
+          e->pub.created = cJSON_IsNumber(cr) ? (int64_t)cr->valuedouble : 0;
+          e->pub.compile_ms = cJSON_IsNumber(ms) ? ms->valuedouble : 0;
+        }
+        e->pub.module = e->module;
+        e->pub.arch = e->arch;
+        e->pub.kind = e->kind;
+        e->pub.kernels = e->kernels;
+        cJSON_Delete(j);
+        gpujit__buf_free(&buf);
+      }
+    }
+    closedir(sub);
+  }
+  closedir(top);
+  if (meta && out->count) /* qsort takes no NULL base, even for nothing */
+    qsort(out->items, out->count, sizeof(*out->items), cmp_used);
+  return 0;
+}
+
+void gpujit__entry_list_free(gpujit__entry_list *l)
+{
+  for (size_t i = 0; i < l->count; i++) {
+    free(l->items[i].module);
+    free(l->items[i].arch);
+    free(l->items[i].kind);
+    free(l->items[i].kernels);
+  }
+  free(l->items);
+  memset(l, 0, sizeof(*l));
+}
+
+int gpujit__verify_entry(const char *entry, char *why, size_t n)
+{
+  gpujit__buf meta = {0}, payload = {0};
+  cJSON *j = NULL, *f;
+  int dfd = open(entry, O_RDONLY | O_DIRECTORY | O_CLOEXEC), bad = 0;
+  if (dfd < 0) {
+    snprintf(why, n, "entry unreadable: %s", strerror(errno));
+    return -1;
+  }
+  if (gpujit__read_meta(&meta, &j, dfd, why, n) < 0)
+    bad = -1;
+  if (!bad && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "image"))) {
+    snprintf(why, n, "metadata names no image");
+    bad = -1;
+  }
+  if (!bad)
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(j, "files")) {
+      if (gpujit__read_payload(&payload, dfd, f, why, n) < 0) {
+        bad = -1;
+        break;
+      }
+    }
+  close(dfd);
+  cJSON_Delete(j);
+  gpujit__buf_free(&meta);
+  gpujit__buf_free(&payload);
+  return bad;
+}

@@ -1,0 +1,48 @@
+/* The cache's files: payloads with checksums, metadata, atomic publish, listing, removal. */
+#ifndef GPUJIT_CACHE_FILES_H
+#define GPUJIT_CACHE_FILES_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "gpujit/cache.h"
+
+/** The entry format's version, in every meta.json; another version reads as damaged. */
+#define GPUJIT_CACHE_SCHEMA 1
+
+typedef struct gpujit__entry {
+  char hex[33];
+  uint64_t bytes;
+  gpujit_cache_entry pub; /* strings below are owned */
+  char *module, *arch, *kind, *kernels;
+} gpujit__entry;
+
+typedef struct gpujit__entry_list {
+  gpujit__entry *items;
+  size_t count, cap;
+} gpujit__entry_list;
+
+/** Write `data` to dir/rel (parents created), fsync it, and record its size and XXH3 in
+ *  meta["files"][rel] (and meta[role] when role is given). */
+int gpujit__write_payload(const char *dir, const char *rel, const void *data, size_t len, cJSON *meta,
+                          const char *role);
+/** Write meta.json and its checksum meta.xxh3, then fsync the directory. */
+int gpujit__write_meta(const char *dir, cJSON *meta);
+/** Read and verify meta.json through a directory handle; `why` says what is wrong. */
+int gpujit__read_meta(gpujit__buf *buf, cJSON **out, int dfd, char *why, size_t why_size);
+/** Read one payload described by {"file","size","xxh3"} and verify it. */
+int gpujit__read_payload(gpujit__buf *out, int dfd, const cJSON *desc, char *why, size_t why_size);
+/** rename(tmp, final); a damaged entry already at `final` is moved aside and removed. */
+int gpujit__publish_dir(const char *cache_dir, const char *tmp, const char *final);
+/** Move an entry out of entries/ (atomically) and delete it. */
+int gpujit__remove_entry(const char *cache_dir, const char *entry);
+int gpujit__rmrf(const char *path);
+/** Every entry directory; with `meta`, metadata read and sorted most recently used first. */
+int gpujit__entries(gpujit__entry_list *out, const char *cache_dir, bool meta);
+void gpujit__entry_list_free(gpujit__entry_list *l);
+/** Check metadata and every payload of an entry. */
+int gpujit__verify_entry(const char *entry, char *why, size_t why_size);
+
+#endif

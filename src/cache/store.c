@@ -1,0 +1,307 @@
+/* The kernel cache's store: location, verified reads of opaque entries, per-key locks, atomic
+ * publish, shared counters. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "cache/files.h"
+#include "cache/store.h"
+
+
+int gpujit_cache_options_init(gpujit_cache_options *opts, unsigned int version)
+{
+  static const gpujit_cache_options init = GPUJIT_CACHE_OPTIONS_INIT;
+  if (!opts)
+    return gpujit__error(GPUJIT_EINVAL, "options: NULL");
+  if (version != GPUJIT_CACHE_OPTIONS_VERSION)
+    return gpujit__error(GPUJIT_EVERSION, "cache options version %u is not supported", version);
+  *opts = init;
+  return 0;
+}
+
+static char *default_dir(void)
+{
+  const char *env = getenv("GPUJIT_CACHE_DIR"), *home;
+  char buf[PATH_MAX];
+  if (env && *env)
+    return gpujit__abspath(env);
+  env = getenv("XDG_CACHE_HOME");
+  if (env && *env) {
+    snprintf(buf, sizeof(buf), "%s/gpujit", env);
+    return gpujit__abspath(buf);
+  }
+  home = getenv("HOME");
+  snprintf(buf, sizeof(buf), "%s/.cache/gpujit", home && *home ? home : "/tmp");
+  return gpujit__abspath(buf);
+}
+
+/* Best effort: a directory we cannot create or write leaves the cache read-only. */
+static bool prepare(gpujit_cache *c)
+{
+  char p[PATH_MAX];
+  static const char *const subdirs[] = {"entries", "tmp", "locks"};
+  if (gpujit__mkdirs(c->dir, 0700) < 0)
+    return false;
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(p, sizeof(p), "%s/%s", c->dir, subdirs[i]);
+    if (mkdir(p, 0700) < 0 && errno != EEXIST)
+      return false;
+  }
+  snprintf(p, sizeof(p), "%s/VERSION", c->dir);
+  if (access(p, F_OK) != 0) {
+    static const char text[] = "gpujit-cache 1\n";
+    if (gpujit__file_write_atomic(p, text, sizeof(text) - 1) < 0)
+      return false;
+  }
+  snprintf(p, sizeof(p), "%s/tmp", c->dir);
+  return access(p, W_OK) == 0;
+}
+
+int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
+{
+  gpujit_cache_options defaults = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_cache *c;
+  const char *base;
+  struct stat st;
+
+  if (!out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_open: NULL out");
+  *out = NULL;
+  if (!opts)
+    opts = &defaults;
+  if (opts->version != GPUJIT_CACHE_OPTIONS_VERSION)
+    return gpujit__error(GPUJIT_EVERSION, "cache options version %u is not supported", opts->version);
+  if (!(c = calloc(1, sizeof(*c))))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  c->dir = opts->dir ? gpujit__abspath(opts->dir) : default_dir();
+  base = opts->base_dir ? opts->base_dir : getenv("GPUJIT_BASE_DIR");
+  if (base && *base) {
+    c->base = gpujit__abspath(base);
+    if (c->base && strlen(c->base) > 1 && c->base[strlen(c->base) - 1] == '/')
+      c->base[strlen(c->base) - 1] = '\0';
+  }
+  c->lock_timeout_s = opts->lock_timeout_s > 0 ? opts->lock_timeout_s : 600;
+  if (!c->dir || (base && *base && !c->base)) {
+    gpujit_cache_free(c);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  if (stat(c->dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    int err = gpujit__error(GPUJIT_EINVAL, "cache directory '%s' is not a directory", c->dir);
+    gpujit_cache_free(c);
+    return err;
+  }
+  c->writable = prepare(c);
+  if (!c->writable) {
+    gpujit__log(GPUJIT_LOG_WARN, "cache %s is not writable: building without storing (%s)", c->dir,
+                gpujit_error_last());
+    c->warned = true;
+  }
+  gpujit_error_clear();
+  *out = c;
+  return 0;
+}
+
+void gpujit_cache_free(gpujit_cache *c)
+{
+  if (!c)
+    return;
+  free(c->dir);
+  free(c->base);
+  free(c);
+}
+
+const char *gpujit_cache_path(const gpujit_cache *c) { return c ? c->dir : NULL; }
+int gpujit_cache_writable(const gpujit_cache *c) { return c && c->writable; }
+const char *gpujit__cache_base(const gpujit_cache *c) { return c ? c->base : NULL; }
+
+/* ---- shared counters ---------------------------------------------------------------------- */
+
+
+#define STATS_MAGIC 0x31737473746a7067ULL /* "gpjtsts1" */
+
+/* Read-modify-write under flock, so concurrent processes lose no counts. */
+void gpujit__cache_stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64_t stores,
+                         uint64_t corrupt, double saved_ms)
+{
+  char p[PATH_MAX];
+  gpujit__stats_file s = {0};
+  int fd;
+  if (!c->writable)
+    return;
+  snprintf(p, sizeof(p), "%s/stats", c->dir);
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+    return;
+  if (flock(fd, LOCK_EX) == 0) {
+    if (pread(fd, &s, sizeof(s), 0) != (ssize_t)sizeof(s) || s.magic != STATS_MAGIC)
+      memset(&s, 0, sizeof(s));
+    s.magic = STATS_MAGIC;
+    s.hits += hits;
+    s.misses += misses;
+    s.stores += stores;
+    s.corrupt += corrupt;
+    s.saved_ms += saved_ms;
+    if (pwrite(fd, &s, sizeof(s), 0) != (ssize_t)sizeof(s))
+      gpujit__log(GPUJIT_LOG_DEBUG, "cache stats not updated: %s", strerror(errno));
+  }
+  close(fd);
+}
+
+void gpujit__cache_count_miss(gpujit_cache *c) { gpujit__cache_stats_update(c, 0, 1, 0, 0, 0); }
+void gpujit__cache_count_hit(gpujit_cache *c, double saved_ms) { gpujit__cache_stats_update(c, 1, 0, 0, 0, saved_ms); }
+
+void gpujit__cache_stats_read(gpujit_cache *c, gpujit__stats_file *s)
+{
+  char p[PATH_MAX];
+  int fd;
+  memset(s, 0, sizeof(*s));
+  snprintf(p, sizeof(p), "%s/stats", c->dir);
+  if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+    return;
+  if (flock(fd, LOCK_SH) == 0 && (pread(fd, s, sizeof(*s), 0) != (ssize_t)sizeof(*s) || s->magic != STATS_MAGIC))
+    memset(s, 0, sizeof(*s));
+  close(fd);
+}
+
+/* ---- entries ------------------------------------------------------------------------------ */
+
+void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, const char *hex)
+{
+  snprintf(out, size, "%s/entries/%.2s/%s", c->dir, hex, hex + 2);
+}
+
+void gpujit__cache_damaged(gpujit_cache *c, const char *hex, const char *why)
+{
+  gpujit__log(GPUJIT_LOG_WARN, "cache entry %s is damaged (%s): rebuilding it", hex, why);
+  gpujit__cache_stats_update(c, 0, 0, 0, 1, 0);
+}
+
+int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit__buf *image)
+{
+  char path[PATH_MAX], why[256];
+  gpujit__buf meta = {0};
+  cJSON *j = NULL;
+  int dfd, err = GPUJIT_ENOENT;
+
+  *out_meta = NULL;
+  gpujit__cache_entry_path(path, sizeof(path), c, hex);
+  if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    return GPUJIT_ENOENT;
+  /* Both files are read through one directory handle: a concurrent replacement of the entry
+   * cannot mix one version's metadata with another's image. */
+  if (gpujit__read_meta(&meta, &j, dfd, why, sizeof(why)) < 0 ||
+      gpujit__read_payload(image, dfd, cJSON_GetObjectItemCaseSensitive(j, "image"), why, sizeof(why)) < 0) {
+    gpujit__cache_damaged(c, hex, why);
+    cJSON_Delete(j);
+    gpujit__buf_free(image);
+    goto done;
+  }
+  futimens(dfd, NULL); /* last used; best effort (a read-only cache keeps its times) */
+  *out_meta = j;
+  err = 0;
+done:
+  close(dfd);
+  gpujit__buf_free(&meta);
+  return err;
+}
+
+int gpujit__cache_lock(gpujit_cache *c, const char *hex, int *out_fd)
+{
+  char p[PATH_MAX];
+  double start = gpujit__now_us();
+  int fd;
+  *out_fd = -1;
+  if (!c->writable)
+    return 0;
+  snprintf(p, sizeof(p), "%s/locks/%s.lock", c->dir, hex);
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+    return 0; /* no lock: compile anyway, publish stays atomic */
+  /* flock is dropped by the kernel when its holder dies: a crashed compiler never wedges us. */
+  while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      break;
+    if ((gpujit__now_us() - start) / 1e6 > c->lock_timeout_s) {
+      gpujit__log(GPUJIT_LOG_WARN, "waited %.0f s for another process compiling %s; compiling anyway",
+                  c->lock_timeout_s, hex);
+      close(fd);
+      return 0;
+    }
+    nanosleep(&ts, NULL);
+  }
+  *out_fd = fd;
+  return 0;
+}
+
+void gpujit__cache_unlock(int fd)
+{
+  if (fd >= 0)
+    close(fd); /* releases the flock; the lock file stays, reused by the next compile */
+}
+
+int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *e)
+{
+  char tmp[PATH_MAX], final[PATH_MAX];
+  cJSON *meta = e->meta;
+  int err = 0;
+
+  if (!c->writable)
+    return 0;
+  snprintf(tmp, sizeof(tmp), "%s/tmp/%s.XXXXXX", c->dir, e->hex);
+  if (!mkdtemp(tmp)) {
+    err = gpujit__error(GPUJIT_EIO, "%s: %s", tmp, strerror(errno));
+    tmp[0] = '\0';
+    goto fail;
+  }
+  cJSON_AddNumberToObject(meta, "schema", GPUJIT_CACHE_SCHEMA);
+  cJSON_AddStringToObject(meta, "key", e->hex);
+  cJSON_AddNumberToObject(meta, "created", (double)time(NULL));
+  if (c->base)
+    cJSON_AddStringToObject(meta, "base_dir", c->base);
+  else
+    cJSON_AddNullToObject(meta, "base_dir");
+  if ((err = gpujit__write_payload(tmp, e->image_name, e->image, e->image_size, meta, "image")) < 0)
+    goto fail;
+  /* The source dump: every file at the path the line table names. */
+  for (size_t i = 0; i < e->sources_count; i++) {
+    char rel[PATH_MAX];
+    snprintf(rel, sizeof(rel), "src%s", e->sources[i].path);
+    if ((err = gpujit__write_payload(tmp, rel, e->sources[i].data, e->sources[i].size, meta, NULL)) < 0)
+      goto fail;
+  }
+  if ((err = gpujit__write_meta(tmp, meta)) < 0)
+    goto fail;
+  gpujit__cache_entry_path(final, sizeof(final), c, e->hex);
+  {
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof(parent), "%s/entries/%.2s", c->dir, e->hex);
+    if (mkdir(parent, 0700) < 0 && errno != EEXIST) {
+      err = gpujit__error(GPUJIT_EIO, "%s: %s", parent, strerror(errno));
+      goto fail;
+    }
+  }
+  if ((err = gpujit__publish_dir(c->dir, tmp, final)) < 0)
+    goto fail;
+  gpujit__cache_stats_update(c, 0, 0, 1, 0, 0);
+  return 0;
+fail:
+  if (tmp[0] && gpujit__is_dir(tmp))
+    gpujit__rmrf(tmp);
+  if (!c->warned) {
+    gpujit__log(GPUJIT_LOG_WARN, "cache store failed, continuing uncached: %s", gpujit_error_last());
+    c->warned = true;
+  }
+  return err;
+}

@@ -1,0 +1,37 @@
+/* The NVRTC stage: one-time initialisation, compiling one program, diagnostics. */
+#ifndef GPUJIT_COMPILE_NVRTC_H
+#define GPUJIT_COMPILE_NVRTC_H
+
+#include <stdbool.h>
+
+#include "base/buf.h"
+#include "gpujit/module.h"
+
+/** How many NVRTC compiles this process ran (tests check that hits run none). */
+extern unsigned long gpujit__nvrtc_compiles;
+/** Once per process: load NVRTC's supported arch list. */
+int gpujit__nvrtc_init(void);
+/** Whether NVRTC supports numeric arch `arch` (e.g. 90); call gpujit__nvrtc_init() first. */
+bool gpujit__nvrtc_arch_supported(int arch);
+/** NVRTC's version (loads NVRTC). */
+int gpujit__nvrtc_version(int *major, int *minor);
+/** Translate an nvrtcResult (passed as int) into a gpujit code with a message, in one place. */
+int gpujit__nvrtc_error(int result, const char *what);
+
+/** One NVRTC compile's results. */
+typedef struct gpujit__nvrtc_result {
+  gpujit__buf image; /* cubin, PTX or LTO-IR */
+  gpujit__buf log;
+  gpujit__strvec lowered; /* parallel to the name expressions */
+} gpujit__nvrtc_result;
+
+/** Compile `source` named `program_name` (its absolute path). */
+int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const char *program_name,
+                          const gpujit__strvec *flags, const char *const *name_exprs,
+                          size_t name_exprs_count, gpujit_output_kind output);
+void gpujit__nvrtc_result_free(gpujit__nvrtc_result *r);
+
+/** Find the first diagnostic in an NVRTC log as "file:line:col: message". */
+void gpujit__first_diagnostic(char *out, size_t size, const char *log);
+
+#endif

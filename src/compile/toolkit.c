@@ -1,0 +1,170 @@
+/* Where the toolkit is, what identifies it, and run-time loading of NVRTC and nvJitLink
+ * (see toolkit.h for why). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "compile/toolkit.h"
+
+#ifndef GPUJIT_CUDA_ROOT
+#  define GPUJIT_CUDA_ROOT "/usr/local/cuda"
+#endif
+#ifndef GPUJIT_CUDA_MAJOR
+#  define GPUJIT_CUDA_MAJOR 13
+#endif
+#define GPUJIT__STR2(x) #x
+#define GPUJIT__STR(x) GPUJIT__STR2(x)
+
+const char *gpujit__cuda_root(void)
+{
+  const char *env = getenv("CUDA_PATH");
+  if (env && *env)
+    return env;
+  env = getenv("CUDA_HOME");
+  if (env && *env)
+    return env;
+  return GPUJIT_CUDA_ROOT;
+}
+
+typedef struct lib_slot {
+  const char *env;  /* override variable */
+  const char *stem; /* "libnvrtc" */
+  char path[PATH_MAX];
+  pthread_once_t path_once;
+} lib_slot;
+
+static lib_slot nvrtc_slot = {"GPUJIT_NVRTC_LIBRARY", "libnvrtc", "", PTHREAD_ONCE_INIT};
+static lib_slot link_slot = {"GPUJIT_NVJITLINK_LIBRARY", "libnvJitLink", "", PTHREAD_ONCE_INIT};
+
+/* $OVERRIDE, else the toolkit's lib64/, else lib/, else the bare soname (ld.so's search). */
+static void find(lib_slot *s)
+{
+  const char *env = getenv(s->env), *root = gpujit__cuda_root();
+  static const char *const dirs[] = {"lib64", "lib", "targets/x86_64-linux/lib"};
+  char cand[PATH_MAX];
+  if (env && *env) {
+    snprintf(s->path, sizeof(s->path), "%s", env);
+    return;
+  }
+  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+    snprintf(cand, sizeof(cand), "%s/%s/%s.so.%s", root, dirs[i], s->stem, GPUJIT__STR(GPUJIT_CUDA_MAJOR));
+    if (access(cand, R_OK) == 0) {
+      if (!realpath(cand, s->path))
+        snprintf(s->path, sizeof(s->path), "%s", cand);
+      return;
+    }
+  }
+  snprintf(s->path, sizeof(s->path), "%s.so.%s", s->stem, GPUJIT__STR(GPUJIT_CUDA_MAJOR));
+}
+
+static void find_nvrtc(void) { find(&nvrtc_slot); }
+static void find_link(void) { find(&link_slot); }
+
+const char *gpujit__nvrtc_library_path(void)
+{
+  pthread_once(&nvrtc_slot.path_once, find_nvrtc);
+  return nvrtc_slot.path;
+}
+
+const char *gpujit__nvjitlink_library_path(void)
+{
+  pthread_once(&link_slot.path_once, find_link);
+  return link_slot.path;
+}
+
+/* Toolkit identity without loading NVRTC: the libraries' real paths, sizes and mtimes. A hit
+ * must not initialise NVRTC. */
+static char toolkit_id[2048];
+static pthread_once_t toolkit_id_once = PTHREAD_ONCE_INIT;
+
+static void lib_id(char *out, size_t size, const char *path, const char *what)
+{
+  char real[PATH_MAX];
+  struct stat st;
+  if (realpath(path, real) && stat(real, &st) == 0)
+    snprintf(out, size, "%s=%s:%lld:%lld", what, real, (long long)st.st_size, (long long)st.st_mtime);
+  else
+    snprintf(out, size, "%s=%s", what, path);
+}
+
+static void compute_toolkit_id(void)
+{
+  char a[1024], b[1024];
+  lib_id(a, sizeof(a), gpujit__nvrtc_library_path(), "nvrtc");
+  lib_id(b, sizeof(b), gpujit__nvjitlink_library_path(), "nvjitlink");
+  snprintf(toolkit_id, sizeof(toolkit_id), "%s;%s;root=%s", a, b, gpujit__cuda_root());
+}
+
+const char *gpujit__toolkit_id(void)
+{
+  pthread_once(&toolkit_id_once, compute_toolkit_id);
+  return toolkit_id;
+}
+
+static gpujit__nvrtc_api nvrtc_api;
+static gpujit__nvjitlink_api link_api;
+static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT, link_once = PTHREAD_ONCE_INIT;
+static char nvrtc_error[512], link_error[512];
+
+/* dlopen `path` and fill `slots` (a table of function pointers) from `names`, in order. */
+static void load_table(const char *what, const char *path, const char *env, const char *const *names,
+                       void **slots, size_t n, char *error, size_t error_size)
+{
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(error, error_size, "cannot load %s (%s): %s; set CUDA_PATH or %s", what, path, dlerror(), env);
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (!(slots[i] = dlsym(h, names[i]))) {
+      snprintf(error, error_size, "%s at %s lacks %s (too old?)", what, path, names[i]);
+      return;
+    }
+}
+
+#define GPUJIT__NAME(name) #name,
+static const char *const nvrtc_names[] = {GPUJIT__NVRTC_FUNCS(GPUJIT__NAME)};
+static const char *const link_names[] = {GPUJIT__NVJITLINK_FUNCS(GPUJIT__NAME)};
+#undef GPUJIT__NAME
+
+/* The API structs hold only function pointers, in the order of their name lists. */
+static void load_nvrtc(void)
+{
+  load_table("NVRTC", gpujit__nvrtc_library_path(), nvrtc_slot.env, nvrtc_names, (void **)&nvrtc_api,
+             sizeof(nvrtc_names) / sizeof(nvrtc_names[0]), nvrtc_error, sizeof(nvrtc_error));
+}
+
+static void load_link(void)
+{
+  load_table("nvJitLink", gpujit__nvjitlink_library_path(), link_slot.env, link_names, (void **)&link_api,
+             sizeof(link_names) / sizeof(link_names[0]), link_error, sizeof(link_error));
+}
+
+_Static_assert(sizeof(gpujit__nvrtc_api) == sizeof(nvrtc_names) / sizeof(nvrtc_names[0]) * sizeof(void *),
+               "gpujit__nvrtc_api must hold exactly the listed function pointers");
+_Static_assert(sizeof(gpujit__nvjitlink_api) == sizeof(link_names) / sizeof(link_names[0]) * sizeof(void *),
+               "gpujit__nvjitlink_api must hold exactly the listed function pointers");
+
+int gpujit__nvrtc_api_get(const gpujit__nvrtc_api **out)
+{
+  pthread_once(&nvrtc_once, load_nvrtc);
+  if (nvrtc_error[0])
+    return gpujit__error(GPUJIT_ENVRTC, "%s", nvrtc_error);
+  *out = &nvrtc_api;
+  return 0;
+}
+
+int gpujit__nvjitlink_api_get(const gpujit__nvjitlink_api **out)
+{
+  pthread_once(&link_once, load_link);
+  if (link_error[0])
+    return gpujit__error(GPUJIT_ELINK, "%s", link_error);
+  *out = &link_api;
+  return 0;
+}

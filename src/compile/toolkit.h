@@ -1,0 +1,47 @@
+/* NVRTC and nvJitLink, loaded with dlopen on first use: a cache hit, `gpujit cache` and
+ * `gpujit trace` never map these 100 MB libraries, so a cached build starts in milliseconds. */
+#ifndef GPUJIT_COMPILE_TOOLKIT_H
+#define GPUJIT_COMPILE_TOOLKIT_H
+
+#include <nvJitLink.h>
+#include <nvrtc.h>
+
+#define GPUJIT__NVRTC_FUNCS(X)                                                            \
+  X(nvrtcVersion) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs)                  \
+  X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)                     \
+  X(nvrtcAddNameExpression) X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize)              \
+  X(nvrtcGetProgramLog) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetCUBINSize)            \
+  X(nvrtcGetCUBIN) X(nvrtcGetLTOIRSize) X(nvrtcGetLTOIR) X(nvrtcGetLoweredName)
+
+#define GPUJIT__NVJITLINK_FUNCS(X)                                                        \
+  X(nvJitLinkVersion) X(nvJitLinkCreate) X(nvJitLinkDestroy) X(nvJitLinkAddData)          \
+  X(nvJitLinkComplete) X(nvJitLinkGetLinkedCubinSize) X(nvJitLinkGetLinkedCubin)          \
+  X(nvJitLinkGetLinkedPtxSize) X(nvJitLinkGetLinkedPtx) X(nvJitLinkGetErrorLogSize)       \
+  X(nvJitLinkGetErrorLog) X(nvJitLinkGetInfoLogSize) X(nvJitLinkGetInfoLog)
+
+typedef struct gpujit__nvrtc_api {
+#define GPUJIT__PTR(name) __typeof__(name) *name;
+  GPUJIT__NVRTC_FUNCS(GPUJIT__PTR)
+#undef GPUJIT__PTR
+} gpujit__nvrtc_api;
+
+typedef struct gpujit__nvjitlink_api {
+#define GPUJIT__PTR(name) __typeof__(name) *name;
+  GPUJIT__NVJITLINK_FUNCS(GPUJIT__PTR)
+#undef GPUJIT__PTR
+} gpujit__nvjitlink_api;
+
+/** Load NVRTC once; GPUJIT_ENVRTC with the reason when it cannot be loaded. */
+int gpujit__nvrtc_api_get(const gpujit__nvrtc_api **out);
+/** Load nvJitLink once; GPUJIT_ELINK with the reason when it cannot be loaded. */
+int gpujit__nvjitlink_api_get(const gpujit__nvjitlink_api **out);
+/** The toolkit root: $CUDA_PATH, else $CUDA_HOME, else the one gpujit was built against. */
+const char *gpujit__cuda_root(void);
+/** What identifies the toolkit for cache keys (library paths, sizes, mtimes, root), computed
+ *  once without loading either library. Borrowed, lives as long as the process. */
+const char *gpujit__toolkit_id(void);
+/** The file each library loads (or would load) from, without loading it. */
+const char *gpujit__nvrtc_library_path(void);
+const char *gpujit__nvjitlink_library_path(void);
+
+#endif

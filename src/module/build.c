@@ -1,0 +1,267 @@
+/* The build pipeline, in one place: read, resolve the target, key and look up, compile on a
+ * miss, store; every stage's span and time is taken here (module/stage.h). */
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "cache/store.h"
+#include "compile/options.h"
+#include "driver/driver.h"
+#include "module/build.h"
+#include "module/compiler.h"
+#include "module/entry.h"
+#include "module/key.h"
+#include "module/module.h"
+#include "module/stage.h"
+
+/* Reject what cannot be CUDA C before NVRTC sees it. */
+static int check_text(const char *name, const char *data, size_t size)
+{
+  size_t nonprint = 0;
+  if (size == 0)
+    return gpujit__error(GPUJIT_EPARSE, "%s: empty file", name);
+  if (memchr(data, '\0', size))
+    return gpujit__error(GPUJIT_EPARSE, "%s: binary file (contains NUL bytes), not CUDA C source", name);
+  for (size_t i = 0; i < size && i < 4096; i++) {
+    unsigned char c = (unsigned char)data[i];
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' && c != '\v')
+      nonprint++;
+  }
+  if (nonprint > 8)
+    return gpujit__error(GPUJIT_EPARSE, "%s: binary file (control characters), not CUDA C source", name);
+  return 0;
+}
+
+static char *module_name_of(const char *path)
+{
+  const char *base = gpujit__basename(path);
+  const char *dot = strrchr(base, '.');
+  return gpujit__strndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
+}
+
+/* The target arch: asked for, else $GPUJIT_ARCH, else the GPU's, else GPUJIT_DEFAULT_ARCH. */
+int gpujit__resolve_arch(char *out, size_t size, const char *arch)
+{
+  const char *env;
+  if (arch) {
+    snprintf(out, size, "%s", arch);
+    return 0;
+  }
+  env = getenv("GPUJIT_ARCH");
+  if (env && *env) {
+    int err = gpujit__check_arch_syntax(env);
+    if (err < 0)
+      return gpujit__error(err, "GPUJIT_ARCH: %s", gpujit_error_last());
+    snprintf(out, size, "%s", env);
+    return 0;
+  }
+  if (gpujit__driver_arch(out, size) == 0)
+    return 0;
+  gpujit_error_clear();
+  snprintf(out, size, "%s", GPUJIT_DEFAULT_ARCH);
+  return 0;
+}
+
+const char *gpujit_default_arch(void)
+{
+  static _Thread_local char arch[32];
+  gpujit__resolve_arch(arch, sizeof(arch), NULL);
+  return arch;
+}
+
+/* Key and lookup; on a hit the module is complete and NVRTC was never touched. */
+static int cache_lookup(gpujit_module *m, gpujit__key *key, gpujit__keyinfo *info,
+                        const gpujit_source *sources, size_t count, const gpujit_module_options *opts)
+{
+  gpujit__stage stage;
+  int err;
+
+  gpujit__stage_begin(&stage, opts->trace, "hash");
+  err = gpujit__module_key(key, info, gpujit__cache_base(opts->cache), sources,
+                           (const char *const *)m->sources.items, count, opts, m->arch, m->output);
+  if (err == 0) {
+    gpujit__stage_arg_str(&stage, "key", key->hex);
+    gpujit__stage_arg_num(&stage, "files", (double)info->count);
+  }
+  m->timings.hash_ms = gpujit__stage_end(&stage);
+  if (err < 0)
+    return err;
+  snprintf(m->cache_key, sizeof(m->cache_key), "%s", key->hex);
+  gpujit__stage_begin(&stage, opts->trace, "cache lookup");
+  err = gpujit__entry_lookup(opts->cache, key, m);
+  gpujit__stage_arg_str(&stage, "status", err == 0 ? "hit" : "miss");
+  gpujit__stage_arg_str(&stage, "key", key->hex);
+  m->timings.lookup_ms += gpujit__stage_end(&stage);
+  m->cache_status = err == 0 ? GPUJIT_CACHE_HIT : GPUJIT_CACHE_MISS;
+  return err;
+}
+
+static int build(gpujit_module **out, const gpujit_source *sources, size_t count,
+                 const gpujit_module_options *opts, double t_start, double read_ms)
+{
+  gpujit_module_options defaults = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL;
+  gpujit__key key;
+  gpujit__keyinfo info = {0};
+  gpujit__stage build_stage = {0}, stage;
+  int err, lock_fd = -1;
+
+  if (!opts)
+    opts = &defaults;
+  if ((err = gpujit_module_options_validate(opts)) < 0)
+    return err;
+  if (!(m = gpujit__module_new()))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if ((err = gpujit__resolve_arch(m->arch, sizeof(m->arch), opts->arch)) < 0)
+    goto done;
+  m->output = gpujit__resolve_output(m->arch, opts->output);
+  if (m->output == GPUJIT_OUTPUT_CUBIN && strncmp(m->arch, "compute_", 8) == 0) {
+    err = gpujit__error(GPUJIT_EINVAL, "a cubin needs a real arch (sm_XX), not '%s'", m->arch);
+    goto done;
+  }
+  if (m->output == GPUJIT_OUTPUT_LTOIR && count > 1) {
+    err = gpujit__error(GPUJIT_EINVAL, "LTO-IR output takes one source; %zu given", count);
+    goto done;
+  }
+  if (!(m->name = module_name_of(sources[0].name))) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < opts->name_expressions_count; i++)
+    if ((err = gpujit__strvec_push(&m->name_exprs, opts->name_expressions[i])) < 0)
+      goto done;
+  for (size_t i = 0; i < count; i++) {
+    char *abs = gpujit__abspath(sources[i].name);
+    err = abs ? gpujit__strvec_push(&m->sources, abs) : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    free(abs);
+    if (err < 0)
+      goto done;
+  }
+  {
+    char name[512];
+    snprintf(name, sizeof(name), "build %s", m->name);
+    gpujit__stage_begin(&build_stage, opts->trace, name);
+    gpujit__stage_arg_str(&build_stage, "module", m->name);
+    gpujit__stage_arg_str(&build_stage, "arch", m->arch);
+    gpujit__stage_arg_num(&build_stage, "sources", (double)count);
+  }
+
+  if (opts->cache) {
+    if ((err = cache_lookup(m, &key, &info, sources, count, opts)) == 0)
+      goto done; /* hit */
+    if (err != GPUJIT_ENOENT)
+      goto done;
+    gpujit__cache_count_miss(opts->cache);
+    /* Processes building the same key take turns; whoever comes second usually hits. */
+    gpujit__stage_begin(&stage, opts->trace, "wait for key lock");
+    gpujit__cache_lock(opts->cache, key.hex, &lock_fd);
+    m->timings.lookup_ms += gpujit__stage_end(&stage);
+    if (lock_fd >= 0 && gpujit__entry_lookup(opts->cache, &key, m) == 0) {
+      m->cache_status = GPUJIT_CACHE_HIT;
+      err = 0;
+      goto done;
+    }
+  }
+  if ((err = gpujit__compile_module(m, sources, count, opts)) < 0)
+    goto done;
+  if (opts->cache) {
+    gpujit__stage_begin(&stage, opts->trace, "cache store");
+    /* A failed store is a warning: the module is good, only the cache lacks it. */
+    if (gpujit__entry_store(opts->cache, &key, m, &info) < 0)
+      gpujit_error_clear();
+    m->timings.store_ms = gpujit__stage_end(&stage);
+  }
+
+done:
+  gpujit__cache_unlock(lock_fd);
+  gpujit__keyinfo_free(&info);
+  if (build_stage.span) {
+    gpujit__stage_arg_str(&build_stage, "status", err < 0 ? gpujit_error_name(err) : "ok");
+    gpujit__stage_arg_str(&build_stage, "cache",
+                          m && m->cache_status == GPUJIT_CACHE_HIT    ? "hit"
+                          : m && m->cache_status == GPUJIT_CACHE_MISS ? "miss"
+                                                                      : "none");
+    gpujit__stage_end(&build_stage);
+  }
+  if (err < 0) {
+    gpujit_module_free(m);
+    return err;
+  }
+  m->timings.read_ms = read_ms;
+  m->timings.total_ms = (gpujit__now_us() - t_start) / 1e3;
+  *out = m;
+  return 0;
+}
+
+int gpujit_module_build_sources(gpujit_module **out, const gpujit_source *sources, size_t count,
+                                const gpujit_module_options *opts)
+{
+  double t0 = gpujit__now_us();
+  int err;
+  if (!out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_module_build_sources: NULL out");
+  *out = NULL;
+  if (!sources || count == 0)
+    return gpujit__error(GPUJIT_EINVAL, "no sources given");
+  for (size_t i = 0; i < count; i++) {
+    if (!sources[i].name || !sources[i].name[0])
+      return gpujit__error(GPUJIT_EINVAL, "source %zu has no name", i);
+    if (!sources[i].data)
+      return gpujit__error(GPUJIT_EINVAL, "%s: NULL data", sources[i].name);
+    if ((err = check_text(sources[i].name, sources[i].data, sources[i].size)) < 0)
+      return err;
+  }
+  return build(out, sources, count, opts, t0, 0);
+}
+
+int gpujit_module_build_files(gpujit_module **out, const char *const *paths, size_t count,
+                              const gpujit_module_options *opts)
+{
+  double t0 = gpujit__now_us(), read_ms;
+  gpujit__buf *bufs = NULL;
+  gpujit_source *sources = NULL;
+  gpujit__stage stage;
+  int err = 0;
+
+  if (!out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_module_build_files: NULL out");
+  *out = NULL;
+  if (!paths || count == 0)
+    return gpujit__error(GPUJIT_EINVAL, "no source files given");
+  if (opts && opts->version != GPUJIT_MODULE_OPTIONS_VERSION)
+    return gpujit_module_options_validate(opts);
+  bufs = calloc(count, sizeof(*bufs));
+  sources = calloc(count, sizeof(*sources));
+  if (!bufs || !sources) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
+  gpujit__stage_begin(&stage, opts ? opts->trace : NULL, "read sources");
+  for (size_t i = 0; i < count && err == 0; i++) {
+    if (!paths[i] || !paths[i][0])
+      err = gpujit__error(GPUJIT_EINVAL, "source path %zu is empty", i);
+    else if ((err = gpujit__file_read(&bufs[i], paths[i])) == 0)
+      err = check_text(paths[i], bufs[i].data ? bufs[i].data : "", bufs[i].len);
+    if (err == 0) {
+      sources[i].name = paths[i];
+      sources[i].data = bufs[i].data;
+      sources[i].size = bufs[i].len;
+    }
+  }
+  gpujit__stage_arg_num(&stage, "files", (double)count);
+  gpujit__stage_end(&stage);
+  read_ms = (gpujit__now_us() - t0) / 1e3;
+  if (err == 0)
+    err = build(out, sources, count, opts, t0, read_ms);
+done:
+  for (size_t i = 0; bufs && i < count; i++)
+    gpujit__buf_free(&bufs[i]);
+  free(bufs);
+  free(sources);
+  return err;
+}

@@ -1,0 +1,14 @@
+/* The build pipeline's entry points beside the public ones. */
+#ifndef GPUJIT_MODULE_BUILD_H
+#define GPUJIT_MODULE_BUILD_H
+
+#include <stddef.h>
+
+/**
+ * The target arch into `out` (at least 32 bytes): `arch` when given, else $GPUJIT_ARCH, else
+ * the GPU's (asking the driver), else GPUJIT_DEFAULT_ARCH.
+ * @return 0, or GPUJIT_EINVAL when $GPUJIT_ARCH is malformed.
+ */
+int gpujit__resolve_arch(char *out, size_t size, const char *arch);
+
+#endif

@@ -1,0 +1,259 @@
+/* The miss path of a build: each source through NVRTC (wrapped in #line where gpujit joins text),
+ * several sources linked by nvJitLink, then the image's kernels and lowered names. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "compile/image.h"
+#include "compile/link.h"
+#include "compile/nvrtc.h"
+#include "compile/options.h"
+#include "module/compiler.h"
+#include "module/stage.h"
+#include "trace/nvrtc.h"
+
+/*
+ * The program is named by the source's absolute path, so NVRTC's diagnostics and line table
+ * name the user's file as they stand. Text that gpujit joins around user code (`prelude`) is
+ * followed by `#line 1 "PATH"` so the user's lines keep their numbers; the directive is never
+ * emitted when nothing is joined. (NVRTC 13.0 also aborts when a program with a #line
+ * directive is compiled with --fdevice-time-trace after a different program of another name:
+ * a reason more not to emit one needlessly.)
+ */
+static int wrap_source(gpujit__buf *out, const char *path, const char *prelude, const char *data,
+                       size_t size, bool directives)
+{
+  int err;
+  out->len = 0;
+  if (prelude && *prelude) {
+    if ((err = gpujit__buf_puts(out, prelude)) < 0 || (err = gpujit__buf_puts(out, "\n")) < 0)
+      return err;
+  }
+  if (prelude && *prelude && directives) {
+    if ((err = gpujit__buf_puts(out, "#line 1 \"")) < 0)
+      return err;
+    for (const char *p = path; *p; p++) {
+      if ((*p == '"' || *p == '\\') && (err = gpujit__buf_put(out, "\\", 1)) < 0)
+        return err;
+      if ((err = gpujit__buf_put(out, p, 1)) < 0)
+        return err;
+    }
+    if ((err = gpujit__buf_puts(out, "\"\n")) < 0)
+      return err;
+  }
+  return gpujit__buf_put(out, data, size);
+}
+
+static void join_options(gpujit__buf *out, const gpujit__strvec *flags)
+{
+  for (size_t i = 0; i < flags->count; i++) {
+    if (strncmp(flags->items[i], "--fdevice-time-trace", 20) == 0)
+      continue; /* only affects the trace */
+    if (out->len)
+      gpujit__buf_puts(out, " ");
+    gpujit__buf_puts(out, flags->items[i]);
+  }
+}
+
+/* Compile one source; `wrapped` holds it with its #line prefix. */
+static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o, const char *arch,
+                       const char *path, const char *wrapped, bool lto, gpujit_output_kind output,
+                       const char *const *exprs, size_t exprs_count, double *phase_ms)
+{
+  gpujit_trace *trace = o->trace;
+  char trace_base[4096], name[512];
+  const char *trace_file = NULL;
+  gpujit__strvec flags = {0};
+  gpujit__stage stage;
+  char *dir = gpujit__dirname(path);
+  double t0;
+  int err;
+
+  if (!dir)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (gpujit__trace_wants_nvrtc(trace) && gpujit__trace_nvrtc_path(trace, trace_base, sizeof(trace_base)) == 0)
+    trace_file = trace_base;
+  if ((err = gpujit__nvrtc_flags(&flags, o, arch, dir, lto || output == GPUJIT_OUTPUT_LTOIR, trace_file)) < 0)
+    goto done;
+  snprintf(name, sizeof(name), "compile %s", gpujit__basename(path));
+  gpujit__stage_begin(&stage, trace, name);
+  if (trace) {
+    gpujit__buf joined = {0};
+    gpujit__stage_arg_str(&stage, "file", path);
+    gpujit__stage_arg_str(&stage, "arch", arch);
+    join_options(&joined, &flags);
+    gpujit__stage_arg_str(&stage, "options", joined.data);
+    gpujit__stage_arg_num(&stage, "source_bytes", (double)strlen(wrapped));
+    gpujit__buf_free(&joined);
+  }
+  t0 = gpujit__now_us();
+  err = gpujit__nvrtc_compile(res, wrapped, path, &flags, exprs, exprs_count,
+                              lto ? GPUJIT_OUTPUT_LTOIR : output);
+  if (trace_file) /* merge (and delete) NVRTC's own file also when the compile failed */
+    gpujit__trace_merge_nvrtc(trace, trace_file, t0, gpujit__now_us(), phase_ms);
+  gpujit__stage_arg_str(&stage, "status", err < 0 ? "error" : "ok");
+  gpujit__stage_arg_num(&stage, "image_bytes", (double)res->image.len);
+  gpujit__stage_end(&stage);
+done:
+  gpujit__strvec_free(&flags);
+  free(dir);
+  return err;
+}
+
+/*
+ * In a multi-file module a name expression belongs to the source that defines its template:
+ * the first source whose text contains the expression's leading identifier.
+ */
+static size_t owner_of(const char *expr, const gpujit_source *sources, size_t count)
+{
+  char ident[256];
+  size_t n = 0;
+  while (*expr == '&' || *expr == ' ' || *expr == ':')
+    expr++;
+  while (expr[n] && expr[n] != '<' && expr[n] != '(' && expr[n] != ' ' && n < sizeof(ident) - 1) {
+    ident[n] = expr[n];
+    n++;
+  }
+  ident[n] = '\0';
+  if (count == 1 || n == 0)
+    return 0;
+  for (size_t i = 0; i < count; i++) {
+    if (memmem(sources[i].data, sources[i].size, ident, n))
+      return i;
+  }
+  return 0;
+}
+
+static int append_log(gpujit__buf *log, const char *path, const gpujit__buf *part)
+{
+  if (!part->len)
+    return 0;
+  if (log->len && gpujit__buf_puts(log, "\n") < 0)
+    return GPUJIT_ENOMEM;
+  if (path && gpujit__buf_printf(log, "== %s ==\n", path) < 0)
+    return GPUJIT_ENOMEM;
+  return gpujit__buf_put(log, part->data, part->len);
+}
+
+/* nvJitLink -time writes "what: milliseconds" lines: the report is one arg, each line a number too. */
+static void link_report_args(gpujit__stage *stage, const char *report)
+{
+  const char *line = report;
+  gpujit__stage_arg_str(stage, "nvjitlink_info", report);
+  while (line && *line) {
+    const char *colon = strchr(line, ':'), *eol = strchr(line, '\n');
+    if (colon && (!eol || colon < eol)) {
+      char key[128], *end;
+      double ms = strtod(colon + 1, &end);
+      if (end != colon + 1) {
+        snprintf(key, sizeof(key), "%.*s (ms)", (int)(colon - line), line);
+        gpujit__stage_arg_num(stage, key, ms);
+      }
+    }
+    line = eol ? eol + 1 : NULL;
+  }
+}
+
+int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_t count,
+                           const gpujit_module_options *opts)
+{
+  gpujit__nvrtc_result *results = calloc(count, sizeof(*results));
+  gpujit__buf wrapped = {0}, log = {0};
+  gpujit_trace *trace = opts->trace;
+  bool lto = count > 1;
+  int err = 0;
+
+  if (!results)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if ((err = gpujit__check_arch_supported(m->arch)) < 0)
+    goto done;
+  {
+    double t0 = gpujit__now_us();
+    for (size_t i = 0; i < count; i++) {
+      const char **exprs = calloc(opts->name_expressions_count + 1, sizeof(*exprs));
+      size_t n = 0;
+      if (!exprs) {
+        err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+        goto done;
+      }
+      for (size_t k = 0; k < opts->name_expressions_count; k++)
+        if (owner_of(opts->name_expressions[k], sources, count) == i)
+          exprs[n++] = opts->name_expressions[k];
+      err = wrap_source(&wrapped, m->sources.items[i], opts->prelude, sources[i].data, sources[i].size,
+                        opts->line_directives);
+      if (err == 0)
+        err = compile_one(&results[i], opts, m->arch, m->sources.items[i], wrapped.data, lto, m->output,
+                          exprs, n, m->phase_ms);
+      free(exprs);
+      if (append_log(&log, count > 1 ? m->sources.items[i] : NULL, &results[i].log) < 0) {
+        err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+        goto done;
+      }
+      if (err < 0) {
+        gpujit__error_set_log(log.data); /* the full log, every file so far */
+        goto done;
+      }
+    }
+    m->timings.compile_ms = (gpujit__now_us() - t0) / 1e3;
+  }
+
+  if (lto) {
+    gpujit__buf link_log = {0};
+    gpujit__buf *inputs = calloc(count, sizeof(*inputs));
+    gpujit__stage stage;
+    if (!inputs) {
+      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+      goto done;
+    }
+    for (size_t i = 0; i < count; i++)
+      inputs[i] = results[i].image;
+    gpujit__stage_begin(&stage, trace, "link (nvJitLink)");
+    err = gpujit__link(&m->image, &link_log, inputs, (const char *const *)m->sources.items, count,
+                       opts, m->arch, m->output, trace != NULL);
+    gpujit__stage_arg_str(&stage, "arch", m->arch);
+    gpujit__stage_arg_num(&stage, "inputs", (double)count);
+    gpujit__stage_arg_num(&stage, "image_bytes", (double)m->image.len);
+    if (trace && link_log.len)
+      link_report_args(&stage, link_log.data);
+    m->timings.link_ms = gpujit__stage_end(&stage);
+    free(inputs);
+    if (err == 0)
+      append_log(&log, "nvJitLink", &link_log);
+    gpujit__buf_free(&link_log);
+    if (err < 0)
+      goto done;
+  } else {
+    m->image = results[0].image;
+    memset(&results[0].image, 0, sizeof(results[0].image));
+  }
+  {
+    size_t *next = calloc(count, sizeof(*next)); /* per source: its next lowered name */
+    if (!next) {
+      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+      goto done;
+    }
+    for (size_t k = 0; k < opts->name_expressions_count && err == 0; k++) {
+      size_t owner = owner_of(opts->name_expressions[k], sources, count);
+      err = gpujit__strvec_push(&m->lowered, results[owner].lowered.items[next[owner]++]);
+    }
+    free(next);
+    if (err < 0)
+      goto done;
+  }
+  if ((err = gpujit__image_kernels(&m->kernels, m->image.data, m->image.len, m->output)) < 0)
+    goto done;
+  if (!(m->log = gpujit__strdup(log.data ? log.data : "")))
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+done:
+  for (size_t i = 0; i < count; i++)
+    gpujit__nvrtc_result_free(&results[i]);
+  free(results);
+  gpujit__buf_free(&wrapped);
+  gpujit__buf_free(&log);
+  return err;
+}
+

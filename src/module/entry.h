@@ -1,0 +1,21 @@
+/* A module as a cache entry and back: the module layer's side of the cache. */
+#ifndef GPUJIT_MODULE_ENTRY_H
+#define GPUJIT_MODULE_ENTRY_H
+
+#include "cache/key.h"
+#include "gpujit/cache.h"
+#include "module/key.h"
+#include "module/module.h"
+
+/**
+ * Look `key` up and fill `m` (whose name, arch, output and name expressions are set) on a hit;
+ * the image is relocated to the cache's base directory and the hit counted.
+ * @return 0, or GPUJIT_ENOENT on a miss (absent, damaged, or not relocatable here).
+ */
+int gpujit__entry_lookup(gpujit_cache *cache, const gpujit__key *key, gpujit_module *m);
+
+/** Store a freshly built module with its key inputs and source dump. Failures are warnings. */
+int gpujit__entry_store(gpujit_cache *cache, const gpujit__key *key, const gpujit_module *m,
+                        const gpujit__keyinfo *info);
+
+#endif

@@ -1,0 +1,112 @@
+/* The module object: construction, accessors, and writing its image. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/fs.h"
+#include "compile/image.h"
+#include "module/module.h"
+
+gpujit_module *gpujit__module_new(void) { return calloc(1, sizeof(gpujit_module)); }
+
+void gpujit_module_free(gpujit_module *m)
+{
+  if (!m)
+    return;
+  free(m->name);
+  gpujit__buf_free(&m->image);
+  gpujit__strvec_free(&m->kernels);
+  gpujit__strvec_free(&m->name_exprs);
+  gpujit__strvec_free(&m->lowered);
+  gpujit__strvec_free(&m->sources);
+  free(m->log);
+  free(m);
+}
+
+const void *gpujit_module_image(const gpujit_module *m, size_t *size)
+{
+  if (size)
+    *size = m ? m->image.len : 0;
+  return m ? m->image.data : NULL;
+}
+
+const char *gpujit_output_kind_name(gpujit_output_kind k)
+{
+  switch (k) {
+  case GPUJIT_OUTPUT_CUBIN: return "cubin";
+  case GPUJIT_OUTPUT_PTX: return "ptx";
+  case GPUJIT_OUTPUT_LTOIR: return "ltoir";
+  default: return "auto";
+  }
+}
+
+gpujit_output_kind gpujit_module_output(const gpujit_module *m) { return m ? m->output : GPUJIT_OUTPUT_AUTO; }
+const char *gpujit_module_arch(const gpujit_module *m) { return m ? m->arch : NULL; }
+const char *gpujit_module_name(const gpujit_module *m) { return m ? m->name : NULL; }
+size_t gpujit_module_kernel_count(const gpujit_module *m) { return m ? m->kernels.count : 0; }
+
+const char *gpujit_module_kernel(const gpujit_module *m, size_t i)
+{
+  return m && i < m->kernels.count ? m->kernels.items[i] : NULL;
+}
+
+const char *gpujit_module_lowered_name(const gpujit_module *m, const char *expr)
+{
+  if (!m || !expr)
+    return NULL;
+  for (size_t i = 0; i < m->name_exprs.count && i < m->lowered.count; i++)
+    if (strcmp(m->name_exprs.items[i], expr) == 0)
+      return m->lowered.items[i];
+  return NULL;
+}
+
+int gpujit_module_kernel_params(const gpujit_module *m, const char *kernel, int *sizes, int max)
+{
+  if (!m || !kernel || !sizes || m->output != GPUJIT_OUTPUT_CUBIN)
+    return -1;
+  return gpujit__cubin_params(m->image.data, m->image.len, kernel, sizes, max);
+}
+
+size_t gpujit_module_name_expression_count(const gpujit_module *m) { return m ? m->name_exprs.count : 0; }
+
+const char *gpujit_module_name_expression(const gpujit_module *m, size_t i, const char **lowered)
+{
+  if (lowered)
+    *lowered = NULL;
+  if (!m || i >= m->name_exprs.count)
+    return NULL;
+  if (lowered && i < m->lowered.count)
+    *lowered = m->lowered.items[i];
+  return m->name_exprs.items[i];
+}
+
+const char *gpujit_module_log(const gpujit_module *m) { return m && m->log ? m->log : ""; }
+
+void gpujit_module_timings_get(const gpujit_module *m, gpujit_module_timings *out)
+{
+  if (!out)
+    return;
+  if (m) {
+    *out = m->timings;
+    out->front_end_ms = m->phase_ms[0];
+    out->optimizer_ms = m->phase_ms[1];
+    out->codegen_ms = m->phase_ms[2];
+    out->ptxas_ms = m->phase_ms[3];
+  } else {
+    memset(out, 0, sizeof(*out));
+  }
+}
+
+gpujit_cache_status gpujit_module_cache_status(const gpujit_module *m) { return m ? m->cache_status : GPUJIT_CACHE_NONE; }
+
+const char *gpujit_module_cache_key(const gpujit_module *m)
+{
+  return m && m->cache_key[0] ? m->cache_key : NULL;
+}
+
+int gpujit_module_write(const gpujit_module *m, const char *path)
+{
+  if (!m || !path)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_module_write: NULL argument");
+  return gpujit__file_write_atomic(path, m->image.data ? m->image.data : "", m->image.len);
+}

@@ -1,0 +1,26 @@
+/* The module object: what a build produces and the runner loads. */
+#ifndef GPUJIT_MODULE_MODULE_H
+#define GPUJIT_MODULE_MODULE_H
+
+#include "gpujit/module.h"
+#include "base/buf.h"
+
+struct gpujit_module {
+  char *name;
+  char arch[32];
+  gpujit_output_kind output;
+  gpujit__buf image;
+  gpujit__strvec kernels;
+  gpujit__strvec name_exprs;
+  gpujit__strvec lowered;
+  gpujit__strvec sources; /* absolute paths the line table names */
+  char *log;
+  gpujit_module_timings timings;
+  double phase_ms[4]; /* NVRTC front end, optimizer, codegen, ptxas (traced compiles) */
+  gpujit_cache_status cache_status;
+  char cache_key[33];
+};
+
+gpujit_module *gpujit__module_new(void);
+
+#endif

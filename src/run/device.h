@@ -1,0 +1,67 @@
+/* Devices, loaded modules and kernels, and the hook interface through which a layer above (the
+ * timing layer) watches each activity: run calls hooks, never the layer behind them. */
+#ifndef GPUJIT_RUN_DEVICE_H
+#define GPUJIT_RUN_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "driver/driver.h"
+#include "gpujit/run.h"
+#include "gpujit/timing.h"
+
+/** Called around every activity gpujit enqueues on a device's stream. */
+typedef struct gpujit__activity_hooks {
+  /** Before the activity; returns a token for `after`, or NULL to let it go unwatched. */
+  void *(*before)(gpujit_device *dev, void *payload, gpujit_activity_kind kind, const char *name,
+                  uint64_t bytes);
+  /** After it was enqueued; `launch_us` is the host time the enqueue took. */
+  void (*after)(gpujit_device *dev, void *payload, void *token, double launch_us);
+  /** The device is being freed (its stream synchronised): release what the hooks hold. */
+  void (*detach)(gpujit_device *dev, void *payload);
+} gpujit__activity_hooks;
+
+struct gpujit_device {
+  const gpujit__driver *d;
+  CUdevice dev;
+  CUcontext ctx;
+  CUstream stream;
+  gpujit_device_info info;
+  bool capturing;       /* a graph capture is open: nothing may be recorded into the stream */
+  char last_kernel[128];
+  const gpujit__activity_hooks *hooks;
+  void *hooks_payload;
+  bool hooks_on;        /* call the hooks (a branch per activity when off) */
+};
+
+/** Install hooks (one set per device; NULL removes) with their payload; they start off. */
+void gpujit__device_set_hooks(gpujit_device *dev, const gpujit__activity_hooks *hooks, void *payload);
+/** Turn the installed hooks on or off. */
+void gpujit__device_hooks_enable(gpujit_device *dev, bool on);
+
+struct gpujit_kernel {
+  struct gpujit_loaded *owner;
+  CUfunction fn;
+  char *name;
+  gpujit_kernel_attrs attrs;
+  int dyn_shared_set; /* dynamic shared memory opted in so far */
+};
+
+struct gpujit_loaded {
+  gpujit_device *dev;
+  CUmodule mod;
+  double load_ms;
+  struct gpujit_kernel *kernels;
+  size_t count;
+  gpujit__strvec exprs, lowered;
+};
+
+struct gpujit_graph {
+  gpujit_device *dev;
+  CUgraph graph;
+  CUgraphExec exec;
+  char name[128];
+};
+
+#endif
