@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""Keeps src/ layered as docs/architecture.md says.
+
+Checks, and prints every violation found before failing:
+  1. each #include under src/ reaches only the file's own folder, a folder its row of the
+     dependency table allows, or a public header (cli/: public headers and cli/ only);
+  2. no two files (a .c with its .h) reach each other through includes, directly or round a loop;
+  3. with --objects: each object file's undefined symbols are defined in an allowed folder, no
+     two object files call each other round a loop, only module/stage.c opens and closes
+     trace spans, and the CLI's objects use public symbols only (no gpujit__*);
+  4. no file under src/ is over 600 lines.
+--self-test plants each kind of violation in a scratch tree and checks that it is caught.
+"""
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MAX_LINES = 600
+# Stage spans are opened and closed in one place: the build pipeline's stage helper.
+SPAN_OWNER = "module/stage.c"
+SPAN_SYMBOLS = {"gpujit_trace_span_begin", "gpujit_trace_span_end"}
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def parse_table(doc_path):
+    """The dependency table: rows whose first cell is `folder` and second a list or a dash."""
+    allowed = {}
+    public_only = set()
+    in_deps = False
+    with open(doc_path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("## "):
+                in_deps = line.strip() == "## Dependencies"
+                continue
+            if not in_deps or not line.startswith("|"):
+                continue
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 2:
+                continue
+            m = re.fullmatch(r"`([a-z_]+)`", cells[0])
+            if not m:
+                continue
+            folder = m.group(1)
+            if "public headers only" in cells[1]:
+                public_only.add(folder)
+                allowed[folder] = set()
+            else:
+                allowed[folder] = set(re.findall(r"`([a-z_]+)`", cells[1]))
+    if not allowed:
+        raise SystemExit(f"{doc_path}: no dependency table under '## Dependencies'")
+    for folder, uses in allowed.items():
+        unknown = uses - set(allowed)
+        if unknown:
+            raise SystemExit(f"{doc_path}: row '{folder}' names unknown folders {sorted(unknown)}")
+    cycle = find_cycle({k: set(v) for k, v in allowed.items()})
+    if cycle:
+        raise SystemExit(f"{doc_path}: the table itself has a loop: {' -> '.join(cycle)}")
+    return allowed, public_only
+
+
+def find_cycle(graph):
+    """One cycle of a directed graph as a list of nodes, or None."""
+    state = {}
+    stack = []
+
+    def visit(n):
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                c = visit(m)
+                if c:
+                    return c
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state:
+            c = visit(n)
+            if c:
+                return c
+    return None
+
+
+def unit(path):
+    """A .c and its .h are one unit: src/cache/store.c and store.h -> cache/store."""
+    return os.path.splitext(path)[0]
+
+
+def check_sources(src, allowed, public_only):
+    errors = []
+    graph = collections.defaultdict(set)
+    for root, _, files in os.walk(src):
+        for name in sorted(files):
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, src)
+            parts = rel.split(os.sep)
+            if len(parts) < 2:
+                errors.append(f"src/{rel}: files belong in a folder of the table, not directly in src/")
+                continue
+            folder = parts[0]
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            lines = text.count("\n")
+            if lines > MAX_LINES:
+                errors.append(f"src/{rel}: {lines} lines (at most {MAX_LINES}): split it by responsibility")
+            if folder not in allowed:
+                errors.append(f"src/{rel}: folder '{folder}' is not in docs/architecture.md's table")
+                continue
+            for m in INCLUDE.finditer(text):
+                inc = m.group(1)
+                lineno = text.count("\n", 0, m.start()) + 1
+                where = f"src/{rel}:{lineno}"
+                if inc == "gpujit.h" or inc.startswith("gpujit/"):
+                    continue
+                if "/" not in inc:
+                    if os.path.exists(os.path.join(root, inc)):
+                        if folder not in public_only:
+                            errors.append(f'{where}: #include "{inc}": name internal headers by folder '
+                                          f'("{folder}/{inc}")')
+                        graph[unit(rel)].add(unit(os.path.join(folder, inc)))
+                    else:
+                        errors.append(f'{where}: #include "{inc}": no such header beside the file')
+                    continue
+                target = inc.split("/")[0]
+                if folder in public_only:
+                    errors.append(f'{where}: #include "{inc}": {folder}/ uses the public headers only')
+                elif target not in allowed:
+                    errors.append(f'{where}: #include "{inc}": no folder "{target}" in the table')
+                elif target != folder and target not in allowed[folder]:
+                    errors.append(f'{where}: #include "{inc}": {folder}/ may not use {target}/ '
+                                  f"(allowed: {', '.join(sorted(allowed[folder])) or 'nothing'})")
+                elif not os.path.exists(os.path.join(src, inc)):
+                    errors.append(f'{where}: #include "{inc}": no such file under src/')
+                else:
+                    graph[unit(rel)].add(unit(inc))
+    for n in list(graph):
+        graph[n].discard(n)
+    cycle = find_cycle(graph)
+    if cycle:
+        errors.append("files include each other round a loop: " + " -> ".join(cycle))
+    return errors
+
+
+def nm(path, flag):
+    out = subprocess.run(["nm", flag, path], capture_output=True, text=True, check=True).stdout
+    syms = []
+    for line in out.splitlines():
+        parts = line.split()
+        if flag == "--undefined-only" and len(parts) >= 2:
+            syms.append(parts[-1])
+        elif flag == "--defined-only" and len(parts) >= 3 and parts[1].isupper():
+            syms.append(parts[2])
+    return syms
+
+
+def objects_under(d):
+    for root, _, files in os.walk(d):
+        for name in sorted(files):
+            if name.endswith(".o"):
+                path = os.path.join(root, name)
+                # CMake names objects src/<folder>/<file>.c.o under the target's directory.
+                rel = os.path.relpath(path, d)
+                yield path, rel[:-len(".o")] if rel.endswith(".o") else rel
+
+
+def check_objects(src, obj_dir, cli_dir, allowed, public_only):
+    errors = []
+    defined = {}
+    # Objects of sources that no longer exist are left over from an older build: not ours.
+    objs = [(p, r) for p, r in objects_under(obj_dir) if os.path.exists(os.path.join(src, r))]
+    if not objs:
+        return [f"{obj_dir}: no object files (build the library first)"]
+    for path, rel in objs:
+        for s in nm(path, "--defined-only"):
+            defined[s] = rel
+    graph = collections.defaultdict(set)
+    for path, rel in objs:
+        folder = rel.split(os.sep)[0]
+        for s in nm(path, "--undefined-only"):
+            owner = defined.get(s)
+            if not owner or owner == rel:
+                continue
+            if s in SPAN_SYMBOLS and rel != SPAN_OWNER:
+                errors.append(f"src/{rel}: calls {s}: stage spans are opened and closed in {SPAN_OWNER} only")
+            target = owner.split(os.sep)[0]
+            if target != folder and target not in allowed.get(folder, set()):
+                errors.append(f"src/{rel}: calls {s} of src/{owner}: {folder}/ may not use {target}/")
+            graph[unit(rel)].add(unit(owner))
+    cycle = find_cycle(graph)
+    if cycle:
+        errors.append("object files call each other round a loop: " + " -> ".join(cycle))
+    if cli_dir:
+        cli_objs = [(p, r) for p, r in objects_under(cli_dir)
+                    if os.path.exists(os.path.join(src, "cli", r))]
+        if not cli_objs:
+            errors.append(f"{cli_dir}: no object files of the CLI")
+        for path, rel in cli_objs:
+            for s in nm(path, "--undefined-only"):
+                if s.startswith("gpujit__"):
+                    errors.append(f"cli {rel}: uses the internal symbol {s}; the CLI is on the public API only")
+    return errors
+
+
+def run(args):
+    allowed, public_only = parse_table(args.doc)
+    errors = check_sources(args.src, allowed, public_only)
+    if args.objects:
+        errors += check_objects(args.src, args.objects, args.cli_objects, allowed, public_only)
+    for e in errors:
+        print("layers: " + e)
+    if errors:
+        print(f"layers: {len(errors)} violation(s) of docs/architecture.md")
+        return 1
+    print(f"layers: ok ({len(allowed)} folders" + (", includes and symbols)" if args.objects else ", includes)"))
+    return 0
+
+
+def self_test(doc):
+    """Plant one violation of each kind in a copy of a small tree; each must be reported."""
+    cases = {
+        "upward include": {"base/a.c": '#include "module/m.h"\n'},
+        "unknown folder": {"base/a.c": '#include "nowhere/x.h"\n'},
+        "bare internal include": {"cache/b.c": '#include "b.h"\n'},
+        "file loop": {"cache/b.c": '#include "cache/c.h"\n', "cache/c.c": '#include "cache/b.h"\n'},
+        "cli internal header": {"cli/main.c": '#include "base/error.h"\n'},
+        "long file": {"base/a.c": "/* x */\n" * (MAX_LINES + 1)},
+        "file outside folders": {"loose.c": "int x;\n"},
+    }
+    base_tree = {"base/a.c": "", "base/error.h": "", "module/m.h": "", "cache/b.c": "", "cache/b.h": "",
+                 "cache/c.c": "", "cache/c.h": "", "cli/main.c": '#include "gpujit.h"\n#include "cli.h"\n',
+                 "cli/cli.h": ""}
+    allowed, public_only = parse_table(doc)
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, planted in [("clean tree", {})] + list(cases.items()):
+            src = os.path.join(tmp, "src")
+            shutil.rmtree(src, ignore_errors=True)
+            for rel, text in {**base_tree, **planted}.items():
+                os.makedirs(os.path.dirname(os.path.join(src, rel)), exist_ok=True)
+                with open(os.path.join(src, rel), "w") as f:
+                    f.write(text)
+            errors = check_sources(src, allowed, public_only)
+            ok = (not errors) if not planted else bool(errors)
+            print(f"self-test {name}: {'ok' if ok else 'NOT CAUGHT' if planted else 'false alarm'}"
+                  + (f" ({errors[0]})" if errors else ""))
+            failures += not ok
+        failures += self_test_objects(tmp, allowed, public_only)
+    return 1 if failures else 0
+
+
+def self_test_objects(tmp, allowed, public_only):
+    """Compile tiny objects with an upward call, a call loop and a stray span; each must be caught."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        print("self-test objects: SKIPPED (no C compiler to make objects with)")
+        return 0
+    tree = {
+        "base/a.c": "int base_a(void); int module_m(void); int base_a(void) { return module_m(); }\n",
+        "module/m.c": "int module_m(void); int module_m(void) { return 1; }\n",
+        "cache/b.c": "int cache_b(int); int cache_c(int); int cache_b(int n) { return n ? cache_c(n - 1) : 0; }\n",
+        "cache/c.c": "int cache_b(int); int cache_c(int); int cache_c(int n) { return n ? cache_b(n - 1) : 0; }\n",
+        "trace/t.c": "void gpujit_trace_span_begin(void); void gpujit_trace_span_begin(void) {}\n",
+        "ncu/n.c": "void gpujit_trace_span_begin(void); void ncu_n(void); void ncu_n(void) { gpujit_trace_span_begin(); }\n",
+    }
+    want = ["base/a.c: calls module_m", "call each other round a loop", "ncu/n.c: calls gpujit_trace_span_begin: stage"]
+    src, obj = os.path.join(tmp, "osrc"), os.path.join(tmp, "oobj")
+    for rel, text in tree.items():
+        for d in (src, obj):
+            os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+        with open(os.path.join(src, rel), "w") as f:
+            f.write(text)
+        subprocess.run([cc, "-c", "-o", os.path.join(obj, rel + ".o"), os.path.join(src, rel)], check=True)
+    errors = check_objects(src, obj, None, allowed, public_only)
+    failures = 0
+    for w in want:
+        caught = any(w in e for e in errors)
+        print(f"self-test objects '{w}': {'ok' if caught else 'NOT CAUGHT'}")
+        failures += not caught
+    return failures
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--src", required=True)
+    p.add_argument("--doc", required=True)
+    p.add_argument("--objects", help="the library's object directory (…/gpujit_static.dir/src)")
+    p.add_argument("--cli-objects", help="the CLI's object directory")
+    p.add_argument("--self-test", action="store_true")
+    args = p.parse_args()
+    rc = self_test(args.doc) if args.self_test else 0
+    return rc or run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
