@@ -51,6 +51,16 @@ fi
 echo "== tracks of a traced compile here (NVRTC worker threads get their own)"
 $g build --no-cache --time-trace="$out/vecops.trace.json" -o "$out/vecops.cubin" examples/vecops.cu >/dev/null
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([e['args']['name'] for e in d['traceEvents'] if e.get('ph')=='M'])" "$out/vecops.trace.json"
+if [ -f .base/CMakeLists.txt ]; then
+  # An older checkout carried in .base/ (git archive OLD | tar -x -C .base): the same benchmarks
+  # of both builds, alternating, in one run.
+  echo "== before/after: .base (older checkout) against this tree"
+  cmake -S .base -B build-base -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON \
+    -DCMAKE_PREFIX_PATH="$prefix/usr" -DGPUJIT_TESTS=OFF >"$out/cmake_base.log" 2>&1 &&
+    cmake --build build-base -j"$(nproc)" >"$out/build_base.log" 2>&1 &&
+    python3 bench/compare_builds.py build-base build-gpu --rounds "${COMPARE_ROUNDS:-3}" --quick \
+      2>/dev/null | tee "$out/compare_builds.txt"
+fi
 echo "== main job"
 scripts/main.sh >"$out/main_job.txt" 2>&1; echo "main job exit $?" >>"$out/main_job.txt"; tail -12 "$out/main_job.txt"
 echo "== Nsight Compute workflow (docs/nsight-compute.md)"

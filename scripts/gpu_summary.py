@@ -75,6 +75,11 @@ for line in nc.splitlines():
         parts = line.split(" ", 2)
         rows.append(("ncu: " + parts[1], parts[2] if len(parts) > 2 else ""))
 
+for line in read("compare_builds.txt").splitlines():
+    if line.startswith(("cache hit", "gpujit build", "launch: added")):
+        f = line.split()
+        rows.append(("before/after: " + " ".join(f[:-5]), "old %s  new %s  new/old %s" % (f[-5], f[-4], f[-3])))
+
 print("\n== summary (%s)" % read("gpu.txt").strip())
 w = max(len(r[0]) for r in rows)
 for k, v in rows:
