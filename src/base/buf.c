@@ -1,5 +1,6 @@
 /* Growable byte buffers, string vectors and string copies. */
 #define _GNU_SOURCE
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,21 @@
 #include "gpujit/common.h"
 
 void gpujit_free(void *ptr) { free(ptr); }
+
+void *gpujit__grow(void *items, size_t *cap, size_t count, size_t elem, size_t first)
+{
+  size_t n;
+  void *p;
+  if (count < *cap)
+    return items;
+  n = *cap ? *cap * 2 : first;
+  if (n <= count || n > SIZE_MAX / elem || !(p = realloc(items, n * elem))) {
+    gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    return NULL;
+  }
+  *cap = n;
+  return p;
+}
 
 int gpujit__buf_reserve(gpujit__buf *b, size_t extra)
 {
@@ -81,14 +97,10 @@ char *gpujit__strdup(const char *s) { return s ? gpujit__strndup(s, strlen(s)) :
 int gpujit__strvec_push(gpujit__strvec *v, const char *s)
 {
   char *copy;
-  if (v->count == v->cap) {
-    size_t cap = v->cap ? v->cap * 2 : 16;
-    char **items = realloc(v->items, cap * sizeof(*items));
-    if (!items)
-      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    v->items = items;
-    v->cap = cap;
-  }
+  char **items = gpujit__grow(v->items, &v->cap, v->count, sizeof(*items), 16);
+  if (!items)
+    return GPUJIT_ENOMEM;
+  v->items = items;
   if (!(copy = gpujit__strdup(s)))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   v->items[v->count++] = copy;

@@ -32,6 +32,14 @@ int gpujit__strvec_push(gpujit__strvec *v, const char *s);
 int gpujit__strvec_pushf(gpujit__strvec *v, const char *fmt, ...) GPUJIT__PRINTF(2, 3);
 void gpujit__strvec_free(gpujit__strvec *v);
 
+/**
+ * Make room for one more element in an array of `count` elements of `elem` bytes with capacity
+ * `*cap`: doubled (or `first` when empty) when full.
+ * @return the array, moved or not, with `*cap` updated; NULL with GPUJIT_ENOMEM set when out of
+ *         memory (the array and `*cap` untouched).
+ */
+void *gpujit__grow(void *items, size_t *cap, size_t count, size_t elem, size_t first);
+
 /** malloc'd copies; NULL when out of memory (and for a NULL `s`). */
 char *gpujit__strdup(const char *s);
 char *gpujit__strndup(const char *s, size_t n);

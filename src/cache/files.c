@@ -287,18 +287,13 @@ int gpujit__entries(gpujit__entry_list *out, const char *cache_dir, bool meta)
       struct stat st;
       if (strlen(b->d_name) != 30 || strspn(b->d_name, "0123456789abcdef") != 30)
         continue;
-      if (out->count == out->cap) {
-        size_t cap = out->cap ? out->cap * 2 : 64;
-        gpujit__entry *items = realloc(out->items, cap * sizeof(*items));
-        if (!items) {
-          closedir(sub);
-          closedir(top);
-          gpujit__entry_list_free(out);
-          return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-        }
-        out->items = items;
-        out->cap = cap;
+      if (!(e = gpujit__grow(out->items, &out->cap, out->count, sizeof(*e), 64))) {
+        closedir(sub);
+        closedir(top);
+        gpujit__entry_list_free(out);
+        return GPUJIT_ENOMEM;
       }
+      out->items = e;
       e = &out->items[out->count++];
       memset(e, 0, sizeof(*e));
       snprintf(e->hex, sizeof(e->hex), "%s%s", a->d_name, b->d_name);

@@ -51,15 +51,10 @@ typedef struct scan_ctx {
 static int add_file(gpujit__keyinfo *info, const char *abs, const char *base, const char *data,
                     size_t size, char *owned)
 {
-  gpujit__keyfile *f;
-  if (info->count == info->cap) {
-    size_t cap = info->cap ? info->cap * 2 : 16;
-    gpujit__keyfile *p = realloc(info->files, cap * sizeof(*p));
-    if (!p)
-      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    info->files = p;
-    info->cap = cap;
-  }
+  gpujit__keyfile *f = gpujit__grow(info->files, &info->cap, info->count, sizeof(*f), 16);
+  if (!f)
+    return GPUJIT_ENOMEM;
+  info->files = f;
   f = &info->files[info->count];
   f->path = gpujit__strdup(abs);
   f->rel = gpujit__strdup(relative(abs, base));

@@ -47,15 +47,10 @@ static size_t split_row(char *row, char **fields, size_t max)
 
 static int add_line(gpujit_ncu_hotspots *h, const char *file, const char *fn, int line, const char *src, double v)
 {
-  hot_line *l;
-  if (h->count == h->cap) {
-    size_t cap = h->cap ? h->cap * 2 : 64;
-    hot_line *p = realloc(h->lines, cap * sizeof(*p));
-    if (!p)
-      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    h->lines = p;
-    h->cap = cap;
-  }
+  hot_line *l = gpujit__grow(h->lines, &h->cap, h->count, sizeof(*l), 64);
+  if (!l)
+    return GPUJIT_ENOMEM;
+  h->lines = l;
   l = &h->lines[h->count];
   memset(l, 0, sizeof(*l));
   l->file = gpujit__strdup(file);

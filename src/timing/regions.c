@@ -33,16 +33,12 @@ int gpujit__timing_take_event(gpujit__timing *t, CUevent *out)
 
 void gpujit__timing_give_event(gpujit__timing *t, CUevent e)
 {
-  if (t->npool == t->cappool) {
-    size_t cap = t->cappool ? t->cappool * 2 : 64;
-    CUevent *p = realloc(t->pool, cap * sizeof(*p));
-    if (!p) {
-      t->dev->d->cuEventDestroy(e);
-      return;
-    }
-    t->pool = p;
-    t->cappool = cap;
+  CUevent *p = gpujit__grow(t->pool, &t->cappool, t->npool, sizeof(*p), 64);
+  if (!p) {
+    t->dev->d->cuEventDestroy(e);
+    return;
   }
+  t->pool = p;
   t->pool[t->npool++] = e;
 }
 
@@ -54,14 +50,9 @@ static void *before(gpujit_device *g, void *payload, gpujit_activity_kind kind, 
   gpujit__record *r;
   if (!t->depth || g->capturing || !(t->any_filter & kind_filter(kind)))
     return NULL;
-  if (t->nrec == t->caprec) {
-    size_t cap = t->caprec ? t->caprec * 2 : 256;
-    gpujit__record *p = realloc(t->recs, cap * sizeof(*p));
-    if (!p)
-      return NULL;
-    t->recs = p;
-    t->caprec = cap;
-  }
+  if (!(r = gpujit__grow(t->recs, &t->caprec, t->nrec, sizeof(*r), 256)))
+    return NULL;
+  t->recs = r;
   r = &t->recs[t->nrec];
   memset(r, 0, sizeof(*r));
   if (gpujit__timing_take_event(t, &r->start) < 0)

@@ -75,13 +75,11 @@ static int table_add(row_table *t, const char *name, double dur)
     }
     s = (s + 1) & (t->nslots - 1);
   }
-  if (t->count == t->cap) {
-    size_t cap = t->cap ? t->cap * 2 : 32;
-    gpujit_trace_stat *rows = realloc(t->rows, cap * sizeof(*rows));
+  {
+    gpujit_trace_stat *rows = gpujit__grow(t->rows, &t->cap, t->count, sizeof(*rows), 32);
     if (!rows)
-      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+      return GPUJIT_ENOMEM;
     t->rows = rows;
-    t->cap = cap;
   }
   if (!(t->rows[t->count].name = gpujit__strdup(name)))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");

@@ -107,15 +107,9 @@ void gpujit__trace_defer(gpujit_trace *t, gpujit__trace_expand_fn expand, void (
 {
   bool kept = false;
   pthread_mutex_lock(&t->lock);
-  if (t->npending == t->cappending) {
-    size_t cap = t->cappending ? t->cappending * 2 : 8;
-    trace_pending *p = realloc(t->pending, cap * sizeof(*p));
-    if (p) {
-      t->pending = p;
-      t->cappending = cap;
-    }
-  }
-  if (t->npending < t->cappending) {
+  trace_pending *p = gpujit__grow(t->pending, &t->cappending, t->npending, sizeof(*p), 8);
+  if (p) {
+    t->pending = p;
     t->pending[t->npending++] = (trace_pending){expand, release, payload};
     kept = true;
   }
@@ -148,13 +142,11 @@ int gpujit__trace_ensure_track(gpujit_trace *t, int64_t tid, const char *name)
       }
       return 0;
     }
-  if (t->tracks_count == t->tracks_cap) {
-    size_t cap = t->tracks_cap ? t->tracks_cap * 2 : 8;
-    trace_track *p = realloc(t->tracks, cap * sizeof(*p));
+  {
+    trace_track *p = gpujit__grow(t->tracks, &t->tracks_cap, t->tracks_count, sizeof(*p), 8);
     if (!p)
       return GPUJIT_ENOMEM;
     t->tracks = p;
-    t->tracks_cap = cap;
   }
   if (!name) {
     if (tid == t->pid)
@@ -173,15 +165,10 @@ int gpujit__trace_ensure_track(gpujit_trace *t, int64_t tid, const char *name)
 uint64_t gpujit__trace_push_event(gpujit_trace *t, char ph, const char *cat, const char *name, double ts,
                            double dur, int64_t tid)
 {
-  trace_event *e;
-  if (t->count == t->cap) {
-    size_t cap = t->cap ? t->cap * 2 : 256;
-    trace_event *p = realloc(t->events, cap * sizeof(*p));
-    if (!p)
-      return 0;
-    t->events = p;
-    t->cap = cap;
-  }
+  trace_event *e = gpujit__grow(t->events, &t->cap, t->count, sizeof(*e), 256);
+  if (!e)
+    return 0;
+  t->events = e;
   if (ph && gpujit__trace_ensure_track(t, tid, NULL) < 0)
     return 0;
   e = &t->events[t->count];
