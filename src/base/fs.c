@@ -93,7 +93,7 @@ int gpujit__file_write_atomic(const char *path, const void *data, size_t len)
 }
 
 /* Collapse "//", "/./" and "/../" in an absolute path, in place. */
-static void normalise(char *p)
+void gpujit__normpath(char *p)
 {
   char *out = p, *in = p;
   while (*in) {
@@ -130,7 +130,7 @@ char *gpujit__abspath(const char *path)
       sprintf(res, "%s/%s", cwd, path);
   }
   if (res)
-    normalise(res);
+    gpujit__normpath(res);
   return res;
 }
 

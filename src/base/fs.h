@@ -12,6 +12,8 @@ int gpujit__file_read(gpujit__buf *out, const char *path);
 int gpujit__file_write_atomic(const char *path, const void *data, size_t len);
 /** Absolute, normalised path (no symlink resolution beyond realpath of existing files). */
 char *gpujit__abspath(const char *path);
+/** Collapse "//", "/./" and "/../" in an absolute path, in place (no symlinks resolved). */
+void gpujit__normpath(char *path);
 /** Directory part of a path (malloc'd). */
 char *gpujit__dirname(const char *path);
 /** Base name without directory; pointer into `path`. */

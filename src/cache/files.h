@@ -10,7 +10,7 @@
 #include "gpujit/cache.h"
 
 /** The entry format's version, in every meta.json; another version reads as damaged. */
-#define GPUJIT_CACHE_SCHEMA 1
+#define GPUJIT_CACHE_SCHEMA 2
 
 typedef struct gpujit__entry {
   char hex[33];
@@ -34,6 +34,11 @@ int gpujit__write_meta(const char *dir, cJSON *meta);
 int gpujit__read_meta(gpujit__buf *buf, cJSON **out, int dfd, char *why, size_t why_size);
 /** Read one payload described by {"file","size","xxh3"} and verify it. */
 int gpujit__read_payload(gpujit__buf *out, int dfd, const cJSON *desc, char *why, size_t why_size);
+/** Write a one-file record atomically (temp file, rename): "MAGIC <xxh3-64>\n" then the bytes. */
+int gpujit__write_blob(const char *path, const char *magic, const void *data, size_t len);
+/** Read one and check it: the bytes start at out->data + *offset. GPUJIT_ENOENT when absent,
+ *  GPUJIT_ECORRUPT (with `why`) when truncated, foreign or altered. */
+int gpujit__read_blob(gpujit__buf *out, size_t *offset, const char *path, const char *magic, char *why, size_t n);
 /** rename(tmp, final); a damaged entry already at `final` is moved aside and removed. */
 int gpujit__publish_dir(const char *cache_dir, const char *tmp, const char *final);
 /** Move an entry out of entries/ (atomically) and delete it. */

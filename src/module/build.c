@@ -13,9 +13,8 @@
 #include "compile/options.h"
 #include "driver/driver.h"
 #include "module/build.h"
+#include "module/cached.h"
 #include "module/compiler.h"
-#include "module/entry.h"
-#include "module/key.h"
 #include "module/module.h"
 #include "module/stage.h"
 
@@ -74,40 +73,12 @@ const char *gpujit_default_arch(void)
   return arch;
 }
 
-/* Key and lookup; on a hit the module is complete and NVRTC was never touched. */
-static int cache_lookup(gpujit_module *m, gpujit__key *key, gpujit__keyinfo *info,
-                        const gpujit_source *sources, size_t count, const gpujit_module_options *opts)
-{
-  gpujit__stage stage;
-  int err;
-
-  gpujit__stage_begin(&stage, opts->trace, "hash");
-  err = gpujit__module_key(key, info, gpujit__cache_base(opts->cache), sources,
-                           (const char *const *)m->sources.items, count, opts, m->arch, m->output);
-  if (err == 0) {
-    gpujit__stage_arg_str(&stage, "key", key->hex);
-    gpujit__stage_arg_num(&stage, "files", (double)info->count);
-  }
-  m->timings.hash_ms = gpujit__stage_end(&stage);
-  if (err < 0)
-    return err;
-  snprintf(m->cache_key, sizeof(m->cache_key), "%s", key->hex);
-  gpujit__stage_begin(&stage, opts->trace, "cache lookup");
-  err = gpujit__entry_lookup(opts->cache, key, m);
-  gpujit__stage_arg_str(&stage, "status", err == 0 ? "hit" : "miss");
-  gpujit__stage_arg_str(&stage, "key", key->hex);
-  m->timings.lookup_ms += gpujit__stage_end(&stage);
-  m->cache_status = err == 0 ? GPUJIT_CACHE_HIT : GPUJIT_CACHE_MISS;
-  return err;
-}
-
 static int build(gpujit_module **out, const gpujit_source *sources, size_t count,
                  const gpujit_module_options *opts, double t_start, double read_ms)
 {
   gpujit_module_options defaults = GPUJIT_MODULE_OPTIONS_INIT;
   gpujit_module *m = NULL;
-  gpujit__key key;
-  gpujit__keyinfo info = {0};
+  gpujit__miss miss = {0};
   gpujit__stage build_stage = {0}, stage;
   int err, lock_fd = -1;
 
@@ -152,34 +123,35 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
   }
 
   if (opts->cache) {
-    if ((err = cache_lookup(m, &key, &info, sources, count, opts)) == 0)
+    if ((err = gpujit__cached_lookup(m, &miss, sources, count, opts)) == 0)
       goto done; /* hit */
     if (err != GPUJIT_ENOENT)
       goto done;
     gpujit__cache_count_miss(opts->cache);
-    /* Processes building the same key take turns; whoever comes second usually hits. */
+    /* Processes building the same request take turns; whoever comes second usually hits. */
     gpujit__stage_begin(&stage, opts->trace, "wait for key lock");
-    gpujit__cache_lock(opts->cache, key.hex, &lock_fd);
+    gpujit__cache_lock(opts->cache, miss.request.hex, &lock_fd);
     m->timings.lookup_ms += gpujit__stage_end(&stage);
-    if (lock_fd >= 0 && gpujit__entry_lookup(opts->cache, &key, m) == 0) {
-      m->cache_status = GPUJIT_CACHE_HIT;
+    if (lock_fd >= 0 && gpujit__cached_lookup(m, &miss, sources, count, opts) == 0) {
       err = 0;
       goto done;
     }
+    if ((err = gpujit__cached_scan(&miss, m, sources, count, opts)) < 0)
+      goto done;
   }
-  if ((err = gpujit__compile_module(m, sources, count, opts)) < 0)
+  if ((err = gpujit__compile_module(m, sources, count, opts, opts->cache ? &miss.deps : NULL)) < 0)
     goto done;
   if (opts->cache) {
     gpujit__stage_begin(&stage, opts->trace, "cache store");
     /* A failed store is a warning: the module is good, only the cache lacks it. */
-    if (gpujit__entry_store(opts->cache, &key, m, &info) < 0)
+    if (gpujit__cached_store(&miss, m, sources, count, opts) < 0)
       gpujit_error_clear();
     m->timings.store_ms = gpujit__stage_end(&stage);
   }
 
 done:
   gpujit__cache_unlock(lock_fd);
-  gpujit__keyinfo_free(&info);
+  gpujit__miss_free(&miss);
   if (build_stage.span) {
     gpujit__stage_arg_str(&build_stage, "status", err < 0 ? gpujit_error_name(err) : "ok");
     gpujit__stage_arg_str(&build_stage, "cache",

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "compile/image.h"
+#include "compile/includes.h"
 #include "compile/link.h"
 #include "compile/nvrtc.h"
 #include "compile/options.h"
@@ -59,12 +60,27 @@ static void join_options(gpujit__buf *out, const gpujit__strvec *flags)
   }
 }
 
-/* Compile one source; `wrapped` holds it with its #line prefix. */
+/* The headers NVRTC's trace says a compile opened, for the cache's record of dependencies. */
+typedef struct opened_ctx {
+  gpujit__includes *inc;
+  size_t source;
+} opened_ctx;
+
+static int opened(const char *path, const char *includer, void *payload)
+{
+  opened_ctx *c = payload;
+  return gpujit__includes_add_opened(c->inc, c->source, path, includer);
+}
+
+/* Compile one source; `wrapped` holds it with its #line prefix. With `deps`, the headers the
+ * compile opens are reported to it (through NVRTC's trace) when the include scan asks for that. */
 static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o, const char *arch,
                        const char *path, const char *wrapped, bool lto, gpujit_output_kind output,
-                       const char *const *exprs, size_t exprs_count, double *phase_ms)
+                       const char *const *exprs, size_t exprs_count, double *phase_ms, gpujit__compile_deps *deps,
+                       size_t index)
 {
   gpujit_trace *trace = o->trace;
+  bool want_deps = deps && deps->inc && gpujit__includes_needs_trace(deps->inc, NULL);
   char trace_base[4096], name[512];
   const char *trace_file = NULL;
   gpujit__strvec flags = {0};
@@ -75,8 +91,11 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
 
   if (!dir)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  if (gpujit__trace_wants_nvrtc(trace) && gpujit__trace_nvrtc_path(trace, trace_base, sizeof(trace_base)) == 0)
+  if ((gpujit__trace_wants_nvrtc(trace) || want_deps) &&
+      gpujit__trace_nvrtc_path(gpujit__trace_wants_nvrtc(trace) ? trace : NULL, trace_base, sizeof(trace_base)) == 0)
     trace_file = trace_base;
+  else if (want_deps)
+    deps->complete = false;
   if ((err = gpujit__nvrtc_flags(&flags, o, arch, dir, lto || output == GPUJIT_OUTPUT_LTOIR, trace_file)) < 0)
     goto done;
   snprintf(name, sizeof(name), "compile %s", gpujit__basename(path));
@@ -93,8 +112,22 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
   t0 = gpujit__now_us();
   err = gpujit__nvrtc_compile(res, wrapped, path, &flags, exprs, exprs_count,
                               lto ? GPUJIT_OUTPUT_LTOIR : output);
-  if (trace_file) /* merge (and delete) NVRTC's own file also when the compile failed */
-    gpujit__trace_merge_nvrtc(trace, trace_file, t0, gpujit__now_us(), phase_ms);
+  if (trace_file) { /* read (and delete) NVRTC's own file also when the compile failed */
+    gpujit__buf text = {0};
+    double t1 = gpujit__now_us();
+    if (gpujit__nvrtc_trace_take(&text, trace_file) == 0) {
+      opened_ctx ctx = {want_deps ? deps->inc : NULL, index};
+      if (want_deps && err == 0 && gpujit__nvrtc_trace_headers(text.data, text.len, opened, &ctx) < 0) {
+        deps->complete = false;
+        gpujit_error_clear();
+      }
+      gpujit__trace_merge_nvrtc_text(gpujit__trace_wants_nvrtc(trace) ? trace : NULL, &text, t0, t1, phase_ms);
+    } else if (want_deps) {
+      deps->complete = false;
+      gpujit_error_clear();
+    }
+    gpujit__buf_free(&text);
+  }
   gpujit__stage_arg_str(&stage, "status", err < 0 ? "error" : "ok");
   gpujit__stage_arg_num(&stage, "image_bytes", (double)res->image.len);
   gpujit__stage_end(&stage);
@@ -159,7 +192,7 @@ static void link_report_args(gpujit__stage *stage, const char *report)
 }
 
 int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_t count,
-                           const gpujit_module_options *opts)
+                           const gpujit_module_options *opts, gpujit__compile_deps *deps)
 {
   gpujit__nvrtc_result *results = calloc(count, sizeof(*results));
   gpujit__buf wrapped = {0}, log = {0};
@@ -187,7 +220,7 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
                         opts->line_directives);
       if (err == 0)
         err = compile_one(&results[i], opts, m->arch, m->sources.items[i], wrapped.data, lto, m->output,
-                          exprs, n, m->phase_ms);
+                          exprs, n, m->phase_ms, deps, i);
       free(exprs);
       if (append_log(&log, count > 1 ? m->sources.items[i] : NULL, &results[i].log) < 0) {
         err = gpujit__error(GPUJIT_ENOMEM, "out of memory");

@@ -13,7 +13,7 @@
 #include "module/module.h"
 
 /* The descriptive metadata; the store adds its own fields (schema, key, created, base_dir). */
-static cJSON *module_meta(const gpujit_module *m, const gpujit__keyinfo *info)
+static cJSON *module_meta(const gpujit_module *m, const cJSON *inputs)
 {
   cJSON *j = cJSON_CreateObject(), *arr, *t;
   int a = 0, b = 0, c = 0, d = 0;
@@ -30,7 +30,7 @@ static cJSON *module_meta(const gpujit_module *m, const gpujit__keyinfo *info)
   cJSON_AddStringToObject(j, "nvrtc", ver);
   snprintf(ver, sizeof(ver), "%d.%d", c, d);
   cJSON_AddStringToObject(j, "nvjitlink", ver);
-  cJSON_AddItemToObject(j, "inputs", cJSON_Duplicate(info->inputs, 1));
+  cJSON_AddItemToObject(j, "inputs", inputs ? cJSON_Duplicate(inputs, 1) : cJSON_CreateObject());
   arr = cJSON_AddArrayToObject(j, "sources");
   for (size_t i = 0; i < m->sources.count; i++)
     cJSON_AddItemToArray(arr, cJSON_CreateString(m->sources.items[i]));
@@ -168,29 +168,23 @@ done:
   return err;
 }
 
-int gpujit__entry_store(gpujit_cache *cache, const gpujit__key *key, const gpujit_module *m,
-                        const gpujit__keyinfo *info)
+int gpujit__entry_store(gpujit_cache *cache, const gpujit__key *key, const gpujit_module *m, const cJSON *inputs,
+                        const gpujit__cache_file *dump, size_t dump_count)
 {
   char image_name[64];
-  gpujit__cache_file *files = calloc(info->count + 1, sizeof(*files));
   gpujit__cache_put put = {0};
   int err;
 
-  if (!files || !(put.meta = module_meta(m, info))) {
-    free(files);
+  if (!(put.meta = module_meta(m, inputs)))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  }
-  for (size_t i = 0; i < info->count; i++)
-    files[i] = (gpujit__cache_file){info->files[i].path, info->files[i].data, info->files[i].size};
   snprintf(image_name, sizeof(image_name), "image.%s", gpujit_output_kind_name(m->output));
   put.hex = key->hex;
   put.image_name = image_name;
   put.image = m->image.data;
   put.image_size = m->image.len;
-  put.sources = files;
-  put.sources_count = info->count;
+  put.sources = dump;
+  put.sources_count = dump_count;
   err = gpujit__cache_put_entry(cache, &put);
   cJSON_Delete(put.meta);
-  free(files);
   return err;
 }

@@ -4,6 +4,7 @@
 
 #include "cache/key.h"
 #include "gpujit/cache.h"
+#include "cache/store.h"
 #include "module/key.h"
 #include "module/module.h"
 
@@ -14,8 +15,9 @@
  */
 int gpujit__entry_lookup(gpujit_cache *cache, const gpujit__key *key, gpujit_module *m);
 
-/** Store a freshly built module with its key inputs and source dump. Failures are warnings. */
-int gpujit__entry_store(gpujit_cache *cache, const gpujit__key *key, const gpujit_module *m,
-                        const gpujit__keyinfo *info);
+/** Store a freshly built module with its readable key inputs and the files to dump (sources and
+ *  the user's headers). Failures are warnings. */
+int gpujit__entry_store(gpujit_cache *cache, const gpujit__key *key, const gpujit_module *m, const cJSON *inputs,
+                        const gpujit__cache_file *dump, size_t dump_count);
 
 #endif

@@ -17,12 +17,23 @@ bool gpujit__trace_wants_nvrtc(const gpujit_trace *t) { return t && t->nvrtc_pha
 
 int gpujit__trace_nvrtc_path(gpujit_trace *t, char *out, size_t size)
 {
+  static unsigned untraced;
+  const char *dir = t ? t->tmp_dir : getenv("TMPDIR");
   unsigned n;
-  pthread_mutex_lock(&t->lock);
-  n = t->nvrtc_counter++;
-  pthread_mutex_unlock(&t->lock);
-  /* pid, thread and a per-trace counter make the name unique; NVRTC refuses existing files. */
-  if ((size_t)snprintf(out, size, "%s/gpujit-nvrtc-%lld-%lld-%u-%p", t->tmp_dir, (long long)t->pid,
+  if (t) {
+    pthread_mutex_lock(&t->lock);
+    n = t->nvrtc_counter++;
+    pthread_mutex_unlock(&t->lock);
+  } else {
+    n = __atomic_fetch_add(&untraced, 1, __ATOMIC_RELAXED);
+    if (!dir || !*dir)
+      dir = "/tmp";
+    /* NVRTC aborts the whole process when its trace directory is missing. */
+    if (!gpujit__is_dir(dir))
+      return gpujit__error(GPUJIT_EINVAL, "temp directory '%s' does not exist", dir);
+  }
+  /* pid, thread and a counter make the name unique; NVRTC refuses existing files. */
+  if ((size_t)snprintf(out, size, "%s/gpujit-nvrtc-%lld-%lld-%u-%p", dir, (long long)getpid(),
                        (long long)gpujit__thread_tid(), n, (void *)t) >= size)
     return gpujit__error(GPUJIT_EINVAL, "trace temp path too long");
   return 0;
@@ -154,18 +165,37 @@ static bool scan_phases(const char *json, size_t len, double phase_ms[4])
   return true;
 }
 
+int gpujit__nvrtc_trace_take(gpujit__buf *out, const char *base)
+{
+  char path[4096];
+  int err;
+  snprintf(path, sizeof(path), "%s.json", base);
+  if ((err = gpujit__file_read(out, path)) < 0) {
+    gpujit__log(GPUJIT_LOG_DEBUG, "no NVRTC trace at %s", path);
+    unlink(base); /* in case a future NVRTC stops appending the suffix */
+    return err;
+  }
+  unlink(path);
+  return 0;
+}
+
 void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_us, double end_us,
                                double phase_ms[4])
 {
-  char path[4096];
   gpujit__buf buf = {0};
-  snprintf(path, sizeof(path), "%s.json", base);
-  if (gpujit__file_read(&buf, path) < 0) {
-    gpujit__log(GPUJIT_LOG_DEBUG, "no NVRTC trace at %s", path);
-    unlink(base); /* in case a future NVRTC stops appending the suffix */
+  if (gpujit__nvrtc_trace_take(&buf, base) < 0) {
+    gpujit__buf_free(&buf);
+    gpujit_error_clear();
     return;
   }
-  unlink(path);
+  gpujit__trace_merge_nvrtc_text(t, &buf, start_us, end_us, phase_ms);
+}
+
+void gpujit__trace_merge_nvrtc_text(gpujit_trace *t, gpujit__buf *text, double start_us, double end_us,
+                                    double phase_ms[4])
+{
+  gpujit__buf buf = *text;
+  memset(text, 0, sizeof(*text));
   if (phase_ms && !scan_phases(buf.data, buf.len, phase_ms)) {
     /* An unexpected layout: parse now to find the phases (slower, same result). */
     cJSON *root = cJSON_ParseWithLength(buf.data, buf.len), *e;
@@ -188,7 +218,7 @@ void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_u
     cJSON_Delete(root);
   }
   /* Events are made from the text when the trace is read or written, not on the compile path. */
-  {
+  if (t) {
     nvrtc_pending *p = malloc(sizeof(*p));
     if (!p) {
       gpujit__log(GPUJIT_LOG_WARN, "out of memory: an NVRTC trace's phases are skipped");
@@ -201,3 +231,61 @@ void gpujit__trace_merge_nvrtc(gpujit_trace *t, const char *base, double start_u
   gpujit__buf_free(&buf);
 }
 
+
+typedef struct header_ev {
+  const char *path;
+  double ts, end;
+} header_ev;
+
+static int cmp_ts(const void *a, const void *b)
+{
+  const header_ev *x = a, *y = b;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  return (x->end < y->end) - (x->end > y->end); /* the enclosing one first */
+}
+
+int gpujit__nvrtc_trace_headers(const char *json, size_t len, gpujit__nvrtc_header_cb cb, void *payload)
+{
+  cJSON *root = cJSON_ParseWithLength(json, len), *events, *e;
+  header_ev *ev = NULL, **stack = NULL;
+  size_t n = 0, cap = 0, depth = 0;
+  int err = 0;
+  events = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "traceEvents") : root;
+  if (!cJSON_IsArray(events)) {
+    cJSON_Delete(root);
+    return gpujit__error(GPUJIT_EPARSE, "an NVRTC trace is not in the expected format");
+  }
+  cJSON_ArrayForEach(e, events) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts"), *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
+    const cJSON *detail = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "args"), "detail");
+    header_ev *h;
+    if (!cJSON_IsString(name) || strcmp(name->valuestring, "Processing Header File") != 0 || !cJSON_IsNumber(ts) ||
+        !cJSON_IsNumber(dur) || !cJSON_IsString(detail))
+      continue;
+    if (!(h = gpujit__grow(ev, &cap, n, sizeof(*h), 64))) {
+      err = GPUJIT_ENOMEM;
+      goto done;
+    }
+    ev = h;
+    ev[n++] = (header_ev){detail->valuestring, ts->valuedouble, ts->valuedouble + dur->valuedouble};
+  }
+  if (n && !(stack = calloc(n, sizeof(*stack)))) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
+  /* Headers nest in time as they nest in the source: the enclosing span is the includer. */
+  qsort(ev, n, sizeof(*ev), cmp_ts);
+  for (size_t i = 0; i < n && err == 0; i++) {
+    while (depth && stack[depth - 1]->end <= ev[i].ts)
+      depth--;
+    err = cb(ev[i].path, depth ? stack[depth - 1]->path : NULL, payload);
+    stack[depth++] = &ev[i];
+  }
+done:
+  free(stack);
+  free(ev);
+  cJSON_Delete(root);
+  return err;
+}

@@ -175,12 +175,19 @@ static void test_cache__key_sensitivity(void **state)
   assert_int_equal(status_of(f, c, &o), GPUJIT_CACHE_HIT);
   o.trace = NULL;
   gpujit_trace_free(trace);
-  /* A header appearing where a missing include was looked up misses. */
+  /* A header named only in an inactive #if branch cannot change the compile when it appears: a
+   * hit. One that __has_include asked for can: a miss. */
   rewrite(f, "k.cu", "#include \"inc/params.h\"\n#if 0\n#include \"later.h\"\n#endif\n"
                      "extern \"C\" __global__ void k(int n, float *x) { if (n) x[0] = scale(x[0]); }\n");
   assert_int_equal(status_of(f, c, &o), GPUJIT_CACHE_MISS);
   assert_int_equal(status_of(f, c, &o), GPUJIT_CACHE_HIT);
   rewrite(f, "later.h", "// now here\n");
+  assert_int_equal(status_of(f, c, &o), GPUJIT_CACHE_HIT);
+  rewrite(f, "k.cu", "#include \"inc/params.h\"\n#if __has_include(\"probe.h\")\n#define X 2\n#endif\n"
+                     "extern \"C\" __global__ void k(int n, float *x) { if (n) x[0] = scale(x[0]); }\n");
+  assert_int_equal(status_of(f, c, &o), GPUJIT_CACHE_MISS);
+  assert_int_equal(status_of(f, c, &o), GPUJIT_CACHE_HIT);
+  rewrite(f, "probe.h", "// now here\n");
   assert_int_equal(status_of(f, c, &o), GPUJIT_CACHE_MISS);
   free(path);
   gpujit_cache_free(c);

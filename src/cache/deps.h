@@ -1,0 +1,57 @@
+/* A cache entry's dependencies as they stood when it was built: files with their stat and
+ * content hash, and paths that must not exist. Verified on lookups as ccache's direct mode does:
+ * a file whose size, mtime, ctime and inode match its record is not read; otherwise its content
+ * hash decides. */
+#ifndef GPUJIT_CACHE_DEPS_H
+#define GPUJIT_CACHE_DEPS_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cache/key.h"
+
+typedef struct gpujit__dep {
+  char *path;      /* absolute: resolved against the base directory when recorded relative to it */
+  char *rel;       /* as recorded: relative to the base directory when under it */
+  bool absent;     /* must not exist */
+  bool trusted;    /* the stat may stand for the content: modified well before it was recorded */
+  uint64_t size, ino;
+  int64_t mtime_ns, ctime_ns;
+  char hash[33];   /* XXH3-128 of the content, hex */
+} gpujit__dep;
+
+typedef struct gpujit__deps {
+  gpujit__dep *items;
+  size_t count, cap;
+} gpujit__deps;
+
+/** Nanoseconds of CLOCK_REALTIME: take it before reading the files you record. */
+int64_t gpujit__deps_clock(void);
+
+/**
+ * Record a file whose content (`data`, read after `read_start`) the build used. It is trusted
+ * only if neither its mtime nor its ctime is within a second of `read_start` (a later change
+ * could then keep the same timestamps: the same-timestamp race).
+ */
+int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, const void *data, size_t size,
+                          int64_t read_start);
+/** Record a path that must stay absent. */
+int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base);
+void gpujit__deps_free(gpujit__deps *d);
+
+/**
+ * Check every dependency. @param refresh set when one matched by content but not by stat and
+ * its record was updated (write the records back so the next lookup reads nothing).
+ * @return 0 when all hold, GPUJIT_ENOENT when one changed.
+ */
+int gpujit__deps_verify(gpujit__deps *d, bool *refresh);
+
+/** Add what identifies the dependencies (paths as recorded, content hashes, absent paths). */
+void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *label);
+
+/** As JSON (an array) and back; `base` resolves relative paths. */
+cJSON *gpujit__deps_to_json(const gpujit__deps *d);
+int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base);
+
+#endif

@@ -1,0 +1,140 @@
+/* __has_include in a compile's files, also through macros that wrap it: each resolved like an
+ * #include, and a failure everywhere recorded too, since it is a result the code acts on. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "compile/includes.h"
+#include "compile/scan.h"
+
+/* Macros whose body applies __has_include to a parameter (CCCL's _CCCL_HAS_INCLUDE(x)). */
+static int find_wrappers(const char *data, size_t size, gpujit__strvec *out)
+{
+  const char *p = data, *end = data + size;
+  while ((p = memmem(p, (size_t)(end - p), "__has_include", 13)) != NULL) {
+    const char *bol = p, *q;
+    while (bol > data && bol[-1] != '\n')
+      bol--;
+    q = gpujit__inc_skip_ws(bol, p);
+    if (q < p && *q == '#') {
+      q = gpujit__inc_skip_ws(q + 1, p);
+      if (p - q > 7 && strncmp(q, "define", 6) == 0) {
+        const char *n0 = gpujit__inc_skip_ws(q + 6, p), *n1 = n0;
+        while (n1 < p && gpujit__inc_ident_char(*n1))
+          n1++;
+        if (n1 < p && *n1 == '(' && n1 > n0) {
+          char name[256];
+          snprintf(name, sizeof(name), "%.*s", (int)(n1 - n0), n0);
+          if (gpujit__strvec_push(out, name) < 0)
+            return GPUJIT_ENOMEM;
+        }
+      }
+    }
+    p += 13;
+  }
+  return 0;
+}
+
+/* Whether the occurrence at p is inside a #define line (a macro body: resolved where used). */
+static bool in_define(const char *data, const char *p)
+{
+  const char *bol = p, *q;
+  while (bol > data && bol[-1] != '\n')
+    bol--;
+  q = gpujit__inc_skip_ws(bol, p);
+  if (q >= p || *q != '#')
+    return false;
+  q = gpujit__inc_skip_ws(q + 1, p);
+  return p - q > 6 && strncmp(q, "define", 6) == 0;
+}
+
+static int has_include_uses(gpujit__includes *inc, size_t s, const char *path, const char *data, size_t size,
+                            const char *word, bool *provable)
+{
+  size_t wl = strlen(word);
+  const char *p = data, *end = data + size;
+  int err;
+  while ((p = memmem(p, (size_t)(end - p), word, wl)) != NULL) {
+    const char *q = gpujit__inc_skip_ws(p + wl, end);
+    char name[PATH_MAX];
+    bool quoted, whole = (p == data || !gpujit__inc_ident_char(p[-1])) && (p + wl >= end || !gpujit__inc_ident_char(p[wl]));
+    p += wl;
+    if (!whole || q >= end || *q != '(')
+      continue; /* `#ifdef __has_include`, or a longer identifier */
+    q = gpujit__inc_skip_ws(q + 1, end);
+    if (gpujit__inc_header_name(q, end, name, sizeof(name), &quoted)) {
+      if ((err = gpujit__inc_lookup(inc, s, path, name, quoted, true, 0)) < 0)
+        return err;
+    } else if (in_define(data, p - wl)) {
+      continue; /* the wrapper's own definition, or a macro body: its uses are scanned */
+    } else if (q < end && gpujit__inc_ident_start(*q)) {
+      gpujit__strvec vals = {0};
+      char macro[256];
+      size_t n = 0;
+      int found;
+      while (q + n < end && gpujit__inc_ident_char(q[n]) && n < sizeof(macro) - 1) {
+        macro[n] = q[n];
+        n++;
+      }
+      macro[n] = '\0';
+      found = gpujit__inc_macro_names(inc, macro, &vals, 0);
+      for (size_t i = 0; found > 0 && i < vals.count; i++) {
+        const char *v = vals.items[i];
+        if (gpujit__inc_header_name(v, v + strlen(v), name, sizeof(name), &quoted) &&
+            (err = gpujit__inc_lookup(inc, s, path, name, quoted, true, 0)) < 0) {
+          gpujit__strvec_free(&vals);
+          return err;
+        }
+      }
+      gpujit__strvec_free(&vals);
+      if (found <= 0 && *provable) {
+        *provable = false;
+        snprintf(inc->why, sizeof(inc->why), "%s(%s) in %s", word, macro, path);
+      }
+    } else if (*provable) {
+      *provable = false;
+      snprintf(inc->why, sizeof(inc->why), "%s(…) in %s names its header through an expression", word, path);
+    }
+  }
+  return 0;
+}
+
+int gpujit__includes_finish(gpujit__includes *inc, bool *provable, const char **why)
+{
+  gpujit__strvec words = {0};
+  int err = 0;
+  *provable = true;
+  if ((err = gpujit__strvec_push(&words, "__has_include")) < 0 ||
+      (err = gpujit__strvec_push(&words, "__has_include_next")) < 0)
+    goto done;
+  for (size_t i = 0; err == 0 && i < inc->nfiles; i++)
+    err = find_wrappers(inc->files[i].data.data ? inc->files[i].data.data : "", inc->files[i].data.len, &words);
+  for (size_t s = 0; err == 0 && s < inc->nsources; s++)
+    err = find_wrappers(inc->sources[s].data, inc->sources[s].size, &words);
+  /* Files found by these lookups are dependencies but are not scanned again (not opened). */
+  for (size_t w = 0; err == 0 && w < words.count; w++) {
+    size_t nfiles = inc->nfiles;
+    for (size_t s = 0; err == 0 && s < inc->nsources; s++) {
+      err = has_include_uses(inc, s, inc->source_paths[s], inc->sources[s].data, inc->sources[s].size,
+                             words.items[w], provable);
+      if (err == 0 && inc->prelude)
+        err = has_include_uses(inc, s, inc->source_paths[s], inc->prelude, strlen(inc->prelude), words.items[w],
+                               provable);
+    }
+    /* Which source's compile reached a header is not kept: look up from each (usually one). */
+    for (size_t i = 0; err == 0 && i < nfiles; i++) {
+      gpujit__inc_file f = inc->files[i];
+      for (size_t s = 0; err == 0 && s < inc->nsources; s++)
+        err = has_include_uses(inc, s, f.path, f.data.data ? f.data.data : "", f.data.len, words.items[w],
+                               provable);
+    }
+  }
+done:
+  gpujit__strvec_free(&words);
+  if (why)
+    *why = inc->why;
+  return err;
+}

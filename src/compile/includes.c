@@ -1,0 +1,520 @@
+/* What a compile reads besides its sources, found the way NVRTC looks headers up. A line-based
+ * scan: every #include counts whatever #if surrounds it (an over-approximation: an extra
+ * dependency can only cause an extra miss). Lookups that fail everywhere are dropped: a compile
+ * that succeeded only reached such an #include in an inactive #if branch, and creating the
+ * header would not activate it. __has_include is different: its failure is a result. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+#include "base/fs.h"
+#include "base/strset.h"
+#include "compile/includes.h"
+#include "compile/scan.h"
+#include "compile/toolkit.h"
+
+#define MAX_DEPTH 200
+
+static bool is_file(const char *p)
+{
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void join(char *out, size_t size, const char *dir, const char *name)
+{
+  if (name[0] == '/')
+    snprintf(out, size, "%s", name);
+  else
+    snprintf(out, size, "%s/%s", dir, name);
+  gpujit__normpath(out);
+}
+
+static const char *under(const char *path, const char *dir)
+{
+  size_t n = strlen(dir);
+  if (strncmp(path, dir, n) == 0 && path[n] == '/')
+    return path + n + 1;
+  return NULL;
+}
+
+/* `dir`/`name` was looked up and not found: record the shallowest missing component, since
+ * nothing can appear below a missing directory without the directory appearing first. */
+static int add_absent(gpujit__includes *inc, const char *dir, const char *name)
+{
+  char full[PATH_MAX], probe[PATH_MAX];
+  const char *rest;
+  struct stat st;
+  size_t at;
+  join(full, sizeof(full), dir, name);
+  if (stat(full, &st) == 0)
+    return 0; /* it exists (a directory, or a file found elsewhere first): not a failed lookup */
+  rest = under(full, dir);
+  at = rest ? (size_t)(rest - full) : 1;
+  for (;;) {
+    const char *slash = strchr(full + at, '/');
+    size_t n = slash ? (size_t)(slash - full) : strlen(full);
+    memcpy(probe, full, n);
+    probe[n] = '\0';
+    if (!slash || stat(probe, &st) != 0)
+      break;
+    at = n + 1;
+  }
+  if (gpujit__strset_find(&inc->absent_set, probe, NULL))
+    return 0;
+  if (gpujit__strvec_push(&inc->absent, probe) < 0)
+    return GPUJIT_ENOMEM;
+  return gpujit__strset_put(&inc->absent_set, inc->absent.items[inc->absent.count - 1], 0);
+}
+
+/* The directories searched for source `s`, in order, behind an optional includer directory. */
+static size_t candidates(const gpujit__includes *inc, size_t s, const char *includer_dir, char srcdir[PATH_MAX],
+                         const char **out, size_t max)
+{
+  size_t n = 0;
+  const char *slash = strrchr(inc->source_paths[s], '/');
+  snprintf(srcdir, PATH_MAX, "%.*s", (int)(slash ? slash - inc->source_paths[s] : 0),
+           inc->source_paths[s]);
+  if (includer_dir && n < max)
+    out[n++] = includer_dir;
+  for (size_t i = 0; i < inc->before.count && n < max; i++)
+    out[n++] = inc->before.items[i];
+  if (n < max)
+    out[n++] = srcdir;
+  for (size_t i = 0; i < inc->after.count && n < max; i++)
+    out[n++] = inc->after.items[i];
+  return n;
+}
+
+static int scan_text(gpujit__includes *inc, size_t s, const char *path, const char *data, size_t size, int depth);
+
+static int add_file(gpujit__includes *inc, size_t s, const char *path, int depth, bool scan)
+{
+  gpujit__inc_file *f;
+  size_t idx;
+  int err;
+  for (size_t i = 0; i < inc->nsources; i++)
+    if (strcmp(inc->source_paths[i], path) == 0)
+      return 0;
+  if (gpujit__strset_find(&inc->byname, path, NULL))
+    return 0;
+  if (!(f = gpujit__grow(inc->files, &inc->capfiles, inc->nfiles, sizeof(*f), 64)))
+    return GPUJIT_ENOMEM;
+  inc->files = f;
+  f = &inc->files[inc->nfiles];
+  memset(f, 0, sizeof(*f));
+  if (!(f->path = gpujit__strdup(path)))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if ((err = gpujit__file_read(&f->data, path)) < 0) {
+    gpujit__buf_free(&f->data);
+    free(f->path);
+    return err;
+  }
+  idx = inc->nfiles++;
+  if ((err = gpujit__strset_put(&inc->byname, f->path, idx)) < 0)
+    return err;
+  if (!scan)
+    return 0;
+  f = &inc->files[idx];
+  return scan_text(inc, s, f->path, f->data.data ? f->data.data : "", f->data.len, depth + 1);
+}
+
+/* One lookup of `name` from `includer`: NVRTC's order; failed candidates before the hit are
+ * recorded absent. For __has_include a lookup that fails everywhere is recorded absent too. */
+int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, const char *name, bool quoted,
+                  bool has_include, int depth)
+{
+  char dir[PATH_MAX], key[PATH_MAX * 2 + 32], cand[PATH_MAX], srcdir[PATH_MAX];
+  const char *list[256];
+  size_t n, k;
+  int err;
+  snprintf(dir, sizeof(dir), "%s", includer);
+  if (strrchr(dir, '/'))
+    *strrchr(dir, '/') = '\0';
+  snprintf(key, sizeof(key), "%zu|%d|%s|%s", s, has_include, quoted ? dir : "", name);
+  if (gpujit__strset_find(&inc->resolved_set, key, NULL))
+    return 0;
+  if ((err = gpujit__strvec_push(&inc->resolved, key)) < 0 ||
+      (err = gpujit__strset_put(&inc->resolved_set, inc->resolved.items[inc->resolved.count - 1], 0)) < 0)
+    return err;
+  if (name[0] == '/') {
+    if (is_file(name)) {
+      snprintf(cand, sizeof(cand), "%s", name);
+      gpujit__normpath(cand);
+      return has_include ? add_file(inc, s, cand, depth, false) : add_file(inc, s, cand, depth, true);
+    }
+    return has_include ? add_absent(inc, "/", name + 1) : 0;
+  }
+  n = candidates(inc, s, quoted ? dir : NULL, srcdir, list, sizeof(list) / sizeof(list[0]));
+  for (k = 0; k < n; k++) {
+    join(cand, sizeof(cand), list[k], name);
+    if (is_file(cand))
+      break;
+  }
+  if (k == n && !has_include)
+    return 0; /* only reachable in an inactive #if branch of a compile that succeeded */
+  for (size_t j = 0; j < k; j++)
+    if ((err = add_absent(inc, list[j], name)) < 0)
+      return err;
+  if (k == n)
+    return 0;
+  /* A header __has_include finds is a dependency whether or not it is then included. */
+  return add_file(inc, s, cand, depth, !has_include);
+}
+
+bool gpujit__inc_ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
+bool gpujit__inc_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+const char *gpujit__inc_skip_ws(const char *p, const char *end)
+{
+  while (p < end && (*p == ' ' || *p == '\t'))
+    p++;
+  return p;
+}
+
+/* A header-name token at p ("x" or <x>): copied to out; NULL when there is none. */
+const char *gpujit__inc_header_name(const char *p, const char *end, char *out, size_t size, bool *quoted)
+{
+  char close;
+  const char *e;
+  if (p >= end || (*p != '"' && *p != '<'))
+    return NULL;
+  close = *p == '"' ? '"' : '>';
+  if (!(e = memchr(p + 1, close, (size_t)(end - p - 1))) || (size_t)(e - p - 1) >= size)
+    return NULL;
+  memcpy(out, p + 1, (size_t)(e - p - 1));
+  out[e - p - 1] = '\0';
+  *quoted = close == '"';
+  return e + 1;
+}
+
+/* Every header name MACRO stands for, through object-like #defines and -D (depth-limited). */
+int gpujit__inc_macro_names(const gpujit__includes *inc, const char *macro, gpujit__strvec *out, int depth)
+{
+  int found = 0;
+  if (depth > 8)
+    return 0;
+  for (size_t i = 0; i < inc->macro_names.count; i++) {
+    const char *v = inc->macro_values.items[i];
+    if (strcmp(inc->macro_names.items[i], macro) != 0)
+      continue;
+    if (*v == '"' || *v == '<') {
+      if (gpujit__strvec_push(out, v) < 0)
+        return -1;
+      found++;
+    } else if (gpujit__inc_ident_start(*v)) {
+      int n = gpujit__inc_macro_names(inc, v, out, depth + 1);
+      if (n < 0)
+        return n;
+      found += n;
+    }
+  }
+  return found;
+}
+
+/* `#include MACRO`: follow what MACRO names, or leave it pending until more #defines are seen. */
+static int computed_include(gpujit__includes *inc, size_t s, const char *includer, const char *macro, int depth,
+                            bool *resolved)
+{
+  gpujit__strvec vals = {0};
+  int n = gpujit__inc_macro_names(inc, macro, &vals, 0), err = 0;
+  *resolved = n > 0;
+  for (size_t i = 0; err == 0 && n > 0 && i < vals.count; i++) {
+    char name[PATH_MAX];
+    bool quoted;
+    const char *v = vals.items[i];
+    if (gpujit__inc_header_name(v, v + strlen(v), name, sizeof(name), &quoted))
+      err = gpujit__inc_lookup(inc, s, includer, name, quoted, false, depth);
+  }
+  gpujit__strvec_free(&vals);
+  return n < 0 ? GPUJIT_ENOMEM : err;
+}
+
+static int add_pending(gpujit__includes *inc, size_t s, const char *includer, const char *macro)
+{
+  gpujit__inc_pending *p = gpujit__grow(inc->pend, &inc->cappend, inc->npend, sizeof(*p), 8);
+  if (!p)
+    return GPUJIT_ENOMEM;
+  inc->pend = p;
+  p = &inc->pend[inc->npend];
+  p->includer = gpujit__strdup(includer);
+  p->name = gpujit__strdup(macro);
+  p->source = s;
+  if (!p->includer || !p->name)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  inc->npend++;
+  return 0;
+}
+
+/* `#define NAME value` with an object-like NAME and a header name or identifier for value. */
+static int note_define(gpujit__includes *inc, const char *p, const char *eol)
+{
+  const char *n0, *v0, *v1;
+  char name[256], value[PATH_MAX];
+  p = gpujit__inc_skip_ws(p, eol);
+  if (p >= eol || !gpujit__inc_ident_start(*p))
+    return 0;
+  for (n0 = p; p < eol && gpujit__inc_ident_char(*p); p++)
+    ;
+  if (p < eol && *p == '(') /* function-like: not a header name */
+    return 0;
+  v0 = gpujit__inc_skip_ws(p, eol);
+  for (v1 = eol; v1 > v0 && isspace((unsigned char)v1[-1]); v1--)
+    ;
+  if (v0 >= v1 || (*v0 != '"' && *v0 != '<' && !gpujit__inc_ident_start(*v0)) || (size_t)(p - n0) >= sizeof(name) ||
+      (size_t)(v1 - v0) >= sizeof(value))
+    return 0;
+  memcpy(name, n0, (size_t)(p - n0));
+  name[p - n0] = '\0';
+  memcpy(value, v0, (size_t)(v1 - v0));
+  value[v1 - v0] = '\0';
+  if (gpujit__strvec_push(&inc->macro_names, name) < 0 || gpujit__strvec_push(&inc->macro_values, value) < 0)
+    return GPUJIT_ENOMEM;
+  return 0;
+}
+
+static int scan_text(gpujit__includes *inc, size_t s, const char *path, const char *data, size_t size, int depth)
+{
+  const char *p = data, *end = data + size;
+  int err;
+  if (depth > MAX_DEPTH)
+    return 0;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p)), *q;
+    if (!eol)
+      eol = end;
+    q = gpujit__inc_skip_ws(p, eol);
+    if (q < eol && *q == '#') {
+      q = gpujit__inc_skip_ws(q + 1, eol);
+      if (eol - q > 6 && strncmp(q, "define", 6) == 0 && (q[6] == ' ' || q[6] == '\t')) {
+        if ((err = note_define(inc, q + 6, eol)) < 0)
+          return err;
+      } else if (eol - q > 7 && strncmp(q, "include", 7) == 0) {
+        char name[PATH_MAX];
+        bool quoted, next = eol - q > 12 && strncmp(q + 7, "_next", 5) == 0;
+        q = gpujit__inc_skip_ws(q + (next ? 12 : 7), eol);
+        if (next && !inc->needs_trace) {
+          /* Where #include_next resumes depends on where its includer was found. */
+          inc->needs_trace = true;
+          snprintf(inc->why, sizeof(inc->why), "#include_next in %s", path);
+        }
+        if (gpujit__inc_header_name(q, eol, name, sizeof(name), &quoted)) {
+          if ((err = gpujit__inc_lookup(inc, s, path, name, quoted, false, depth)) < 0)
+            return err;
+        } else if (q < eol && gpujit__inc_ident_start(*q)) {
+          char macro[256];
+          size_t n = 0;
+          bool resolved;
+          while (q + n < eol && gpujit__inc_ident_char(q[n]) && n < sizeof(macro) - 1) {
+            macro[n] = q[n];
+            n++;
+          }
+          macro[n] = '\0';
+          if ((err = computed_include(inc, s, path, macro, depth, &resolved)) < 0)
+            return err;
+          if (!resolved && (err = add_pending(inc, s, path, macro)) < 0)
+            return err;
+        }
+      }
+    }
+    p = eol + 1;
+  }
+  return 0;
+}
+
+/* -D NAME=value: a header name a computed include may use. */
+static int note_option_define(gpujit__includes *inc, const char *def)
+{
+  const char *eq = strchr(def, '=');
+  char line[PATH_MAX + 300];
+  if (!eq)
+    return 0;
+  snprintf(line, sizeof(line), "%.*s %s", (int)(eq - def), def, eq + 1);
+  return note_define(inc, line, line + strlen(line));
+}
+
+static int push_abs(gpujit__strvec *v, const char *dir)
+{
+  char *abs = gpujit__abspath(dir);
+  int err = abs ? gpujit__strvec_push(v, abs) : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  free(abs);
+  return err;
+}
+
+static int setup(gpujit__includes *inc, const gpujit_source *sources, const char *const *abs_paths, size_t count,
+                 const gpujit_module_options *o)
+{
+  const char *root = gpujit__cuda_root();
+  int err = 0;
+  inc->sources = sources;
+  inc->nsources = count;
+  inc->prelude = o->prelude;
+  if (!(inc->source_paths = calloc(count, sizeof(char *))))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  for (size_t i = 0; i < count; i++) {
+    if (!(inc->source_paths[i] = gpujit__strdup(abs_paths[i])))
+      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    gpujit__normpath(inc->source_paths[i]);
+  }
+  /* The order gpujit__nvrtc_flags gives NVRTC: -I, the source's directory, the toolkit, then
+   * whatever -I came through as raw NVRTC options. */
+  for (size_t i = 0; err == 0 && i < o->include_dirs_count; i++)
+    err = push_abs(&inc->before, o->include_dirs[i]);
+  if (err == 0)
+    err = gpujit__strvec_pushf(&inc->after, "%s/include/cccl", root);
+  if (err == 0)
+    err = gpujit__strvec_pushf(&inc->after, "%s/include", root);
+  for (size_t i = 0; err == 0 && i < inc->after.count; i++)
+    gpujit__normpath(inc->after.items[i]);
+  for (size_t i = 0; err == 0 && i < o->nvrtc_options_count; i++) {
+    const char *opt = o->nvrtc_options[i];
+    if (strncmp(opt, "-I", 2) == 0 && opt[2])
+      err = push_abs(&inc->after, opt + 2);
+    else if (strncmp(opt, "--include-path=", 15) == 0)
+      err = push_abs(&inc->after, opt + 15);
+    else if (strncmp(opt, "-D", 2) == 0 && opt[2])
+      err = note_option_define(inc, opt + 2);
+    else if (strncmp(opt, "--define-macro=", 15) == 0)
+      err = note_option_define(inc, opt + 15);
+    else if (strcmp(opt, "-I") == 0 || strcmp(opt, "-include") == 0 || strncmp(opt, "--pre-include", 13) == 0 ||
+             strcmp(opt, "-D") == 0) {
+      inc->needs_trace = true; /* forms the scan does not follow: let the compile say */
+      snprintf(inc->why, sizeof(inc->why), "NVRTC option %s", opt);
+    }
+  }
+  for (size_t i = 0; err == 0 && i < o->defines_count; i++)
+    err = note_option_define(inc, o->defines[i]);
+  return err;
+}
+
+int gpujit__includes_scan(gpujit__includes **out, const gpujit_source *sources, const char *const *abs_paths,
+                          size_t count, const gpujit_module_options *o)
+{
+  gpujit__includes *inc = calloc(1, sizeof(*inc));
+  int err;
+  bool progress = true;
+  *out = NULL;
+  if (!inc)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if ((err = setup(inc, sources, abs_paths, count, o)) < 0)
+    goto fail;
+  for (size_t s = 0; s < count; s++) {
+    if (inc->prelude && (err = scan_text(inc, s, inc->source_paths[s], inc->prelude, strlen(inc->prelude), 0)) < 0)
+      goto fail;
+    if ((err = scan_text(inc, s, inc->source_paths[s], sources[s].data, sources[s].size, 0)) < 0)
+      goto fail;
+  }
+  /* Computed includes whose macro was defined in a file scanned later: retry until no progress. */
+  while (progress && inc->npend) {
+    progress = false;
+    for (size_t i = 0; i < inc->npend; i++) {
+      bool resolved;
+      gpujit__inc_pending p = inc->pend[i];
+      if ((err = computed_include(inc, p.source, p.includer, p.name, 0, &resolved)) < 0)
+        goto fail;
+      if (resolved) {
+        free(p.includer);
+        free(p.name);
+        inc->pend[i--] = inc->pend[--inc->npend];
+        progress = true;
+      }
+    }
+  }
+  if (inc->npend && !inc->needs_trace) {
+    inc->needs_trace = true;
+    snprintf(inc->why, sizeof(inc->why), "computed #include %s in %s", inc->pend[0].name, inc->pend[0].includer);
+  }
+  *out = inc;
+  return 0;
+fail:
+  gpujit__includes_free(inc);
+  return err;
+}
+
+bool gpujit__includes_needs_trace(const gpujit__includes *inc, const char **why)
+{
+  if (why)
+    *why = inc->why;
+  return inc->needs_trace;
+}
+
+int gpujit__includes_add_opened(gpujit__includes *inc, size_t s, const char *path, const char *includer)
+{
+  char p[PATH_MAX], idir[PATH_MAX], srcdir[PATH_MAX];
+  const char *list[256];
+  size_t n;
+  int err;
+  if (path[0] != '/' || s >= inc->nsources)
+    return 0; /* NVRTC's built-in headers: part of the toolkit identity */
+  snprintf(p, sizeof(p), "%s", path);
+  gpujit__normpath(p);
+  snprintf(idir, sizeof(idir), "%s", includer && includer[0] == '/' ? includer : inc->source_paths[s]);
+  gpujit__normpath(idir);
+  if (strrchr(idir, '/'))
+    *strrchr(idir, '/') = '\0';
+  if (gpujit__strset_find(&inc->byname, p, NULL))
+    return 0;
+  if ((err = add_file(inc, s, p, 0, false)) < 0)
+    return err;
+  /* The spelled name is unknown: for every directory the file lies under, the directories
+   * searched before it must still lack that name. */
+  n = candidates(inc, s, idir, srcdir, list, sizeof(list) / sizeof(list[0]));
+  for (size_t k = 0; k < n; k++) {
+    const char *rel = under(p, list[k]);
+    if (!rel)
+      continue;
+    for (size_t j = 0; j < k; j++)
+      if ((err = add_absent(inc, list[j], rel)) < 0)
+        return err;
+  }
+  return 0;
+}
+
+size_t gpujit__includes_count(const gpujit__includes *inc) { return inc ? inc->nfiles : 0; }
+
+const char *gpujit__includes_path(const gpujit__includes *inc, size_t i, const char **data, size_t *size)
+{
+  if (data)
+    *data = inc->files[i].data.data ? inc->files[i].data.data : "";
+  if (size)
+    *size = inc->files[i].data.len;
+  return inc->files[i].path;
+}
+
+size_t gpujit__includes_absent_count(const gpujit__includes *inc) { return inc ? inc->absent.count : 0; }
+const char *gpujit__includes_absent(const gpujit__includes *inc, size_t i) { return inc->absent.items[i]; }
+
+void gpujit__includes_free(gpujit__includes *inc)
+{
+  if (!inc)
+    return;
+  for (size_t i = 0; i < inc->nsources && inc->source_paths; i++)
+    free(inc->source_paths[i]);
+  free(inc->source_paths);
+  for (size_t i = 0; i < inc->nfiles; i++) {
+    free(inc->files[i].path);
+    gpujit__buf_free(&inc->files[i].data);
+  }
+  free(inc->files);
+  for (size_t i = 0; i < inc->npend; i++) {
+    free(inc->pend[i].includer);
+    free(inc->pend[i].name);
+  }
+  free(inc->pend);
+  gpujit__strvec_free(&inc->before);
+  gpujit__strvec_free(&inc->after);
+  gpujit__strvec_free(&inc->absent);
+  gpujit__strvec_free(&inc->resolved);
+  gpujit__strvec_free(&inc->macro_names);
+  gpujit__strvec_free(&inc->macro_values);
+  gpujit__strset_free(&inc->byname);
+  gpujit__strset_free(&inc->absent_set);
+  gpujit__strset_free(&inc->resolved_set);
+  free(inc);
+}

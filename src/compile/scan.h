@@ -1,0 +1,55 @@
+/* The include scan's state and lexing helpers, shared by includes.c (the #include closure) and
+ * has_include.c (__has_include lookups). */
+#ifndef GPUJIT_COMPILE_SCAN_H
+#define GPUJIT_COMPILE_SCAN_H
+
+#include <stdbool.h>
+
+#include "base/buf.h"
+#include "base/strset.h"
+#include "gpujit/module.h"
+
+typedef struct gpujit__inc_file {
+  char *path;
+  gpujit__buf data;
+} gpujit__inc_file;
+
+typedef struct gpujit__inc_pending {
+  char *includer, *name;
+  size_t source;
+} gpujit__inc_pending;
+
+struct gpujit__includes {
+  const gpujit_source *sources;
+  char **source_paths; /* normalised absolute paths */
+  size_t nsources;
+  const char *prelude;
+  gpujit__strvec before, after; /* -I before the source's directory; toolkit and NVRTC-option -I after */
+  gpujit__inc_file *files;
+  size_t nfiles, capfiles;
+  gpujit__strset byname;       /* path → file index */
+  gpujit__strvec absent;
+  gpujit__strset absent_set;
+  gpujit__strvec resolved; /* lookup cache keys */
+  gpujit__strset resolved_set;
+  gpujit__strvec macro_names, macro_values; /* object-like #define NAME value */
+  gpujit__inc_pending *pend;
+  size_t npend, cappend;
+  bool needs_trace;
+  char why[512];
+};
+
+/** One lookup of `name` from `includer` in NVRTC's order for source `s`: the header found is
+ *  added (and scanned, unless `has_include`), failed candidates before it recorded absent; for
+ *  __has_include a lookup that fails everywhere is recorded absent everywhere. */
+int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, const char *name, bool quoted,
+                       bool has_include, int depth);
+/** The header-name token at p ("x" or <x>) into out; the end of the token, or NULL. */
+const char *gpujit__inc_header_name(const char *p, const char *end, char *out, size_t size, bool *quoted);
+/** Every header name MACRO stands for (through object-like #defines and -D); -1 out of memory. */
+int gpujit__inc_macro_names(const gpujit__includes *inc, const char *macro, gpujit__strvec *out, int depth);
+const char *gpujit__inc_skip_ws(const char *p, const char *end);
+bool gpujit__inc_ident_start(char c);
+bool gpujit__inc_ident_char(char c);
+
+#endif

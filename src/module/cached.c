@@ -1,0 +1,137 @@
+/* The cache's side of a build. A lookup reads no header: the request key (sources, options,
+ * toolkit, arch) names a manifest, and the manifest lists the builds made for that request with
+ * the dependencies each had — the user's headers and failed lookups checked by stat every time,
+ * the toolkit's once per process. On a miss the include scan (and, where it cannot follow the
+ * source, NVRTC's own record of the files it opened) gives the next record. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cache/manifest.h"
+#include "cache/store.h"
+#include "module/cached.h"
+#include "module/deps.h"
+#include "module/entry.h"
+#include "module/key.h"
+#include "module/stage.h"
+
+int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_source *sources, size_t count,
+                          const gpujit_module_options *opts)
+{
+  gpujit__stage stage;
+  gpujit__key entry;
+  int err;
+
+  memset(miss, 0, sizeof(*miss));
+  gpujit__stage_begin(&stage, opts->trace, "hash");
+  err = gpujit__module_key(&miss->request, NULL, gpujit__cache_base(opts->cache), sources,
+                           (const char *const *)m->sources.items, count, opts, m->arch, m->output);
+  if (err == 0)
+    gpujit__stage_arg_str(&stage, "request", miss->request.hex);
+  m->timings.hash_ms = gpujit__stage_end(&stage);
+  if (err < 0)
+    return err;
+  gpujit__stage_begin(&stage, opts->trace, "cache lookup");
+  err = gpujit__manifest_find(opts->cache, miss->request.hex, entry.hex);
+  if (err == 0) {
+    snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
+    err = gpujit__entry_lookup(opts->cache, &entry, m);
+  }
+  gpujit__stage_arg_str(&stage, "status", err == 0 ? "hit" : "miss");
+  gpujit__stage_arg_str(&stage, "request", miss->request.hex);
+  if (err == 0)
+    gpujit__stage_arg_str(&stage, "key", entry.hex);
+  m->timings.lookup_ms += gpujit__stage_end(&stage);
+  m->cache_status = err == 0 ? GPUJIT_CACHE_HIT : GPUJIT_CACHE_MISS;
+  if (err < 0)
+    m->cache_key[0] = '\0';
+  return err;
+}
+
+int gpujit__cached_scan(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
+                        const gpujit_module_options *opts)
+{
+  gpujit__stage stage;
+  const char *why;
+  int err;
+  gpujit__stage_begin(&stage, opts->trace, "scan includes");
+  miss->read_start = gpujit__deps_clock();
+  err = gpujit__includes_scan(&miss->deps.inc, sources, (const char *const *)m->sources.items, count, opts);
+  miss->deps.complete = err == 0;
+  if (err == 0) {
+    gpujit__stage_arg_num(&stage, "headers", (double)gpujit__includes_count(miss->deps.inc));
+    if (gpujit__includes_needs_trace(miss->deps.inc, &why))
+      gpujit__stage_arg_str(&stage, "traced because", why);
+  }
+  m->timings.hash_ms += gpujit__stage_end(&stage);
+  if (err < 0) { /* an unreadable header: the compile will say so better; nothing is cached */
+    gpujit__log(GPUJIT_LOG_DEBUG, "include scan failed (%s): not caching this build", gpujit_error_last());
+    gpujit_error_clear();
+  }
+  return 0;
+}
+
+int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
+                         const gpujit_module_options *opts)
+{
+  const char *base = gpujit__cache_base(opts->cache), *why = "the include scan failed";
+  gpujit__deps deps = {0}, shared = {0};
+  gpujit__cache_file *dump = NULL;
+  gpujit__key entry;
+  cJSON *inputs = NULL, *arr;
+  bool provable = miss->deps.complete;
+  size_t n = 0;
+  int err = 0;
+
+  if (provable && (err = gpujit__includes_finish(miss->deps.inc, &provable, &why)) < 0)
+    goto done;
+  if (!miss->deps.complete && miss->deps.inc)
+    gpujit__includes_needs_trace(miss->deps.inc, &why);
+  if (!provable) {
+    gpujit__log(GPUJIT_LOG_INFO, "%s: not cached: what it reads cannot be proven later (%s)", m->name, why);
+    goto done;
+  }
+  if ((err = gpujit__module_deps(&deps, &shared, miss->deps.inc, base, miss->read_start)) < 0 ||
+      (err = gpujit__module_entry_key(&entry, &miss->request, &deps, &shared)) < 0)
+    goto done;
+  if (!(inputs = cJSON_CreateObject()) ||
+      (err = gpujit__module_key(&miss->request, inputs, base, sources, (const char *const *)m->sources.items, count,
+                                opts, m->arch, m->output)) < 0) {
+    err = err ? err : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
+  /* The source dump: every source and user header at the path the line table names. */
+  if (!(dump = calloc(count + gpujit__includes_count(miss->deps.inc) + 1, sizeof(*dump)))) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < count; i++)
+    dump[n++] = (gpujit__cache_file){m->sources.items[i], sources[i].data, sources[i].size};
+  arr = cJSON_AddArrayToObject(inputs, "headers");
+  for (size_t i = 0; i < gpujit__includes_count(miss->deps.inc); i++) {
+    const char *data, *path = gpujit__includes_path(miss->deps.inc, i, &data, &dump[n].size);
+    if (gpujit__in_toolkit(path))
+      continue;
+    dump[n].path = path;
+    dump[n++].data = data;
+    cJSON_AddItemToArray(arr, cJSON_CreateString(path));
+  }
+  cJSON_AddNumberToObject(inputs, "toolkit_headers", (double)shared.count);
+  if ((err = gpujit__entry_store(opts->cache, &entry, m, inputs, dump, n)) == 0 &&
+      (err = gpujit__manifest_add(opts->cache, miss->request.hex, entry.hex, &deps, &shared)) == 0)
+    snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
+done:
+  free(dump);
+  cJSON_Delete(inputs);
+  gpujit__deps_free(&deps);
+  gpujit__deps_free(&shared);
+  return err;
+}
+
+void gpujit__miss_free(gpujit__miss *miss)
+{
+  gpujit__includes_free(miss->deps.inc);
+  miss->deps.inc = NULL;
+}

@@ -1,0 +1,36 @@
+/* The cache's side of a build: the lookup before compiling, and what a miss records after. */
+#ifndef GPUJIT_MODULE_CACHED_H
+#define GPUJIT_MODULE_CACHED_H
+
+#include <stdint.h>
+
+#include "cache/key.h"
+#include "module/compiler.h"
+#include "module/module.h"
+
+/** What a miss carries from the lookup to the store. */
+typedef struct gpujit__miss {
+  gpujit__key request;      /* what the build was asked */
+  int64_t read_start;       /* before the scan read any header */
+  gpujit__compile_deps deps; /* the include scan, and whether the record is complete */
+} gpujit__miss;
+
+/**
+ * Request key → manifest → the first recorded build whose dependencies hold → its entry, loaded
+ * into `m`. Stages "hash" and "cache lookup". @return 0 on a hit, GPUJIT_ENOENT on a miss.
+ */
+int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_source *sources, size_t count,
+                          const gpujit_module_options *opts);
+
+/** Before compiling a miss: find what the compile will read (stage "scan includes"). */
+int gpujit__cached_scan(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
+                        const gpujit_module_options *opts);
+
+/** After compiling: record the dependencies, store the entry under its entry key, add the build
+ *  to the manifest. A module whose dependencies cannot be proven is not stored (logged). */
+int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
+                         const gpujit_module_options *opts);
+
+void gpujit__miss_free(gpujit__miss *miss);
+
+#endif
