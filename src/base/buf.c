@@ -1,9 +1,12 @@
 /* Growable byte buffers, string vectors and string copies. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/buf.h"
 #include "base/error.h"
@@ -26,10 +29,35 @@ void *gpujit__grow(void *items, size_t *cap, size_t count, size_t elem, size_t f
   return p;
 }
 
+static bool mapped(const gpujit__buf *b) { return b->data && b->cap == 0; }
+
+int gpujit__buf_map(gpujit__buf *b, int fd, size_t len)
+{
+  void *p = len ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+  if (p == MAP_FAILED)
+    return gpujit__error(GPUJIT_EIO, "cannot map %zu bytes: %s", len, strerror(errno));
+  gpujit__buf_free(b);
+  b->data = p;
+  b->len = len;
+  b->cap = 0;
+  return 0;
+}
+
 int gpujit__buf_reserve(gpujit__buf *b, size_t extra)
 {
   size_t need = b->len + extra + 1, cap;
   char *p;
+  if (mapped(b)) { /* to the heap before it can grow */
+    gpujit__buf heap = {0};
+    if (!(heap.data = malloc(b->len + 1)))
+      return gpujit__error(GPUJIT_ENOMEM, "out of memory (%zu bytes)", b->len + 1);
+    memcpy(heap.data, b->data, b->len);
+    heap.data[b->len] = '\0';
+    heap.len = b->len;
+    heap.cap = b->len + 1;
+    munmap(b->data, b->len);
+    *b = heap;
+  }
   if (need <= b->cap)
     return 0;
   cap = b->cap ? b->cap : 256;
@@ -77,7 +105,10 @@ int gpujit__buf_printf(gpujit__buf *b, const char *fmt, ...)
 
 void gpujit__buf_free(gpujit__buf *b)
 {
-  free(b->data);
+  if (mapped(b))
+    munmap(b->data, b->len);
+  else
+    free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
 }

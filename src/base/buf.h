@@ -7,7 +7,9 @@
 
 #include "base/error.h"
 
-/** A growable byte buffer; `data` is NUL-terminated whenever it is not NULL. */
+/** A growable byte buffer; `data` is NUL-terminated whenever it is not NULL and the buffer is
+ *  on the heap. A buffer may instead map a file (cap 0, see gpujit__buf_map): reading it is the
+ *  same, growing it first copies it to the heap, freeing it unmaps it. */
 typedef struct gpujit__buf {
   char *data;
   size_t len;
@@ -20,6 +22,9 @@ int gpujit__buf_put(gpujit__buf *b, const void *data, size_t len);
 int gpujit__buf_puts(gpujit__buf *b, const char *s);
 int gpujit__buf_printf(gpujit__buf *b, const char *fmt, ...) GPUJIT__PRINTF(2, 3);
 void gpujit__buf_free(gpujit__buf *b);
+/** Map `len` bytes of the open file `fd` privately (writes stay in this process; no NUL after).
+ *  @return 0, or GPUJIT_EIO with `b` untouched. */
+int gpujit__buf_map(gpujit__buf *b, int fd, size_t len);
 
 /** A vector of owned strings. */
 typedef struct gpujit__strvec {

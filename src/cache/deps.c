@@ -80,12 +80,34 @@ int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, c
   return 0;
 }
 
+/* The stamp of `path`'s parent directory, trusted when it is older than the race window. */
+static void stamp_parent(gpujit__dep *e, int64_t now)
+{
+  char dir[PATH_MAX];
+  struct stat st;
+  snprintf(dir, sizeof(dir), "%s", e->path);
+  if (strrchr(dir, '/'))
+    *strrchr(dir, '/') = '\0';
+  e->dir_trusted = false;
+  if (!dir[0] || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return;
+  e->dir_ino = (uint64_t)st.st_ino;
+  e->dir_mtime_ns = ns(st.st_mtim);
+  e->dir_ctime_ns = ns(st.st_ctim);
+  e->dir_trusted = e->dir_mtime_ns + RACE_NS < now && e->dir_ctime_ns + RACE_NS < now;
+}
+
 int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base)
 {
   gpujit__dep *e = push(d, path, base);
+  struct stat st;
   if (!e)
     return GPUJIT_ENOMEM;
   e->absent = true;
+  /* Stamp the directory first, then check the path: a creation in between changes the stamp. */
+  stamp_parent(e, gpujit__deps_clock());
+  if (stat(path, &st) == 0)
+    e->dir_trusted = false;
   return 0;
 }
 
@@ -126,15 +148,52 @@ static bool content_matches(gpujit__dep *e, bool *refresh)
   return ok;
 }
 
+/* Whether an absent path's parent still has its recorded stamp; parents stat'ed once a call. */
+typedef struct parent_memo {
+  char dir[PATH_MAX];
+  struct stat st;
+  bool ok;
+} parent_memo;
+
+static bool parent_unchanged(const gpujit__dep *e, parent_memo *memo, size_t *n, size_t max)
+{
+  char dir[PATH_MAX];
+  parent_memo *m = NULL;
+  if (!e->dir_trusted)
+    return false;
+  snprintf(dir, sizeof(dir), "%s", e->path);
+  if (strrchr(dir, '/'))
+    *strrchr(dir, '/') = '\0';
+  for (size_t i = 0; i < *n && !m; i++)
+    if (strcmp(memo[i].dir, dir) == 0)
+      m = &memo[i];
+  if (!m) {
+    m = &memo[*n < max ? (*n)++ : max - 1];
+    snprintf(m->dir, sizeof(m->dir), "%s", dir);
+    m->ok = stat(dir, &m->st) == 0;
+  }
+  return m->ok && (uint64_t)m->st.st_ino == e->dir_ino && ns(m->st.st_mtim) == e->dir_mtime_ns &&
+         ns(m->st.st_ctim) == e->dir_ctime_ns;
+}
+
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
 {
+  parent_memo memo[8];
+  size_t nmemo = 0;
   *refresh = false;
   for (size_t i = 0; i < d->count; i++) {
     gpujit__dep *e = &d->items[i];
     struct stat st;
     if (e->absent) {
+      if (parent_unchanged(e, memo, &nmemo, 8))
+        continue;
       if (stat(e->path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
         return GPUJIT_ENOENT;
+      /* Still absent though its directory changed: take the directory's new stamp. */
+      stamp_parent(e, gpujit__deps_clock());
+      if (stat(e->path, &st) == 0)
+        return GPUJIT_ENOENT;
+      *refresh |= e->dir_trusted;
       continue;
     }
     if (stat(e->path, &st) != 0)
@@ -173,6 +232,14 @@ cJSON *gpujit__deps_to_json(const gpujit__deps *d)
     cJSON_AddStringToObject(o, "path", e->rel);
     if (e->absent) {
       cJSON_AddTrueToObject(o, "absent");
+      if (e->dir_trusted) {
+        snprintf(num, sizeof(num), "%llu", (unsigned long long)e->dir_ino);
+        cJSON_AddStringToObject(o, "dir_ino", num);
+        snprintf(num, sizeof(num), "%lld", (long long)e->dir_mtime_ns);
+        cJSON_AddStringToObject(o, "dir_mtime_ns", num);
+        snprintf(num, sizeof(num), "%lld", (long long)e->dir_ctime_ns);
+        cJSON_AddStringToObject(o, "dir_ctime_ns", num);
+      }
       continue;
     }
     cJSON_AddStringToObject(o, "xxh3", e->hash);
@@ -226,7 +293,16 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
     if (!(e->rel = gpujit__strdup(p->valuestring)))
       goto bad;
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "absent"))) {
+      long long m, c;
       e->absent = true;
+      if (num_of(o, "dir_ino", &v)) {
+        if (!num_of(o, "dir_mtime_ns", &m) || !num_of(o, "dir_ctime_ns", &c))
+          goto bad;
+        e->dir_ino = (uint64_t)v;
+        e->dir_mtime_ns = m;
+        e->dir_ctime_ns = c;
+        e->dir_trusted = true;
+      }
       continue;
     }
     if (!cJSON_IsString(h) || strlen(h->valuestring) != 32 || !num_of(o, "size", &v))

@@ -19,6 +19,11 @@ typedef struct gpujit__dep {
   uint64_t size, ino;
   int64_t mtime_ns, ctime_ns;
   char hash[33];   /* XXH3-128 of the content, hex */
+  /* For an absent path: its parent directory's stamp. While the directory's mtime and ctime
+   * stand, nothing was created in it, so the path need not be looked at. */
+  bool dir_trusted;
+  uint64_t dir_ino;
+  int64_t dir_mtime_ns, dir_ctime_ns;
 } gpujit__dep;
 
 typedef struct gpujit__deps {
