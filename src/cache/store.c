@@ -182,6 +182,37 @@ void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, con
   snprintf(out, size, "%s/entries/%.2s/%s", c->dir, hex, hex + 2);
 }
 
+int gpujit__cache_note_get(gpujit_cache *c, const char *kind, const char *hex, gpujit__buf *out)
+{
+  char path[PATH_MAX], why[128];
+  gpujit__buf b = {0};
+  size_t off = 0;
+  int err;
+  snprintf(path, sizeof(path), "%s/notes/%s/%s", c->dir, kind, hex);
+  if ((err = gpujit__read_blob(&b, &off, path, "gpujit-note-1", why, sizeof(why))) < 0) {
+    if (err == GPUJIT_ECORRUPT) {
+      gpujit__log(GPUJIT_LOG_DEBUG, "cache note %s/%s damaged (%s): removed", kind, hex, why);
+      unlink(path);
+    }
+    gpujit__buf_free(&b);
+    gpujit_error_clear();
+    return GPUJIT_ENOENT;
+  }
+  out->len = 0;
+  err = gpujit__buf_put(out, b.data + off, b.len - off);
+  gpujit__buf_free(&b);
+  return err;
+}
+
+int gpujit__cache_note_put(gpujit_cache *c, const char *kind, const char *hex, const void *data, size_t len)
+{
+  char path[PATH_MAX];
+  if (!c->writable)
+    return 0;
+  snprintf(path, sizeof(path), "%s/notes/%s/%s", c->dir, kind, hex);
+  return gpujit__write_blob(path, "gpujit-note-1", data, len);
+}
+
 void gpujit__cache_damaged(gpujit_cache *c, const char *hex, const char *why)
 {
   gpujit__log(GPUJIT_LOG_WARN, "cache entry %s is damaged (%s): rebuilding it", hex, why);

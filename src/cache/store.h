@@ -72,6 +72,12 @@ int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit
 int gpujit__cache_lock(gpujit_cache *c, const char *hex, int *out_fd);
 void gpujit__cache_unlock(int fd);
 
+/** A small record of `kind` under `hex` (say, a GPU's arch under its identity): its bytes into
+ *  `out`. @return 0, GPUJIT_ENOENT (none, or damaged: then removed). */
+int gpujit__cache_note_get(gpujit_cache *c, const char *kind, const char *hex, gpujit__buf *out);
+/** Write one (atomically; nothing when the cache is read-only). */
+int gpujit__cache_note_put(gpujit_cache *c, const char *kind, const char *hex, const void *data, size_t len);
+
 /** The base directory (NULL when none). */
 const char *gpujit__cache_base(const gpujit_cache *c);
 

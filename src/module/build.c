@@ -9,9 +9,11 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "cache/key.h"
 #include "cache/store.h"
 #include "compile/options.h"
 #include "driver/driver.h"
+#include "driver/identity.h"
 #include "module/build.h"
 #include "module/cached.h"
 #include "module/compiler.h"
@@ -43,8 +45,49 @@ static char *module_name_of(const char *path)
   return gpujit__strndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
 }
 
+/*
+ * The GPU's arch from a record in the cache, keyed by what identifies the driver and the GPUs
+ * without starting the driver (driver/identity.c): asking the driver costs ~150-230 ms of cuInit,
+ * every process. No record (or no identity): ask the driver and keep its answer.
+ */
+static int gpu_arch(char *out, size_t size, gpujit_cache *cache)
+{
+  gpujit__buf id = {0}, note = {0};
+  gpujit__hasher *h = NULL;
+  gpujit__key key;
+  int err;
+  if (!cache || gpujit__driver_identity(&id) < 0 || !(h = gpujit__hasher_new())) {
+    gpujit__buf_free(&id);
+    gpujit_error_clear();
+    return gpujit__driver_arch(out, size);
+  }
+  gpujit__hasher_field(h, "identity", id.data, id.len);
+  gpujit__hasher_digest(h, &key);
+  gpujit__hasher_free(h);
+  if (gpujit__cache_note_get(cache, "arch", key.hex, &note) == 0 && note.data) {
+    note.data[strcspn(note.data, "\n")] = '\0'; /* the arch; the identity follows, for people */
+    if (strlen(note.data) < size && gpujit__check_arch_syntax(note.data) == 0) {
+      snprintf(out, size, "%s", note.data);
+      err = 0;
+      goto done;
+    }
+  }
+  gpujit_error_clear();
+  if ((err = gpujit__driver_arch(out, size)) == 0) {
+    gpujit__buf text = {0};
+    if (gpujit__buf_printf(&text, "%s\n%s", out, id.data) == 0 &&
+        gpujit__cache_note_put(cache, "arch", key.hex, text.data, text.len) < 0)
+      gpujit_error_clear();
+    gpujit__buf_free(&text);
+  }
+done:
+  gpujit__buf_free(&note);
+  gpujit__buf_free(&id);
+  return err;
+}
+
 /* The target arch: asked for, else $GPUJIT_ARCH, else the GPU's, else GPUJIT_DEFAULT_ARCH. */
-int gpujit__resolve_arch(char *out, size_t size, const char *arch)
+int gpujit__resolve_arch(char *out, size_t size, const char *arch, gpujit_cache *cache)
 {
   const char *env;
   if (arch) {
@@ -59,7 +102,7 @@ int gpujit__resolve_arch(char *out, size_t size, const char *arch)
     snprintf(out, size, "%s", env);
     return 0;
   }
-  if (gpujit__driver_arch(out, size) == 0)
+  if (gpu_arch(out, size, cache) == 0)
     return 0;
   gpujit_error_clear();
   snprintf(out, size, "%s", GPUJIT_DEFAULT_ARCH);
@@ -69,7 +112,7 @@ int gpujit__resolve_arch(char *out, size_t size, const char *arch)
 const char *gpujit_default_arch(void)
 {
   static _Thread_local char arch[32];
-  gpujit__resolve_arch(arch, sizeof(arch), NULL);
+  gpujit__resolve_arch(arch, sizeof(arch), NULL, NULL);
   return arch;
 }
 
@@ -88,7 +131,7 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
     return err;
   if (!(m = gpujit__module_new()))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  if ((err = gpujit__resolve_arch(m->arch, sizeof(m->arch), opts->arch)) < 0)
+  if ((err = gpujit__resolve_arch(m->arch, sizeof(m->arch), opts->arch, opts->cache)) < 0)
     goto done;
   m->output = gpujit__resolve_output(m->arch, opts->output);
   if (m->output == GPUJIT_OUTPUT_CUBIN && strncmp(m->arch, "compute_", 8) == 0) {
