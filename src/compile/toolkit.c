@@ -160,6 +160,8 @@ int gpujit__nvrtc_api_get(const gpujit__nvrtc_api **out)
   return 0;
 }
 
+bool gpujit__nvjitlink_loaded(void) { return __atomic_load_n(&link_api.nvJitLinkVersion, __ATOMIC_ACQUIRE) != NULL; }
+
 int gpujit__nvjitlink_api_get(const gpujit__nvjitlink_api **out)
 {
   pthread_once(&link_once, load_link);

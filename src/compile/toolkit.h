@@ -3,6 +3,8 @@
 #ifndef GPUJIT_COMPILE_TOOLKIT_H
 #define GPUJIT_COMPILE_TOOLKIT_H
 
+#include <stdbool.h>
+
 #include <nvJitLink.h>
 #include <nvrtc.h>
 
@@ -33,6 +35,8 @@ typedef struct gpujit__nvjitlink_api {
 
 /** Load NVRTC once; GPUJIT_ENVRTC with the reason when it cannot be loaded. */
 int gpujit__nvrtc_api_get(const gpujit__nvrtc_api **out);
+/** Whether nvJitLink was loaded (by a link) in this process: loading it costs milliseconds. */
+bool gpujit__nvjitlink_loaded(void);
 /** Load nvJitLink once; GPUJIT_ELINK with the reason when it cannot be loaded. */
 int gpujit__nvjitlink_api_get(const gpujit__nvjitlink_api **out);
 /** The toolkit root: $CUDA_PATH, else $CUDA_HOME, else the one gpujit was built against. */

@@ -8,6 +8,9 @@
 #include "base/error.h"
 #include "cache/store.h"
 #include "compile/image.h"
+#include "compile/link.h"
+#include "compile/nvrtc.h"
+#include "compile/toolkit.h"
 #include "compile/relocate.h"
 #include "module/entry.h"
 #include "module/module.h"
@@ -25,11 +28,17 @@ static cJSON *module_meta(const gpujit_module *m, const cJSON *inputs)
   cJSON_AddStringToObject(j, "arch", m->arch);
   cJSON_AddStringToObject(j, "kind", gpujit_output_kind_name(m->output));
   cJSON_AddStringToObject(j, "gpujit", GPUJIT_VERSION_STRING);
-  gpujit_toolkit_versions(&a, &b, &c, &d);
-  snprintf(ver, sizeof(ver), "%d.%d", a, b);
-  cJSON_AddStringToObject(j, "nvrtc", ver);
-  snprintf(ver, sizeof(ver), "%d.%d", c, d);
-  cJSON_AddStringToObject(j, "nvjitlink", ver);
+  /* NVRTC is loaded (it just compiled); nvJitLink only if a link loaded it: a store does not
+   * load a 40 MB library to write its version down. */
+  if (gpujit__nvrtc_version(&a, &b) == 0) {
+    snprintf(ver, sizeof(ver), "%d.%d", a, b);
+    cJSON_AddStringToObject(j, "nvrtc", ver);
+  }
+  if (gpujit__nvjitlink_loaded() && gpujit__nvjitlink_version(&c, &d) == 0) {
+    snprintf(ver, sizeof(ver), "%d.%d", c, d);
+    cJSON_AddStringToObject(j, "nvjitlink", ver);
+  }
+  gpujit_error_clear();
   cJSON_AddItemToObject(j, "inputs", inputs ? cJSON_Duplicate(inputs, 1) : cJSON_CreateObject());
   arr = cJSON_AddArrayToObject(j, "sources");
   for (size_t i = 0; i < m->sources.count; i++)
