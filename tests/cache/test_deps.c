@@ -1,0 +1,291 @@
+/* Never a stale hit: each way a compile can read a file — computed includes, __has_include and
+ * its wrappers, an earlier -I directory, what only NVRTC's own record shows, the toolkit's
+ * headers — edited after a build must miss and give the bytes a fresh compile gives; the
+ * same-timestamp race; damaged manifests. */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "helpers.h"
+
+#include "gpujit.h"
+
+typedef struct fx {
+  char *root, *src, *cache_dir;
+  gpujit_cache *cache;
+} fx;
+
+static int setup(void **state)
+{
+  fx *f = calloc(1, sizeof(*f));
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  char *p;
+  f->root = th_tmpdir();
+  f->src = th_path(f->root, "src");
+  f->cache_dir = th_path(f->root, "cache");
+  mkdir(f->src, 0755);
+  p = th_path(f->src, "inc");
+  mkdir(p, 0755);
+  free(p);
+  co.dir = f->cache_dir;
+  assert_int_equal(gpujit_cache_open(&f->cache, &co), 0);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  fx *f = *state;
+  gpujit_cache_free(f->cache);
+  th_rmrf(f->root);
+  free(f->root);
+  free(f->src);
+  free(f->cache_dir);
+  free(f);
+  return 0;
+}
+
+static void put(const fx *f, const char *rel, const char *text) { free(th_write(f->src, rel, text)); }
+
+/* Build src/k.cu (cached or not) and return the module. */
+static gpujit_module *build_with(const fx *f, bool cached, const char *const *dirs, size_t ndirs)
+{
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  char *path = th_path(f->src, "k.cu");
+  const char *p = path;
+  gpujit_module *m = NULL;
+  o.arch = "sm_90";
+  o.cache = cached ? f->cache : NULL;
+  o.include_dirs = dirs;
+  o.include_dirs_count = ndirs;
+  if (gpujit_module_build_files(&m, &p, 1, &o) != 0)
+    fail_msg("build failed: %s\n%s", gpujit_error_last(), gpujit_error_log());
+  free(path);
+  return m;
+}
+
+/* A cached build: its status, and its image equal to a fresh uncached compile's. */
+static gpujit_cache_status check(const fx *f, const char *const *dirs, size_t ndirs, char **image_copy)
+{
+  gpujit_module *m = build_with(f, true, dirs, ndirs), *fresh = build_with(f, false, dirs, ndirs);
+  size_t a, b;
+  const void *ia = gpujit_module_image(m, &a), *ib = gpujit_module_image(fresh, &b);
+  gpujit_cache_status s = gpujit_module_cache_status(m);
+  assert_int_equal(a, b);
+  assert_memory_equal(ia, ib, a); /* never the bytes of an older input */
+  if (image_copy) {
+    *image_copy = malloc(a);
+    memcpy(*image_copy, ia, a);
+  }
+  gpujit_module_free(m);
+  gpujit_module_free(fresh);
+  return s;
+}
+
+static gpujit_cache_status status(const fx *f) { return check(f, NULL, 0, NULL); }
+
+#define KERNEL "extern \"C\" __global__ void k(int *x) { x[0] = V; }\n"
+
+static void test_deps__computed_include(void **state)
+{
+  fx *f = *state;
+  put(f, "inc/h.h", "#define V 1\n");
+  put(f, "k.cu", "#define HDR \"inc/h.h\"\n#include HDR\n" KERNEL);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  put(f, "inc/h.h", "#define V 2\n"); /* same size */
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+}
+
+static void test_deps__computed_include_nested_in_header(void **state)
+{
+  fx *f = *state;
+  put(f, "inc/cfg.h", "#define V 3\n");
+  put(f, "inc/a.h", "#define CFG \"cfg.h\"\n#include CFG\n");
+  put(f, "k.cu", "#include \"inc/a.h\"\n" KERNEL);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  put(f, "inc/cfg.h", "#define V 4\n");
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+}
+
+/* A header name built by a function-like macro: the scan cannot follow it, so the compile's own
+ * record (NVRTC's time trace) says what was opened. */
+static void test_deps__include_only_nvrtc_can_name(void **state)
+{
+  fx *f = *state;
+  put(f, "inc/t.h", "#define V 5\n");
+  put(f, "k.cu", "#define STR2(x) #x\n#define STR(x) STR2(x)\n#include STR(inc/t.h)\n" KERNEL);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  put(f, "inc/t.h", "#define V 6\n");
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+}
+
+static void test_deps__has_include(void **state)
+{
+  fx *f = *state;
+  char *first = NULL, *again = NULL, *opt = th_path(f->src, "opt.h");
+  size_t n;
+  gpujit_module *m;
+  put(f, "k.cu", "#if __has_include(\"opt.h\")\n#include \"opt.h\"\n#else\n#define V 7\n#endif\n" KERNEL);
+  assert_int_equal(check(f, NULL, 0, &first), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  put(f, "opt.h", "#define V 8\n"); /* appears: the answer to __has_include changes */
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  unlink(opt); /* gone again: the first record holds again, with its bytes */
+  assert_int_equal(check(f, NULL, 0, &again), GPUJIT_CACHE_HIT);
+  m = build_with(f, true, NULL, 0);
+  gpujit_module_image(m, &n);
+  assert_memory_equal(first, again, n);
+  gpujit_module_free(m);
+  free(first);
+  free(again);
+  free(opt);
+}
+
+/* CCCL's way: __has_include behind a macro (#define _CCCL_HAS_INCLUDE(x) __has_include(x)). */
+static void test_deps__has_include_through_a_macro(void **state)
+{
+  fx *f = *state;
+  char *inc = th_path(f->src, "inc");
+  const char *dirs[] = {inc};
+  put(f, "k.cu", "#define MY_HAS(x) __has_include(x)\n#if MY_HAS(<wrapped.h>)\n#include <wrapped.h>\n#else\n"
+                 "#define V 9\n#endif\n" KERNEL);
+  assert_int_equal(check(f, dirs, 1, NULL), GPUJIT_CACHE_MISS);
+  assert_int_equal(check(f, dirs, 1, NULL), GPUJIT_CACHE_HIT);
+  put(f, "inc/wrapped.h", "#define V 10\n");
+  assert_int_equal(check(f, dirs, 1, NULL), GPUJIT_CACHE_MISS);
+  free(inc);
+}
+
+/* A header created in an -I directory searched before the one it was found in. */
+static void test_deps__earlier_include_directory(void **state)
+{
+  fx *f = *state;
+  char *d1 = th_path(f->src, "d1"), *d2 = th_path(f->src, "d2");
+  const char *dirs[] = {d1, d2};
+  mkdir(d1, 0755);
+  mkdir(d2, 0755);
+  put(f, "d2/h.h", "#define V 11\n");
+  put(f, "k.cu", "#include <h.h>\n" KERNEL);
+  assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
+  assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_HIT);
+  put(f, "d1/h.h", "#define V 12\n");
+  assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
+  /* and the includer's own directory before any -I, for "…" */
+  put(f, "k.cu", "#include \"h.h\"\n" KERNEL);
+  assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
+  put(f, "h.h", "#define V 13\n");
+  assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
+  free(d1);
+  free(d2);
+}
+
+/* The toolkit's headers are dependencies too (a CCCL update alone changes them). Separate
+ * processes through the CLI: a toolkit root of the test's own (CUDA_PATH) with NVRTC's files. */
+static void test_deps__toolkit_header(void **state)
+{
+  fx *f = *state;
+  char *out = NULL, *tk = th_path(f->root, "cuda");
+  int rc;
+  put(f, "k.cu", "#include <mytk.h>\n" KERNEL);
+  rc = th_run(&out,
+              "set -e; mkdir -p '%s/include/cccl' '%s/lib64'; for l in /usr/local/cuda/lib64/libnvrtc*.so* "
+              "/usr/local/cuda/lib64/libnvJitLink.so*; do ln -sf \"$(readlink -f $l)\" '%s/lib64/'\"$(basename $l)\"; done; "
+              "printf '#define V 14\\n' > '%s/include/mytk.h'; cd '%s'; export CUDA_PATH='%s'; g='%s'; "
+              "$g build --arch sm_90 --cache-dir '%s' -o a.cubin k.cu | head -1; "
+              "$g build --arch sm_90 --cache-dir '%s' -o b.cubin k.cu | head -1; cmp a.cubin b.cubin; "
+              "printf '#define V 15\\n' > '%s/include/mytk.h'; "
+              "$g build --arch sm_90 --cache-dir '%s' -o c.cubin k.cu | head -1; "
+              "$g build --arch sm_90 --no-cache -o d.cubin k.cu >/dev/null; cmp c.cubin d.cubin; ! cmp -s a.cubin c.cubin",
+              tk, tk, tk, tk, f->src, tk, GPUJIT_CLI, f->cache_dir, f->cache_dir, tk, f->cache_dir);
+  if (rc != 0)
+    fail_msg("rc %d:\n%s", rc, out);
+  /* miss, hit, then a miss after the toolkit header changed */
+  assert_non_null(strstr(out, "miss\n"));
+  assert_non_null(strstr(out, " hit "));
+  assert_non_null(strstr(strstr(out, " hit "), "miss"));
+  free(out);
+  free(tk);
+}
+
+static char *manifest_text(const fx *f)
+{
+  char *out = NULL;
+  assert_int_equal(th_run(&out, "cat '%s'/manifests/*/*", f->cache_dir), 0);
+  return out;
+}
+
+/* A header written within the timestamp granularity of its recording cannot be vouched for by
+ * its stat: until a later lookup finds it old enough, its content is hashed. */
+static void test_deps__same_timestamp_race(void **state)
+{
+  fx *f = *state;
+  char *h = th_path(f->src, "inc/r.h"), *text;
+  struct stat st;
+  struct timespec times[2];
+  put(f, "k.cu", "#include \"inc/r.h\"\n" KERNEL);
+  put(f, "inc/r.h", "#define V 16\n");
+  assert_int_equal(stat(h, &st), 0);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS); /* within the second: recorded untrusted */
+  text = manifest_text(f);
+  assert_non_null(strstr(text, "inc/r.h"));
+  assert_null(strstr(strstr(text, "inc/r.h"), "mtime_ns")); /* no stat recorded for it */
+  free(text);
+  /* Same size, same mtime, other content: only the content hash can tell. */
+  put(f, "inc/r.h", "#define V 17\n");
+  times[0] = st.st_atim;
+  times[1] = st.st_mtim;
+  assert_int_equal(utimensat(AT_FDCWD, h, times, 0), 0);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  /* Old enough later: a hit that hashed it keeps its stat, and the next one reads nothing. */
+  sleep(2);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  text = manifest_text(f);
+  assert_non_null(strstr(strstr(text, "inc/r.h"), "mtime_ns"));
+  free(text);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  free(h);
+}
+
+static void test_deps__damaged_manifest(void **state)
+{
+  fx *f = *state;
+  static const char *const damage[] = {
+      "truncate -s 10 \"$m\"",                               /* truncated */
+      "printf 'garbage' > \"$m\"",                           /* garbage */
+      "printf 'gpujit-manifest-1 0123456789abcdef\\n{}' > \"$m\"", /* wrong checksum */
+      ": > \"$m\"",                                          /* empty */
+      "printf '\\377' | dd of=\"$m\" bs=1 seek=40 conv=notrunc 2>/dev/null", /* a flipped byte */
+      "rm \"$m\"",                                           /* gone */
+  };
+  put(f, "inc/h.h", "#define V 18\n");
+  put(f, "k.cu", "#include \"inc/h.h\"\n" KERNEL);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
+    char *out = NULL;
+    assert_int_equal(th_run(&out, "for m in '%s'/manifests/*/*; do %s; done", f->cache_dir, damage[i]), 0);
+    free(out);
+    assert_int_equal(status(f), GPUJIT_CACHE_MISS); /* a miss, the right bytes, no crash */
+    assert_int_equal(status(f), GPUJIT_CACHE_HIT);  /* and rebuilt */
+  }
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_deps__computed_include, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__computed_include_nested_in_header, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__include_only_nvrtc_can_name, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__has_include, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__has_include_through_a_macro, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__earlier_include_directory, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__toolkit_header, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__same_timestamp_race, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__damaged_manifest, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
