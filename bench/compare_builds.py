@@ -14,6 +14,8 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 
 
 def run(cmd):
@@ -25,17 +27,24 @@ def run(cmd):
 
 def cache_figures(build, reps, preps):
     out = run([os.path.join(build, "bench", "bench_cache"), str(reps), str(preps)])
-    want = {
+    want = {  # labels of older and newer bench_cache alike
         "in-process hit (API -> module)": "cache hit, in process (ms)",
+        "in-process hit, saxpy (API -> module)": "cache hit, in process (ms)",
+        "in-process hit, block_reduce": "cache hit block_reduce, in process (ms)",
         "in-process cold compile": "cold compile, in process (ms)",
         "process: gpujit build (hit)": "gpujit build, hit, whole process (ms)",
+        "process: gpujit build --arch sm_90 (hit)": "gpujit build, hit, whole process (ms)",
+        "process: gpujit build (miss, fresh cache)": "gpujit build, miss, whole process (ms)",
         "process: gpujit build --no-cache": "gpujit build --no-cache, whole process (ms)",
     }
     figs = {}
     for line in out.splitlines():
-        for key, name in want.items():
-            if line.startswith(key):
-                figs[name] = float(line[len(key):].split()[0])
+        keys = [k for k in want if line.startswith(k)]
+        if keys:
+            key = max(keys, key=len)
+            m = re.search(r"\s(\d+\.\d+)(\s|$)", line[len(key):])
+            if m:
+                figs[want[key]] = float(m.group(1))
     return figs
 
 
@@ -54,6 +63,22 @@ def compile_figures(build, reps):
         if variant == "gpujit+trace":
             figs[f"{module} gpujit+trace / nvrtc+trace"] = ms / med[(module, "nvrtc+trace")]
     return figs
+
+
+def default_arch_hits(build, reps, workdir):
+    """Whole `gpujit build` processes without --arch, all hits: the cost of finding the default arch."""
+    cli = os.path.join(build, "gpujit")
+    cache = os.path.join(workdir, "cache-" + os.path.basename(os.path.abspath(build)))
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "saxpy.cu")
+    cmd = [cli, "-q", "build", "--cache-dir", cache, "-o", os.path.join(workdir, "x.cubin"), src]
+    run(cmd)
+    run(cmd)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        run(cmd)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return {"gpujit build, hit, default arch, whole process (ms)": statistics.median(times)}
 
 
 def run_figures(build, rounds):
@@ -86,6 +111,7 @@ def main():
     a = p.parse_args()
     reps, preps, creps, lrounds = (100, 10, 1, 10) if a.quick else (300, 30, 2, 40)
     samples = {"old": {}, "new": {}}
+    workdir = tempfile.mkdtemp(prefix="gpujit-compare-")
     for r in range(a.rounds):
         order = [("old", a.old), ("new", a.new)]
         if r % 2:
@@ -95,19 +121,22 @@ def main():
             figs.update(cache_figures(build, reps, preps))
             figs.update(compile_figures(build, creps))
             figs.update(run_figures(build, lrounds))
+            figs.update(default_arch_hits(build, 9 if a.quick else 15, workdir))
             for k, v in figs.items():
                 samples[side].setdefault(k, []).append(v)
         print(f"round {r + 1}/{a.rounds} done", file=sys.stderr)
     print(f"old: {a.old}\nnew: {a.new}\n{a.rounds} alternating rounds; medians over rounds; "
           "spread = MAD/median of one build's rounds\n")
     print(f"{'figure':48} {'old':>10} {'new':>10} {'new/old':>8} {'spread old':>11} {'spread new':>11}")
-    for k in samples["old"]:
-        o, n = samples["old"][k], samples["new"].get(k)
-        if not n:
-            continue
-        mo, mn = statistics.median(o), statistics.median(n)
-        print(f"{k:48} {mo:10.4f} {mn:10.4f} {mn / mo if mo else float('nan'):8.3f} "
-              f"{spread(o):10.1f}% {spread(n):10.1f}%")
+    for k in list(samples["old"]) + [k for k in samples["new"] if k not in samples["old"]]:
+        o, n = samples["old"].get(k), samples["new"].get(k)
+        mo = statistics.median(o) if o else None
+        mn = statistics.median(n) if n else None
+        cell = lambda v: f"{v:10.4f}" if v is not None else f"{'-':>10}"
+        ratio = f"{mn / mo:8.3f}" if mo and mn is not None else f"{'-':>8}"
+        so = f"{spread(o):10.1f}%" if o else f"{'-':>11}"
+        sn = f"{spread(n):10.1f}%" if n else f"{'-':>11}"
+        print(f"{k:48} {cell(mo)} {cell(mn)} {ratio} {so} {sn}")
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ for line in nc.splitlines():
         rows.append(("ncu: " + parts[1], parts[2] if len(parts) > 2 else ""))
 
 for line in read("compare_builds.txt").splitlines():
-    if line.startswith(("cache hit", "gpujit build", "launch: added")):
+    if line.startswith(("cache hit", "gpujit build", "launch: added", "block_reduce.cu gpujit / nvrtc")):
         f = line.split()
         rows.append(("before/after: " + " ".join(f[:-5]), "old %s  new %s  new/old %s" % (f[-5], f[-4], f[-3])))
 
