@@ -36,26 +36,41 @@ static void hash_hex(char out[33], const void *data, size_t size)
     snprintf(out + 2 * i, 3, "%02x", c.digest[i]);
 }
 
+static bool old_enough(int64_t mtime, int64_t ctime, int64_t read_start)
+{
+  return mtime + RACE_NS < read_start && ctime + RACE_NS < read_start;
+}
+
 static void set_stat(gpujit__dep *e, const struct stat *st, int64_t read_start)
 {
   e->size = (uint64_t)st->st_size;
   e->ino = (uint64_t)st->st_ino;
   e->mtime_ns = ns(st->st_mtim);
   e->ctime_ns = ns(st->st_ctim);
-  e->trusted = e->mtime_ns + RACE_NS < read_start && e->ctime_ns + RACE_NS < read_start;
+  e->trusted = old_enough(e->mtime_ns, e->ctime_ns, read_start);
+}
+
+static bool same_stat(const gpujit__dep *e, const struct stat *st)
+{
+  return (uint64_t)st->st_ino == e->ino && ns(st->st_mtim) == e->mtime_ns && ns(st->st_ctim) == e->ctime_ns;
 }
 
 static gpujit__dep *push(gpujit__deps *d, const char *path, const char *base)
 {
   gpujit__dep *e = gpujit__grow(d->items, &d->cap, d->count, sizeof(*e), 16);
   size_t n = base ? strlen(base) : 0;
+  const char *rel = path;
   if (!e)
     return NULL;
   d->items = e;
   e = &d->items[d->count];
   memset(e, 0, sizeof(*e));
+  if (n && strncmp(path, base, n) == 0 && path[n] == '/')
+    rel = path + n + 1;
+  else if (n && strcmp(path, base) == 0)
+    rel = ".";
   e->path = gpujit__strdup(path);
-  e->rel = gpujit__strdup(n && strncmp(path, base, n) == 0 && path[n] == '/' ? path + n + 1 : path);
+  e->rel = gpujit__strdup(rel);
   if (!e->path || !e->rel) {
     free(e->path);
     free(e->rel);
@@ -74,40 +89,60 @@ int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, c
   if (!e)
     return GPUJIT_ENOMEM;
   hash_hex(e->hash, data, size);
+  e->size = size;
   if (stat(path, &st) == 0 && (uint64_t)st.st_size == size)
     set_stat(e, &st, read_start);
-  /* else: it changed since it was read; untrusted (size 0, no stat): every lookup hashes it */
+  /* else: it changed since it was read; untrusted: every lookup hashes it */
   return 0;
 }
 
-/* The stamp of `path`'s parent directory, trusted when it is older than the race window. */
-static void stamp_parent(gpujit__dep *e, int64_t now)
+/* Stamp a group's directory: while its mtime and ctime stand, nothing was created in it. */
+static void stamp_dir(gpujit__dep *e)
 {
-  char dir[PATH_MAX];
   struct stat st;
-  snprintf(dir, sizeof(dir), "%s", e->path);
-  if (strrchr(dir, '/'))
-    *strrchr(dir, '/') = '\0';
-  e->dir_trusted = false;
-  if (!dir[0] || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return;
-  e->dir_ino = (uint64_t)st.st_ino;
-  e->dir_mtime_ns = ns(st.st_mtim);
-  e->dir_ctime_ns = ns(st.st_ctim);
-  e->dir_trusted = e->dir_mtime_ns + RACE_NS < now && e->dir_ctime_ns + RACE_NS < now;
+  e->trusted = false;
+  if (stat(e->path, &st) == 0 && S_ISDIR(st.st_mode))
+    set_stat(e, &st, gpujit__deps_clock());
+}
+
+static bool name_exists(const char *dir, const char *name, size_t len)
+{
+  char p[PATH_MAX];
+  struct stat st;
+  snprintf(p, sizeof(p), "%s/%.*s", dir, (int)len, name);
+  return stat(p, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
 }
 
 int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base)
 {
-  gpujit__dep *e = push(d, path, base);
-  struct stat st;
-  if (!e)
-    return GPUJIT_ENOMEM;
-  e->absent = true;
-  /* Stamp the directory first, then check the path: a creation in between changes the stamp. */
-  stamp_parent(e, gpujit__deps_clock());
-  if (stat(path, &st) == 0)
-    e->dir_trusted = false;
+  char dir[PATH_MAX];
+  const char *name;
+  gpujit__dep *e = NULL;
+  size_t n;
+  char *names;
+  snprintf(dir, sizeof(dir), "%s", path);
+  if (!strrchr(dir, '/') || !strrchr(dir, '/')[1])
+    return gpujit__error(GPUJIT_EINVAL, "%s: not a path of a directory entry", path);
+  *strrchr(dir, '/') = '\0';
+  if (!dir[0])
+    snprintf(dir, sizeof(dir), "/");
+  name = strrchr(path, '/') + 1;
+  for (size_t i = 0; i < d->count && !e; i++)
+    if (d->items[i].absent && strcmp(d->items[i].path, dir) == 0)
+      e = &d->items[i];
+  if (!e) {
+    if (!(e = push(d, dir, base)))
+      return GPUJIT_ENOMEM;
+    e->absent = true;
+    stamp_dir(e); /* first the stamp, then the check: a creation in between changes the stamp */
+  }
+  n = e->names ? strlen(e->names) : 0;
+  if (!(names = realloc(e->names, n + strlen(name) + 2)))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  sprintf(names + n, "%s/", name);
+  e->names = names;
+  if (name_exists(e->path, name, strlen(name)))
+    e->trusted = false; /* it is there after all: the directory cannot vouch */
   return 0;
 }
 
@@ -116,6 +151,7 @@ void gpujit__deps_free(gpujit__deps *d)
   for (size_t i = 0; i < d->count; i++) {
     free(d->items[i].path);
     free(d->items[i].rel);
+    free(d->items[i].names);
   }
   free(d->items);
   memset(d, 0, sizeof(*d));
@@ -138,71 +174,58 @@ static bool content_matches(gpujit__dep *e, bool *refresh)
   ok = strcmp(h, e->hash) == 0;
   gpujit__buf_free(&b);
   if (ok && stat(e->path, &after) == 0 && ns(after.st_mtim) == ns(before.st_mtim) &&
-      ns(after.st_ctim) == ns(before.st_ctim)) {
-    gpujit__dep old = *e;
+      ns(after.st_ctim) == ns(before.st_ctim) && old_enough(ns(after.st_mtim), ns(after.st_ctim), t)) {
+    bool changed = !e->trusted || !same_stat(e, &after);
     set_stat(e, &after, t);
-    if (e->trusted && (old.size != e->size || old.ino != e->ino || old.mtime_ns != e->mtime_ns ||
-                       old.ctime_ns != e->ctime_ns || !old.trusted))
-      *refresh = true;
+    *refresh |= changed;
   }
   return ok;
 }
 
-/* Whether an absent path's parent still has its recorded stamp; parents stat'ed once a call. */
-typedef struct parent_memo {
-  char dir[PATH_MAX];
-  struct stat st;
-  bool ok;
-} parent_memo;
-
-static bool parent_unchanged(const gpujit__dep *e, parent_memo *memo, size_t *n, size_t max)
+/* An absent group: its directory's stamp vouches for every name; failing that, each is looked at. */
+static bool group_holds(gpujit__dep *e, bool *refresh)
 {
-  char dir[PATH_MAX];
-  parent_memo *m = NULL;
-  if (!e->dir_trusted)
-    return false;
-  snprintf(dir, sizeof(dir), "%s", e->path);
-  if (strrchr(dir, '/'))
-    *strrchr(dir, '/') = '\0';
-  for (size_t i = 0; i < *n && !m; i++)
-    if (strcmp(memo[i].dir, dir) == 0)
-      m = &memo[i];
-  if (!m) {
-    m = &memo[*n < max ? (*n)++ : max - 1];
-    snprintf(m->dir, sizeof(m->dir), "%s", dir);
-    m->ok = stat(dir, &m->st) == 0;
+  struct stat st;
+  bool was = e->trusted;
+  if (stat(e->path, &st) != 0)
+    return errno == ENOENT || errno == ENOTDIR; /* no directory: nothing in it */
+  if (e->trusted && same_stat(e, &st))
+    return true;
+  for (const char *p = e->names; p && *p;) {
+    size_t len = strcspn(p, "/");
+    if (name_exists(e->path, p, len))
+      return false;
+    p += len + (p[len] == '/');
   }
-  return m->ok && (uint64_t)m->st.st_ino == e->dir_ino && ns(m->st.st_mtim) == e->dir_mtime_ns &&
-         ns(m->st.st_ctim) == e->dir_ctime_ns;
+  /* Still all absent though the directory changed: take its new stamp, then look again. */
+  stamp_dir(e);
+  for (const char *p = e->names; e->trusted && p && *p;) {
+    size_t len = strcspn(p, "/");
+    if (name_exists(e->path, p, len))
+      return false;
+    p += len + (p[len] == '/');
+  }
+  *refresh |= e->trusted || was;
+  return true;
 }
 
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
 {
-  parent_memo memo[8];
-  size_t nmemo = 0;
   *refresh = false;
   for (size_t i = 0; i < d->count; i++) {
     gpujit__dep *e = &d->items[i];
     struct stat st;
     if (e->absent) {
-      if (parent_unchanged(e, memo, &nmemo, 8))
-        continue;
-      if (stat(e->path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
+      if (!group_holds(e, refresh))
         return GPUJIT_ENOENT;
-      /* Still absent though its directory changed: take the directory's new stamp. */
-      stamp_parent(e, gpujit__deps_clock());
-      if (stat(e->path, &st) == 0)
-        return GPUJIT_ENOENT;
-      *refresh |= e->dir_trusted;
       continue;
     }
     if (stat(e->path, &st) != 0)
       return GPUJIT_ENOENT;
-    if (e->trusted && (uint64_t)st.st_size == e->size && (uint64_t)st.st_ino == e->ino &&
-        ns(st.st_mtim) == e->mtime_ns && ns(st.st_ctim) == e->ctime_ns)
-      continue;
-    if ((uint64_t)st.st_size != e->size && e->trusted)
+    if ((uint64_t)st.st_size != e->size)
       return GPUJIT_ENOENT; /* a different size is a different content */
+    if (e->trusted && same_stat(e, &st))
+      continue;
     if (!content_matches(e, refresh))
       return GPUJIT_ENOENT;
   }
@@ -212,61 +235,46 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
 void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *label)
 {
   for (size_t i = 0; i < d->count; i++) {
-    gpujit__hasher_str(h, label, d->items[i].rel);
-    gpujit__hasher_str(h, d->items[i].absent ? "absent" : "content", d->items[i].absent ? "" : d->items[i].hash);
+    const gpujit__dep *e = &d->items[i];
+    gpujit__hasher_str(h, label, e->rel);
+    gpujit__hasher_str(h, e->absent ? "absent" : "content", e->absent ? e->names : e->hash);
   }
 }
 
+/* Compact on purpose: a lookup parses this; one string per stat, one per group of names. */
 cJSON *gpujit__deps_to_json(const gpujit__deps *d)
 {
   cJSON *arr = cJSON_CreateArray();
   for (size_t i = 0; arr && i < d->count; i++) {
     const gpujit__dep *e = &d->items[i];
     cJSON *o = cJSON_CreateObject();
-    char num[32];
+    char st[96];
     if (!o) {
       cJSON_Delete(arr);
       return NULL;
     }
     cJSON_AddItemToArray(arr, o);
-    cJSON_AddStringToObject(o, "path", e->rel);
     if (e->absent) {
-      cJSON_AddTrueToObject(o, "absent");
-      if (e->dir_trusted) {
-        snprintf(num, sizeof(num), "%llu", (unsigned long long)e->dir_ino);
-        cJSON_AddStringToObject(o, "dir_ino", num);
-        snprintf(num, sizeof(num), "%lld", (long long)e->dir_mtime_ns);
-        cJSON_AddStringToObject(o, "dir_mtime_ns", num);
-        snprintf(num, sizeof(num), "%lld", (long long)e->dir_ctime_ns);
-        cJSON_AddStringToObject(o, "dir_ctime_ns", num);
+      cJSON_AddStringToObject(o, "dir", e->rel);
+      cJSON_AddStringToObject(o, "absent", e->names ? e->names : "");
+      if (e->trusted) {
+        snprintf(st, sizeof(st), "%llu %lld %lld", (unsigned long long)e->ino, (long long)e->mtime_ns,
+                 (long long)e->ctime_ns);
+        cJSON_AddStringToObject(o, "stamp", st);
       }
       continue;
     }
+    cJSON_AddStringToObject(o, "path", e->rel);
     cJSON_AddStringToObject(o, "xxh3", e->hash);
-    /* 64-bit values as strings: JSON numbers are doubles. */
-    snprintf(num, sizeof(num), "%llu", (unsigned long long)e->size);
-    cJSON_AddStringToObject(o, "size", num);
-    if (e->trusted) {
-      snprintf(num, sizeof(num), "%llu", (unsigned long long)e->ino);
-      cJSON_AddStringToObject(o, "ino", num);
-      snprintf(num, sizeof(num), "%lld", (long long)e->mtime_ns);
-      cJSON_AddStringToObject(o, "mtime_ns", num);
-      snprintf(num, sizeof(num), "%lld", (long long)e->ctime_ns);
-      cJSON_AddStringToObject(o, "ctime_ns", num);
-    }
+    /* size inode mtime ctime (ns); the size alone when the stat cannot be trusted */
+    if (e->trusted)
+      snprintf(st, sizeof(st), "%llu %llu %lld %lld", (unsigned long long)e->size, (unsigned long long)e->ino,
+               (long long)e->mtime_ns, (long long)e->ctime_ns);
+    else
+      snprintf(st, sizeof(st), "%llu", (unsigned long long)e->size);
+    cJSON_AddStringToObject(o, "stat", st);
   }
   return arr;
-}
-
-static bool num_of(const cJSON *o, const char *key, long long *out)
-{
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  char *end;
-  if (!cJSON_IsString(v))
-    return false;
-  errno = 0;
-  *out = strtoll(v->valuestring, &end, 10);
-  return errno == 0 && end != v->valuestring && *end == '\0';
 }
 
 int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base)
@@ -276,15 +284,17 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
   if (!cJSON_IsArray(arr))
     return GPUJIT_ECORRUPT;
   cJSON_ArrayForEach(o, arr) {
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "path");
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "xxh3");
+    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(o, "dir");
+    const cJSON *p = cJSON_IsString(dir) ? dir : cJSON_GetObjectItemCaseSensitive(o, "path");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, cJSON_IsString(dir) ? "stamp" : "stat");
     char path[PATH_MAX];
     gpujit__dep *e;
-    long long v;
     if (!cJSON_IsString(p) || !p->valuestring[0])
       goto bad;
     if (p->valuestring[0] == '/' || !base)
       snprintf(path, sizeof(path), "%s", p->valuestring);
+    else if (strcmp(p->valuestring, ".") == 0)
+      snprintf(path, sizeof(path), "%s", base);
     else
       snprintf(path, sizeof(path), "%s/%s", base, p->valuestring);
     if (!(e = push(out, path, NULL)))
@@ -292,31 +302,41 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
     free(e->rel);
     if (!(e->rel = gpujit__strdup(p->valuestring)))
       goto bad;
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "absent"))) {
+    if (cJSON_IsString(dir)) {
+      const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "absent");
+      unsigned long long ino;
       long long m, c;
       e->absent = true;
-      if (num_of(o, "dir_ino", &v)) {
-        if (!num_of(o, "dir_mtime_ns", &m) || !num_of(o, "dir_ctime_ns", &c))
+      if (!cJSON_IsString(names) || !(e->names = gpujit__strdup(names->valuestring)))
+        goto bad;
+      if (cJSON_IsString(st)) {
+        if (sscanf(st->valuestring, "%llu %lld %lld", &ino, &m, &c) != 3)
           goto bad;
-        e->dir_ino = (uint64_t)v;
-        e->dir_mtime_ns = m;
-        e->dir_ctime_ns = c;
-        e->dir_trusted = true;
+        e->ino = ino;
+        e->mtime_ns = m;
+        e->ctime_ns = c;
+        e->trusted = true;
       }
       continue;
     }
-    if (!cJSON_IsString(h) || strlen(h->valuestring) != 32 || !num_of(o, "size", &v))
-      goto bad;
-    memcpy(e->hash, h->valuestring, 33);
-    e->size = (uint64_t)v;
-    if (num_of(o, "ino", &v)) {
+    {
+      const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "xxh3");
+      unsigned long long size, ino;
       long long m, c;
-      if (!num_of(o, "mtime_ns", &m) || !num_of(o, "ctime_ns", &c))
+      int n;
+      if (!cJSON_IsString(h) || strlen(h->valuestring) != 32 || !cJSON_IsString(st))
         goto bad;
-      e->ino = (uint64_t)v;
-      e->mtime_ns = m;
-      e->ctime_ns = c;
-      e->trusted = true;
+      memcpy(e->hash, h->valuestring, 33);
+      n = sscanf(st->valuestring, "%llu %llu %lld %lld", &size, &ino, &m, &c);
+      if (n != 1 && n != 4)
+        goto bad;
+      e->size = size;
+      if (n == 4) {
+        e->ino = ino;
+        e->mtime_ns = m;
+        e->ctime_ns = c;
+        e->trusted = true;
+      }
     }
   }
   return 0;

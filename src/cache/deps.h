@@ -12,18 +12,16 @@
 #include "cache/key.h"
 
 typedef struct gpujit__dep {
-  char *path;      /* absolute: resolved against the base directory when recorded relative to it */
+  char *path;      /* absolute (resolved against the base directory when recorded relative to it):
+                      a file, or for an absent group the directory */
   char *rel;       /* as recorded: relative to the base directory when under it */
-  bool absent;     /* must not exist */
-  bool trusted;    /* the stat may stand for the content: modified well before it was recorded */
+  bool absent;     /* a group: none of `names` may exist in directory `path` */
+  char *names;     /* an absent group's names, each a single path component followed by '/' */
+  bool trusted;    /* the stat may stand for the content (a file) or for the entries (a directory):
+                      modified well before it was recorded */
   uint64_t size, ino;
   int64_t mtime_ns, ctime_ns;
-  char hash[33];   /* XXH3-128 of the content, hex */
-  /* For an absent path: its parent directory's stamp. While the directory's mtime and ctime
-   * stand, nothing was created in it, so the path need not be looked at. */
-  bool dir_trusted;
-  uint64_t dir_ino;
-  int64_t dir_mtime_ns, dir_ctime_ns;
+  char hash[33];   /* a file's XXH3-128, hex */
 } gpujit__dep;
 
 typedef struct gpujit__deps {
@@ -41,7 +39,8 @@ int64_t gpujit__deps_clock(void);
  */
 int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, const void *data, size_t size,
                           int64_t read_start);
-/** Record a path that must stay absent. */
+/** Record a path that must stay absent: grouped with the others in its directory, which vouches
+ *  for all of them with one stamp while its mtime and ctime stand. */
 int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base);
 void gpujit__deps_free(gpujit__deps *d);
 
