@@ -165,12 +165,12 @@ int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, co
                          const gpujit__deps *shared)
 {
   char path[PATH_MAX], why[128];
-  cJSON *old = NULL, *j = cJSON_CreateObject(), *results, *r, *e;
+  cJSON *old = NULL, *j, *results, *r, *e;
   int err = 0, kept = 1;
 
   if (!c->writable)
     return 0;
-  if (!j || !(results = cJSON_AddArrayToObject(j, "results")) || !(r = cJSON_CreateObject())) {
+  if (!(j = cJSON_CreateObject()) || !(results = cJSON_AddArrayToObject(j, "results")) || !(r = cJSON_CreateObject())) {
     cJSON_Delete(j);
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   }
