@@ -73,13 +73,8 @@ static int has_include_uses(gpujit__includes *inc, size_t s, const char *path, c
     } else if (q < end && gpujit__inc_ident_start(*q)) {
       gpujit__strvec vals = {0};
       char macro[256];
-      size_t n = 0;
       int found;
-      while (q + n < end && gpujit__inc_ident_char(q[n]) && n < sizeof(macro) - 1) {
-        macro[n] = q[n];
-        n++;
-      }
-      macro[n] = '\0';
+      gpujit__inc_ident(q, end, macro, sizeof(macro));
       found = gpujit__inc_macro_names(inc, macro, &vals, 0);
       for (size_t i = 0; found > 0 && i < vals.count; i++) {
         const char *v = vals.items[i];

@@ -169,6 +169,16 @@ int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, co
 }
 
 bool gpujit__inc_ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
+void gpujit__inc_ident(const char *p, const char *end, char *out, size_t size)
+{
+  size_t n = 0;
+  while (p + n < end && gpujit__inc_ident_char(p[n]) && n < size - 1) {
+    out[n] = p[n];
+    n++;
+  }
+  out[n] = '\0';
+}
+
 bool gpujit__inc_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
 const char *gpujit__inc_skip_ws(const char *p, const char *end)
@@ -309,13 +319,8 @@ static int scan_text(gpujit__includes *inc, size_t s, const char *path, const ch
             return err;
         } else if (q < eol && gpujit__inc_ident_start(*q)) {
           char macro[256];
-          size_t n = 0;
           bool resolved;
-          while (q + n < eol && gpujit__inc_ident_char(q[n]) && n < sizeof(macro) - 1) {
-            macro[n] = q[n];
-            n++;
-          }
-          macro[n] = '\0';
+          gpujit__inc_ident(q, eol, macro, sizeof(macro));
           if ((err = computed_include(inc, s, path, macro, depth, &resolved)) < 0)
             return err;
           if (!resolved && (err = add_pending(inc, s, path, macro)) < 0)

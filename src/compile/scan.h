@@ -51,5 +51,7 @@ int gpujit__inc_macro_names(const gpujit__includes *inc, const char *macro, gpuj
 const char *gpujit__inc_skip_ws(const char *p, const char *end);
 bool gpujit__inc_ident_start(char c);
 bool gpujit__inc_ident_char(char c);
+/** The identifier at p (truncated to size - 1) into out. */
+void gpujit__inc_ident(const char *p, const char *end, char *out, size_t size);
 
 #endif
