@@ -22,7 +22,8 @@ int gpujit__buf_put(gpujit__buf *b, const void *data, size_t len);
 int gpujit__buf_puts(gpujit__buf *b, const char *s);
 int gpujit__buf_printf(gpujit__buf *b, const char *fmt, ...) GPUJIT__PRINTF(2, 3);
 void gpujit__buf_free(gpujit__buf *b);
-/** Map `len` bytes of the open file `fd` privately (writes stay in this process; no NUL after).
+/** Map `len` bytes of the open file `fd` privately (writes stay in this process). The byte after
+ *  them is the mapping's zero fill only when `len` is not a multiple of the page size.
  *  @return 0, or GPUJIT_EIO with `b` untouched. */
 int gpujit__buf_map(gpujit__buf *b, int fd, size_t len);
 

@@ -158,7 +158,10 @@ static int read_at(gpujit__buf *out, int dfd, const char *rel, struct stat *st)
     close(fd);
     return -1;
   }
-  if (S_ISREG(st->st_mode) && st->st_size >= MAP_MIN && gpujit__buf_map(out, fd, (size_t)st->st_size) == 0) {
+  /* Mapped only when the last page has room after the data: the kernel fills it with zeros, so
+   * a mapped image stays NUL-terminated like a heap one (PTX is handed on as a C string). */
+  if (S_ISREG(st->st_mode) && st->st_size >= MAP_MIN && st->st_size % sysconf(_SC_PAGESIZE) != 0 &&
+      gpujit__buf_map(out, fd, (size_t)st->st_size) == 0) {
     close(fd);
     return 0;
   }

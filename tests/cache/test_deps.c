@@ -7,6 +7,7 @@
 
 #include "helpers.h"
 
+#include "cache/store.h"
 #include "gpujit.h"
 
 typedef struct fx {
@@ -286,6 +287,53 @@ static void test_deps__damaged_manifest(void **state)
   }
 }
 
+/* A large image served from the cache (mapped, not copied) is still a C string: PTX goes to
+ * cuModuleLoadData as one. */
+static void test_deps__large_ptx_hit_is_a_string(void **state)
+{
+  fx *f = *state;
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  const char *src = GPUJIT_EXAMPLES_DIR "/block_reduce.cu";
+  gpujit_module *m = NULL;
+  const char *img;
+  size_t size;
+  o.arch = "compute_90";
+  o.cache = f->cache;
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(gpujit_module_build_files(&m, &src, 1, &o), 0);
+    assert_int_equal(gpujit_module_cache_status(m), i ? GPUJIT_CACHE_HIT : GPUJIT_CACHE_MISS);
+    img = gpujit_module_image(m, &size);
+    assert_true(size >= 64 * 1024); /* large enough to be mapped on the hit */
+    assert_int_equal(img[size], '\0');
+    assert_int_equal(strlen(img), size);
+    gpujit_module_free(m);
+  }
+}
+
+/* The same at the store: a payload of exactly 64 KiB (a page multiple) read back ends in a NUL. */
+static void test_deps__page_multiple_payload_is_terminated(void **state)
+{
+  fx *f = *state;
+  static char image[64 * 1024];
+  gpujit__cache_put put = {0};
+  gpujit__buf got = {0};
+  cJSON *meta = cJSON_CreateObject(), *back = NULL;
+  memset(image, 'x', sizeof(image));
+  put.hex = "0123456789abcdef0123456789abcdef";
+  put.meta = meta;
+  put.image_name = "image.ptx";
+  put.image = image;
+  put.image_size = sizeof(image);
+  assert_int_equal(gpujit__cache_put_entry(f->cache, &put), 0);
+  assert_int_equal(gpujit__cache_get(f->cache, put.hex, &back, &got), 0);
+  assert_int_equal(got.len, sizeof(image));
+  assert_memory_equal(got.data, image, sizeof(image));
+  assert_int_equal(got.data[got.len], '\0');
+  gpujit__buf_free(&got);
+  cJSON_Delete(back);
+  cJSON_Delete(meta);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -298,6 +346,8 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_deps__toolkit_header, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__same_timestamp_race, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__damaged_manifest, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__large_ptx_hit_is_a_string, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__page_multiple_payload_is_terminated, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
