@@ -10,7 +10,8 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc)
 command -v c++ >/dev/null || need+=(g++)
 [ -n "${GPUJIT_DEPS_PREFIX:-}" ] || command -v pkg-config >/dev/null || need+=(pkg-config)
-command -v readelf >/dev/null || need+=(binutils)
+command -v readelf >/dev/null && command -v nm >/dev/null || need+=(binutils)
+command -v python3 >/dev/null || need+=(python3) # test_layers, bench/compare_builds.py
 if [ -n "${GPUJIT_DEPS_PREFIX:-}" ]; then
   # Dependencies unpacked into a prefix (the GPU machine has no package registry).
   for h in cjson/cJSON.h xxhash.h cmocka.h; do
