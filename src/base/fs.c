@@ -134,6 +134,14 @@ char *gpujit__abspath(const char *path)
   return res;
 }
 
+const char *gpujit__path_under(const char *path, const char *dir)
+{
+  size_t n = dir ? strlen(dir) : 0;
+  if (n && strncmp(path, dir, n) == 0 && path[n] == '/')
+    return path + n + 1;
+  return NULL;
+}
+
 char *gpujit__dirname(const char *path)
 {
   const char *slash = strrchr(path, '/');

@@ -14,6 +14,9 @@ int gpujit__file_write_atomic(const char *path, const void *data, size_t len);
 char *gpujit__abspath(const char *path);
 /** Collapse "//", "/./" and "/../" in an absolute path, in place (no symlinks resolved). */
 void gpujit__normpath(char *path);
+/** The rest of `path` after `dir` and a '/' when `path` lies under `dir` (a whole component);
+ *  NULL otherwise, and for a NULL or empty `dir`. */
+const char *gpujit__path_under(const char *path, const char *dir);
 /** Directory part of a path (malloc'd). */
 char *gpujit__dirname(const char *path);
 /** Base name without directory; pointer into `path`. */

@@ -58,17 +58,14 @@ static bool same_stat(const gpujit__dep *e, const struct stat *st)
 static gpujit__dep *push(gpujit__deps *d, const char *path, const char *base)
 {
   gpujit__dep *e = gpujit__grow(d->items, &d->cap, d->count, sizeof(*e), 16);
-  size_t n = base ? strlen(base) : 0;
-  const char *rel = path;
+  const char *rel = gpujit__path_under(path, base);
   if (!e)
     return NULL;
   d->items = e;
   e = &d->items[d->count];
   memset(e, 0, sizeof(*e));
-  if (n && strncmp(path, base, n) == 0 && path[n] == '/')
-    rel = path + n + 1;
-  else if (n && strcmp(path, base) == 0)
-    rel = ".";
+  if (!rel)
+    rel = base && *base && strcmp(path, base) == 0 ? "." : path;
   e->path = gpujit__strdup(path);
   e->rel = gpujit__strdup(rel);
   if (!e->path || !e->rel) {

@@ -36,14 +36,6 @@ static void join(char *out, size_t size, const char *dir, const char *name)
   gpujit__normpath(out);
 }
 
-static const char *under(const char *path, const char *dir)
-{
-  size_t n = strlen(dir);
-  if (strncmp(path, dir, n) == 0 && path[n] == '/')
-    return path + n + 1;
-  return NULL;
-}
-
 /* `dir`/`name` was looked up and not found: record the shallowest missing component, since
  * nothing can appear below a missing directory without the directory appearing first. */
 static int add_absent(gpujit__includes *inc, const char *dir, const char *name)
@@ -55,7 +47,7 @@ static int add_absent(gpujit__includes *inc, const char *dir, const char *name)
   join(full, sizeof(full), dir, name);
   if (stat(full, &st) == 0)
     return 0; /* it exists (a directory, or a file found elsewhere first): not a failed lookup */
-  rest = under(full, dir);
+  rest = gpujit__path_under(full, dir);
   at = rest ? (size_t)(rest - full) : 1;
   for (;;) {
     const char *slash = strchr(full + at, '/');
@@ -471,7 +463,7 @@ int gpujit__includes_add_opened(gpujit__includes *inc, size_t s, const char *pat
    * searched before it must still lack that name. */
   n = candidates(inc, s, idir, srcdir, list, sizeof(list) / sizeof(list[0]));
   for (size_t k = 0; k < n; k++) {
-    const char *rel = under(p, list[k]);
+    const char *rel = gpujit__path_under(p, list[k]);
     if (!rel)
       continue;
     for (size_t j = 0; j < k; j++)

@@ -11,11 +11,9 @@
 bool gpujit__in_toolkit(const char *path)
 {
   char inc[PATH_MAX];
-  size_t n;
   snprintf(inc, sizeof(inc), "%s/include", gpujit__cuda_root());
   gpujit__normpath(inc);
-  n = strlen(inc);
-  return strncmp(path, inc, n) == 0 && path[n] == '/';
+  return gpujit__path_under(path, inc) != NULL;
 }
 
 int gpujit__module_deps(gpujit__deps *deps, gpujit__deps *shared, const gpujit__includes *inc, const char *base,

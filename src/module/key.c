@@ -14,12 +14,11 @@
 #include "module/key.h"
 #include "module/module.h"
 
+/* Paths under the base directory enter keys relative to it, so another checkout hits. */
 static const char *relative(const char *path, const char *base)
 {
-  size_t n = base ? strlen(base) : 0;
-  if (n && strncmp(path, base, n) == 0 && path[n] == '/')
-    return path + n + 1;
-  return path;
+  const char *rest = gpujit__path_under(path, base);
+  return rest ? rest : path;
 }
 
 static int cmp_macro(const void *a, const void *b)
