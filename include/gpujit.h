@@ -10,5 +10,6 @@
 #include "gpujit/run.h"
 #include "gpujit/timing.h"
 #include "gpujit/ncu.h"
+#include "gpujit/project.h"
 
 #endif

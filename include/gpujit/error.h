@@ -23,7 +23,9 @@ GPUJIT_BEGIN_DECLS
   X(ENODEVICE, -12, "no CUDA device")                                               \
   X(ECUDA, -13, "CUDA driver error")                                                \
   X(EBUSY, -14, "resource busy")                                                    \
-  X(EUNSUPPORTED, -15, "unsupported operation")
+  X(EUNSUPPORTED, -15, "unsupported operation")                                    \
+  X(ECANCELLED, -16, "cancelled")                                                   \
+  X(EWORKER, -17, "worker process failed")
 
 typedef enum gpujit_error {
 #define GPUJIT__ENUM(name, value, text) GPUJIT_##name = value,

@@ -32,7 +32,28 @@ typedef struct gpujit_source {
   size_t size;
 } gpujit_source;
 
-#define GPUJIT_MODULE_OPTIONS_VERSION 1
+/** NVRTC's automatic precompiled headers (PCH), managed by gpujit. A PCH lives in the process
+ *  that made it: it pays when later modules of that process share the leading #include block
+ *  and the options. */
+typedef enum gpujit_pch_mode {
+  /** Create a PCH for an include block the second time this process compiles it (or the first
+   *  time, in a project build's worker that has more modules of the block queued); use it after. */
+  GPUJIT_PCH_AUTO = 0,
+  GPUJIT_PCH_OFF = 1, /**< never create or use one (`--no-pch`) */
+  GPUJIT_PCH_ON = 2   /**< create one on the first compile of an include block */
+} gpujit_pch_mode;
+
+/** What happened to the PCH in a build (see gpujit_module_pch()). */
+typedef enum gpujit_pch_status {
+  GPUJIT_PCH_STATUS_OFF = 0,     /**< turned off, or a cache hit (nothing compiled) */
+  GPUJIT_PCH_STATUS_NONE = 1,    /**< not attempted: the reason says why (e.g. first of its block) */
+  GPUJIT_PCH_STATUS_CREATED = 2, /**< this compile made one for the modules after it */
+  GPUJIT_PCH_STATUS_USED = 3,    /**< this compile used one made earlier in the process */
+  GPUJIT_PCH_STATUS_REFUSED = 4  /**< NVRTC would not create or use one: the reason says why */
+} gpujit_pch_status;
+
+/** Version 2 added `pch`; version 1 structs are still accepted (pch = AUTO). */
+#define GPUJIT_MODULE_OPTIONS_VERSION 2
 
 /** Compile options. Initialise with GPUJIT_MODULE_OPTIONS_INIT or gpujit_module_options_init(). */
 typedef struct gpujit_module_options {
@@ -58,9 +79,14 @@ typedef struct gpujit_module_options {
   size_t name_expressions_count;
   const char *const *nvrtc_options; /**< passed through verbatim */
   size_t nvrtc_options_count;
-  const char *prelude; /**< optional text compiled before every source (e.g. shared macros) */
+  /** optional text compiled before every source (e.g. shared macros): NVRTC pre-includes it
+   *  as the in-memory header "gpujit-prelude.h", so the user's lines keep their numbers and
+   *  precompiled headers still work. line_directives = 0 joins it in front of the source text
+   *  instead (lines shift by the prelude's). */
+  const char *prelude;
   gpujit_trace *trace; /**< optional: spans and NVRTC phases go here (borrowed) */
   gpujit_cache *cache; /**< optional: kernel cache (borrowed) */
+  gpujit_pch_mode pch; /**< version 2: precompiled headers (default AUTO) */
 } gpujit_module_options;
 
 /** The arch used when nothing else chooses one (see gpujit_module_options.arch). */
@@ -68,7 +94,7 @@ typedef struct gpujit_module_options {
 
 #define GPUJIT_MODULE_OPTIONS_INIT \
   { GPUJIT_MODULE_OPTIONS_VERSION, NULL, GPUJIT_OUTPUT_AUTO, NULL, 0, NULL, 0, NULL, 0, NULL, \
-    1, 1, 0, 0, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL }
+    1, 1, 0, 0, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL, GPUJIT_PCH_AUTO }
 
 /** @return 0, or GPUJIT_EVERSION for an unknown version. */
 GPUJIT_API int gpujit_module_options_init(gpujit_module_options *opts, unsigned int version);
@@ -161,6 +187,15 @@ typedef struct gpujit_module_timings {
 
 /** Copy the build's timings into *out. */
 GPUJIT_API void gpujit_module_timings_get(const gpujit_module *module, gpujit_module_timings *out);
+
+/**
+ * What happened to NVRTC's precompiled header in this build.
+ * @param reason receives why (e.g. "options differ from the PCH's"), or "" (borrowed); may be NULL.
+ */
+GPUJIT_API gpujit_pch_status gpujit_module_pch(const gpujit_module *module, const char **reason);
+
+/** @return "off", "none", "created", "used" or "refused" (static). */
+GPUJIT_API const char *gpujit_pch_status_name(gpujit_pch_status status);
 
 /** @return whether the module came from the cache. */
 GPUJIT_API gpujit_cache_status gpujit_module_cache_status(const gpujit_module *module);

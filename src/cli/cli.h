@@ -70,6 +70,7 @@ typedef struct cli_module_args {
   cli_list incs, defs, undefs, exprs, xopts, files;
   const char *cache_dir, *base_dir, *trace_arg;
   bool no_cache, want_trace, json;
+  bool files_optional; /* `build --modules FILE` takes its files from the manifest */
   gpujit_cache *cache;
   gpujit_trace *trace;
 } cli_module_args;
@@ -83,6 +84,15 @@ int cli_module_prepare(cli_ctx *ctx, cli_module_args *m, const char *cmd, bool n
 /** Build, printing NVRTC's diagnostics on failure. Returns an exit code. */
 int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out);
 void cli_module_args_free(cli_module_args *m);
+
+/* `gpujit build` over directories or a manifest (build_project.c). */
+typedef struct cli_project_args {
+  int jobs;             /* 0: the number of cores */
+  const char *manifest; /* --modules FILE */
+  const char *out_dir;  /* --out-dir DIR */
+} cli_project_args;
+/** Build ma->files (directories) and pa->manifest as a project. Returns an exit code. */
+int cli_build_project(cli_ctx *ctx, cli_module_args *ma, const cli_project_args *pa);
 
 /** Print one ready ncu command per kernel; argv (may be 0) is the command that launches them. */
 void cli_print_ncu_commands(const gpujit_module *m, gpujit_cache *cache, int argc, char **argv);

@@ -2,15 +2,22 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
 
 static void build_help(void)
 {
-  printf("usage: gpujit build [options] FILE.cu...\n\n"
+  printf("usage: gpujit build [options] FILE.cu...\n"
+         "       gpujit build [options] [-j N] DIR... | --modules FILE\n\n"
          "Compile CUDA C with NVRTC. Several files form one module: each compiles to LTO-IR\n"
          "and nvJitLink links them into one cubin. Every build goes through the kernel cache.\n\n"
+         "A directory is a project: every *.cu beneath it is its own module. --modules FILE reads\n"
+         "a JSON manifest: {\"modules\": [{\"name\", \"files\": [...], \"options\": {...},\n"
+         "\"output\"}]} (see docs/project-builds.md). Cache hits are served at once; misses compile\n"
+         "on N worker processes, which keep precompiled headers for modules sharing an include\n"
+         "block. Exit 3 when any module failed, 130 when interrupted.\n\n"
          "options:\n%s"
          "  --ptx                output PTX (with --arch compute_XX this is the default)\n"
          "  --lto-ir             output LTO-IR (one source)\n"
@@ -18,6 +25,11 @@ static void build_help(void)
          "  --time-trace without =FILE writes next to the output as MODULE.trace.json\n"
          "  --log                print the NVRTC/nvJitLink log even on success\n"
          "  --ncu-command        print a ready Nsight Compute command line per kernel\n"
+         "  -j, --jobs N         project builds: worker processes (default: the number of cores)\n"
+         "  --modules FILE       build the modules of a JSON manifest\n"
+         "  --out-dir DIR        project outputs go here, mirroring the input tree (default:\n"
+         "                       beside each source); --time-trace=FILE: one trace, a track per\n"
+         "                       worker (default gpujit-project.trace.json)\n"
          "  -h, --help           this help\n", cli_module_help);
 }
 
@@ -38,10 +50,17 @@ static void print_text(cli_ctx *ctx, const gpujit_module *m, const char *out_pat
   if (gpujit_module_cache_status(m) == GPUJIT_CACHE_HIT) {
     printf("  hit %.2f ms (saved %.1f ms)\n", t.total_ms, t.saved_ms);
   } else {
+    const char *why;
+    gpujit_pch_status pch = gpujit_module_pch(m, &why);
     printf("  compile %.1f ms", t.compile_ms);
     if (t.link_ms > 0)
       printf("  link %.1f ms", t.link_ms);
-    printf("  %s\n", status);
+    printf("  %s", status);
+    if (pch == GPUJIT_PCH_STATUS_CREATED || pch == GPUJIT_PCH_STATUS_USED || pch == GPUJIT_PCH_STATUS_REFUSED)
+      printf("  pch %s", gpujit_pch_status_name(pch));
+    printf("\n");
+    if (ctx->verbose > 0 && *why)
+      printf("  pch %s: %s\n", gpujit_pch_status_name(pch), why);
   }
   for (size_t i = 0; i < nk; i++)
     printf("  kernel %s\n", gpujit_module_kernel(m, i));
@@ -92,6 +111,12 @@ static void print_json(const gpujit_module *m, const char *out_path, const char 
                                                                                             : "none");
   if (gpujit_module_cache_key(m))
     cJSON_AddStringToObject(j, "key", gpujit_module_cache_key(m));
+  {
+    const char *why;
+    cJSON_AddStringToObject(j, "pch", gpujit_pch_status_name(gpujit_module_pch(m, &why)));
+    if (*why)
+      cJSON_AddStringToObject(j, "pch_reason", why);
+  }
   if (trace_path)
     cJSON_AddStringToObject(j, "trace", trace_path);
   cJSON_AddItemToArray(mods, j);
@@ -112,6 +137,8 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
   uint64_t write_span = 0;
   int err, rc;
 
+  cli_project_args pa = {0};
+  bool jobs_given = false;
   cli_module_args_init(&ma);
   for (; a.i < argc; a.i++) {
     const char *arg = argv[a.i];
@@ -132,6 +159,16 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
       show_log = true;
     } else if (cli_opt(&a, "--ncu-command", false)) {
       ncu = true;
+    } else if (cli_opt(&a, "-j", true) || cli_opt(&a, "--jobs", true)) {
+      long n;
+      if (!a.failed && !cli_parse_int(a.value, 1, 4096, &n))
+        return cli_usage_error(ctx, "build", "invalid job count '%s': expected 1..4096", a.value);
+      pa.jobs = a.failed ? 0 : (int)n;
+      jobs_given = true;
+    } else if (cli_opt(&a, "--modules", true)) {
+      pa.manifest = a.value;
+    } else if (cli_opt(&a, "--out-dir", true)) {
+      pa.out_dir = a.value;
     } else {
       return cli_usage_error(ctx, "build", "unknown option '%s'", arg);
     }
@@ -141,6 +178,28 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
   if (ptx && ltoir)
     return cli_usage_error(ctx, "build", "--ptx and --lto-ir exclude each other");
   ma.opts.output = ptx ? GPUJIT_OUTPUT_PTX : ltoir ? GPUJIT_OUTPUT_LTOIR : GPUJIT_OUTPUT_AUTO;
+  {
+    size_t dirs = 0;
+    struct stat st;
+    for (size_t i = 0; i < ma.files.count; i++)
+      dirs += stat(ma.files.items[i], &st) == 0 && S_ISDIR(st.st_mode);
+    if (pa.manifest || dirs) {
+      if (dirs != ma.files.count)
+        return cli_usage_error(ctx, "build", "give directories or files, not both (a manifest can list files)");
+      if (out_path || ncu)
+        return cli_usage_error(ctx, "build", "-o and --ncu-command take one module; use --out-dir");
+      ma.files_optional = true;
+      if ((rc = cli_module_prepare(ctx, &ma, "build", false)) == EXIT_OK)
+        rc = cli_build_project(ctx, &ma, &pa);
+      cli_module_args_free(&ma);
+      return rc;
+    }
+    if (jobs_given && ma.files.count > 1 && ctx->verbose >= 0)
+      cli_warn(ctx, "-j applies to projects (directories, --modules); these %zu files are one module",
+               ma.files.count);
+    if (pa.out_dir)
+      return cli_usage_error(ctx, "build", "--out-dir is for directories and --modules; use -o for one module");
+  }
   if ((rc = cli_module_prepare(ctx, &ma, "build", false)) != EXIT_OK)
     goto done;
   if ((rc = cli_module_build(ctx, &ma, &m)) != EXIT_OK)

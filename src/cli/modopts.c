@@ -12,7 +12,11 @@ const char *const cli_module_help =
     "  -U NAME              undefine a macro\n"
     "  --std STD            c++03, c++11, c++14, c++17 or c++20\n"
     "  --no-lineinfo        do not emit line info (on by default)\n"
-    "  --no-line-directives no #line after text gpujit joins before your code\n"
+    "  --no-line-directives join a library prelude into the source text instead of\n"
+    "                       pre-including it (lines then shift)\n"
+    "  --no-pch             never create or use NVRTC precompiled headers\n"
+    "  --pch                create a precompiled header on the first module of an include\n"
+    "                       block (default: where a later module of the process can use it)\n"
     "  -G                   device debug info\n"
     "  --fast-math          --use_fast_math\n"
     "  --maxrregcount N     limit registers per thread (16..255)\n"
@@ -63,6 +67,10 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
     m->opts.lineinfo = 0;
   } else if (cli_opt(a, "--no-line-directives", false)) {
     m->opts.line_directives = 0;
+  } else if (cli_opt(a, "--no-pch", false)) {
+    m->opts.pch = GPUJIT_PCH_OFF;
+  } else if (cli_opt(a, "--pch", false)) {
+    m->opts.pch = GPUJIT_PCH_ON;
   } else if (cli_opt(a, "-G", false)) {
     m->opts.device_debug = 1;
   } else if (cli_opt(a, "--fast-math", false)) {
@@ -111,7 +119,7 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
 int cli_module_prepare(cli_ctx *ctx, cli_module_args *m, const char *cmd, bool nvrtc_phases)
 {
   int err;
-  if (m->files.count == 0)
+  if (m->files.count == 0 && !m->files_optional)
     return cli_usage_error(ctx, cmd, "no input files");
   m->opts.include_dirs = m->incs.items;
   m->opts.include_dirs_count = m->incs.count;

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "compile/nvrtc.h"
+#include "compile/pch.h"
 #include "compile/toolkit.h"
 
 unsigned long gpujit__nvrtc_compiles; /* for tests: a cache hit must not compile */
@@ -136,24 +137,24 @@ static int fetch_image(nvrtcProgram prog, gpujit__buf *out, gpujit_output_kind k
   return 0;
 }
 
-int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const char *program_name,
-                          const gpujit__strvec *flags, const char *const *name_exprs,
-                          size_t name_exprs_count, gpujit_output_kind output)
+static int compile_once(gpujit__nvrtc_result *out, const gpujit__nvrtc_request *req, const gpujit__strvec *flags,
+                        const gpujit__pch_block *block)
 {
+  static const char *const header_names[] = {GPUJIT__PRELUDE_HEADER};
+  const char *header_data[1] = {req->prelude};
   nvrtcProgram prog = NULL;
   nvrtcResult r;
   int err;
   size_t i;
 
-  if ((err = gpujit__nvrtc_init()) < 0)
-    return err;
-  r = N->nvrtcCreateProgram(&prog, source, program_name, 0, NULL, NULL);
+  r = N->nvrtcCreateProgram(&prog, req->source, req->program_name, req->prelude ? 1 : 0,
+                            req->prelude ? header_data : NULL, req->prelude ? header_names : NULL);
   if (r != NVRTC_SUCCESS) {
     err = gpujit__nvrtc_error(r, "nvrtcCreateProgram");
     goto done;
   }
-  for (i = 0; i < name_exprs_count; i++) {
-    if ((r = N->nvrtcAddNameExpression(prog, name_exprs[i])) != NVRTC_SUCCESS) {
+  for (i = 0; i < req->name_exprs_count; i++) {
+    if ((r = N->nvrtcAddNameExpression(prog, req->name_exprs[i])) != NVRTC_SUCCESS) {
       err = gpujit__nvrtc_error(r, "adding a name expression");
       goto done;
     }
@@ -162,6 +163,10 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const c
   r = N->nvrtcCompileProgram(prog, (int)flags->count, (const char *const *)flags->items);
   if ((err = fetch_log(prog, &out->log)) < 0)
     goto done;
+  if (block && gpujit__pch_after(req->pch, block, prog, &out->log)) {
+    err = 1; /* the caller compiles again */
+    goto done;
+  }
   if (r != NVRTC_SUCCESS) {
     char first[512];
     if (r != NVRTC_ERROR_COMPILATION) {
@@ -174,12 +179,12 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const c
     err = gpujit__error(GPUJIT_ECOMPILE, "compile failed: %s", first);
     goto done;
   }
-  if ((err = fetch_image(prog, &out->image, output)) < 0)
+  if ((err = fetch_image(prog, &out->image, req->output)) < 0)
     goto done;
-  for (i = 0; i < name_exprs_count; i++) {
+  for (i = 0; i < req->name_exprs_count; i++) {
     const char *lowered = NULL;
-    if ((r = N->nvrtcGetLoweredName(prog, name_exprs[i], &lowered)) != NVRTC_SUCCESS) {
-      err = gpujit__nvrtc_error(r, name_exprs[i]);
+    if ((r = N->nvrtcGetLoweredName(prog, req->name_exprs[i], &lowered)) != NVRTC_SUCCESS) {
+      err = gpujit__nvrtc_error(r, req->name_exprs[i]);
       goto done;
     }
     if ((err = gpujit__strvec_push(&out->lowered, lowered)) < 0)
@@ -188,6 +193,32 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const c
 done:
   if (prog)
     N->nvrtcDestroyProgram(&prog);
+  return err;
+}
+
+int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const gpujit__nvrtc_request *req)
+{
+  gpujit__strvec flags = {0};
+  gpujit__pch_block block;
+  bool pch_on = false;
+  int err;
+
+  if ((err = gpujit__nvrtc_init()) < 0)
+    return err;
+  for (size_t i = 0; i < req->flags->count; i++)
+    if ((err = gpujit__strvec_push(&flags, req->flags->items[i])) < 0)
+      goto done;
+  if (req->pch) {
+    gpujit__pch_block_of(&block, req->source, strlen(req->source), req->prelude, req->flags);
+    pch_on = gpujit__pch_plan(req->pch, &block, &flags, &err);
+    if (err < 0)
+      goto done;
+  }
+  while ((err = compile_once(out, req, &flags, pch_on ? &block : NULL)) == 1) {
+    gpujit__buf_free(&out->log); /* the heap grew: once more, so the PCH is made */
+  }
+done:
+  gpujit__strvec_free(&flags);
   return err;
 }
 

@@ -25,10 +25,22 @@ typedef struct gpujit__nvrtc_result {
   gpujit__strvec lowered; /* parallel to the name expressions */
 } gpujit__nvrtc_result;
 
-/** Compile `source` named `program_name` (its absolute path). */
-int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const char *source, const char *program_name,
-                          const gpujit__strvec *flags, const char *const *name_exprs,
-                          size_t name_exprs_count, gpujit_output_kind output);
+/** The in-memory header a prelude is pre-included as. */
+#define GPUJIT__PRELUDE_HEADER "gpujit-prelude.h"
+
+/** One NVRTC compile. */
+typedef struct gpujit__nvrtc_request {
+  const char *source;
+  const char *program_name; /* the source's absolute path */
+  const gpujit__strvec *flags;
+  const char *const *name_exprs;
+  size_t name_exprs_count;
+  gpujit_output_kind output;
+  const char *prelude; /* pre-included as GPUJIT__PRELUDE_HEADER, or NULL */
+  struct gpujit__pch *pch; /* precompiled header request and outcome; NULL: off */
+} gpujit__nvrtc_request;
+
+int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const gpujit__nvrtc_request *req);
 void gpujit__nvrtc_result_free(gpujit__nvrtc_result *r);
 
 /** Find the first diagnostic in an NVRTC log as "file:line:col: message". */

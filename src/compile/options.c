@@ -1,5 +1,6 @@
 /* Module option validation, arch syntax and support, and NVRTC flag building. */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,9 +111,11 @@ int gpujit_module_options_validate(const gpujit_module_options *opts)
 
   if (!opts)
     return 0;
-  if (opts->version != GPUJIT_MODULE_OPTIONS_VERSION)
-    return gpujit__error(GPUJIT_EVERSION, "module options version %u is not supported (expected %u)",
+  if (opts->version != GPUJIT_MODULE_OPTIONS_VERSION && opts->version != 1)
+    return gpujit__error(GPUJIT_EVERSION, "module options version %u is not supported (expected 1..%u)",
                          opts->version, GPUJIT_MODULE_OPTIONS_VERSION);
+  if (opts->version >= 2 && (unsigned)opts->pch > GPUJIT_PCH_ON)
+    return gpujit__error(GPUJIT_EINVAL, "invalid pch mode %d", (int)opts->pch);
   if (opts->arch && (err = gpujit__check_arch_syntax(opts->arch)) < 0)
     return err;
   if ((unsigned)opts->output > GPUJIT_OUTPUT_LTOIR)
@@ -157,6 +160,19 @@ int gpujit_module_options_validate(const gpujit_module_options *opts)
       return gpujit__error(GPUJIT_EINVAL, "invalid NVRTC option '%s': options start with '-'",
                            opts->nvrtc_options[i]);
   return 0;
+}
+
+void gpujit__options_current(gpujit_module_options *dst, const gpujit_module_options *src)
+{
+  static const gpujit_module_options init = GPUJIT_MODULE_OPTIONS_INIT;
+  *dst = init;
+  if (!src)
+    return;
+  if (src->version == 1) /* version 1 ends before `pch` */
+    memcpy(dst, src, offsetof(gpujit_module_options, pch));
+  else
+    *dst = *src;
+  dst->version = GPUJIT_MODULE_OPTIONS_VERSION;
 }
 
 gpujit_output_kind gpujit__resolve_output(const char *arch, gpujit_output_kind requested)

@@ -13,6 +13,9 @@ int gpujit__check_arch_syntax(const char *arch);
 int gpujit__check_arch_supported(const char *arch);
 
 /** The image kind for an arch and requested output. */
+/** Copy caller options (version 1 or current; NULL: defaults) into a current-version struct. */
+void gpujit__options_current(gpujit_module_options *dst, const gpujit_module_options *src);
+
 gpujit_output_kind gpujit__resolve_output(const char *arch, gpujit_output_kind requested);
 
 /** Build NVRTC flags for one source in `source_dir`; `lto` adds -dlto -rdc=true. */

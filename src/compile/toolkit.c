@@ -113,31 +113,46 @@ static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT, link_once = PTHREAD_ONCE_I
 static char nvrtc_error[512], link_error[512];
 
 /* dlopen `path` and fill `slots` (a table of function pointers) from `names`, in order. */
-static void load_table(const char *what, const char *path, const char *env, const char *const *names,
-                       void **slots, size_t n, char *error, size_t error_size)
+static void *load_table(const char *what, const char *path, const char *env, const char *const *names,
+                        void **slots, size_t n, char *error, size_t error_size)
 {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     snprintf(error, error_size, "cannot load %s (%s): %s; set CUDA_PATH or %s", what, path, dlerror(), env);
-    return;
+    return NULL;
   }
   for (size_t i = 0; i < n; i++)
     if (!(slots[i] = dlsym(h, names[i]))) {
       snprintf(error, error_size, "%s at %s lacks %s (too old?)", what, path, names[i]);
-      return;
+      return NULL;
     }
+  return h;
 }
 
 #define GPUJIT__NAME(name) #name,
 static const char *const nvrtc_names[] = {GPUJIT__NVRTC_FUNCS(GPUJIT__NAME)};
 static const char *const link_names[] = {GPUJIT__NVJITLINK_FUNCS(GPUJIT__NAME)};
+static const char *const pch_names[] = {GPUJIT__NVRTC_PCH_FUNCS(GPUJIT__NAME)};
 #undef GPUJIT__NAME
+static gpujit__nvrtc_pch_api pch_api;
+static bool pch_complete;
 
 /* The API structs hold only function pointers, in the order of their name lists. */
 static void load_nvrtc(void)
 {
-  load_table("NVRTC", gpujit__nvrtc_library_path(), nvrtc_slot.env, nvrtc_names, (void **)&nvrtc_api,
-             sizeof(nvrtc_names) / sizeof(nvrtc_names[0]), nvrtc_error, sizeof(nvrtc_error));
+  void *h = load_table("NVRTC", gpujit__nvrtc_library_path(), nvrtc_slot.env, nvrtc_names, (void **)&nvrtc_api,
+                       sizeof(nvrtc_names) / sizeof(nvrtc_names[0]), nvrtc_error, sizeof(nvrtc_error));
+  if (!h)
+    return;
+  pch_complete = true;
+  for (size_t i = 0; i < sizeof(pch_names) / sizeof(pch_names[0]); i++)
+    pch_complete &= (((void **)&pch_api)[i] = dlsym(h, pch_names[i])) != NULL;
+}
+
+const gpujit__nvrtc_pch_api *gpujit__nvrtc_pch_api_get(void)
+{
+  pthread_once(&nvrtc_once, load_nvrtc);
+  return !nvrtc_error[0] && pch_complete ? &pch_api : NULL;
 }
 
 static void load_link(void)
@@ -148,6 +163,8 @@ static void load_link(void)
 
 _Static_assert(sizeof(gpujit__nvrtc_api) == sizeof(nvrtc_names) / sizeof(nvrtc_names[0]) * sizeof(void *),
                "gpujit__nvrtc_api must hold exactly the listed function pointers");
+_Static_assert(sizeof(gpujit__nvrtc_pch_api) == sizeof(pch_names) / sizeof(pch_names[0]) * sizeof(void *),
+               "gpujit__nvrtc_pch_api must hold exactly the listed function pointers");
 _Static_assert(sizeof(gpujit__nvjitlink_api) == sizeof(link_names) / sizeof(link_names[0]) * sizeof(void *),
                "gpujit__nvjitlink_api must hold exactly the listed function pointers");
 

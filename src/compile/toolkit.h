@@ -15,6 +15,11 @@
   X(nvrtcGetProgramLog) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetCUBINSize)            \
   X(nvrtcGetCUBIN) X(nvrtcGetLTOIRSize) X(nvrtcGetLTOIR) X(nvrtcGetLoweredName)
 
+/* NVRTC 12.8+: precompiled headers. Optional: NULL where the library lacks them. */
+#define GPUJIT__NVRTC_PCH_FUNCS(X)                                                        \
+  X(nvrtcGetPCHHeapSize) X(nvrtcSetPCHHeapSize) X(nvrtcGetPCHCreateStatus)                \
+  X(nvrtcGetPCHHeapSizeRequired)
+
 #define GPUJIT__NVJITLINK_FUNCS(X)                                                        \
   X(nvJitLinkVersion) X(nvJitLinkCreate) X(nvJitLinkDestroy) X(nvJitLinkAddData)          \
   X(nvJitLinkComplete) X(nvJitLinkGetLinkedCubinSize) X(nvJitLinkGetLinkedCubin)          \
@@ -27,6 +32,12 @@ typedef struct gpujit__nvrtc_api {
 #undef GPUJIT__PTR
 } gpujit__nvrtc_api;
 
+typedef struct gpujit__nvrtc_pch_api {
+#define GPUJIT__PTR(name) __typeof__(name) *name;
+  GPUJIT__NVRTC_PCH_FUNCS(GPUJIT__PTR)
+#undef GPUJIT__PTR
+} gpujit__nvrtc_pch_api;
+
 typedef struct gpujit__nvjitlink_api {
 #define GPUJIT__PTR(name) __typeof__(name) *name;
   GPUJIT__NVJITLINK_FUNCS(GPUJIT__PTR)
@@ -35,6 +46,9 @@ typedef struct gpujit__nvjitlink_api {
 
 /** Load NVRTC once; GPUJIT_ENVRTC with the reason when it cannot be loaded. */
 int gpujit__nvrtc_api_get(const gpujit__nvrtc_api **out);
+/** NVRTC's PCH functions once NVRTC is loaded (gpujit__nvrtc_api_get); NULL when this NVRTC
+ *  has none of them (older than 12.8). */
+const gpujit__nvrtc_pch_api *gpujit__nvrtc_pch_api_get(void);
 /** Whether nvJitLink was loaded (by a link) in this process: loading it costs milliseconds. */
 bool gpujit__nvjitlink_loaded(void);
 /** Load nvJitLink once; GPUJIT_ELINK with the reason when it cannot be loaded. */

@@ -17,6 +17,7 @@
 #include "module/build.h"
 #include "module/cached.h"
 #include "module/compiler.h"
+#include "module/history.h"
 #include "module/module.h"
 #include "module/stage.h"
 
@@ -117,18 +118,21 @@ const char *gpujit_default_arch(void)
 }
 
 static int build(gpujit_module **out, const gpujit_source *sources, size_t count,
-                 const gpujit_module_options *opts, double t_start, double read_ms)
+                 const gpujit_module_options *caller_opts, double t_start, double read_ms, gpujit__build_ctl *ctl)
 {
-  gpujit_module_options defaults = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit__build_ctl no_ctl = {0};
+  gpujit_module_options current;
+  const gpujit_module_options *opts = &current;
   gpujit_module *m = NULL;
   gpujit__miss miss = {0};
   gpujit__stage build_stage = {0}, stage;
   int err, lock_fd = -1;
 
-  if (!opts)
-    opts = &defaults;
-  if ((err = gpujit_module_options_validate(opts)) < 0)
+  if (!ctl)
+    ctl = &no_ctl;
+  if ((err = gpujit_module_options_validate(caller_opts)) < 0)
     return err;
+  gpujit__options_current(&current, caller_opts);
   if (!(m = gpujit__module_new()))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   if ((err = gpujit__resolve_arch(m->arch, sizeof(m->arch), opts->arch, opts->cache)) < 0)
@@ -165,10 +169,18 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
     gpujit__stage_arg_num(&build_stage, "sources", (double)count);
   }
 
+  if (!opts->cache && ctl->lookup_only) {
+    err = GPUJIT_ENOENT;
+    ctl->missed = true;
+    goto done;
+  }
   if (opts->cache) {
     if ((err = gpujit__cached_lookup(m, &miss, sources, count, opts)) == 0)
       goto done; /* hit */
     if (err != GPUJIT_ENOENT)
+      goto done;
+    ctl->missed = true;
+    if (ctl->lookup_only)
       goto done;
     gpujit__cache_count_miss(opts->cache);
     /* Processes building the same request take turns; whoever comes second usually hits. */
@@ -182,8 +194,11 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
     if ((err = gpujit__cached_scan(&miss, m, sources, count, opts)) < 0)
       goto done;
   }
-  if ((err = gpujit__compile_module(m, sources, count, opts, opts->cache ? &miss.deps : NULL)) < 0)
+  if ((err = gpujit__compile_module(m, sources, count, opts, opts->cache ? &miss.deps : NULL, ctl->pch_more)) < 0)
     goto done;
+  if (opts->cache)
+    gpujit__history_put(opts->cache, (const char *const *)m->sources.items, count, m->arch,
+                        m->timings.compile_ms + m->timings.link_ms);
   if (opts->cache) {
     gpujit__stage_begin(&stage, opts->trace, "cache store");
     /* A failed store is a warning: the module is good, only the cache lacks it. */
@@ -205,6 +220,8 @@ done:
   }
   if (err < 0) {
     gpujit_module_free(m);
+    if (err == GPUJIT_ENOENT && ctl->lookup_only && ctl->missed)
+      gpujit_error_clear();
     return err;
   }
   m->timings.read_ms = read_ms;
@@ -231,11 +248,17 @@ int gpujit_module_build_sources(gpujit_module **out, const gpujit_source *source
     if ((err = check_text(sources[i].name, sources[i].data, sources[i].size)) < 0)
       return err;
   }
-  return build(out, sources, count, opts, t0, 0);
+  return build(out, sources, count, opts, t0, 0, NULL);
 }
 
 int gpujit_module_build_files(gpujit_module **out, const char *const *paths, size_t count,
                               const gpujit_module_options *opts)
+{
+  return gpujit__module_build_files_ctl(out, paths, count, opts, NULL);
+}
+
+int gpujit__module_build_files_ctl(gpujit_module **out, const char *const *paths, size_t count,
+                                   const gpujit_module_options *opts, gpujit__build_ctl *ctl)
 {
   double t0 = gpujit__now_us(), read_ms;
   gpujit__buf *bufs = NULL;
@@ -248,7 +271,7 @@ int gpujit_module_build_files(gpujit_module **out, const char *const *paths, siz
   *out = NULL;
   if (!paths || count == 0)
     return gpujit__error(GPUJIT_EINVAL, "no source files given");
-  if (opts && opts->version != GPUJIT_MODULE_OPTIONS_VERSION)
+  if (opts && opts->version != GPUJIT_MODULE_OPTIONS_VERSION && opts->version != 1)
     return gpujit_module_options_validate(opts);
   bufs = calloc(count, sizeof(*bufs));
   sources = calloc(count, sizeof(*sources));
@@ -272,7 +295,7 @@ int gpujit_module_build_files(gpujit_module **out, const char *const *paths, siz
   gpujit__stage_end(&stage);
   read_ms = (gpujit__now_us() - t0) / 1e3;
   if (err == 0)
-    err = build(out, sources, count, opts, t0, read_ms);
+    err = build(out, sources, count, opts, t0, read_ms, ctl);
 done:
   for (size_t i = 0; bufs && i < count; i++)
     gpujit__buf_free(&bufs[i]);

@@ -2,9 +2,22 @@
 #ifndef GPUJIT_MODULE_BUILD_H
 #define GPUJIT_MODULE_BUILD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "gpujit/cache.h"
+#include "gpujit/module.h"
+
+/** What a project build asks of one module build beyond the public options. */
+typedef struct gpujit__build_ctl {
+  bool lookup_only; /* a miss returns GPUJIT_ENOENT (error cleared) without compiling or counting */
+  bool pch_more;    /* more modules of this include block follow in this process: make the PCH now */
+  bool missed;      /* out: the lookup missed (with lookup_only, the build stopped there) */
+} gpujit__build_ctl;
+
+/** gpujit_module_build_files() with a control block (NULL: none). */
+int gpujit__module_build_files_ctl(gpujit_module **out, const char *const *paths, size_t count,
+                                   const gpujit_module_options *opts, gpujit__build_ctl *ctl);
 
 /**
  * The target arch into `out` (at least 32 bytes): `arch` when given, else $GPUJIT_ARCH, else

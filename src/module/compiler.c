@@ -13,20 +13,19 @@
 #include "compile/link.h"
 #include "compile/nvrtc.h"
 #include "compile/options.h"
+#include "compile/pch.h"
 #include "module/compiler.h"
 #include "module/stage.h"
 #include "trace/nvrtc.h"
 
 /*
  * The program is named by the source's absolute path, so NVRTC's diagnostics and line table
- * name the user's file as they stand. Text that gpujit joins around user code (`prelude`) is
- * followed by `#line 1 "PATH"` so the user's lines keep their numbers; the directive is never
- * emitted when nothing is joined. (NVRTC 13.0 also aborts when a program with a #line
- * directive is compiled with --fdevice-time-trace after a different program of another name:
- * a reason more not to emit one needlessly.)
+ * name the user's file as they stand. A prelude is pre-included as an in-memory header
+ * (compile/nvrtc.c), so the user's lines keep their numbers without a #line directive — a #line
+ * before the include block would stop NVRTC from making a precompiled header. Only with
+ * line_directives off is it joined in front of the text (the lines then shift).
  */
-static int wrap_source(gpujit__buf *out, const char *path, const char *prelude, const char *data,
-                       size_t size, bool directives)
+static int wrap_source(gpujit__buf *out, const char *prelude, const char *data, size_t size)
 {
   int err;
   out->len = 0;
@@ -34,19 +33,16 @@ static int wrap_source(gpujit__buf *out, const char *path, const char *prelude, 
     if ((err = gpujit__buf_puts(out, prelude)) < 0 || (err = gpujit__buf_puts(out, "\n")) < 0)
       return err;
   }
-  if (prelude && *prelude && directives) {
-    if ((err = gpujit__buf_puts(out, "#line 1 \"")) < 0)
-      return err;
-    for (const char *p = path; *p; p++) {
-      if ((*p == '"' || *p == '\\') && (err = gpujit__buf_put(out, "\\", 1)) < 0)
-        return err;
-      if ((err = gpujit__buf_put(out, p, 1)) < 0)
-        return err;
-    }
-    if ((err = gpujit__buf_puts(out, "\"\n")) < 0)
-      return err;
-  }
   return gpujit__buf_put(out, data, size);
+}
+
+/* used > created > refused > none > off */
+static int pch_rank(gpujit_pch_status s)
+{
+  static const int rank[] = {[GPUJIT_PCH_STATUS_OFF] = 0, [GPUJIT_PCH_STATUS_NONE] = 1,
+                             [GPUJIT_PCH_STATUS_REFUSED] = 2, [GPUJIT_PCH_STATUS_CREATED] = 3,
+                             [GPUJIT_PCH_STATUS_USED] = 4};
+  return (unsigned)s < sizeof(rank) / sizeof(rank[0]) ? rank[s] : 0;
 }
 
 static void join_options(gpujit__buf *out, const gpujit__strvec *flags)
@@ -77,8 +73,9 @@ static int opened(const char *path, const char *includer, void *payload)
 static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o, const char *arch,
                        const char *path, const char *wrapped, bool lto, gpujit_output_kind output,
                        const char *const *exprs, size_t exprs_count, double *phase_ms, gpujit__compile_deps *deps,
-                       size_t index)
+                       size_t index, gpujit__pch *pch)
 {
+  gpujit__nvrtc_request req = {0};
   gpujit_trace *trace = o->trace;
   bool want_deps = deps && deps->inc && gpujit__includes_needs_trace(deps->inc, NULL);
   char trace_base[4096], name[512];
@@ -110,10 +107,18 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
     gpujit__buf_free(&joined);
   }
   t0 = gpujit__now_us();
-  err = gpujit__nvrtc_compile(res, wrapped, path, &flags, exprs, exprs_count,
-                              lto ? GPUJIT_OUTPUT_LTOIR : output);
+  req.source = wrapped;
+  req.program_name = path;
+  req.flags = &flags;
+  req.name_exprs = exprs;
+  req.name_exprs_count = exprs_count;
+  req.output = lto ? GPUJIT_OUTPUT_LTOIR : output;
+  req.prelude = o->prelude && *o->prelude && o->line_directives ? o->prelude : NULL;
+  req.pch = pch;
+  err = gpujit__nvrtc_compile(res, &req);
   if (trace_file) { /* read (and delete) NVRTC's own file also when the compile failed */
     gpujit__buf text = {0};
+    char *failure = err < 0 ? gpujit__strdup(gpujit_error_last()) : NULL;
     double t1 = gpujit__now_us();
     if (gpujit__nvrtc_trace_take(&text, trace_file) == 0) {
       opened_ctx ctx = {want_deps ? deps->inc : NULL, index};
@@ -127,9 +132,17 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
       gpujit_error_clear();
     }
     gpujit__buf_free(&text);
+    if (failure) /* the compile's error, not the missing trace of a failed compile */
+      gpujit__error(err, "%s", failure);
+    free(failure);
   }
   gpujit__stage_arg_str(&stage, "status", err < 0 ? "error" : "ok");
   gpujit__stage_arg_num(&stage, "image_bytes", (double)res->image.len);
+  gpujit__stage_arg_str(&stage, "pch", gpujit_pch_status_name(pch->status));
+  if (pch->reason[0])
+    gpujit__stage_arg_str(&stage, "pch_reason", pch->reason);
+  if (pch->retried)
+    gpujit__stage_arg_num(&stage, "pch_heap_bytes", (double)pch->heap_bytes);
   gpujit__stage_end(&stage);
 done:
   gpujit__strvec_free(&flags);
@@ -192,7 +205,7 @@ static void link_report_args(gpujit__stage *stage, const char *report)
 }
 
 int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_t count,
-                           const gpujit_module_options *opts, gpujit__compile_deps *deps)
+                           const gpujit_module_options *opts, gpujit__compile_deps *deps, bool pch_more)
 {
   gpujit__nvrtc_result *results = calloc(count, sizeof(*results));
   gpujit__buf wrapped = {0}, log = {0};
@@ -223,11 +236,16 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
       for (size_t k = 0; k < opts->name_expressions_count; k++)
         if (owner_of(opts->name_expressions[k], sources, count) == i)
           exprs[n++] = opts->name_expressions[k];
-      err = wrap_source(&wrapped, m->sources.items[i], opts->prelude, sources[i].data, sources[i].size,
-                        opts->line_directives);
-      if (err == 0)
+      err = wrap_source(&wrapped, opts->line_directives ? NULL : opts->prelude, sources[i].data, sources[i].size);
+      if (err == 0) {
+        gpujit__pch pch = {.mode = opts->pch, .more_expected = pch_more};
         err = compile_one(&results[i], opts, m->arch, m->sources.items[i], wrapped.data, lto, m->output,
-                          exprs, n, m->phase_ms, deps, i);
+                          exprs, n, m->phase_ms, deps, i, &pch);
+        if (i == 0 || pch_rank(pch.status) > pch_rank(m->pch)) { /* a module reports its best source */
+          m->pch = pch.status;
+          snprintf(m->pch_reason, sizeof(m->pch_reason), "%s", pch.reason);
+        }
+      }
       free(exprs);
       if (append_log(&log, count > 1 ? m->sources.items[i] : NULL, &results[i].log) < 0) {
         err = gpujit__error(GPUJIT_ENOMEM, "out of memory");

@@ -22,6 +22,6 @@ typedef struct gpujit__compile_deps {
  * @return 0, or the compile or link error with NVRTC's or nvJitLink's log in gpujit_error_log().
  */
 int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_t count,
-                           const gpujit_module_options *opts, gpujit__compile_deps *deps);
+                           const gpujit_module_options *opts, gpujit__compile_deps *deps, bool pch_more);
 
 #endif

@@ -91,6 +91,8 @@ int gpujit__module_key(gpujit__key *out, cJSON *in, const char *base, const gpuj
   STR("std", o->std);
   STR("ofast_compile", o->ofast_compile);
   gpujit__hasher_str(st, "prelude", o->prelude);
+  if (o->prelude && *o->prelude) /* pre-included header since project builds; text before */
+    STR("prelude_join", o->line_directives ? "pre-include" : "text");
   if (in && o->prelude)
     cJSON_AddStringToObject(in, "prelude", o->prelude);
   sorted_macros(st, in, "defines", o->defines, o->defines_count);

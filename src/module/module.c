@@ -110,3 +110,21 @@ int gpujit_module_write(const gpujit_module *m, const char *path)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_module_write: NULL argument");
   return gpujit__file_write_atomic(path, m->image.data ? m->image.data : "", m->image.len);
 }
+
+gpujit_pch_status gpujit_module_pch(const gpujit_module *m, const char **reason)
+{
+  if (reason)
+    *reason = m ? m->pch_reason : "";
+  return m ? m->pch : GPUJIT_PCH_STATUS_OFF;
+}
+
+const char *gpujit_pch_status_name(gpujit_pch_status status)
+{
+  switch (status) {
+  case GPUJIT_PCH_STATUS_NONE: return "none";
+  case GPUJIT_PCH_STATUS_CREATED: return "created";
+  case GPUJIT_PCH_STATUS_USED: return "used";
+  case GPUJIT_PCH_STATUS_REFUSED: return "refused";
+  default: return "off";
+  }
+}

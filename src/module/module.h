@@ -18,6 +18,8 @@ struct gpujit_module {
   gpujit_module_timings timings;
   double phase_ms[4]; /* NVRTC front end, optimizer, codegen, ptxas (traced compiles) */
   gpujit_cache_status cache_status;
+  gpujit_pch_status pch;
+  char pch_reason[200];
   char cache_key[33];
 };
 

@@ -409,6 +409,43 @@ done:
   return err;
 }
 
+int gpujit__trace_merge_process(gpujit_trace *t, const char *json, size_t len, int64_t pid, int64_t track,
+                                const char *thread_prefix)
+{
+  cJSON *root = cJSON_ParseWithLength(json, len), *events, *e;
+  int err = 0;
+  if (!root)
+    return gpujit__error(GPUJIT_EPARSE, "a worker's trace is not valid JSON");
+  events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+  pthread_mutex_lock(&t->lock);
+  cJSON_ArrayForEach(e, events) {
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph"), *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
+    int64_t to = track;
+    uint64_t id;
+    if (!cJSON_IsString(ph) || !strcmp(ph->valuestring, "M"))
+      continue; /* names come from this trace's tracks */
+    if (cJSON_IsNumber(tid) && (int64_t)tid->valuedouble != pid) { /* another thread of the worker */
+      char name[160];
+      to = ((int64_t)1 << 42) + ((track & 0xffff) << 24) + ((int64_t)tid->valuedouble & 0xffffff);
+      snprintf(name, sizeof(name), "%s thread %lld", thread_prefix, (long long)tid->valuedouble);
+      if (gpujit__trace_ensure_track(t, to, name) < 0) {
+        err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+        break;
+      }
+    }
+    if (!(id = gpujit__trace_push_event(t, 0, NULL, NULL, 0, 0, 0))) {
+      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+      break;
+    }
+    t->events[id - 1].args = cJSON_Duplicate(e, 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(t->events[id - 1].args, "pid", cJSON_CreateNumber((double)t->pid));
+    cJSON_ReplaceItemInObjectCaseSensitive(t->events[id - 1].args, "tid", cJSON_CreateNumber((double)to));
+  }
+  pthread_mutex_unlock(&t->lock);
+  cJSON_Delete(root);
+  return err;
+}
+
 /* ---- output ------------------------------------------------------------------------------- */
 
 static int cmp_events(const void *a, const void *b)

@@ -68,4 +68,12 @@ void gpujit__trace_defer(gpujit_trace *t, gpujit__trace_expand_fn expand, void (
 /** The calling thread's track id (its kernel tid; never 0). */
 int64_t gpujit__thread_tid(void);
 
+/**
+ * Merge another process's trace (a project worker's) into `t`: its events move onto `t`'s process,
+ * the thread `pid` onto `track`, other threads onto tracks named "PREFIX thread TID" beside it.
+ * @return 0, GPUJIT_EPARSE or GPUJIT_ENOMEM.
+ */
+int gpujit__trace_merge_process(gpujit_trace *t, const char *json, size_t len, int64_t pid, int64_t track,
+                                const char *thread_prefix);
+
 #endif

@@ -1,0 +1,228 @@
+#define _GNU_SOURCE
+/* `gpujit build` over a project: directories of modules or a --modules manifest, on -j worker
+ * processes, with a progress line, whole diagnostics per failed module, and a summary. */
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static volatile int interrupted;
+
+static void on_sigint(int sig)
+{
+  (void)sig;
+  interrupted = 1;
+}
+
+typedef struct view {
+  cli_ctx *ctx;
+  bool tty, json, cached;
+  bool line_shown;
+} view;
+
+static void clear_line(view *v)
+{
+  if (v->line_shown) {
+    fputs("\r\033[K", stdout);
+    v->line_shown = false;
+  }
+}
+
+static const char *status_name(const view *v, gpujit_project_status s)
+{
+  switch (s) {
+  case GPUJIT_PROJECT_HIT: return "hit";
+  case GPUJIT_PROJECT_BUILT: return v->cached ? "miss" : "uncached";
+  case GPUJIT_PROJECT_FAILED: return "error";
+  case GPUJIT_PROJECT_CANCELLED: return "cancelled";
+  default: return "pending";
+  }
+}
+
+static void on_module(void *user, const gpujit_project_result *r)
+{
+  view *v = user;
+  if (r->status == GPUJIT_PROJECT_FAILED) { /* whole, in one write, never interleaved */
+    size_t len = strlen(r->log);
+    char *text = malloc(len + strlen(r->name) + strlen(r->message) + 64);
+    clear_line(v);
+    fflush(stdout);
+    if (text) {
+      int n = sprintf(text, "%s: error: %s\n%s%s", r->name, r->message, r->log,
+                      len && r->log[len - 1] != '\n' ? "\n" : "");
+      if (write(STDERR_FILENO, text, (size_t)n) < 0)
+        (void)0;
+      free(text);
+    }
+    return;
+  }
+  if (v->json || v->ctx->verbose < 0)
+    return;
+  clear_line(v);
+  if (r->status == GPUJIT_PROJECT_HIT)
+    printf("%s: %s  hit\n", r->name, r->output ? r->output : "-");
+  else
+    printf("%s: %s  compile %.1f ms  worker %d  pch %s\n", r->name, r->output ? r->output : "-", r->compile_ms,
+           r->worker, gpujit_pch_status_name(r->pch));
+  fflush(stdout);
+}
+
+static void on_progress(void *user, const gpujit_project_progress *p)
+{
+  view *v = user;
+  if (!v->tty || v->json || v->ctx->verbose < 0)
+    return;
+  clear_line(v);
+  printf("[%zu/%zu] %zu running  %.1f s", p->done, p->total, p->running, p->elapsed_ms / 1e3);
+  if (p->eta_ms >= 0 && p->done < p->total)
+    printf("  ~%.0f s left", p->eta_ms / 1e3 + 0.5);
+  fflush(stdout);
+  v->line_shown = true;
+}
+
+static void print_json(const view *v, const gpujit_project *p, const char *trace_path)
+{
+  cJSON *root = cJSON_CreateObject(), *mods = cJSON_AddArrayToObject(root, "modules"), *s;
+  gpujit_project_summary sum;
+  char *text;
+  for (size_t i = 0; i < gpujit_project_count(p); i++) {
+    const gpujit_project_result *r = gpujit_project_result_get(p, i);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", r->name);
+    if (r->output)
+      cJSON_AddStringToObject(j, "output", r->output);
+    cJSON_AddStringToObject(j, "status", status_name(v, r->status));
+    cJSON_AddNumberToObject(j, "compile_ms", r->compile_ms);
+    cJSON_AddNumberToObject(j, "wall_ms", r->wall_ms);
+    cJSON_AddNumberToObject(j, "start_ms", r->start_ms);
+    cJSON_AddNumberToObject(j, "worker", r->worker);
+    cJSON_AddStringToObject(j, "pch", gpujit_pch_status_name(r->pch));
+    if (*r->pch_reason)
+      cJSON_AddStringToObject(j, "pch_reason", r->pch_reason);
+    if (r->error) {
+      cJSON_AddStringToObject(j, "error", gpujit_error_name(r->error));
+      cJSON_AddStringToObject(j, "message", r->message);
+      cJSON_AddStringToObject(j, "log", r->log);
+    }
+    cJSON_AddItemToArray(mods, j);
+  }
+  gpujit_project_summary_get(p, &sum);
+  s = cJSON_AddObjectToObject(root, "summary");
+  cJSON_AddNumberToObject(s, "modules", (double)sum.modules);
+  cJSON_AddNumberToObject(s, "hits", (double)sum.hits);
+  cJSON_AddNumberToObject(s, "built", (double)sum.built);
+  cJSON_AddNumberToObject(s, "failed", (double)sum.failed);
+  cJSON_AddNumberToObject(s, "cancelled", (double)sum.cancelled);
+  cJSON_AddNumberToObject(s, "workers", sum.workers);
+  cJSON_AddNumberToObject(s, "wall_ms", sum.wall_ms);
+  cJSON_AddNumberToObject(s, "compile_ms", sum.compile_ms);
+  cJSON_AddNumberToObject(s, "critical_ms", sum.critical_ms);
+  cJSON_AddNumberToObject(s, "pch_created", (double)sum.pch_created);
+  cJSON_AddNumberToObject(s, "pch_used", (double)sum.pch_used);
+  if (trace_path)
+    cJSON_AddStringToObject(s, "trace", trace_path);
+  text = cJSON_Print(root);
+  printf("%s\n", text);
+  free(text);
+  cJSON_Delete(root);
+}
+
+static void print_summary(view *v, const gpujit_project *p, const char *trace_path)
+{
+  gpujit_project_summary s;
+  gpujit_project_summary_get(p, &s);
+  clear_line(v);
+  if (v->ctx->verbose < 0 && !s.failed)
+    return;
+  printf("%zu module%s: %zu hit%s, %zu built, %zu failed", s.modules, s.modules == 1 ? "" : "s", s.hits,
+         s.hits == 1 ? "" : "s", s.built, s.failed);
+  if (s.cancelled)
+    printf(", %zu cancelled", s.cancelled);
+  printf(" in %.2f s on %d worker%s (compile %.1f s in all; pch %zu created, %zu used)\n", s.wall_ms / 1e3,
+         s.workers, s.workers == 1 ? "" : "s", s.compile_ms / 1e3, s.pch_created, s.pch_used);
+  for (size_t i = 0; s.failed && i < gpujit_project_count(p); i++) {
+    const gpujit_project_result *r = gpujit_project_result_get(p, i);
+    if (r->status == GPUJIT_PROJECT_FAILED)
+      printf("  failed: %s: %s\n", r->name, r->message);
+  }
+  if (trace_path)
+    printf("  trace %s\n", trace_path);
+}
+
+int cli_build_project(cli_ctx *ctx, cli_module_args *ma, const cli_project_args *pa)
+{
+  gpujit_project *p = NULL;
+  gpujit_project_options po = GPUJIT_PROJECT_OPTIONS_INIT;
+  view v = {ctx, isatty(STDOUT_FILENO) != 0, ma->json, ma->cache != NULL, false};
+  struct sigaction sa, old;
+  const char *ext = gpujit_output_kind_name(ma->opts.output == GPUJIT_OUTPUT_AUTO
+                                                ? (ma->opts.arch && !strncmp(ma->opts.arch, "compute_", 8)
+                                                       ? GPUJIT_OUTPUT_PTX
+                                                       : GPUJIT_OUTPUT_CUBIN)
+                                                : ma->opts.output);
+  char trace_path[4200];
+  int err = 0, rc = EXIT_OK;
+
+  if (gpujit_project_create(&p) < 0)
+    return cli_fail(ctx, GPUJIT_ENOMEM);
+  if (pa->manifest)
+    err = gpujit_project_add_manifest(p, pa->manifest, pa->out_dir, &ma->opts, ext);
+  for (size_t i = 0; err == 0 && i < ma->files.count; i++) {
+    /* One directory's tree goes straight under out_dir; several go to out_dir/BASENAME/. */
+    char out[8192], base[4096];
+    const char *d = ma->files.items[i], *slash;
+    size_t len = strlen(d);
+    while (len > 1 && d[len - 1] == '/')
+      len--;
+    snprintf(base, sizeof(base), "%.*s", (int)len, d);
+    slash = strrchr(base, '/');
+    if (pa->out_dir && ma->files.count > 1)
+      snprintf(out, sizeof(out), "%s/%s", pa->out_dir, slash ? slash + 1 : base);
+    else if (pa->out_dir)
+      snprintf(out, sizeof(out), "%s", pa->out_dir);
+    err = gpujit_project_add_dir(p, d, pa->out_dir ? out : NULL, &ma->opts, ext);
+  }
+  if (err < 0) {
+    gpujit_project_free(p);
+    return cli_fail(ctx, err);
+  }
+  po.jobs = pa->jobs;
+  po.cache = ma->cache;
+  po.trace = ma->trace;
+  po.pch = ma->opts.pch != GPUJIT_PCH_OFF;
+  po.on_module = on_module;
+  po.on_progress = on_progress;
+  po.user = &v;
+  po.cancel = &interrupted;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_sigint;
+  sigaction(SIGINT, &sa, &old);
+  err = gpujit_project_build(p, &po);
+  sigaction(SIGINT, &old, NULL);
+  clear_line(&v);
+  if (ma->trace) {
+    int terr;
+    snprintf(trace_path, sizeof(trace_path), "%s", ma->trace_arg ? ma->trace_arg : "gpujit-project.trace.json");
+    gpujit_trace_set_meta(ma->trace, "project_modules", "see the build spans");
+    if ((terr = gpujit_trace_write(ma->trace, trace_path)) < 0)
+      rc = cli_fail(ctx, terr);
+  }
+  if (ma->json)
+    print_json(&v, p, ma->trace ? trace_path : NULL);
+  else
+    print_summary(&v, p, ma->trace ? trace_path : NULL);
+  if (err == GPUJIT_ECANCELLED) {
+    fprintf(stderr, "%s: build: interrupted; the cache is consistent\n", ctx->prog);
+    rc = 130;
+  } else if (err == GPUJIT_ECOMPILE) {
+    rc = EXIT_COMPILE;
+  } else if (err < 0) {
+    rc = cli_fail(ctx, err);
+  }
+  gpujit_project_free(p);
+  return rc;
+}

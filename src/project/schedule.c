@@ -1,0 +1,522 @@
+/* A project build (gpujit_project_build): hits served here, misses sent to worker processes —
+ * the longest expected first, modules of one include block kept on the worker holding its PCH —
+ * results written as they come, one trace with a track per worker. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "cache/store.h"
+#include "compile/pch.h"
+#include "gpujit/trace.h"
+#include "module/build.h"
+#include "module/history.h"
+#include "module/module.h"
+#include "project/pool.h"
+#include "project/project.h"
+#include "project/wire.h"
+#include "trace/sink.h"
+
+typedef struct run {
+  gpujit_project *p;
+  const gpujit_project_options *o;
+  double t0;
+  gpujit__worker *w;
+  size_t nw;       /* worker slots */
+  int started;     /* workers started, replacements included */
+  size_t *pending; /* module indices not yet sent */
+  size_t npending, running, done, hits, failed;
+  double expected_done, actual_done;
+} run;
+
+int gpujit_project_options_init(gpujit_project_options *opts, unsigned int version)
+{
+  static const gpujit_project_options init = GPUJIT_PROJECT_OPTIONS_INIT;
+  if (!opts)
+    return gpujit__error(GPUJIT_EINVAL, "options: NULL");
+  if (version != GPUJIT_PROJECT_OPTIONS_VERSION)
+    return gpujit__error(GPUJIT_EVERSION, "project options version %u is not supported", version);
+  *opts = init;
+  return 0;
+}
+
+static void progress(run *r)
+{
+  gpujit_project_progress pr = {0};
+  double left = 0, scale;
+  if (!r->o->on_progress)
+    return;
+  pr.total = r->p->count;
+  pr.done = r->done;
+  pr.running = r->running;
+  pr.hits = r->hits;
+  pr.failed = r->failed;
+  pr.elapsed_ms = (gpujit__now_us() - r->t0) / 1e3;
+  for (size_t i = 0; i < r->npending; i++)
+    left += r->p->mods[r->pending[i]].expected_ms;
+  for (size_t k = 0; r->w && k < r->nw; k++)
+    if (r->w[k].pid > 0 && r->w[k].job >= 0)
+      left += r->p->mods[r->w[k].job].expected_ms;
+  scale = r->expected_done > 0 ? r->actual_done / r->expected_done : 1;
+  pr.eta_ms = r->done == 0 && r->npending + r->running ? -1 : left * scale / (double)(r->nw ? r->nw : 1);
+  r->o->on_progress(r->o->user, &pr);
+}
+
+static void ended(run *r, size_t i)
+{
+  const gpujit_project_result *res = &r->p->mods[i].r;
+  r->done++;
+  if (res->status == GPUJIT_PROJECT_HIT)
+    r->hits++;
+  if (res->status == GPUJIT_PROJECT_FAILED)
+    r->failed++;
+  if (res->status == GPUJIT_PROJECT_BUILT && r->p->mods[i].expected_ms > 0) {
+    r->expected_done += r->p->mods[i].expected_ms;
+    r->actual_done += res->wall_ms;
+  }
+  if (r->o->on_module)
+    r->o->on_module(r->o->user, res);
+  progress(r);
+}
+
+/* Write a module's image where asked; the module then becomes the result. */
+static void deliver(run *r, size_t i, gpujit_project_status status, gpujit_module *m)
+{
+  gpujit__project_module *pm = &r->p->mods[i];
+  if (pm->output) {
+    char *dir = gpujit__dirname(pm->output);
+    int err = dir ? gpujit__mkdirs(dir, 0777) : GPUJIT_ENOMEM;
+    free(dir);
+    if (err == 0)
+      err = gpujit_module_write(m, pm->output);
+    if (err < 0) {
+      char msg[600];
+      snprintf(msg, sizeof(msg), "%s", gpujit_error_last());
+      gpujit_module_free(m);
+      gpujit__project_finish(r->p, i, GPUJIT_PROJECT_FAILED, NULL, err, msg, "", false);
+      return;
+    }
+  }
+  gpujit__project_finish(r->p, i, status, m, 0, NULL, NULL, r->o->keep_modules != 0);
+}
+
+/* What the scheduler knows before compiling: expected time and include block. */
+static void plan_module(run *r, gpujit__project_module *pm, const gpujit_module_options *o)
+{
+  char arch[32], *text = NULL, *dir;
+  gpujit__buf src = {0};
+  gpujit__pch_block block = {0};
+  XXH64_state_t *st;
+  if (gpujit__resolve_arch(arch, sizeof(arch), o->arch, r->o->cache) < 0) {
+    gpujit_error_clear();
+    snprintf(arch, sizeof(arch), "?");
+  }
+  pm->expected_ms = gpujit__history_get(r->o->cache, (const char *const *)pm->files, pm->files_count, arch);
+  if (gpujit__file_read(&src, pm->files[0]) == 0 && src.data)
+    gpujit__pch_block_of(&block, src.data, src.len, o->prelude, NULL);
+  gpujit_error_clear();
+  if (pm->expected_ms < 0) /* no record: a guess that ranks header-heavy and long sources first */
+    pm->expected_ms = (block.has_include ? 1000.0 : 100.0) + (double)src.len / 100.0;
+  pm->has_block = block.has_include && pm->files_count == 1;
+  text = cJSON_PrintUnformatted(pm->options);
+  dir = gpujit__dirname(pm->files[0]);
+  if ((st = XXH64_createState())) {
+    XXH64_reset(st, 0);
+    XXH64_update(st, &block.key, sizeof(block.key));
+    XXH64_update(st, text ? text : "", text ? strlen(text) + 1 : 1);
+    XXH64_update(st, dir ? dir : "", dir ? strlen(dir) + 1 : 1);
+    XXH64_update(st, arch, strlen(arch));
+    pm->block = XXH64_digest(st);
+    XXH64_freeState(st);
+  }
+  free(text);
+  free(dir);
+  gpujit__buf_free(&src);
+}
+
+/* Phase one, in this process: every hit served, every miss planned. */
+static int serve_hits(run *r)
+{
+  for (size_t i = 0; i < r->p->count; i++) {
+    gpujit__project_module *pm = &r->p->mods[i];
+    gpujit__options_holder h;
+    gpujit__build_ctl ctl = {.lookup_only = true};
+    gpujit_module *m = NULL;
+    double t = gpujit__now_us();
+    int err;
+    if (r->o->cancel && *r->o->cancel)
+      return GPUJIT_ECANCELLED;
+    if ((err = gpujit__options_from_json(&h, pm->options, pm->name)) == 0) {
+      h.o.cache = r->o->cache;
+      h.o.trace = r->o->trace;
+      err = gpujit__module_build_files_ctl(&m, (const char *const *)pm->files, pm->files_count, &h.o, &ctl);
+    }
+    pm->r.start_ms = (t - r->t0) / 1e3;
+    pm->r.wall_ms = (gpujit__now_us() - t) / 1e3;
+    if (err == 0) {
+      deliver(r, i, GPUJIT_PROJECT_HIT, m);
+      ended(r, i);
+    } else if (ctl.missed) {
+      plan_module(r, pm, &h.o);
+      r->pending[r->npending++] = i;
+    } else {
+      gpujit__project_finish(r->p, i, GPUJIT_PROJECT_FAILED, NULL, err, gpujit_error_last(), gpujit_error_log(), false);
+      ended(r, i);
+    }
+    gpujit__options_holder_free(&h);
+  }
+  return 0;
+}
+
+/* The next module for a worker: the longest of its PCH's include block, else the longest. */
+static long choose(run *r, const gpujit__worker *w, bool *more_of_block)
+{
+  long best = -1;
+  size_t at = 0;
+  for (int pass = 0; pass < 2 && best < 0; pass++)
+    for (size_t k = 0; k < r->npending; k++) {
+      gpujit__project_module *pm = &r->p->mods[r->pending[k]];
+      if (pass == 0 && !(w && w->has_block && pm->has_block && pm->block == w->block))
+        continue;
+      if (best < 0 || pm->expected_ms > r->p->mods[best].expected_ms) {
+        best = (long)r->pending[k];
+        at = k;
+      }
+    }
+  if (best < 0)
+    return -1;
+  r->pending[at] = r->pending[--r->npending];
+  *more_of_block = false;
+  for (size_t k = 0; k < r->npending && r->p->mods[best].has_block; k++)
+    if (r->p->mods[r->pending[k]].has_block && r->p->mods[r->pending[k]].block == r->p->mods[best].block)
+      *more_of_block = true;
+  return best;
+}
+
+static int send_job(run *r, gpujit__worker *w, long i, bool more)
+{
+  gpujit__project_module *pm = &r->p->mods[i];
+  cJSON *job = cJSON_CreateObject(), *files, *opts = cJSON_Duplicate(pm->options, 1);
+  char *text;
+  int err;
+  cJSON_AddNumberToObject(job, "id", (double)i);
+  files = cJSON_AddArrayToObject(job, "files");
+  for (size_t k = 0; k < pm->files_count; k++)
+    cJSON_AddItemToArray(files, cJSON_CreateString(pm->files[k]));
+  if (!r->o->pch)
+    cJSON_ReplaceItemInObjectCaseSensitive(opts, "pch", cJSON_CreateNumber(GPUJIT_PCH_OFF));
+  cJSON_AddItemToObject(job, "options", opts);
+  if (r->o->cache) {
+    cJSON_AddStringToObject(job, "cache_dir", r->o->cache->dir);
+    if (r->o->cache->base)
+      cJSON_AddStringToObject(job, "base_dir", r->o->cache->base);
+  }
+  cJSON_AddBoolToObject(job, "trace", r->o->trace != NULL);
+  cJSON_AddBoolToObject(job, "pch_more", more);
+  text = cJSON_PrintUnformatted(job);
+  cJSON_Delete(job);
+  err = text ? gpujit__frame_write(w->job_fd, GPUJIT__FRAME_JOB, text, strlen(text)) : GPUJIT_ENOMEM;
+  free(text);
+  if (err == 0) {
+    w->job = i;
+    w->job_start_us = gpujit__now_us();
+    if (!w->first_start_us)
+      w->first_start_us = w->job_start_us;
+    w->block = pm->block;
+    w->has_block = pm->has_block;
+    pm->r.start_ms = (w->job_start_us - r->t0) / 1e3;
+    pm->r.worker = w->index;
+    r->running++;
+  }
+  return err;
+}
+
+static int start_worker(run *r, gpujit__worker *w, const char *path)
+{
+  char name[64];
+  int err = gpujit__worker_spawn(w, path, ++r->started);
+  if (err == 0 && r->o->trace) {
+    snprintf(name, sizeof(name), "worker %d (pid %ld)", w->index, (long)w->pid);
+    if (gpujit_trace_track(r->o->trace, &w->track, name) < 0)
+      gpujit_error_clear();
+  }
+  return err;
+}
+
+/* A worker's job ended: account for it and free the worker for the next. */
+static void job_done(run *r, gpujit__worker *w)
+{
+  gpujit__project_module *pm = &r->p->mods[w->job];
+  pm->r.wall_ms = (gpujit__now_us() - w->job_start_us) / 1e3;
+  w->last_end_us = gpujit__now_us();
+  r->running--;
+  ended(r, (size_t)w->job);
+  w->job = -1;
+}
+
+static void take_result(run *r, gpujit__worker *w, uint32_t type, gpujit__buf *frame)
+{
+  if (type == GPUJIT__FRAME_RESULT) {
+    cJSON *res = cJSON_ParseWithLength(frame->data, frame->len);
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "error"), *tr = cJSON_GetObjectItemCaseSensitive(res, "trace");
+    if (r->o->trace && cJSON_IsString(tr) &&
+        gpujit__trace_merge_process(r->o->trace, tr->valuestring, strlen(tr->valuestring), (int64_t)w->pid, w->track,
+                                    "worker") < 0)
+      gpujit_error_clear();
+    if (cJSON_IsNumber(e) && e->valueint == 0) {
+      w->result = res; /* its image follows */
+      return;
+    }
+    gpujit__project_finish(r->p, (size_t)w->job, GPUJIT_PROJECT_FAILED, NULL, cJSON_IsNumber(e) ? e->valueint : GPUJIT_EWORKER,
+                           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "message")),
+                           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "log")), false);
+    cJSON_Delete(res);
+    job_done(r, w);
+  } else if (type == GPUJIT__FRAME_IMAGE && w->result) {
+    gpujit_module *m = NULL;
+    int err = gpujit__module_from_json(&m, cJSON_GetObjectItemCaseSensitive(w->result, "module"), frame);
+    cJSON_Delete(w->result);
+    w->result = NULL;
+    if (err == 0)
+      deliver(r, (size_t)w->job, GPUJIT_PROJECT_BUILT, m);
+    else
+      gpujit__project_finish(r->p, (size_t)w->job, GPUJIT_PROJECT_FAILED, NULL, err, gpujit_error_last(), "", false);
+    job_done(r, w);
+  }
+}
+
+/* The worker is gone (crashed, killed): its module failed with the reason; the build goes on. */
+static void worker_died(run *r, gpujit__worker *w)
+{
+  char why[128], msg[512];
+  long job = w->job;
+  int index = w->index;
+  pid_t pid = w->pid;
+  gpujit__worker_stop(w, true, why, sizeof(why));
+  if (job >= 0) {
+    snprintf(msg, sizeof(msg), "worker %d (pid %ld) %s while compiling %s", index, (long)pid, why, r->p->mods[job].name);
+    gpujit__project_finish(r->p, (size_t)job, GPUJIT_PROJECT_FAILED, NULL, GPUJIT_EWORKER, msg,
+                           w->err_tail.data ? w->err_tail.data : "", false);
+    job_done(r, w);
+  }
+  cJSON_Delete(w->result);
+  w->result = NULL;
+  gpujit__buf_free(&w->err_tail);
+}
+
+static void read_worker(run *r, gpujit__worker *w)
+{
+  gpujit__buf frame = {0};
+  uint32_t type;
+  int open = gpujit__frame_fill(&w->reader, w->result_fd), got;
+  while ((got = gpujit__frame_take(&w->reader, &type, &frame)) == 1)
+    take_result(r, w, type, &frame);
+  gpujit__buf_free(&frame);
+  if (open <= 0 || got < 0)
+    worker_died(r, w);
+}
+
+/* Without a worker executable: the misses compile here, one after another. */
+static void build_here(run *r)
+{
+  bool more;
+  long i;
+  while ((i = choose(r, NULL, &more)) >= 0 && !(r->o->cancel && *r->o->cancel)) {
+    gpujit__project_module *pm = &r->p->mods[i];
+    gpujit__options_holder h;
+    gpujit__build_ctl ctl = {.pch_more = more && r->o->pch};
+    gpujit_module *m = NULL;
+    double t = gpujit__now_us();
+    int err = gpujit__options_from_json(&h, pm->options, pm->name);
+    if (err == 0) {
+      h.o.cache = r->o->cache;
+      h.o.trace = r->o->trace;
+      if (!r->o->pch)
+        h.o.pch = GPUJIT_PCH_OFF;
+      err = gpujit__module_build_files_ctl(&m, (const char *const *)pm->files, pm->files_count, &h.o, &ctl);
+    }
+    pm->r.start_ms = (t - r->t0) / 1e3;
+    pm->r.wall_ms = (gpujit__now_us() - t) / 1e3;
+    if (err == 0)
+      deliver(r, (size_t)i, GPUJIT_PROJECT_BUILT, m);
+    else
+      gpujit__project_finish(r->p, (size_t)i, GPUJIT_PROJECT_FAILED, NULL, err, gpujit_error_last(), gpujit_error_log(), false);
+    gpujit__options_holder_free(&h);
+    ended(r, (size_t)i);
+  }
+}
+
+static int work(run *r, const char *path)
+{
+  struct pollfd *fds = calloc(r->nw * 2, sizeof(*fds));
+  int err = 0;
+  if (!fds)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  while (r->npending || r->running) {
+    size_t n = 0;
+    if (r->o->cancel && *r->o->cancel) {
+      err = GPUJIT_ECANCELLED;
+      break;
+    }
+    for (size_t k = 0; k < r->nw; k++) { /* every idle slot: a worker and a job */
+      gpujit__worker *w = &r->w[k];
+      bool more;
+      long i;
+      if (w->pid > 0 && w->job >= 0)
+        continue;
+      if (!r->npending)
+        break;
+      if (w->pid <= 0 && (err = start_worker(r, w, path)) < 0) {
+        if (r->running == 0 && k == 0)
+          goto done; /* no worker at all */
+        gpujit_error_clear();
+        err = 0;
+        continue;
+      }
+      if ((i = choose(r, w, &more)) < 0)
+        break;
+      if (send_job(r, w, i, more && r->o->pch) < 0) {
+        gpujit_error_clear();
+        w->job = i; /* it died before taking the job: fail the job with its reason */
+        w->job_start_us = gpujit__now_us();
+        r->running++;
+        worker_died(r, w);
+      }
+    }
+    for (size_t k = 0; k < r->nw; k++) {
+      if (r->w[k].pid <= 0)
+        continue;
+      fds[n].fd = r->w[k].result_fd;
+      fds[n++].events = POLLIN;
+      fds[n].fd = r->w[k].err_fd;
+      fds[n++].events = POLLIN;
+    }
+    if (n == 0)
+      break;
+    if (poll(fds, n, 100) < 0 && errno != EINTR) {
+      err = gpujit__error(GPUJIT_EIO, "poll: %s", strerror(errno));
+      break;
+    }
+    for (size_t k = 0; k < r->nw; k++)
+      if (r->w[k].pid > 0) {
+        gpujit__worker_drain_stderr(&r->w[k]);
+        read_worker(r, &r->w[k]);
+      }
+    progress(r);
+  }
+done:
+  free(fds);
+  return err;
+}
+
+/* The critical path: the worker that finished last bounds the build; its modules on a track. */
+static void critical_path(run *r)
+{
+  gpujit__worker *last = NULL;
+  for (size_t k = 0; r->w && k < r->nw; k++)
+    if (r->w[k].last_end_us && (!last || r->w[k].last_end_us > last->last_end_us))
+      last = &r->w[k];
+  r->p->summary.critical_ms = last ? (last->last_end_us - r->t0) / 1e3 : 0;
+  if (last && r->o->trace) {
+    int64_t tid;
+    if (gpujit_trace_track(r->o->trace, &tid, "critical path") < 0) {
+      gpujit_error_clear();
+      return;
+    }
+    for (size_t i = 0; i < r->p->count; i++) {
+      const gpujit_project_result *res = &r->p->mods[i].r;
+      if (res->worker == last->index && res->status != GPUJIT_PROJECT_HIT)
+        gpujit_trace_complete(r->o->trace, NULL, tid, "critical path", res->name, r->t0 + res->start_ms * 1e3,
+                              res->wall_ms * 1e3);
+    }
+  }
+}
+
+int gpujit_project_build(gpujit_project *p, const gpujit_project_options *o)
+{
+  gpujit_project_options defaults = GPUJIT_PROJECT_OPTIONS_INIT;
+  run r = {0};
+  char path[PATH_MAX];
+  int err = 0;
+  long cores;
+
+  if (!p)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_project_build: NULL project");
+  if (!o)
+    o = &defaults;
+  if (o->version != GPUJIT_PROJECT_OPTIONS_VERSION)
+    return gpujit__error(GPUJIT_EVERSION, "project options version %u is not supported", o->version);
+  if (o->jobs < 0)
+    return gpujit__error(GPUJIT_EINVAL, "invalid job count %d", o->jobs);
+  gpujit__project_reset(p);
+  r.p = p;
+  r.o = o;
+  r.t0 = gpujit__now_us();
+  cores = sysconf(_SC_NPROCESSORS_ONLN);
+  r.nw = o->jobs > 0 ? (size_t)o->jobs : (size_t)(cores > 0 ? cores : 1);
+  if (!(r.pending = calloc(p->count + 1, sizeof(*r.pending))))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (o->trace)
+    gpujit_trace_thread_name(o->trace, "project: cache hits, scheduling");
+  if ((err = serve_hits(&r)) == 0 && r.npending) {
+    if (r.nw > r.npending)
+      r.nw = r.npending;
+    if (gpujit__worker_locate(path, sizeof(path), o->worker_path) < 0) {
+      gpujit__log(GPUJIT_LOG_WARN, "%s: compiling in this process, one module at a time", gpujit_error_last());
+      gpujit_error_clear();
+      r.nw = 1;
+      build_here(&r);
+    } else if (!(r.w = calloc(r.nw, sizeof(*r.w)))) {
+      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    } else {
+      for (size_t k = 0; k < r.nw; k++)
+        r.w[k].job = -1;
+      err = work(&r, path);
+      if (err == GPUJIT_EWORKER) { /* not one worker would start */
+        gpujit__log(GPUJIT_LOG_WARN, "%s: compiling in this process, one module at a time", gpujit_error_last());
+        gpujit_error_clear();
+        err = 0;
+        build_here(&r);
+      }
+    }
+  }
+  if (o->cancel && *o->cancel)
+    err = GPUJIT_ECANCELLED;
+  for (size_t k = 0; k < r.nw && r.w; k++) {
+    gpujit__worker_stop(&r.w[k], err == GPUJIT_ECANCELLED, NULL, 0);
+    cJSON_Delete(r.w[k].result);
+    gpujit__buf_free(&r.w[k].err_tail);
+  }
+  critical_path(&r);
+  for (size_t i = 0; i < p->count; i++) {
+    gpujit_project_result *res = &p->mods[i].r;
+    if (res->status == GPUJIT_PROJECT_PENDING)
+      res->status = GPUJIT_PROJECT_CANCELLED;
+    p->summary.hits += res->status == GPUJIT_PROJECT_HIT;
+    p->summary.built += res->status == GPUJIT_PROJECT_BUILT;
+    p->summary.failed += res->status == GPUJIT_PROJECT_FAILED;
+    p->summary.cancelled += res->status == GPUJIT_PROJECT_CANCELLED;
+    p->summary.compile_ms += res->compile_ms;
+    p->summary.pch_created += res->pch == GPUJIT_PCH_STATUS_CREATED;
+    p->summary.pch_used += res->pch == GPUJIT_PCH_STATUS_USED;
+  }
+  p->summary.workers = r.started;
+  p->summary.wall_ms = (gpujit__now_us() - r.t0) / 1e3;
+  free(r.w);
+  free(r.pending);
+  if (err == GPUJIT_ECANCELLED)
+    return gpujit__error(GPUJIT_ECANCELLED, "build cancelled: %zu of %zu modules done", r.done, p->count);
+  if (err < 0)
+    return err;
+  if (p->summary.failed)
+    return gpujit__error(GPUJIT_ECOMPILE, "%zu of %zu modules failed", p->summary.failed, p->count);
+  return 0;
+}

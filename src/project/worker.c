@@ -1,0 +1,138 @@
+/* The worker's loop (project/worker.h). One job at a time: NVRTC serialises compiles inside a
+ * process anyway, and the process is what keeps the precompiled headers. */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "gpujit/cache.h"
+#include "gpujit/trace.h"
+#include "module/build.h"
+#include "module/module.h"
+#include "project/wire.h"
+#include "project/worker.h"
+
+typedef struct worker_state {
+  gpujit_cache *cache;
+  char *cache_dir, *base_dir;
+} worker_state;
+
+static bool same(const char *a, const char *b) { return (!a && !b) || (a && b && !strcmp(a, b)); }
+
+static const char *opt_str(const cJSON *j, const char *name)
+{
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, name);
+  return cJSON_IsString(s) ? s->valuestring : NULL;
+}
+
+/* The cache the job names, kept open between jobs. */
+static gpujit_cache *cache_for(worker_state *w, const char *dir, const char *base)
+{
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  if (!dir)
+    return NULL;
+  if (w->cache && same(dir, w->cache_dir) && same(base, w->base_dir))
+    return w->cache;
+  gpujit_cache_free(w->cache);
+  free(w->cache_dir);
+  free(w->base_dir);
+  w->cache = NULL;
+  w->cache_dir = gpujit__strdup(dir);
+  w->base_dir = base ? gpujit__strdup(base) : NULL;
+  co.dir = dir;
+  co.base_dir = base;
+  if (gpujit_cache_open(&w->cache, &co) < 0) {
+    gpujit_error_clear();
+    w->cache = NULL;
+  }
+  return w->cache;
+}
+
+static int run_job(worker_state *w, int out_fd, const cJSON *job)
+{
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(job, "files"), *f;
+  gpujit__options_holder h;
+  gpujit__build_ctl ctl = {0};
+  gpujit_trace *trace = NULL;
+  gpujit_module *m = NULL;
+  const char **paths = NULL;
+  cJSON *res = cJSON_CreateObject();
+  size_t n = 0;
+  char *text = NULL;
+  int err;
+
+  cJSON_AddItemToObject(res, "id", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(job, "id"), 1));
+  err = gpujit__options_from_json(&h, cJSON_GetObjectItemCaseSensitive(job, "options"), "job");
+  if (err == 0 && !(paths = calloc((size_t)cJSON_GetArraySize(files) + 1, sizeof(*paths))))
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (err == 0) {
+    cJSON_ArrayForEach(f, files)
+      if (cJSON_IsString(f))
+        paths[n++] = f->valuestring;
+    h.o.cache = cache_for(w, opt_str(job, "cache_dir"), opt_str(job, "base_dir"));
+    ctl.pch_more = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(job, "pch_more"));
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(job, "trace"))) {
+      gpujit_trace_options to = GPUJIT_TRACE_OPTIONS_INIT;
+      to.process_name = "gpujit worker";
+      if (gpujit_trace_create(&trace, &to) < 0)
+        gpujit_error_clear();
+      h.o.trace = trace;
+    }
+    err = gpujit__module_build_files_ctl(&m, paths, n, &h.o, &ctl);
+  }
+  cJSON_AddNumberToObject(res, "error", err);
+  if (err < 0) {
+    cJSON_AddStringToObject(res, "message", gpujit_error_last());
+    cJSON_AddStringToObject(res, "log", gpujit_error_log());
+  } else {
+    cJSON_AddItemToObject(res, "module", gpujit__module_to_json(m));
+  }
+  if (trace) {
+    char *json = NULL;
+    if (gpujit_trace_to_json(&json, NULL, trace) == 0)
+      cJSON_AddStringToObject(res, "trace", json);
+    gpujit_free(json);
+  }
+  text = cJSON_PrintUnformatted(res);
+  err = text ? gpujit__frame_write(out_fd, GPUJIT__FRAME_RESULT, text, strlen(text))
+             : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (err == 0 && m)
+    err = gpujit__frame_write(out_fd, GPUJIT__FRAME_IMAGE, m->image.data, m->image.len);
+  free(text);
+  cJSON_Delete(res);
+  gpujit_module_free(m);
+  gpujit_trace_free(trace);
+  free(paths);
+  gpujit__options_holder_free(&h);
+  return err;
+}
+
+int gpujit__worker_main(int in_fd, int out_fd)
+{
+  worker_state w = {0};
+  gpujit__buf frame = {0};
+  uint32_t type;
+  int r, status = 0;
+  while ((r = gpujit__frame_read(in_fd, &type, &frame)) == 1) {
+    cJSON *job;
+    if (type != GPUJIT__FRAME_JOB || !(job = cJSON_ParseWithLength(frame.data, frame.len))) {
+      status = 2;
+      break;
+    }
+    r = run_job(&w, out_fd, job);
+    cJSON_Delete(job);
+    if (r < 0) { /* the coordinator is gone */
+      status = 1;
+      break;
+    }
+  }
+  if (r < 0)
+    status = 1;
+  gpujit__buf_free(&frame);
+  gpujit_cache_free(w.cache);
+  free(w.cache_dir);
+  free(w.base_dir);
+  return status;
+}
