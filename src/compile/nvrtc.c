@@ -208,6 +208,8 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const gpujit__nvrtc_request
   for (size_t i = 0; i < req->flags->count; i++)
     if ((err = gpujit__strvec_push(&flags, req->flags->items[i])) < 0)
       goto done;
+  if (req->prelude && (err = gpujit__strvec_push(&flags, "--pre-include=" GPUJIT__PRELUDE_HEADER)) < 0)
+    goto done;
   if (req->pch) {
     gpujit__pch_block_of(&block, req->source, strlen(req->source), req->prelude, req->flags);
     pch_on = gpujit__pch_plan(req->pch, &block, &flags, &err);
@@ -218,6 +220,8 @@ int gpujit__nvrtc_compile(gpujit__nvrtc_result *out, const gpujit__nvrtc_request
     gpujit__buf_free(&out->log); /* the heap grew: once more, so the PCH is made */
   }
 done:
+  if (req->pch)
+    gpujit__pch_release(req->pch);
   gpujit__strvec_free(&flags);
   return err;
 }

@@ -22,10 +22,26 @@
 #include "compile/pch.h"
 #include "compile/toolkit.h"
 
+/* What identifies a header's content without reading it: a write changes ctime at least. */
+typedef struct stamp {
+  char *path;
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec mtime, ctime;
+} stamp;
+
+typedef struct gpujit__pch_stamps {
+  stamp *items;
+  size_t count;
+} gpujit__pch_stamps;
+
 typedef struct block_state {
   uint64_t key;
   unsigned seen;   /* compiles of this block in this process */
   bool has_pch;    /* a PCH for it exists in this process's heap */
+  char file[4096]; /* that PCH */
+  gpujit__pch_stamps made_from; /* the headers it was made from, as they were */
 } block_state;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -85,6 +101,67 @@ void gpujit__pch_block_of(gpujit__pch_block *out, const char *source, size_t siz
       XXH3_64bits_update(st, flags->items[i], strlen(flags->items[i]) + 1);
   out->key = XXH3_64bits_digest(st);
   XXH3_freeState(st);
+}
+
+static void stamps_free(gpujit__pch_stamps *s)
+{
+  for (size_t i = 0; s && i < s->count; i++)
+    free(s->items[i].path);
+  if (s) {
+    free(s->items);
+    s->items = NULL;
+    s->count = 0;
+  }
+}
+
+static gpujit__pch_stamps *stamps_take(const char *const *paths, size_t n)
+{
+  gpujit__pch_stamps *s = calloc(1, sizeof(*s));
+  if (!s || !(s->items = calloc(n ? n : 1, sizeof(stamp)))) {
+    free(s);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct stat st;
+    stamp *t = &s->items[s->count++];
+    if (!(t->path = gpujit__strdup(paths[i])) || stat(paths[i], &st) < 0) {
+      stamps_free(s);
+      free(s);
+      return NULL;
+    }
+    t->dev = st.st_dev;
+    t->ino = st.st_ino;
+    t->size = st.st_size;
+    t->mtime = st.st_mtim;
+    t->ctime = st.st_ctim;
+  }
+  return s;
+}
+
+/* Whether every header is as stamped; the first that is not into `changed`. */
+static bool stamps_hold(const gpujit__pch_stamps *s, const char **changed)
+{
+  for (size_t i = 0; i < s->count; i++) {
+    const stamp *t = &s->items[i];
+    struct stat st;
+    if (stat(t->path, &st) < 0 || st.st_dev != t->dev || st.st_ino != t->ino || st.st_size != t->size ||
+        st.st_mtim.tv_sec != t->mtime.tv_sec || st.st_mtim.tv_nsec != t->mtime.tv_nsec ||
+        st.st_ctim.tv_sec != t->ctime.tv_sec || st.st_ctim.tv_nsec != t->ctime.tv_nsec) {
+      *changed = t->path;
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Under the lock: the block's PCH can no longer be trusted; remove it so NVRTC cannot use it. */
+static void forget_pch(block_state *b)
+{
+  if (b->file[0])
+    unlink(b->file);
+  b->file[0] = '\0';
+  b->has_pch = false;
+  stamps_free(&b->made_from);
 }
 
 /* Under the lock. */
@@ -193,12 +270,28 @@ bool gpujit__pch_plan(gpujit__pch *pch, const gpujit__pch_block *block, gpujit__
     snprintf(pch->reason, sizeof(pch->reason), "the source does not start with an #include block");
     return false;
   }
+  if (!pch->headers) {
+    snprintf(pch->reason, sizeof(pch->reason),
+             "the headers it reads are not known (the include scan could not follow them), so a PCH "
+             "could not be checked for staleness");
+    return false;
+  }
   pthread_mutex_lock(&lock);
   if ((b = state_of(block->key))) {
+    const char *changed;
     b->seen++;
+    if (b->has_pch && !stamps_hold(&b->made_from, &changed)) {
+      snprintf(pch->reason, sizeof(pch->reason), "%s changed since the PCH was made: making it again", changed);
+      forget_pch(b);
+      b->seen = 2; /* it paid before */
+    }
     on = b->has_pch || pch->mode == GPUJIT_PCH_ON || pch->more_expected || b->seen >= 2;
   }
   pthread_mutex_unlock(&lock);
+  if (on && !(pch->stamps = stamps_take(pch->headers, pch->headers_count))) {
+    snprintf(pch->reason, sizeof(pch->reason), "a header could not be stat'ed: no PCH");
+    return false;
+  }
   if (!on) {
     snprintf(pch->reason, sizeof(pch->reason),
              "first module with this include block and these options in this process: "
@@ -208,6 +301,7 @@ bool gpujit__pch_plan(gpujit__pch *pch, const gpujit__pch_block *block, gpujit__
   if (!(d = gpujit__pch_dir())) {
     snprintf(pch->reason, sizeof(pch->reason), "%s", gpujit_error_last());
     gpujit_error_clear();
+    gpujit__pch_release(pch);
     return false;
   }
   if ((*err = gpujit__strvec_push(flags, "-pch")) < 0 || (*err = gpujit__strvec_pushf(flags, "--pch-dir=%s", d)) < 0 ||
@@ -218,6 +312,18 @@ bool gpujit__pch_plan(gpujit__pch *pch, const gpujit__pch_block *block, gpujit__
 }
 
 /* Lines NVRTC writes for the PCH, and the diagnostics it raises about one. */
+/* The file named in `"SRC": creating precompiled header file "FILE"`. */
+static void message_file(char *out, size_t size, const char *line, size_t len)
+{
+  const char *q = memmem(line, len, "header file \"", 13), *e;
+  out[0] = '\0';
+  if (!q)
+    return;
+  q += 13;
+  if ((e = memchr(q, '"', len - (size_t)(q - line))))
+    snprintf(out, size, "%.*s", (int)(e - q), q);
+}
+
 static bool is_pch_message(const char *line, size_t len)
 {
   return line[0] == '"' && memmem(line, len, "precompiled header file", 23) &&
@@ -254,6 +360,8 @@ void gpujit__pch_strip_log(gpujit__buf *log, gpujit__pch *pch)
         used = true;
       else
         created = true;
+      if (created && !used)
+        message_file(pch->file, sizeof(pch->file), p, len);
     } else if ((code = pch_warning(p, len))) {
       const char *why = !strcmp(code, "#629-D")   ? "options differ from those of the process's PCH"
                         : !strcmp(code, "#630-D") ? "include block differs from that of the process's PCH"
@@ -314,11 +422,29 @@ bool gpujit__pch_after(gpujit__pch *pch, const gpujit__pch_block *block, void *p
   pthread_mutex_lock(&lock);
   if (created == NVRTC_SUCCESS || hinted == GPUJIT_PCH_STATUS_USED) {
     block_state *b = state_of(block->key);
-    if (b)
-      b->has_pch = true;
+    const char *changed = NULL;
     pch->status = hinted == GPUJIT_PCH_STATUS_USED ? GPUJIT_PCH_STATUS_USED : GPUJIT_PCH_STATUS_CREATED;
     if (pch->status == GPUJIT_PCH_STATUS_USED)
       pch->reason[0] = '\0';
+    if (created == NVRTC_SUCCESS && b) {
+      if (pch->stamps && stamps_hold(pch->stamps, &changed)) { /* nothing changed during the compile */
+        if (!strcmp(b->file, pch->file))
+          b->file[0] = '\0'; /* NVRTC reused the name: the file is the new PCH */
+        forget_pch(b);
+        b->has_pch = true;
+        b->made_from = *pch->stamps;
+        free(pch->stamps);
+        pch->stamps = NULL;
+        snprintf(b->file, sizeof(b->file), "%s", pch->file);
+      } else {
+        if (pch->file[0])
+          unlink(pch->file);
+        b->has_pch = false;
+        snprintf(pch->reason, sizeof(pch->reason), "%s changed during the compile: PCH removed",
+                 changed ? changed : "a header");
+        pch->status = GPUJIT_PCH_STATUS_REFUSED;
+      }
+    }
   } else if (created == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED &&
              api->nvrtcGetPCHHeapSizeRequired((nvrtcProgram)prog, &required) == NVRTC_SUCCESS && required) {
     /* Grow to what NVRTC asked, with room: every PCH of the old heap is gone with it. */
@@ -345,5 +471,14 @@ bool gpujit__pch_after(gpujit__pch *pch, const gpujit__pch_block *block, void *p
     pch->heap_bytes = 0;
   if (retry)
     pch->retried = true;
+  else
+    gpujit__pch_release(pch);
   return retry;
+}
+
+void gpujit__pch_release(gpujit__pch *pch)
+{
+  stamps_free(pch->stamps);
+  free(pch->stamps);
+  pch->stamps = NULL;
 }

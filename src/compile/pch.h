@@ -15,8 +15,14 @@
 typedef struct gpujit__pch {
   gpujit_pch_mode mode;   /* in */
   bool more_expected;     /* in: more modules of this include block will follow in this process */
+  /* in: every file the compile reads besides the source (absolute); NULL: unknown, so no PCH —
+   * NVRTC never checks whether a PCH's headers changed, gpujit does, by these */
+  const char *const *headers;
+  size_t headers_count;
+  struct gpujit__pch_stamps *stamps; /* private: the headers as they were before the compile */
   gpujit_pch_status status; /* out */
   char reason[200];       /* out: why, or "" */
+  char file[4096];        /* out: the PCH file a compile made */
   size_t heap_bytes;      /* out: the PCH heap after this compile (0: unknown) */
   bool retried;           /* out: compiled a second time after growing the heap */
 } gpujit__pch;
@@ -38,6 +44,9 @@ bool gpujit__pch_plan(gpujit__pch *pch, const gpujit__pch_block *block, gpujit__
 /** After the compile: read the outcome from NVRTC (`prog`) and the log, and take NVRTC's PCH
  *  messages out of the log. @return true when the compile should run again (heap grown). */
 bool gpujit__pch_after(gpujit__pch *pch, const gpujit__pch_block *block, void *prog, gpujit__buf *log);
+
+/** Free what a plan holds (done by gpujit__pch_after(); for paths that never compile). */
+void gpujit__pch_release(gpujit__pch *pch);
 
 /** The process's private PCH directory (created on first use; stale ones of dead processes
  *  are removed then). NULL with an error set when it cannot be made. */

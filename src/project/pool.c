@@ -41,7 +41,7 @@ int gpujit__worker_locate(char *out, size_t size, const char *hint)
     return gpujit__error(GPUJIT_ENOENT, "worker executable '%s'%s is missing or not executable", p,
                          hint ? "" : " ($GPUJIT_WORKER)");
   }
-  if (dladdr((void *)gpujit_project_build, &info) && info.dli_fname)
+  if (dladdr((void *)gpujit__worker_locate, &info) && info.dli_fname)
     froms[0] = info.dli_fname;
   if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
     self[n] = '\0';

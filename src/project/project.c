@@ -291,8 +291,11 @@ static int add_manifest_module(gpujit_project *p, const cJSON *jm, size_t index,
   if (err == 0 && !(options = gpujit__options_merge(base, jopts)))
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
   if (err == 0) { /* the options must parse and validate here, not in a worker */
-    if ((err = gpujit__options_from_json(&h, options, what)) == 0 && (err = gpujit_module_options_validate(&h.o)) < 0)
-      err = gpujit__error(err, "%s: %s", what, gpujit_error_last());
+    if ((err = gpujit__options_from_json(&h, options, what)) == 0 && (err = gpujit_module_options_validate(&h.o)) < 0) {
+      char msg[512];
+      snprintf(msg, sizeof(msg), "%s", gpujit_error_last()); /* not formatted into itself */
+      err = gpujit__error(err, "%s: %s", what, msg);
+    }
     gpujit__options_holder_free(&h);
     if (err == 0 && jout) {
       output = from_manifest(mdir, jout->valuestring);
@@ -358,7 +361,9 @@ int gpujit_project_add_manifest(gpujit_project *p, const char *path, const char 
   }
   cJSON_ArrayForEach(jm, mods) {
     if ((err = add_manifest_module(p, jm, i++, mdir, base, out_dir, ext_of(opts, ext))) < 0) {
-      err = gpujit__error(err, "%s: %s", path, gpujit_error_last());
+      char msg[512];
+      snprintf(msg, sizeof(msg), "%s", gpujit_error_last()); /* not formatted into itself */
+      err = gpujit__error(err, "%s: %s", path, msg);
       break;
     }
   }

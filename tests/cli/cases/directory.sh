@@ -1,4 +1,4 @@
 # exit: 4
-# expect: gpujit: error: adir: is a directory, not a file
+# expect: gpujit: error: adir: no .cu files beneath it
 mkdir adir
 $GPUJIT build adir
