@@ -162,7 +162,8 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
   }
   {
     char name[512];
-    snprintf(name, sizeof(name), "build %s", m->name);
+    /* a project's lookups in its coordinating process are not builds: a miss goes to a worker */
+    snprintf(name, sizeof(name), "%s %s", ctl->lookup_only ? "look up" : "build", m->name);
     gpujit__stage_begin(&build_stage, opts->trace, name);
     gpujit__stage_arg_str(&build_stage, "module", m->name);
     gpujit__stage_arg_str(&build_stage, "arch", m->arch);
