@@ -1,0 +1,232 @@
+/*
+ * Project builds, measured side by side in one run:
+ *  1. 64 generated modules (3 in 8 header-heavy, in two include blocks; the rest small), cold:
+ *     -j 1 against -j CORES, without PCH (the worker processes' scaling) and with it (what users get);
+ *  2. two header-heavy modules of one include block in one worker: the second's compile with the
+ *     first's PCH against --no-pch;
+ *  3. the same 64 modules all cached: `gpujit build DIR` as a whole process.
+ * usage: bench_project [MODULES [JOBS [REPS]]]
+ */
+#define _GNU_SOURCE
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/fs.h"
+#include "gpujit.h"
+
+extern char **environ;
+
+static const char heavy_head[] =
+    "#include <cub/block/block_reduce.cuh>\n#include <cub/block/block_scan.cuh>\n"
+    "#include <cub/block/block_radix_sort.cuh>\n#include <cub/block/block_load.cuh>\n"
+    "#include <cub/block/block_store.cuh>\n#include <cub/block/block_exchange.cuh>\n"
+    "#include <cub/block/block_histogram.cuh>\n#include <cub/block/block_discontinuity.cuh>\n"
+    "#include <cub/warp/warp_reduce.cuh>\n#include <cub/warp/warp_scan.cuh>\n";
+static const char other_head[] =
+    "#include <cub/block/block_reduce.cuh>\n#include <cub/warp/warp_reduce.cuh>\n"
+    "#include <cuda/std/complex>\n#include <cuda/std/tuple>\n#include <cuda/std/array>\n";
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+  qsort(v, (size_t)n, sizeof(*v), cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+  char path[4096];
+  FILE *f;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  if (!(f = fopen(path, "w")) || fputs(text, f) < 0 || fclose(f) != 0) {
+    perror(path);
+    exit(1);
+  }
+}
+
+/* Module i: heavy (two include blocks, alternating) or small, each with a body of its own. */
+static void generate(const char *dir, int n)
+{
+  for (int i = 0; i < n; i++) {
+    char name[64], text[8192];
+    snprintf(name, sizeof(name), "m%02d.cu", i);
+    if (i % 8 < 3)
+      snprintf(text, sizeof(text),
+               "%s\nextern \"C\" __global__ void k%d(float *o)\n{\n  using R = cub::BlockReduce<float, %d>;\n"
+               "  __shared__ typename R::TempStorage s;\n  float v = R(s).Sum(o[threadIdx.x] * %d.0f);\n"
+               "  if (threadIdx.x == 0) o[blockIdx.x] = v;\n}\n",
+               i % 2 ? heavy_head : other_head, i, 64 << (i % 3), i + 1);
+    else
+      snprintf(text, sizeof(text),
+               "extern \"C\" __global__ void k%d(const float *x, float *y, int n)\n{\n"
+               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  float a = x[i %% n];\n"
+               "  for (int r = 0; r < %d; r++) a = a * 1.0001f + %d.0f;\n  if (i < n) y[i] = a;\n}\n",
+               i, 4 + i % 13, i);
+    write_file(dir, name, text);
+  }
+}
+
+/* One cold build of the directory into a fresh cache. @return wall ms; *created/*used PCH counts. */
+static double cold(const char *dir, const char *cache_dir, int jobs, int pch, size_t *created, size_t *used)
+{
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_project_options po = GPUJIT_PROJECT_OPTIONS_INIT;
+  gpujit_module_options mo = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_project_summary s;
+  gpujit_project *p = NULL;
+  gpujit_cache *cache = NULL;
+  char cmd[4200];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache_dir);
+  if (system(cmd) != 0)
+    exit(1);
+  co.dir = cache_dir;
+  if (gpujit_cache_open(&cache, &co) < 0 || gpujit_project_create(&p) < 0 ||
+      gpujit_project_add_dir(p, dir, NULL, &mo, NULL) < 0) {
+    fprintf(stderr, "setup: %s\n", gpujit_error_last());
+    exit(1);
+  }
+  po.jobs = jobs;
+  po.cache = cache;
+  po.pch = pch;
+  if (gpujit_project_build(p, &po) < 0) {
+    fprintf(stderr, "build: %s\n", gpujit_error_last());
+    exit(1);
+  }
+  gpujit_project_summary_get(p, &s);
+  if (created)
+    *created = s.pch_created;
+  if (used)
+    *used = s.pch_used;
+  gpujit_project_free(p);
+  gpujit_cache_free(cache);
+  return s.wall_ms;
+}
+
+/* Two modules of one include block, one worker: the second's compile ms. */
+static double second_compile(const char *dir, int pch)
+{
+  gpujit_project_options po = GPUJIT_PROJECT_OPTIONS_INIT;
+  gpujit_module_options mo = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_project *p = NULL;
+  char a[4200], b[4200];
+  const char *fa = a, *fb = b;
+  double ms;
+  snprintf(a, sizeof(a), "%s/a.cu", dir);
+  snprintf(b, sizeof(b), "%s/b.cu", dir);
+  if (gpujit_project_create(&p) < 0 || gpujit_project_add(p, "a", &fa, 1, &mo, NULL) < 0 ||
+      gpujit_project_add(p, "b", &fb, 1, &mo, NULL) < 0)
+    exit(1);
+  po.jobs = 1;
+  po.pch = pch;
+  if (gpujit_project_build(p, &po) < 0) {
+    fprintf(stderr, "pair: %s\n", gpujit_error_last());
+    exit(1);
+  }
+  if (pch && gpujit_project_result_get(p, 1)->pch != GPUJIT_PCH_STATUS_USED) {
+    fprintf(stderr, "pair: the second module did not use the PCH (%s: %s)\n",
+            gpujit_pch_status_name(gpujit_project_result_get(p, 1)->pch), gpujit_project_result_get(p, 1)->pch_reason);
+    exit(1);
+  }
+  ms = gpujit_project_result_get(p, 1)->compile_ms;
+  gpujit_project_free(p);
+  return ms;
+}
+
+static double whole_process(char *const argv[])
+{
+  pid_t pid;
+  int status;
+  posix_spawn_file_actions_t fa;
+  double t0 = gpujit__now_us();
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
+  if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
+    perror(argv[0]);
+    exit(1);
+  }
+  waitpid(pid, &status, 0);
+  posix_spawn_file_actions_destroy(&fa);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "%s failed\n", argv[0]);
+    exit(1);
+  }
+  return (gpujit__now_us() - t0) / 1e3;
+}
+
+int main(int argc, char **argv)
+{
+  int n = argc > 1 ? atoi(argv[1]) : 64, cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  int jobs = argc > 2 ? atoi(argv[2]) : cores, reps = argc > 3 ? atoi(argv[3]) : 1;
+  char root[] = "/tmp/gpujit-bench-project-XXXXXX", dir[4200], pair[4200], cache_dir[4200], cmd[4300];
+  double j1[8], jn[8], j1p[8], jnp[8], sec_pch[8], sec_off[8], hit[21];
+  size_t created = 0, used = 0;
+  if (n < 8 || jobs < 1 || reps < 1 || reps > 8) {
+    fprintf(stderr, "usage: bench_project [MODULES>=8 [JOBS [REPS<=8]]]\n");
+    return 2;
+  }
+  setenv("GPUJIT_WORKER", GPUJIT_WORKER_PATH, 1);
+  if (!getenv("GPUJIT_ARCH"))
+    setenv("GPUJIT_ARCH", "sm_90", 1);
+  if (!mkdtemp(root))
+    return 1;
+  snprintf(dir, sizeof(dir), "%s/modules", root);
+  snprintf(pair, sizeof(pair), "%s/pair", root);
+  snprintf(cache_dir, sizeof(cache_dir), "%s/cache", root);
+  gpujit__mkdirs(dir, 0777);
+  gpujit__mkdirs(pair, 0777);
+  generate(dir, n);
+  {
+    char a[8192], b[8192];
+    snprintf(a, sizeof(a), "%sextern \"C\" __global__ void a(float *o) { o[threadIdx.x] *= 2.0f; }\n", heavy_head);
+    snprintf(b, sizeof(b),
+             "%sextern \"C\" __global__ void b(int *o) {\n  using S = cub::BlockScan<int, 128>;\n"
+             "  __shared__ typename S::TempStorage t;\n  int v;\n  S(t).ExclusiveSum(o[threadIdx.x], v);\n"
+             "  o[threadIdx.x] = v;\n}\n",
+             heavy_head);
+    write_file(pair, "a.cu", a);
+    write_file(pair, "b.cu", b);
+  }
+  printf("bench_project: %d modules (%d header-heavy), %d cores, -j %d, %d rep(s)\n", n, (n / 8) * 3 + (n % 8 < 3 ? n % 8 : 3),
+         cores, jobs, reps);
+  fflush(stdout);
+  for (int r = 0; r < reps; r++) { /* interleaved */
+    j1[r] = cold(dir, cache_dir, 1, 0, NULL, NULL);
+    jn[r] = cold(dir, cache_dir, jobs, 0, NULL, NULL);
+    j1p[r] = cold(dir, cache_dir, 1, 1, NULL, NULL);
+    jnp[r] = cold(dir, cache_dir, jobs, 1, &created, &used);
+    sec_off[r] = second_compile(pair, 0);
+    sec_pch[r] = second_compile(pair, 1);
+  }
+  {
+    char *args[] = {(char *)GPUJIT_CLI, (char *)"build", (char *)"-q", (char *)"--cache-dir", cache_dir, dir, NULL};
+    whole_process(args); /* warm the page cache */
+    for (int i = 0; i < 21; i++)
+      hit[i] = whole_process(args);
+  }
+  {
+    double a = median(j1, reps), b = median(jn, reps), c = median(j1p, reps), d = median(jnp, reps);
+    double so = median(sec_off, reps), sp = median(sec_pch, reps), h = median(hit, 21);
+    printf("  cold, no PCH:  -j 1 %9.0f ms   -j %-3d %9.0f ms   speed-up %.2fx (target >= %.1fx = 0.8 x cores)\n", a,
+           jobs, b, a / b, 0.8 * jobs);
+    printf("  cold, PCH:     -j 1 %9.0f ms   -j %-3d %9.0f ms   speed-up %.2fx (PCH %zu created, %zu used at -j %d)\n", c,
+           jobs, d, c / d, created, used, jobs);
+    printf("  PCH against none: -j 1 %.2fx, -j %d %.2fx faster\n", a / c, jobs, b / d);
+    printf("  second header-heavy module, one worker: PCH %.1f ms, --no-pch %.1f ms: %.2fx faster (target >= 8x)\n", sp,
+           so, so / sp);
+    printf("  %d cached modules, whole `gpujit build DIR` process: median %.2f ms of 21 (target <= 30 ms)\n", n, h);
+    printf("RESULT project_speedup_nopch=%.2f project_speedup_pch=%.2f pch_second=%.2f cached_process_ms=%.2f\n", a / b,
+           c / d, so / sp, h);
+  }
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+  return system(cmd) == 0 ? 0 : 1;
+}
