@@ -132,12 +132,16 @@ static double second_compile(const char *dir, int pch)
     fprintf(stderr, "pair: %s\n", gpujit_error_last());
     exit(1);
   }
-  if (pch && gpujit_project_result_get(p, 1)->pch != GPUJIT_PCH_STATUS_USED) {
-    fprintf(stderr, "pair: the second module did not use the PCH (%s: %s)\n",
-            gpujit_pch_status_name(gpujit_project_result_get(p, 1)->pch), gpujit_project_result_get(p, 1)->pch_reason);
-    exit(1);
+  {
+    const gpujit_project_result *r0 = gpujit_project_result_get(p, 0), *r1 = gpujit_project_result_get(p, 1);
+    const gpujit_project_result *second = r1->start_ms > r0->start_ms ? r1 : r0;
+    if (pch && second->pch != GPUJIT_PCH_STATUS_USED) {
+      fprintf(stderr, "pair: the second module did not use the PCH (%s: %s)\n", gpujit_pch_status_name(second->pch),
+              second->pch_reason);
+      exit(1);
+    }
+    ms = second->compile_ms;
   }
-  ms = gpujit_project_result_get(p, 1)->compile_ms;
   gpujit_project_free(p);
   return ms;
 }
@@ -168,7 +172,7 @@ int main(int argc, char **argv)
   int n = argc > 1 ? atoi(argv[1]) : 64, cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
   int jobs = argc > 2 ? atoi(argv[2]) : cores, reps = argc > 3 ? atoi(argv[3]) : 1;
   char root[] = "/tmp/gpujit-bench-project-XXXXXX", dir[4200], pair[4200], cache_dir[4200], cmd[4300];
-  double j1[8], jn[8], j1p[8], jnp[8], sec_pch[8], sec_off[8], hit[21];
+  double j1[8], jn[8], j1p[8], jnp[8], sec_pch[8], sec_off[8], hit[21], fresh[21];
   size_t created = 0, used = 0;
   if (n < 8 || jobs < 1 || reps < 1 || reps > 8) {
     fprintf(stderr, "usage: bench_project [MODULES>=8 [JOBS [REPS<=8]]]\n");
@@ -209,13 +213,19 @@ int main(int argc, char **argv)
   }
   {
     char *args[] = {(char *)GPUJIT_CLI, (char *)"build", (char *)"-q", (char *)"--cache-dir", cache_dir, dir, NULL};
-    whole_process(args); /* warm the page cache */
-    for (int i = 0; i < 21; i++)
+    whole_process(args); /* warm the page cache; the outputs are then up to date */
+    for (int i = 0; i < 21; i++) {
+      char out[4300];
+      char *fresh_args[] = {(char *)GPUJIT_CLI, (char *)"build", (char *)"-q", (char *)"--cache-dir", cache_dir,
+                            (char *)"--out-dir", out, dir, NULL};
+      snprintf(out, sizeof(out), "%s/out%d", root, i); /* a CI job: cache restored, no outputs yet */
       hit[i] = whole_process(args);
+      fresh[i] = whole_process(fresh_args);
+    }
   }
   {
     double a = median(j1, reps), b = median(jn, reps), c = median(j1p, reps), d = median(jnp, reps);
-    double so = median(sec_off, reps), sp = median(sec_pch, reps), h = median(hit, 21);
+    double so = median(sec_off, reps), sp = median(sec_pch, reps), h = median(hit, 21), hf = median(fresh, 21);
     printf("  cold, no PCH:  -j 1 %9.0f ms   -j %-3d %9.0f ms   speed-up %.2fx (target >= %.1fx = 0.8 x cores)\n", a,
            jobs, b, a / b, 0.8 * jobs);
     printf("  cold, PCH:     -j 1 %9.0f ms   -j %-3d %9.0f ms   speed-up %.2fx (PCH %zu created, %zu used at -j %d)\n", c,
@@ -223,9 +233,10 @@ int main(int argc, char **argv)
     printf("  PCH against none: -j 1 %.2fx, -j %d %.2fx faster\n", a / c, jobs, b / d);
     printf("  second header-heavy module, one worker: PCH %.1f ms, --no-pch %.1f ms: %.2fx faster (target >= 8x)\n", sp,
            so, so / sp);
-    printf("  %d cached modules, whole `gpujit build DIR` process: median %.2f ms of 21 (target <= 30 ms)\n", n, h);
-    printf("RESULT project_speedup_nopch=%.2f project_speedup_pch=%.2f pch_second=%.2f cached_process_ms=%.2f\n", a / b,
-           c / d, so / sp, h);
+    printf("  %d cached modules, whole `gpujit build DIR` process: median %.2f ms of 21 with the outputs up to date,\n"
+           "    %.2f ms writing every output to a new --out-dir (target <= 30 ms)\n", n, h, hf);
+    printf("RESULT project_speedup_nopch=%.2f project_speedup_pch=%.2f pch_second=%.2f cached_process_ms=%.2f "
+           "cached_fresh_out_ms=%.2f\n", a / b, c / d, so / sp, h, hf);
   }
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
   return system(cmd) == 0 ? 0 : 1;
