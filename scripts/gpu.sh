@@ -26,6 +26,8 @@ echo "== benchmarks"
 build-gpu/bench/bench_run 40 | tee "$out/bench_run.txt"
 build-gpu/bench/bench_cache 300 30 | tee "$out/bench_cache.txt"
 build-gpu/bench/bench_compile 3 | tee "$out/bench_compile.txt" | tail -8
+echo "== project builds (64 generated modules, -j $(nproc))"
+GPUJIT_ARCH= build-gpu/bench/bench_project 64 "$(nproc)" 1 | tee "$out/bench_project.txt"
 
 echo "== event timing against ncu (saxpy, 256M elements, about 1.2 ms)"
 big=(examples/saxpy.cu --grid 1048576 --block 256 --arg i32:268435456 --arg f32:2 --arg buf:f32:268435456:random

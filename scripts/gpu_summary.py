@@ -69,6 +69,19 @@ try:
 except (ValueError, KeyError) as e:
     rows.append(("saxpy 1M bench", "no data (%s)" % e))
 
+m = re.search(r"^RESULT (.*)$", read("bench_project.txt"), re.M)
+if m:
+    vals = dict(kv.split("=") for kv in m.group(1).split())
+    head = read("bench_project.txt").splitlines()[0]
+    rows.append(("project: " + head.split(": ", 1)[-1], ""))
+    rows.append(("project: cold -j cores / -j 1, no PCH", vals["project_speedup_nopch"] + "x (target >= 0.8 x cores)"))
+    rows.append(("project: cold -j cores / -j 1, PCH", vals["project_speedup_pch"] + "x"))
+    rows.append(("project: PCH second module / --no-pch", vals["pch_second"] + "x faster (target >= 8x)"))
+    rows.append(("project: all cached, whole process", vals["cached_process_ms"] + " ms, fresh outputs " +
+                 vals["cached_fresh_out_ms"] + " ms (target <= 30)"))
+else:
+    rows.append(("project bench", "no data"))
+
 nc = read("ncu_check.txt")
 for line in nc.splitlines():
     if line.startswith("CHECK "):
