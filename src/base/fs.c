@@ -68,6 +68,11 @@ static int write_all(int fd, const char *data, size_t len)
 
 int gpujit__file_write_atomic(const char *path, const void *data, size_t len)
 {
+  return gpujit__file_write_atomic_ex(path, data, len, true);
+}
+
+int gpujit__file_write_atomic_ex(const char *path, const void *data, size_t len, bool durable)
+{
   static unsigned counter;
   char tmp[PATH_MAX];
   int fd, saved;
@@ -78,7 +83,7 @@ int gpujit__file_write_atomic(const char *path, const void *data, size_t len)
   if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
     return gpujit__error(gpujit__errno_code(errno) == GPUJIT_ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO,
                          "%s: cannot write: %s", path, strerror(errno));
-  if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+  if (write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
     saved = errno;
     close(fd);
     unlink(tmp);

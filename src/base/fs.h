@@ -10,6 +10,8 @@
 int gpujit__file_read(gpujit__buf *out, const char *path);
 /** Write atomically: temp file beside `path`, fsync, rename. */
 int gpujit__file_write_atomic(const char *path, const void *data, size_t len);
+/** As gpujit__file_write_atomic(); `durable` false skips the fsync (the rename stays atomic). */
+int gpujit__file_write_atomic_ex(const char *path, const void *data, size_t len, bool durable);
 /** Absolute, normalised path (no symlink resolution beyond realpath of existing files). */
 char *gpujit__abspath(const char *path);
 /** Collapse "//", "/./" and "/../" in an absolute path, in place (no symlinks resolved). */

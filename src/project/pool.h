@@ -19,8 +19,11 @@ typedef struct gpujit__worker {
   gpujit__buf err_tail; /* the last of what it wrote to stderr */
   long job;             /* the module it compiles, -1 when idle */
   double job_start_us;
-  uint64_t block;       /* the include block of its last job: its PCH */
+  uint64_t block;       /* the include block of its job */
   bool has_block;
+  bool creating;        /* its job was told to make a PCH */
+  uint64_t pch_blocks[8]; /* include blocks it holds a PCH for (the last 8) */
+  size_t pch_count;
   struct cJSON *result; /* a result waiting for its image frame */
   int64_t track;        /* its trace track */
   double first_start_us, last_end_us;

@@ -21,22 +21,12 @@
 #include "module/build.h"
 #include "module/history.h"
 #include "module/module.h"
+#include "project/plan.h"
 #include "project/pool.h"
 #include "project/project.h"
 #include "project/wire.h"
 #include "trace/sink.h"
 
-typedef struct run {
-  gpujit_project *p;
-  const gpujit_project_options *o;
-  double t0;
-  gpujit__worker *w;
-  size_t nw;       /* worker slots */
-  int started;     /* workers started, replacements included */
-  size_t *pending; /* module indices not yet sent */
-  size_t npending, running, done, hits, failed;
-  double expected_done, actual_done;
-} run;
 
 int gpujit_project_options_init(gpujit_project_options *opts, unsigned int version)
 {
@@ -49,7 +39,7 @@ int gpujit_project_options_init(gpujit_project_options *opts, unsigned int versi
   return 0;
 }
 
-static void progress(run *r)
+static void progress(gpujit__run *r)
 {
   gpujit_project_progress pr = {0};
   double left = 0, scale;
@@ -66,12 +56,12 @@ static void progress(run *r)
   for (size_t k = 0; r->w && k < r->nw; k++)
     if (r->w[k].pid > 0 && r->w[k].job >= 0)
       left += r->p->mods[r->w[k].job].expected_ms;
-  scale = r->expected_done > 0 ? r->actual_done / r->expected_done : 1;
+  scale = gpujit__scale_of(r);
   pr.eta_ms = r->done == 0 && r->npending + r->running ? -1 : left * scale / (double)(r->nw ? r->nw : 1);
   r->o->on_progress(r->o->user, &pr);
 }
 
-static void ended(run *r, size_t i)
+static void ended(gpujit__run *r, size_t i)
 {
   const gpujit_project_result *res = &r->p->mods[i].r;
   r->done++;
@@ -79,9 +69,12 @@ static void ended(run *r, size_t i)
     r->hits++;
   if (res->status == GPUJIT_PROJECT_FAILED)
     r->failed++;
-  if (res->status == GPUJIT_PROJECT_BUILT && r->p->mods[i].expected_ms > 0) {
+  if (res->status == GPUJIT_PROJECT_BUILT && r->p->mods[i].expected_ms > 0 && res->pch != GPUJIT_PCH_STATUS_USED) {
     r->expected_done += r->p->mods[i].expected_ms;
-    r->actual_done += res->wall_ms;
+    r->actual_done += res->compile_ms * (res->pch == GPUJIT_PCH_STATUS_CREATED ? 1 / 1.45 : 1);
+  } else if (res->status == GPUJIT_PROJECT_BUILT && r->p->mods[i].expected_ms > 0) {
+    r->used_expected += r->p->mods[i].expected_ms * gpujit__scale_of(r);
+    r->used_actual += res->compile_ms;
   }
   if (r->o->on_module)
     r->o->on_module(r->o->user, res);
@@ -106,15 +99,18 @@ static bool same_output(const gpujit_module *m, const char *path)
 }
 
 /* Write a module's image where asked; the module then becomes the result. */
-static void deliver(run *r, size_t i, gpujit_project_status status, gpujit_module *m)
+static void deliver(gpujit__run *r, size_t i, gpujit_project_status status, gpujit_module *m)
 {
   gpujit__project_module *pm = &r->p->mods[i];
   if (pm->output && !same_output(m, pm->output)) {
     char *dir = gpujit__dirname(pm->output);
     int err = dir ? gpujit__mkdirs(dir, 0777) : GPUJIT_ENOMEM;
     free(dir);
-    if (err == 0)
-      err = gpujit_module_write(m, pm->output);
+    if (err == 0) { /* atomic, not fsynced (like make and ninja): a torn output is rewritten next time */
+      size_t size;
+      const void *image = gpujit_module_image(m, &size);
+      err = gpujit__file_write_atomic_ex(pm->output, image, size, false);
+    }
     if (err < 0) {
       char msg[600];
       snprintf(msg, sizeof(msg), "%s", gpujit_error_last());
@@ -126,42 +122,8 @@ static void deliver(run *r, size_t i, gpujit_project_status status, gpujit_modul
   gpujit__project_finish(r->p, i, status, m, 0, NULL, NULL, r->o->keep_modules != 0);
 }
 
-/* What the scheduler knows before compiling: expected time and include block. */
-static void plan_module(run *r, gpujit__project_module *pm, const gpujit_module_options *o)
-{
-  char arch[32], *text = NULL, *dir;
-  gpujit__buf src = {0};
-  gpujit__pch_block block = {0};
-  XXH64_state_t *st;
-  if (gpujit__resolve_arch(arch, sizeof(arch), o->arch, r->o->cache) < 0) {
-    gpujit_error_clear();
-    snprintf(arch, sizeof(arch), "?");
-  }
-  pm->expected_ms = gpujit__history_get(r->o->cache, (const char *const *)pm->files, pm->files_count, arch);
-  if (gpujit__file_read(&src, pm->files[0]) == 0 && src.data)
-    gpujit__pch_block_of(&block, src.data, src.len, o->prelude, NULL);
-  gpujit_error_clear();
-  if (pm->expected_ms < 0) /* no record: a guess that ranks header-heavy and long sources first */
-    pm->expected_ms = (block.has_include ? 1000.0 : 100.0) + (double)src.len / 100.0;
-  pm->has_block = block.has_include && pm->files_count == 1;
-  text = cJSON_PrintUnformatted(pm->options);
-  dir = gpujit__dirname(pm->files[0]);
-  if ((st = XXH64_createState())) {
-    XXH64_reset(st, 0);
-    XXH64_update(st, &block.key, sizeof(block.key));
-    XXH64_update(st, text ? text : "", text ? strlen(text) + 1 : 1);
-    XXH64_update(st, dir ? dir : "", dir ? strlen(dir) + 1 : 1);
-    XXH64_update(st, arch, strlen(arch));
-    pm->block = XXH64_digest(st);
-    XXH64_freeState(st);
-  }
-  free(text);
-  free(dir);
-  gpujit__buf_free(&src);
-}
-
 /* Phase one, in this process: every hit served, every miss planned. */
-static int serve_hits(run *r)
+static int serve_hits(gpujit__run *r)
 {
   for (size_t i = 0; i < r->p->count; i++) {
     gpujit__project_module *pm = &r->p->mods[i];
@@ -183,7 +145,7 @@ static int serve_hits(run *r)
       deliver(r, i, GPUJIT_PROJECT_HIT, m);
       ended(r, i);
     } else if (ctl.missed) {
-      plan_module(r, pm, &h.o);
+      gpujit__plan_module(r, pm, &h.o);
       r->pending[r->npending++] = i;
     } else {
       gpujit__project_finish(r->p, i, GPUJIT_PROJECT_FAILED, NULL, err, gpujit_error_last(), gpujit_error_log(), false);
@@ -194,32 +156,7 @@ static int serve_hits(run *r)
   return 0;
 }
 
-/* The next module for a worker: the longest of its PCH's include block, else the longest. */
-static long choose(run *r, const gpujit__worker *w, bool *more_of_block)
-{
-  long best = -1;
-  size_t at = 0;
-  for (int pass = 0; pass < 2 && best < 0; pass++)
-    for (size_t k = 0; k < r->npending; k++) {
-      gpujit__project_module *pm = &r->p->mods[r->pending[k]];
-      if (pass == 0 && !(w && w->has_block && pm->has_block && pm->block == w->block))
-        continue;
-      if (best < 0 || pm->expected_ms > r->p->mods[best].expected_ms) {
-        best = (long)r->pending[k];
-        at = k;
-      }
-    }
-  if (best < 0)
-    return -1;
-  r->pending[at] = r->pending[--r->npending];
-  *more_of_block = false;
-  for (size_t k = 0; k < r->npending && r->p->mods[best].has_block; k++)
-    if (r->p->mods[r->pending[k]].has_block && r->p->mods[r->pending[k]].block == r->p->mods[best].block)
-      *more_of_block = true;
-  return best;
-}
-
-static int send_job(run *r, gpujit__worker *w, long i, bool more)
+static int send_job(gpujit__run *r, gpujit__worker *w, long i, bool more)
 {
   gpujit__project_module *pm = &r->p->mods[i];
   cJSON *job = cJSON_CreateObject(), *files, *opts = cJSON_Duplicate(pm->options, 1);
@@ -250,6 +187,7 @@ static int send_job(run *r, gpujit__worker *w, long i, bool more)
       w->first_start_us = w->job_start_us;
     w->block = pm->block;
     w->has_block = pm->has_block;
+    w->creating = more;
     pm->r.start_ms = (w->job_start_us - r->t0) / 1e3;
     pm->r.worker = w->index;
     r->running++;
@@ -257,7 +195,7 @@ static int send_job(run *r, gpujit__worker *w, long i, bool more)
   return err;
 }
 
-static int start_worker(run *r, gpujit__worker *w, const char *path)
+static int start_worker(gpujit__run *r, gpujit__worker *w, const char *path)
 {
   char name[64];
   int err = gpujit__worker_spawn(w, path, ++r->started);
@@ -270,17 +208,20 @@ static int start_worker(run *r, gpujit__worker *w, const char *path)
 }
 
 /* A worker's job ended: account for it and free the worker for the next. */
-static void job_done(run *r, gpujit__worker *w)
+static void job_done(gpujit__run *r, gpujit__worker *w)
 {
   gpujit__project_module *pm = &r->p->mods[w->job];
   pm->r.wall_ms = (gpujit__now_us() - w->job_start_us) / 1e3;
+  if (pm->has_block && (pm->r.pch == GPUJIT_PCH_STATUS_CREATED || pm->r.pch == GPUJIT_PCH_STATUS_USED))
+    gpujit__hold(w, pm->block);
+  w->creating = false;
   w->last_end_us = gpujit__now_us();
   r->running--;
   ended(r, (size_t)w->job);
   w->job = -1;
 }
 
-static void take_result(run *r, gpujit__worker *w, uint32_t type, gpujit__buf *frame)
+static void take_result(gpujit__run *r, gpujit__worker *w, uint32_t type, gpujit__buf *frame)
 {
   if (type == GPUJIT__FRAME_RESULT) {
     cJSON *res = cJSON_ParseWithLength(frame->data, frame->len);
@@ -312,7 +253,7 @@ static void take_result(run *r, gpujit__worker *w, uint32_t type, gpujit__buf *f
 }
 
 /* The worker is gone (crashed, killed): its module failed with the reason; the build goes on. */
-static void worker_died(run *r, gpujit__worker *w)
+static void worker_died(gpujit__run *r, gpujit__worker *w)
 {
   char why[128], msg[512];
   long job = w->job;
@@ -330,7 +271,7 @@ static void worker_died(run *r, gpujit__worker *w)
   gpujit__buf_free(&w->err_tail);
 }
 
-static void read_worker(run *r, gpujit__worker *w)
+static void read_worker(gpujit__run *r, gpujit__worker *w)
 {
   gpujit__buf frame = {0};
   uint32_t type;
@@ -343,11 +284,11 @@ static void read_worker(run *r, gpujit__worker *w)
 }
 
 /* Without a worker executable: the misses compile here, one after another. */
-static void build_here(run *r)
+static void build_here(gpujit__run *r)
 {
   bool more;
   long i;
-  while ((i = choose(r, NULL, &more)) >= 0 && !(r->o->cancel && *r->o->cancel)) {
+  while ((i = gpujit__choose(r, NULL, &more)) >= 0 && !(r->o->cancel && *r->o->cancel)) {
     gpujit__project_module *pm = &r->p->mods[i];
     gpujit__options_holder h;
     gpujit__build_ctl ctl = {.pch_more = more && r->o->pch};
@@ -372,7 +313,7 @@ static void build_here(run *r)
   }
 }
 
-static int work(run *r, const char *path)
+static int work(gpujit__run *r, const char *path)
 {
   struct pollfd *fds = calloc(r->nw * 2, sizeof(*fds));
   int err = 0;
@@ -399,7 +340,7 @@ static int work(run *r, const char *path)
         err = 0;
         continue;
       }
-      if ((i = choose(r, w, &more)) < 0)
+      if ((i = gpujit__choose(r, w, &more)) < 0)
         break;
       if (send_job(r, w, i, more && r->o->pch) < 0) {
         gpujit_error_clear();
@@ -436,7 +377,7 @@ done:
 }
 
 /* The critical path: the worker that finished last bounds the build; its modules on a track. */
-static void critical_path(run *r)
+static void critical_path(gpujit__run *r)
 {
   gpujit__worker *last = NULL;
   for (size_t k = 0; r->w && k < r->nw; k++)
@@ -461,7 +402,7 @@ static void critical_path(run *r)
 int gpujit_project_build(gpujit_project *p, const gpujit_project_options *o)
 {
   gpujit_project_options defaults = GPUJIT_PROJECT_OPTIONS_INIT;
-  run r = {0};
+  gpujit__run r = {0};
   char path[PATH_MAX];
   int err = 0;
   long cores;
