@@ -52,6 +52,7 @@ static double gpujit_compile(const char *path, gpujit_trace *trace)
   double t0 = gpujit__now_us();
   o.arch = "sm_90";
   o.trace = trace;
+  o.pch = GPUJIT_PCH_OFF; /* like for like with NVRTC: what PCH saves is bench_project's */
   if (gpujit_module_build_files(&m, &path, 1, &o) != 0) {
     fprintf(stderr, "gpujit build of %s failed: %s\n", path, gpujit_error_last());
     exit(1);

@@ -28,7 +28,9 @@ typedef struct gpujit__pch {
 } gpujit__pch;
 
 /** What identifies a source's PCH: its leading block of directives and comments (which must
- *  hold an #include), the prelude, and the flags except --fdevice-time-trace. */
+ *  hold an #include), the prelude, and the flags — of --fdevice-time-trace only whether it is
+ *  there (NVRTC refuses a PCH made without a trace for a traced compile, but not for another
+ *  trace file). */
 typedef struct gpujit__pch_block {
   uint64_t key;
   bool has_include;
