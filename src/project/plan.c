@@ -109,8 +109,8 @@ long gpujit__choose(gpujit__run *r, const gpujit__worker *w, bool *create)
         if (soonest < 0 || t < soonest)
           soonest = t;
       }
-      if (soonest >= 0 && soonest < self)
-        continue;
+      if (soonest >= 0 && soonest < self && r->running > 0)
+        continue; /* (with nothing running, nothing is worth waiting for) */
     }
     if (best < 0 || (held && !best_held) ||
         (held == best_held && pm->expected_ms > r->p->mods[best].expected_ms)) {

@@ -341,7 +341,7 @@ static int work(gpujit__run *r, const char *path)
         continue;
       }
       if ((i = gpujit__choose(r, w, &more)) < 0)
-        break;
+        continue; /* left for a worker holding its PCH: that worker's turn comes in this loop */
       if (send_job(r, w, i, more && r->o->pch) < 0) {
         gpujit_error_clear();
         w->job = i; /* it died before taking the job: fail the job with its reason */
