@@ -32,7 +32,7 @@ for label in ("raw cuLaunchKernel", "gpujit_launch, timing off", "gpujit_launch,
     rows.append(("launch: " + label, (m.group(1) + " us") if m else "?"))
 
 bc = read("bench_cache.txt")
-for label in ("in-process hit (API -> module)", "process: gpujit build (hit)"):
+for label in ("in-process hit, saxpy (API -> module)", "process: gpujit build, default arch (hit)"):
     m = re.search(re.escape(label) + r"\s+([\d.]+)", bc)
     rows.append(("cache: " + label, (m.group(1) + " ms") if m else "?"))
 
