@@ -15,6 +15,8 @@ $g build --time-trace -o "$out/vecops.cubin" examples/vecops.cu
 $g build --time-trace -o "$out/scale.cubin" --name-expr 'scale<float>' --name-expr 'scale<double>' examples/scale.cu
 $g build --time-trace -o "$out/lto.cubin" examples/lto/main.cu examples/lto/helper.cu
 $g build --time-trace -o "$out/block_reduce.cubin" examples/block_reduce.cu
+echo "== the same modules as one project (examples/modules.json): hits served at once, no worker"
+$g build --modules examples/modules.json --out-dir "$out/project" --time-trace="$out/project/project.trace.json"
 echo "== where the compile time went"
 $g trace analyze --top 5 "$out"/*.trace.json
 echo "== run: compile against execute"
