@@ -5,7 +5,7 @@
  *  2. two header-heavy modules of one include block in one worker: the second's compile with the
  *     first's PCH against --no-pch;
  *  3. the same 64 modules all cached: `gpujit build DIR` as a whole process.
- * usage: bench_project [MODULES [JOBS [REPS]]]
+ * usage: bench_project [MODULES [JOBS [REPS [HEAVY]]]]   (HEAVY: header-heavy modules, default 3/8)
  */
 #define _GNU_SOURCE
 #include <spawn.h>
@@ -54,18 +54,19 @@ static void write_file(const char *dir, const char *name, const char *text)
   }
 }
 
-/* Module i: heavy (two include blocks, alternating) or small, each with a body of its own. */
-static void generate(const char *dir, int n)
+/* `heavy` of `n` modules spread evenly are header-heavy (two include blocks, alternating), the
+ * rest small; each has a body of its own. */
+static void generate(const char *dir, int n, int heavy)
 {
-  for (int i = 0; i < n; i++) {
+  for (int i = 0, h = 0; i < n; i++) {
     char name[64], text[8192];
     snprintf(name, sizeof(name), "m%02d.cu", i);
-    if (i % 8 < 3)
+    if ((i * heavy) % n < heavy && ++h)
       snprintf(text, sizeof(text),
                "%s\nextern \"C\" __global__ void k%d(float *o)\n{\n  using R = cub::BlockReduce<float, %d>;\n"
                "  __shared__ typename R::TempStorage s;\n  float v = R(s).Sum(o[threadIdx.x] * %d.0f);\n"
                "  if (threadIdx.x == 0) o[blockIdx.x] = v;\n}\n",
-               i % 2 ? heavy_head : other_head, i, 64 << (i % 3), i + 1);
+               h % 2 ? heavy_head : other_head, i, 64 << (i % 3), i + 1);
     else
       snprintf(text, sizeof(text),
                "extern \"C\" __global__ void k%d(const float *x, float *y, int n)\n{\n"
@@ -171,11 +172,12 @@ int main(int argc, char **argv)
 {
   int n = argc > 1 ? atoi(argv[1]) : 64, cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
   int jobs = argc > 2 ? atoi(argv[2]) : cores, reps = argc > 3 ? atoi(argv[3]) : 1;
+  int heavy = argc > 4 ? atoi(argv[4]) : n * 3 / 8;
   char root[] = "/tmp/gpujit-bench-project-XXXXXX", dir[4200], pair[4200], cache_dir[4200], cmd[4300];
   double j1[8], jn[8], j1p[8], jnp[8], sec_pch[8], sec_off[8], hit[21], fresh[21];
   size_t created = 0, used = 0;
-  if (n < 8 || jobs < 1 || reps < 1 || reps > 8) {
-    fprintf(stderr, "usage: bench_project [MODULES>=8 [JOBS [REPS<=8]]]\n");
+  if (n < 8 || jobs < 1 || reps < 1 || reps > 8 || heavy < 0 || heavy > n) {
+    fprintf(stderr, "usage: bench_project [MODULES>=8 [JOBS [REPS<=8 [HEAVY<=MODULES]]]]\n");
     return 2;
   }
   setenv("GPUJIT_WORKER", GPUJIT_WORKER_PATH, 1);
@@ -188,7 +190,7 @@ int main(int argc, char **argv)
   snprintf(cache_dir, sizeof(cache_dir), "%s/cache", root);
   gpujit__mkdirs(dir, 0777);
   gpujit__mkdirs(pair, 0777);
-  generate(dir, n);
+  generate(dir, n, heavy);
   {
     char a[8192], b[8192];
     snprintf(a, sizeof(a), "%sextern \"C\" __global__ void a(float *o) { o[threadIdx.x] *= 2.0f; }\n", heavy_head);
@@ -200,8 +202,7 @@ int main(int argc, char **argv)
     write_file(pair, "a.cu", a);
     write_file(pair, "b.cu", b);
   }
-  printf("bench_project: %d modules (%d header-heavy), %d cores, -j %d, %d rep(s)\n", n, (n / 8) * 3 + (n % 8 < 3 ? n % 8 : 3),
-         cores, jobs, reps);
+  printf("bench_project: %d modules (%d header-heavy), %d cores, -j %d, %d rep(s)\n", n, heavy, cores, jobs, reps);
   fflush(stdout);
   for (int r = 0; r < reps; r++) { /* interleaved */
     j1[r] = cold(dir, cache_dir, 1, 0, NULL, NULL);
