@@ -87,15 +87,15 @@ static double holder_ready_ms(const gpujit__run *r, const gpujit__worker *v, dou
  * The next module for worker `w` (NULL: this process): the longest of a block whose PCH it holds,
  * else the longest pending — but a module that a worker holding its block's PCH would finish
  * sooner, after its current job, than `w` could from scratch is left to that worker.
- * `*create`: make a PCH for it — only while its block has more pending modules than workers
- * holding (or making) its PCH, so every PCH made is used.
+ * `*create`: make a PCH for it — only while its block has more modules left, beyond those the
+ * idle workers start now, than workers holding (or making) its PCH, so a PCH made is used.
  */
 long gpujit__choose(gpujit__run *r, const gpujit__worker *w, bool *create)
 {
   double now = gpujit__now_us(), scale = gpujit__scale_of(r), u = used_factor(r);
   long best = -1;
   bool best_held = false;
-  size_t at = 0, left_of_block = 0, holders = 0;
+  size_t at = 0, left_of_block = 0, holders = 0, idle = 0;
   for (size_t k = 0; k < r->npending; k++) {
     gpujit__project_module *pm = &r->p->mods[r->pending[k]];
     bool held = w && pm->has_block && holds(w, pm->block);
@@ -127,11 +127,16 @@ long gpujit__choose(gpujit__run *r, const gpujit__worker *w, bool *create)
     return best;
   for (size_t k = 0; k < r->npending; k++)
     left_of_block += r->p->mods[r->pending[k]].has_block && r->p->mods[r->pending[k]].block == r->p->mods[best].block;
-  for (size_t v = 0; w && v < r->nw; v++)
-    holders += &r->w[v] != w && r->w[v].pid > 0 &&
-               (holds(&r->w[v], r->p->mods[best].block) ||
-                (r->w[v].creating && r->w[v].block == r->p->mods[best].block));
-  *create = left_of_block > holders;
+  for (size_t v = 0; w && v < r->nw; v++) {
+    const gpujit__worker *o = &r->w[v];
+    if (o == w)
+      continue;
+    idle += o->pid <= 0 || o->job < 0; /* they start something now, likely of this block too */
+    holders += o->pid > 0 && (holds(o, r->p->mods[best].block) || (o->creating && o->block == r->p->mods[best].block));
+  }
+  /* The modules of the block that will still wait when every idle worker has one: a PCH made
+   * now pays only if some of them are left for it. */
+  *create = left_of_block > idle && left_of_block - idle > holders;
   return best;
 }
 

@@ -37,8 +37,8 @@ void gpujit__hold(gpujit__worker *w, uint64_t block);
  * The next module for worker `w` (NULL: this process), taken off the pending list: the longest
  * of a block whose PCH it holds, else the longest pending — but a module that a worker holding
  * its block's PCH would finish sooner (after its current job) is left to that worker.
- * `*create`: make a PCH for it — only while its block has more pending modules than workers
- * holding or making its PCH, so every PCH made is used. @return the module, or -1 (wait).
+ * `*create`: make a PCH for it — only while its block has more modules left, beyond those the
+ * idle workers start now, than workers holding or making its PCH, so a PCH made is used. @return the module, or -1 (wait).
  */
 long gpujit__choose(gpujit__run *r, const gpujit__worker *w, bool *create);
 
