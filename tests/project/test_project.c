@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "base/fs.h"
+#include "compile/nvrtc.h"
+#include "compile/toolkit.h"
 #include "gpujit.h"
 #include "helpers.h"
 #include "trace/trace_check.h"
@@ -488,6 +490,36 @@ static void test_project__prelude_keeps_pch_and_lines(void **state)
   gpujit_module_free(m);
 }
 
+/* NVRTC asks for a bigger PCH heap: gpujit grows it and compiles again, so the PCH is made. */
+static void test_project__pch_heap_grows(void **state)
+{
+  fx *f = *state;
+  gpujit_module_options o = opts90();
+  const gpujit__nvrtc_api *api;
+  const gpujit__nvrtc_pch_api *pch;
+  char *path = th_path(f->src, "heap.cu");
+  const char *pp = path, *reason;
+  gpujit_module *m = NULL;
+  unsigned long before;
+  size_t heap = 0;
+  put_heavy(f, "heap.cu", "heap", 1);
+  assert_int_equal(gpujit__nvrtc_api_get(&api), 0);
+  assert_non_null(pch = gpujit__nvrtc_pch_api_get());
+  assert_int_equal(pch->nvrtcSetPCHHeapSize((size_t)1 << 20), NVRTC_SUCCESS);
+  o.pch = GPUJIT_PCH_ON;
+  before = gpujit__nvrtc_compiles;
+  assert_int_equal(gpujit_module_build_files(&m, &pp, 1, &o), 0);
+  assert_int_equal(gpujit_module_pch(m, &reason), GPUJIT_PCH_STATUS_CREATED);
+  if (!strstr(reason, "PCH heap too small") || !strstr(reason, "compiling again"))
+    fail_msg("reason: %s", reason);
+  assert_int_equal(gpujit__nvrtc_compiles - before, 2);
+  assert_null(strstr(gpujit_module_log(m), "insufficient preallocated memory")); /* NVRTC's warning is ours */
+  assert_int_equal(pch->nvrtcGetPCHHeapSize(&heap), NVRTC_SUCCESS);
+  assert_true(heap > ((size_t)64 << 20));
+  gpujit_module_free(m);
+  free(path);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -499,6 +531,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_project__trace, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__pch_never_stale, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__prelude_keeps_pch_and_lines, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_project__pch_heap_grows, setup, teardown),
   };
   setenv("GPUJIT_WORKER", GPUJIT_WORKER_PATH, 1);
   setenv("GPUJIT_ARCH", "sm_90", 1);
