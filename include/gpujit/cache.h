@@ -106,6 +106,21 @@ GPUJIT_API int gpujit_cache_clear(gpujit_cache *cache, uint64_t *removed);
 GPUJIT_API int gpujit_cache_prune(gpujit_cache *cache, uint64_t max_bytes, double older_than_s,
                                   uint64_t *removed, uint64_t *freed_bytes);
 
+/**
+ * The cache's size limit: $GPUJIT_CACHE_MAX_SIZE, else the setting kept in the cache directory
+ * (gpujit_cache_limit_set()), else none (0). After a store that passes it, the least recently
+ * used entries are evicted down to 90 % of it; an entry another process is reading is kept.
+ * @param source receives where the limit came from (static), may be NULL.
+ * @return 0, or GPUJIT_EINVAL when the variable or the setting is malformed.
+ */
+GPUJIT_API int gpujit_cache_limit_get(gpujit_cache *cache, uint64_t *bytes, const char **source);
+
+/** Keep `bytes` (0: none) as the cache's setting and evict down to it now. */
+GPUJIT_API int gpujit_cache_limit_set(gpujit_cache *cache, uint64_t bytes);
+
+/** Parse "2G", "500M", "1.5G", "4096", "none" (0); K/M/G/T are powers of 1024. */
+GPUJIT_API int gpujit_cache_parse_size(const char *text, uint64_t *bytes);
+
 /** Reports a damaged entry found by gpujit_cache_verify(). */
 typedef void (*gpujit_cache_bad_cb)(const char *key, const char *problem, void *payload);
 

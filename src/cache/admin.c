@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/files.h"
+#include "cache/limit.h"
 #include "cache/store.h"
 
 int gpujit_cache_stats_get(gpujit_cache *c, gpujit_cache_stats *out)
@@ -128,36 +129,9 @@ int gpujit_cache_clear(gpujit_cache *c, uint64_t *removed)
 int gpujit_cache_prune(gpujit_cache *c, uint64_t max_bytes, double older_than_s, uint64_t *removed,
                        uint64_t *freed)
 {
-  gpujit__entry_list list = {0};
-  char p[PATH_MAX];
-  uint64_t total = 0, n = 0, f = 0;
-  time_t now = time(NULL);
-  int err;
   if (!c)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_prune: NULL cache");
-  if ((err = gpujit__entries(&list, c->dir, true)) < 0) /* most recently used first */
-    return err;
-  for (size_t i = 0; i < list.count; i++)
-    total += list.items[i].bytes;
-  for (size_t k = list.count; k-- > 0;) {
-    gpujit__entry *e = &list.items[k];
-    bool old = older_than_s > 0 && difftime(now, (time_t)e->pub.last_used) > older_than_s;
-    bool big = max_bytes > 0 && total > max_bytes;
-    if (!old && !big)
-      continue;
-    gpujit__cache_entry_path(p, sizeof(p), c, e->hex);
-    if (gpujit__remove_entry(c->dir, p) == 0) {
-      n++;
-      f += e->bytes;
-      total -= e->bytes;
-    }
-  }
-  gpujit__entry_list_free(&list);
-  if (removed)
-    *removed = n;
-  if (freed)
-    *freed = f;
-  return 0;
+  return gpujit__cache_evict(c, max_bytes, older_than_s, removed, freed, NULL);
 }
 
 int gpujit_cache_verify(gpujit_cache *c, int remove_bad, gpujit_cache_bad_cb cb, void *payload,

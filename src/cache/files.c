@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -334,9 +335,22 @@ int gpujit__publish_dir(const char *cache_dir, const char *tmp, const char *fina
 int gpujit__remove_entry(const char *cache_dir, const char *entry)
 {
   char trash[PATH_MAX];
-  if (move_aside(cache_dir, entry, trash, sizeof(trash)) < 0)
+  int fd = open(entry, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+  if (fd < 0)
     return gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: %s", entry, strerror(errno));
-  return gpujit__rmrf(trash);
+  /* Readers hold a shared lock on the entry (gpujit__cache_get): one being read stays. */
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    close(fd);
+    return gpujit__error(GPUJIT_EBUSY, "%s: in use", entry);
+  }
+  if (move_aside(cache_dir, entry, trash, sizeof(trash)) < 0) {
+    err = gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: %s", entry, strerror(errno));
+    close(fd);
+    return err;
+  }
+  err = gpujit__rmrf(trash);
+  close(fd);
+  return err;
 }
 
 static uint64_t tree_bytes;
@@ -349,7 +363,7 @@ static int size_cb(const char *path, const struct stat *st, int flag, struct FTW
   return 0;
 }
 
-static uint64_t dir_bytes(const char *path)
+uint64_t gpujit__dir_bytes(const char *path)
 {
   /* nftw has no payload: a lock keeps concurrent listings in one process apart. */
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -405,7 +419,7 @@ int gpujit__entries(gpujit__entry_list *out, const char *cache_dir, bool meta)
       memset(e, 0, sizeof(*e));
       snprintf(e->hex, sizeof(e->hex), "%s%s", a->d_name, b->d_name);
       snprintf(p, sizeof(p), "%s/entries/%s/%s", cache_dir, a->d_name, b->d_name);
-      e->bytes = dir_bytes(p);
+      e->bytes = gpujit__dir_bytes(p);
       e->pub.key = e->hex;
       e->pub.bytes = e->bytes;
       if (stat(p, &st) == 0)

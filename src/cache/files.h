@@ -43,6 +43,8 @@ int gpujit__read_blob(gpujit__buf *out, size_t *offset, const char *path, const 
 int gpujit__publish_dir(const char *cache_dir, const char *tmp, const char *final);
 /** Move an entry out of entries/ (atomically) and delete it. */
 int gpujit__remove_entry(const char *cache_dir, const char *entry);
+/** The bytes of the files beneath a directory. */
+uint64_t gpujit__dir_bytes(const char *path);
 int gpujit__rmrf(const char *path);
 /** Every entry directory; with `meta`, metadata read and sorted most recently used first. */
 int gpujit__entries(gpujit__entry_list *out, const char *cache_dir, bool meta);

@@ -18,6 +18,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/files.h"
+#include "cache/limit.h"
 #include "cache/store.h"
 
 
@@ -230,6 +231,7 @@ int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit
   gpujit__cache_entry_path(path, sizeof(path), c, hex);
   if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
     return GPUJIT_ENOENT;
+  flock(dfd, LOCK_SH); /* eviction passes over an entry being read (gpujit__remove_entry) */
   /* Both files are read through one directory handle: a concurrent replacement of the entry
    * cannot mix one version's metadata with another's image. */
   if (gpujit__read_meta(&meta, &j, dfd, why, sizeof(why)) < 0 ||
@@ -326,6 +328,7 @@ int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *e)
   if ((err = gpujit__publish_dir(c->dir, tmp, final)) < 0)
     goto fail;
   gpujit__cache_stats_update(c, 0, 0, 1, 0, 0);
+  gpujit__cache_stored(c, gpujit__dir_bytes(final));
   return 0;
 fail:
   if (tmp[0] && gpujit__is_dir(tmp))

@@ -18,7 +18,10 @@ static void cache_help(void)
          "  ls                         list entries, most recently used first\n"
          "  show KEY                   print an entry's metadata (KEY: 4+ hex digits)\n"
          "  source KEY [--extract DIR] print the dumped sources, or copy them under DIR\n"
-         "  stats                      entries, bytes, hits, misses, corrupt, time saved\n"
+         "  stats                      entries, bytes, hits, misses, corrupt, time saved, limit\n"
+         "  limit [SIZE|none]          show or set the size limit kept in the cache (SIZE: 500M,\n"
+         "                             2G); $GPUJIT_CACHE_MAX_SIZE overrides it. Past the limit,\n"
+         "                             a store evicts least recently used entries to 90 %% of it\n"
          "  clear                      remove every entry\n"
          "  prune [--max-size SIZE] [--older-than AGE]\n"
          "                             drop least recently used entries (SIZE: 500M, 2G;\n"
@@ -245,8 +248,33 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
     else if (json)
       print_json(s.arr), s.arr = NULL;
     cJSON_Delete(s.arr);
+  } else if (!strcmp(verb, "limit")) {
+    uint64_t bytes = 0;
+    const char *source = NULL;
+    char sz[32];
+    if (key && (err = gpujit_cache_parse_size(key, &bytes)) < 0)
+      rc = cli_usage_error(ctx, "cache", "%s", gpujit_error_last());
+    else if (key && (err = gpujit_cache_limit_set(cache, bytes)) < 0)
+      rc = cli_fail(ctx, err);
+    else if ((err = gpujit_cache_limit_get(cache, &bytes, &source)) < 0)
+      rc = cli_fail(ctx, err);
+    else if (json) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddNumberToObject(o, "limit_bytes", (double)bytes);
+      cJSON_AddStringToObject(o, "source", source);
+      print_json(o);
+    } else if (bytes) {
+      printf("limit     %s (%s)\n", cli_size(sz, sizeof(sz), (double)bytes), source);
+    } else {
+      printf("limit     none\n");
+    }
   } else if (!strcmp(verb, "stats")) {
     gpujit_cache_stats st;
+    uint64_t limit = 0;
+    if (gpujit_cache_limit_get(cache, &limit, NULL) < 0) {
+      cli_warn(ctx, "%s", gpujit_error_last());
+      limit = 0;
+    }
     if ((err = gpujit_cache_stats_get(cache, &st)) < 0) {
       rc = cli_fail(ctx, err);
     } else if (json) {
@@ -259,14 +287,16 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
       cJSON_AddNumberToObject(o, "stores", (double)st.stores);
       cJSON_AddNumberToObject(o, "corrupt", (double)st.corrupt);
       cJSON_AddNumberToObject(o, "compile_ms_saved", st.compile_ms_saved);
+      cJSON_AddNumberToObject(o, "limit_bytes", (double)limit);
       print_json(o);
     } else {
-      char sz[32];
+      char sz[32], lim[32];
       printf("path      %s\nentries   %llu\nsize      %s\nhits      %llu\nmisses    %llu\n"
              "stores    %llu\ncorrupt   %llu\nsaved     %.1f ms of compiling\n",
              gpujit_cache_path(cache), (unsigned long long)st.entries, cli_size(sz, sizeof(sz), (double)st.bytes),
              (unsigned long long)st.hits, (unsigned long long)st.misses, (unsigned long long)st.stores,
              (unsigned long long)st.corrupt, st.compile_ms_saved);
+      printf("limit     %s\n", limit ? cli_size(lim, sizeof(lim), (double)limit) : "none");
     }
   } else if (!strcmp(verb, "clear")) {
     uint64_t n = 0;

@@ -1,0 +1,184 @@
+/* The cache's size limit: sizes parsed, the limit from the environment or the cache's setting,
+ * least recently used entries evicted after a store so the cache never stays above it, and an
+ * entry being read never torn away. */
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+#include "gpujit.h"
+
+typedef struct fx {
+  char *root, *cache_dir;
+  gpujit_cache *cache;
+} fx;
+
+static int setup(void **state)
+{
+  fx *f = calloc(1, sizeof(*f));
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  f->root = th_tmpdir();
+  f->cache_dir = th_path(f->root, "cache");
+  co.dir = f->cache_dir;
+  unsetenv("GPUJIT_CACHE_MAX_SIZE");
+  assert_int_equal(gpujit_cache_open(&f->cache, &co), 0);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  fx *f = *state;
+  unsetenv("GPUJIT_CACHE_MAX_SIZE");
+  gpujit_cache_free(f->cache);
+  th_rmrf(f->root);
+  free(f->root);
+  free(f->cache_dir);
+  free(f);
+  return 0;
+}
+
+/* Module i: its own source, so its own entry. */
+static gpujit_module *build(fx *f, int i)
+{
+  char name[64], text[256], *path;
+  const char *p;
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL;
+  snprintf(name, sizeof(name), "k%d.cu", i);
+  snprintf(text, sizeof(text), "extern \"C\" __global__ void k%d(float *x) { x[threadIdx.x] *= %d.0f; }\n", i, i + 2);
+  path = th_write(f->root, name, text);
+  p = path;
+  o.arch = "sm_90";
+  o.cache = f->cache;
+  if (gpujit_module_build_files(&m, &p, 1, &o) != 0)
+    fail_msg("build %d: %s", i, gpujit_error_last());
+  free(path);
+  return m;
+}
+
+static uint64_t cache_bytes(fx *f, uint64_t *entries)
+{
+  gpujit_cache_stats st;
+  assert_int_equal(gpujit_cache_stats_get(f->cache, &st), 0);
+  if (entries)
+    *entries = st.entries;
+  return st.bytes;
+}
+
+static void test_limit__parse(void **state)
+{
+  uint64_t v;
+  (void)state;
+  assert_int_equal(gpujit_cache_parse_size("2G", &v), 0);
+  assert_int_equal(v, 2ULL << 30);
+  assert_int_equal(gpujit_cache_parse_size("500M", &v), 0);
+  assert_int_equal(v, 500ULL << 20);
+  assert_int_equal(gpujit_cache_parse_size("1.5k", &v), 0);
+  assert_int_equal(v, 1536);
+  assert_int_equal(gpujit_cache_parse_size("64MiB", &v), 0);
+  assert_int_equal(v, 64ULL << 20);
+  assert_int_equal(gpujit_cache_parse_size("4096", &v), 0);
+  assert_int_equal(v, 4096);
+  assert_int_equal(gpujit_cache_parse_size("none", &v), 0);
+  assert_int_equal(v, 0);
+  assert_int_equal(gpujit_cache_parse_size("12X", &v), GPUJIT_EINVAL);
+  assert_non_null(strstr(gpujit_error_last(), "invalid size '12X'"));
+  assert_int_equal(gpujit_cache_parse_size("-1G", &v), GPUJIT_EINVAL);
+  assert_int_equal(gpujit_cache_parse_size("", &v), GPUJIT_EINVAL);
+}
+
+/* Stores past the limit evict the least recently used: never above it after a store. */
+static void test_limit__evicts_lru(void **state)
+{
+  fx *f = *state;
+  uint64_t one, limit, entries, got;
+  const char *source;
+  gpujit_module *m = build(f, 0);
+  gpujit_module_free(m);
+  one = cache_bytes(f, NULL);
+  assert_true(one > 1000);
+  limit = one * 3 + one / 2; /* room for three entries */
+  assert_int_equal(gpujit_cache_limit_set(f->cache, limit), 0);
+  assert_int_equal(gpujit_cache_limit_get(f->cache, &got, &source), 0);
+  assert_int_equal(got, limit);
+  assert_string_equal(source, "the cache's setting");
+  for (int i = 1; i < 8; i++) {
+    gpujit_module_free(build(f, i));
+    if (i == 4) { /* use module 1 again: it becomes the most recently used */
+      sleep(1);   /* (last use is a directory mtime) */
+      m = build(f, 1);
+      assert_int_equal(gpujit_module_cache_status(m), GPUJIT_CACHE_HIT);
+      gpujit_module_free(m);
+    }
+    if (cache_bytes(f, &entries) > limit)
+      fail_msg("after store %d: %llu bytes in the cache, limit %llu", i, (unsigned long long)cache_bytes(f, NULL),
+               (unsigned long long)limit);
+  }
+  assert_true(entries >= 2 && entries <= 3);
+  m = build(f, 7); /* the newest stays */
+  assert_int_equal(gpujit_module_cache_status(m), GPUJIT_CACHE_HIT);
+  gpujit_module_free(m);
+  m = build(f, 0); /* the oldest went */
+  assert_int_equal(gpujit_module_cache_status(m), GPUJIT_CACHE_MISS);
+  gpujit_module_free(m);
+}
+
+/* The environment overrides the setting; a malformed value is an error, and builds go on. */
+static void test_limit__environment(void **state)
+{
+  fx *f = *state;
+  uint64_t got;
+  const char *source;
+  gpujit_module *m;
+  assert_int_equal(gpujit_cache_limit_set(f->cache, 1ULL << 30), 0);
+  setenv("GPUJIT_CACHE_MAX_SIZE", "1K", 1);
+  assert_int_equal(gpujit_cache_limit_get(f->cache, &got, &source), 0);
+  assert_int_equal(got, 1024);
+  assert_string_equal(source, "GPUJIT_CACHE_MAX_SIZE");
+  m = build(f, 0); /* bigger than the limit alone: evicted right after its store */
+  gpujit_module_free(m);
+  assert_true(cache_bytes(f, NULL) <= 1024);
+  setenv("GPUJIT_CACHE_MAX_SIZE", "lots", 1);
+  assert_int_equal(gpujit_cache_limit_get(f->cache, &got, NULL), GPUJIT_EINVAL);
+  assert_non_null(strstr(gpujit_error_last(), "GPUJIT_CACHE_MAX_SIZE"));
+  m = build(f, 1);
+  assert_int_equal(gpujit_module_cache_status(m), GPUJIT_CACHE_MISS);
+  gpujit_module_free(m);
+}
+
+/* An entry another process is reading (its shared lock held) is passed over by eviction. */
+static void test_limit__reader_keeps_entry(void **state)
+{
+  fx *f = *state;
+  char *dir = NULL;
+  int fd;
+  uint64_t removed = 0;
+  gpujit_module *m = build(f, 0);
+  assert_int_equal(gpujit_cache_entry_dir(&dir, f->cache, gpujit_module_cache_key(m)), 0);
+  gpujit_module_free(m);
+  fd = open(dir, O_RDONLY | O_DIRECTORY);
+  assert_true(fd >= 0);
+  assert_int_equal(flock(fd, LOCK_SH), 0);
+  gpujit_module_free(build(f, 1));
+  assert_int_equal(gpujit_cache_prune(f->cache, 1, 0, &removed, NULL), 0);
+  assert_int_equal(removed, 1); /* module 1's entry; module 0's is being read */
+  assert_true(th_exists(dir));
+  close(fd);
+  assert_int_equal(gpujit_cache_prune(f->cache, 1, 0, &removed, NULL), 0);
+  assert_int_equal(removed, 1);
+  assert_false(th_exists(dir));
+  gpujit_free(dir);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_limit__parse),
+    cmocka_unit_test_setup_teardown(test_limit__evicts_lru, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_limit__environment, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_limit__reader_keeps_entry, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
