@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/files.h"
+#include "cache/handle.h"
 
 static void hex64(char out[17], uint64_t v) { snprintf(out, 17, "%016llx", (unsigned long long)v); }
 
@@ -504,4 +505,9 @@ int gpujit__verify_entry(const char *entry, char *why, size_t n)
   gpujit__buf_free(&meta);
   gpujit__buf_free(&payload);
   return bad;
+}
+
+void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, const char *hex)
+{
+  snprintf(out, size, "%s/entries/%.2s/%s", c->dir, hex, hex + 2);
 }

@@ -17,8 +17,8 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/files.h"
+#include "cache/handle.h"
 #include "cache/limit.h"
-#include "cache/store.h"
 
 #define SIZE_MAGIC 0x31657a69736a7067ULL /* "gpjsize1" */
 

@@ -178,10 +178,6 @@ void gpujit__cache_stats_read(gpujit_cache *c, gpujit__stats_file *s)
 
 /* ---- entries ------------------------------------------------------------------------------ */
 
-void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, const char *hex)
-{
-  snprintf(out, size, "%s/entries/%.2s/%s", c->dir, hex, hex + 2);
-}
 
 int gpujit__cache_note_get(gpujit_cache *c, const char *kind, const char *hex, gpujit__buf *out)
 {

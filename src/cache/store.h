@@ -12,13 +12,7 @@
 #include "cache/files.h"
 #include "gpujit/cache.h"
 
-struct gpujit_cache {
-  char *dir;
-  char *base;
-  double lock_timeout_s;
-  bool writable;
-  bool warned;
-};
+#include "cache/handle.h"
 
 /** The shared counters' file (binary, updated under flock). */
 typedef struct gpujit__stats_file {
@@ -82,6 +76,6 @@ int gpujit__cache_note_put(gpujit_cache *c, const char *kind, const char *hex, c
 const char *gpujit__cache_base(const gpujit_cache *c);
 
 /** The directory of the entry with key `hex`. */
-void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, const char *hex);
+
 
 #endif
