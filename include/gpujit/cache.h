@@ -121,6 +121,48 @@ GPUJIT_API int gpujit_cache_limit_set(gpujit_cache *cache, uint64_t bytes);
 /** Parse "2G", "500M", "1.5G", "4096", "none" (0); K/M/G/T are powers of 1024. */
 GPUJIT_API int gpujit_cache_parse_size(const char *text, uint64_t *bytes);
 
+#define GPUJIT_CACHE_EXPORT_OPTIONS_VERSION 1
+
+/** Which entries an export takes. */
+typedef struct gpujit_cache_export_options {
+  unsigned int version;
+  double used_since;          /**< Unix seconds: only entries used (hit or stored) since; 0: all */
+  const char *const *keys;    /**< only these entry keys (or prefixes); NULL: all */
+  size_t keys_count;
+} gpujit_cache_export_options;
+
+#define GPUJIT_CACHE_EXPORT_OPTIONS_INIT { GPUJIT_CACHE_EXPORT_OPTIONS_VERSION, 0, NULL, 0 }
+
+GPUJIT_API int gpujit_cache_export_options_init(gpujit_cache_export_options *opts, unsigned int version);
+
+/**
+ * Write the chosen entries, the manifests that name them and their dependency groups into one
+ * archive (libarchive; `FILE.tar.zst`, `.tar.gz`, `.tar.xz` compress, anything else is plain tar),
+ * written to a temporary name and renamed.
+ * @return 0, GPUJIT_EIO (message names the file), GPUJIT_EVERSION.
+ */
+GPUJIT_API int gpujit_cache_export(gpujit_cache *cache, const char *path, const gpujit_cache_export_options *opts,
+                                   uint64_t *out_entries);
+
+/** What an import did. */
+typedef struct gpujit_cache_import_result {
+  uint64_t entries;   /**< entries added */
+  uint64_t present;   /**< entries already here and good: kept */
+  uint64_t manifests; /**< manifests merged */
+  uint64_t rejected;  /**< entries or records that did not verify: not stored (logged) */
+} gpujit_cache_import_result;
+
+/**
+ * Import an archive made by gpujit_cache_export(). Every member's name, type and size is checked
+ * first: absolute paths, "..", links, devices and members over `max_member_bytes` (0: 1 GiB)
+ * refuse the whole archive with an error naming the member, and nothing is stored. Every
+ * entry is then verified (checksums, schema, key) and a bad one is not stored; a good local
+ * entry is never replaced.
+ * @return 0, GPUJIT_ENOENT, GPUJIT_EPARSE (hostile or malformed archive), GPUJIT_EIO.
+ */
+GPUJIT_API int gpujit_cache_import(gpujit_cache *cache, const char *path, uint64_t max_member_bytes,
+                                   gpujit_cache_import_result *out);
+
 /** Reports a damaged entry found by gpujit_cache_verify(). */
 typedef void (*gpujit_cache_bad_cb)(const char *key, const char *problem, void *payload);
 

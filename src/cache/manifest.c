@@ -219,3 +219,77 @@ done:
   cJSON_Delete(j);
   return err;
 }
+
+/* ---- moving records between caches (export and import) ------------------------------------ */
+
+int gpujit__record_read(const char *path, bool manifest, cJSON **out, char *why, size_t n)
+{
+  return read_json(out, path, manifest ? MANIFEST_MAGIC : GROUP_MAGIC, why, n);
+}
+
+int gpujit__manifest_merge(gpujit_cache *c, const char *hex, const cJSON *foreign)
+{
+  char path[PATH_MAX], why[128];
+  cJSON *local = NULL, *j, *results, *e;
+  int kept = 0, err;
+  if (!c->writable)
+    return 0;
+  path_of(path, sizeof(path), c, "manifests", hex);
+  if (read_json(&local, path, MANIFEST_MAGIC, why, sizeof(why)) < 0)
+    local = NULL;
+  gpujit_error_clear();
+  if (!(j = cJSON_CreateObject()) || !(results = cJSON_AddArrayToObject(j, "results"))) {
+    cJSON_Delete(j);
+    cJSON_Delete(local);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  cJSON_AddStringToObject(j, "key", hex);
+  /* The local records first (they hold here), then the foreign ones for other entries. */
+  for (int pass = 0; pass < 2; pass++)
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(pass ? foreign : local, "results")) {
+      const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "entry"), *x;
+      bool dup = false;
+      if (kept >= GPUJIT__MANIFEST_MAX || !cJSON_IsString(k) || strlen(k->valuestring) != 32)
+        continue;
+      cJSON_ArrayForEach(x, results)
+        dup |= strcmp(cJSON_GetObjectItemCaseSensitive(x, "entry")->valuestring, k->valuestring) == 0;
+      if (!dup) {
+        cJSON_AddItemToArray(results, cJSON_Duplicate(e, 1));
+        kept++;
+      }
+    }
+  err = write_json(path, MANIFEST_MAGIC, j);
+  cJSON_Delete(j);
+  cJSON_Delete(local);
+  return err;
+}
+
+int gpujit__group_import(gpujit_cache *c, const char *digest, const cJSON *group)
+{
+  char path[PATH_MAX];
+  if (!c->writable)
+    return 0;
+  path_of(path, sizeof(path), c, "deps", digest);
+  if (access(path, F_OK) == 0)
+    return 0; /* a group's name is the hash of what it records: the one here is the same */
+  return write_json(path, GROUP_MAGIC, group);
+}
+
+int gpujit__manifest_refs(gpujit_cache *c, const char *hex, gpujit__strvec *entries, gpujit__strvec *groups)
+{
+  char path[PATH_MAX], why[128];
+  cJSON *j = NULL, *r;
+  int err;
+  path_of(path, sizeof(path), c, "manifests", hex);
+  if ((err = read_json(&j, path, MANIFEST_MAGIC, why, sizeof(why))) < 0)
+    return err;
+  cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "results")) {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "entry"), *g = cJSON_GetObjectItemCaseSensitive(r, "shared");
+    if (cJSON_IsString(e) && (err = gpujit__strvec_push(entries, e->valuestring)) < 0)
+      break;
+    if (cJSON_IsString(g) && (err = gpujit__strvec_push(groups, g->valuestring)) < 0)
+      break;
+  }
+  cJSON_Delete(j);
+  return err;
+}

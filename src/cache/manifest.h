@@ -3,6 +3,10 @@
 #ifndef GPUJIT_CACHE_MANIFEST_H
 #define GPUJIT_CACHE_MANIFEST_H
 
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+#include "base/buf.h"
 #include "cache/deps.h"
 #include "gpujit/cache.h"
 
@@ -21,5 +25,17 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33]);
 /** Record a build: its entry key, the dependencies checked every time and the shared group. */
 int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, const gpujit__deps *deps,
                          const gpujit__deps *shared);
+
+/** Read a manifest (`manifest`) or dependency group file anywhere, verified. */
+int gpujit__record_read(const char *path, bool manifest, cJSON **out, char *why, size_t n);
+
+/** Merge a foreign manifest's records into the local one (local records first). */
+int gpujit__manifest_merge(gpujit_cache *c, const char *hex, const cJSON *foreign);
+
+/** Store a foreign dependency group unless the cache has it. */
+int gpujit__group_import(gpujit_cache *c, const char *digest, const cJSON *group);
+
+/** The entry keys and group digests a manifest records. @return 0, or the read error. */
+int gpujit__manifest_refs(gpujit_cache *c, const char *hex, gpujit__strvec *entries, gpujit__strvec *groups);
 
 #endif

@@ -26,7 +26,15 @@ static void cache_help(void)
          "  prune [--max-size SIZE] [--older-than AGE]\n"
          "                             drop least recently used entries (SIZE: 500M, 2G;\n"
          "                             AGE: 30s, 10m, 12h, 7d)\n"
-         "  verify [--remove]          check every checksum; --remove deletes bad entries\n");
+         "  verify [--remove]          check every checksum; --remove deletes bad entries\n"
+         "  export FILE [--used-since AGE|UNIX] [--key KEY]...\n"
+         "                             write entries (those used within AGE, e.g. 7d, or since a\n"
+         "                             Unix time; or the named keys) with their manifests into one\n"
+         "                             archive: FILE.tar, .tar.zst, .tar.gz (CI artifacts, caches)\n"
+         "  import FILE [--max-member SIZE]\n"
+         "                             add an export's entries, each verified; a hostile archive\n"
+         "                             (absolute or .. paths, links, devices, members over SIZE,\n"
+         "                             default 1G) is refused whole, naming the member\n");
 }
 
 static bool parse_suffixed(const char *s, const char *units, const double *scale, double *out)
@@ -173,7 +181,9 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
 {
   gpujit_cache_options copts = GPUJIT_CACHE_OPTIONS_INIT;
   gpujit_cache *cache = NULL;
-  const char *verb = NULL, *key = NULL, *extract = NULL, *max_size = NULL, *older = NULL;
+  const char *verb = NULL, *key = NULL, *extract = NULL, *max_size = NULL, *older = NULL, *since = NULL;
+  const char *max_member = NULL, *keys[256];
+  size_t nkeys = 0;
   bool json = false, remove_bad = false;
   cli_args a = {argc, 1, argv, "cache", NULL, false};
   int err, rc = EXIT_OK;
@@ -195,6 +205,13 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
       older = a.value;
     } else if (cli_opt(&a, "--remove", false)) {
       remove_bad = true;
+    } else if (cli_opt(&a, "--used-since", true)) {
+      since = a.value;
+    } else if (cli_opt(&a, "--max-member", true)) {
+      max_member = a.value;
+    } else if (cli_opt(&a, "--key", true)) {
+      if (a.value && nkeys < sizeof(keys) / sizeof(keys[0]))
+        keys[nkeys++] = a.value;
     } else if (arg[0] == '-' && arg[1]) {
       return cli_usage_error(ctx, "cache", "unknown option '%s'", arg);
     } else if (!verb) {
@@ -248,6 +265,55 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
     else if (json)
       print_json(s.arr), s.arr = NULL;
     cJSON_Delete(s.arr);
+  } else if (!strcmp(verb, "export")) {
+    static const double secs[] = {1, 60, 3600, 86400, 604800};
+    gpujit_cache_export_options eo = GPUJIT_CACHE_EXPORT_OPTIONS_INIT;
+    double age = 0;
+    uint64_t n = 0;
+    char *end = NULL;
+    if (!key)
+      rc = cli_usage_error(ctx, "cache", "export needs a FILE");
+    else if (since && (eo.used_since = strtod(since, &end), end && !*end && eo.used_since > 1e9))
+      ; /* a Unix time */
+    else if (since && !parse_suffixed(since, "smhdw", secs, &age))
+      rc = cli_usage_error(ctx, "cache", "invalid --used-since '%s' (an age like 7d, or a Unix time)", since);
+    else if (since)
+      eo.used_since = (double)time(NULL) - age;
+    if (rc == EXIT_OK) {
+      eo.keys = nkeys ? keys : NULL;
+      eo.keys_count = nkeys;
+      if ((err = gpujit_cache_export(cache, key, &eo, &n)) < 0)
+        rc = cli_fail(ctx, err);
+      else if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "file", key);
+        cJSON_AddNumberToObject(o, "entries", (double)n);
+        print_json(o);
+      } else {
+        printf("exported %llu entr%s to %s\n", (unsigned long long)n, n == 1 ? "y" : "ies", key);
+      }
+    }
+  } else if (!strcmp(verb, "import")) {
+    gpujit_cache_import_result r;
+    uint64_t limit = 0;
+    if (!key)
+      rc = cli_usage_error(ctx, "cache", "import needs a FILE");
+    else if (max_member && gpujit_cache_parse_size(max_member, &limit) < 0)
+      rc = cli_usage_error(ctx, "cache", "invalid --max-member '%s' (e.g. 256M)", max_member);
+    else if ((err = gpujit_cache_import(cache, key, limit, &r)) < 0)
+      rc = cli_fail(ctx, err);
+    else if (json) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddNumberToObject(o, "entries", (double)r.entries);
+      cJSON_AddNumberToObject(o, "present", (double)r.present);
+      cJSON_AddNumberToObject(o, "manifests", (double)r.manifests);
+      cJSON_AddNumberToObject(o, "rejected", (double)r.rejected);
+      print_json(o);
+    } else {
+      printf("imported %llu entr%s (%llu already here, %llu refused), %llu manifest%s\n",
+             (unsigned long long)r.entries, r.entries == 1 ? "y" : "ies", (unsigned long long)r.present,
+             (unsigned long long)r.rejected, (unsigned long long)r.manifests, r.manifests == 1 ? "" : "s");
+    }
   } else if (!strcmp(verb, "limit")) {
     uint64_t bytes = 0;
     const char *source = NULL;

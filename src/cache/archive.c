@@ -1,0 +1,506 @@
+/* Export and import of cache entries as one archive (libarchive): for CI artifacts and caches.
+ * An import trusts nothing: every member's name, type and size is checked before anything is
+ * written, every entry, manifest and group is verified in a staging directory, and a good local
+ * entry is never replaced. */
+#define _GNU_SOURCE
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/fs.h"
+#include "cache/files.h"
+#include "cache/handle.h"
+#include "cache/manifest.h"
+
+#define EXPORT_MARKER "gpujit-export.json"
+
+int gpujit_cache_export_options_init(gpujit_cache_export_options *o, unsigned int version)
+{
+  static const gpujit_cache_export_options init = GPUJIT_CACHE_EXPORT_OPTIONS_INIT;
+  if (!o)
+    return gpujit__error(GPUJIT_EINVAL, "options: NULL");
+  if (version != GPUJIT_CACHE_EXPORT_OPTIONS_VERSION)
+    return gpujit__error(GPUJIT_EVERSION, "export options version %u is not supported", version);
+  *o = init;
+  return 0;
+}
+
+/* ---- export ------------------------------------------------------------------------------- */
+
+static int add_member(struct archive *a, const char *name, const void *data, size_t size, time_t mtime)
+{
+  struct archive_entry *e = archive_entry_new();
+  int r;
+  if (!e)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  archive_entry_set_pathname(e, name);
+  archive_entry_set_size(e, (la_int64_t)size);
+  archive_entry_set_filetype(e, AE_IFREG);
+  archive_entry_set_perm(e, 0600);
+  archive_entry_set_mtime(e, mtime, 0);
+  r = archive_write_header(a, e);
+  if (r == ARCHIVE_OK && size && archive_write_data(a, data, size) != (la_ssize_t)size)
+    r = ARCHIVE_FATAL;
+  archive_entry_free(e);
+  if (r != ARCHIVE_OK)
+    return gpujit__error(GPUJIT_EIO, "writing %s into the archive: %s", name, archive_error_string(a));
+  return 0;
+}
+
+static int add_file(struct archive *a, const char *root, const char *rel)
+{
+  char path[PATH_MAX];
+  gpujit__buf b = {0};
+  struct stat st;
+  int err;
+  snprintf(path, sizeof(path), "%s/%s", root, rel);
+  if (stat(path, &st) < 0)
+    return gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
+  if ((err = gpujit__file_read(&b, path)) == 0)
+    err = add_member(a, rel, b.data ? b.data : "", b.len, st.st_mtime);
+  gpujit__buf_free(&b);
+  return err;
+}
+
+/* Every file of an entry directory, by its path in the cache. */
+static int add_tree(struct archive *a, const char *root, const char *rel)
+{
+  char path[PATH_MAX];
+  struct dirent **names = NULL;
+  int n, err = 0;
+  snprintf(path, sizeof(path), "%s/%s", root, rel);
+  if ((n = scandir(path, &names, NULL, alphasort)) < 0)
+    return gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
+  for (int i = 0; i < n; i++) {
+    char child[PATH_MAX], full[PATH_MAX + 8];
+    struct stat st;
+    if (err == 0 && strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
+      snprintf(child, sizeof(child), "%s/%s", rel, names[i]->d_name);
+      snprintf(full, sizeof(full), "%s/%s", root, child);
+      if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode))
+        err = add_tree(a, root, child);
+      else if (S_ISREG(st.st_mode))
+        err = add_file(a, root, child);
+    }
+    free(names[i]);
+  }
+  free(names);
+  return err;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static bool selected(const gpujit__entry *e, const gpujit_cache_export_options *o)
+{
+  if (o->used_since > 0 && (double)e->pub.last_used < o->used_since)
+    return false;
+  if (!o->keys_count)
+    return true;
+  for (size_t i = 0; i < o->keys_count; i++)
+    if (o->keys[i] && strncmp(e->hex, o->keys[i], strlen(o->keys[i])) == 0)
+      return true;
+  return false;
+}
+
+static bool in_list(const gpujit__strvec *v, const char *s)
+{
+  for (size_t i = 0; i < v->count; i++)
+    if (!strcmp(v->items[i], s))
+      return true;
+  return false;
+}
+
+/* Manifests that name an exported entry, and the groups they name. */
+static int add_manifests(struct archive *a, gpujit_cache *c, const gpujit__strvec *entries)
+{
+  char dir[PATH_MAX];
+  DIR *top;
+  struct dirent *d;
+  gpujit__strvec groups = {0};
+  int err = 0;
+  snprintf(dir, sizeof(dir), "%s/manifests", c->dir);
+  if (!(top = opendir(dir)))
+    return 0;
+  while (err == 0 && (d = readdir(top))) {
+    char sub[PATH_MAX];
+    DIR *in;
+    struct dirent *f;
+    if (strlen(d->d_name) != 2)
+      continue;
+    snprintf(sub, sizeof(sub), "%s/%s", dir, d->d_name);
+    if (!(in = opendir(sub)))
+      continue;
+    while (err == 0 && (f = readdir(in))) {
+      char hex[40], rel[64];
+      gpujit__strvec refs = {0}, gs = {0};
+      bool wanted = false;
+      if (strlen(f->d_name) != 30)
+        continue;
+      snprintf(hex, sizeof(hex), "%s%s", d->d_name, f->d_name);
+      if (gpujit__manifest_refs(c, hex, &refs, &gs) == 0) {
+        for (size_t i = 0; i < refs.count; i++)
+          wanted |= in_list(entries, refs.items[i]);
+        for (size_t i = 0; wanted && i < gs.count && err == 0; i++)
+          if (!in_list(&groups, gs.items[i]))
+            err = gpujit__strvec_push(&groups, gs.items[i]);
+        if (wanted && err == 0) {
+          snprintf(rel, sizeof(rel), "manifests/%s/%s", d->d_name, f->d_name);
+          err = add_file(a, c->dir, rel);
+        }
+      }
+      gpujit_error_clear();
+      gpujit__strvec_free(&refs);
+      gpujit__strvec_free(&gs);
+    }
+    closedir(in);
+  }
+  closedir(top);
+  for (size_t i = 0; i < groups.count && err == 0; i++) {
+    char rel[64];
+    snprintf(rel, sizeof(rel), "deps/%.2s/%s", groups.items[i], groups.items[i] + 2);
+    err = add_file(a, c->dir, rel);
+  }
+  gpujit__strvec_free(&groups);
+  return err;
+}
+
+int gpujit_cache_export(gpujit_cache *c, const char *path, const gpujit_cache_export_options *opts,
+                        uint64_t *out_entries)
+{
+  gpujit_cache_export_options defaults = GPUJIT_CACHE_EXPORT_OPTIONS_INIT;
+  gpujit__entry_list list = {0};
+  gpujit__strvec chosen = {0};
+  struct archive *a = NULL;
+  char tmp[PATH_MAX], marker[256];
+  int err, n;
+
+  if (!c || !path)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_export: NULL argument");
+  if (!opts)
+    opts = &defaults;
+  if (opts->version != GPUJIT_CACHE_EXPORT_OPTIONS_VERSION)
+    return gpujit__error(GPUJIT_EVERSION, "export options version %u is not supported", opts->version);
+  if ((err = gpujit__entries(&list, c->dir, true)) < 0)
+    return err;
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+  if (!(a = archive_write_new()) || archive_write_set_format_pax_restricted(a) != ARCHIVE_OK) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
+  /* FILE.tar.zst, .tar.gz, .tgz, .tar.xz compress; anything else is a plain tar. */
+  if ((ends_with(path, ".zst") && archive_write_add_filter_zstd(a) != ARCHIVE_OK) ||
+      ((ends_with(path, ".gz") || ends_with(path, ".tgz")) && archive_write_add_filter_gzip(a) != ARCHIVE_OK) ||
+      (ends_with(path, ".xz") && archive_write_add_filter_xz(a) != ARCHIVE_OK)) {
+    err = gpujit__error(GPUJIT_EUNSUPPORTED, "%s: this libarchive cannot compress it: %s", path, archive_error_string(a));
+    goto done;
+  }
+  if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
+    err = gpujit__error(GPUJIT_EIO, "%s: %s", path, archive_error_string(a));
+    goto done;
+  }
+  for (size_t i = 0; i < list.count && err == 0; i++)
+    if (selected(&list.items[i], opts))
+      err = gpujit__strvec_push(&chosen, list.items[i].hex);
+  n = snprintf(marker, sizeof(marker), "{\"format\":\"gpujit-cache-export\",\"schema\":%d,\"created\":%lld,\"entries\":%zu}\n",
+               GPUJIT_CACHE_SCHEMA, (long long)time(NULL), chosen.count);
+  if (err == 0)
+    err = add_member(a, EXPORT_MARKER, marker, (size_t)n, time(NULL));
+  for (size_t i = 0; i < chosen.count && err == 0; i++) {
+    char rel[64];
+    snprintf(rel, sizeof(rel), "entries/%.2s/%s", chosen.items[i], chosen.items[i] + 2);
+    err = add_tree(a, c->dir, rel);
+  }
+  if (err == 0)
+    err = add_manifests(a, c, &chosen);
+  if (err == 0 && archive_write_close(a) != ARCHIVE_OK)
+    err = gpujit__error(GPUJIT_EIO, "%s: %s", path, archive_error_string(a));
+  if (err == 0 && rename(tmp, path) < 0)
+    err = gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
+  if (err == 0 && out_entries)
+    *out_entries = chosen.count;
+done:
+  if (a)
+    archive_write_free(a);
+  if (err < 0)
+    unlink(tmp);
+  gpujit__entry_list_free(&list);
+  gpujit__strvec_free(&chosen);
+  return err;
+}
+
+/* ---- import ------------------------------------------------------------------------------- */
+
+static bool hex_run(const char *s, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return false;
+  return true;
+}
+
+/* Only names of the cache's own layout; no absolute path, no "." or ".." component. */
+static const char *member_problem(const char *name)
+{
+  const char *p = name;
+  size_t len = strlen(name);
+  if (!len)
+    return "an empty name";
+  if (name[0] == '/')
+    return "an absolute path";
+  while (*p) {
+    const char *slash = strchr(p, '/');
+    size_t n = slash ? (size_t)(slash - p) : strlen(p);
+    if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+      return "a path that leaves its directory (\"..\", \".\" or an empty component)";
+    p += n + (slash ? 1 : 0);
+  }
+  if (!strcmp(name, EXPORT_MARKER))
+    return NULL;
+  if ((!strncmp(name, "manifests/", 10) || !strncmp(name, "deps/", 5))) {
+    const char *h = name + (name[0] == 'm' ? 10 : 5);
+    if (strlen(h) == 33 && hex_run(h, 2) && h[2] == '/' && hex_run(h + 3, 30))
+      return NULL;
+    return "not a record of gpujit's cache";
+  }
+  if (!strncmp(name, "entries/", 8) && strlen(name) > 8 + 33 && hex_run(name + 8, 2) && name[10] == '/' &&
+      hex_run(name + 11, 30) && name[41] == '/') {
+    const char *f = name + 42;
+    if (!strcmp(f, "meta.json") || !strcmp(f, "meta.xxh3") || !strcmp(f, "image.cubin") || !strcmp(f, "image.ptx") ||
+        !strcmp(f, "image.ltoir") || (!strncmp(f, "src/", 4) && f[4]))
+      return NULL;
+  }
+  return "not a file of gpujit's cache";
+}
+
+static const char *type_name(mode_t type)
+{
+  switch (type) {
+  case AE_IFLNK: return "a symbolic link";
+  case AE_IFCHR: return "a character device";
+  case AE_IFBLK: return "a block device";
+  case AE_IFIFO: return "a FIFO";
+  case AE_IFSOCK: return "a socket";
+  case AE_IFDIR: return "a directory";
+  default: return "not a regular file";
+  }
+}
+
+/* Every member checked and written under `stage`; nothing outside it. */
+static int extract(struct archive *a, const char *path, const char *stage, uint64_t max_member, bool *marker)
+{
+  struct archive_entry *e;
+  char *buf = malloc(1 << 16);
+  int r, err = 0;
+  if (!buf)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  while (err == 0 && (r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+    const char *name = archive_entry_pathname(e), *why;
+    char out[PATH_MAX], *dir;
+    la_int64_t size = archive_entry_size(e), got = 0;
+    int fd;
+    if (!name)
+      name = "";
+    if (archive_entry_hardlink(e))
+      err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is a hard link: refused", path, name);
+    else if (archive_entry_filetype(e) == AE_IFDIR && !member_problem(name))
+      continue;
+    else if (archive_entry_filetype(e) != AE_IFREG)
+      err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %s: refused", path, name, type_name(archive_entry_filetype(e)));
+    else if ((why = member_problem(name)))
+      err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %s: refused", path, name, why);
+    else if (size < 0 || (uint64_t)size > max_member)
+      err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %lld bytes, over the %llu-byte limit: refused", path, name,
+                          (long long)size, (unsigned long long)max_member);
+    if (err < 0)
+      break;
+    *marker |= !strcmp(name, EXPORT_MARKER);
+    snprintf(out, sizeof(out), "%s/%s", stage, name);
+    if ((dir = gpujit__dirname(out)) && (err = gpujit__mkdirs(dir, 0700)) < 0) {
+      free(dir);
+      break;
+    }
+    free(dir);
+    if ((fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+      err = gpujit__error(GPUJIT_EPARSE, "%s: member %s: %s (twice in the archive?)", path, name, strerror(errno));
+      break;
+    }
+    for (;;) {
+      la_ssize_t n = archive_read_data(a, buf, 1 << 16);
+      if (n == 0)
+        break;
+      if (n < 0 || (got += n) > size || write(fd, buf, (size_t)n) != n) {
+        err = gpujit__error(GPUJIT_EPARSE, "%s: member %s: %s", path, name,
+                            n < 0 ? archive_error_string(a) : got > size ? "longer than its header says" : strerror(errno));
+        break;
+      }
+    }
+    close(fd);
+  }
+  if (err == 0 && r != ARCHIVE_EOF && r != ARCHIVE_OK)
+    err = gpujit__error(GPUJIT_EPARSE, "%s: %s", path, archive_error_string(a));
+  free(buf);
+  return err;
+}
+
+/* Subdirectories of `dir` named like cache shards (two hex digits), then their 30-digit children. */
+typedef int (*shard_fn)(gpujit_cache *c, const char *stage_path, const char *hex, gpujit_cache_import_result *r);
+
+static int each_record(gpujit_cache *c, const char *stage, const char *what, shard_fn fn, gpujit_cache_import_result *res)
+{
+  char dir[PATH_MAX];
+  DIR *top;
+  struct dirent *d;
+  int err = 0;
+  snprintf(dir, sizeof(dir), "%s/%s", stage, what);
+  if (!(top = opendir(dir)))
+    return 0;
+  while (err == 0 && (d = readdir(top))) {
+    char sub[PATH_MAX + 8];
+    DIR *in;
+    struct dirent *f;
+    if (strlen(d->d_name) != 2)
+      continue;
+    snprintf(sub, sizeof(sub), "%s/%s", dir, d->d_name);
+    if (!(in = opendir(sub)))
+      continue;
+    while (err == 0 && (f = readdir(in))) {
+      char hex[40], p[PATH_MAX + 64];
+      if (strlen(f->d_name) != 30)
+        continue;
+      snprintf(hex, sizeof(hex), "%s%s", d->d_name, f->d_name);
+      snprintf(p, sizeof(p), "%s/%s", sub, f->d_name);
+      err = fn(c, p, hex, res);
+    }
+    closedir(in);
+  }
+  closedir(top);
+  return err;
+}
+
+static int import_entry(gpujit_cache *c, const char *staged, const char *hex, gpujit_cache_import_result *res)
+{
+  char final[PATH_MAX], why[256], parent[PATH_MAX];
+  gpujit__buf meta = {0};
+  cJSON *j = NULL;
+  int dfd = open(staged, O_RDONLY | O_DIRECTORY | O_CLOEXEC), bad = dfd < 0;
+  if (!bad && gpujit__read_meta(&meta, &j, dfd, why, sizeof(why)) < 0)
+    bad = 1;
+  else if (!bad && (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "key")) ||
+                    strcmp(cJSON_GetObjectItemCaseSensitive(j, "key")->valuestring, hex) != 0))
+    bad = 1, snprintf(why, sizeof(why), "its metadata names another key");
+  if (dfd >= 0)
+    close(dfd);
+  cJSON_Delete(j);
+  gpujit__buf_free(&meta);
+  if (!bad && gpujit__verify_entry(staged, why, sizeof(why)) < 0)
+    bad = 1;
+  if (bad) {
+    gpujit__log(GPUJIT_LOG_WARN, "import: entry %s refused: %s", hex, dfd < 0 ? "unreadable" : why);
+    res->rejected++;
+    return 0;
+  }
+  gpujit__cache_entry_path(final, sizeof(final), c, hex);
+  if (gpujit__is_dir(final) && gpujit__verify_entry(final, why, sizeof(why)) == 0) {
+    res->present++; /* a good local entry stays */
+    return 0;
+  }
+  snprintf(parent, sizeof(parent), "%s/entries/%.2s", c->dir, hex);
+  if (mkdir(parent, 0700) < 0 && errno != EEXIST)
+    return gpujit__error(GPUJIT_EIO, "%s: %s", parent, strerror(errno));
+  if (gpujit__publish_dir(c->dir, staged, final) < 0)
+    return GPUJIT_EIO;
+  res->entries++;
+  return 0;
+}
+
+static int import_manifest(gpujit_cache *c, const char *staged, const char *hex, gpujit_cache_import_result *res)
+{
+  char why[128];
+  cJSON *j = NULL;
+  int err = 0;
+  if (gpujit__record_read(staged, true, &j, why, sizeof(why)) < 0) {
+    gpujit__log(GPUJIT_LOG_WARN, "import: manifest %s refused: %s", hex, why);
+    gpujit_error_clear();
+    res->rejected++;
+    return 0;
+  }
+  if ((err = gpujit__manifest_merge(c, hex, j)) == 0)
+    res->manifests++;
+  cJSON_Delete(j);
+  return err;
+}
+
+static int import_group(gpujit_cache *c, const char *staged, const char *hex, gpujit_cache_import_result *res)
+{
+  char why[128];
+  cJSON *j = NULL;
+  int err;
+  if (gpujit__record_read(staged, false, &j, why, sizeof(why)) < 0) {
+    gpujit__log(GPUJIT_LOG_WARN, "import: dependency group %s refused: %s", hex, why);
+    gpujit_error_clear();
+    res->rejected++;
+    return 0;
+  }
+  err = gpujit__group_import(c, hex, j);
+  cJSON_Delete(j);
+  return err;
+}
+
+int gpujit_cache_import(gpujit_cache *c, const char *path, uint64_t max_member_bytes, gpujit_cache_import_result *out)
+{
+  gpujit_cache_import_result res = {0};
+  struct archive *a;
+  char stage[PATH_MAX];
+  bool marker = false;
+  int err = 0;
+
+  if (!c || !path)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_import: NULL argument");
+  if (!c->writable)
+    return gpujit__error(GPUJIT_EIO, "%s: the cache is read-only", c->dir);
+  if (!max_member_bytes)
+    max_member_bytes = (uint64_t)1 << 30;
+  snprintf(stage, sizeof(stage), "%s/tmp/import.XXXXXX", c->dir);
+  if (!mkdtemp(stage))
+    return gpujit__error(GPUJIT_EIO, "%s: %s", stage, strerror(errno));
+  if (!(a = archive_read_new())) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
+  archive_read_support_filter_all(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
+    err = gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EPARSE, "%s: %s", path, archive_error_string(a));
+  else
+    err = extract(a, path, stage, max_member_bytes, &marker);
+  archive_read_free(a);
+  if (err == 0 && !marker)
+    err = gpujit__error(GPUJIT_EPARSE, "%s: not a gpujit cache export (no %s)", path, EXPORT_MARKER);
+  /* Entries before manifests: a manifest then names entries that are there. */
+  if (err == 0)
+    err = each_record(c, stage, "entries", import_entry, &res);
+  if (err == 0)
+    err = each_record(c, stage, "deps", import_group, &res);
+  if (err == 0)
+    err = each_record(c, stage, "manifests", import_manifest, &res);
+done:
+  gpujit__rmrf(stage);
+  if (out)
+    *out = res;
+  return err;
+}
