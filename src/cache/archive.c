@@ -315,10 +315,25 @@ static int extract(struct archive *a, const char *path, const char *stage, uint6
     int fd;
     if (!name)
       name = "";
+    while (name[0] == '.' && name[1] == '/') /* tar -C DIR . names members ./x */
+      name += 2;
+    if ((!strcmp(name, ".") || !name[0]) && archive_entry_filetype(e) == AE_IFDIR)
+      continue;
+    if (archive_entry_filetype(e) == AE_IFDIR) { /* nothing is made from them; their names must be sane */
+      char d[PATH_MAX];
+      size_t len = strlen(name);
+      while (len && name[len - 1] == '/')
+        len--;
+      snprintf(d, sizeof(d), "%.*s", (int)len, name);
+      why = member_problem(d);
+      if (d[0] == '/' || (why && strstr(why, "leaves")))
+        err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %s: refused", path, name, why ? why : "an absolute path");
+      if (err < 0)
+        break;
+      continue;
+    }
     if (archive_entry_hardlink(e))
       err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is a hard link: refused", path, name);
-    else if (archive_entry_filetype(e) == AE_IFDIR && !member_problem(name))
-      continue;
     else if (archive_entry_filetype(e) != AE_IFREG)
       err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %s: refused", path, name, type_name(archive_entry_filetype(e)));
     else if ((why = member_problem(name)))
@@ -484,8 +499,10 @@ int gpujit_cache_import(gpujit_cache *c, const char *path, uint64_t max_member_b
   }
   archive_read_support_filter_all(a);
   archive_read_support_format_tar(a);
-  if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
-    err = gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EPARSE, "%s: %s", path, archive_error_string(a));
+  if (access(path, R_OK) < 0)
+    err = gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: %s", path, strerror(errno));
+  else if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
+    err = gpujit__error(GPUJIT_EPARSE, "%s: not an archive gpujit reads: %s", path, archive_error_string(a));
   else
     err = extract(a, path, stage, max_member_bytes, &marker);
   archive_read_free(a);

@@ -386,7 +386,7 @@ static char *str_of(const cJSON *j, const char *key)
 static int cmp_used(const void *a, const void *b)
 {
   const gpujit__entry *x = a, *y = b;
-  return (x->pub.last_used < y->pub.last_used) - (x->pub.last_used > y->pub.last_used);
+  return (x->used_ns < y->used_ns) - (x->used_ns > y->used_ns);
 }
 
 int gpujit__entries(gpujit__entry_list *out, const char *cache_dir, bool meta)
@@ -423,8 +423,10 @@ int gpujit__entries(gpujit__entry_list *out, const char *cache_dir, bool meta)
       e->bytes = gpujit__dir_bytes(p);
       e->pub.key = e->hex;
       e->pub.bytes = e->bytes;
-      if (stat(p, &st) == 0)
+      if (stat(p, &st) == 0) {
         e->pub.last_used = (int64_t)st.st_mtime;
+        e->used_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec; /* LRU order within a second */
+      }
       if (meta) {
         gpujit__buf buf = {0};
         cJSON *j;

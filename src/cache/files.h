@@ -15,6 +15,7 @@
 typedef struct gpujit__entry {
   char hex[33];
   uint64_t bytes;
+  int64_t used_ns; /* last use, for ordering */
   gpujit_cache_entry pub; /* strings below are owned */
   char *module, *arch, *kind, *kernels;
 } gpujit__entry;
