@@ -14,7 +14,7 @@ command -v readelf >/dev/null && command -v nm >/dev/null || need+=(binutils)
 command -v python3 >/dev/null || need+=(python3) # test_layers, bench/compare_builds.py
 if [ -n "${GPUJIT_DEPS_PREFIX:-}" ]; then
   # Dependencies unpacked into a prefix (the GPU machine has no package registry).
-  for h in cjson/cJSON.h xxhash.h cmocka.h archive.h; do
+  for h in cjson/cJSON.h xxhash.h cmocka.h archive.h hiredis/hiredis.h x86_64-linux-gnu/curl/curl.h; do
     [ -f "$GPUJIT_DEPS_PREFIX/include/$h" ] || { echo "setup: $h not under $GPUJIT_DEPS_PREFIX" >&2; exit 1; }
   done
   GPUJIT_CMAKE_ARGS="${GPUJIT_CMAKE_ARGS:-} -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -DCMAKE_PREFIX_PATH=$GPUJIT_DEPS_PREFIX"
@@ -22,6 +22,9 @@ else
   for pc in libcjson:libcjson-dev libxxhash:libxxhash-dev cmocka:libcmocka-dev libarchive:libarchive-dev; do
     pkg-config --exists "${pc%%:*}" 2>/dev/null || need+=("${pc#*:}")
   done
+  # headers only: libcurl and hiredis are loaded at run time
+  [ -f /usr/include/x86_64-linux-gnu/curl/curl.h ] || [ -f /usr/include/curl/curl.h ] || need+=(libcurl4-openssl-dev)
+  [ -f /usr/include/hiredis/hiredis.h ] || need+=(libhiredis-dev)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"

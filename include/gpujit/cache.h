@@ -8,7 +8,8 @@ GPUJIT_BEGIN_DECLS
 
 typedef struct gpujit_cache gpujit_cache;
 
-#define GPUJIT_CACHE_OPTIONS_VERSION 1
+/** Version 2 added the remote cache fields; version 1 structs are still accepted. */
+#define GPUJIT_CACHE_OPTIONS_VERSION 2
 
 typedef struct gpujit_cache_options {
   unsigned int version;
@@ -20,9 +21,16 @@ typedef struct gpujit_cache_options {
   const char *base_dir;
   /** Seconds to wait for another process compiling the same key before compiling anyway. */
   double lock_timeout_s;
+  /** Version 2: remote stores under this cache, tried in order: URLs separated by spaces
+   *  (`http://…`, `https://…`, `redis://…`, each with `|name=value` attributes; see
+   *  docs/cache-in-ci.md). NULL: $GPUJIT_REMOTE_CACHE, else none. A local miss asks them; a
+   *  compile is stored to them. */
+  const char *remote;
+  /** Version 2: 1: never write to the remote stores; -1: $GPUJIT_REMOTE_READ_ONLY (default). */
+  int remote_read_only;
 } gpujit_cache_options;
 
-#define GPUJIT_CACHE_OPTIONS_INIT { GPUJIT_CACHE_OPTIONS_VERSION, NULL, NULL, 600.0 }
+#define GPUJIT_CACHE_OPTIONS_INIT { GPUJIT_CACHE_OPTIONS_VERSION, NULL, NULL, 600.0, NULL, -1 }
 
 /** @return 0, or GPUJIT_EVERSION. */
 GPUJIT_API int gpujit_cache_options_init(gpujit_cache_options *opts, unsigned int version);
@@ -53,6 +61,16 @@ typedef struct gpujit_cache_stats {
   uint64_t corrupt;        /**< entries found damaged (checksum, truncation, bad metadata) */
   double compile_ms_saved; /**< compile time the hits did not spend */
 } gpujit_cache_stats;
+
+/** What the remote stores did for this cache (all processes). */
+typedef struct gpujit_cache_remote_stats {
+  uint64_t hits, misses, errors; /**< errors: a server failed, or an entry from it did not verify */
+  uint64_t bytes_in, bytes_out;
+  double compile_ms_saved; /**< compile time the remote hits did not spend */
+} gpujit_cache_remote_stats;
+
+/** Read the remote stores' shared counters. */
+GPUJIT_API int gpujit_cache_remote_stats_get(gpujit_cache *cache, gpujit_cache_remote_stats *out);
 
 /** Count entries and bytes, and read the shared counters. */
 GPUJIT_API int gpujit_cache_stats_get(gpujit_cache *cache, gpujit_cache_stats *out);

@@ -19,6 +19,7 @@
 
 #include "base/error.h"
 #include "base/fs.h"
+#include "cache/archive.h"
 #include "cache/files.h"
 #include "cache/handle.h"
 #include "cache/manifest.h"
@@ -476,48 +477,112 @@ static int import_group(gpujit_cache *c, const char *staged, const char *hex, gp
   return err;
 }
 
+/* Read `a` (opened by the caller, named `name` in messages) into the cache. */
+static int import_archive(gpujit_cache *c, struct archive *a, const char *name, uint64_t max_member_bytes,
+                          gpujit_cache_import_result *res)
+{
+  char stage[PATH_MAX];
+  bool marker = false;
+  int err;
+  snprintf(stage, sizeof(stage), "%s/tmp/import.XXXXXX", c->dir);
+  if (!mkdtemp(stage))
+    return gpujit__error(GPUJIT_EIO, "%s: %s", stage, strerror(errno));
+  err = extract(a, name, stage, max_member_bytes ? max_member_bytes : (uint64_t)1 << 30, &marker);
+  if (err == 0 && !marker)
+    err = gpujit__error(GPUJIT_EPARSE, "%s: not a gpujit cache export (no %s)", name, EXPORT_MARKER);
+  /* Entries before manifests: a manifest then names entries that are there. */
+  if (err == 0)
+    err = each_record(c, stage, "entries", import_entry, res);
+  if (err == 0)
+    err = each_record(c, stage, "deps", import_group, res);
+  if (err == 0)
+    err = each_record(c, stage, "manifests", import_manifest, res);
+  gpujit__rmrf(stage);
+  return err;
+}
+
 int gpujit_cache_import(gpujit_cache *c, const char *path, uint64_t max_member_bytes, gpujit_cache_import_result *out)
 {
   gpujit_cache_import_result res = {0};
   struct archive *a;
-  char stage[PATH_MAX];
-  bool marker = false;
   int err = 0;
 
   if (!c || !path)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_import: NULL argument");
   if (!c->writable)
     return gpujit__error(GPUJIT_EIO, "%s: the cache is read-only", c->dir);
-  if (!max_member_bytes)
-    max_member_bytes = (uint64_t)1 << 30;
-  snprintf(stage, sizeof(stage), "%s/tmp/import.XXXXXX", c->dir);
-  if (!mkdtemp(stage))
-    return gpujit__error(GPUJIT_EIO, "%s: %s", stage, strerror(errno));
-  if (!(a = archive_read_new())) {
-    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    goto done;
-  }
+  if (access(path, R_OK) < 0)
+    return gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: %s", path, strerror(errno));
+  if (!(a = archive_read_new()))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   archive_read_support_filter_all(a);
   archive_read_support_format_tar(a);
-  if (access(path, R_OK) < 0)
-    err = gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: %s", path, strerror(errno));
-  else if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
+  if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
     err = gpujit__error(GPUJIT_EPARSE, "%s: not an archive gpujit reads: %s", path, archive_error_string(a));
   else
-    err = extract(a, path, stage, max_member_bytes, &marker);
+    err = import_archive(c, a, path, max_member_bytes, &res);
   archive_read_free(a);
-  if (err == 0 && !marker)
-    err = gpujit__error(GPUJIT_EPARSE, "%s: not a gpujit cache export (no %s)", path, EXPORT_MARKER);
-  /* Entries before manifests: a manifest then names entries that are there. */
-  if (err == 0)
-    err = each_record(c, stage, "entries", import_entry, &res);
-  if (err == 0)
-    err = each_record(c, stage, "deps", import_group, &res);
-  if (err == 0)
-    err = each_record(c, stage, "manifests", import_manifest, &res);
-done:
-  gpujit__rmrf(stage);
   if (out)
     *out = res;
+  return err;
+}
+
+int gpujit__cache_unpack(gpujit_cache *c, const void *data, size_t len, const char *name, uint64_t max_member_bytes,
+                         gpujit_cache_import_result *out)
+{
+  struct archive *a = archive_read_new();
+  int err;
+  memset(out, 0, sizeof(*out));
+  if (!a)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  archive_read_support_filter_all(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open_memory(a, data, len) != ARCHIVE_OK)
+    err = gpujit__error(GPUJIT_EPARSE, "%s: not an archive gpujit reads: %s", name, archive_error_string(a));
+  else
+    err = import_archive(c, a, name, max_member_bytes, out);
+  archive_read_free(a);
+  return err;
+}
+
+static la_ssize_t to_buf(struct archive *a, void *user, const void *data, size_t len)
+{
+  (void)a;
+  return gpujit__buf_put(user, data, len) == 0 ? (la_ssize_t)len : -1;
+}
+
+int gpujit__cache_pack(gpujit_cache *c, const char *request_hex, const char *entry_hex, gpujit__buf *out)
+{
+  struct archive *a = archive_write_new();
+  gpujit__strvec entries = {0}, groups = {0};
+  char rel[64], marker[160];
+  int err = 0, n;
+  out->len = 0;
+  if (!a || archive_write_set_format_pax_restricted(a) != ARCHIVE_OK || archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
+      archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK || archive_write_open2(a, out, NULL, to_buf, NULL, NULL) != ARCHIVE_OK) {
+    err = gpujit__error(GPUJIT_EIO, "packing %s: %s", request_hex, a ? archive_error_string(a) : "out of memory");
+    goto done;
+  }
+  n = snprintf(marker, sizeof(marker), "{\"format\":\"gpujit-cache-export\",\"schema\":%d,\"entries\":1}\n",
+               GPUJIT_CACHE_SCHEMA);
+  err = add_member(a, EXPORT_MARKER, marker, (size_t)n, time(NULL));
+  snprintf(rel, sizeof(rel), "entries/%.2s/%s", entry_hex, entry_hex + 2);
+  if (err == 0)
+    err = add_tree(a, c->dir, rel);
+  if (err == 0 && (err = gpujit__manifest_refs(c, request_hex, &entries, &groups)) == 0) {
+    snprintf(rel, sizeof(rel), "manifests/%.2s/%s", request_hex, request_hex + 2);
+    err = add_file(a, c->dir, rel);
+    for (size_t i = 0; i < groups.count && err == 0; i++) {
+      snprintf(rel, sizeof(rel), "deps/%.2s/%s", groups.items[i], groups.items[i] + 2);
+      err = add_file(a, c->dir, rel);
+    }
+  }
+  if (err == 0 && archive_write_close(a) != ARCHIVE_OK)
+    err = gpujit__error(GPUJIT_EIO, "packing %s: %s", request_hex, archive_error_string(a));
+done:
+  if (a)
+    archive_write_free(a);
+  gpujit__strvec_free(&entries);
+  gpujit__strvec_free(&groups);
   return err;
 }

@@ -13,6 +13,7 @@ struct gpujit_cache {
   double lock_timeout_s;
   bool writable;
   bool warned; /* one warning per process and cache */
+  struct gpujit__remote *remote; /* remote stores under this cache, or NULL */
 };
 
 /** entries/<k[0:2]>/<k[2:32]> under the cache directory. */

@@ -20,6 +20,7 @@
 #include "cache/files.h"
 #include "cache/limit.h"
 #include "cache/store.h"
+#include "remote/remote.h"
 
 
 int gpujit_cache_options_init(gpujit_cache_options *opts, unsigned int version)
@@ -83,7 +84,7 @@ int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
   *out = NULL;
   if (!opts)
     opts = &defaults;
-  if (opts->version != GPUJIT_CACHE_OPTIONS_VERSION)
+  if (opts->version != GPUJIT_CACHE_OPTIONS_VERSION && opts->version != 1)
     return gpujit__error(GPUJIT_EVERSION, "cache options version %u is not supported", opts->version);
   if (!(c = calloc(1, sizeof(*c))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -104,6 +105,17 @@ int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
     gpujit_cache_free(c);
     return err;
   }
+  {
+    const char *spec = opts->version >= 2 && opts->remote ? opts->remote : getenv("GPUJIT_REMOTE_CACHE");
+    const char *ro_env = getenv("GPUJIT_REMOTE_READ_ONLY");
+    bool ro = opts->version >= 2 && opts->remote_read_only >= 0 ? opts->remote_read_only != 0
+                                                                  : (ro_env && *ro_env && strcmp(ro_env, "0") != 0);
+    int err;
+    if (spec && *spec && (err = gpujit__remote_open(&c->remote, spec, ro)) < 0) {
+      gpujit_cache_free(c);
+      return err;
+    }
+  }
   c->writable = prepare(c);
   if (!c->writable) {
     gpujit__log(GPUJIT_LOG_WARN, "cache %s is not writable: building without storing (%s)", c->dir,
@@ -117,6 +129,8 @@ int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
 
 void gpujit_cache_free(gpujit_cache *c)
 {
+  if (c)
+    gpujit__remote_free(c->remote);
   if (!c)
     return;
   free(c->dir);

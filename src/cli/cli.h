@@ -71,6 +71,8 @@ typedef struct cli_module_args {
   const char *cache_dir, *base_dir, *trace_arg;
   bool no_cache, want_trace, json;
   bool files_optional; /* `build --modules FILE` takes its files from the manifest */
+  char remote[4096];    /* --remote-cache URLs, space-separated */
+  bool remote_read_only;
   gpujit_cache *cache;
   gpujit_trace *trace;
 } cli_module_args;

@@ -336,6 +336,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
     }
   } else if (!strcmp(verb, "stats")) {
     gpujit_cache_stats st;
+    gpujit_cache_remote_stats rs;
     uint64_t limit = 0;
     if (gpujit_cache_limit_get(cache, &limit, NULL) < 0) {
       cli_warn(ctx, "%s", gpujit_error_last());
@@ -354,6 +355,15 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
       cJSON_AddNumberToObject(o, "corrupt", (double)st.corrupt);
       cJSON_AddNumberToObject(o, "compile_ms_saved", st.compile_ms_saved);
       cJSON_AddNumberToObject(o, "limit_bytes", (double)limit);
+      if (gpujit_cache_remote_stats_get(cache, &rs) == 0) {
+        cJSON *r = cJSON_AddObjectToObject(o, "remote");
+        cJSON_AddNumberToObject(r, "hits", (double)rs.hits);
+        cJSON_AddNumberToObject(r, "misses", (double)rs.misses);
+        cJSON_AddNumberToObject(r, "errors", (double)rs.errors);
+        cJSON_AddNumberToObject(r, "bytes_in", (double)rs.bytes_in);
+        cJSON_AddNumberToObject(r, "bytes_out", (double)rs.bytes_out);
+        cJSON_AddNumberToObject(r, "compile_ms_saved", rs.compile_ms_saved);
+      }
       print_json(o);
     } else {
       char sz[32], lim[32];
@@ -363,6 +373,13 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
              (unsigned long long)st.hits, (unsigned long long)st.misses, (unsigned long long)st.stores,
              (unsigned long long)st.corrupt, st.compile_ms_saved);
       printf("limit     %s\n", limit ? cli_size(lim, sizeof(lim), (double)limit) : "none");
+      if (gpujit_cache_remote_stats_get(cache, &rs) == 0 && (rs.hits || rs.misses || rs.errors || rs.bytes_out)) {
+        char in[32], out[32];
+        printf("remote    %llu hits, %llu misses, %llu errors; %s in, %s out; saved %.1f ms of compiling\n",
+               (unsigned long long)rs.hits, (unsigned long long)rs.misses, (unsigned long long)rs.errors,
+               cli_size(in, sizeof(in), (double)rs.bytes_in), cli_size(out, sizeof(out), (double)rs.bytes_out),
+               rs.compile_ms_saved);
+      }
     }
   } else if (!strcmp(verb, "clear")) {
     uint64_t n = 0;

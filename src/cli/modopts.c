@@ -27,6 +27,10 @@ const char *const cli_module_help =
     "                       ~/.cache/gpujit)\n"
     "  --no-cache           bypass the cache (also GPUJIT_NO_CACHE=1)\n"
     "  --base-dir DIR       paths under DIR enter cache keys relative to it (GPUJIT_BASE_DIR)\n"
+    "  --remote-cache URL   remote stores under the cache, tried in order (repeatable;\n"
+    "                       GPUJIT_REMOTE_CACHE): http(s)://HOST/PATH or redis://HOST:PORT/DB,\n"
+    "                       with |layout=bazel, |timeout=MS, … (docs/cache-in-ci.md)\n"
+    "  --remote-read-only   only read the remote stores (GPUJIT_REMOTE_READ_ONLY=1)\n"
     "  --time-trace[=FILE]  write a compile-time trace (opens in ui.perfetto.dev)\n"
     "  --json               print the result as JSON\n"
     "  -q, -v               quiet (errors only) or verbose (logs)\n";
@@ -98,6 +102,13 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
     m->cache_dir = a->value;
   } else if (cli_opt(a, "--base-dir", true)) {
     m->base_dir = a->value;
+  } else if (cli_opt(a, "--remote-cache", true)) {
+    size_t used = strlen(m->remote);
+    ok = !a->value || used + strlen(a->value) + 2 < sizeof(m->remote);
+    if (a->value && ok)
+      snprintf(m->remote + used, sizeof(m->remote) - used, "%s%s", used ? " " : "", a->value);
+  } else if (cli_opt(a, "--remote-read-only", false)) {
+    m->remote_read_only = true;
   } else if (cli_opt(a, "--no-cache", false)) {
     m->no_cache = true;
   } else if (cli_opt(a, "-q", false) || cli_opt(a, "--quiet", false)) {
@@ -148,6 +159,10 @@ int cli_module_prepare(cli_ctx *ctx, cli_module_args *m, const char *cmd, bool n
     gpujit_cache_options copts = GPUJIT_CACHE_OPTIONS_INIT;
     copts.dir = m->cache_dir;
     copts.base_dir = m->base_dir;
+    if (m->remote[0])
+      copts.remote = m->remote;
+    if (m->remote_read_only)
+      copts.remote_read_only = 1;
     if ((err = gpujit_cache_open(&m->cache, &copts)) < 0)
       cli_warn(ctx, "%s; building uncached", gpujit_error_last());
     m->opts.cache = m->cache;

@@ -180,6 +180,8 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
       goto done; /* hit */
     if (err != GPUJIT_ENOENT)
       goto done;
+    if ((err = gpujit__cached_fetch(m, &miss, opts)) == 0)
+      goto done; /* a remote hit, verified and now local */
     ctl->missed = true;
     if (ctl->lookup_only)
       goto done;

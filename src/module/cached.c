@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "cache/fleet.h"
 #include "cache/manifest.h"
 #include "cache/store.h"
 #include "module/cached.h"
@@ -47,6 +48,32 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
   m->cache_status = err == 0 ? GPUJIT_CACHE_HIT : GPUJIT_CACHE_MISS;
   if (err < 0)
     m->cache_key[0] = '\0';
+  return err;
+}
+
+int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_module_options *opts)
+{
+  gpujit__stage stage;
+  gpujit__key entry;
+  int err;
+  if (!gpujit__cache_has_remote(opts->cache))
+    return GPUJIT_ENOENT;
+  gpujit__stage_begin(&stage, opts->trace, "remote fetch");
+  err = gpujit__cache_remote_fetch(opts->cache, miss->request.hex);
+  if (err == 0 && (err = gpujit__manifest_find(opts->cache, miss->request.hex, entry.hex)) == 0) {
+    snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
+    err = gpujit__entry_lookup(opts->cache, &entry, m);
+  }
+  gpujit__stage_arg_str(&stage, "status", err == 0 ? "hit" : "miss");
+  m->timings.lookup_ms += gpujit__stage_end(&stage);
+  if (err == 0) {
+    m->cache_status = GPUJIT_CACHE_HIT;
+    gpujit__cache_remote_saved(opts->cache, m->timings.saved_ms);
+  } else {
+    m->cache_key[0] = '\0';
+    gpujit_error_clear();
+    err = GPUJIT_ENOENT;
+  }
   return err;
 }
 
@@ -120,8 +147,13 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
   }
   cJSON_AddNumberToObject(inputs, "toolkit_headers", (double)shared.count);
   if ((err = gpujit__entry_store(opts->cache, &entry, m, inputs, dump, n)) == 0 &&
-      (err = gpujit__manifest_add(opts->cache, miss->request.hex, entry.hex, &deps, &shared)) == 0)
+      (err = gpujit__manifest_add(opts->cache, miss->request.hex, entry.hex, &deps, &shared)) == 0) {
+    gpujit__stage stage;
     snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
+    gpujit__stage_begin(&stage, opts->trace, "remote store");
+    gpujit__cache_remote_store(opts->cache, miss->request.hex, entry.hex);
+    gpujit__stage_end(&stage);
+  }
 done:
   free(dump);
   cJSON_Delete(inputs);

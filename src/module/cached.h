@@ -22,6 +22,10 @@ typedef struct gpujit__miss {
 int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_source *sources, size_t count,
                           const gpujit_module_options *opts);
 
+/** After a local miss: the remote stores (stage "remote fetch"); a hit fills `m`.
+ *  @return 0 on a remote hit, GPUJIT_ENOENT otherwise. */
+int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_module_options *opts);
+
 /** Before compiling a miss: find what the compile will read (stage "scan includes"). */
 int gpujit__cached_scan(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
                         const gpujit_module_options *opts);
