@@ -1,10 +1,7 @@
-/* Export and import of cache entries as one archive (libarchive): for CI artifacts and caches.
- * An import trusts nothing: every member's name, type and size is checked before anything is
- * written, every entry, manifest and group is verified in a staging directory, and a good local
- * entry is never replaced. */
+/* Export of cache entries as one archive (libarchive, loaded at run time): for CI artifacts and
+ * caches; and one request's records packed in memory for a remote store. The way back in is
+ * cache/import.c. */
 #define _GNU_SOURCE
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,9 +19,11 @@
 #include "cache/archive.h"
 #include "cache/files.h"
 #include "cache/handle.h"
+#include "cache/libarchive.h"
 #include "cache/manifest.h"
 
-#define EXPORT_MARKER "gpujit-export.json"
+
+
 
 int gpujit_cache_export_options_init(gpujit_cache_export_options *o, unsigned int version)
 {
@@ -196,6 +195,8 @@ int gpujit_cache_export(gpujit_cache *c, const char *path, const gpujit_cache_ex
     opts = &defaults;
   if (opts->version != GPUJIT_CACHE_EXPORT_OPTIONS_VERSION)
     return gpujit__error(GPUJIT_EVERSION, "export options version %u is not supported", opts->version);
+  if ((err = gpujit__archive_need()) < 0)
+    return err;
   if ((err = gpujit__entries(&list, c->dir, true)) < 0)
     return err;
   snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
@@ -220,7 +221,7 @@ int gpujit_cache_export(gpujit_cache *c, const char *path, const gpujit_cache_ex
   n = snprintf(marker, sizeof(marker), "{\"format\":\"gpujit-cache-export\",\"schema\":%d,\"created\":%lld,\"entries\":%zu}\n",
                GPUJIT_CACHE_SCHEMA, (long long)time(NULL), chosen.count);
   if (err == 0)
-    err = add_member(a, EXPORT_MARKER, marker, (size_t)n, time(NULL));
+    err = add_member(a, GPUJIT__EXPORT_MARKER, marker, (size_t)n, time(NULL));
   for (size_t i = 0; i < chosen.count && err == 0; i++) {
     char rel[64];
     snprintf(rel, sizeof(rel), "entries/%.2s/%s", chosen.items[i], chosen.items[i] + 2);
@@ -244,307 +245,6 @@ done:
   return err;
 }
 
-/* ---- import ------------------------------------------------------------------------------- */
-
-static bool hex_run(const char *s, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-      return false;
-  return true;
-}
-
-/* Only names of the cache's own layout; no absolute path, no "." or ".." component. */
-static const char *member_problem(const char *name)
-{
-  const char *p = name;
-  size_t len = strlen(name);
-  if (!len)
-    return "an empty name";
-  if (name[0] == '/')
-    return "an absolute path";
-  while (*p) {
-    const char *slash = strchr(p, '/');
-    size_t n = slash ? (size_t)(slash - p) : strlen(p);
-    if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-      return "a path that leaves its directory (\"..\", \".\" or an empty component)";
-    p += n + (slash ? 1 : 0);
-  }
-  if (!strcmp(name, EXPORT_MARKER))
-    return NULL;
-  if ((!strncmp(name, "manifests/", 10) || !strncmp(name, "deps/", 5))) {
-    const char *h = name + (name[0] == 'm' ? 10 : 5);
-    if (strlen(h) == 33 && hex_run(h, 2) && h[2] == '/' && hex_run(h + 3, 30))
-      return NULL;
-    return "not a record of gpujit's cache";
-  }
-  if (!strncmp(name, "entries/", 8) && strlen(name) > 8 + 33 && hex_run(name + 8, 2) && name[10] == '/' &&
-      hex_run(name + 11, 30) && name[41] == '/') {
-    const char *f = name + 42;
-    if (!strcmp(f, "meta.json") || !strcmp(f, "meta.xxh3") || !strcmp(f, "image.cubin") || !strcmp(f, "image.ptx") ||
-        !strcmp(f, "image.ltoir") || (!strncmp(f, "src/", 4) && f[4]))
-      return NULL;
-  }
-  return "not a file of gpujit's cache";
-}
-
-static const char *type_name(mode_t type)
-{
-  switch (type) {
-  case AE_IFLNK: return "a symbolic link";
-  case AE_IFCHR: return "a character device";
-  case AE_IFBLK: return "a block device";
-  case AE_IFIFO: return "a FIFO";
-  case AE_IFSOCK: return "a socket";
-  case AE_IFDIR: return "a directory";
-  default: return "not a regular file";
-  }
-}
-
-/* Every member checked and written under `stage`; nothing outside it. */
-static int extract(struct archive *a, const char *path, const char *stage, uint64_t max_member, bool *marker)
-{
-  struct archive_entry *e;
-  char *buf = malloc(1 << 16);
-  int r, err = 0;
-  if (!buf)
-    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  while (err == 0 && (r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
-    const char *name = archive_entry_pathname(e), *why;
-    char out[PATH_MAX], *dir;
-    la_int64_t size = archive_entry_size(e), got = 0;
-    int fd;
-    if (!name)
-      name = "";
-    while (name[0] == '.' && name[1] == '/') /* tar -C DIR . names members ./x */
-      name += 2;
-    if ((!strcmp(name, ".") || !name[0]) && archive_entry_filetype(e) == AE_IFDIR)
-      continue;
-    if (archive_entry_filetype(e) == AE_IFDIR) { /* nothing is made from them; their names must be sane */
-      char d[PATH_MAX];
-      size_t len = strlen(name);
-      while (len && name[len - 1] == '/')
-        len--;
-      snprintf(d, sizeof(d), "%.*s", (int)len, name);
-      why = member_problem(d);
-      if (d[0] == '/' || (why && strstr(why, "leaves")))
-        err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %s: refused", path, name, why ? why : "an absolute path");
-      if (err < 0)
-        break;
-      continue;
-    }
-    if (archive_entry_hardlink(e))
-      err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is a hard link: refused", path, name);
-    else if (archive_entry_filetype(e) != AE_IFREG)
-      err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %s: refused", path, name, type_name(archive_entry_filetype(e)));
-    else if ((why = member_problem(name)))
-      err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %s: refused", path, name, why);
-    else if (size < 0 || (uint64_t)size > max_member)
-      err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %lld bytes, over the %llu-byte limit: refused", path, name,
-                          (long long)size, (unsigned long long)max_member);
-    if (err < 0)
-      break;
-    *marker |= !strcmp(name, EXPORT_MARKER);
-    snprintf(out, sizeof(out), "%s/%s", stage, name);
-    if ((dir = gpujit__dirname(out)) && (err = gpujit__mkdirs(dir, 0700)) < 0) {
-      free(dir);
-      break;
-    }
-    free(dir);
-    if ((fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
-      err = gpujit__error(GPUJIT_EPARSE, "%s: member %s: %s (twice in the archive?)", path, name, strerror(errno));
-      break;
-    }
-    for (;;) {
-      la_ssize_t n = archive_read_data(a, buf, 1 << 16);
-      if (n == 0)
-        break;
-      if (n < 0 || (got += n) > size || write(fd, buf, (size_t)n) != n) {
-        err = gpujit__error(GPUJIT_EPARSE, "%s: member %s: %s", path, name,
-                            n < 0 ? archive_error_string(a) : got > size ? "longer than its header says" : strerror(errno));
-        break;
-      }
-    }
-    close(fd);
-  }
-  if (err == 0 && r != ARCHIVE_EOF && r != ARCHIVE_OK)
-    err = gpujit__error(GPUJIT_EPARSE, "%s: %s", path, archive_error_string(a));
-  free(buf);
-  return err;
-}
-
-/* Subdirectories of `dir` named like cache shards (two hex digits), then their 30-digit children. */
-typedef int (*shard_fn)(gpujit_cache *c, const char *stage_path, const char *hex, gpujit_cache_import_result *r);
-
-static int each_record(gpujit_cache *c, const char *stage, const char *what, shard_fn fn, gpujit_cache_import_result *res)
-{
-  char dir[PATH_MAX];
-  DIR *top;
-  struct dirent *d;
-  int err = 0;
-  snprintf(dir, sizeof(dir), "%s/%s", stage, what);
-  if (!(top = opendir(dir)))
-    return 0;
-  while (err == 0 && (d = readdir(top))) {
-    char sub[PATH_MAX + 8];
-    DIR *in;
-    struct dirent *f;
-    if (strlen(d->d_name) != 2)
-      continue;
-    snprintf(sub, sizeof(sub), "%s/%s", dir, d->d_name);
-    if (!(in = opendir(sub)))
-      continue;
-    while (err == 0 && (f = readdir(in))) {
-      char hex[40], p[PATH_MAX + 64];
-      if (strlen(f->d_name) != 30)
-        continue;
-      snprintf(hex, sizeof(hex), "%s%s", d->d_name, f->d_name);
-      snprintf(p, sizeof(p), "%s/%s", sub, f->d_name);
-      err = fn(c, p, hex, res);
-    }
-    closedir(in);
-  }
-  closedir(top);
-  return err;
-}
-
-static int import_entry(gpujit_cache *c, const char *staged, const char *hex, gpujit_cache_import_result *res)
-{
-  char final[PATH_MAX], why[256], parent[PATH_MAX];
-  gpujit__buf meta = {0};
-  cJSON *j = NULL;
-  int dfd = open(staged, O_RDONLY | O_DIRECTORY | O_CLOEXEC), bad = dfd < 0;
-  if (!bad && gpujit__read_meta(&meta, &j, dfd, why, sizeof(why)) < 0)
-    bad = 1;
-  else if (!bad && (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "key")) ||
-                    strcmp(cJSON_GetObjectItemCaseSensitive(j, "key")->valuestring, hex) != 0))
-    bad = 1, snprintf(why, sizeof(why), "its metadata names another key");
-  if (dfd >= 0)
-    close(dfd);
-  cJSON_Delete(j);
-  gpujit__buf_free(&meta);
-  if (!bad && gpujit__verify_entry(staged, why, sizeof(why)) < 0)
-    bad = 1;
-  if (bad) {
-    gpujit__log(GPUJIT_LOG_WARN, "import: entry %s refused: %s", hex, dfd < 0 ? "unreadable" : why);
-    res->rejected++;
-    return 0;
-  }
-  gpujit__cache_entry_path(final, sizeof(final), c, hex);
-  if (gpujit__is_dir(final) && gpujit__verify_entry(final, why, sizeof(why)) == 0) {
-    res->present++; /* a good local entry stays */
-    return 0;
-  }
-  snprintf(parent, sizeof(parent), "%s/entries/%.2s", c->dir, hex);
-  if (mkdir(parent, 0700) < 0 && errno != EEXIST)
-    return gpujit__error(GPUJIT_EIO, "%s: %s", parent, strerror(errno));
-  if (gpujit__publish_dir(c->dir, staged, final) < 0)
-    return GPUJIT_EIO;
-  res->entries++;
-  return 0;
-}
-
-static int import_manifest(gpujit_cache *c, const char *staged, const char *hex, gpujit_cache_import_result *res)
-{
-  char why[128];
-  cJSON *j = NULL;
-  int err = 0;
-  if (gpujit__record_read(staged, true, &j, why, sizeof(why)) < 0) {
-    gpujit__log(GPUJIT_LOG_WARN, "import: manifest %s refused: %s", hex, why);
-    gpujit_error_clear();
-    res->rejected++;
-    return 0;
-  }
-  if ((err = gpujit__manifest_merge(c, hex, j)) == 0)
-    res->manifests++;
-  cJSON_Delete(j);
-  return err;
-}
-
-static int import_group(gpujit_cache *c, const char *staged, const char *hex, gpujit_cache_import_result *res)
-{
-  char why[128];
-  cJSON *j = NULL;
-  int err;
-  if (gpujit__record_read(staged, false, &j, why, sizeof(why)) < 0) {
-    gpujit__log(GPUJIT_LOG_WARN, "import: dependency group %s refused: %s", hex, why);
-    gpujit_error_clear();
-    res->rejected++;
-    return 0;
-  }
-  err = gpujit__group_import(c, hex, j);
-  cJSON_Delete(j);
-  return err;
-}
-
-/* Read `a` (opened by the caller, named `name` in messages) into the cache. */
-static int import_archive(gpujit_cache *c, struct archive *a, const char *name, uint64_t max_member_bytes,
-                          gpujit_cache_import_result *res)
-{
-  char stage[PATH_MAX];
-  bool marker = false;
-  int err;
-  snprintf(stage, sizeof(stage), "%s/tmp/import.XXXXXX", c->dir);
-  if (!mkdtemp(stage))
-    return gpujit__error(GPUJIT_EIO, "%s: %s", stage, strerror(errno));
-  err = extract(a, name, stage, max_member_bytes ? max_member_bytes : (uint64_t)1 << 30, &marker);
-  if (err == 0 && !marker)
-    err = gpujit__error(GPUJIT_EPARSE, "%s: not a gpujit cache export (no %s)", name, EXPORT_MARKER);
-  /* Entries before manifests: a manifest then names entries that are there. */
-  if (err == 0)
-    err = each_record(c, stage, "entries", import_entry, res);
-  if (err == 0)
-    err = each_record(c, stage, "deps", import_group, res);
-  if (err == 0)
-    err = each_record(c, stage, "manifests", import_manifest, res);
-  gpujit__rmrf(stage);
-  return err;
-}
-
-int gpujit_cache_import(gpujit_cache *c, const char *path, uint64_t max_member_bytes, gpujit_cache_import_result *out)
-{
-  gpujit_cache_import_result res = {0};
-  struct archive *a;
-  int err = 0;
-
-  if (!c || !path)
-    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_import: NULL argument");
-  if (!c->writable)
-    return gpujit__error(GPUJIT_EIO, "%s: the cache is read-only", c->dir);
-  if (access(path, R_OK) < 0)
-    return gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: %s", path, strerror(errno));
-  if (!(a = archive_read_new()))
-    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  archive_read_support_filter_all(a);
-  archive_read_support_format_tar(a);
-  if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
-    err = gpujit__error(GPUJIT_EPARSE, "%s: not an archive gpujit reads: %s", path, archive_error_string(a));
-  else
-    err = import_archive(c, a, path, max_member_bytes, &res);
-  archive_read_free(a);
-  if (out)
-    *out = res;
-  return err;
-}
-
-int gpujit__cache_unpack(gpujit_cache *c, const void *data, size_t len, const char *name, uint64_t max_member_bytes,
-                         gpujit_cache_import_result *out)
-{
-  struct archive *a = archive_read_new();
-  int err;
-  memset(out, 0, sizeof(*out));
-  if (!a)
-    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  archive_read_support_filter_all(a);
-  archive_read_support_format_tar(a);
-  if (archive_read_open_memory(a, data, len) != ARCHIVE_OK)
-    err = gpujit__error(GPUJIT_EPARSE, "%s: not an archive gpujit reads: %s", name, archive_error_string(a));
-  else
-    err = import_archive(c, a, name, max_member_bytes, out);
-  archive_read_free(a);
-  return err;
-}
-
 static la_ssize_t to_buf(struct archive *a, void *user, const void *data, size_t len)
 {
   (void)a;
@@ -553,11 +253,14 @@ static la_ssize_t to_buf(struct archive *a, void *user, const void *data, size_t
 
 int gpujit__cache_pack(gpujit_cache *c, const char *request_hex, const char *entry_hex, gpujit__buf *out)
 {
-  struct archive *a = archive_write_new();
+  struct archive *a;
   gpujit__strvec entries = {0}, groups = {0};
   char rel[64], marker[160];
-  int err = 0, n;
+  int err, n;
   out->len = 0;
+  if ((err = gpujit__archive_need()) < 0)
+    return err;
+  a = archive_write_new();
   if (!a || archive_write_set_format_pax_restricted(a) != ARCHIVE_OK || archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
       archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK || archive_write_open2(a, out, NULL, to_buf, NULL, NULL) != ARCHIVE_OK) {
     err = gpujit__error(GPUJIT_EIO, "packing %s: %s", request_hex, a ? archive_error_string(a) : "out of memory");
@@ -565,7 +268,7 @@ int gpujit__cache_pack(gpujit_cache *c, const char *request_hex, const char *ent
   }
   n = snprintf(marker, sizeof(marker), "{\"format\":\"gpujit-cache-export\",\"schema\":%d,\"entries\":1}\n",
                GPUJIT_CACHE_SCHEMA);
-  err = add_member(a, EXPORT_MARKER, marker, (size_t)n, time(NULL));
+  err = add_member(a, GPUJIT__EXPORT_MARKER, marker, (size_t)n, time(NULL));
   snprintf(rel, sizeof(rel), "entries/%.2s/%s", entry_hex, entry_hex + 2);
   if (err == 0)
     err = add_tree(a, c->dir, rel);

@@ -191,7 +191,7 @@ int gpujit__http_open(gpujit__backend **out, const char *url, const gpujit__remo
   http *h;
   const char *at, *scheme_end = strstr(url, "://");
   int err;
-  if ((err = gpujit__curl_get(&c)) < 0)
+  if ((err = gpujit__curl_get(&c, strncmp(url, "https://", 8) == 0)) < 0)
     return err;
   if (!(h = calloc(1, sizeof(*h))) || !(h->url = gpujit__strdup(url)))
     goto oom;

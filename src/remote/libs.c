@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -21,6 +22,7 @@ _Static_assert(sizeof(gpujit__hiredis_api) == sizeof(redis_names) / sizeof(redis
 static gpujit__curl_api curl_api;
 static gpujit__hiredis_api redis_api;
 static char curl_error[512], redis_error[512];
+static bool curl_tls;
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT, redis_once = PTHREAD_ONCE_INIT;
 
 static void load(const char *what, const char *const *files, size_t nfiles, const char *const *names, void **slots,
@@ -28,7 +30,7 @@ static void load(const char *what, const char *const *files, size_t nfiles, cons
 {
   void *h = NULL;
   for (size_t i = 0; i < nfiles && !h; i++)
-    h = dlopen(files[i], RTLD_NOW | RTLD_LOCAL);
+    h = dlopen(files[i], RTLD_LAZY | RTLD_LOCAL); /* lazy: libcurl's TLS stack costs ms to bind */
   if (!h) {
     snprintf(error, size, "%s is not installed (%s): install it for a remote cache", what, files[0]);
     return;
@@ -45,7 +47,8 @@ static void load_curl(void)
   static const char *const files[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so"};
   load("libcurl", files, 3, curl_names, (void **)&curl_api, sizeof(curl_names) / sizeof(curl_names[0]), curl_error,
        sizeof(curl_error));
-  if (!curl_error[0] && curl_api.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+  /* TLS is set up only for https:// URLs (OpenSSL's initialisation costs milliseconds) */
+  if (!curl_error[0] && curl_api.curl_global_init(curl_tls ? CURL_GLOBAL_DEFAULT : CURL_GLOBAL_NOTHING) != CURLE_OK)
     snprintf(curl_error, sizeof(curl_error), "libcurl did not initialise");
 }
 
@@ -56,8 +59,10 @@ static void load_redis(void)
        sizeof(redis_error));
 }
 
-int gpujit__curl_get(const gpujit__curl_api **out)
+int gpujit__curl_get(const gpujit__curl_api **out, bool tls)
 {
+  if (tls)
+    curl_tls = true; /* before the first load; a later https:// URL still works: curl initialises lazily */
   pthread_once(&curl_once, load_curl);
   if (curl_error[0])
     return gpujit__error(GPUJIT_EUNSUPPORTED, "%s", curl_error);

@@ -5,6 +5,7 @@
 
 #define CURL_DISABLE_TYPECHECK /* its setopt macros would hide the function pointers */
 #include <curl/curl.h>
+#include <stdbool.h>
 #include <hiredis/hiredis.h>
 
 #define GPUJIT__CURL_FUNCS(X)                                                             \
@@ -28,8 +29,9 @@ typedef struct gpujit__hiredis_api {
 #undef GPUJIT__PTR
 } gpujit__hiredis_api;
 
-/** Load libcurl once (libcurl.so.4). @return 0, or GPUJIT_EUNSUPPORTED with the reason. */
-int gpujit__curl_get(const gpujit__curl_api **out);
+/** Load libcurl once (libcurl.so.4); `tls`: an https:// URL will be used.
+ *  @return 0, or GPUJIT_EUNSUPPORTED with the reason. */
+int gpujit__curl_get(const gpujit__curl_api **out, bool tls);
 /** Load hiredis once (libhiredis.so.1.1.0, .so.0.14, .so). */
 int gpujit__hiredis_get(const gpujit__hiredis_api **out);
 

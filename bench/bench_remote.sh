@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Remote cache hits as whole processes: `gpujit build` of saxpy and block_reduce into a local
+# cache that lacks them (emptied by `gpujit cache clear` before each, untimed), served by
+# redis-server and by nginx on loopback, against a local hit. Medians.
+# usage: bench/bench_remote.sh [GPUJIT] [REPS]   (target: a remote hit <= 5 ms)
+set -euo pipefail
+G=$(realpath "${1:-build/gpujit}")
+reps=${2:-21}
+EX=$(cd "$(dirname "$0")/../examples" && pwd)
+for tool in redis-server nginx python3; do
+  command -v $tool >/dev/null || { echo "bench_remote: $tool is not installed"; exit 0; }
+done
+work=$(mktemp -d /tmp/gpujit-bench-remote-XXXXXX)
+chmod 0755 "$work"
+cleanup() {
+  [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null
+  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null
+  sleep 0.2; rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() { python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
+rport=$(free_port); hport=$(free_port)
+redis-server --port "$rport" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes --pidfile "$work/redis.pid" \
+  --logfile "$work/redis.log" --dir "$work"
+mkdir -p "$work/nginx/data" "$work/nginx/tmp"; chmod 0755 "$work/nginx"; chmod 0777 "$work/nginx/data" "$work/nginx/tmp"
+cat >"$work/nginx/nginx.conf" <<CONF
+worker_processes 1; pid $work/nginx/nginx.pid; error_log $work/nginx/error.log;
+events { worker_connections 64; }
+http { access_log off; client_body_temp_path $work/nginx/tmp/body;
+  server { listen 127.0.0.1:$hport; root $work/nginx/data;
+    location / { dav_methods PUT; create_full_put_path on; client_max_body_size 256m; } } }
+CONF
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
+sleep 0.3
+export GPUJIT_ARCH=sm_90
+cd "$work"
+python3 - "$G" "$EX" "$reps" "redis://127.0.0.1:$rport" "http://127.0.0.1:$hport/c" <<'PY'
+import os, shutil, statistics, subprocess, sys, time
+g, ex, reps, redis, http = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+def run(args):
+    t = time.perf_counter()
+    subprocess.run([g, "build", "-q"] + args, check=True, stdout=subprocess.DEVNULL)
+    return (time.perf_counter() - t) * 1e3
+rows = []
+for mod in ("saxpy", "block_reduce"):
+    src = os.path.join(ex, mod + ".cu")
+    for name, url in (("redis", redis), ("http", http)):
+        run(["--cache-dir", "seed", "--remote-cache", url, src, "-o", "seed.cubin"])  # stores it remotely
+    local, rr, hh = [], [], []
+    for i in range(reps):  # interleaved: a local hit, a remote hit from each server into an empty cache
+        local.append(run(["--cache-dir", "seed", src, "-o", "l.cubin"]))
+        for name, url, out in (("redis", redis, rr), ("http", http, hh)):
+            subprocess.run([g, "cache", "--cache-dir", "fresh", "clear"], check=True, stdout=subprocess.DEVNULL)
+            out.append(run(["--cache-dir", "fresh", "--remote-cache", url, src, "-o", "r.cubin"]))
+    rows.append((mod, statistics.median(local), statistics.median(rr), statistics.median(hh)))
+print("remote cache hits, whole `gpujit build` processes, medians of %d (target <= 5 ms)" % reps)
+print("%-14s %12s %14s %14s" % ("module", "local hit", "redis hit", "http hit"))
+for mod, l, r, h in rows:
+    print("%-14s %9.2f ms %11.2f ms %11.2f ms" % (mod, l, r, h))
+print("RESULT " + " ".join("%s_redis_ms=%.2f %s_http_ms=%.2f" % (m, r, m, h) for m, l, r, h in rows))
+PY
