@@ -1,18 +1,15 @@
-/* One request's cache records packed as an archive in memory, and unpacked with every check an
- * import makes: what travels to and from the remote stores (cache/archive.c). */
+/* Cache archives: export (cache/archive.c) and import (cache/import.c) of entries with their
+ * manifests and dependency groups; the checks an import makes, shared with remote bundles. */
 #ifndef GPUJIT_CACHE_ARCHIVE_H
 #define GPUJIT_CACHE_ARCHIVE_H
 
-#include <stdint.h>
-
-#include "base/buf.h"
 #include "gpujit/cache.h"
 
-/** The entry, the request's manifest and its dependency groups, as a zstd tar. */
-int gpujit__cache_pack(gpujit_cache *c, const char *request_hex, const char *entry_hex, gpujit__buf *out);
+/** Why `name` is not a file an archive or bundle may bring into the cache, or NULL when it may. */
+const char *gpujit__cache_member_problem(const char *name);
 
-/** Import a packed archive (`name` in messages). */
-int gpujit__cache_unpack(gpujit_cache *c, const void *data, size_t len, const char *name, uint64_t max_member_bytes,
-                         gpujit_cache_import_result *out);
+/** Bring what was extracted under `stage` (the cache's own layout) in: every entry verified,
+ *  a good local one kept, manifests merged, groups added. */
+int gpujit__cache_import_staged(gpujit_cache *c, const char *stage, gpujit_cache_import_result *res);
 
 #endif

@@ -1,6 +1,6 @@
 /* Remote stores under the local cache (cache/fleet.h). A remote value is the request's records
- * packed as an archive (cache/archive.c): what comes back is checked member by member and every
- * entry verified before it is stored locally, so a bad server costs a miss, never a wrong hit. */
+ * as a bundle (cache/bundle.c): what comes back is checked record by record and every entry
+ * verified before it is stored locally, so a bad server costs a miss, never a wrong hit. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "cache/archive.h"
+#include "cache/bundle.h"
 #include "cache/fleet.h"
 #include "cache/handle.h"
 #include "remote/remote.h"
@@ -83,7 +83,7 @@ int gpujit__cache_remote_fetch(gpujit_cache *c, const char *request_hex)
     return GPUJIT_ENOENT;
   }
   snprintf(name, sizeof(name), "remote entry %s", request_hex);
-  err = gpujit__cache_unpack(c, value.data, value.len, name, 0, &r);
+  err = gpujit__bundle_unpack(c, value.data, value.len, name, 0, &r);
   gpujit__buf_free(&value);
   if (err < 0 || (r.entries == 0 && r.present == 0)) {
     gpujit__remote_bad(c->remote, request_hex, err < 0 ? gpujit_error_last() : "no entry verified");
@@ -106,7 +106,7 @@ void gpujit__cache_remote_store(gpujit_cache *c, const char *request_hex, const 
   gpujit__buf packed = {0};
   if (!c || !c->remote || gpujit__remote_read_only(c->remote))
     return;
-  if (gpujit__cache_pack(c, request_hex, entry_hex, &packed) == 0)
+  if (gpujit__bundle_pack(c, request_hex, entry_hex, &packed) == 0)
     gpujit__remote_put(c->remote, request_hex, packed.data, packed.len);
   else
     gpujit_error_clear();

@@ -32,7 +32,7 @@ static bool hex_run(const char *s, size_t n)
 }
 
 /* Only names of the cache's own layout; no absolute path, no "." or ".." component. */
-static const char *member_problem(const char *name)
+const char *gpujit__cache_member_problem(const char *name)
 {
   const char *p = name;
   size_t len = strlen(name);
@@ -103,7 +103,7 @@ static int extract(struct archive *a, const char *path, const char *stage, uint6
       while (len && name[len - 1] == '/')
         len--;
       snprintf(d, sizeof(d), "%.*s", (int)len, name);
-      why = member_problem(d);
+      why = gpujit__cache_member_problem(d);
       if (d[0] == '/' || (why && strstr(why, "leaves")))
         err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %s: refused", path, name, why ? why : "an absolute path");
       if (err < 0)
@@ -114,7 +114,7 @@ static int extract(struct archive *a, const char *path, const char *stage, uint6
       err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is a hard link: refused", path, name);
     else if (archive_entry_filetype(e) != AE_IFREG)
       err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %s: refused", path, name, type_name(archive_entry_filetype(e)));
-    else if ((why = member_problem(name)))
+    else if ((why = gpujit__cache_member_problem(name)))
       err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %s: refused", path, name, why);
     else if (size < 0 || (uint64_t)size > max_member)
       err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %lld bytes, over the %llu-byte limit: refused", path, name,
@@ -267,14 +267,19 @@ static int import_archive(gpujit_cache *c, struct archive *a, const char *name, 
   err = extract(a, name, stage, max_member_bytes ? max_member_bytes : (uint64_t)1 << 30, &marker);
   if (err == 0 && !marker)
     err = gpujit__error(GPUJIT_EPARSE, "%s: not a gpujit cache export (no %s)", name, GPUJIT__EXPORT_MARKER);
-  /* Entries before manifests: a manifest then names entries that are there. */
   if (err == 0)
-    err = each_record(c, stage, "entries", import_entry, res);
-  if (err == 0)
-    err = each_record(c, stage, "deps", import_group, res);
-  if (err == 0)
-    err = each_record(c, stage, "manifests", import_manifest, res);
+    err = gpujit__cache_import_staged(c, stage, res);
   gpujit__rmrf(stage);
+  return err;
+}
+
+int gpujit__cache_import_staged(gpujit_cache *c, const char *stage, gpujit_cache_import_result *res)
+{
+  int err;
+  /* Entries before manifests: a manifest then names entries that are there. */
+  if ((err = each_record(c, stage, "entries", import_entry, res)) == 0 &&
+      (err = each_record(c, stage, "deps", import_group, res)) == 0)
+    err = each_record(c, stage, "manifests", import_manifest, res);
   return err;
 }
 
@@ -305,24 +310,3 @@ int gpujit_cache_import(gpujit_cache *c, const char *path, uint64_t max_member_b
     *out = res;
   return err;
 }
-
-int gpujit__cache_unpack(gpujit_cache *c, const void *data, size_t len, const char *name, uint64_t max_member_bytes,
-                         gpujit_cache_import_result *out)
-{
-  struct archive *a;
-  int err;
-  memset(out, 0, sizeof(*out));
-  if ((err = gpujit__archive_need()) < 0)
-    return err;
-  if (!(a = archive_read_new()))
-    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  archive_read_support_filter_all(a);
-  archive_read_support_format_tar(a);
-  if (archive_read_open_memory(a, data, len) != ARCHIVE_OK)
-    err = gpujit__error(GPUJIT_EPARSE, "%s: not an archive gpujit reads: %s", name, archive_error_string(a));
-  else
-    err = import_archive(c, a, name, max_member_bytes, out);
-  archive_read_free(a);
-  return err;
-}
-
