@@ -3,8 +3,11 @@
 # cache that lacks them (emptied by `gpujit cache clear` before each, untimed), served by
 # redis-server and by nginx on loopback, against a local hit. Medians.
 # usage: bench/bench_remote.sh [GPUJIT] [REPS]   (target: a remote hit <= 5 ms)
+# Times are taken by spawn_ms (posix_spawn + waitpid) beside GPUJIT in the build tree.
 set -euo pipefail
 G=$(realpath "${1:-build/gpujit}")
+SPAWN=$(dirname "$G")/bench/spawn_ms
+[ -x "$SPAWN" ] || { echo "bench_remote: $SPAWN not built"; exit 1; }
 reps=${2:-21}
 EX=$(cd "$(dirname "$0")/../examples" && pwd)
 for tool in redis-server nginx python3; do
@@ -34,13 +37,12 @@ nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
 sleep 0.3
 export GPUJIT_ARCH=sm_90
 cd "$work"
-python3 - "$G" "$EX" "$reps" "redis://127.0.0.1:$rport" "http://127.0.0.1:$hport/c" <<'PY'
+python3 - "$G" "$EX" "$reps" "redis://127.0.0.1:$rport" "http://127.0.0.1:$hport/c" "$SPAWN" <<'PY'
 import os, shutil, statistics, subprocess, sys, time
-g, ex, reps, redis, http = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+g, ex, reps, redis, http, spawn = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 def run(args):
-    t = time.perf_counter()
-    subprocess.run([g, "build", "-q"] + args, check=True, stdout=subprocess.DEVNULL)
-    return (time.perf_counter() - t) * 1e3
+    out = subprocess.run([spawn, g, "build", "-q"] + args, check=True, capture_output=True, text=True)
+    return float(out.stdout)
 rows = []
 for mod in ("saxpy", "block_reduce"):
     src = os.path.join(ex, mod + ".cu")

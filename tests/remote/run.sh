@@ -52,6 +52,10 @@ http {
     listen 127.0.0.1:$hport;
     root $work/nginx/data;
     location / { dav_methods PUT; create_full_put_path on; client_max_body_size 256m; }
+    location /private/ {
+      if (\$http_authorization != "Bearer s3cret-token-42") { return 401; }
+      dav_methods PUT; create_full_put_path on; client_max_body_size 256m;
+    }
   }
 }
 CONF
@@ -76,6 +80,17 @@ for backend in "$REDIS" "$HTTP" "$HTTP|layout=bazel"; do
 done
 check "bazel layout: stored under /ac/ as 64 hex digits" \
   'ls "$work/nginx/data/cache/ac/" | grep -Eq "^[0-9a-f]{64}$"'
+
+# ---- a bearer token from the environment, never printed
+rm -rf t1 t2 t3
+export GPUJIT_TEST_TOKEN=s3cret-token-42
+$G build -q --cache-dir t1 --remote-cache "http://127.0.0.1:$hport/private|bearer-env=GPUJIT_TEST_TOKEN" "$EX/scale.cu" -o t1.cubin
+out=$($G build --cache-dir t2 --remote-cache "http://127.0.0.1:$hport/private|bearer-env=GPUJIT_TEST_TOKEN" "$EX/scale.cu" -o t2.cubin 2>&1)
+check "bearer token: stored and hit" 'echo "$out" | grep -q " hit " && cmp -s t1.cubin t2.cubin'
+out=$($G build -v --cache-dir t3 --remote-cache "http://127.0.0.1:$hport/private|bearer-env=NO_SUCH_VAR" "$EX/scale.cu" -o t3.cubin 2>&1); rc=$?
+check "no token: HTTP 401 is an error, the build goes on" '[ $rc = 0 ] && echo "$out" | grep -q "HTTP 401"'
+check "the token is never printed" '! echo "$out" | grep -q s3cret && ! grep -rq s3cret t1 t2 t3'
+unset GPUJIT_TEST_TOKEN
 
 # ---- read-only consumers never write
 rm -rf c
