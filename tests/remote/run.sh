@@ -115,9 +115,21 @@ for i in $(seq 16); do $G cache --cache-dir m2/$i stats | grep -q "^hits      1"
 check "16 processes: every module stored and hit from a fresh cache ($hits of 16), same bytes ($same)" \
   '[ $hits = 16 ] && [ $same = 16 ]'
 
+# ---- the server stopped in the middle of a project build: the build finishes
+mkdir -p mid
+for i in $(seq 12); do
+  printf '#include <cub/block/block_reduce.cuh>\nextern "C" __global__ void m%d(float *x) { using R = cub::BlockReduce<float, 128>; __shared__ typename R::TempStorage s; float v = R(s).Sum(x[threadIdx.x]) * %d; if (!threadIdx.x) x[0] = v; }\n' $i $i >mid/m$i.cu
+done
+$G build -q -j 2 --cache-dir mc --remote-cache "$REDIS" mid --out-dir midout >mid.log 2>&1 &
+bpid=$!
+sleep 1.5
+kill "$(cat "$work/redis.pid")"; rm -f "$work/redis.pid"
+wait $bpid; rc=$?
+check "server stopped mid-build: the build succeeds with every output" '[ $rc = 0 ] && [ "$(ls midout | wc -l)" = 12 ]'
+
 # ---- a server that is down: the build goes on, one warning, errors counted
 rm -rf d
-kill "$(cat "$work/redis.pid")"; rm -f "$work/redis.pid"; sleep 0.3
+sleep 0.3
 out=$($G build --cache-dir d --remote-cache "$REDIS" "$EX/saxpy.cu" -o d.cubin 2>&1); rc=$?
 check "server down: the build succeeds" '[ $rc = 0 ] && [ -s d.cubin ]'
 check "server down: one warning" '[ "$(echo "$out" | grep -c "remote cache:")" = 1 ]'
