@@ -79,6 +79,7 @@ int gpujit__cache_remote_fetch(gpujit_cache *c, const char *request_hex)
   if (!c || !c->remote || !c->writable)
     return GPUJIT_ENOENT;
   if ((err = gpujit__remote_get(c->remote, request_hex, &value)) < 0) {
+    gpujit__buf_free(&value); /* what a failing server sent (an error page) */
     persist(c, 0);
     return GPUJIT_ENOENT;
   }
