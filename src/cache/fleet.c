@@ -13,6 +13,7 @@
 #include "cache/bundle.h"
 #include "cache/fleet.h"
 #include "cache/handle.h"
+#include "cache/manifest.h"
 #include "remote/remote.h"
 
 #define FLEET_MAGIC 0x31746565666a7067ULL /* "gpjfeet1" */
@@ -86,6 +87,13 @@ int gpujit__cache_remote_fetch(gpujit_cache *c, const char *request_hex)
   snprintf(name, sizeof(name), "remote entry %s", request_hex);
   err = gpujit__bundle_unpack(c, value.data, value.len, name, 0, &r);
   gpujit__buf_free(&value);
+  if (err == 0) { /* a server answering with another request's records is not a hit */
+    gpujit__strvec entries = {0}, groups = {0};
+    if (r.manifests == 0 || gpujit__manifest_refs(c, request_hex, &entries, &groups) < 0)
+      err = gpujit__error(GPUJIT_ECORRUPT, "it holds no manifest for %s", request_hex);
+    gpujit__strvec_free(&entries);
+    gpujit__strvec_free(&groups);
+  }
   if (err < 0 || (r.entries == 0 && r.present == 0)) {
     gpujit__remote_bad(c->remote, request_hex, err < 0 ? gpujit_error_last() : "no entry verified");
     gpujit_error_clear();
