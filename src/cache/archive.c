@@ -73,31 +73,7 @@ static int add_file(struct archive *a, const char *root, const char *rel)
   return err;
 }
 
-/* Every file of an entry directory, by its path in the cache. */
-static int add_tree(struct archive *a, const char *root, const char *rel)
-{
-  char path[PATH_MAX];
-  struct dirent **names = NULL;
-  int n, err = 0;
-  snprintf(path, sizeof(path), "%s/%s", root, rel);
-  if ((n = scandir(path, &names, NULL, alphasort)) < 0)
-    return gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
-  for (int i = 0; i < n; i++) {
-    char child[PATH_MAX], full[PATH_MAX + 8];
-    struct stat st;
-    if (err == 0 && strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
-      snprintf(child, sizeof(child), "%s/%s", rel, names[i]->d_name);
-      snprintf(full, sizeof(full), "%s/%s", root, child);
-      if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode))
-        err = add_tree(a, root, child);
-      else if (S_ISREG(st.st_mode))
-        err = add_file(a, root, child);
-    }
-    free(names[i]);
-  }
-  free(names);
-  return err;
-}
+static int add_file_cb(const char *root, const char *rel, void *a) { return add_file(a, root, rel); }
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -126,56 +102,47 @@ static bool in_list(const gpujit__strvec *v, const char *s)
 }
 
 /* Manifests that name an exported entry, and the groups they name. */
+typedef struct manifest_pick {
+  struct archive *a;
+  gpujit_cache *c;
+  const gpujit__strvec *entries;
+  gpujit__strvec groups;
+} manifest_pick;
+
+static int pick_manifest(const char *path, const char *hex, void *payload)
+{
+  manifest_pick *m = payload;
+  gpujit__strvec refs = {0}, gs = {0};
+  bool wanted = false;
+  int err = 0;
+  (void)path;
+  if (gpujit__manifest_refs(m->c, hex, &refs, &gs) == 0) {
+    char rel[64];
+    for (size_t i = 0; i < refs.count; i++)
+      wanted |= in_list(m->entries, refs.items[i]);
+    for (size_t i = 0; wanted && i < gs.count && err == 0; i++)
+      if (!in_list(&m->groups, gs.items[i]))
+        err = gpujit__strvec_push(&m->groups, gs.items[i]);
+    snprintf(rel, sizeof(rel), "manifests/%.2s/%s", hex, hex + 2);
+    if (wanted && err == 0)
+      err = add_file(m->a, m->c->dir, rel);
+  }
+  gpujit_error_clear();
+  gpujit__strvec_free(&refs);
+  gpujit__strvec_free(&gs);
+  return err;
+}
+
 static int add_manifests(struct archive *a, gpujit_cache *c, const gpujit__strvec *entries)
 {
-  char dir[PATH_MAX];
-  DIR *top;
-  struct dirent *d;
-  gpujit__strvec groups = {0};
-  int err = 0;
-  snprintf(dir, sizeof(dir), "%s/manifests", c->dir);
-  if (!(top = opendir(dir)))
-    return 0;
-  while (err == 0 && (d = readdir(top))) {
-    char sub[PATH_MAX];
-    DIR *in;
-    struct dirent *f;
-    if (strlen(d->d_name) != 2)
-      continue;
-    snprintf(sub, sizeof(sub), "%s/%s", dir, d->d_name);
-    if (!(in = opendir(sub)))
-      continue;
-    while (err == 0 && (f = readdir(in))) {
-      char hex[40], rel[64];
-      gpujit__strvec refs = {0}, gs = {0};
-      bool wanted = false;
-      if (strlen(f->d_name) != 30)
-        continue;
-      snprintf(hex, sizeof(hex), "%s%s", d->d_name, f->d_name);
-      if (gpujit__manifest_refs(c, hex, &refs, &gs) == 0) {
-        for (size_t i = 0; i < refs.count; i++)
-          wanted |= in_list(entries, refs.items[i]);
-        for (size_t i = 0; wanted && i < gs.count && err == 0; i++)
-          if (!in_list(&groups, gs.items[i]))
-            err = gpujit__strvec_push(&groups, gs.items[i]);
-        if (wanted && err == 0) {
-          snprintf(rel, sizeof(rel), "manifests/%s/%s", d->d_name, f->d_name);
-          err = add_file(a, c->dir, rel);
-        }
-      }
-      gpujit_error_clear();
-      gpujit__strvec_free(&refs);
-      gpujit__strvec_free(&gs);
-    }
-    closedir(in);
-  }
-  closedir(top);
-  for (size_t i = 0; i < groups.count && err == 0; i++) {
+  manifest_pick m = {a, c, entries, {0}};
+  int err = gpujit__each_record(c->dir, "manifests", pick_manifest, &m);
+  for (size_t i = 0; i < m.groups.count && err == 0; i++) {
     char rel[64];
-    snprintf(rel, sizeof(rel), "deps/%.2s/%s", groups.items[i], groups.items[i] + 2);
+    snprintf(rel, sizeof(rel), "deps/%.2s/%s", m.groups.items[i], m.groups.items[i] + 2);
     err = add_file(a, c->dir, rel);
   }
-  gpujit__strvec_free(&groups);
+  gpujit__strvec_free(&m.groups);
   return err;
 }
 
@@ -225,7 +192,7 @@ int gpujit_cache_export(gpujit_cache *c, const char *path, const gpujit_cache_ex
   for (size_t i = 0; i < chosen.count && err == 0; i++) {
     char rel[64];
     snprintf(rel, sizeof(rel), "entries/%.2s/%s", chosen.items[i], chosen.items[i] + 2);
-    err = add_tree(a, c->dir, rel);
+    err = gpujit__walk_files(c->dir, rel, add_file_cb, a);
   }
   if (err == 0)
     err = add_manifests(a, c, &chosen);

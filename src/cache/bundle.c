@@ -41,30 +41,7 @@ static int add_record(gpujit__buf *out, const char *root, const char *rel)
   return err;
 }
 
-static int add_tree(gpujit__buf *out, const char *root, const char *rel)
-{
-  char path[PATH_MAX];
-  struct dirent **names = NULL;
-  int n, err = 0;
-  snprintf(path, sizeof(path), "%s/%s", root, rel);
-  if ((n = scandir(path, &names, NULL, alphasort)) < 0)
-    return gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
-  for (int i = 0; i < n; i++) {
-    char child[PATH_MAX], full[PATH_MAX + 8];
-    struct stat st;
-    if (err == 0 && strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
-      snprintf(child, sizeof(child), "%s/%s", rel, names[i]->d_name);
-      snprintf(full, sizeof(full), "%s/%s", root, child);
-      if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode))
-        err = add_tree(out, root, child);
-      else if (S_ISREG(st.st_mode))
-        err = add_record(out, root, child);
-    }
-    free(names[i]);
-  }
-  free(names);
-  return err;
-}
+static int add_record_cb(const char *root, const char *rel, void *out) { return add_record(out, root, rel); }
 
 int gpujit__bundle_pack(gpujit_cache *c, const char *request_hex, const char *entry_hex, gpujit__buf *out)
 {
@@ -76,7 +53,7 @@ int gpujit__bundle_pack(gpujit_cache *c, const char *request_hex, const char *en
   if ((err = gpujit__buf_put(out, BUNDLE_MAGIC, strlen(BUNDLE_MAGIC))) < 0)
     return err;
   snprintf(rel, sizeof(rel), "entries/%.2s/%s", entry_hex, entry_hex + 2);
-  err = add_tree(out, c->dir, rel);
+  err = gpujit__walk_files(c->dir, rel, add_record_cb, out);
   if (err == 0 && (err = gpujit__manifest_refs(c, request_hex, &entries, &groups)) == 0) {
     snprintf(rel, sizeof(rel), "manifests/%.2s/%s", request_hex, request_hex + 2);
     err = add_record(out, c->dir, rel);

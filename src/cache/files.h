@@ -44,6 +44,16 @@ int gpujit__read_blob(gpujit__buf *out, size_t *offset, const char *path, const 
 int gpujit__publish_dir(const char *cache_dir, const char *tmp, const char *final);
 /** Move an entry out of entries/ (atomically) and delete it. */
 int gpujit__remove_entry(const char *cache_dir, const char *entry);
+/** Called with a file's root and its path under it. */
+typedef int (*gpujit__file_fn)(const char *root, const char *rel, void *payload);
+/** Every regular file beneath root/rel, depth first in name order; stops at the first error. */
+int gpujit__walk_files(const char *root, const char *rel, gpujit__file_fn fn, void *payload);
+
+/** Called with a record's path and its 32-digit key. */
+typedef int (*gpujit__record_fn)(const char *path, const char *hex, void *payload);
+/** Every record of the cache layout under dir/what (`<2 hex>/<30 hex>`: manifests, deps, entries). */
+int gpujit__each_record(const char *dir, const char *what, gpujit__record_fn fn, void *payload);
+
 /** The bytes of the files beneath a directory. */
 uint64_t gpujit__dir_bytes(const char *path);
 int gpujit__rmrf(const char *path);

@@ -150,43 +150,15 @@ static int extract(struct archive *a, const char *path, const char *stage, uint6
   return err;
 }
 
-/* Subdirectories of `dir` named like cache shards (two hex digits), then their 30-digit children. */
-typedef int (*shard_fn)(gpujit_cache *c, const char *stage_path, const char *hex, gpujit_cache_import_result *r);
+typedef struct import_ctx {
+  gpujit_cache *c;
+  gpujit_cache_import_result *res;
+} import_ctx;
 
-static int each_record(gpujit_cache *c, const char *stage, const char *what, shard_fn fn, gpujit_cache_import_result *res)
+static int import_entry(const char *staged, const char *hex, void *payload)
 {
-  char dir[PATH_MAX];
-  DIR *top;
-  struct dirent *d;
-  int err = 0;
-  snprintf(dir, sizeof(dir), "%s/%s", stage, what);
-  if (!(top = opendir(dir)))
-    return 0;
-  while (err == 0 && (d = readdir(top))) {
-    char sub[PATH_MAX + 8];
-    DIR *in;
-    struct dirent *f;
-    if (strlen(d->d_name) != 2)
-      continue;
-    snprintf(sub, sizeof(sub), "%s/%s", dir, d->d_name);
-    if (!(in = opendir(sub)))
-      continue;
-    while (err == 0 && (f = readdir(in))) {
-      char hex[40], p[PATH_MAX + 64];
-      if (strlen(f->d_name) != 30)
-        continue;
-      snprintf(hex, sizeof(hex), "%s%s", d->d_name, f->d_name);
-      snprintf(p, sizeof(p), "%s/%s", sub, f->d_name);
-      err = fn(c, p, hex, res);
-    }
-    closedir(in);
-  }
-  closedir(top);
-  return err;
-}
-
-static int import_entry(gpujit_cache *c, const char *staged, const char *hex, gpujit_cache_import_result *res)
-{
+  gpujit_cache *c = ((import_ctx *)payload)->c;
+  gpujit_cache_import_result *res = ((import_ctx *)payload)->res;
   char final[PATH_MAX], why[256], parent[PATH_MAX];
   gpujit__buf meta = {0};
   cJSON *j = NULL;
@@ -221,8 +193,10 @@ static int import_entry(gpujit_cache *c, const char *staged, const char *hex, gp
   return 0;
 }
 
-static int import_manifest(gpujit_cache *c, const char *staged, const char *hex, gpujit_cache_import_result *res)
+static int import_manifest(const char *staged, const char *hex, void *payload)
 {
+  gpujit_cache *c = ((import_ctx *)payload)->c;
+  gpujit_cache_import_result *res = ((import_ctx *)payload)->res;
   char why[128];
   cJSON *j = NULL;
   int err = 0;
@@ -238,8 +212,10 @@ static int import_manifest(gpujit_cache *c, const char *staged, const char *hex,
   return err;
 }
 
-static int import_group(gpujit_cache *c, const char *staged, const char *hex, gpujit_cache_import_result *res)
+static int import_group(const char *staged, const char *hex, void *payload)
 {
+  gpujit_cache *c = ((import_ctx *)payload)->c;
+  gpujit_cache_import_result *res = ((import_ctx *)payload)->res;
   char why[128];
   cJSON *j = NULL;
   int err;
@@ -277,9 +253,10 @@ int gpujit__cache_import_staged(gpujit_cache *c, const char *stage, gpujit_cache
 {
   int err;
   /* Entries before manifests: a manifest then names entries that are there. */
-  if ((err = each_record(c, stage, "entries", import_entry, res)) == 0 &&
-      (err = each_record(c, stage, "deps", import_group, res)) == 0)
-    err = each_record(c, stage, "manifests", import_manifest, res);
+  import_ctx ctx = {c, res};
+  if ((err = gpujit__each_record(stage, "entries", import_entry, &ctx)) == 0 &&
+      (err = gpujit__each_record(stage, "deps", import_group, &ctx)) == 0)
+    err = gpujit__each_record(stage, "manifests", import_manifest, &ctx);
   return err;
 }
 
