@@ -272,12 +272,6 @@ bool gpujit__pch_plan(gpujit__pch *pch, const gpujit__pch_block *block, gpujit__
     snprintf(pch->reason, sizeof(pch->reason), "the source does not start with an #include block");
     return false;
   }
-  if (!pch->headers) {
-    snprintf(pch->reason, sizeof(pch->reason),
-             "the headers it reads are not known (the include scan could not follow them), so a PCH "
-             "could not be checked for staleness");
-    return false;
-  }
   pthread_mutex_lock(&lock);
   if ((b = state_of(block->key))) {
     const char *changed;
@@ -290,9 +284,19 @@ bool gpujit__pch_plan(gpujit__pch *pch, const gpujit__pch_block *block, gpujit__
     on = b->has_pch || pch->mode == GPUJIT_PCH_ON || pch->more_expected || b->seen >= 2;
   }
   pthread_mutex_unlock(&lock);
-  if (on && !(pch->stamps = stamps_take(pch->headers, pch->headers_count))) {
-    snprintf(pch->reason, sizeof(pch->reason), "a header could not be stat'ed: no PCH");
-    return false;
+  if (on) {
+    size_t n = 0;
+    const char *const *list = pch->headers ? pch->headers(pch->headers_ctx, &n) : NULL;
+    if (!list) {
+      snprintf(pch->reason, sizeof(pch->reason),
+               "the headers it reads are not known (the include scan could not follow them), so a PCH "
+               "could not be checked for staleness");
+      return false;
+    }
+    if (!(pch->stamps = stamps_take(list, n))) {
+      snprintf(pch->reason, sizeof(pch->reason), "a header could not be stat'ed: no PCH");
+      return false;
+    }
   }
   if (!on) {
     snprintf(pch->reason, sizeof(pch->reason),

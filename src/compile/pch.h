@@ -15,10 +15,11 @@
 typedef struct gpujit__pch {
   gpujit_pch_mode mode;   /* in */
   bool more_expected;     /* in: more modules of this include block will follow in this process */
-  /* in: every file the compile reads besides the source (absolute); NULL: unknown, so no PCH —
-   * NVRTC never checks whether a PCH's headers changed, gpujit does, by these */
-  const char *const *headers;
-  size_t headers_count;
+  /* in: every file the compile reads besides the source (absolute), asked only when a PCH is to
+   * be made or used — NVRTC never checks whether a PCH's headers changed, gpujit does, by these.
+   * A NULL answer (or no function): unknown, so no PCH. */
+  const char *const *(*headers)(void *ctx, size_t *count);
+  void *headers_ctx;
   struct gpujit__pch_stamps *stamps; /* private: the headers as they were before the compile */
   gpujit_pch_status status; /* out */
   char reason[200];       /* out: why, or "" */

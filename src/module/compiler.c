@@ -207,39 +207,44 @@ static void link_report_args(gpujit__stage *stage, const char *report)
 /*
  * The files the compile reads besides its sources, for the PCH's staleness check (NVRTC never
  * checks whether a PCH's headers changed): the cache's include scan when there is one, else a
- * scan of our own. NULL list (count 0) when they cannot be known.
+ * scan of our own — made only when a PCH is about to be made or used, once per module.
  */
-static const char **pch_headers(size_t *n, gpujit__includes **own, const gpujit__compile_deps *deps,
-                                const gpujit_module *m, const gpujit_source *sources, size_t count,
-                                const gpujit_module_options *opts)
-{
-  const gpujit__includes *inc = deps ? deps->inc : NULL;
+typedef struct pch_files {
+  const gpujit__compile_deps *deps;
+  const gpujit_module *m;
+  const gpujit_source *sources;
+  size_t count;
+  const gpujit_module_options *opts;
+  gpujit__includes *own;
   const char **list;
-  *n = 0;
-  if (opts->pch == GPUJIT_PCH_OFF)
-    return NULL;
-  if (!inc) {
-    if (gpujit__includes_scan(own, sources, (const char *const *)m->sources.items, count, opts) < 0) {
-      gpujit_error_clear();
-      return NULL;
+  size_t n;
+  bool done;
+} pch_files;
+
+static const char *const *pch_headers(void *ctx, size_t *n)
+{
+  pch_files *f = ctx;
+  const gpujit__includes *inc = f->deps ? f->deps->inc : NULL;
+  if (!f->done) {
+    f->done = true;
+    if (!inc) {
+      if (gpujit__includes_scan(&f->own, f->sources, (const char *const *)f->m->sources.items, f->count, f->opts) < 0)
+        gpujit_error_clear();
+      inc = f->own;
     }
-    inc = *own;
+    if (inc && !gpujit__includes_needs_trace(inc, NULL) &&
+        (f->list = calloc(gpujit__includes_count(inc) + 1, sizeof(*f->list))))
+      for (size_t i = 0; i < gpujit__includes_count(inc); i++)
+        f->list[f->n++] = gpujit__includes_path(inc, i, NULL, NULL);
   }
-  if (gpujit__includes_needs_trace(inc, NULL))
-    return NULL;
-  if (!(list = calloc(gpujit__includes_count(inc) + 1, sizeof(*list))))
-    return NULL;
-  for (size_t i = 0; i < gpujit__includes_count(inc); i++)
-    list[(*n)++] = gpujit__includes_path(inc, i, NULL, NULL);
-  return list;
+  *n = f->n;
+  return f->list;
 }
 
 int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_t count,
                            const gpujit_module_options *opts, gpujit__compile_deps *deps, bool pch_more)
 {
-  gpujit__includes *own_scan = NULL;
-  size_t nheaders = 0;
-  const char **headers = NULL;
+  pch_files files = {deps, m, sources, count, opts, NULL, NULL, 0, false};
   gpujit__nvrtc_result *results = calloc(count, sizeof(*results));
   gpujit__buf wrapped = {0}, log = {0};
   gpujit_trace *trace = opts->trace;
@@ -257,7 +262,6 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
     if (err < 0)
       goto done;
   }
-  headers = pch_headers(&nheaders, &own_scan, deps, m, sources, count, opts);
   {
     double t0 = gpujit__now_us();
     for (size_t i = 0; i < count; i++) {
@@ -272,8 +276,8 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
           exprs[n++] = opts->name_expressions[k];
       err = wrap_source(&wrapped, opts->line_directives ? NULL : opts->prelude, sources[i].data, sources[i].size);
       if (err == 0) {
-        gpujit__pch pch = {.mode = opts->pch, .more_expected = pch_more, .headers = headers,
-                           .headers_count = nheaders};
+        gpujit__pch pch = {.mode = opts->pch, .more_expected = pch_more, .headers = pch_headers,
+                           .headers_ctx = &files};
         err = compile_one(&results[i], opts, m->arch, m->sources.items[i], wrapped.data, lto, m->output,
                           exprs, n, m->phase_ms, deps, i, &pch);
         if (i == 0 || pch_rank(pch.status) > pch_rank(m->pch)) { /* a module reports its best source */
@@ -347,8 +351,8 @@ done:
   free(results);
   gpujit__buf_free(&wrapped);
   gpujit__buf_free(&log);
-  free(headers);
-  gpujit__includes_free(own_scan);
+  free(files.list);
+  gpujit__includes_free(files.own);
   return err;
 }
 
