@@ -14,42 +14,8 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/fs.h"
+#include "bench_util.h"
 #include "gpujit.h"
-
-extern char **environ;
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-  qsort(v, (size_t)n, sizeof(*v), cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double run_process(char *const argv[])
-{
-  pid_t pid;
-  int status;
-  posix_spawn_file_actions_t fa;
-  double t0 = gpujit__now_us();
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
-  if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-    perror(argv[0]);
-    exit(1);
-  }
-  waitpid(pid, &status, 0);
-  posix_spawn_file_actions_destroy(&fa);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "%s failed\n", argv[0]);
-    exit(1);
-  }
-  return (gpujit__now_us() - t0) / 1e3;
-}
 
 /* One module hit `reps` times in process, alternating with the other module. */
 static int hit_once(gpujit_module_options *o, const char *src, double *out_ms)
@@ -127,29 +93,29 @@ int main(int argc, char **argv)
     char *miss_argv[] = {GPUJIT_CLI, "-q", "build", "--arch", "sm_90", "--cache-dir", missdir, "-o", outfile, (char *)src, NULL};
     char *nocache_argv[] = {GPUJIT_CLI, "-q", "build", "--arch", "sm_90", "--no-cache", "-o", outfile, (char *)src, NULL};
     char *raw_argv[] = {"/bin/cat", image, NULL};
-    run_process(def_argv); /* the first default-arch build records the GPU's arch (or finds none) */
-    run_process(def_argv);
+    bench_run_process(def_argv); /* the first default-arch build records the GPU's arch (or finds none) */
+    bench_run_process(def_argv);
     for (int r = 0; r < preps; r++) {
-      phit[r] = run_process(hit_argv);
-      pdef[r] = run_process(def_argv);
-      praw[r] = run_process(raw_argv);
+      phit[r] = bench_run_process(hit_argv);
+      pdef[r] = bench_run_process(def_argv);
+      praw[r] = bench_run_process(raw_argv);
     }
     /* Misses, each into a fresh cache, alternating with the same build uncached. */
     for (int r = 0; r < miss_reps; r++) {
       snprintf(missdir, sizeof(missdir), "%s/miss-%d", dir, r);
       if (r % 2) {
-        pnocache[r] = run_process(nocache_argv);
-        pmiss[r] = run_process(miss_argv);
+        pnocache[r] = bench_run_process(nocache_argv);
+        pmiss[r] = bench_run_process(miss_argv);
       } else {
-        pmiss[r] = run_process(miss_argv);
-        pnocache[r] = run_process(nocache_argv);
+        pmiss[r] = bench_run_process(miss_argv);
+        pnocache[r] = bench_run_process(nocache_argv);
       }
     }
   }
   {
-    double h = median(hit, reps), hh = median(hhit, reps), rw = median(raw, reps), c = median(cold, 5);
-    double ph = median(phit, preps), pd = median(pdef, preps), pr = median(praw, preps);
-    double pm = median(pmiss, miss_reps), pn = median(pnocache, miss_reps);
+    double h = bench_median(hit, reps), hh = bench_median(hhit, reps), rw = bench_median(raw, reps), c = bench_median(cold, 5);
+    double ph = bench_median(phit, preps), pd = bench_median(pdef, preps), pr = bench_median(praw, preps);
+    double pm = bench_median(pmiss, miss_reps), pn = bench_median(pnocache, miss_reps);
     printf("cache, sm_90 (medians; %d in-process, %d process, %d miss repeats)\n\n", reps, preps, miss_reps);
     printf("%-44s %12s\n", "variant", "median ms");
     printf("%-44s %12.4f   target <= 0.1 ms\n", "in-process hit, saxpy (API -> module)", h);

@@ -17,9 +17,8 @@
 
 #include "base/clock.h"
 #include "base/fs.h"
+#include "bench_util.h"
 #include "gpujit.h"
-
-extern char **environ;
 
 static const char heavy_head[] =
     "#include <cub/block/block_reduce.cuh>\n#include <cub/block/block_scan.cuh>\n"
@@ -30,18 +29,6 @@ static const char heavy_head[] =
 static const char other_head[] =
     "#include <cub/block/block_reduce.cuh>\n#include <cub/warp/warp_reduce.cuh>\n"
     "#include <cuda/std/complex>\n#include <cuda/std/tuple>\n#include <cuda/std/array>\n";
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-  qsort(v, (size_t)n, sizeof(*v), cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void write_file(const char *dir, const char *name, const char *text)
 {
@@ -147,27 +134,6 @@ static double second_compile(const char *dir, int pch)
   return ms;
 }
 
-static double whole_process(char *const argv[])
-{
-  pid_t pid;
-  int status;
-  posix_spawn_file_actions_t fa;
-  double t0 = gpujit__now_us();
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
-  if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-    perror(argv[0]);
-    exit(1);
-  }
-  waitpid(pid, &status, 0);
-  posix_spawn_file_actions_destroy(&fa);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "%s failed\n", argv[0]);
-    exit(1);
-  }
-  return (gpujit__now_us() - t0) / 1e3;
-}
-
 int main(int argc, char **argv)
 {
   int n = argc > 1 ? atoi(argv[1]) : 64, cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -214,19 +180,19 @@ int main(int argc, char **argv)
   }
   {
     char *args[] = {(char *)GPUJIT_CLI, (char *)"build", (char *)"-q", (char *)"--cache-dir", cache_dir, dir, NULL};
-    whole_process(args); /* warm the page cache; the outputs are then up to date */
+    bench_run_process(args); /* warm the page cache; the outputs are then up to date */
     for (int i = 0; i < 21; i++) {
       char out[4300];
       char *fresh_args[] = {(char *)GPUJIT_CLI, (char *)"build", (char *)"-q", (char *)"--cache-dir", cache_dir,
                             (char *)"--out-dir", out, dir, NULL};
       snprintf(out, sizeof(out), "%s/out%d", root, i); /* a CI job: cache restored, no outputs yet */
-      hit[i] = whole_process(args);
-      fresh[i] = whole_process(fresh_args);
+      hit[i] = bench_run_process(args);
+      fresh[i] = bench_run_process(fresh_args);
     }
   }
   {
-    double a = median(j1, reps), b = median(jn, reps), c = median(j1p, reps), d = median(jnp, reps);
-    double so = median(sec_off, reps), sp = median(sec_pch, reps), h = median(hit, 21), hf = median(fresh, 21);
+    double a = bench_median(j1, reps), b = bench_median(jn, reps), c = bench_median(j1p, reps), d = bench_median(jnp, reps);
+    double so = bench_median(sec_off, reps), sp = bench_median(sec_pch, reps), h = bench_median(hit, 21), hf = bench_median(fresh, 21);
     printf("  cold, no PCH:  -j 1 %9.0f ms   -j %-3d %9.0f ms   speed-up %.2fx (target >= %.1fx = 0.8 x cores)\n", a,
            jobs, b, a / b, 0.8 * jobs);
     printf("  cold, PCH:     -j 1 %9.0f ms   -j %-3d %9.0f ms   speed-up %.2fx (PCH %zu created, %zu used at -j %d)\n", c,
