@@ -86,6 +86,16 @@ static int channel(int *parent, int *child)
   return 0;
 }
 
+static void close_channels(gpujit__worker *w)
+{
+  int *fds[] = {&w->job_fd, &w->result_fd, &w->err_fd};
+  for (size_t i = 0; i < 3; i++)
+    if (*fds[i] >= 0) {
+      close(*fds[i]);
+      *fds[i] = -1;
+    }
+}
+
 int gpujit__worker_spawn(gpujit__worker *w, const char *path, int index)
 {
   posix_spawn_file_actions_t fa;
@@ -116,9 +126,7 @@ int gpujit__worker_spawn(gpujit__worker *w, const char *path, int index)
   fcntl(w->err_fd, F_SETFL, O_NONBLOCK);
   return 0;
 fail:
-  for (int *fd = &w->job_fd; fd <= &w->err_fd; fd++)
-    if (*fd >= 0)
-      close(*fd), *fd = -1;
+  close_channels(w);
   if (jc >= 0)
     close(jc);
   if (rc >= 0)
@@ -160,8 +168,6 @@ void gpujit__worker_stop(gpujit__worker *w, bool kill_it, char *why, size_t why_
     w->pid = 0;
   }
   gpujit__worker_drain_stderr(w);
-  for (int *fd = &w->job_fd; fd <= &w->err_fd; fd++)
-    if (*fd >= 0)
-      close(*fd), *fd = -1;
+  close_channels(w);
   gpujit__buf_free(&w->reader.in);
 }

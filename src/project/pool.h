@@ -26,7 +26,7 @@ typedef struct gpujit__worker {
   size_t pch_count;
   struct cJSON *result; /* a result waiting for its image frame */
   int64_t track;        /* its trace track */
-  double first_start_us, last_end_us;
+  double last_end_us;   /* when its last job ended: the critical path is the worker that ended last */
 } gpujit__worker;
 
 /** The worker executable: `hint`, else $GPUJIT_WORKER, else gpujit-worker beside the library (or

@@ -21,7 +21,6 @@ typedef struct gpujit__project_module {
   double expected_ms;
   uint64_t block; /* the include block and options: modules sharing it share a PCH */
   bool has_block;
-  int64_t trace_tid;
 } gpujit__project_module;
 
 struct gpujit_project {

@@ -183,8 +183,6 @@ static int send_job(gpujit__run *r, gpujit__worker *w, long i, bool more)
   if (err == 0) {
     w->job = i;
     w->job_start_us = gpujit__now_us();
-    if (!w->first_start_us)
-      w->first_start_us = w->job_start_us;
     w->block = pm->block;
     w->has_block = pm->has_block;
     w->creating = more;
