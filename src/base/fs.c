@@ -157,6 +157,12 @@ char *gpujit__dirname(const char *path)
   return gpujit__strndup(path, (size_t)(slash - path));
 }
 
+char *gpujit__stem(const char *path)
+{
+  const char *base = gpujit__basename(path), *dot = strrchr(base, '.');
+  return gpujit__strndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
+}
+
 const char *gpujit__basename(const char *path)
 {
   const char *slash = strrchr(path, '/');

@@ -21,6 +21,8 @@ void gpujit__normpath(char *path);
 const char *gpujit__path_under(const char *path, const char *dir);
 /** Directory part of a path (malloc'd). */
 char *gpujit__dirname(const char *path);
+/** Base name without its extension ("a/b.cu" -> "b"), malloc'd. */
+char *gpujit__stem(const char *path);
 /** Base name without directory; pointer into `path`. */
 const char *gpujit__basename(const char *path);
 /** mkdir -p with mode. */

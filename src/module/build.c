@@ -39,13 +39,6 @@ static int check_text(const char *name, const char *data, size_t size)
   return 0;
 }
 
-static char *module_name_of(const char *path)
-{
-  const char *base = gpujit__basename(path);
-  const char *dot = strrchr(base, '.');
-  return gpujit__strndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
-}
-
 /*
  * The GPU's arch from a record in the cache, keyed by what identifies the driver and the GPUs
  * without starting the driver (driver/identity.c): asking the driver costs ~150-230 ms of cuInit,
@@ -146,7 +139,7 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
     err = gpujit__error(GPUJIT_EINVAL, "LTO-IR output takes one source; %zu given", count);
     goto done;
   }
-  if (!(m->name = module_name_of(sources[0].name))) {
+  if (!(m->name = gpujit__stem(sources[0].name))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;
   }

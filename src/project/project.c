@@ -141,8 +141,7 @@ static int add_json(gpujit_project *p, const char *name, const char *const *file
       err = GPUJIT_ENOMEM;
   }
   if (err == 0 && !name) {
-    const char *base = gpujit__basename(files[0]), *dot = strrchr(base, '.');
-    m->name = gpujit__strndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
+    m->name = gpujit__stem(files[0]);
   } else if (err == 0) {
     m->name = gpujit__strdup(name);
   }
@@ -302,10 +301,8 @@ static int add_manifest_module(gpujit_project *p, const cJSON *jm, size_t index,
     } else if (err == 0) {
       const char *name = jname ? jname->valuestring : NULL;
       char *stem = NULL;
-      if (!name) {
-        const char *b = gpujit__basename(files.items[0]), *dot = strrchr(b, '.');
-        name = stem = gpujit__strndup(b, dot && dot != b ? (size_t)(dot - b) : strlen(b));
-      }
+      if (!name)
+        name = stem = gpujit__stem(files.items[0]);
       if (out_dir) {
         gpujit__buf ob = {0};
         gpujit__buf_printf(&ob, "%s/%s.%s", out_dir, name, ext);
