@@ -114,7 +114,9 @@ typedef int (*gpujit_cache_source_cb)(const char *named_path, const char *dump_p
 GPUJIT_API int gpujit_cache_sources(gpujit_cache *cache, const char *key, gpujit_cache_source_cb cb,
                                     void *payload);
 
-/** Remove every entry and reset the counters; other processes' temp files are left alone. */
+/** Remove every entry with the manifests and dependency records that lead to it, and reset the
+ *  counters (local and remote); the size limit and compile-time notes stay, as do other
+ *  processes' temp files. */
 GPUJIT_API int gpujit_cache_clear(gpujit_cache *cache, uint64_t *removed);
 
 /**

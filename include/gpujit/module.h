@@ -204,7 +204,9 @@ GPUJIT_API gpujit_cache_status gpujit_module_cache_status(const gpujit_module *m
 GPUJIT_API const char *gpujit_module_cache_key(const gpujit_module *module);
 
 /**
- * Write the image to `path` atomically (temp file in the same directory, fsync, rename).
+ * Write the image to `path` atomically (temp file in the same directory, rename; not fsynced,
+ * as compilers do). A file that holds these bytes already is left alone, its mtime too, so
+ * nothing downstream rebuilds.
  * @return 0 or GPUJIT_EIO (message names the path and the errno text).
  */
 GPUJIT_API int gpujit_module_write(const gpujit_module *module, const char *path);

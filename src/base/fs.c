@@ -97,6 +97,19 @@ int gpujit__file_write_atomic_ex(const char *path, const void *data, size_t len,
   return 0;
 }
 
+int gpujit__file_update(const char *path, const void *data, size_t len)
+{
+  gpujit__buf old = {0};
+  struct stat st;
+  bool same = false;
+  if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == len) {
+    same = gpujit__file_read(&old, path) == 0 && old.len == len && (len == 0 || memcmp(old.data, data, len) == 0);
+    gpujit__buf_free(&old);
+    gpujit_error_clear();
+  }
+  return same ? 1 : gpujit__file_write_atomic_ex(path, data, len, false);
+}
+
 /* Collapse "//", "/./" and "/../" in an absolute path, in place. */
 void gpujit__normpath(char *p)
 {
@@ -175,6 +188,22 @@ bool gpujit__is_dir(const char *path)
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* mkdir -p from the deepest missing directory down: an existing directory costs one mkdir, not
+ * one per component of its path (each an EEXIST after a walk of the path so far). */
+static int mkdirs_at(char *buf, size_t len, mode_t mode)
+{
+  char *slash;
+  if (mkdir(buf, mode) == 0 || errno == EEXIST)
+    return 0;
+  if (errno != ENOENT || !(slash = memrchr(buf, '/', len)) || slash == buf)
+    return -1;
+  *slash = '\0';
+  if (mkdirs_at(buf, (size_t)(slash - buf), mode) < 0)
+    return -1;
+  *slash = '/';
+  return mkdir(buf, mode) == 0 || errno == EEXIST ? 0 : -1;
+}
+
 int gpujit__mkdirs(const char *path, unsigned mode)
 {
   char buf[PATH_MAX];
@@ -182,17 +211,11 @@ int gpujit__mkdirs(const char *path, unsigned mode)
   if (len >= sizeof(buf))
     return gpujit__error(GPUJIT_EINVAL, "%s: path too long", path);
   memcpy(buf, path, len + 1);
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/')
-      continue;
-    *p = '\0';
-    if (mkdir(buf, (mode_t)mode) < 0 && errno != EEXIST)
-      return gpujit__error(gpujit__errno_code(errno), "%s: cannot create: %s", buf, strerror(errno));
-    *p = '/';
-  }
-  if (mkdir(buf, (mode_t)mode) < 0 && errno != EEXIST)
+  while (len > 1 && buf[len - 1] == '/')
+    buf[--len] = '\0';
+  if (mkdirs_at(buf, len, (mode_t)mode) < 0)
     return gpujit__error(gpujit__errno_code(errno), "%s: cannot create: %s", buf, strerror(errno));
-  if (!gpujit__is_dir(buf))
-    return gpujit__error(GPUJIT_EIO, "%s: not a directory", buf);
+  if (!gpujit__is_dir(path))
+    return gpujit__error(GPUJIT_EIO, "%s: not a directory", path);
   return 0;
 }

@@ -12,6 +12,10 @@ int gpujit__file_read(gpujit__buf *out, const char *path);
 int gpujit__file_write_atomic(const char *path, const void *data, size_t len);
 /** As gpujit__file_write_atomic(); `durable` false skips the fsync (the rename stays atomic). */
 int gpujit__file_write_atomic_ex(const char *path, const void *data, size_t len, bool durable);
+/** Write a build output: left alone (mtime too: nothing downstream need rebuild) when it holds
+ *  these bytes already, else written atomically without fsync, as compilers do.
+ *  @return 1 when left alone, 0 when written, or the write's error. */
+int gpujit__file_update(const char *path, const void *data, size_t len);
 /** Absolute, normalised path (no symlink resolution beyond realpath of existing files). */
 char *gpujit__abspath(const char *path);
 /** Collapse "//", "/./" and "/../" in an absolute path, in place (no symlinks resolved). */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,9 +119,19 @@ int gpujit_cache_clear(gpujit_cache *c, uint64_t *removed)
       n++;
   }
   gpujit__entry_list_free(&list);
-  snprintf(p, sizeof(p), "%s/stats", c->dir);
-  if (unlink(p) < 0 && errno != ENOENT)
-    return gpujit__error(GPUJIT_EIO, "%s: %s", p, strerror(errno));
+  /* The records that lead to entries go with them (a manifest naming no entry would only cost
+   * its dependency check on every lookup); notes and settings stay. */
+  for (size_t i = 0; i < 2; i++) {
+    snprintf(p, sizeof(p), "%s/%s", c->dir, i ? "deps" : "manifests");
+    if ((err = gpujit__rmrf(p)) < 0)
+      return err;
+    mkdir(p, 0700); /* the layout stays as a new cache has it */
+  }
+  for (size_t i = 0; i < 2; i++) {
+    snprintf(p, sizeof(p), "%s/%s", c->dir, i ? "remote_stats" : "stats");
+    if (unlink(p) < 0 && errno != ENOENT)
+      return gpujit__error(GPUJIT_EIO, "%s: %s", p, strerror(errno));
+  }
   if (removed)
     *removed = n;
   return 0;

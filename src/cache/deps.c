@@ -1,5 +1,6 @@
 /* A cache entry's dependencies: recorded with stat and content hash, verified cheaply. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -206,27 +207,67 @@ static bool group_holds(gpujit__dep *e, bool *refresh)
   return true;
 }
 
+/* Stats of many files in few directories: each through its directory, opened once (the kernel
+ * then walks one component, not the whole path; a CUB module's 600 toolkit headers lie in ~50). */
+typedef struct dir_cursor {
+  char dir[PATH_MAX];
+  size_t len;
+  int fd;
+} dir_cursor;
+
+static int stat_in(dir_cursor *cur, const char *path, struct stat *st)
+{
+  const char *slash = strrchr(path, '/');
+  size_t len = slash ? (size_t)(slash - path) : 0;
+  if (!slash || len == 0 || len >= sizeof(cur->dir))
+    return stat(path, st);
+  if (cur->fd < 0 || cur->len != len || memcmp(cur->dir, path, len) != 0) {
+    if (cur->fd >= 0)
+      close(cur->fd);
+    memcpy(cur->dir, path, len);
+    cur->dir[len] = '\0';
+    cur->len = len;
+    cur->fd = open(cur->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  }
+  return cur->fd >= 0 ? fstatat(cur->fd, slash + 1, st, 0) : stat(path, st);
+}
+
+static int by_path(const void *a, const void *b)
+{
+  return strcmp((*(gpujit__dep *const *)a)->path, (*(gpujit__dep *const *)b)->path);
+}
+
+static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh)
+{
+  struct stat st;
+  if (e->absent)
+    return group_holds(e, refresh) ? 0 : GPUJIT_ENOENT;
+  if (stat_in(cur, e->path, &st) != 0)
+    return GPUJIT_ENOENT;
+  if ((uint64_t)st.st_size != e->size)
+    return GPUJIT_ENOENT; /* a different size is a different content */
+  if (e->trusted && same_stat(e, &st))
+    return 0;
+  return content_matches(e, refresh) ? 0 : GPUJIT_ENOENT;
+}
+
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
 {
+  dir_cursor cur = {.fd = -1};
+  gpujit__dep **order = d->count > 8 ? malloc(d->count * sizeof(*order)) : NULL;
+  int err = 0;
   *refresh = false;
-  for (size_t i = 0; i < d->count; i++) {
-    gpujit__dep *e = &d->items[i];
-    struct stat st;
-    if (e->absent) {
-      if (!group_holds(e, refresh))
-        return GPUJIT_ENOENT;
-      continue;
-    }
-    if (stat(e->path, &st) != 0)
-      return GPUJIT_ENOENT;
-    if ((uint64_t)st.st_size != e->size)
-      return GPUJIT_ENOENT; /* a different size is a different content */
-    if (e->trusted && same_stat(e, &st))
-      continue;
-    if (!content_matches(e, refresh))
-      return GPUJIT_ENOENT;
+  if (order) { /* in directory order; the outcome does not depend on it */
+    for (size_t i = 0; i < d->count; i++)
+      order[i] = &d->items[i];
+    qsort(order, d->count, sizeof(*order), by_path);
   }
-  return 0;
+  for (size_t i = 0; i < d->count && err == 0; i++)
+    err = verify_one(order ? order[i] : &d->items[i], &cur, refresh);
+  if (cur.fd >= 0)
+    close(cur.fd);
+  free(order);
+  return err;
 }
 
 void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *label)
@@ -340,4 +381,138 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
 bad:
   gpujit__deps_free(out);
   return GPUJIT_ECORRUPT;
+}
+
+/* ---- text form: one line per dependency ---------------------------------------------------
+ * A toolkit group records ~600 headers and every lookup reads it: lines parse in a fraction of
+ * cJSON's time. `f SIZE INO MTIME CTIME XXH3 PATH` (INO MTIME CTIME "-" when the stat cannot be
+ * trusted); `a INO MTIME CTIME NAMES DIR` (the stamp "-" likewise). NAMES and paths escape '%',
+ * blanks and control characters as %XX; an empty NAMES is "-". */
+
+static int put_escaped(gpujit__buf *b, const char *s)
+{
+  int err = 0;
+  if (!*s)
+    return gpujit__buf_puts(b, "-");
+  for (; *s && err == 0; s++) {
+    unsigned char c = (unsigned char)*s;
+    err = c == '%' || c <= ' ' || c == 0x7f ? gpujit__buf_printf(b, "%%%02x", c) : gpujit__buf_put(b, s, 1);
+  }
+  return err;
+}
+
+int gpujit__deps_to_text(const gpujit__deps *d, gpujit__buf *out)
+{
+  int err = 0;
+  for (size_t i = 0; i < d->count && err == 0; i++) {
+    const gpujit__dep *e = &d->items[i];
+    if (e->absent)
+      err = e->trusted ? gpujit__buf_printf(out, "a %llu %lld %lld ", (unsigned long long)e->ino,
+                                            (long long)e->mtime_ns, (long long)e->ctime_ns)
+                       : gpujit__buf_puts(out, "a - - - ");
+    else if (e->trusted)
+      err = gpujit__buf_printf(out, "f %llu %llu %lld %lld %s ", (unsigned long long)e->size,
+                               (unsigned long long)e->ino, (long long)e->mtime_ns, (long long)e->ctime_ns, e->hash);
+    else
+      err = gpujit__buf_printf(out, "f %llu - - - %s ", (unsigned long long)e->size, e->hash);
+    if (err == 0 && e->absent && (err = put_escaped(out, e->names ? e->names : "")) == 0)
+      err = gpujit__buf_puts(out, " ");
+    if (err == 0 && (err = put_escaped(out, e->rel)) == 0)
+      err = gpujit__buf_puts(out, "\n");
+  }
+  return err;
+}
+
+/* The next space- (or line-) terminated token of [*p, end), unescaped into a new string. */
+static char *take(const char **p, const char *end, bool last)
+{
+  const char *s = *p, *stop = memchr(s, last ? '\n' : ' ', (size_t)(end - s));
+  char *out, *o;
+  if (!stop || stop == s || (!last && memchr(s, '\n', (size_t)(stop - s))))
+    return NULL;
+  if (!(out = o = malloc((size_t)(stop - s) + 1)))
+    return NULL;
+  for (const char *q = s; q < stop; q++) {
+    unsigned v;
+    if (*q != '%') {
+      *o++ = *q;
+      continue;
+    }
+    if (stop - q < 3 || sscanf(q + 1, "%2x", &v) != 1 || !isxdigit((unsigned char)q[1]) ||
+        !isxdigit((unsigned char)q[2]) || v == 0) {
+      free(out);
+      return NULL;
+    }
+    *o++ = (char)v;
+    q += 2;
+  }
+  *o = '\0';
+  *p = stop + 1;
+  return out;
+}
+
+/* A decimal field, or "-" (`*dash` set). */
+static bool take_num(const char **p, const char *end, long long *v, bool *dash)
+{
+  char *t = take(p, end, false), *stop;
+  bool ok = t != NULL;
+  *dash = ok && strcmp(t, "-") == 0;
+  if (ok && !*dash) {
+    errno = 0;
+    *v = strtoll(t, &stop, 10);
+    ok = *t && *stop == '\0' && errno == 0 && (isdigit((unsigned char)t[0]) || t[0] == '-');
+  }
+  free(t);
+  return ok;
+}
+
+static int parse_line(gpujit__deps *out, const char **p, const char *end)
+{
+  long long size = 0, ino = 0, m = 0, c = 0;
+  bool d0 = false, d1 = false, d2 = false, d3 = false, file = **p == 'f';
+  char *hash = NULL, *names = NULL, *path = NULL;
+  gpujit__dep *e;
+  int err = GPUJIT_ECORRUPT;
+  if ((**p != 'f' && **p != 'a') || end - *p < 2 || (*p)[1] != ' ')
+    return GPUJIT_ECORRUPT;
+  *p += 2;
+  if ((file && (!take_num(p, end, &size, &d0) || d0 || size < 0)) || !take_num(p, end, &ino, &d1) ||
+      !take_num(p, end, &m, &d2) || !take_num(p, end, &c, &d3) || d1 != d2 || d2 != d3)
+    return GPUJIT_ECORRUPT;
+  if (file && (!(hash = take(p, end, false)) || strlen(hash) != 32))
+    goto done;
+  if (!file && !(names = take(p, end, false)))
+    goto done;
+  if (!(path = take(p, end, true)) || strcmp(path, "-") == 0 || !(e = push(out, path, NULL)))
+    goto done;
+  e->absent = !file;
+  e->trusted = !d1;
+  e->size = (uint64_t)size;
+  e->ino = (uint64_t)ino;
+  e->mtime_ns = m;
+  e->ctime_ns = c;
+  if (file)
+    memcpy(e->hash, hash, 33);
+  else if (strcmp(names, "-") != 0) {
+    e->names = names;
+    names = NULL;
+  }
+  err = 0;
+done:
+  free(hash);
+  free(names);
+  free(path);
+  return err;
+}
+
+int gpujit__deps_from_text(gpujit__deps *out, const char *text, size_t len)
+{
+  const char *p = text, *end = text + len;
+  memset(out, 0, sizeof(*out));
+  while (p < end)
+    if (parse_line(out, &p, end) < 0) {
+      gpujit__deps_free(out);
+      return GPUJIT_ECORRUPT;
+    }
+  return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "cache/key.h"
 
 typedef struct gpujit__dep {
@@ -57,5 +58,10 @@ void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *lab
 /** As JSON (an array) and back; `base` resolves relative paths. */
 cJSON *gpujit__deps_to_json(const gpujit__deps *d);
 int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base);
+
+/** As text, one line per dependency, and back (paths as recorded, no base): the form of the
+ *  shared groups, which every lookup reads. */
+int gpujit__deps_to_text(const gpujit__deps *d, gpujit__buf *out);
+int gpujit__deps_from_text(gpujit__deps *out, const char *text, size_t len);
 
 #endif

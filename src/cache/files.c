@@ -47,22 +47,25 @@ fail:
   return gpujit__error(GPUJIT_EIO, "%s: write failed: %s", path, strerror(saved ? saved : EIO));
 }
 
-int gpujit__write_payload(const char *dir, const char *rel, const void *data, size_t len, cJSON *meta,
-                          const char *role)
+int gpujit__write_new(const char *dir, const char *rel, const void *data, size_t len)
 {
-  char path[PATH_MAX], sum[17];
-  cJSON *files = cJSON_GetObjectItemCaseSensitive(meta, "files"), *d;
+  char path[PATH_MAX], *parent;
   int err;
   if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, rel) >= sizeof(path))
     return gpujit__error(GPUJIT_EINVAL, "%s: path too long", rel);
-  {
-    char *parent = gpujit__dirname(path);
-    err = parent ? gpujit__mkdirs(parent, 0700) : GPUJIT_ENOMEM;
-    free(parent);
-    if (err < 0)
-      return err;
-  }
-  if ((err = write_file(path, data, len)) < 0)
+  parent = gpujit__dirname(path);
+  err = parent ? gpujit__mkdirs(parent, 0700) : GPUJIT_ENOMEM;
+  free(parent);
+  return err < 0 ? err : write_file(path, data, len);
+}
+
+int gpujit__write_payload(const char *dir, const char *rel, const void *data, size_t len, cJSON *meta,
+                          const char *role)
+{
+  char sum[17];
+  cJSON *files = cJSON_GetObjectItemCaseSensitive(meta, "files"), *d;
+  int err;
+  if ((err = gpujit__write_new(dir, rel, data, len)) < 0)
     return err;
   hex64(sum, XXH3_64bits(data, len));
   if (!files)
@@ -119,30 +122,34 @@ done:
   return err;
 }
 
-int gpujit__read_blob(gpujit__buf *out, size_t *offset, const char *path, const char *magic, char *why, size_t n)
+int gpujit__blob_check(const char *data, size_t len, size_t *offset, const char *magic, char *why, size_t n)
 {
-  const char *nl;
+  const char *nl = data ? memchr(data, '\n', len) : NULL;
   size_t ml = strlen(magic);
   unsigned long long want;
   char *end;
+  if (!nl || len < ml + 2 || strncmp(data, magic, ml) != 0 || data[ml] != ' ') {
+    snprintf(why, n, "not a %s record", magic);
+    return GPUJIT_ECORRUPT;
+  }
+  want = strtoull(data + ml + 1, &end, 16);
+  if (end != nl || XXH3_64bits(nl + 1, len - (size_t)(nl + 1 - data)) != want) {
+    snprintf(why, n, "checksum mismatch");
+    return GPUJIT_ECORRUPT;
+  }
+  *offset = (size_t)(nl + 1 - data);
+  return 0;
+}
+
+int gpujit__read_blob(gpujit__buf *out, size_t *offset, const char *path, const char *magic, char *why, size_t n)
+{
   int err;
   if ((err = gpujit__file_read(out, path)) < 0) {
     gpujit_error_clear();
     snprintf(why, n, "unreadable");
     return err == GPUJIT_ENOENT ? GPUJIT_ENOENT : GPUJIT_ECORRUPT;
   }
-  nl = out->data ? memchr(out->data, '\n', out->len) : NULL;
-  if (!nl || out->len < ml + 2 || strncmp(out->data, magic, ml) != 0 || out->data[ml] != ' ') {
-    snprintf(why, n, "not a %s record", magic);
-    return GPUJIT_ECORRUPT;
-  }
-  want = strtoull(out->data + ml + 1, &end, 16);
-  if (end != nl || XXH3_64bits(nl + 1, out->len - (size_t)(nl + 1 - out->data)) != want) {
-    snprintf(why, n, "checksum mismatch");
-    return GPUJIT_ECORRUPT;
-  }
-  *offset = (size_t)(nl + 1 - out->data);
-  return 0;
+  return gpujit__blob_check(out->data, out->len, offset, magic, why, n);
 }
 
 /* Payloads this large are mapped, not read: a hit need not copy (or, checked before in this
@@ -191,30 +198,21 @@ static int read_at(gpujit__buf *out, int dfd, const char *rel, struct stat *st)
   return 0;
 }
 
-int gpujit__read_meta(gpujit__buf *buf, cJSON **out, int dfd, char *why, size_t n)
+int gpujit__meta_check(const char *meta, size_t len, const char *sum, size_t sum_len, cJSON **out, char *why, size_t n)
 {
-  gpujit__buf sum = {0};
   char want[17];
   cJSON *schema;
   *out = NULL;
-  struct stat st;
-  if (read_at(buf, dfd, "meta.json", &st) < 0) {
-    snprintf(why, n, "meta.json missing or unreadable");
-    return -1;
-  }
-  if (read_at(&sum, dfd, "meta.xxh3", &st) < 0 || sum.len < 16) {
+  if (!sum || sum_len < 16) {
     snprintf(why, n, "meta.xxh3 missing or truncated");
-    gpujit__buf_free(&sum);
     return -1;
   }
-  hex64(want, XXH3_64bits(buf->data, buf->len));
-  if (strncmp(sum.data, want, 16) != 0) {
+  hex64(want, XXH3_64bits(meta, len));
+  if (strncmp(sum, want, 16) != 0) {
     snprintf(why, n, "meta.json checksum mismatch");
-    gpujit__buf_free(&sum);
     return -1;
   }
-  gpujit__buf_free(&sum);
-  *out = cJSON_ParseWithLength(buf->data, buf->len);
+  *out = cJSON_ParseWithLength(meta, len);
   schema = cJSON_GetObjectItemCaseSensitive(*out, "schema");
   if (!cJSON_IsObject(*out) || !cJSON_IsNumber(schema) || schema->valueint != GPUJIT_CACHE_SCHEMA) {
     snprintf(why, n, "meta.json unparsable or of another schema");
@@ -223,6 +221,23 @@ int gpujit__read_meta(gpujit__buf *buf, cJSON **out, int dfd, char *why, size_t 
     return -1;
   }
   return 0;
+}
+
+int gpujit__read_meta(gpujit__buf *buf, cJSON **out, int dfd, char *why, size_t n)
+{
+  gpujit__buf sum = {0};
+  struct stat st;
+  int err;
+  *out = NULL;
+  if (read_at(buf, dfd, "meta.json", &st) < 0) {
+    snprintf(why, n, "meta.json missing or unreadable");
+    return -1;
+  }
+  if (read_at(&sum, dfd, "meta.xxh3", &st) < 0)
+    sum.len = 0;
+  err = gpujit__meta_check(buf->data, buf->len, sum.data, sum.len, out, why, n);
+  gpujit__buf_free(&sum);
+  return err;
 }
 
 /* Payloads this process already checked, by identity: entry files are written once and never
@@ -263,34 +278,58 @@ static void seen_add(const struct stat *st, const char *sum)
   pthread_mutex_unlock(&seen_lock);
 }
 
+/* The file a payload description names, when it is a sound one. */
+static const char *payload_file(const cJSON *desc, char *why, size_t n)
+{
+  const cJSON *file = cJSON_GetObjectItemCaseSensitive(desc, "file");
+  if (!cJSON_IsString(file) || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(desc, "size")) ||
+      !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(desc, "xxh3")) || strstr(file->valuestring, "..") ||
+      file->valuestring[0] == '/') {
+    snprintf(why, n, "metadata lacks a valid payload description");
+    return NULL;
+  }
+  return file->valuestring;
+}
+
+int gpujit__payload_check(const cJSON *desc, const void *data, size_t len, bool sum_known, char *why, size_t n)
+{
+  const char *file = payload_file(desc, why, n);
+  double size;
+  char got[17];
+  if (!file)
+    return -1;
+  size = cJSON_GetObjectItemCaseSensitive(desc, "size")->valuedouble;
+  if ((double)len != size) {
+    snprintf(why, n, "%s is %zu bytes, expected %.0f (truncated?)", file, len, size);
+    return -1;
+  }
+  if (sum_known)
+    return 0;
+  hex64(got, XXH3_64bits(data, len));
+  if (strcmp(got, cJSON_GetObjectItemCaseSensitive(desc, "xxh3")->valuestring) != 0) {
+    snprintf(why, n, "%s checksum mismatch", file);
+    return -1;
+  }
+  return 0;
+}
+
 int gpujit__read_payload(gpujit__buf *out, int dfd, const cJSON *desc, char *why, size_t n)
 {
   struct stat st;
-  const cJSON *file = cJSON_GetObjectItemCaseSensitive(desc, "file");
-  const cJSON *size = cJSON_GetObjectItemCaseSensitive(desc, "size");
-  const cJSON *sum = cJSON_GetObjectItemCaseSensitive(desc, "xxh3");
-  char got[17];
-  if (!cJSON_IsString(file) || !cJSON_IsNumber(size) || !cJSON_IsString(sum) ||
-      strstr(file->valuestring, "..")) {
-    snprintf(why, n, "metadata lacks a valid payload description");
+  const char *file = payload_file(desc, why, n), *sum;
+  bool known;
+  if (!file)
+    return -1;
+  if (read_at(out, dfd, file, &st) < 0) {
+    snprintf(why, n, "%s missing or unreadable", file);
     return -1;
   }
-  if (read_at(out, dfd, file->valuestring, &st) < 0) {
-    snprintf(why, n, "%s missing or unreadable", file->valuestring);
+  sum = cJSON_GetObjectItemCaseSensitive(desc, "xxh3")->valuestring;
+  known = seen_find(&st, sum);
+  if (gpujit__payload_check(desc, out->data, out->len, known, why, n) < 0)
     return -1;
-  }
-  if ((double)out->len != size->valuedouble) {
-    snprintf(why, n, "%s is %zu bytes, expected %.0f (truncated?)", file->valuestring, out->len, size->valuedouble);
-    return -1;
-  }
-  if (seen_find(&st, sum->valuestring))
-    return 0;
-  hex64(got, XXH3_64bits(out->data, out->len));
-  if (strcmp(got, sum->valuestring) != 0) {
-    snprintf(why, n, "%s checksum mismatch", file->valuestring);
-    return -1;
-  }
-  seen_add(&st, got);
+  if (!known)
+    seen_add(&st, sum);
   return 0;
 }
 
@@ -512,61 +551,4 @@ int gpujit__verify_entry(const char *entry, char *why, size_t n)
 void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, const char *hex)
 {
   snprintf(out, size, "%s/entries/%.2s/%s", c->dir, hex, hex + 2);
-}
-
-int gpujit__walk_files(const char *root, const char *rel, gpujit__file_fn fn, void *payload)
-{
-  char path[PATH_MAX];
-  struct dirent **names = NULL;
-  int n, err = 0;
-  snprintf(path, sizeof(path), "%s/%s", root, rel);
-  if ((n = scandir(path, &names, NULL, alphasort)) < 0)
-    return gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
-  for (int i = 0; i < n; i++) {
-    char child[PATH_MAX], full[PATH_MAX + 8];
-    struct stat st;
-    if (err == 0 && strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
-      snprintf(child, sizeof(child), "%s/%s", rel, names[i]->d_name);
-      snprintf(full, sizeof(full), "%s/%s", root, child);
-      if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode))
-        err = gpujit__walk_files(root, child, fn, payload);
-      else if (S_ISREG(st.st_mode))
-        err = fn(root, child, payload);
-    }
-    free(names[i]);
-  }
-  free(names);
-  return err;
-}
-
-int gpujit__each_record(const char *dir, const char *what, gpujit__record_fn fn, void *payload)
-{
-  char top_path[PATH_MAX];
-  DIR *top;
-  struct dirent *d;
-  int err = 0;
-  snprintf(top_path, sizeof(top_path), "%s/%s", dir, what);
-  if (!(top = opendir(top_path)))
-    return 0;
-  while (err == 0 && (d = readdir(top))) {
-    char sub[PATH_MAX + 8];
-    DIR *in;
-    struct dirent *f;
-    if (strlen(d->d_name) != 2)
-      continue;
-    snprintf(sub, sizeof(sub), "%s/%s", top_path, d->d_name);
-    if (!(in = opendir(sub)))
-      continue;
-    while (err == 0 && (f = readdir(in))) {
-      char hex[40], p[PATH_MAX + 64];
-      if (strlen(f->d_name) != 30)
-        continue;
-      snprintf(hex, sizeof(hex), "%s%s", d->d_name, f->d_name);
-      snprintf(p, sizeof(p), "%s/%s", sub, f->d_name);
-      err = fn(p, hex, payload);
-    }
-    closedir(in);
-  }
-  closedir(top);
-  return err;
 }

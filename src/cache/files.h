@@ -25,18 +25,30 @@ typedef struct gpujit__entry_list {
   size_t count, cap;
 } gpujit__entry_list;
 
-/** Write `data` to dir/rel (parents created), fsync it, and record its size and XXH3 in
+/** Write a new file dir/rel (parents created; an existing one is an error), not fsynced: every
+ *  cache file is checksummed, so a torn one reads as damaged. */
+int gpujit__write_new(const char *dir, const char *rel, const void *data, size_t len);
+/** Write `data` to dir/rel (parents created), and record its size and XXH3 in
  *  meta["files"][rel] (and meta[role] when role is given). */
 int gpujit__write_payload(const char *dir, const char *rel, const void *data, size_t len, cJSON *meta,
                           const char *role);
-/** Write meta.json and its checksum meta.xxh3, then fsync the directory. */
+/** Write meta.json and its checksum meta.xxh3. */
 int gpujit__write_meta(const char *dir, cJSON *meta);
+/** Check meta.json's bytes against its checksum (meta.xxh3's bytes) and schema; parsed to `out`. */
+int gpujit__meta_check(const char *meta, size_t len, const char *sum, size_t sum_len, cJSON **out, char *why,
+                       size_t why_size);
+/** Check a payload's bytes against its description {"file","size","xxh3"} (the checksum not
+ *  recomputed when `sum_known`). */
+int gpujit__payload_check(const cJSON *desc, const void *data, size_t len, bool sum_known, char *why,
+                          size_t why_size);
 /** Read and verify meta.json through a directory handle; `why` says what is wrong. */
 int gpujit__read_meta(gpujit__buf *buf, cJSON **out, int dfd, char *why, size_t why_size);
 /** Read one payload described by {"file","size","xxh3"} and verify it. */
 int gpujit__read_payload(gpujit__buf *out, int dfd, const cJSON *desc, char *why, size_t why_size);
 /** Write a one-file record atomically (temp file, rename): "MAGIC <xxh3-64>\n" then the bytes. */
 int gpujit__write_blob(const char *path, const char *magic, const void *data, size_t len);
+/** Check a record's bytes (`data`, `len`): the content starts at data + *offset. */
+int gpujit__blob_check(const char *data, size_t len, size_t *offset, const char *magic, char *why, size_t n);
 /** Read one and check it: the bytes start at out->data + *offset. GPUJIT_ENOENT when absent,
  *  GPUJIT_ECORRUPT (with `why`) when truncated, foreign or altered. */
 int gpujit__read_blob(gpujit__buf *out, size_t *offset, const char *path, const char *magic, char *why, size_t n);

@@ -200,7 +200,7 @@ static int import_manifest(const char *staged, const char *hex, void *payload)
   char why[128];
   cJSON *j = NULL;
   int err = 0;
-  if (gpujit__record_read(staged, true, &j, why, sizeof(why)) < 0) {
+  if (gpujit__manifest_read(staged, &j, why, sizeof(why)) < 0) {
     gpujit__log(GPUJIT_LOG_WARN, "import: manifest %s refused: %s", hex, why);
     gpujit_error_clear();
     res->rejected++;
@@ -217,16 +217,18 @@ static int import_group(const char *staged, const char *hex, void *payload)
   gpujit_cache *c = ((import_ctx *)payload)->c;
   gpujit_cache_import_result *res = ((import_ctx *)payload)->res;
   char why[128];
-  cJSON *j = NULL;
-  int err;
-  if (gpujit__record_read(staged, false, &j, why, sizeof(why)) < 0) {
+  gpujit__deps group;
+  int err = gpujit__group_read(staged, &group, why, sizeof(why));
+  if (err == 0) {
+    err = gpujit__group_import(c, hex, &group, why, sizeof(why));
+    gpujit__deps_free(&group);
+  }
+  if (err == GPUJIT_ECORRUPT || err == GPUJIT_ENOENT) {
     gpujit__log(GPUJIT_LOG_WARN, "import: dependency group %s refused: %s", hex, why);
     gpujit_error_clear();
     res->rejected++;
     return 0;
   }
-  err = gpujit__group_import(c, hex, j);
-  cJSON_Delete(j);
   return err;
 }
 

@@ -10,12 +10,15 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/fs.h"
 #include "cache/files.h"
+#include "cache/handle.h"
 #include "cache/manifest.h"
 #include "cache/store.h"
 
 #define MANIFEST_MAGIC "gpujit-manifest-1"
-#define GROUP_MAGIC "gpujit-deps-1"
+#define GROUP_MAGIC "gpujit-deps-2"    /* text (cache/deps.c) */
+#define GROUP_MAGIC_V1 "gpujit-deps-1" /* JSON, still read */
 /* A shared group verified this recently in this process is not checked again. */
 #define GROUP_TTL_US 1e6
 
@@ -51,29 +54,87 @@ static void path_of(char *out, size_t size, const gpujit_cache *c, const char *w
   snprintf(out, size, "%s/%s/%.2s/%s", c->dir, what, hex, hex + 2);
 }
 
-static int read_json(cJSON **out, const char *path, const char *magic, char *why, size_t n)
+static int read_manifest(cJSON **out, const char *path, char *why, size_t n)
 {
   gpujit__buf b = {0};
-  size_t off = 0;
-  int err = gpujit__read_blob(&b, &off, path, magic, why, n);
+  int err = gpujit__file_read(&b, path);
   *out = NULL;
-  if (err == 0 && !(*out = cJSON_ParseWithLength(b.data + off, b.len - off))) {
-    snprintf(why, n, "unparsable JSON");
-    err = GPUJIT_ECORRUPT;
-  }
+  if (err < 0) {
+    gpujit_error_clear();
+    snprintf(why, n, "unreadable");
+    err = err == GPUJIT_ENOENT ? GPUJIT_ENOENT : GPUJIT_ECORRUPT;
+  } else
+    err = gpujit__manifest_parse(b.data, b.len, out, why, n);
   gpujit__buf_free(&b);
   return err;
 }
 
-static int write_json(const char *path, const char *magic, const cJSON *j)
+static int write_manifest(const char *path, const cJSON *j)
 {
   char *text = cJSON_PrintUnformatted(j);
   int err;
   if (!text)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  err = gpujit__write_blob(path, magic, text, strlen(text));
+  err = gpujit__write_blob(path, MANIFEST_MAGIC, text, strlen(text));
   free(text);
   return err;
+}
+
+static int write_group(const char *path, const gpujit__deps *d)
+{
+  gpujit__buf b = {0};
+  int err = gpujit__deps_to_text(d, &b);
+  if (err == 0)
+    err = gpujit__write_blob(path, GROUP_MAGIC, b.data ? b.data : "", b.len);
+  gpujit__buf_free(&b);
+  return err;
+}
+
+int gpujit__group_parse(const char *data, size_t len, gpujit__deps *out, char *why, size_t n)
+{
+  size_t off = 0;
+  cJSON *j = NULL;
+  int err = gpujit__blob_check(data, len, &off, GROUP_MAGIC, why, n);
+  memset(out, 0, sizeof(*out));
+  if (err == 0 && gpujit__deps_from_text(out, data + off, len - off) < 0)
+    err = GPUJIT_ECORRUPT;
+  else if (err < 0 && strncmp(why, "not a", 5) == 0 && /* the JSON form of gpujit-deps-1 */
+           (err = gpujit__blob_check(data, len, &off, GROUP_MAGIC_V1, why, n)) == 0) {
+    if (!(j = cJSON_ParseWithLength(data + off, len - off)) || gpujit__deps_from_json(out, j, NULL) < 0)
+      err = GPUJIT_ECORRUPT;
+    cJSON_Delete(j);
+  } else if (err < 0 && strncmp(why, "not a", 5) == 0)
+    snprintf(why, n, "not a %s record", GROUP_MAGIC);
+  if (err == GPUJIT_ECORRUPT && off)
+    snprintf(why, n, "dependency group does not parse");
+  return err;
+}
+
+int gpujit__group_read(const char *path, gpujit__deps *out, char *why, size_t n)
+{
+  gpujit__buf b = {0};
+  int err = gpujit__file_read(&b, path);
+  memset(out, 0, sizeof(*out));
+  if (err < 0) {
+    gpujit_error_clear();
+    snprintf(why, n, "unreadable");
+    err = err == GPUJIT_ENOENT ? GPUJIT_ENOENT : GPUJIT_ECORRUPT;
+  } else
+    err = gpujit__group_parse(b.data, b.len, out, why, n);
+  gpujit__buf_free(&b);
+  return err;
+}
+
+/* Whether a group file is there and sound (a damaged one is written again by the next store). */
+static bool group_readable(const char *path)
+{
+  gpujit__deps d;
+  char why[128];
+  bool ok = gpujit__group_read(path, &d, why, sizeof(why)) == 0;
+  if (ok)
+    gpujit__deps_free(&d);
+  gpujit_error_clear();
+  return ok;
 }
 
 /* A shared group (absolute paths), verified and remembered for this process. */
@@ -81,33 +142,22 @@ static bool group_holds(gpujit_cache *c, const char *digest)
 {
   char path[PATH_MAX], why[128];
   gpujit__deps deps;
-  cJSON *j = NULL;
   bool refresh = false, ok;
   int err;
   if (memo_fresh(digest))
     return true;
   path_of(path, sizeof(path), c, "deps", digest);
-  if ((err = read_json(&j, path, GROUP_MAGIC, why, sizeof(why))) < 0) {
+  if ((err = gpujit__group_read(path, &deps, why, sizeof(why))) < 0) {
     if (err == GPUJIT_ECORRUPT)
       gpujit__cache_damaged(c, digest, why);
     return false;
   }
-  if (gpujit__deps_from_json(&deps, j, NULL) < 0) {
-    gpujit__cache_damaged(c, digest, "dependency group does not parse");
-    cJSON_Delete(j);
-    return false;
-  }
   ok = gpujit__deps_verify(&deps, &refresh) == 0;
-  if (ok && refresh && c->writable) {
-    cJSON *n = gpujit__deps_to_json(&deps);
-    if (n)
-      write_json(path, GROUP_MAGIC, n);
-    cJSON_Delete(n);
-  }
+  if (ok && refresh && c->writable)
+    write_group(path, &deps);
   if (ok)
     memo_put(digest);
   gpujit__deps_free(&deps);
-  cJSON_Delete(j);
   return ok;
 }
 
@@ -118,7 +168,7 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
   int err = GPUJIT_ENOENT;
 
   path_of(path, sizeof(path), c, "manifests", hex);
-  if ((err = read_json(&j, path, MANIFEST_MAGIC, why, sizeof(why))) < 0) {
+  if ((err = read_manifest(&j, path, why, sizeof(why))) < 0) {
     if (err == GPUJIT_ECORRUPT)
       gpujit__cache_damaged(c, hex, why);
     gpujit_error_clear();
@@ -130,10 +180,14 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
     const cJSON *shared = cJSON_GetObjectItemCaseSensitive(r, "shared");
     gpujit__deps deps;
     bool refresh = false, ok;
+    char entry_dir[PATH_MAX];
     if (!cJSON_IsString(entry) || strlen(entry->valuestring) != 32) {
       gpujit__cache_damaged(c, hex, "manifest record without an entry");
       break;
     }
+    gpujit__cache_entry_path(entry_dir, sizeof(entry_dir), c, entry->valuestring);
+    if (access(entry_dir, F_OK) != 0)
+      continue; /* evicted or cleared: not worth checking what it depends on */
     if (cJSON_IsString(shared) && !group_holds(c, shared->valuestring))
       continue;
     if (gpujit__deps_from_json(&deps, cJSON_GetObjectItemCaseSensitive(r, "deps"), gpujit__cache_base(c)) < 0) {
@@ -146,7 +200,7 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
       cJSON *n = gpujit__deps_to_json(&deps);
       if (n) {
         cJSON_ReplaceItemInObjectCaseSensitive(r, "deps", n);
-        write_json(path, MANIFEST_MAGIC, j);
+        write_manifest(path, j);
       }
     }
     gpujit__deps_free(&deps);
@@ -181,7 +235,6 @@ int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, co
   if (shared && shared->count) {
     gpujit__hasher *h = gpujit__hasher_new();
     gpujit__key digest;
-    cJSON *g;
     if (!h) {
       err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
       goto done;
@@ -191,17 +244,13 @@ int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, co
     gpujit__hasher_free(h);
     cJSON_AddStringToObject(r, "shared", digest.hex);
     path_of(path, sizeof(path), c, "deps", digest.hex);
-    if (access(path, F_OK) != 0 && (g = gpujit__deps_to_json(shared)) != NULL) {
-      err = write_json(path, GROUP_MAGIC, g);
-      cJSON_Delete(g);
-      if (err < 0)
-        goto done;
-    }
+    if (!group_readable(path) && (err = write_group(path, shared)) < 0)
+      goto done;
   }
   cJSON_AddItemToObject(r, "deps", gpujit__deps_to_json(deps));
   /* Earlier records of other entries follow, newest first. */
   path_of(path, sizeof(path), c, "manifests", hex);
-  if (read_json(&old, path, MANIFEST_MAGIC, why, sizeof(why)) == 0) {
+  if (read_manifest(&old, path, why, sizeof(why)) == 0) {
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(old, "results")) {
       const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "entry");
       if (kept >= GPUJIT__MANIFEST_MAX)
@@ -213,7 +262,7 @@ int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, co
     }
   }
   gpujit_error_clear();
-  err = write_json(path, MANIFEST_MAGIC, j);
+  err = write_manifest(path, j);
 done:
   cJSON_Delete(old);
   cJSON_Delete(j);
@@ -222,9 +271,21 @@ done:
 
 /* ---- moving records between caches (export and import) ------------------------------------ */
 
-int gpujit__record_read(const char *path, bool manifest, cJSON **out, char *why, size_t n)
+int gpujit__manifest_read(const char *path, cJSON **out, char *why, size_t n)
 {
-  return read_json(out, path, manifest ? MANIFEST_MAGIC : GROUP_MAGIC, why, n);
+  return read_manifest(out, path, why, n);
+}
+
+int gpujit__manifest_parse(const char *data, size_t len, cJSON **out, char *why, size_t n)
+{
+  size_t off = 0;
+  int err = gpujit__blob_check(data, len, &off, MANIFEST_MAGIC, why, n);
+  *out = NULL;
+  if (err == 0 && !(*out = cJSON_ParseWithLength(data + off, len - off))) {
+    snprintf(why, n, "unparsable JSON");
+    err = GPUJIT_ECORRUPT;
+  }
+  return err;
 }
 
 int gpujit__manifest_merge(gpujit_cache *c, const char *hex, const cJSON *foreign)
@@ -235,7 +296,7 @@ int gpujit__manifest_merge(gpujit_cache *c, const char *hex, const cJSON *foreig
   if (!c->writable)
     return 0;
   path_of(path, sizeof(path), c, "manifests", hex);
-  if (read_json(&local, path, MANIFEST_MAGIC, why, sizeof(why)) < 0)
+  if (read_manifest(&local, path, why, sizeof(why)) < 0)
     local = NULL;
   gpujit_error_clear();
   if (!(j = cJSON_CreateObject()) || !(results = cJSON_AddArrayToObject(j, "results"))) {
@@ -258,21 +319,32 @@ int gpujit__manifest_merge(gpujit_cache *c, const char *hex, const cJSON *foreig
         kept++;
       }
     }
-  err = write_json(path, MANIFEST_MAGIC, j);
+  err = write_manifest(path, j);
   cJSON_Delete(j);
   cJSON_Delete(local);
   return err;
 }
 
-int gpujit__group_import(gpujit_cache *c, const char *digest, const cJSON *group)
+int gpujit__group_import(gpujit_cache *c, const char *digest, const gpujit__deps *group, char *why, size_t n)
 {
   char path[PATH_MAX];
+  gpujit__hasher *h = gpujit__hasher_new();
+  gpujit__key got;
+  if (!h)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  gpujit__deps_hash(group, h, "shared"); /* a group is named by the hash of what it records */
+  gpujit__hasher_digest(h, &got);
+  gpujit__hasher_free(h);
+  if (strcmp(got.hex, digest) != 0) {
+    snprintf(why, n, "its content hashes to %s", got.hex);
+    return GPUJIT_ECORRUPT;
+  }
   if (!c->writable)
     return 0;
   path_of(path, sizeof(path), c, "deps", digest);
-  if (access(path, F_OK) == 0)
-    return 0; /* a group's name is the hash of what it records: the one here is the same */
-  return write_json(path, GROUP_MAGIC, group);
+  if (group_readable(path))
+    return 0; /* the one here records the same */
+  return write_group(path, group);
 }
 
 int gpujit__manifest_refs(gpujit_cache *c, const char *hex, gpujit__strvec *entries, gpujit__strvec *groups)
@@ -281,7 +353,7 @@ int gpujit__manifest_refs(gpujit_cache *c, const char *hex, gpujit__strvec *entr
   cJSON *j = NULL, *r;
   int err;
   path_of(path, sizeof(path), c, "manifests", hex);
-  if ((err = read_json(&j, path, MANIFEST_MAGIC, why, sizeof(why))) < 0)
+  if ((err = read_manifest(&j, path, why, sizeof(why))) < 0)
     return err;
   cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "results")) {
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "entry"), *g = cJSON_GetObjectItemCaseSensitive(r, "shared");

@@ -26,14 +26,21 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33]);
 int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, const gpujit__deps *deps,
                          const gpujit__deps *shared);
 
-/** Read a manifest (`manifest`) or dependency group file anywhere, verified. */
-int gpujit__record_read(const char *path, bool manifest, cJSON **out, char *why, size_t n);
+/** Read a manifest file anywhere, verified (checksum, form). */
+int gpujit__manifest_read(const char *path, cJSON **out, char *why, size_t n);
+/** The same from a record's bytes. */
+int gpujit__manifest_parse(const char *data, size_t len, cJSON **out, char *why, size_t n);
+/** Read a dependency group file anywhere (this form or the JSON of gpujit-deps-1), verified. */
+int gpujit__group_read(const char *path, gpujit__deps *out, char *why, size_t n);
+/** The same from a record's bytes. */
+int gpujit__group_parse(const char *data, size_t len, gpujit__deps *out, char *why, size_t n);
 
 /** Merge a foreign manifest's records into the local one (local records first). */
 int gpujit__manifest_merge(gpujit_cache *c, const char *hex, const cJSON *foreign);
 
-/** Store a foreign dependency group unless the cache has it. */
-int gpujit__group_import(gpujit_cache *c, const char *digest, const cJSON *group);
+/** Store a foreign dependency group unless the cache has it; refused (GPUJIT_ECORRUPT, `why`)
+ *  when its content does not hash to its name `digest`. */
+int gpujit__group_import(gpujit_cache *c, const char *digest, const gpujit__deps *group, char *why, size_t n);
 
 /** The entry keys and group digests a manifest records. @return 0, or the read error. */
 int gpujit__manifest_refs(gpujit_cache *c, const char *hex, gpujit__strvec *entries, gpujit__strvec *groups);

@@ -54,10 +54,10 @@ static char *default_dir(void)
 static bool prepare(gpujit_cache *c)
 {
   char p[PATH_MAX];
-  static const char *const subdirs[] = {"entries", "tmp", "locks"};
+  static const char *const subdirs[] = {"entries", "manifests", "deps", "tmp", "locks"};
   if (gpujit__mkdirs(c->dir, 0700) < 0)
     return false;
-  for (size_t i = 0; i < 3; i++) {
+  for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
     snprintf(p, sizeof(p), "%s/%s", c->dir, subdirs[i]);
     if (mkdir(p, 0700) < 0 && errno != EEXIST)
       return false;

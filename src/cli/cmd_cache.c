@@ -22,7 +22,7 @@ static void cache_help(void)
          "  limit [SIZE|none]          show or set the size limit kept in the cache (SIZE: 500M,\n"
          "                             2G); $GPUJIT_CACHE_MAX_SIZE overrides it. Past the limit,\n"
          "                             a store evicts least recently used entries to 90 %% of it\n"
-         "  clear                      remove every entry\n"
+         "  clear                      remove every entry and its records, reset the counters\n"
          "  prune [--max-size SIZE] [--older-than AGE]\n"
          "                             drop least recently used entries (SIZE: 500M, 2G;\n"
          "                             AGE: 30s, 10m, 12h, 7d)\n"

@@ -108,7 +108,8 @@ int gpujit_module_write(const gpujit_module *m, const char *path)
 {
   if (!m || !path)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_module_write: NULL argument");
-  return gpujit__file_write_atomic(path, m->image.data ? m->image.data : "", m->image.len);
+  int err = gpujit__file_update(path, m->image.data ? m->image.data : "", m->image.len);
+  return err < 0 ? err : 0;
 }
 
 gpujit_pch_status gpujit_module_pch(const gpujit_module *m, const char **reason)

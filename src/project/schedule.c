@@ -81,36 +81,16 @@ static void ended(gpujit__run *r, size_t i)
   progress(r);
 }
 
-/* Whether `path` already holds exactly the module's image: then it is left alone, its mtime too,
- * so a rebuild that changes nothing costs no write, no fsync, and no downstream rebuild. */
-static bool same_output(const gpujit_module *m, const char *path)
-{
-  size_t size;
-  const void *image = gpujit_module_image(m, &size);
-  gpujit__buf old = {0};
-  struct stat st;
-  bool same;
-  if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != size)
-    return false;
-  same = gpujit__file_read(&old, path) == 0 && old.len == size && memcmp(old.data, image, size) == 0;
-  gpujit__buf_free(&old);
-  gpujit_error_clear();
-  return same;
-}
-
 /* Write a module's image where asked; the module then becomes the result. */
 static void deliver(gpujit__run *r, size_t i, gpujit_project_status status, gpujit_module *m)
 {
   gpujit__project_module *pm = &r->p->mods[i];
-  if (pm->output && !same_output(m, pm->output)) {
+  if (pm->output) {
     char *dir = gpujit__dirname(pm->output);
     int err = dir ? gpujit__mkdirs(dir, 0777) : GPUJIT_ENOMEM;
     free(dir);
-    if (err == 0) { /* atomic, not fsynced (like make and ninja): a torn output is rewritten next time */
-      size_t size;
-      const void *image = gpujit_module_image(m, &size);
-      err = gpujit__file_write_atomic_ex(pm->output, image, size, false);
-    }
+    if (err == 0) /* same bytes: left alone; else atomic, not fsynced (like make and ninja) */
+      err = gpujit_module_write(m, pm->output);
     if (err < 0) {
       char msg[600];
       snprintf(msg, sizeof(msg), "%s", gpujit_error_last());

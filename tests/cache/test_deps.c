@@ -7,6 +7,9 @@
 
 #include "helpers.h"
 
+#include "cache/deps.h"
+#include "cache/files.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
 #include "gpujit.h"
 
@@ -334,6 +337,144 @@ static void test_deps__page_multiple_payload_is_terminated(void **state)
   cJSON_Delete(meta);
 }
 
+/* The shared groups' text form: every field back as written, names and paths with blanks and
+ * '%' escaped, the same hash (a group is named by it); anything malformed refused. */
+static void test_deps__group_text(void **state)
+{
+  fx *f = *state;
+  static const char *const bad[] = {
+      "f 1 2 3 4 0123456789abcdef0123456789abcdef\n",          /* no path */
+      "f 1 2 3 4 0123456789abcdef /a\n",                       /* short hash */
+      "f x 2 3 4 0123456789abcdef0123456789abcdef /a\n",       /* size not a number */
+      "f 1 2 - 4 0123456789abcdef0123456789abcdef /a\n",       /* half a stat */
+      "f 1 2 3 4 0123456789abcdef0123456789abcdef /a",          /* no end of line */
+      "q 1 2 3 4 0123456789abcdef0123456789abcdef /a\n",       /* unknown kind */
+      "a - - - x/ /dir%2\n",                                   /* cut escape */
+      "a - - - x/ /dir%00\n",                                  /* NUL */
+      "a - - -  /dir\n",                                       /* empty field */
+  };
+  char *a = th_write(f->src, "with space %.h", "#define A 1\n"), *dir = th_path(f->src, "odd dir");
+  char *missing = th_path(dir, "gone 100%.h");
+  gpujit__deps d = {0}, back;
+  gpujit__buf text = {0};
+  gpujit__hasher *h1 = gpujit__hasher_new(), *h2 = gpujit__hasher_new();
+  gpujit__key k1, k2;
+  mkdir(dir, 0755);
+  assert_int_equal(gpujit__deps_add_file(&d, a, NULL, "#define A 1\n", 12, gpujit__deps_clock() + 5000000000LL), 0);
+  assert_int_equal(gpujit__deps_add_file(&d, a, NULL, "#define A 1\n", 12, gpujit__deps_clock()), 0); /* untrusted */
+  assert_int_equal(gpujit__deps_add_absent(&d, missing, NULL), 0);
+  assert_int_equal(gpujit__deps_to_text(&d, &text), 0);
+  assert_null(memchr(text.data, '\t', text.len));
+  assert_non_null(strstr(text.data, "with%20space%20%25.h\n"));
+  assert_int_equal(gpujit__deps_from_text(&back, text.data, text.len), 0);
+  assert_int_equal(back.count, 3);
+  for (size_t i = 0; i < 3; i++) {
+    assert_string_equal(back.items[i].path, d.items[i].path);
+    assert_int_equal(back.items[i].absent, d.items[i].absent);
+    assert_int_equal(back.items[i].trusted, d.items[i].trusted);
+    if (!d.items[i].absent)
+      assert_int_equal(back.items[i].size, d.items[i].size);
+    if (d.items[i].trusted)
+      assert_int_equal(back.items[i].mtime_ns, d.items[i].mtime_ns);
+    assert_string_equal(back.items[i].hash, d.items[i].hash);
+  }
+  assert_true(back.items[0].trusted);
+  assert_false(back.items[1].trusted);
+  assert_string_equal(back.items[2].names, "gone 100%.h/");
+  gpujit__deps_hash(&d, h1, "shared");
+  gpujit__deps_hash(&back, h2, "shared");
+  gpujit__hasher_digest(h1, &k1);
+  gpujit__hasher_digest(h2, &k2);
+  assert_string_equal(k1.hex, k2.hex);
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    gpujit__deps x;
+    if (gpujit__deps_from_text(&x, bad[i], strlen(bad[i])) != GPUJIT_ECORRUPT)
+      fail_msg("accepted: %s", bad[i]);
+  }
+  gpujit__hasher_free(h1);
+  gpujit__hasher_free(h2);
+  gpujit__buf_free(&text);
+  gpujit__deps_free(&d);
+  gpujit__deps_free(&back);
+  free(a);
+  free(dir);
+  free(missing);
+}
+
+/* A damaged toolkit group is a miss with the right bytes, never a crash or a stale hit; a group
+ * of the JSON form earlier versions wrote is still read. */
+static void test_deps__damaged_group(void **state)
+{
+  fx *f = *state;
+  static const char *const damage[] = {
+      "truncate -s 10 \"$g\"",
+      "printf 'gpujit-deps-2 0123456789abcdef\\nf 1 - - - x /y\\n' > \"$g\"",
+      ": > \"$g\"",
+      "printf '\\377' | dd of=\"$g\" bs=1 seek=60 conv=notrunc 2>/dev/null",
+      "rm \"$g\"",
+  };
+  char *out = NULL, *path = NULL;
+  gpujit__deps back;
+  char why[128];
+  put(f, "k.cu", "#include <cuda/std/cstddef>\n#define V ((int)sizeof(cuda::std::size_t))\n" KERNEL);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  /* separate processes: a process checks a group once a second at most */
+  for (size_t i = 0; i < sizeof(damage) / sizeof(damage[0]); i++) {
+    int rc = th_run(&out,
+                    "set -e; cd '%s'; ls '%s'/deps/*/* | wc -l; for g in '%s'/deps/*/*; do %s; done; "
+                    "g='%s'; $g build --arch sm_90 --cache-dir '%s' -o a.cubin k.cu | head -1; "
+                    "$g build --arch sm_90 --no-cache -o b.cubin k.cu >/dev/null; cmp a.cubin b.cubin; "
+                    "$g build --arch sm_90 --cache-dir '%s' -o c.cubin k.cu | head -1; cmp a.cubin c.cubin",
+                    f->src, f->cache_dir, f->cache_dir, damage[i], GPUJIT_CLI, f->cache_dir, f->cache_dir);
+    if (rc != 0)
+      fail_msg("damage %zu: rc %d:\n%s", i, rc, out);
+    assert_int_equal(atoi(out), 1); /* one group: the toolkit's headers */
+    assert_non_null(strstr(out, "miss\n"));                /* the damaged group: a miss */
+    if (!strstr(strstr(out, "miss\n"), " hit ")) /* then a hit again */
+      fail_msg("damage %zu: no hit after the miss:\n%s", i, out);
+    free(out);
+  }
+  /* gpujit-deps-1 (the JSON earlier versions wrote) is still read, and still a hit */
+  assert_int_equal(th_run(&path, "printf %%s \"$(ls '%s'/deps/*/*)\"", f->cache_dir), 0);
+  assert_int_equal(gpujit__group_read(path, &back, why, sizeof(why)), 0);
+  {
+    cJSON *j = gpujit__deps_to_json(&back);
+    char *text = cJSON_PrintUnformatted(j);
+    assert_int_equal(gpujit__write_blob(path, "gpujit-deps-1", text, strlen(text)), 0);
+    free(text);
+    cJSON_Delete(j);
+  }
+  gpujit__deps_free(&back);
+  assert_int_equal(th_run(&out, "head -c 14 '%s'", path), 0);
+  assert_string_equal(out, "gpujit-deps-1 ");
+  free(out);
+  assert_int_equal(gpujit__group_read(path, &back, why, sizeof(why)), 0);
+  assert_true(back.count > 0);
+  gpujit__deps_free(&back);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  free(path);
+}
+
+/* `cache clear` leaves no record naming a removed entry: the next build is a plain miss. */
+static void test_deps__clear_takes_the_records(void **state)
+{
+  fx *f = *state;
+  char *out = NULL;
+  uint64_t removed = 0;
+  put(f, "inc/h.h", "#define V 21\n");
+  put(f, "k.cu", "#include \"inc/h.h\"\n" KERNEL);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(gpujit_cache_clear(f->cache, &removed), 0);
+  assert_int_equal(removed, 1);
+  assert_int_equal(th_run(&out, "find '%s'/manifests '%s'/deps -type f 2>/dev/null | wc -l", f->cache_dir,
+                          f->cache_dir), 0);
+  assert_int_equal(atoi(out), 0);
+  free(out);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -348,6 +489,9 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_deps__damaged_manifest, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__large_ptx_hit_is_a_string, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__page_multiple_payload_is_terminated, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__group_text, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__damaged_group, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__clear_takes_the_records, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
