@@ -7,6 +7,7 @@
 
 #include "helpers.h"
 
+#include "cache/files.h"
 #include "gpujit.h"
 
 typedef struct fx {
@@ -247,6 +248,47 @@ static void test_archive__bad_entry_never_replaces_good(void **state)
   free(bad);
 }
 
+/* A dependency group must hash to its name: one with a line dropped (its record checksum made
+ * good again) is refused, and the request it serves stays a miss. */
+static void test_archive__group_named_by_its_content(void **state)
+{
+  fx *f = *state;
+  const char *p = f->src;
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL;
+  gpujit_cache_import_result r;
+  char *file = th_path(f->root, "x.tar"), *bad = th_path(f->root, "bad.tar"), *group = NULL, *text, *body, *end;
+  size_t len;
+  free(th_write(f->root, "k.cu", "#include <cuda/std/cstddef>\n"
+                                 "extern \"C\" __global__ void k(int *x) { x[0] = (int)sizeof(cuda::std::size_t); }\n"));
+  o.arch = "sm_90";
+  o.cache = f->a;
+  assert_int_equal(gpujit_module_build_files(&m, &p, 1, &o), 0);
+  gpujit_module_free(m);
+  assert_int_equal(gpujit_cache_export(f->a, file, NULL, NULL), 0);
+  assert_int_equal(th_run(&group, "cd '%s' && mkdir -p unpack && tar -xf x.tar -C unpack && printf %%s \"$PWD\"/unpack/deps/*/*",
+                          f->root), 0);
+  text = th_read(group, &len);
+  body = strchr(text, '\n') + 1;      /* after "gpujit-deps-2 <sum>" */
+  end = strrchr(body, '\n');
+  *end = '\0';
+  *(strrchr(body, '\n') + 1) = '\0'; /* the last dependency dropped */
+  assert_int_equal(gpujit__write_blob(group, "gpujit-deps-2", body, strlen(body)), 0);
+  free(text);
+  assert_int_equal(th_run(&text, "cd '%s' && tar -cf bad.tar -C unpack .", f->root), 0);
+  assert_int_equal(gpujit_cache_import(f->b, bad, 0, &r), 0);
+  assert_int_equal(r.entries, 1);
+  assert_int_equal(r.rejected, 1); /* the group */
+  o.cache = f->b;
+  assert_int_equal(gpujit_module_build_files(&m, &p, 1, &o), 0);
+  assert_int_equal(gpujit_module_cache_status(m), GPUJIT_CACHE_MISS);
+  gpujit_module_free(m);
+  free(text);
+  free(group);
+  free(file);
+  free(bad);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -254,6 +296,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_archive__filters, setup, teardown),
     cmocka_unit_test_setup_teardown(test_archive__hostile, setup, teardown),
     cmocka_unit_test_setup_teardown(test_archive__bad_entry_never_replaces_good, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_archive__group_named_by_its_content, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
