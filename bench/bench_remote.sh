@@ -36,7 +36,7 @@ http { access_log off; client_body_temp_path $work/nginx/tmp/body;
   server { listen 127.0.0.1:$hport; root $work/nginx/data;
     location / { dav_methods PUT; create_full_put_path on; client_max_body_size 256m; } } }
 CONF
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
+nginx -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" -p "$work/nginx"
 sleep 0.3
 export GPUJIT_ARCH=sm_90
 cd "$work"

@@ -9,7 +9,11 @@ mkdir -p "$out"
 prefix=/tmp/gpujit-deps
 mkdir -p "$prefix"
 for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
+# The servers of the remote-cache tests and benchmark (redis-server, nginx) and the runtime
+# libraries gpujit loads for them, where carried in .deps/bench (the GPU host has no registry).
+for f in .deps/bench/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$prefix"; done
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+export PATH="$PATH:$prefix/usr/bin:$prefix/usr/sbin"
 export GPUJIT_CACHE_DIR=/tmp/gpujit-cache GPUJIT_DEPS_PREFIX="$prefix/usr"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/gpu.txt"
 
@@ -26,6 +30,8 @@ echo "== benchmarks"
 build-gpu/bench/bench_run 40 | tee "$out/bench_run.txt"
 build-gpu/bench/bench_cache 300 30 | tee "$out/bench_cache.txt"
 build-gpu/bench/bench_compile 3 | tee "$out/bench_compile.txt" | tail -8
+echo "== remote cache hits (redis-server and nginx on loopback)"
+bash bench/bench_remote.sh build-gpu/gpujit 21 2>&1 | tee "$out/bench_remote.txt" | tail -5
 echo "== project builds (64 generated modules, -j $(nproc))"
 GPUJIT_ARCH= build-gpu/bench/bench_project 64 "$(nproc)" 1 | tee "$out/bench_project.txt"
 

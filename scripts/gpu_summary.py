@@ -82,6 +82,17 @@ if m:
 else:
     rows.append(("project bench", "no data"))
 
+m = re.search(r"^RESULT (.*)$", read("bench_remote.txt"), re.M)
+if m:
+    vals = dict(kv.split("=") for kv in m.group(1).split())
+    for mod in ("saxpy", "block_reduce"):
+        rows.append(("remote hit %s: redis first/steady" % mod, "%s / %s ms (target <= 5)" % (
+            vals[mod + "_redis_ms"], vals[mod + "_redis_steady_ms"])))
+        rows.append(("remote hit %s: http first/steady" % mod, "%s / %s ms" % (
+            vals[mod + "_http_ms"], vals[mod + "_http_steady_ms"])))
+else:
+    rows.append(("remote bench", (read("bench_remote.txt").strip().splitlines() or ["no data"])[-1]))
+
 nc = read("ncu_check.txt")
 for line in nc.splitlines():
     if line.startswith("CHECK "):

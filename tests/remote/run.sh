@@ -59,7 +59,7 @@ http {
   }
 }
 CONF
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" || { cat "$work/nginx/error.log"; exit 1; }
+nginx -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" -p "$work/nginx" || { cat "$work/nginx/error.log"; exit 1; }
 for i in $(seq 50); do
   redis-cli -p "$rport" ping >/dev/null 2>&1 && curl -s -o /dev/null "http://127.0.0.1:$hport/" && break
   sleep 0.1
