@@ -32,7 +32,8 @@ mkdir -p "$work/nginx/data" "$work/nginx/tmp"; chmod 0755 "$work/nginx"; chmod 0
 cat >"$work/nginx/nginx.conf" <<CONF
 worker_processes 1; pid $work/nginx/nginx.pid; error_log $work/nginx/error.log;
 events { worker_connections 64; }
-http { access_log off; client_body_temp_path $work/nginx/tmp/body;
+http { access_log off; client_body_temp_path $work/nginx/tmp/body; proxy_temp_path $work/nginx/tmp/proxy;
+  fastcgi_temp_path $work/nginx/tmp/fastcgi; uwsgi_temp_path $work/nginx/tmp/uwsgi; scgi_temp_path $work/nginx/tmp/scgi;
   server { listen 127.0.0.1:$hport; root $work/nginx/data;
     location / { dav_methods PUT; create_full_put_path on; client_max_body_size 256m; } } }
 CONF

@@ -246,8 +246,8 @@ static int unpack_records(gpujit_cache *c, const recs *r, gpujit_cache_import_re
       err = unpack_entry(c, r, hex, res);
   for (size_t i = 0; i < r->count && err == 0; i++) {
     gpujit__deps group;
-    if (!record_of(&r->items[i], "deps", true, hex))
-      continue;
+    if (!record_of(&r->items[i], "deps", true, hex) || gpujit__group_same(c, hex, r->items[i].data, r->items[i].size))
+      continue; /* the same bytes are here: checked when they were stored */
     if ((err = gpujit__group_parse(r->items[i].data, r->items[i].size, &group, why, sizeof(why))) == 0) {
       err = gpujit__group_import(c, hex, &group, why, sizeof(why));
       gpujit__deps_free(&group);

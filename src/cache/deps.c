@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,21 +252,79 @@ static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh)
   return content_matches(e, refresh) ? 0 : GPUJIT_ENOENT;
 }
 
-int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
+/* A slice of the dependencies, checked by one thread. */
+typedef struct slice {
+  gpujit__dep **items;
+  size_t count;
+  bool refresh;
+  int err;
+  int *stop; /* another slice failed: the outcome is known (read and written atomically) */
+} slice;
+
+static void *verify_slice(void *arg)
 {
+  slice *s = arg;
   dir_cursor cur = {.fd = -1};
-  gpujit__dep **order = d->count > 8 ? malloc(d->count * sizeof(*order)) : NULL;
-  int err = 0;
-  *refresh = false;
-  if (order) { /* in directory order; the outcome does not depend on it */
-    for (size_t i = 0; i < d->count; i++)
-      order[i] = &d->items[i];
-    qsort(order, d->count, sizeof(*order), by_path);
-  }
-  for (size_t i = 0; i < d->count && err == 0; i++)
-    err = verify_one(order ? order[i] : &d->items[i], &cur, refresh);
+  for (size_t i = 0; i < s->count && s->err == 0 && !__atomic_load_n(s->stop, __ATOMIC_RELAXED); i++)
+    s->err = verify_one(s->items[i], &cur, &s->refresh);
+  if (s->err)
+    __atomic_store_n(s->stop, 1, __ATOMIC_RELAXED);
   if (cur.fd >= 0)
     close(cur.fd);
+  return NULL;
+}
+
+/* Threads for a toolkit group's hundreds of stats: each costs 1-2 us of kernel path work and
+ * they do not wait on each other. Small sets stay on the caller's thread. */
+#define PER_THREAD 128
+#define MAX_THREADS 4
+
+int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
+{
+  gpujit__dep **order = d->count > 8 ? malloc(d->count * sizeof(*order)) : NULL;
+  slice parts[MAX_THREADS];
+  pthread_t tid[MAX_THREADS];
+  bool started[MAX_THREADS] = {false};
+  int stop = 0;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t n = d->count / PER_THREAD + 1, at = 0;
+  int err = 0;
+  *refresh = false;
+  if (!order) { /* few (or no memory): in record order, here */
+    slice one = {NULL, 0, false, 0, &stop};
+    dir_cursor cur = {.fd = -1};
+    for (size_t i = 0; i < d->count && one.err == 0; i++)
+      one.err = verify_one(&d->items[i], &cur, &one.refresh);
+    if (cur.fd >= 0)
+      close(cur.fd);
+    *refresh = one.refresh;
+    return one.err;
+  }
+  for (size_t i = 0; i < d->count; i++)
+    order[i] = &d->items[i];
+  qsort(order, d->count, sizeof(*order), by_path); /* directory order; the outcome does not depend on it */
+  if (n > MAX_THREADS)
+    n = MAX_THREADS;
+  if (cpus > 0 && n > (size_t)cpus)
+    n = (size_t)cpus;
+  for (size_t t = 0; t < n; t++) {
+    size_t len = d->count / n + (t < d->count % n);
+    parts[t] = (slice){order + at, len, false, 0, &stop};
+    at += len;
+  }
+  for (size_t t = 1; t < n; t++)
+    started[t] = pthread_create(&tid[t], NULL, verify_slice, &parts[t]) == 0;
+  for (size_t t = 0; t < n; t++) {
+    if (t == 0 || !started[t])
+      verify_slice(&parts[t]); /* the first slice here; one whose thread did not start, too */
+    else
+      pthread_join(tid[t], NULL);
+    if (parts[t].err && !err)
+      err = parts[t].err;
+    if (err)
+      __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    *refresh |= parts[t].refresh;
+  }
   free(order);
   return err;
 }

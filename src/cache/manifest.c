@@ -325,6 +325,18 @@ int gpujit__manifest_merge(gpujit_cache *c, const char *hex, const cJSON *foreig
   return err;
 }
 
+bool gpujit__group_same(gpujit_cache *c, const char *digest, const void *data, size_t len)
+{
+  char path[PATH_MAX];
+  gpujit__buf b = {0};
+  bool same;
+  path_of(path, sizeof(path), c, "deps", digest);
+  same = gpujit__file_read(&b, path) == 0 && b.len == len && memcmp(b.data, data, len) == 0;
+  gpujit__buf_free(&b);
+  gpujit_error_clear();
+  return same;
+}
+
 int gpujit__group_import(gpujit_cache *c, const char *digest, const gpujit__deps *group, char *why, size_t n)
 {
   char path[PATH_MAX];

@@ -38,6 +38,8 @@ int gpujit__group_parse(const char *data, size_t len, gpujit__deps *out, char *w
 /** Merge a foreign manifest's records into the local one (local records first). */
 int gpujit__manifest_merge(gpujit_cache *c, const char *hex, const cJSON *foreign);
 
+/** Whether the cache holds group `digest` with exactly these bytes. */
+bool gpujit__group_same(gpujit_cache *c, const char *digest, const void *data, size_t len);
 /** Store a foreign dependency group unless the cache has it; refused (GPUJIT_ECORRUPT, `why`)
  *  when its content does not hash to its name `digest`. */
 int gpujit__group_import(gpujit_cache *c, const char *digest, const gpujit__deps *group, char *why, size_t n);
