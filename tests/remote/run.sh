@@ -23,7 +23,12 @@ cleanup() {
 }
 trap cleanup EXIT
 fails=0
-check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi; }
+check() {
+  if eval "$2"; then echo "ok   $1"; else
+    echo "FAIL $1"; fails=$((fails + 1))
+    [ -n "${out:-}" ] && printf '  exit %s, output:\n%s\n' "${rc:-?}" "$(printf '%s\n' "$out" | tail -8 | sed 's/^/  | /')"
+  fi
+}
 free_port() { python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
 export GPUJIT_ARCH=sm_90
 
