@@ -10,7 +10,8 @@ prefix=/tmp/gpujit-deps
 mkdir -p "$prefix"
 for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
 # The servers of the remote-cache tests and benchmark (redis-server, nginx) and the runtime
-# libraries gpujit loads for them, where carried in .deps/bench (the GPU host has no registry).
+# libraries gpujit loads for them, where carried in .deps/bench (the GPU host has no registry):
+#   (cd .deps/bench && apt-get download redis-server redis-tools libjemalloc2 liblzf1 nginx libhiredis0.14)
 for f in .deps/bench/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$prefix"; done
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export PATH="$PATH:$prefix/usr/bin:$prefix/usr/sbin"
