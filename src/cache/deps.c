@@ -281,7 +281,7 @@ static void *verify_slice(void *arg)
 
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
 {
-  gpujit__dep **order = d->count > 8 ? malloc(d->count * sizeof(*order)) : NULL;
+  gpujit__dep *few[8], **order = d->count > 8 ? malloc(d->count * sizeof(*order)) : few;
   slice parts[MAX_THREADS];
   pthread_t tid[MAX_THREADS];
   bool started[MAX_THREADS] = {false};
@@ -290,16 +290,8 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
   size_t n = d->count / PER_THREAD + 1, at = 0;
   int err = 0;
   *refresh = false;
-  if (!order) { /* few (or no memory): in record order, here */
-    slice one = {NULL, 0, false, 0, &stop};
-    dir_cursor cur = {.fd = -1};
-    for (size_t i = 0; i < d->count && one.err == 0; i++)
-      one.err = verify_one(&d->items[i], &cur, &one.refresh);
-    if (cur.fd >= 0)
-      close(cur.fd);
-    *refresh = one.refresh;
-    return one.err;
-  }
+  if (!order)
+    return GPUJIT_ENOMEM; /* unverified: not a hit */
   for (size_t i = 0; i < d->count; i++)
     order[i] = &d->items[i];
   qsort(order, d->count, sizeof(*order), by_path); /* directory order; the outcome does not depend on it */
@@ -325,7 +317,8 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
       __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     *refresh |= parts[t].refresh;
   }
-  free(order);
+  if (order != few)
+    free(order);
   return err;
 }
 

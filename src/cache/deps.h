@@ -48,7 +48,7 @@ void gpujit__deps_free(gpujit__deps *d);
 /**
  * Check every dependency. @param refresh set when one matched by content but not by stat and
  * its record was updated (write the records back so the next lookup reads nothing).
- * @return 0 when all hold, GPUJIT_ENOENT when one changed.
+ * @return 0 when all hold, GPUJIT_ENOENT when one changed, GPUJIT_ENOMEM (not verified).
  */
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh);
 
