@@ -142,6 +142,22 @@ GPUJIT_API int gpujit_trace_analysis_add_file(gpujit_trace_analysis *analysis, c
 GPUJIT_API int gpujit_trace_analysis_add_json(gpujit_trace_analysis *analysis, const char *name,
                                               const char *json, size_t len);
 
+/**
+ * Add a trace file, or every *.json trace beneath a directory (sorted by path).
+ * @param out_files receives how many traces were added (may be NULL).
+ * @return as add_file; GPUJIT_ENOENT for a directory without traces.
+ */
+GPUJIT_API int gpujit_trace_analysis_add_path(gpujit_trace_analysis *analysis, const char *path,
+                                              size_t *out_files);
+
+/**
+ * How many module builds were cache hits whose compile profile was recorded when the entry was
+ * built (their phases and tables come from that record).
+ * @param out_unmeasured receives how many hits had no record: their compile cost is unknown.
+ */
+GPUJIT_API size_t gpujit_trace_analysis_recorded(const gpujit_trace_analysis *analysis,
+                                                 size_t *out_unmeasured);
+
 /** @return the number of rows in a table. */
 GPUJIT_API size_t gpujit_trace_analysis_count(const gpujit_trace_analysis *analysis,
                                               gpujit_trace_table table);
@@ -156,6 +172,96 @@ GPUJIT_API void gpujit_trace_analysis_totals(const gpujit_trace_analysis *analys
 
 /** @return a short name for a table ("phases", "headers", …) (static). */
 GPUJIT_API const char *gpujit_trace_table_name(gpujit_trace_table table);
+
+
+/* ---- comparison ------------------------------------------------------------------------- */
+
+typedef struct gpujit_trace_diff gpujit_trace_diff;
+
+#define GPUJIT_TRACE_DIFF_OPTIONS_VERSION 1
+
+typedef struct gpujit_trace_diff_options {
+  unsigned int version;
+  double fail_above_pct; /**< the gate: a module or the total slower by more than this many percent
+                              fails; < 0 (default): no gate */
+  double min_ms;         /**< ... and by at least this many milliseconds (default 0) */
+} gpujit_trace_diff_options;
+
+#define GPUJIT_TRACE_DIFF_OPTIONS_INIT { GPUJIT_TRACE_DIFF_OPTIONS_VERSION, -1.0, 0.0 }
+
+/** @return 0, or GPUJIT_EVERSION. */
+GPUJIT_API int gpujit_trace_diff_options_init(gpujit_trace_diff_options *opts, unsigned int version);
+
+typedef enum gpujit_trace_change {
+  GPUJIT_TRACE_SAME = 0,    /**< no change beyond the measured spread, nor above 0.5 % */
+  GPUJIT_TRACE_SLOWER,
+  GPUJIT_TRACE_FASTER,
+  GPUJIT_TRACE_ADDED,       /**< only in the new traces */
+  GPUJIT_TRACE_REMOVED,     /**< only in the base traces */
+  GPUJIT_TRACE_UNMEASURED   /**< a module whose compile cost one side does not know (cache hits
+                                 without a recorded profile) */
+} gpujit_trace_change;
+
+/** One compared row. Values in microseconds. */
+typedef struct gpujit_trace_diff_row {
+  const char *name;          /**< borrowed from the diff */
+  double base_us, new_us;    /**< per side: the sum over modules of the median of each module's
+                                  samples (a module built in several traces has several). A
+                                  module's value is its time in NVRTC and nvJitLink (recorded, for
+                                  a cache hit); gpujit's own time is the phase "gpujit overhead".
+                                  A table row missing where a recorded profile left its smallest
+                                  rows out is not compared */
+  double delta_us;           /**< new - base */
+  double delta_pct;          /**< 100 * delta / base; 0 when base is 0 */
+  double base_spread_us;     /**< per side: the sum over modules of the range (max - min) of
+                                  their samples; 0 with one sample */
+  double new_spread_us;
+  unsigned int base_samples; /**< the fewest samples of a module on each side (modules table and
+                                  total: of this row's modules) */
+  unsigned int new_samples;
+  double p_value;            /**< modules with >= 2 samples a side: the one-sided Mann-Whitney
+                                  probability of a change this large by chance; -1 otherwise */
+  gpujit_trace_change change;
+  int regression;            /**< slower beyond the noise and beyond the gate's thresholds */
+} gpujit_trace_diff_row;
+
+/** The comparison's outcome. */
+typedef struct gpujit_trace_diff_verdict {
+  int gated;                 /**< a gate was asked for */
+  int failed;                /**< a module or the total regressed past the gate */
+  size_t regressions, slower, faster, added, removed, unmeasured;
+  unsigned int min_samples;  /**< the fewest samples any compared module has on either side */
+  double worst_p;            /**< the largest p_value among regressions (-1: none computed) */
+} gpujit_trace_diff_verdict;
+
+/**
+ * Compare two analyses (`base`, the reference, and `next`): modules by name, and every table's
+ * rows. Neither analysis may change while the diff lives.
+ * @return 0, GPUJIT_EINVAL (NULL argument, or a side without any module build), GPUJIT_EVERSION
+ *         or GPUJIT_ENOMEM.
+ */
+GPUJIT_API int gpujit_trace_diff_create(gpujit_trace_diff **out, const gpujit_trace_analysis *base,
+                                        const gpujit_trace_analysis *next,
+                                        const gpujit_trace_diff_options *opts);
+
+/** Free a diff; NULL is a no-op. */
+GPUJIT_API void gpujit_trace_diff_free(gpujit_trace_diff *diff);
+
+/** @return the number of compared rows of a table. */
+GPUJIT_API size_t gpujit_trace_diff_count(const gpujit_trace_diff *diff, gpujit_trace_table table);
+
+/** @return row i of a table, the largest absolute change first; NULL out of range (borrowed). */
+GPUJIT_API const gpujit_trace_diff_row *gpujit_trace_diff_row_at(const gpujit_trace_diff *diff,
+                                                              gpujit_trace_table table, size_t i);
+
+/** @return the whole compile time of every measured module (borrowed). */
+GPUJIT_API const gpujit_trace_diff_row *gpujit_trace_diff_total(const gpujit_trace_diff *diff);
+
+/** Fill `out` with the verdict. @return 0 or GPUJIT_EINVAL. */
+GPUJIT_API int gpujit_trace_diff_outcome(const gpujit_trace_diff *diff, gpujit_trace_diff_verdict *out);
+
+/** @return a short word for a change ("same", "slower", "faster", "added", …) (static). */
+GPUJIT_API const char *gpujit_trace_change_name(gpujit_trace_change change);
 
 GPUJIT_END_DECLS
 

@@ -260,6 +260,36 @@ done:
   return err;
 }
 
+int gpujit__cache_get_extra(gpujit_cache *c, const char *hex, const char *role, gpujit__buf *out)
+{
+  char path[PATH_MAX], why[256];
+  gpujit__buf meta = {0};
+  cJSON *j = NULL;
+  const cJSON *desc;
+  int dfd, err = GPUJIT_ENOENT;
+
+  gpujit__cache_entry_path(path, sizeof(path), c, hex);
+  if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    return GPUJIT_ENOENT;
+  flock(dfd, LOCK_SH);
+  if (gpujit__read_meta(&meta, &j, dfd, why, sizeof(why)) < 0)
+    goto done;
+  if (!(desc = cJSON_GetObjectItemCaseSensitive(j, role)))
+    goto done;
+  if (gpujit__read_payload(out, dfd, desc, why, sizeof(why)) < 0) {
+    gpujit__log(GPUJIT_LOG_WARN, "cache entry %s: its %s is damaged (%s)", hex, role, why);
+    gpujit__buf_free(out);
+    err = GPUJIT_ECORRUPT;
+    goto done;
+  }
+  err = 0;
+done:
+  close(dfd);
+  cJSON_Delete(j);
+  gpujit__buf_free(&meta);
+  return err;
+}
+
 int gpujit__cache_lock(gpujit_cache *c, const char *hex, int *out_fd)
 {
   char p[PATH_MAX];
@@ -316,6 +346,9 @@ int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *e)
   else
     cJSON_AddNullToObject(meta, "base_dir");
   if ((err = gpujit__write_payload(tmp, e->image_name, e->image, e->image_size, meta, "image")) < 0)
+    goto fail;
+  if (e->extra_name && (err = gpujit__write_payload(tmp, e->extra_name, e->extra, e->extra_size, meta,
+                                                     e->extra_role)) < 0)
     goto fail;
   /* The source dump: every file at the path the line table names. */
   for (size_t i = 0; i < e->sources_count; i++) {

@@ -48,6 +48,11 @@ typedef struct gpujit__cache_put {
   size_t image_size;
   const gpujit__cache_file *sources; /**< the source dump */
   size_t sources_count;
+  const char *extra_name; /**< an optional payload kept beside the image (say, "profile.json"),
+                               described under the metadata key `extra_role`; NULL: none */
+  const char *extra_role;
+  const void *extra;
+  size_t extra_size;
 } gpujit__cache_put;
 
 /** Publish an entry atomically. Failures are warnings (one per cache): the build goes on. */
@@ -60,6 +65,12 @@ int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *entry);
  * @return 0, or GPUJIT_ENOENT when absent or damaged (damage is logged and counted).
  */
 int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit__buf *image);
+/**
+ * Read an entry's optional payload described under `role` (see gpujit__cache_put), verified.
+ * @return 0, GPUJIT_ENOENT when the entry or the payload is absent, GPUJIT_ECORRUPT when it is
+ *         damaged (logged; the entry itself is left to its next verified read).
+ */
+int gpujit__cache_get_extra(gpujit_cache *c, const char *hex, const char *role, gpujit__buf *out);
 
 /** Take the per-key compile lock (flock: released by the kernel if the holder dies); -1 in
  *  `out_fd` when the cache is read-only, the lock cannot be made, or the wait timed out. */

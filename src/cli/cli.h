@@ -16,7 +16,8 @@ enum {
   EXIT_IO = 4,       /* a file could not be read or written */
   EXIT_INPUT = 5,    /* an input file is not what it should be (empty, binary, malformed JSON) */
   EXIT_NODRIVER = 6, /* no CUDA driver or device: execution unavailable */
-  EXIT_CUDA = 7      /* a CUDA error while running */
+  EXIT_CUDA = 7,     /* a CUDA error while running */
+  EXIT_REGRESSION = 8 /* trace diff: compile time regressed past the gate */
 };
 
 typedef struct cli_ctx {
@@ -102,6 +103,7 @@ void cli_print_ncu_commands(const gpujit_module *m, gpujit_cache *cache, int arg
 int cmd_build(cli_ctx *ctx, int argc, char **argv);
 int cmd_run(cli_ctx *ctx, int argc, char **argv);
 int cmd_trace(cli_ctx *ctx, int argc, char **argv);
+int cmd_trace_diff(cli_ctx *ctx, int argc, char **argv);
 int cmd_cache(cli_ctx *ctx, int argc, char **argv);
 int cmd_ncu(cli_ctx *ctx, int argc, char **argv);
 

@@ -7,7 +7,8 @@
 
 static void trace_help(void)
 {
-  printf("usage: gpujit trace analyze [--top N] [--json] TRACE.json...\n\n"
+  printf("usage: gpujit trace analyze [--top N] [--json] TRACE.json|DIR...\n"
+         "       gpujit trace diff [options] BASE NEW   (gpujit trace diff --help)\n\n"
          "Aggregate gpujit traces, or raw NVRTC/nvcc --fdevice-time-trace files: time per\n"
          "phase, the most expensive headers, template instantiations (grouped by template and\n"
          "individually), functions (IR generation, optimization, ptxas), and modules.\n\n"
@@ -78,8 +79,10 @@ int cmd_trace(cli_ctx *ctx, int argc, char **argv)
     trace_help();
     return argc < 2 ? EXIT_USAGE : EXIT_OK;
   }
+  if (strcmp(argv[1], "diff") == 0)
+    return cmd_trace_diff(ctx, argc, argv);
   if (strcmp(argv[1], "analyze") != 0)
-    return cli_usage_error(ctx, "trace", "unknown subcommand '%s' (expected 'analyze')", argv[1]);
+    return cli_usage_error(ctx, "trace", "unknown subcommand '%s' (expected 'analyze' or 'diff')", argv[1]);
   if ((err = gpujit_trace_analysis_create(&an)) < 0)
     return cli_fail(ctx, err);
   for (; a.i < argc; a.i++) {
@@ -100,7 +103,7 @@ int cmd_trace(cli_ctx *ctx, int argc, char **argv)
       goto done;
     } else {
       nfiles++;
-      if ((err = gpujit_trace_analysis_add_file(an, arg)) < 0) {
+      if ((err = gpujit_trace_analysis_add_path(an, arg, NULL)) < 0) {
         rc = cli_fail(ctx, err);
         goto done;
       }

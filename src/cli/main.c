@@ -13,7 +13,7 @@ static const cli_command commands[] = {
     {"run", cmd_run, "build, load and run kernels; report compile against execute cost"},
     {"cache", cmd_cache, "inspect and maintain the kernel cache (ls, show, source, stats, clear, prune, verify)"},
     {"ncu", cmd_ncu, "Nsight Compute helpers (ncu hotspots: per-line table from --page source CSV)"},
-    {"trace", cmd_trace, "analyze compile-time traces (gpujit trace analyze)"},
+    {"trace", cmd_trace, "analyze and compare compile-time traces (trace analyze, trace diff)"},
     {"version", cmd_version, "print gpujit, NVRTC and nvJitLink versions"},
     {"help", cmd_help, "show this help"},
 };
@@ -38,7 +38,8 @@ static void print_help(cli_ctx *ctx)
          "  4  I/O error (missing or unreadable file, cannot write output)\n"
          "  5  bad input data (empty or binary source, malformed trace JSON)\n"
          "  6  CUDA driver or device unavailable\n"
-         "  7  CUDA error while running\n\n"
+         "  7  CUDA error while running\n"
+         "  8  trace diff: compile time regressed past --fail-above\n\n"
          "environment:\n"
          "  GPUJIT_ARCH       default target arch (else the GPU's, else %s)\n"
          "  GPUJIT_CACHE_DIR  kernel cache (else $XDG_CACHE_HOME/gpujit, else ~/.cache/gpujit)\n"

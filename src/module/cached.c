@@ -45,6 +45,8 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
   if (err == 0)
     gpujit__stage_arg_str(&stage, "key", entry.hex);
   m->timings.lookup_ms += gpujit__stage_end(&stage);
+  if (err == 0 && opts->trace)
+    gpujit__entry_replay_profile(opts->cache, entry.hex, m, opts->trace);
   m->cache_status = err == 0 ? GPUJIT_CACHE_HIT : GPUJIT_CACHE_MISS;
   if (err < 0)
     m->cache_key[0] = '\0';
@@ -69,6 +71,8 @@ int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_modu
   if (err == 0) {
     m->cache_status = GPUJIT_CACHE_HIT;
     gpujit__cache_remote_saved(opts->cache, m->timings.saved_ms);
+    if (opts->trace)
+      gpujit__entry_replay_profile(opts->cache, entry.hex, m, opts->trace);
   } else {
     m->cache_key[0] = '\0';
     gpujit_error_clear();

@@ -16,6 +16,7 @@
 #include "compile/pch.h"
 #include "module/compiler.h"
 #include "module/stage.h"
+#include "trace/events.h"
 #include "trace/nvrtc.h"
 
 /*
@@ -72,8 +73,8 @@ static int opened(const char *path, const char *includer, void *payload)
  * compile opens are reported to it (through NVRTC's trace) when the include scan asks for that. */
 static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o, const char *arch,
                        const char *path, const char *wrapped, bool lto, gpujit_output_kind output,
-                       const char *const *exprs, size_t exprs_count, double *phase_ms, gpujit__compile_deps *deps,
-                       size_t index, gpujit__pch *pch)
+                       const char *const *exprs, size_t exprs_count, double *phase_ms, gpujit__profile *profile,
+                       gpujit__compile_deps *deps, size_t index, gpujit__pch *pch)
 {
   gpujit__nvrtc_request req = {0};
   gpujit_trace *trace = o->trace;
@@ -126,6 +127,11 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
         deps->complete = false;
         gpujit_error_clear();
       }
+      /* The profile a cache entry keeps; a trace it cannot read only loses the profile. */
+      if (profile && err == 0 && gpujit__profile_add_nvrtc(profile, text.data, text.len) < 0) {
+        gpujit__log(GPUJIT_LOG_DEBUG, "no compile profile for %s: %s", path, gpujit_error_last());
+        gpujit_error_clear();
+      }
       gpujit__trace_merge_nvrtc_text(gpujit__trace_wants_nvrtc(trace) ? trace : NULL, &text, t0, t1, phase_ms);
     } else if (want_deps) {
       deps->complete = false;
@@ -143,7 +149,11 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
     gpujit__stage_arg_str(&stage, "pch_reason", pch->reason);
   if (pch->retried)
     gpujit__stage_arg_num(&stage, "pch_heap_bytes", (double)pch->heap_bytes);
-  gpujit__stage_end(&stage);
+  {
+    double ms = gpujit__stage_end(&stage);
+    if (profile) /* the same span a trace of this compile shows */
+      profile->compile_us += ms * 1e3;
+  }
 done:
   gpujit__strvec_free(&flags);
   free(dir);
@@ -253,6 +263,11 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
 
   if (!results)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  /* A traced compile keeps its profile: the cache entry records it for the traces of its hits. */
+  if (gpujit__trace_wants_nvrtc(trace) && !m->profile && !(m->profile = calloc(1, sizeof(*m->profile)))) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
   {
     /* Loading NVRTC (on the first compile of a process) is a stage of its own: ~7 ms. */
     gpujit__stage stage;
@@ -279,7 +294,7 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
         gpujit__pch pch = {.mode = opts->pch, .more_expected = pch_more, .headers = pch_headers,
                            .headers_ctx = &files};
         err = compile_one(&results[i], opts, m->arch, m->sources.items[i], wrapped.data, lto, m->output,
-                          exprs, n, m->phase_ms, deps, i, &pch);
+                          exprs, n, m->phase_ms, m->profile, deps, i, &pch);
         if (i == 0 || pch_rank(pch.status) > pch_rank(m->pch)) { /* a module reports its best source */
           m->pch = pch.status;
           snprintf(m->pch_reason, sizeof(m->pch_reason), "%s", pch.reason);
@@ -317,6 +332,12 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
     if (trace && link_log.len)
       link_report_args(&stage, link_log.data);
     m->timings.link_ms = gpujit__stage_end(&stage);
+    if (m->profile)
+      m->profile->compile_us += m->timings.link_ms * 1e3;
+    if (m->profile && err == 0 &&
+        gpujit__rows_add(&m->profile->tables[GPUJIT_TRACE_PHASES], "link", m->timings.link_ms * 1e3,
+                         m->timings.link_ms * 1e3, 1) < 0)
+      gpujit_error_clear();
     free(inputs);
     if (err == 0)
       append_log(&log, "nvJitLink", &link_log);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/error.h"
 #include "cache/store.h"
@@ -14,6 +15,10 @@
 #include "compile/relocate.h"
 #include "module/entry.h"
 #include "module/module.h"
+#include "trace/profile.h"
+
+/* Rows a stored profile keeps per table (headers, templates, …): the largest. */
+#define PROFILE_ROWS 50
 
 /* The descriptive metadata; the store adds its own fields (schema, key, created, base_dir). */
 static cJSON *module_meta(const gpujit_module *m, const cJSON *inputs)
@@ -177,15 +182,60 @@ done:
   return err;
 }
 
+/* A traced compile's profile in its stored form: what, when, on which toolkit, and its tables. */
+static char *profile_text(const gpujit__key *key, const gpujit_module *m)
+{
+  gpujit__profile *p = m->profile;
+  const gpujit_module_timings *t = &m->timings;
+  char when[32], toolkit[64];
+  int a = 0, b = 0;
+  time_t now = time(NULL);
+  struct tm tm;
+  cJSON *j;
+  char *text;
+
+  free(p->module);
+  free(p->recorded_at);
+  free(p->toolkit);
+  free(p->key);
+  strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+  if (gpujit__nvrtc_version(&a, &b) == 0)
+    snprintf(toolkit, sizeof(toolkit), "NVRTC %d.%d", a, b);
+  else
+    snprintf(toolkit, sizeof(toolkit), "NVRTC (unknown version)");
+  gpujit_error_clear();
+  p->module = gpujit__strdup(m->name);
+  p->recorded_at = gpujit__strdup(when);
+  p->toolkit = gpujit__strdup(toolkit);
+  p->key = gpujit__strdup(key->hex);
+  /* The build so far: everything but the store that is writing this. */
+  p->build_us = (t->read_ms + t->hash_ms + t->lookup_ms + t->compile_ms + t->link_ms) * 1e3;
+  if (!p->module || !p->recorded_at || !p->toolkit || !p->key || !(j = gpujit__profile_to_cjson(p, PROFILE_ROWS)))
+    return NULL;
+  text = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  return text;
+}
+
 int gpujit__entry_store(gpujit_cache *cache, const gpujit__key *key, const gpujit_module *m, const cJSON *inputs,
                         const gpujit__cache_file *dump, size_t dump_count)
 {
-  char image_name[64];
+  char image_name[64], *profile = NULL;
   gpujit__cache_put put = {0};
   int err;
 
   if (!(put.meta = module_meta(m, inputs)))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (m->profile) {
+    if (!(profile = profile_text(key, m))) {
+      cJSON_Delete(put.meta);
+      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    }
+    put.extra_name = "profile.json";
+    put.extra_role = "profile";
+    put.extra = profile;
+    put.extra_size = strlen(profile);
+  }
   snprintf(image_name, sizeof(image_name), "image.%s", gpujit_output_kind_name(m->output));
   put.hex = key->hex;
   put.image_name = image_name;
@@ -195,5 +245,20 @@ int gpujit__entry_store(gpujit_cache *cache, const gpujit__key *key, const gpuji
   put.sources_count = dump_count;
   err = gpujit__cache_put_entry(cache, &put);
   cJSON_Delete(put.meta);
+  free(profile);
   return err;
+}
+
+void gpujit__entry_replay_profile(gpujit_cache *cache, const char *hex, const gpujit_module *m, gpujit_trace *trace)
+{
+  gpujit__buf text = {0};
+  int err = gpujit__cache_get_extra(cache, hex, "profile", &text);
+  if (err == 0)
+    err = gpujit__trace_add_recorded(trace, m->name, text.data, text.len, gpujit_trace_now_us());
+  if (err == GPUJIT_ENOENT)
+    gpujit__trace_add_unrecorded(trace, m->name, "the cache entry was built without --time-trace");
+  else if (err < 0)
+    gpujit__trace_add_unrecorded(trace, m->name, gpujit_error_last());
+  gpujit_error_clear();
+  gpujit__buf_free(&text);
 }

@@ -20,4 +20,8 @@ int gpujit__entry_lookup(gpujit_cache *cache, const gpujit__key *key, gpujit_mod
 int gpujit__entry_store(gpujit_cache *cache, const gpujit__key *key, const gpujit_module *m, const cJSON *inputs,
                         const gpujit__cache_file *dump, size_t dump_count);
 
+/** A traced hit: write the compile profile entry `hex` recorded into `trace`, or a note saying
+ *  why there is none. Never fails the build. */
+void gpujit__entry_replay_profile(gpujit_cache *cache, const char *hex, const gpujit_module *m, gpujit_trace *trace);
+
 #endif

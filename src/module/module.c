@@ -20,6 +20,8 @@ void gpujit_module_free(gpujit_module *m)
   gpujit__strvec_free(&m->lowered);
   gpujit__strvec_free(&m->sources);
   free(m->log);
+  gpujit__profile_free(m->profile);
+  free(m->profile);
   free(m);
 }
 

@@ -4,6 +4,7 @@
 
 #include "gpujit/module.h"
 #include "base/buf.h"
+#include "trace/profile.h"
 
 struct gpujit_module {
   char *name;
@@ -17,6 +18,7 @@ struct gpujit_module {
   char *log;
   gpujit_module_timings timings;
   double phase_ms[4]; /* NVRTC front end, optimizer, codegen, ptxas (traced compiles) */
+  gpujit__profile *profile; /* a traced compile's profile, kept by its cache entry; NULL: none */
   gpujit_cache_status cache_status;
   gpujit_pch_status pch;
   char pch_reason[200];
