@@ -229,7 +229,9 @@ typedef struct gpujit_trace_diff_row {
 typedef struct gpujit_trace_diff_verdict {
   int gated;                 /**< a gate was asked for */
   int failed;                /**< a module or the total regressed past the gate */
-  size_t regressions, slower, faster, added, removed, unmeasured;
+  int total_regressed;       /**< the whole compile time regressed past the gate */
+  size_t regressions;        /**< modules that regressed past the gate */
+  size_t slower, faster, added, removed, unmeasured; /**< modules */
   unsigned int min_samples;  /**< the fewest samples any compared module has on either side */
   double worst_p;            /**< the largest p_value among regressions (-1: none computed) */
 } gpujit_trace_diff_verdict;

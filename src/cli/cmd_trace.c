@@ -48,6 +48,11 @@ static void print_json(const gpujit_trace_analysis *an, size_t top)
   gpujit_trace_analysis_totals(an, &files, &events);
   cJSON_AddNumberToObject(root, "files", (double)files);
   cJSON_AddNumberToObject(root, "events", (double)events);
+  {
+    size_t unmeasured, recorded = gpujit_trace_analysis_recorded(an, &unmeasured);
+    cJSON_AddNumberToObject(root, "recorded_hits", (double)recorded);
+    cJSON_AddNumberToObject(root, "unmeasured_hits", (double)unmeasured);
+  }
   for (int t = 0; t < GPUJIT_TRACE_TABLE_COUNT; t++) {
     cJSON *arr = cJSON_AddArrayToObject(root, gpujit_trace_table_name((gpujit_trace_table)t));
     size_t n = gpujit_trace_analysis_count(an, (gpujit_trace_table)t);
@@ -118,7 +123,14 @@ int cmd_trace(cli_ctx *ctx, int argc, char **argv)
   } else {
     size_t files, events;
     gpujit_trace_analysis_totals(an, &files, &events);
+    size_t unmeasured, recorded = gpujit_trace_analysis_recorded(an, &unmeasured);
     printf("%zu trace%s, %zu events\n", files, files == 1 ? "" : "s", events);
+    if (recorded)
+      printf("%zu cache hit%s counted with the compile profile recorded when the entry was built\n", recorded,
+             recorded == 1 ? "" : "s");
+    if (unmeasured)
+      printf("%zu cache hit%s without a recorded profile (entries built without --time-trace): compile cost unknown\n",
+             unmeasured, unmeasured == 1 ? "" : "s");
     for (int t = 0; t < GPUJIT_TRACE_TABLE_COUNT; t++)
       print_table(an, (gpujit_trace_table)t, (size_t)top);
   }

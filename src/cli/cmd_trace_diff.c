@@ -150,6 +150,7 @@ static void print_json(const gpujit_trace_diff *d, const side_info *b, const sid
   o = cJSON_AddObjectToObject(root, "verdict");
   cJSON_AddStringToObject(o, "result", v.gated ? (v.failed ? "fail" : "pass") : "no gate");
   cJSON_AddNumberToObject(o, "regressions", (double)v.regressions);
+  cJSON_AddBoolToObject(o, "total_regressed", v.total_regressed);
   cJSON_AddNumberToObject(o, "slower", (double)v.slower);
   cJSON_AddNumberToObject(o, "faster", (double)v.faster);
   cJSON_AddNumberToObject(o, "added", (double)v.added);
@@ -209,9 +210,10 @@ static void print_report(const gpujit_trace_diff *d, const side_info *b, const s
   printf(md ? "### Compile time: %s%s\n\n" : "compile-time diff: %s%s\n", result_word(&v), gate);
   printf(md ? "- whole compile: %.1f ms -> %.1f ms, %+.1f ms (%+.1f %%)\n" : "  whole compile  %.1f ms -> %.1f ms  %+.1f ms (%+.1f %%)\n",
          total->base_us / 1e3, total->new_us / 1e3, total->delta_us / 1e3, total->delta_pct);
-  printf(md ? "- modules: %zu slower, %zu faster, %zu added, %zu removed, %zu unmeasured; %zu regression%s\n"
-            : "  modules        %zu slower, %zu faster, %zu added, %zu removed, %zu unmeasured; %zu regression%s\n",
-         v.slower, v.faster, v.added, v.removed, v.unmeasured, v.regressions, v.regressions == 1 ? "" : "s");
+  printf(md ? "- modules: %zu slower, %zu faster, %zu added, %zu removed, %zu unmeasured; %zu regressed%s\n"
+            : "  modules        %zu slower, %zu faster, %zu added, %zu removed, %zu unmeasured; %zu regressed%s\n",
+         v.slower, v.faster, v.added, v.removed, v.unmeasured, v.regressions,
+         v.total_regressed ? ", and the whole compile" : "");
   printf(md ? "- confidence: **%s** — %s\n" : "  confidence     %s: %s\n", conf, why);
   printf(md ? "- base: %zu trace%s, %zu module build%s (%zu from recorded profiles); new: %zu trace%s, %zu module build%s (%zu recorded)\n"
             : "  base           %zu trace%s, %zu module build%s (%zu from recorded profiles)\n"
@@ -231,11 +233,12 @@ static void print_report(const gpujit_trace_diff *d, const side_info *b, const s
       continue; /* a table without changes says nothing */
     count = changed;
     if (md)
-      printf("\n#### %s (%zu changed)\n\n| change | base ms | new ms | Δ ms | Δ %% | samples | name |\n"
+      printf("\n#### %s (%zu%s)\n\n| change | base ms | new ms | Δ ms | Δ %% | samples | name |\n"
              "|---|---:|---:|---:|---:|---:|---|\n",
-             gpujit_trace_table_name(tab), count);
+             gpujit_trace_table_name(tab), count, tab == GPUJIT_TRACE_MODULES ? "" : " changed");
     else
-      printf("\n%s (%zu changed)\n  %-10s %10s %10s %10s %9s %7s  %s\n", gpujit_trace_table_name(tab), count, "change",
+      printf("\n%s (%zu%s)\n  %-10s %10s %10s %10s %9s %7s  %s\n", gpujit_trace_table_name(tab), count,
+             tab == GPUJIT_TRACE_MODULES ? "" : " changed", "change",
              "base ms", "new ms", "delta ms", "delta", tab == GPUJIT_TRACE_MODULES ? "samples" : "", "name");
     /* Modules all; the other tables their changed rows (--json has every row). */
     for (size_t i = 0; i < gpujit_trace_diff_count(d, tab) && (top == 0 || shown < top); i++) {

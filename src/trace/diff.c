@@ -341,10 +341,9 @@ static int compare_modules(gpujit_trace_diff *d, const side *b, const side *n, c
   d->total.base_samples = d->total.new_samples = v->min_samples;
   d->total.p_value = -1;
   classify(&d->total, true, true, o);
-  if (d->total.regression)
-    v->regressions++;
+  v->total_regressed = d->total.regression;
   v->gated = o->fail_above_pct >= 0;
-  v->failed = v->regressions > 0;
+  v->failed = v->regressions > 0 || v->total_regressed;
   return 0;
 }
 
