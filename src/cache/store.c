@@ -277,9 +277,8 @@ int gpujit__cache_get_extra(gpujit_cache *c, const char *hex, const char *role, 
   if (!(desc = cJSON_GetObjectItemCaseSensitive(j, role)))
     goto done;
   if (gpujit__read_payload(out, dfd, desc, why, sizeof(why)) < 0) {
-    gpujit__log(GPUJIT_LOG_WARN, "cache entry %s: its %s is damaged (%s)", hex, role, why);
     gpujit__buf_free(out);
-    err = GPUJIT_ECORRUPT;
+    err = gpujit__error(GPUJIT_ECORRUPT, "cache entry %s: its %s is damaged (%s)", hex, role, why);
     goto done;
   }
   err = 0;

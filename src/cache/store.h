@@ -68,7 +68,7 @@ int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit
 /**
  * Read an entry's optional payload described under `role` (see gpujit__cache_put), verified.
  * @return 0, GPUJIT_ENOENT when the entry or the payload is absent, GPUJIT_ECORRUPT when it is
- *         damaged (logged; the entry itself is left to its next verified read).
+ *         damaged (the message says how; the entry itself is left to its next verified read).
  */
 int gpujit__cache_get_extra(gpujit_cache *c, const char *hex, const char *role, gpujit__buf *out);
 
