@@ -12,14 +12,6 @@
 #include "trace/analyze.h"
 #include "trace/events.h"
 
-static const char *const table_names[GPUJIT_TRACE_TABLE_COUNT] = {
-    "phases", "headers", "templates", "instantiations", "functions", "modules"};
-
-const char *gpujit_trace_table_name(gpujit_trace_table t)
-{
-  return (unsigned)t < GPUJIT_TRACE_TABLE_COUNT ? table_names[t] : "unknown";
-}
-
 int gpujit_trace_analysis_create(gpujit_trace_analysis **out)
 {
   if (!out)

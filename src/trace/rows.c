@@ -1,10 +1,19 @@
-/* Named rows of a table: an array kept in insertion order with an open-addressing index. */
+/* Named rows of a table: an array kept in insertion order with an open-addressing index; the
+ * tables' names. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/buf.h"
 #include "base/error.h"
 #include "trace/rows.h"
+
+static const char *const table_names[GPUJIT_TRACE_TABLE_COUNT] = {
+    "phases", "headers", "templates", "instantiations", "functions", "modules"};
+
+const char *gpujit_trace_table_name(gpujit_trace_table t)
+{
+  return (unsigned)t < GPUJIT_TRACE_TABLE_COUNT ? table_names[t] : "unknown";
+}
 
 static uint64_t hash_str(const char *s)
 {
