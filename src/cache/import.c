@@ -59,7 +59,7 @@ const char *gpujit__cache_member_problem(const char *name)
       hex_run(name + 11, 30) && name[41] == '/') {
     const char *f = name + 42;
     if (!strcmp(f, "meta.json") || !strcmp(f, "meta.xxh3") || !strcmp(f, "image.cubin") || !strcmp(f, "image.ptx") ||
-        !strcmp(f, "image.ltoir") || (!strncmp(f, "src/", 4) && f[4]))
+        !strcmp(f, "image.ltoir") || !strcmp(f, "profile.json") || (!strncmp(f, "src/", 4) && f[4]))
       return NULL;
   }
   return "not a file of gpujit's cache";

@@ -86,6 +86,13 @@ done
 check "bazel layout: stored under /ac/ as 64 hex digits" \
   'ls "$work/nginx/data/cache/ac/" | grep -Eq "^[0-9a-f]{64}$"'
 
+# ---- a compile profile travels through the server with its entry
+rm -rf a b
+$G build -q --cache-dir a --remote-cache "$REDIS" --time-trace=pa.json "$EX/saxpy.cu" -o a.cubin
+$G build -q --cache-dir b --remote-cache "$REDIS" --time-trace=pb.json "$EX/saxpy.cu" -o b.cubin
+check "profile: a remote hit's trace carries the compile recorded by the first machine" \
+  '$G trace analyze pb.json | grep -q "1 cache hit counted with the compile profile recorded"'
+
 # ---- a bearer token from the environment, never printed
 rm -rf t1 t2 t3
 export GPUJIT_TEST_TOKEN=s3cret-token-42
