@@ -1,0 +1,44 @@
+/* Fuzz target: the cache's small records as another machine or a damaged disk may hand them
+ * over: request manifests (JSON), toolkit dependency groups (text form and the older JSON),
+ * and an entry's metadata behind a checksum that the harness computes, so the parser is reached. */
+#include <xxhash.h>
+
+#include "fuzz.h"
+
+#include "cache/deps.h"
+#include "cache/files.h"
+#include "cache/manifest.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  cJSON *j = NULL;
+  gpujit__deps deps = {0};
+  char why[256], sum[17];
+  fz_dir();
+  if (gpujit__manifest_parse((const char *)data, size, &j, why, sizeof(why)) == 0)
+    cJSON_Delete(j);
+  if (gpujit__group_parse((const char *)data, size, &deps, why, sizeof(why)) == 0) {
+    gpujit__buf text = {0};
+    if (gpujit__deps_to_text(&deps, &text) == 0) {
+      /* what was read writes back to the same bytes' meaning: read it again */
+      gpujit__deps again = {0};
+      if (gpujit__deps_from_text(&again, text.data, text.len) != 0 || again.count != deps.count)
+        abort();
+      gpujit__deps_free(&again);
+    }
+    gpujit__buf_free(&text);
+  }
+  gpujit__deps_free(&deps);
+  memset(&deps, 0, sizeof(deps));
+  if (gpujit__deps_from_text(&deps, (const char *)data, size) == 0)
+    gpujit__deps_free(&deps);
+  snprintf(sum, sizeof(sum), "%016llx", (unsigned long long)XXH3_64bits(data, size));
+  j = NULL;
+  if (gpujit__meta_check((const char *)data, size, sum, 16, &j, why, sizeof(why)) == 0) {
+    const cJSON *image = cJSON_GetObjectItemCaseSensitive(j, "image");
+    gpujit__payload_check(image, data, size, false, why, sizeof(why));
+    cJSON_Delete(j);
+  }
+  gpujit_error_clear();
+  return 0;
+}
