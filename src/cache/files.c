@@ -6,6 +6,7 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,7 +489,7 @@ int gpujit__entries(gpujit__entry_list *out, const char *cache_dir, bool meta)
         {
           const cJSON *cr = cJSON_GetObjectItemCaseSensitive(j, "created");
           const cJSON *ms = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "time_ms"), "compile");
-          e->pub.created = cJSON_IsNumber(cr) ? (int64_t)cr->valuedouble : 0;
+          e->pub.created = cJSON_IsNumber(cr) && fabs(cr->valuedouble) < 9.2e18 ? (int64_t)cr->valuedouble : 0;
           e->pub.compile_ms = cJSON_IsNumber(ms) ? ms->valuedouble : 0;
         }
         e->pub.module = e->module;

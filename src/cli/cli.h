@@ -46,7 +46,7 @@ typedef struct cli_args {
 /** True when argv[i] is `name`; with `takes_value`, the value is in a->value. */
 bool cli_opt(cli_args *a, const char *name, bool takes_value);
 /** Report a usage error for the current command. */
-int cli_usage_error(cli_ctx *ctx, const char *cmd, const char *fmt, ...);
+int cli_usage_error(cli_ctx *ctx, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /** Parse a whole non-negative integer; false on garbage. */
 bool cli_parse_int(const char *s, long min, long max, long *out);
 
@@ -54,7 +54,7 @@ bool cli_parse_int(const char *s, long min, long max, long *out);
 int cli_exit_code(int err);
 /** Print "gpujit: error: <gpujit_error_last()>" and return the mapped exit code. */
 int cli_fail(cli_ctx *ctx, int err);
-void cli_warn(cli_ctx *ctx, const char *fmt, ...);
+void cli_warn(cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Human-readable byte size into buf. */
 const char *cli_size(char *buf, size_t size, double bytes);
 

@@ -26,6 +26,13 @@ bool parse_dims(const char *s, unsigned out[3])
   return false;
 }
 
+/* A grid or block size: a whole number from 1 to 2^31 - 1 (parse_dims checks the rest). */
+static bool whole_dim(const cJSON *e)
+{
+  return cJSON_IsNumber(e) && e->valuedouble >= 1 && e->valuedouble <= 2147483647.0 &&
+         e->valuedouble == (double)(long)e->valuedouble;
+}
+
 static bool dims_json(const cJSON *j, unsigned out[3])
 {
   char buf[96];
@@ -34,14 +41,16 @@ static bool dims_json(const cJSON *j, unsigned out[3])
   if (cJSON_IsString(j))
     return parse_dims(j->valuestring, out);
   if (cJSON_IsNumber(j)) {
+    if (!whole_dim(j))
+      return false;
     snprintf(buf, sizeof(buf), "%.0f", j->valuedouble);
-    return j->valuedouble >= 1 && parse_dims(buf, out);
+    return parse_dims(buf, out);
   }
   if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) < 1 || cJSON_GetArraySize(j) > 3)
     return false;
   buf[0] = '\0';
   cJSON_ArrayForEach(e, j) {
-    if (!cJSON_IsNumber(e) || e->valuedouble < 1)
+    if (!whole_dim(e))
       return false;
     snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%.0f", n++ ? "," : "", e->valuedouble);
   }
@@ -95,7 +104,7 @@ int load_launch_file(cli_ctx *ctx, run_ctx *r, const char *path)
     memset(l, 0, sizeof(*l));
     if (!cJSON_IsString(k) || !dims_json(cJSON_GetObjectItemCaseSensitive(e, "grid"), l->grid) ||
         !dims_json(cJSON_GetObjectItemCaseSensitive(e, "block"), l->block) || (args && !cJSON_IsArray(args)) ||
-        (sh && (!cJSON_IsNumber(sh) || sh->valuedouble < 0))) {
+        (sh && (!cJSON_IsNumber(sh) || !(sh->valuedouble >= 0 && sh->valuedouble <= 4294967295.0)))) {
       fprintf(stderr, "%s: error: %s: launch %zu needs \"kernel\" (string), \"grid\" and \"block\" (1-3 positive "
                       "numbers), optional \"shared\" (bytes) and \"args\" (array of specs)\n",
               ctx->prog, path, idx);

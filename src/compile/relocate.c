@@ -56,14 +56,19 @@ int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *n
 
   if (image->len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
       eh->e_shoff > image->len || (image->len - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum ||
-      eh->e_shstrndx >= eh->e_shnum)
-    return GPUJIT_EUNSUPPORTED;
+      eh->e_shstrndx >= eh->e_shnum || eh->e_shoff % 8)
+    return GPUJIT_EUNSUPPORTED; /* (tables are 8-byte aligned in every image NVRTC writes) */
   sh = (const Elf64_Shdr *)(image->data + eh->e_shoff);
-  names = image->data + sh[eh->e_shstrndx].sh_offset;
-  for (int i = 0; i < eh->e_shnum; i++) {
+  for (int i = 0; i < eh->e_shnum; i++)
     if (sh[i].sh_offset > image->len || (sh[i].sh_type != SHT_NOBITS && sh[i].sh_size > image->len - sh[i].sh_offset))
       return GPUJIT_EUNSUPPORTED;
-    if (!strcmp(names + sh[i].sh_name, ".debug_line"))
+  names = image->data + sh[eh->e_shstrndx].sh_offset;
+  for (int i = 0; i < eh->e_shnum; i++) {
+    /* a name must lie, with its NUL, inside the section-name table */
+    uint64_t off = sh[i].sh_name, size = sh[eh->e_shstrndx].sh_size;
+    if (off >= size || !memchr(names + off, '\0', size - off))
+      return GPUJIT_EUNSUPPORTED;
+    if (!strcmp(names + off, ".debug_line"))
       line = i;
   }
   if (line < 0)
@@ -91,11 +96,11 @@ int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *n
       goto done;
     }
     hdr = p + 10;
-    program = hdr + header_length;
-    if (program > p + 4 + unit_length) {
+    if (header_length > (size_t)(p + 4 + unit_length - hdr)) {
       err = GPUJIT_EUNSUPPORTED;
       goto done;
     }
+    program = hdr + header_length;
     /* Fixed fields up to and with the standard opcode lengths. */
     q = hdr + (version >= 4 ? 6 : 5); /* min_inst_length, [max_ops], default_is_stmt, line_base, line_range, opcode_base */
     if (q > program || q + (q[-1] ? q[-1] - 1 : 0) > program) {
@@ -162,6 +167,10 @@ int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *n
   }
 
   /* Relocations into the section follow their bytes: all checked first, then written. */
+  if (rela >= 0 && sh[rela].sh_offset % 8) {
+    err = GPUJIT_EUNSUPPORTED;
+    goto done;
+  }
   if (rela >= 0) {
     Elf64_Rela *r = (Elf64_Rela *)(image->data + sh[rela].sh_offset);
     size_t count = sh[rela].sh_size / sizeof(Elf64_Rela);

@@ -200,7 +200,8 @@ int gpujit__options_from_json(gpujit__options_holder *h, const cJSON *j, const c
       if (!strcmp(f->string, ints[i].name)) {
         if (cJSON_IsBool(f))
           FIELD(&h->o, ints[i].off, int) = cJSON_IsTrue(f);
-        else if (cJSON_IsNumber(f) && f->valuedouble == (double)(int)f->valuedouble)
+        else if (cJSON_IsNumber(f) && f->valuedouble >= -2147483648.0 && f->valuedouble <= 2147483647.0 &&
+                 f->valuedouble == (double)(int)f->valuedouble)
           FIELD(&h->o, ints[i].off, int) = (int)f->valuedouble;
         else
           return gpujit__error(GPUJIT_EPARSE, "%s: option \"%s\" must be an integer or a boolean", what, f->string);
@@ -240,11 +241,13 @@ cJSON *gpujit__options_merge(const cJSON *base, const cJSON *over)
 {
   cJSON *out = base ? cJSON_Duplicate(base, 1) : cJSON_CreateObject();
   const cJSON *f;
-  if (!out || !over)
+  if (!out || !cJSON_IsObject(over))
     return out;
   cJSON_ArrayForEach(f, over) {
+    cJSON *copy = cJSON_Duplicate(f, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(out, f->string);
-    cJSON_AddItemToObject(out, f->string, cJSON_Duplicate(f, 1));
+    if (!copy || !cJSON_IsObject(out) || !cJSON_AddItemToObject(out, f->string, copy))
+      cJSON_Delete(copy); /* out of memory, or a base that is not an object: its fields are not kept */
   }
   return out;
 }
@@ -272,6 +275,13 @@ static double num(const cJSON *j, const char *name)
 {
   const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, name);
   return cJSON_IsNumber(n) ? n->valuedouble : 0;
+}
+
+/* A number that is absent (0) or a whole value in 0..max. */
+static bool enum_ok(const cJSON *j, const char *name, int max)
+{
+  double v = num(j, name);
+  return v >= 0 && v <= max && v == (double)(int)v;
 }
 
 static const char *str(const cJSON *j, const char *name)
@@ -324,6 +334,12 @@ int gpujit__module_from_json(gpujit_module **out, const cJSON *j, gpujit__buf *i
   snprintf(m->arch, sizeof(m->arch), "%s", str(j, "arch"));
   snprintf(m->cache_key, sizeof(m->cache_key), "%s", str(j, "cache_key"));
   snprintf(m->pch_reason, sizeof(m->pch_reason), "%s", str(j, "pch_reason"));
+  /* a worker's enums, checked: a value out of range would index tables later */
+  if (!enum_ok(j, "output", GPUJIT_OUTPUT_LTOIR) || !enum_ok(j, "cache_status", GPUJIT_CACHE_MISS) ||
+      !enum_ok(j, "pch", GPUJIT_PCH_STATUS_REFUSED)) {
+    gpujit_module_free(m);
+    return gpujit__error(GPUJIT_EPARSE, "a worker's result names an unknown output kind, cache status or PCH status");
+  }
   m->output = (gpujit_output_kind)num(j, "output");
   m->cache_status = (gpujit_cache_status)num(j, "cache_status");
   m->pch = (gpujit_pch_status)num(j, "pch");

@@ -75,6 +75,22 @@ static int parse_value(const char *spec, const char *text, gpujit_arg_type type,
   return 0;
 }
 
+/* Whether every element of `type` can hold `v` (integers: whole and in range; f32: in range). */
+static bool value_fits(double v, gpujit_arg_type type)
+{
+  switch (type) {
+  case GPUJIT_ARG_I32: return v == floor(v) && v >= -2147483648.0 && v <= 2147483647.0;
+  case GPUJIT_ARG_U32: return v == floor(v) && v >= 0 && v <= 4294967295.0;
+  case GPUJIT_ARG_I64: return v == floor(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+  case GPUJIT_ARG_U64: return v == floor(v) && v >= 0 && v < 18446744073709551616.0;
+  case GPUJIT_ARG_F32: return !isfinite(v) || fabs(v) <= 3.4028234663852886e38;
+  default: return true;
+  }
+}
+
+/* `v` within [lo, hi] (NaN: 0), so the conversion that follows is defined. */
+static double clamp(double v, double lo, double hi) { return isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : v; }
+
 static bool valid_name(const char *s, size_t n)
 {
   if (n == 0 || n >= 64)
@@ -166,9 +182,11 @@ int gpujit_arg_spec_parse(gpujit_arg_spec *out, const char *text)
       char *end;
       out->init = GPUJIT_INIT_VALUE;
       out->init_value = strtod(init, &end);
-      if (*end)
+      if (*end || end == init)
         return gpujit__error(GPUJIT_EINVAL, "argument '%s': init '%s' is not zeros, ones, iota, random[:SEED] or a number",
                              text, init);
+      if (!value_fits(out->init_value, out->elem))
+        return gpujit__error(GPUJIT_EINVAL, "argument '%s': init value %s does not fit the buffer's elements", text, init);
     }
     if (nparts > (out->init == GPUJIT_INIT_RANDOM ? 4u : 3u))
       return gpujit__error(GPUJIT_EINVAL, "argument '%s': too many ':' fields", text);
@@ -217,12 +235,24 @@ void gpujit_arg_fill(void *host, const gpujit_arg_spec *s)
       break;
     default: v = 0; break;
     }
+    /* iota counts in the element type (integers wrap past their range); other values were
+     * checked when parsed and are clamped here, so no conversion is undefined */
     switch (s->elem) {
-    case GPUJIT_ARG_I32: ((int32_t *)host)[k] = (int32_t)v; break;
-    case GPUJIT_ARG_U32: ((uint32_t *)host)[k] = (uint32_t)v; break;
-    case GPUJIT_ARG_I64: ((int64_t *)host)[k] = (int64_t)v; break;
-    case GPUJIT_ARG_U64: ((uint64_t *)host)[k] = (uint64_t)v; break;
-    case GPUJIT_ARG_F32: ((float *)host)[k] = (float)v; break;
+    case GPUJIT_ARG_I32:
+      ((int32_t *)host)[k] = s->init == GPUJIT_INIT_IOTA ? (int32_t)(uint32_t)k : (int32_t)clamp(v, -2147483648.0, 2147483647.0);
+      break;
+    case GPUJIT_ARG_U32:
+      ((uint32_t *)host)[k] = s->init == GPUJIT_INIT_IOTA ? (uint32_t)k : (uint32_t)clamp(v, 0, 4294967295.0);
+      break;
+    case GPUJIT_ARG_I64:
+      ((int64_t *)host)[k] = s->init == GPUJIT_INIT_IOTA ? (int64_t)k : (int64_t)clamp(v, -9223372036854775808.0, 9223372036854774784.0);
+      break;
+    case GPUJIT_ARG_U64:
+      ((uint64_t *)host)[k] = s->init == GPUJIT_INIT_IOTA ? k : (uint64_t)clamp(v, 0, 18446744073709549568.0);
+      break;
+    case GPUJIT_ARG_F32:
+      ((float *)host)[k] = isfinite(v) ? (float)clamp(v, -3.4028234663852886e38, 3.4028234663852886e38) : (float)v;
+      break;
     default: ((double *)host)[k] = v; break;
     }
   }

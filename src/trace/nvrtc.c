@@ -276,7 +276,8 @@ int gpujit__nvrtc_trace_headers(const char *json, size_t len, gpujit__nvrtc_head
     goto done;
   }
   /* Headers nest in time as they nest in the source: the enclosing span is the includer. */
-  qsort(ev, n, sizeof(*ev), cmp_ts);
+  if (n)
+    qsort(ev, n, sizeof(*ev), cmp_ts);
   for (size_t i = 0; i < n && err == 0; i++) {
     while (depth && stack[depth - 1]->end <= ev[i].ts)
       depth--;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -424,10 +425,13 @@ int gpujit__trace_merge_process(gpujit_trace *t, const char *json, size_t len, i
     uint64_t id;
     if (!cJSON_IsString(ph) || !strcmp(ph->valuestring, "M"))
       continue; /* names come from this trace's tracks */
-    if (cJSON_IsNumber(tid) && (int64_t)tid->valuedouble != pid) { /* another thread of the worker */
+    /* thread ids are whole numbers far below 2^53; anything else is not a worker's thread */
+    if (cJSON_IsNumber(tid) && fabs(tid->valuedouble) < 9007199254740992.0 &&
+        (int64_t)tid->valuedouble != pid) { /* another thread of the worker */
       char name[160];
-      to = ((int64_t)1 << 42) + ((track & 0xffff) << 24) + ((int64_t)tid->valuedouble & 0xffffff);
-      snprintf(name, sizeof(name), "%s thread %lld", thread_prefix, (long long)tid->valuedouble);
+      int64_t other = (int64_t)tid->valuedouble;
+      to = ((int64_t)1 << 42) + ((track & 0xffff) << 24) + (other & 0xffffff);
+      snprintf(name, sizeof(name), "%s thread %lld", thread_prefix, (long long)other);
       if (gpujit__trace_ensure_track(t, to, name) < 0) {
         err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
         break;
@@ -438,8 +442,11 @@ int gpujit__trace_merge_process(gpujit_trace *t, const char *json, size_t len, i
       break;
     }
     t->events[id - 1].args = cJSON_Duplicate(e, 1);
-    cJSON_ReplaceItemInObjectCaseSensitive(t->events[id - 1].args, "pid", cJSON_CreateNumber((double)t->pid));
-    cJSON_ReplaceItemInObjectCaseSensitive(t->events[id - 1].args, "tid", cJSON_CreateNumber((double)to));
+    /* set, not replace: an event without "pid" or "tid" gets them */
+    cJSON_DeleteItemFromObjectCaseSensitive(t->events[id - 1].args, "pid");
+    cJSON_DeleteItemFromObjectCaseSensitive(t->events[id - 1].args, "tid");
+    cJSON_AddNumberToObject(t->events[id - 1].args, "pid", (double)t->pid);
+    cJSON_AddNumberToObject(t->events[id - 1].args, "tid", (double)to);
   }
   pthread_mutex_unlock(&t->lock);
   cJSON_Delete(root);

@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     abort();
   snprintf(dir, sizeof(dir), "%s/entries/%.2s", cache_dir, KEY);
   mkdir(dir, 0700);
-  snprintf(dir, sizeof(dir), "%s/entries/%.2s/%s", cache_dir, KEY, KEY + 2);
+  snprintf(dir, sizeof(dir), "%s/entries/%.2s/%s", cache_dir, KEY, &KEY[2]);
   mkdir(dir, 0700);
   snprintf(sum, sizeof(sum), "%016llx\n", (unsigned long long)XXH3_64bits(data, size));
   put(dir, "meta.json", data, size);

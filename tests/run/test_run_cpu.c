@@ -50,6 +50,12 @@ static void test_run__bad_specs(void **state)
   expect_bad("buf:f32:10:zeros,colour=red", "unknown option 'colour=red'");
   expect_bad("@", "'@' needs a buffer name");
   expect_bad("i32:", "missing value");
+  /* found by fuzz_arg_spec: an init value beyond the element type was converted undefined */
+  expect_bad("buf:u64:4:822222222222222222222222", "init value 822222222222222222222222 does not fit");
+  expect_bad("buf:i32:4:2.5", "does not fit");
+  expect_bad("buf:u32:4:-1", "does not fit");
+  expect_bad("buf:i32:4:nan", "does not fit");
+  expect_bad("buf:f32:4:1e39", "does not fit");
 }
 
 static void test_run__buffer_specs_and_fill(void **state)
@@ -85,6 +91,20 @@ static void test_run__buffer_specs_and_fill(void **state)
   assert_int_equal(t.init, GPUJIT_INIT_VALUE);
   gpujit_arg_fill(f, &t);
   assert_float_equal(f[3], 2.5f, 0);
+  /* the largest values each type holds are kept exactly; f32 takes infinity */
+  {
+    uint64_t u[2];
+    int64_t i64[2];
+    assert_int_equal(gpujit_arg_spec_parse(&t, "buf:u64:2:18446744073709549568"), 0);
+    gpujit_arg_fill(u, &t);
+    assert_true(u[1] == 18446744073709549568ULL);
+    assert_int_equal(gpujit_arg_spec_parse(&t, "buf:i64:2:-9223372036854775808"), 0);
+    gpujit_arg_fill(i64, &t);
+    assert_true(i64[0] == INT64_MIN);
+    assert_int_equal(gpujit_arg_spec_parse(&t, "buf:f32:4:inf"), 0);
+    gpujit_arg_fill(f, &t);
+    assert_true(isinf(f[2]));
+  }
   assert_int_equal(gpujit_arg_spec_parse(&t, "@x"), 0);
   assert_int_equal(t.type, GPUJIT_ARG_REF);
   assert_string_equal(t.name, "x");
