@@ -8,38 +8,59 @@
 
 #define STO_CUDA_ENTRY 0x10
 
-static int cubin_kernels(gpujit__strvec *out, const unsigned char *img, size_t size)
+/* The section table of a 64-bit ELF image, every section inside the image, or NULL. Tables
+ * and symbols are 8-byte aligned in every image NVRTC and nvJitLink write; others are refused. */
+static const Elf64_Shdr *elf_sections(const unsigned char *img, size_t size, unsigned *count)
 {
   const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
   const Elf64_Shdr *sh;
+  if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh->e_shoff == 0 || eh->e_shoff > size || eh->e_shoff % 8 ||
+      (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum || eh->e_shstrndx >= eh->e_shnum)
+    return NULL;
+  sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+  for (unsigned i = 0; i < eh->e_shnum; i++)
+    if (sh[i].sh_type != SHT_NOBITS && (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset))
+      return NULL;
+  *count = eh->e_shnum;
+  return sh;
+}
+
+/* The string at `off` of string-table section `strtab`, NUL-terminated inside it, or NULL. */
+static const char *elf_string(const unsigned char *img, const Elf64_Shdr *strtab, uint64_t off)
+{
+  const char *s;
+  if (strtab->sh_type == SHT_NOBITS || off >= strtab->sh_size)
+    return NULL;
+  s = (const char *)img + strtab->sh_offset + off;
+  return memchr(s, '\0', strtab->sh_size - off) ? s : NULL;
+}
+
+static int cubin_kernels(gpujit__strvec *out, const unsigned char *img, size_t size)
+{
+  const Elf64_Shdr *sh;
+  unsigned n;
   int err;
 
-  if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-      eh->e_ident[EI_CLASS] != ELFCLASS64)
+  if (size < sizeof(Elf64_Ehdr) || memcmp(img, ELFMAG, SELFMAG) != 0 || img[EI_CLASS] != ELFCLASS64)
     return gpujit__error(GPUJIT_ECORRUPT, "image is not a 64-bit ELF cubin");
-  if (eh->e_shoff == 0 || eh->e_shoff > size ||
-      (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+  if (!(sh = elf_sections(img, size, &n)))
     return gpujit__error(GPUJIT_ECORRUPT, "cubin section table out of bounds");
-  sh = (const Elf64_Shdr *)(img + eh->e_shoff);
-  for (unsigned i = 0; i < eh->e_shnum; i++) {
-    const Elf64_Shdr *symtab = &sh[i], *strtab;
+  for (unsigned i = 0; i < n; i++) {
+    const Elf64_Shdr *symtab = &sh[i];
     if (symtab->sh_type != SHT_SYMTAB)
       continue;
-    if (symtab->sh_link >= eh->e_shnum)
+    if (symtab->sh_link >= n)
       return gpujit__error(GPUJIT_ECORRUPT, "cubin symbol table has a bad string table link");
-    strtab = &sh[symtab->sh_link];
-    if (symtab->sh_offset > size || symtab->sh_size > size - symtab->sh_offset ||
-        strtab->sh_offset > size || strtab->sh_size > size - strtab->sh_offset)
-      return gpujit__error(GPUJIT_ECORRUPT, "cubin symbol table out of bounds");
+    if (symtab->sh_offset % 8)
+      return gpujit__error(GPUJIT_ECORRUPT, "cubin symbol table is not aligned");
     for (size_t k = 0; k < symtab->sh_size / sizeof(Elf64_Sym); k++) {
       const Elf64_Sym *sym = (const Elf64_Sym *)(img + symtab->sh_offset) + k;
       const char *name;
-      if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || !(sym->st_other & STO_CUDA_ENTRY) ||
-          sym->st_name >= strtab->sh_size)
+      if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || !(sym->st_other & STO_CUDA_ENTRY))
         continue;
-      name = (const char *)img + strtab->sh_offset + sym->st_name;
-      if (!memchr(name, '\0', strtab->sh_size - sym->st_name))
-        return gpujit__error(GPUJIT_ECORRUPT, "cubin symbol name unterminated");
+      if (!(name = elf_string(img, &sh[symtab->sh_link], sym->st_name)))
+        return gpujit__error(GPUJIT_ECORRUPT, "cubin symbol name out of bounds or unterminated");
       if ((err = gpujit__strvec_push(out, name)) < 0)
         return err;
     }
@@ -143,32 +164,25 @@ int gpujit__ptxas_resources(gpujit__kernel_resources *out, const char *log, cons
 int gpujit__cubin_params(const void *image, size_t size, const char *kernel, int *sizes, int max)
 {
   const unsigned char *img = image;
-  const Elf64_Ehdr *eh = image;
   const Elf64_Shdr *sh;
-  const char *names;
+  unsigned n;
   char want[512];
   int count = -1;
-  if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shoff > size ||
-      (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum || eh->e_shstrndx >= eh->e_shnum)
+  if (!(sh = elf_sections(img, size, &n)))
     return -1;
-  sh = (const Elf64_Shdr *)(img + eh->e_shoff);
-  if (sh[eh->e_shstrndx].sh_offset >= size)
-    return -1;
-  names = (const char *)img + sh[eh->e_shstrndx].sh_offset;
   snprintf(want, sizeof(want), ".nv.info.%s", kernel);
-  for (unsigned i = 0; i < eh->e_shnum; i++) {
+  for (unsigned i = 0; i < n; i++) {
     const unsigned char *p, *end;
-    if (sh[i].sh_name >= sh[eh->e_shstrndx].sh_size || strcmp(names + sh[i].sh_name, want) != 0)
+    const char *name = elf_string(img, &sh[((const Elf64_Ehdr *)img)->e_shstrndx], sh[i].sh_name);
+    if (!name || strcmp(name, want) != 0 || sh[i].sh_type == SHT_NOBITS)
       continue;
-    if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset)
-      return -1;
     p = img + sh[i].sh_offset;
     end = p + sh[i].sh_size;
     count = 0;
     while (p + 4 <= end) {
       unsigned fmt = p[0], attr = p[1], len = (unsigned)(p[2] | p[3] << 8);
       if (fmt == 0x04) { /* EIFMT_SVAL: a payload of `len` bytes follows */
-        if (p + 4 + len > end)
+        if (len > (size_t)(end - p) - 4)
           break;
         if (attr == 0x17 && len >= 12) {
           unsigned ordinal = (unsigned)(p[8] | p[9] << 8);
