@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what gpujit needs (when missing and apt-get can), then configure and build it.
 # Usage: scripts/setup.sh [BUILD_DIR]   (default: build)
+#   GPUJIT_CMAKE_ARGS: more -D options; GPUJIT_BUILD_TARGETS: build only these targets
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -40,4 +41,7 @@ cuda=${CUDA_PATH:-/usr/local/cuda}
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUJIT_WERROR=ON \
   -DCUDAToolkit_ROOT="$cuda" ${GPUJIT_CMAKE_ARGS:-} >/dev/null
-cmake --build "$build" -j"$(nproc)"
+# GPUJIT_BUILD_TARGETS: only these targets (the fuzz build); else everything
+targets=()
+for t in ${GPUJIT_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" -j"$(nproc)" "${targets[@]}"

@@ -1,29 +1,64 @@
 #!/usr/bin/env bash
-# Set up, build and run every test (GPU tests skip, visibly, where there is no GPU).
+# Set up, build and run every test (GPU tests skip, visibly, where there is no GPU); then the
+# same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, and every fuzz target
+# for a bounded time (tests/fuzz/README.md). CI runs this through .ci/run.
+#   GPUJIT_TEST_SANITIZE=0    skip the sanitizer build
+#   GPUJIT_FUZZ_SECONDS=N     seconds per fuzz target (default 60; 0 skips fuzzing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
-# The remote-cache tests start real servers on loopback (skipped, with the reason, without them).
-servers=()
-command -v redis-server >/dev/null || servers+=(redis-server)
-command -v nginx >/dev/null || servers+=(nginx)
-if [ ${#servers[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "test: installing ${servers[*]}"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${servers[@]}" >/dev/null || true
+# The remote-cache tests start real servers on loopback (skipped, with the reason, without them);
+# the fuzz targets need clang's libFuzzer.
+need=()
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v nginx >/dev/null || need+=(nginx)
+[ "${GPUJIT_FUZZ_SECONDS:-60}" = 0 ] || command -v clang >/dev/null || need+=(clang)
+if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "test: installing ${need[*]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null || true
   # Debian starts the services it installs; the tests start their own on free ports.
   command -v systemctl >/dev/null && systemctl stop nginx redis-server 2>/dev/null || true
   command -v service >/dev/null && { service nginx stop; service redis-server stop; } >/dev/null 2>&1 || true
 fi
-cd build
-set +e
-ctest --output-on-failure -j"$(nproc)" 2>&1 | tee ctest.log
-rc=${PIPESTATUS[0]}
-set -e
-# CTest reports a skipped test without its reason: show it.
-if grep -q "test_gpu (Skipped)" ctest.log; then
-  echo "test_gpu skipped: $(./tests/test_gpu 2>&1 | head -1)"
+
+# run_suite DIR: ctest with the skipped tests' reasons; returns ctest's status.
+run_suite() {
+  local dir=$1 rc
+  set +e
+  (cd "$dir" && ctest --output-on-failure -j"$(nproc)" 2>&1 | tee ctest.log; exit "${PIPESTATUS[0]}")
+  rc=$?
+  set -e
+  # CTest reports a skipped test without its reason: show it.
+  if grep -q "test_gpu (Skipped)" "$dir/ctest.log"; then
+    echo "test_gpu skipped: $("$dir/tests/test_gpu" 2>&1 | head -1)"
+  fi
+  if grep -q "test_remote (Skipped)" "$dir/ctest.log"; then
+    echo "test_remote skipped: $(bash tests/remote/run.sh "$dir/gpujit" examples 2>&1 | head -1)"
+  fi
+  return $rc
+}
+
+rc=0
+echo "== the suite"
+run_suite build || rc=1
+
+if [ "${GPUJIT_TEST_SANITIZE:-1}" != 0 ]; then
+  echo "== the suite under AddressSanitizer and UndefinedBehaviorSanitizer"
+  # Leaks of NVRTC's own are suppressed (tests/lsan.supp); nothing of gpujit's is.
+  GPUJIT_CMAKE_ARGS="${GPUJIT_CMAKE_ARGS:-} -DCMAKE_BUILD_TYPE=Debug -DGPUJIT_SANITIZE=address;undefined -DGPUJIT_BENCH=OFF" \
+    scripts/setup.sh build-asan
+  run_suite build-asan || rc=1
 fi
-if grep -q "test_remote (Skipped)" ctest.log; then
-  echo "test_remote skipped: $(bash ../tests/remote/run.sh ./gpujit ../examples 2>&1 | head -1)"
+
+secs=${GPUJIT_FUZZ_SECONDS:-60}
+if [ "$secs" != 0 ]; then
+  if command -v clang >/dev/null; then
+    echo "== fuzzing: every target for ${secs} s"
+    GPUJIT_CMAKE_ARGS="${GPUJIT_CMAKE_ARGS:-} -DCMAKE_C_COMPILER=clang -DGPUJIT_FUZZ=ON -DGPUJIT_SANITIZE=address;undefined -DGPUJIT_BENCH=OFF" \
+      GPUJIT_BUILD_TARGETS="$(ls tests/fuzz/corpus | sed 's/^/fuzz_/' | tr '\n' ' ')" scripts/setup.sh build-fuzz
+    tests/fuzz/run.sh build-fuzz "$secs" || rc=1
+  else
+    echo "== fuzzing skipped: no clang (apt-get install -y clang)"
+  fi
 fi
 exit $rc
