@@ -20,8 +20,10 @@ static void load_image(void)
 {
   FILE *f = fopen(GPUJIT_FUZZ_IMAGE, "rb");
   long n;
-  if (!f)
+  if (!f) {
+    fprintf(stderr, "fuzz_cache_entry: cannot read %s (make_seeds.sh writes it)\n", GPUJIT_FUZZ_IMAGE);
     abort();
+  }
   fseek(f, 0, SEEK_END);
   n = ftell(f);
   fseek(f, 0, SEEK_SET);
