@@ -73,6 +73,8 @@ int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *n
   }
   if (line < 0)
     return 0; /* no line info: nothing names a path */
+  if (sh[line].sh_type == SHT_NOBITS)
+    return GPUJIT_EUNSUPPORTED; /* its size says nothing of the bytes in the image */
   for (int i = 0; i < eh->e_shnum; i++)
     if (sh[i].sh_type == SHT_RELA && (int)sh[i].sh_info == line)
       rela = i;
@@ -103,7 +105,7 @@ int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *n
     program = hdr + header_length;
     /* Fixed fields up to and with the standard opcode lengths. */
     q = hdr + (version >= 4 ? 6 : 5); /* min_inst_length, [max_ops], default_is_stmt, line_base, line_range, opcode_base */
-    if (q > program || q + (q[-1] ? q[-1] - 1 : 0) > program) {
+    if (q > program || q[-1] == 0 || q[-1] - 1 > program - q) {
       err = GPUJIT_EUNSUPPORTED;
       goto done;
     }

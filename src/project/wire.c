@@ -177,6 +177,13 @@ cJSON *gpujit__options_to_json(const gpujit_module_options *o)
   return j;
 }
 
+/* A failed parse keeps nothing: the holder is freed and `err` passed on. */
+static int fail(gpujit__options_holder *h, int err)
+{
+  gpujit__options_holder_free(h);
+  return err;
+}
+
 int gpujit__options_from_json(gpujit__options_holder *h, const cJSON *j, const char *what)
 {
   static const gpujit_module_options init = GPUJIT_MODULE_OPTIONS_INIT;
@@ -192,7 +199,7 @@ int gpujit__options_from_json(gpujit__options_holder *h, const cJSON *j, const c
     for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
       if (!strcmp(f->string, strings[i].name)) {
         if (!cJSON_IsString(f))
-          return gpujit__error(GPUJIT_EPARSE, "%s: option \"%s\" must be a string", what, f->string);
+          return fail(h, gpujit__error(GPUJIT_EPARSE, "%s: option \"%s\" must be a string", what, f->string));
         FIELD(&h->o, strings[i].off, const char *) = f->valuestring;
         known = true;
       }
@@ -204,7 +211,8 @@ int gpujit__options_from_json(gpujit__options_holder *h, const cJSON *j, const c
                  f->valuedouble == (double)(int)f->valuedouble)
           FIELD(&h->o, ints[i].off, int) = (int)f->valuedouble;
         else
-          return gpujit__error(GPUJIT_EPARSE, "%s: option \"%s\" must be an integer or a boolean", what, f->string);
+          return fail(h, gpujit__error(GPUJIT_EPARSE, "%s: option \"%s\" must be an integer or a boolean", what,
+                                       f->string));
         known = true;
       }
     for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
@@ -212,12 +220,14 @@ int gpujit__options_from_json(gpujit__options_holder *h, const cJSON *j, const c
         const cJSON *it;
         size_t n = 0;
         if (!cJSON_IsArray(f))
-          return gpujit__error(GPUJIT_EPARSE, "%s: option \"%s\" must be an array of strings", what, f->string);
+          return fail(h, gpujit__error(GPUJIT_EPARSE, "%s: option \"%s\" must be an array of strings", what, f->string));
+        free(h->lists[i]); /* a field given twice: the last one counts */
         if (!(h->lists[i] = calloc((size_t)cJSON_GetArraySize(f) + 1, sizeof(char *))))
-          return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+          return fail(h, gpujit__error(GPUJIT_ENOMEM, "out of memory"));
         cJSON_ArrayForEach(it, f) {
           if (!cJSON_IsString(it))
-            return gpujit__error(GPUJIT_EPARSE, "%s: option \"%s\" must be an array of strings", what, f->string);
+            return fail(h, gpujit__error(GPUJIT_EPARSE, "%s: option \"%s\" must be an array of strings", what,
+                                         f->string));
           h->lists[i][n++] = it->valuestring;
         }
         FIELD(&h->o, lists[i].list, const char **) = h->lists[i];
@@ -225,7 +235,7 @@ int gpujit__options_from_json(gpujit__options_holder *h, const cJSON *j, const c
         known = true;
       }
     if (!known)
-      return gpujit__error(GPUJIT_EPARSE, "%s: unknown option \"%s\"", what, f->string);
+      return fail(h, gpujit__error(GPUJIT_EPARSE, "%s: unknown option \"%s\"", what, f->string));
   }
   return 0;
 }

@@ -36,7 +36,7 @@ typedef struct gpujit__options_holder {
   const char **lists[5];
 } gpujit__options_holder;
 
-/** @return 0, or GPUJIT_EPARSE naming `what` and the field. */
+/** @return 0, or GPUJIT_EPARSE naming `what` and the field (the holder then holds nothing). */
 int gpujit__options_from_json(gpujit__options_holder *h, const cJSON *j, const char *what);
 void gpujit__options_holder_free(gpujit__options_holder *h);
 
