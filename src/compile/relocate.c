@@ -98,7 +98,8 @@ int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *n
       goto done;
     }
     hdr = p + 10;
-    if (header_length > (size_t)(p + 4 + unit_length - hdr)) {
+    /* the unit holds its version and header length (6 bytes) and then the header */
+    if (unit_length < 6 || header_length > unit_length - 6) {
       err = GPUJIT_EUNSUPPORTED;
       goto done;
     }
