@@ -198,6 +198,8 @@ int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *n
     if (err < 0)
       goto done;
   }
+  if (nshift == 0)
+    goto done; /* an empty line table names no path */
   /* The new section at the end of the image; the header table stays where it is. */
   {
     size_t at = (image->len + 7) & ~(size_t)7;
