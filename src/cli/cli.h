@@ -97,8 +97,10 @@ typedef struct cli_project_args {
 /** Build ma->files (directories) and pa->manifest as a project. Returns an exit code. */
 int cli_build_project(cli_ctx *ctx, cli_module_args *ma, const cli_project_args *pa);
 
-/** Print one ready ncu command per kernel; argv (may be 0) is the command that launches them. */
-void cli_print_ncu_commands(const gpujit_module *m, gpujit_cache *cache, int argc, char **argv);
+/** Print one ready ncu command per kernel — of `only` (symbols, `nonly` of them) when given, else
+ *  of every kernel of the module; argv (may be 0) is the command that launches them. */
+void cli_print_ncu_commands(const gpujit_module *m, gpujit_cache *cache, int argc, char **argv,
+                            const char *const *only, size_t nonly);
 
 int cmd_build(cli_ctx *ctx, int argc, char **argv);
 int cmd_run(cli_ctx *ctx, int argc, char **argv);

@@ -238,7 +238,7 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
   else
     print_text(ctx, m, out_path, ma.trace ? trace_path : NULL);
   if (ncu)
-    cli_print_ncu_commands(m, ma.cache, 0, NULL);
+    cli_print_ncu_commands(m, ma.cache, 0, NULL, NULL, 0);
 done:
   gpujit_module_free(m);
   cli_module_args_free(&ma);

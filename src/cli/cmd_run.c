@@ -224,7 +224,10 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
     full[0] = len > 0 ? self : "gpujit";
     for (int i = 0; i < argc; i++)
       full[i + 1] = argv[i];
-    cli_print_ncu_commands(m, ma.cache, argc + 1, full);
+    const char *launched[MAX_LAUNCHES];
+    for (size_t i = 0; i < r.nlaunches; i++) /* symbols, resolved by validate_plan */
+      launched[i] = r.launches[i].kernel;
+    cli_print_ncu_commands(m, ma.cache, argc + 1, full, launched, r.nlaunches);
     free(full);
     goto done;
   }

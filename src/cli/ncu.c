@@ -65,7 +65,18 @@ static int check_source(const char *named, const char *dump, void *payload)
   return 0;
 }
 
-void cli_print_ncu_commands(const gpujit_module *m, gpujit_cache *cache, int argc, char **argv)
+static bool wanted(const char *sym, const char *const *only, size_t nonly)
+{
+  if (!only)
+    return true;
+  for (size_t i = 0; i < nonly; i++)
+    if (!strcmp(only[i], sym))
+      return true;
+  return false;
+}
+
+void cli_print_ncu_commands(const gpujit_module *m, gpujit_cache *cache, int argc, char **argv,
+                            const char *const *only, size_t nonly)
 {
   folders f = {{0}, 0};
   const char *key = gpujit_module_cache_key(m);
@@ -74,6 +85,8 @@ void cli_print_ncu_commands(const gpujit_module *m, gpujit_cache *cache, int arg
   for (size_t k = 0; k < gpujit_module_kernel_count(m); k++) {
     const char *sym = gpujit_module_kernel(m, k);
     char rep[512];
+    if (!wanted(sym, only, nonly))
+      continue; /* the command launches only the kernels it names */
     snprintf(rep, sizeof(rep), "%s-%s", gpujit_module_name(m), sym);
     /* The mangled name is exact for templates and overloads; extern "C" names are their own. */
     printf("ncu --set full --import-source yes --kernel-name-base mangled -k ");
