@@ -8,12 +8,18 @@
 
 static void ncu_help(void)
 {
-  printf("usage: gpujit ncu hotspots [--metric NAME] [--kernel NAME] [--file TEXT] [--top N] [--json] SOURCE.csv\n\n"
-         "Turn `ncu -i REPORT --page source --csv --print-source cuda,sass > SOURCE.csv` into a\n"
-         "table of the CUDA source lines that cost the most (default metric: \"%s\").\n"
+  printf("usage: gpujit ncu hotspots [--metric NAME] [--kernel NAME] [--file TEXT] [--top N] [--json]\n"
+         "                            REPORT.ncu-rep | SOURCE.csv\n\n"
+         "A table of the CUDA source lines that cost the most (default metric: \"%s\"),\n"
+         "from a report (ncu exports its source page: ncu is found through $GPUJIT_NCU, PATH or\n"
+         "the toolkit) or from an export of it:\n"
+         "  %s > SOURCE.csv\n"
+         "ncu's default source export (or --print-source sass) has no CUDA lines: the table is\n"
+         "then by SASS instruction. Exports without metrics (--print-source cuda or ptx) and other\n"
+         "pages are refused with the command that makes a good one.\n"
          "--file keeps the lines of files whose path contains TEXT (e.g. your own .cu).\n"
          "'-' reads standard input.\n",
-         GPUJIT_NCU_DEFAULT_METRIC);
+         GPUJIT_NCU_DEFAULT_METRIC, GPUJIT_NCU_SOURCE_COMMAND);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -90,22 +96,34 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
       return cli_usage_error(ctx, "ncu", "option '%s' needs a value", arg);
   }
   if (!path)
-    return cli_usage_error(ctx, "ncu", "no CSV file given");
+    return cli_usage_error(ctx, "ncu", "no report or CSV file given");
   if (!(csv = slurp(path, &len))) {
     fprintf(stderr, "%s: error: %s: %s\n", ctx->prog, path, strerror(errno ? errno : ENOMEM));
     return EXIT_IO;
   }
-  err = gpujit_ncu_hotspots_parse(&h, csv, len, metric, kernel);
-  free(csv);
-  if (err < 0) {
-    fprintf(stderr, "%s: error: %s: %s\n", ctx->prog, path, gpujit_error_last());
-    return cli_exit_code(err);
+  /* A report (its magic, or its name): let ncu export the page the table needs. */
+  if ((len >= 4 && !memcmp(csv, "NVR\0", 4)) ||
+      (strlen(path) > 8 && !strcmp(path + strlen(path) - 8, ".ncu-rep"))) {
+    free(csv);
+    if (!strcmp(path, "-"))
+      return cli_usage_error(ctx, "ncu", "a report is read from a file, not standard input");
+    if ((err = gpujit_ncu_hotspots_from_report(&h, path, metric, kernel)) < 0)
+      return cli_fail(ctx, err);
+  } else {
+    err = gpujit_ncu_hotspots_parse(&h, csv, len, metric, kernel);
+    free(csv);
+    if (err < 0) {
+      fprintf(stderr, "%s: error: %s: %s\n", ctx->prog, path, gpujit_error_last());
+      return cli_exit_code(err);
+    }
   }
   if (json) {
     long shown = 0;
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "lines");
     char *text;
     cJSON_AddStringToObject(root, "metric", gpujit_ncu_hotspots_metric(h));
+    cJSON_AddStringToObject(root, "rows",
+                            gpujit_ncu_hotspots_rows(h) == GPUJIT_NCU_BY_INSTRUCTION ? "instruction" : "line");
     for (size_t i = 0; i < gpujit_ncu_hotspots_count(h) && (top == 0 || shown < top); i++) {
       const gpujit_ncu_line *l = gpujit_ncu_hotspots_line(h, i);
       cJSON *o;
@@ -119,6 +137,8 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
       cJSON_AddNumberToObject(o, "value", l->value);
       cJSON_AddNumberToObject(o, "share", l->share);
       cJSON_AddStringToObject(o, "source", l->source);
+      if (l->address)
+        cJSON_AddStringToObject(o, "address", l->address);
       cJSON_AddItemToArray(arr, o);
     }
     text = cJSON_Print(root);
@@ -127,8 +147,13 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
     cJSON_Delete(root);
   } else {
     long shown = 0;
-    printf("%s, by CUDA source line\n", gpujit_ncu_hotspots_metric(h));
-    printf("%10s %6s  %-28s %s\n", "value", "share", "file:line", "source");
+    bool by_insn = gpujit_ncu_hotspots_rows(h) == GPUJIT_NCU_BY_INSTRUCTION;
+    if (by_insn)
+      printf("%s, by SASS instruction (this export has no CUDA lines; %s gives them)\n",
+             gpujit_ncu_hotspots_metric(h), GPUJIT_NCU_SOURCE_COMMAND);
+    else
+      printf("%s, by CUDA source line\n", gpujit_ncu_hotspots_metric(h));
+    printf("%10s %6s  %-28s %s\n", "value", "share", by_insn ? "kernel@address" : "file:line", "source");
     for (size_t i = 0; i < gpujit_ncu_hotspots_count(h) && (top == 0 || shown < top); i++) {
       const gpujit_ncu_line *l = gpujit_ncu_hotspots_line(h, i);
       const char *base = strrchr(l->file, '/');
@@ -139,7 +164,10 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
       const char *src = l->source;
       while (*src == ' ' || *src == '\t')
         src++;
-      snprintf(where, sizeof(where), "%s:%d", base ? base + 1 : l->file, l->line);
+      if (l->address)
+        snprintf(where, sizeof(where), "%s@%s", l->function, l->address);
+      else
+        snprintf(where, sizeof(where), "%s:%d", base ? base + 1 : l->file, l->line);
       printf("%10.0f %5.1f%%  %-28s %s\n", l->value, l->share * 100, where, src);
     }
   }

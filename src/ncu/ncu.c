@@ -1,4 +1,4 @@
-/* Parsing Nsight Compute's --page source CSV into a per-line hot-spot table. */
+/* Parsing Nsight Compute's --page source CSV into a hot-spot table by CUDA line or by SASS instruction. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,14 +11,17 @@
 
 typedef struct hot_line {
   gpujit_ncu_line pub;
-  char *file, *function, *source;
+  char *file, *function, *source, *address;
 } hot_line;
 
 struct gpujit_ncu_hotspots {
   hot_line *lines;
   size_t count, cap;
   char *metric;
+  gpujit_ncu_rows rows;
 };
+
+#define REMAKE "make one with \"" GPUJIT_NCU_SOURCE_COMMAND "\" (or give the .ncu-rep itself)"
 
 /*
  * Split one CSV row of quoted fields. ncu writes every field quoted and separated by ",", and
@@ -30,6 +33,8 @@ static size_t split_row(char *row, char **fields, size_t max)
   size_t n = 0, len = strlen(row);
   char *p, *sep;
   while (len && (row[len - 1] == '\r' || row[len - 1] == ' '))
+    row[--len] = '\0';
+  if (len > 2 && row[len - 1] == ',' && row[len - 2] == '"') /* ncu ends some rows with a comma */
     row[--len] = '\0';
   if (len < 2 || row[0] != '"' || row[len - 1] != '"')
     return 0;
@@ -45,7 +50,8 @@ static size_t split_row(char *row, char **fields, size_t max)
   return n;
 }
 
-static int add_line(gpujit_ncu_hotspots *h, const char *file, const char *fn, int line, const char *src, double v)
+static int add_line(gpujit_ncu_hotspots *h, const char *file, const char *fn, int line, const char *src, double v,
+                    const char *address)
 {
   hot_line *l = gpujit__grow(h->lines, &h->cap, h->count, sizeof(*l), 64);
   if (!l)
@@ -56,10 +62,12 @@ static int add_line(gpujit_ncu_hotspots *h, const char *file, const char *fn, in
   l->file = gpujit__strdup(file);
   l->function = gpujit__strdup(fn);
   l->source = gpujit__strdup(src);
-  if (!l->file || !l->function || !l->source) {
+  l->address = address ? gpujit__strdup(address) : NULL;
+  if (!l->file || !l->function || !l->source || (address && !l->address)) {
     free(l->file);
     free(l->function);
     free(l->source);
+    free(l->address);
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   }
   l->pub.line = line;
@@ -84,6 +92,7 @@ void gpujit_ncu_hotspots_free(gpujit_ncu_hotspots *h)
     free(h->lines[i].file);
     free(h->lines[i].function);
     free(h->lines[i].source);
+    free(h->lines[i].address);
   }
   free(h->lines);
   free(h->metric);
@@ -97,9 +106,10 @@ int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t
 {
   gpujit_ncu_hotspots *h;
   char *text, *row, *save = NULL, *fields[MAX_FIELDS];
-  char file[4096] = "", fn[1024] = "";
-  size_t ncols = 0, rowno = 0, headers = 0;
+  char file[4096] = "", fn[1024] = "", first[64] = "";
+  size_t ncols = 0, rowno = 0, headers = 0, bare = 0;
   int col_src = -1, col_metric = -1, err = 0;
+  bool by_instruction = false;
 
   if (!out || !csv)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_ncu_hotspots_parse: NULL argument");
@@ -115,7 +125,13 @@ int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t
     rowno++;
     if (!(n = split_row(row, fields, MAX_FIELDS)))
       continue; /* blank lines, ncu's ==PROF== notes */
-    if (n == 2 && !strcmp(fields[0], "File Path")) {
+    if (!first[0])
+      snprintf(first, sizeof(first), "%s", fields[0]);
+    if (n >= 2 && !strcmp(fields[0], "Kernel Name")) { /* the SASS view names its kernel so */
+      snprintf(fn, sizeof(fn), "%s", fields[1]);
+      continue;
+    }
+    if (n == 2 && (!strcmp(fields[0], "File Path") || !strcmp(fields[0], "File Name"))) {
       snprintf(file, sizeof(file), "%s", fields[1]);
       continue;
     }
@@ -123,11 +139,12 @@ int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t
       snprintf(fn, sizeof(fn), "%s", fields[1]);
       continue;
     }
-    if (!strcmp(fields[0], "Line No") || !strcmp(fields[0], "#")) {
-      /* The header: the first "Source" is the CUDA text; metric columns follow. */
+    if (!strcmp(fields[0], "Line No") || !strcmp(fields[0], "#") || !strcmp(fields[0], "Address")) {
+      /* The header: the first "Source" is the CUDA (or SASS) text; metric columns follow. */
       ncols = n;
       col_src = -1;
       col_metric = -1;
+      by_instruction = !strcmp(fields[0], "Address");
       for (size_t i = 1; i < n; i++) {
         if (col_src < 0 && !strcmp(fields[i], "Source"))
           col_src = (int)i;
@@ -138,6 +155,11 @@ int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t
         err = gpujit__error(GPUJIT_EPARSE, "row %zu: the header has no \"Source\" column", rowno);
         goto done;
       }
+      if (n == 2) { /* "Line No","Source": source text alone (--print-source cuda or ptx) */
+        bare++;
+        ncols = 0;
+        continue;
+      }
       if (col_metric < 0) {
         err = gpujit__error(GPUJIT_EPARSE, "no metric column \"%s\" in the CSV (was it profiled with --set full?)",
                             metric);
@@ -147,7 +169,21 @@ int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t
       continue;
     }
     if (!ncols || !fields[0][0])
-      continue; /* SASS rows have no line number */
+      continue; /* SASS rows of the CUDA view have no line number */
+    if (by_instruction) {
+      char *end;
+      double v;
+      if (strncmp(fields[0], "0x", 2) != 0 || n <= (size_t)col_metric)
+        continue; /* "..." rows and what is not an instruction */
+      v = strtod(fields[col_metric], &end);
+      if (end == fields[col_metric] || *end)
+        v = 0;
+      if (function && strcmp(function, fn) != 0)
+        continue;
+      if ((err = add_line(h, "", fn, 0, fields[col_src], v, fields[0])) < 0)
+        goto done;
+      continue;
+    }
     {
       char *end, src[8192];
       long line = strtol(fields[0], &end, 10);
@@ -171,14 +207,21 @@ int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t
         v = 0; /* "-" and blanks: no value on this line */
       if (function && strcmp(function, fn) != 0)
         continue;
-      if ((err = add_line(h, file, fn, (int)line, src, v)) < 0)
+      if ((err = add_line(h, file, fn, (int)line, src, v, NULL)) < 0)
         goto done;
     }
   }
-  if (!headers) {
-    err = gpujit__error(GPUJIT_EPARSE, "not ncu --page source CSV: no \"Line No\",\"Source\",… header");
+  if (!headers && bare) {
+    err = gpujit__error(GPUJIT_EPARSE,
+                        "this export has source text but no metrics (--print-source cuda or ptx leaves them out): " REMAKE);
     goto done;
   }
+  if (!headers) {
+    err = gpujit__error(GPUJIT_EPARSE, "not ncu's --page source CSV%s: " REMAKE,
+                        !strcmp(first, "ID") ? " (this is a --page details or --page raw export)" : "");
+    goto done;
+  }
+  h->rows = by_instruction ? GPUJIT_NCU_BY_INSTRUCTION : GPUJIT_NCU_BY_LINE;
   if (h->count) /* qsort takes no NULL base, even for nothing */
     qsort(h->lines, h->count, sizeof(*h->lines), cmp_lines);
   {
@@ -195,6 +238,7 @@ int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t
     h->lines[i].pub.file = h->lines[i].file;
     h->lines[i].pub.function = h->lines[i].function;
     h->lines[i].pub.source = h->lines[i].source;
+    h->lines[i].pub.address = h->lines[i].address;
   }
 done:
   free(text);
@@ -214,3 +258,5 @@ const gpujit_ncu_line *gpujit_ncu_hotspots_line(const gpujit_ncu_hotspots *h, si
 }
 
 const char *gpujit_ncu_hotspots_metric(const gpujit_ncu_hotspots *h) { return h ? h->metric : NULL; }
+
+gpujit_ncu_rows gpujit_ncu_hotspots_rows(const gpujit_ncu_hotspots *h) { return h ? h->rows : GPUJIT_NCU_BY_LINE; }
