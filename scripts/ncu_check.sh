@@ -66,5 +66,21 @@ if "$g" run --cache-dir "$rc_cache" --base-dir "$b" "$b/k/saxpy.cu" "${saxpy_arg
 else
   echo "CHECK relocated FAIL: the moved checkout did not hit the cache"; fails=$((fails+1))
 fi
+# A report read directly (gpujit runs ncu's export) gives the table its CSV export gives.
+if [ -f "$out/ncu_single.ncu-rep" ]; then
+  a=$("$g" ncu hotspots --top 8 "$out/ncu_single.ncu-rep" 2>&1)
+  b=$("$g" ncu hotspots --top 8 "$out/ncu_single.source.csv" 2>&1)
+  if [ "$a" = "$b" ] && echo "$a" | grep -q "by CUDA source line"; then
+    echo "CHECK report ok: .ncu-rep read directly, the table of its CSV export (top: $(echo "$a" | sed -n 3p | awk '{print $1 " at " $3}'))"
+  else
+    echo "CHECK report FAIL: $(echo "$a" | head -2 | tr '\n' ' ')"; fails=$((fails+1))
+  fi
+  c=$(ncu -i "$out/ncu_single.ncu-rep" --page source --csv 2>/dev/null | "$g" ncu hotspots --top 1 - 2>&1)
+  if echo "$c" | grep -q "by SASS instruction"; then
+    echo "CHECK default-export ok: ncu's default export gives a table by instruction ($(echo "$c" | sed -n 3p | awk '{print $1 " at " $3}'))"
+  else
+    echo "CHECK default-export FAIL: $(echo "$c" | head -2 | tr '\n' ' ')"; fails=$((fails+1))
+  fi
+fi
 echo "ncu check: $fails failed"
 [ $fails -eq 0 ]
