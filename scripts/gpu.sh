@@ -27,6 +27,9 @@ g=build-gpu/gpujit
 echo "== tests"
 (cd build-gpu && ctest --output-on-failure -j4 2>&1) | tee "$out/ctest.log" | tail -25
 
+echo "== CUPTI timing (test_cupti's figures)"
+build-gpu/tests/test_cupti 2>&1 | grep -E "spin|graph|SKIPPED|FAILED" | tee "$out/cupti.txt"
+
 echo "== benchmarks"
 build-gpu/bench/bench_run 40 | tee "$out/bench_run.txt"
 build-gpu/bench/bench_cache 300 30 | tee "$out/bench_cache.txt"

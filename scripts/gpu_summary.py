@@ -93,6 +93,11 @@ if m:
 else:
     rows.append(("remote bench", (read("bench_remote.txt").strip().splitlines() or ["no data"])[-1]))
 
+for line in read("cupti.txt").splitlines():
+    if ":" in line:
+        k, v = line.split(":", 1)
+        rows.append(("cupti: " + k.strip(), v.strip()))
+
 nc = read("ncu_check.txt")
 for line in nc.splitlines():
     if line.startswith("CHECK "):

@@ -29,9 +29,11 @@ run_suite() {
   rc=$?
   set -e
   # CTest reports a skipped test without its reason: show it.
-  if grep -q "test_gpu (Skipped)" "$dir/ctest.log"; then
-    echo "test_gpu skipped: $("$dir/tests/test_gpu" 2>&1 | head -1)"
-  fi
+  for t in test_gpu test_cupti; do
+    if grep -q "$t (Skipped)" "$dir/ctest.log"; then
+      echo "$t skipped: $("$dir/tests/$t" 2>&1 | head -1)"
+    fi
+  done
   if grep -q "test_remote (Skipped)" "$dir/ctest.log"; then
     echo "test_remote skipped: $(bash tests/remote/run.sh "$dir/gpujit" examples 2>&1 | head -1)"
   fi

@@ -39,7 +39,32 @@ typedef struct gpujit_timing_result {
   double host_us;      /**< host time the operation was issued (trace clock) */
   double launch_us;    /**< host time the launch call took */
   uint64_t bytes;      /**< copies and memsets */
+  uint64_t graph_node; /**< CUPTI timers: a kernel inside a graph, its node id (the graph's own
+                            result follows its nodes); else 0 */
+  int missing;         /**< CUPTI timers: no record came for this activity (elapsed_ms is 0) */
 } gpujit_timing_result;
+
+/** Where a device's timed regions take their GPU times from. */
+typedef enum gpujit_timer_source {
+  GPUJIT_TIMER_EVENTS = 0,           /**< a CUDA event pair around each activity */
+  GPUJIT_TIMER_CUPTI = 1,            /**< CUPTI's serialised kernel records (agree with Nsight Compute
+                                          to 0-2 %), copies, memsets, kernels of graphs by node */
+  GPUJIT_TIMER_CUPTI_CONCURRENT = 2  /**< CUPTI's concurrent kernel kind: kernels overlap as they
+                                          ran, for timelines; short kernels back to back read short */
+} gpujit_timer_source;
+
+/** @return "events", "cupti" or "cupti-concurrent" (static). */
+GPUJIT_API const char *gpujit_timer_source_name(gpujit_timer_source source);
+
+/**
+ * Choose the timer of a device's regions (no region may be open). CUPTI is loaded at run time
+ * from the toolkit. @return 0, GPUJIT_EINVAL (a region is open), GPUJIT_EUNSUPPORTED (the message
+ * says why CUPTI cannot be used).
+ */
+GPUJIT_API int gpujit_timing_set_source(gpujit_device *dev, gpujit_timer_source source);
+
+/** Records CUPTI reported dropped since it started (0 with events). */
+GPUJIT_API uint64_t gpujit_timing_dropped(gpujit_device *dev);
 
 /**
  * Start a timed region on a device; regions nest. While any region is open, gpujit's launch,

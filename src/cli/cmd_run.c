@@ -32,6 +32,8 @@ static void run_help(void)
          "  --timeout S          benchmark time limit, default 15\n"
          "  --l2-flush           overwrite L2 before each benchmark sample (cold timings)\n"
          "  --timeline           print every timed activity\n"
+         "  --timer T            events (default), cupti (serialised kernel records: as ncu) or\n"
+         "                       cupti-concurrent (overlap on the timeline; short kernels read short)\n"
          "  --device N           device ordinal (default $GPUJIT_DEVICE, else 0)\n"
          "  --ncu-command        print a ready Nsight Compute command line per kernel, run nothing\n"
          "options shared with build:\n%s", cli_module_help);
@@ -49,6 +51,16 @@ static int run_all(run_ctx *r)
 }
 
 static int bench_fn(void *payload) { return run_all(payload); }
+
+static bool parse_timer(const char *s, gpujit_timer_source *out)
+{
+  for (int i = GPUJIT_TIMER_EVENTS; i <= GPUJIT_TIMER_CUPTI_CONCURRENT; i++)
+    if (!strcmp(s, gpujit_timer_source_name((gpujit_timer_source)i))) {
+      *out = (gpujit_timer_source)i;
+      return true;
+    }
+  return false;
+}
 
 /* Stages run under scoped timers: an NVTX range each (for nsys and ncu), "<name> took X ms" with -v. */
 static void stage_start(gpujit_timer **t, gpujit_device *dev, const char *name)
@@ -80,6 +92,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
   size_t ncli = 0;
   long warmup = 3, repeat = 20, shared = 0, device = -1;
   double noise = 0.005, timeout = 15;
+  gpujit_timer_source timer_source = GPUJIT_TIMER_EVENTS;
   bool bench = false, l2_flush = false, timeline = false, ncu = false;
   gpujit_module *m = NULL;
   gpujit_loaded *loaded = NULL;
@@ -157,6 +170,12 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
       bench = true;
     } else if (cli_opt(&a, "--l2-flush", false)) {
       l2_flush = true;
+    } else if (cli_opt(&a, "--timer", true)) {
+      if (a.failed || !parse_timer(a.value, &timer_source)) {
+        rc = cli_usage_error(ctx, "run", "invalid --timer '%s' (events, cupti or cupti-concurrent)",
+                             a.value ? a.value : "");
+        goto done;
+      }
     } else if (cli_opt(&a, "--timeline", false)) {
       timeline = true;
     } else if (cli_opt(&a, "--ncu-command", false)) {
@@ -267,6 +286,11 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
       goto done;
     }
   }
+  if ((err = gpujit_timing_set_source(r.dev, timer_source)) < 0) {
+    rc = cli_fail(ctx, err);
+    goto done;
+  }
+  cJSON_AddStringToObject(out, "timer", gpujit_timer_source_name(timer_source));
   gpujit_trace_span_begin(ma.trace, &span, "gpujit", "load module");
   stage_start(&timer, r.dev, "load");
   err = gpujit_module_load(&loaded, r.dev, m);

@@ -55,6 +55,17 @@ static void *before(gpujit_device *g, void *payload, gpujit_activity_kind kind, 
   t->recs = r;
   r = &t->recs[t->nrec];
   memset(r, 0, sizeof(*r));
+  if (t->source != GPUJIT_TIMER_EVENTS) {
+    /* CUPTI times it: the activity carries the record's id; no event enters the stream */
+    r->kind = kind;
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    r->bytes = bytes;
+    r->order = t->order++;
+    r->host_us = gpujit__now_us();
+    gpujit__cupti_push(t->id_base + t->nrec);
+    t->nrec++;
+    return r;
+  }
   if (gpujit__timing_take_event(t, &r->start) < 0)
     return NULL;
   if (gpujit__timing_take_event(t, &r->end) < 0) {
@@ -75,8 +86,12 @@ static void *before(gpujit_device *g, void *payload, gpujit_activity_kind kind, 
 static void after(gpujit_device *g, void *payload, void *token, double launch_us)
 {
   gpujit__record *r = token;
-  (void)payload;
+  gpujit__timing *t = payload;
   r->launch_us = launch_us;
+  if (t->source != GPUJIT_TIMER_EVENTS) {
+    gpujit__cupti_pop();
+    return;
+  }
   g->d->cuEventRecord(r->end, g->stream);
 }
 
@@ -84,10 +99,11 @@ static void after(gpujit_device *g, void *payload, void *token, double launch_us
 static void detach(gpujit_device *g, void *payload)
 {
   gpujit__timing *t = payload;
-  for (size_t i = 0; i < t->nrec; i++) {
+  for (size_t i = 0; i < t->nrec && t->source == GPUJIT_TIMER_EVENTS; i++) {
     g->d->cuEventDestroy(t->recs[i].start);
     g->d->cuEventDestroy(t->recs[i].end);
   }
+  free(t->acts);
   for (size_t i = 0; i < t->npool; i++)
     g->d->cuEventDestroy(t->pool[i]);
   if (t->ref_event)
@@ -114,6 +130,7 @@ int gpujit__timing_of(gpujit_device *g, gpujit__timing **out)
   if (!(t = calloc(1, sizeof(*t))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   t->dev = g;
+  t->id_base = 1;
   gpujit__device_set_hooks(g, &hooks, t);
   *out = t;
   return 0;
@@ -149,6 +166,92 @@ int gpujit_timing_begin(gpujit_device *g, unsigned filter)
   return 0;
 }
 
+static int cmp_act(const void *a, const void *b)
+{
+  const gpujit__cupti_rec *x = a, *y = b;
+  if (x->external != y->external)
+    return x->external < y->external ? -1 : 1;
+  return (x->start > y->start) - (x->start < y->start);
+}
+
+/* CUPTI: take the records of every activity recorded so far and give each its own. */
+static int attach_acts(gpujit__timing *t)
+{
+  gpujit__cupti_rec *got = NULL, *all;
+  size_t n = 0;
+  int err;
+  if (!t->nrec)
+    return 0;
+  if ((err = gpujit__cupti_take(&got, &n, t->id_base, t->id_base + t->nrec - 1, &t->dropped)) < 0)
+    return err;
+  if (!n)
+    return 0;
+  qsort(got, n, sizeof(*got), cmp_act);
+  if (t->nacts + n > t->capacts) {
+    size_t cap = t->capacts ? t->capacts : 256;
+    while (cap < t->nacts + n)
+      cap *= 2;
+    if (!(all = realloc(t->acts, cap * sizeof(*all)))) {
+      free(got);
+      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    }
+    t->acts = all;
+    t->capacts = cap;
+  }
+  for (size_t i = 0; i < n; i++) {
+    gpujit__record *r = &t->recs[got[i].external - t->id_base];
+    if (!r->nacts)
+      r->first_act = t->nacts;
+    if (r->first_act + r->nacts == t->nacts) /* a record's activities lie together */
+      r->nacts++;
+    t->acts[t->nacts++] = got[i];
+  }
+  free(got);
+  return 0;
+}
+
+static void fill(gpujit_timing_result *o, const gpujit__timing *t, const gpujit__record *r, const char *name,
+                 gpujit_activity_kind kind, double ms, double start_us)
+{
+  o->device = t->dev->info.ordinal;
+  snprintf(o->name, sizeof(o->name), "%s", name);
+  o->kind = kind;
+  o->elapsed_ms = ms;
+  o->order = r->order;
+  o->host_us = r->host_us;
+  o->launch_us = r->launch_us;
+  o->bytes = r->bytes;
+  o->start_us = start_us;
+}
+
+/* One record's results from CUPTI: one, or for a graph each kernel node then the graph. */
+static size_t cupti_results(gpujit_timing_result *o, const gpujit__timing *t, const gpujit__record *r)
+{
+  const gpujit__cupti_rec *a = &t->acts[r->first_act];
+  double off = gpujit__cupti_clock_offset_us();
+  uint64_t lo = UINT64_MAX, hi = 0;
+  size_t n = 0;
+  if (!r->nacts) {
+    fill(o, t, r, r->name, r->kind, 0, r->host_us);
+    o->missing = 1;
+    return 1;
+  }
+  for (size_t i = 0; i < r->nacts; i++) {
+    lo = a[i].start < lo ? a[i].start : lo;
+    hi = a[i].end > hi ? a[i].end : hi;
+    if (r->kind == GPUJIT_ACTIVITY_GRAPH && a[i].kind == 0) {
+      char name[160];
+      snprintf(name, sizeof(name), "%s: %s", r->name, a[i].name);
+      fill(&o[n], t, r, name, GPUJIT_ACTIVITY_KERNEL, (double)(a[i].end - a[i].start) / 1e6,
+           (double)a[i].start / 1e3 - off);
+      o[n++].graph_node = a[i].graph_node;
+    }
+  }
+  /* a kernel, copy or memset: its record; a graph: first start to last end */
+  fill(&o[n], t, r, r->name, r->kind, (double)(hi - lo) / 1e6, (double)lo / 1e3 - off);
+  return n + 1;
+}
+
 int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *g)
 {
   gpujit_timing_result *res = NULL;
@@ -171,39 +274,37 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
   gpujit__device_hooks_enable(g, t->depth > 0);
   if ((err = gpujit_synchronize(g)) < 0)
     goto done;
-  if (t->nrec > from && !(res = calloc(t->nrec - from, sizeof(*res)))) {
+  if (t->source != GPUJIT_TIMER_EVENTS && (err = attach_acts(t)) < 0)
+    goto done;
+  if (t->nrec > from && !(res = calloc(t->nrec - from + t->nacts, sizeof(*res)))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;
   }
   for (size_t i = from; i < t->nrec; i++) {
     gpujit__record *r = &t->recs[i];
-    gpujit_timing_result *o;
     float ms = 0, off = 0;
     if (!(filter & kind_filter(r->kind)))
       continue; /* recorded for an enclosing region */
+    if (t->source != GPUJIT_TIMER_EVENTS) {
+      n += cupti_results(&res[n], t, r);
+      continue;
+    }
     if ((err = CU(g->d->cuEventElapsedTime(&ms, r->start, r->end), "cuEventElapsedTime")) < 0)
       goto done;
     g->d->cuEventElapsedTime(&off, t->ref_event, r->start);
-    o = &res[n++];
-    o->device = g->info.ordinal;
-    snprintf(o->name, sizeof(o->name), "%s", r->name);
-    o->kind = r->kind;
-    o->elapsed_ms = ms;
-    o->order = r->order;
-    o->host_us = r->host_us;
-    o->launch_us = r->launch_us;
-    o->bytes = r->bytes;
-    o->start_us = t->ref_host_us + (double)off * 1e3;
+    fill(&res[n++], t, r, r->name, r->kind, ms, t->ref_host_us + (double)off * 1e3);
   }
   if (t->report && n)
     t->report(res, n, t->report_payload);
 done:
   if (t->depth == 0) { /* records are kept for enclosing regions; the outermost frees them */
-    for (size_t i = 0; i < t->nrec; i++) {
+    for (size_t i = 0; i < t->nrec && t->source == GPUJIT_TIMER_EVENTS; i++) {
       gpujit__timing_give_event(t, t->recs[i].start);
       gpujit__timing_give_event(t, t->recs[i].end);
     }
+    t->id_base += t->nrec;
     t->nrec = 0;
+    t->nacts = 0;
   }
   if (err < 0) {
     free(res);
@@ -212,6 +313,45 @@ done:
   *out = res;
   *count = n;
   return 0;
+}
+
+const char *gpujit_timer_source_name(gpujit_timer_source s)
+{
+  switch (s) {
+  case GPUJIT_TIMER_EVENTS: return "events";
+  case GPUJIT_TIMER_CUPTI: return "cupti";
+  case GPUJIT_TIMER_CUPTI_CONCURRENT: return "cupti-concurrent";
+  default: return "unknown";
+  }
+}
+
+int gpujit_timing_set_source(gpujit_device *g, gpujit_timer_source source)
+{
+  gpujit__timing *t = NULL;
+  int err;
+  if (!g)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_set_source: NULL device");
+  if ((unsigned)source > GPUJIT_TIMER_CUPTI_CONCURRENT)
+    return gpujit__error(GPUJIT_EINVAL, "unknown timer source %d", (int)source);
+  if ((err = gpujit__timing_of(g, &t)) < 0)
+    return err;
+  if (t->depth)
+    return gpujit__error(GPUJIT_EINVAL, "the timer cannot change while a timed region is open");
+  if (source != GPUJIT_TIMER_EVENTS) {
+    g->d->cuCtxSetCurrent(g->ctx);
+    if ((err = gpujit__cupti_start(source == GPUJIT_TIMER_CUPTI_CONCURRENT)) < 0)
+      return err;
+  } else if (t->source != GPUJIT_TIMER_EVENTS) {
+    gpujit__cupti_stop();
+  }
+  t->source = source;
+  return 0;
+}
+
+uint64_t gpujit_timing_dropped(gpujit_device *g)
+{
+  gpujit__timing *t = NULL;
+  return g && gpujit__timing_of(g, &t) == 0 ? t->dropped : 0;
 }
 
 void gpujit_timing_set_report(gpujit_device *g, gpujit_timing_report_cb cb, void *payload)

@@ -4,15 +4,17 @@
 #define GPUJIT_TIMING_REGIONS_H
 
 #include "run/device.h"
+#include "timing/cupti.h"
 
 #define GPUJIT__MAX_TIMING_DEPTH 16
 
 typedef struct gpujit__record {
   gpujit_activity_kind kind;
   char name[128];
-  CUevent start, end;
+  CUevent start, end; /* events timer */
   uint64_t order, bytes;
   double host_us, launch_us;
+  size_t first_act, nacts; /* CUPTI timer: its activities in the timing's `acts` */
 } gpujit__record;
 
 typedef struct gpujit__timing {
@@ -32,6 +34,11 @@ typedef struct gpujit__timing {
   void *report_payload;
   gpujit_devptr flush_buf; /* the benchmark's L2 flush buffer */
   size_t flush_bytes;
+  gpujit_timer_source source;
+  uint64_t id_base;     /* CUPTI: the external id of recs[0] (ids follow the records) */
+  gpujit__cupti_rec *acts; /* CUPTI: activities of the records, by record */
+  size_t nacts, capacts;
+  uint64_t dropped;     /* CUPTI: records it reported dropped, ever */
 } gpujit__timing;
 
 /** The device's timing state: made, and installed as its activity hooks, on first use. */

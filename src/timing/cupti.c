@@ -1,0 +1,302 @@
+/* CUPTI loaded at run time (no link-time dependency): activity buffers, records turned into
+ * gpujit's own form as buffers complete, external correlation ids tying them to gpujit's
+ * activities. */
+#define _GNU_SOURCE
+#include <cupti_activity.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "timing/cupti.h"
+
+/* CUPTI asks for buffers as it fills them; 8 MiB holds about 40 000 kernel records. */
+#define BUFFER_BYTES (8u << 20)
+
+typedef struct corr {
+  uint32_t correlation;
+  uint64_t external;
+} corr;
+
+static struct {
+  pthread_mutex_t lock;
+  void *lib;
+  bool loaded, started, concurrent;
+  char why[512];
+  CUptiResult (*enable)(CUpti_ActivityKind);
+  CUptiResult (*disable)(CUpti_ActivityKind);
+  CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+  CUptiResult (*flush_all)(uint32_t);
+  CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
+  CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+  CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
+  CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
+  CUptiResult (*timestamp)(uint64_t *);
+  CUptiResult (*result_string)(CUptiResult, const char **);
+  gpujit__cupti_rec *recs; /* complete records not yet taken; `external` holds the correlation id */
+  size_t nrec, caprec;
+  corr *corrs;
+  size_t ncorr, capcorr;
+  uint64_t dropped_total;
+  double offset_us;
+} C = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const char *result_text(CUptiResult r)
+{
+  const char *s = NULL;
+  if (C.result_string && C.result_string(r, &s) == CUPTI_SUCCESS && s)
+    return s;
+  return "unknown CUPTI error";
+}
+
+static bool load(void)
+{
+  static const char *const subdirs[] = {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib"};
+  const char *roots[] = {getenv("CUDA_PATH"), getenv("CUDA_HOME"), "/usr/local/cuda"};
+  char path[4096];
+  if (C.loaded)
+    return C.lib != NULL;
+  C.loaded = true;
+  for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]) && !C.lib; r++)
+    for (size_t s = 0; s < sizeof(subdirs) / sizeof(subdirs[0]) && roots[r] && *roots[r] && !C.lib; s++) {
+      snprintf(path, sizeof(path), "%s/%s/libcupti.so", roots[r], subdirs[s]);
+      C.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+  if (!C.lib)
+    C.lib = dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
+  if (!C.lib) {
+    snprintf(C.why, sizeof(C.why), "libcupti not found (looked in $CUDA_PATH, $CUDA_HOME and /usr/local/cuda: "
+                                   "lib64, lib, extras/CUPTI/lib64; then the loader's path)");
+    return false;
+  }
+#define SYM(field, name)                                                                                     \
+  if (!(*(void **)&C.field = dlsym(C.lib, name))) {                                                        \
+    snprintf(C.why, sizeof(C.why), "libcupti lacks %s (too old a CUPTI)", name);                              \
+    dlclose(C.lib);                                                                                          \
+    C.lib = NULL;                                                                                            \
+    return false;                                                                                            \
+  }
+  SYM(enable, "cuptiActivityEnable")
+  SYM(disable, "cuptiActivityDisable")
+  SYM(register_callbacks, "cuptiActivityRegisterCallbacks")
+  SYM(flush_all, "cuptiActivityFlushAll")
+  SYM(next_record, "cuptiActivityGetNextRecord")
+  SYM(dropped, "cuptiActivityGetNumDroppedRecords")
+  SYM(push, "cuptiActivityPushExternalCorrelationId")
+  SYM(pop, "cuptiActivityPopExternalCorrelationId")
+  SYM(timestamp, "cuptiGetTimestamp")
+  SYM(result_string, "cuptiGetResultString")
+#undef SYM
+  return true;
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+  *buffer = aligned_alloc(8, BUFFER_BYTES);
+  *size = *buffer ? BUFFER_BYTES : 0;
+  *max_records = 0; /* as many as fit */
+}
+
+/* Under the lock. */
+static void add_rec(const gpujit__cupti_rec *r)
+{
+  gpujit__cupti_rec *p = gpujit__grow(C.recs, &C.caprec, C.nrec, sizeof(*p), 1024);
+  if (!p) {
+    C.dropped_total++;
+    return;
+  }
+  C.recs = p;
+  C.recs[C.nrec++] = *r;
+}
+
+static void add_corr(uint32_t correlation, uint64_t external)
+{
+  corr *p = gpujit__grow(C.corrs, &C.capcorr, C.ncorr, sizeof(*p), 1024);
+  if (!p)
+    return;
+  C.corrs = p;
+  C.corrs[C.ncorr++] = (corr){correlation, external};
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+  CUpti_Activity *a = NULL;
+  size_t dropped = 0;
+  (void)size;
+  pthread_mutex_lock(&C.lock);
+  while (valid && C.next_record(buffer, valid, &a) == CUPTI_SUCCESS) {
+    gpujit__cupti_rec r;
+    memset(&r, 0, sizeof(r));
+    switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)a;
+      r.kind = 0;
+      r.external = k->correlationId;
+      r.start = k->start;
+      r.end = k->end;
+      r.graph_node = k->graphNodeId;
+      r.graph_id = k->graphId;
+      snprintf(r.name, sizeof(r.name), "%s", k->name ? k->name : "");
+      add_rec(&r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)a;
+      r.kind = 1;
+      r.external = m->correlationId;
+      r.start = m->start;
+      r.end = m->end;
+      r.bytes = m->bytes;
+      add_rec(&r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)a;
+      r.kind = 2;
+      r.external = m->correlationId;
+      r.start = m->start;
+      r.end = m->end;
+      r.bytes = m->bytes;
+      add_rec(&r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+      const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)a;
+      if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+        add_corr(e->correlationId, e->externalId);
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  if (C.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS)
+    C.dropped_total += dropped;
+  pthread_mutex_unlock(&C.lock);
+  free(buffer);
+}
+
+static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                                           CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+
+int gpujit__cupti_start(bool concurrent)
+{
+  CUptiResult r;
+  uint64_t ts = 0;
+  pthread_mutex_lock(&C.lock);
+  if (!load()) {
+    pthread_mutex_unlock(&C.lock);
+    return gpujit__error(GPUJIT_EUNSUPPORTED, "CUPTI timing is unavailable: %s", C.why);
+  }
+  pthread_mutex_unlock(&C.lock);
+  if (C.started && C.concurrent == concurrent)
+    return 0;
+  if (C.started) /* the other kernel kind: switch */
+    C.disable(C.concurrent ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL);
+  else if ((r = C.register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
+    return gpujit__error(GPUJIT_EUNSUPPORTED, "CUPTI timing is unavailable: cuptiActivityRegisterCallbacks: %s",
+                         result_text(r));
+  if ((r = C.enable(concurrent ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL)) != CUPTI_SUCCESS)
+    return gpujit__error(GPUJIT_EUNSUPPORTED, "CUPTI timing is unavailable: cuptiActivityEnable: %s", result_text(r));
+  for (size_t i = 0; !C.started && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+    if ((r = C.enable(kinds[i])) != CUPTI_SUCCESS)
+      return gpujit__error(GPUJIT_EUNSUPPORTED, "CUPTI timing is unavailable: cuptiActivityEnable: %s",
+                           result_text(r));
+  /* CUPTI's clock against the trace clock, sampled back to back. */
+  if (C.timestamp(&ts) == CUPTI_SUCCESS)
+    C.offset_us = (double)ts / 1e3 - gpujit__now_us();
+  C.started = true;
+  C.concurrent = concurrent;
+  return 0;
+}
+
+void gpujit__cupti_stop(void)
+{
+  if (!C.started)
+    return;
+  C.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  C.disable(C.concurrent ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL);
+  for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+    C.disable(kinds[i]);
+  C.started = false;
+}
+
+void gpujit__cupti_push(uint64_t id)
+{
+  if (C.started)
+    C.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+}
+
+void gpujit__cupti_pop(void)
+{
+  uint64_t last;
+  if (C.started)
+    C.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
+
+static int cmp_corr(const void *a, const void *b)
+{
+  const corr *x = a, *y = b;
+  return (x->correlation > y->correlation) - (x->correlation < y->correlation);
+}
+
+int gpujit__cupti_take(gpujit__cupti_rec **out, size_t *count, uint64_t first, uint64_t last, uint64_t *dropped)
+{
+  gpujit__cupti_rec *res = NULL;
+  size_t n = 0, cap = 0, keep = 0;
+  int err = 0;
+  *out = NULL;
+  *count = 0;
+  if (C.started)
+    C.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  pthread_mutex_lock(&C.lock);
+  if (C.ncorr)
+    qsort(C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr);
+  for (size_t i = 0; i < C.nrec; i++) {
+    gpujit__cupti_rec r = C.recs[i];
+    corr key = {(uint32_t)r.external, 0}, *hit = C.ncorr ? bsearch(&key, C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr) : NULL;
+    gpujit__cupti_rec *p;
+    /* After a forced flush a record's correlation has come (CUPTI writes it when the call is
+     * made): one without is not gpujit's. One after `last` is a later region's: kept. */
+    if (!hit)
+      continue;
+    r.external = hit->external;
+    if (r.external > last) {
+      C.recs[keep++] = C.recs[i];
+      continue;
+    }
+    if (r.external < first)
+      continue;
+    if (!(p = gpujit__grow(res, &cap, n, sizeof(*p), 64))) {
+      err = GPUJIT_ENOMEM;
+      break;
+    }
+    res = p;
+    res[n++] = r;
+  }
+  C.nrec = keep;
+  { /* correlations of what was taken are done with */
+    size_t kc = 0;
+    for (size_t i = 0; i < C.ncorr; i++)
+      if (C.corrs[i].external > last)
+        C.corrs[kc++] = C.corrs[i];
+    C.ncorr = kc;
+  }
+  if (dropped)
+    *dropped = C.dropped_total;
+  pthread_mutex_unlock(&C.lock);
+  if (err < 0) {
+    free(res);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  *out = res;
+  *count = n;
+  return 0;
+}
+
+double gpujit__cupti_clock_offset_us(void) { return C.offset_us; }
