@@ -171,6 +171,8 @@ static int cmp_act(const void *a, const void *b)
   const gpujit__cupti_rec *x = a, *y = b;
   if (x->external != y->external)
     return x->external < y->external ? -1 : 1;
+  if (x->graph_node != y->graph_node) /* a graph's nodes in their order */
+    return x->graph_node < y->graph_node ? -1 : 1;
   return (x->start > y->start) - (x->start < y->start);
 }
 
@@ -236,19 +238,29 @@ static size_t cupti_results(gpujit_timing_result *o, const gpujit__timing *t, co
     o->missing = 1;
     return 1;
   }
+  int untimed = 0;
   for (size_t i = 0; i < r->nacts; i++) {
-    lo = a[i].start < lo ? a[i].start : lo;
-    hi = a[i].end > hi ? a[i].end : hi;
+    /* CUPTI 13.0's serialised kind times only a graph's first node (measured on the H100 host;
+     * the concurrent kind times them all): a record without times is reported missing */
+    bool timed = a[i].start && a[i].end >= a[i].start;
+    untimed += !timed;
+    if (timed) {
+      lo = a[i].start < lo ? a[i].start : lo;
+      hi = a[i].end > hi ? a[i].end : hi;
+    }
     if (r->kind == GPUJIT_ACTIVITY_GRAPH && a[i].kind == 0) {
       char name[160];
       snprintf(name, sizeof(name), "%s: %s", r->name, a[i].name);
-      fill(&o[n], t, r, name, GPUJIT_ACTIVITY_KERNEL, (double)(a[i].end - a[i].start) / 1e6,
-           (double)a[i].start / 1e3 - off);
+      fill(&o[n], t, r, name, GPUJIT_ACTIVITY_KERNEL, timed ? (double)(a[i].end - a[i].start) / 1e6 : 0,
+           timed ? (double)a[i].start / 1e3 - off : r->host_us);
+      o[n].missing = !timed;
       o[n++].graph_node = a[i].graph_node;
     }
   }
-  /* a kernel, copy or memset: its record; a graph: first start to last end */
-  fill(&o[n], t, r, r->name, r->kind, (double)(hi - lo) / 1e6, (double)lo / 1e3 - off);
+  /* a kernel, copy or memset: its record; a graph: first start to last end, when all are timed */
+  fill(&o[n], t, r, r->name, r->kind, untimed || hi < lo ? 0 : (double)(hi - lo) / 1e6,
+       hi < lo ? r->host_us : (double)lo / 1e3 - off);
+  o[n].missing = untimed > 0 || hi < lo;
   return n + 1;
 }
 

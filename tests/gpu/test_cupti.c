@@ -117,13 +117,14 @@ static void test_cupti__long_kernels_agree_with_events(void **state)
   assert_true(fabs(cupti - events) / events < 0.02);
 }
 
+/* Graph kernels by node: the concurrent kind times every node. */
 static void test_cupti__graph_kernels_by_node(void **state)
 {
   gpujit_graph *g = NULL;
   gpujit_timing_result *r = NULL;
   size_t nr = 0, nodes = 0;
   (void)state;
-  assert_int_equal(gpujit_timing_set_source(dev, GPUJIT_TIMER_CUPTI), 0);
+  assert_int_equal(gpujit_timing_set_source(dev, GPUJIT_TIMER_CUPTI_CONCURRENT), 0);
   assert_int_equal(gpujit_graph_begin(dev), 0);
   launch_spin(SHORT_CYCLES);
   launch_spin(4 * SHORT_CYCLES);
@@ -137,6 +138,8 @@ static void test_cupti__graph_kernels_by_node(void **state)
     assert_int_equal(r[i].kind, GPUJIT_ACTIVITY_KERNEL);
     assert_string_equal(r[i].name, "three spins: spin");
     assert_true(r[i].graph_node != 0);
+    assert_false(r[i].missing);
+    assert_true(r[i].elapsed_ms > 0);
     for (size_t k = 0; k < i; k++)
       assert_true(r[i].graph_node != r[k].graph_node);
     nodes++;
@@ -144,10 +147,39 @@ static void test_cupti__graph_kernels_by_node(void **state)
   assert_int_equal(nodes, 3);
   assert_int_equal(r[3].kind, GPUJIT_ACTIVITY_GRAPH);
   assert_string_equal(r[3].name, "three spins");
-  /* the nodes run in order: the longest is about 16x the shortest, and the graph spans them all */
+  /* the nodes run in order, each longer than the last, and the graph spans them all */
+  assert_false(r[3].missing);
+  assert_true(r[1].elapsed_ms > 2 * r[0].elapsed_ms && r[2].elapsed_ms > 2 * r[1].elapsed_ms);
   assert_true(r[3].elapsed_ms >= r[0].elapsed_ms + r[1].elapsed_ms + r[2].elapsed_ms);
+  assert_true(r[3].elapsed_ms < 10 * (r[0].elapsed_ms + r[1].elapsed_ms + r[2].elapsed_ms));
   printf("graph nodes: %.4f %.4f %.4f ms, graph %.4f ms\n", r[0].elapsed_ms, r[1].elapsed_ms, r[2].elapsed_ms,
          r[3].elapsed_ms);
+  gpujit_free(r);
+  gpujit_graph_free(g);
+}
+
+/* The serialised kind, measured: a graph's first node is timed, the others come without times and
+ * are reported missing (never as zero-length kernels), and so is the graph's own time. */
+static void test_cupti__serial_graph_nodes_are_missing_not_zero(void **state)
+{
+  gpujit_graph *g = NULL;
+  gpujit_timing_result *r = NULL;
+  size_t nr = 0;
+  (void)state;
+  assert_int_equal(gpujit_timing_set_source(dev, GPUJIT_TIMER_CUPTI), 0);
+  assert_int_equal(gpujit_graph_begin(dev), 0);
+  launch_spin(SHORT_CYCLES);
+  launch_spin(SHORT_CYCLES);
+  assert_int_equal(gpujit_graph_end(&g, dev, "two spins"), 0);
+  assert_int_equal(gpujit_timing_begin(dev, GPUJIT_TIMING_ALL), 0);
+  assert_int_equal(gpujit_graph_launch(g), 0);
+  assert_int_equal(gpujit_timing_end(&r, &nr, dev), 0);
+  assert_int_equal(nr, 3);
+  for (size_t i = 0; i < nr; i++)
+    assert_true(r[i].missing ? r[i].elapsed_ms == 0 : r[i].elapsed_ms > 0);
+  assert_true(r[0].graph_node < r[1].graph_node); /* nodes in their order */
+  assert_true(!r[0].missing || !r[1].missing);    /* CUPTI timed one of them */
+  assert_int_equal(r[2].missing, r[0].missing || r[1].missing);
   gpujit_free(r);
   gpujit_graph_free(g);
 }
@@ -159,6 +191,7 @@ int main(void)
       cmocka_unit_test(test_cupti__concurrent_reads_short_kernels_short),
       cmocka_unit_test(test_cupti__long_kernels_agree_with_events),
       cmocka_unit_test(test_cupti__graph_kernels_by_node),
+      cmocka_unit_test(test_cupti__serial_graph_nodes_are_missing_not_zero),
   };
   gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
   gpujit_source s = {"cupti_test.cu", SRC, sizeof(SRC) - 1};
