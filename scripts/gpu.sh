@@ -46,6 +46,9 @@ $g run --json --warmup 3 --repeat 30 "${big[@]}" >"$out/run_big.json" 2>"$out/ru
 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:saxpy --csv \
   $g run -q --warmup 3 --repeat 30 "${big[@]}" >"$out/ncu_big.csv" 2>"$out/ncu_big.err" || tail -5 "$out/ncu_big.err"
 
+echo "== kernel timers against ncu (spin kernels of about 3, 15 and 200 µs, back to back)"
+bash bench/timers_vs_ncu.sh "$g" "$out" 200 | tee "$out/timers.txt"
+
 echo "== gpujit benchmark against cupyx.profiler.benchmark (saxpy, 1M elements)"
 small=(examples/saxpy.cu --grid 4096 --block 256 --arg i32:1048576 --arg f32:2 --arg buf:f32:1048576:random
        --arg buf:f32:1048576:zeros)

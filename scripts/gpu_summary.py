@@ -27,9 +27,33 @@ rows.append(("ctest skipped", ", ".join(skipped) or "none"))
 
 br = read("bench_run.txt")
 for label in ("raw cuLaunchKernel", "gpujit_launch, timing off", "gpujit_launch, timing on",
-              "added by gpujit, timing off", "added by gpujit, timing on"):
+              "added by gpujit, timing off", "added by gpujit, timing on", "raw + event pair",
+              "raw + CUPTI (records, id)", "gpujit_launch, CUPTI timing", "events: gpujit over raw",
+              "cupti: gpujit over raw"):
     m = re.search(re.escape(label) + r"\s+(-?[\d.]+) µs", br)
     rows.append(("launch: " + label, (m.group(1) + " us") if m else "?"))
+m = re.search(r"cupti: first start\s+([\d.]+) ms", br)
+if m:
+    rows.append(("launch: CUPTI first start", m.group(1) + " ms"))
+
+tv = {}
+for line in read("timers.txt").splitlines():
+    f = line.split()
+    if len(f) == 4 and f[0] == "RESULT":
+        try:
+            tv[(f[1], f[2])] = float(f[3])
+        except ValueError:
+            pass
+for length in ("short", "mid", "long"):
+    nc = tv.get((length, "ncu"))
+    if not nc or nc != nc:
+        rows.append(("timers %s: ncu" % length, "no data"))
+        continue
+    parts = ["ncu %.2f us" % (nc * 1e3)]
+    for timer in ("events", "cupti", "cupti-concurrent"):
+        v = tv.get((length, timer))
+        parts.append("%s %s" % (timer, "%+.1f%%" % (100 * (v - nc) / nc) if v and v == v else "?"))
+    rows.append(("timers %s (vs ncu)" % length, ", ".join(parts)))
 
 bc = read("bench_cache.txt")
 for label in ("in-process hit, saxpy (API -> module)", "process: gpujit build, default arch (hit)"):
