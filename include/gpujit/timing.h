@@ -148,7 +148,8 @@ typedef enum gpujit_bench_stop {
 } gpujit_bench_stop;
 
 typedef struct gpujit_bench_result {
-  gpujit_stats gpu; /**< ms, from events around each sample */
+  gpujit_stats gpu; /**< ms: events around each sample, or with a CUPTI timer source the sum of
+                         the sample's activity durations */
   gpujit_stats cpu; /**< ms, host time of the launch callback */
   gpujit_bench_stop stop;
   double elapsed_s;

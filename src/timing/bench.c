@@ -98,6 +98,34 @@ int gpujit_bench_should_stop(const double *s, size_t n, double elapsed_s, const 
  */
 #define GPUJIT__BENCH_BATCH 32
 
+/* CUPTI samples carry ids of their own, far above the regions' (which count from 1). */
+#define BENCH_IDS ((uint64_t)1 << 62)
+
+/* CUPTI: each sample's GPU time is the sum of its activities' durations (events measure from the
+ * first to the last, idle gaps between launches included). */
+static int cupti_samples(double *gpu, uint64_t first, size_t count)
+{
+  gpujit__cupti_rec *recs = NULL;
+  size_t n = 0, missing = 0;
+  int err;
+  if ((err = gpujit__cupti_take(&recs, &n, first, first + count - 1, NULL)) < 0)
+    return err;
+  for (size_t i = 0; i < count; i++)
+    gpu[i] = -1;
+  for (size_t k = 0; k < n; k++) {
+    double *v = &gpu[recs[k].external - first];
+    if (!recs[k].start || recs[k].end < recs[k].start)
+      continue;
+    *v = (*v < 0 ? 0 : *v) + (double)(recs[k].end - recs[k].start) / 1e6;
+  }
+  free(recs);
+  for (size_t i = 0; i < count; i++)
+    missing += gpu[i] < 0;
+  if (missing)
+    return gpujit__error(GPUJIT_ECUDA, "CUPTI gave no timed record for %zu of %zu benchmark samples", missing, count);
+  return 0;
+}
+
 int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_device *g, gpujit_bench_fn fn,
                      void *payload, const gpujit_bench_options *opts)
 {
@@ -106,6 +134,7 @@ int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_devi
   double *gpu = NULL, *cpu = NULL, t_start;
   size_t n = 0, cap = 0, taken = 0;
   CUevent ev[2 * GPUJIT__BENCH_BATCH];
+  bool cupti;
   int err = 0;
 
   if (samples_out)
@@ -122,6 +151,7 @@ int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_devi
   memset(out, 0, sizeof(*out));
   if ((err = gpujit__timing_of(g, &t)) < 0)
     return err;
+  cupti = t->source != GPUJIT_TIMER_EVENTS;
   g->d->cuCtxSetCurrent(g->ctx);
   for (; taken < 2 * GPUJIT__BENCH_BATCH; taken++)
     if ((err = gpujit__timing_take_event(t, &ev[taken])) < 0)
@@ -162,19 +192,30 @@ int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_devi
       double t0;
       if (opts->l2_flush) /* overwrite L2 so the sample starts cold */
         g->d->cuMemsetD32Async((CUdeviceptr)t->flush_buf, (unsigned)(n + i), t->flush_bytes / 4, g->stream);
-      g->d->cuEventRecord(ev[2 * i], g->stream);
+      if (cupti)
+        gpujit__cupti_push(BENCH_IDS + n + i);
+      else
+        g->d->cuEventRecord(ev[2 * i], g->stream);
       t0 = gpujit__now_us();
       if ((err = fn(payload)) < 0)
         goto done;
       cpu[n + i] = (gpujit__now_us() - t0) / 1e3;
-      g->d->cuEventRecord(ev[2 * i + 1], g->stream);
+      if (cupti)
+        gpujit__cupti_pop();
+      else
+        g->d->cuEventRecord(ev[2 * i + 1], g->stream);
     }
-    if ((err = CU(g->d->cuEventSynchronize(ev[2 * batch - 1]), "benchmark sample")) < 0)
-      goto done;
-    for (size_t i = 0; i < batch; i++) {
-      float ms = 0;
-      g->d->cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]);
-      gpu[n + i] = ms;
+    if (cupti) {
+      if ((err = gpujit_synchronize(g)) < 0 || (err = cupti_samples(gpu + n, BENCH_IDS + n, batch)) < 0)
+        goto done;
+    } else {
+      if ((err = CU(g->d->cuEventSynchronize(ev[2 * batch - 1]), "benchmark sample")) < 0)
+        goto done;
+      for (size_t i = 0; i < batch; i++) {
+        float ms = 0;
+        g->d->cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]);
+        gpu[n + i] = ms;
+      }
     }
     n += batch;
     stop = gpujit_bench_should_stop(gpu, n, (gpujit__now_us() - t_start) / 1e6, opts, &out->stop);

@@ -158,6 +158,32 @@ static void test_cupti__graph_kernels_by_node(void **state)
   gpujit_graph_free(g);
 }
 
+static int bench_long(void *payload)
+{
+  (void)payload;
+  launch_spin(LONG_CYCLES);
+  return 0;
+}
+
+/* The benchmark feeds from CUPTI too: a long kernel reads as with events. */
+static void test_cupti__benchmark(void **state)
+{
+  gpujit_bench_options o = GPUJIT_BENCH_OPTIONS_INIT;
+  gpujit_bench_result cupti, events;
+  (void)state;
+  o.min_samples = 30;
+  o.max_samples = 60;
+  o.min_time_s = 0;
+  assert_int_equal(gpujit_timing_set_source(dev, GPUJIT_TIMER_CUPTI), 0);
+  assert_int_equal(gpujit_benchmark(&cupti, NULL, dev, bench_long, NULL, &o), 0);
+  assert_int_equal(gpujit_timing_set_source(dev, GPUJIT_TIMER_EVENTS), 0);
+  assert_int_equal(gpujit_benchmark(&events, NULL, dev, bench_long, NULL, &o), 0);
+  printf("benchmark long spin: cupti %.4f ms (%zu samples), events %.4f ms\n", cupti.gpu.median, cupti.gpu.n,
+         events.gpu.median);
+  assert_true(cupti.gpu.n >= 30);
+  assert_true(fabs(cupti.gpu.median - events.gpu.median) / events.gpu.median < 0.02);
+}
+
 /* The serialised kind, measured: a graph's first node is timed, the others come without times and
  * are reported missing (never as zero-length kernels), and so is the graph's own time. */
 static void test_cupti__serial_graph_nodes_are_missing_not_zero(void **state)
@@ -192,6 +218,7 @@ int main(void)
       cmocka_unit_test(test_cupti__long_kernels_agree_with_events),
       cmocka_unit_test(test_cupti__graph_kernels_by_node),
       cmocka_unit_test(test_cupti__serial_graph_nodes_are_missing_not_zero),
+      cmocka_unit_test(test_cupti__benchmark),
   };
   gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
   gpujit_source s = {"cupti_test.cu", SRC, sizeof(SRC) - 1};
