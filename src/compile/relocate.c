@@ -62,6 +62,8 @@ int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *n
   for (int i = 0; i < eh->e_shnum; i++)
     if (sh[i].sh_offset > image->len || (sh[i].sh_type != SHT_NOBITS && sh[i].sh_size > image->len - sh[i].sh_offset))
       return GPUJIT_EUNSUPPORTED;
+  if (sh[eh->e_shstrndx].sh_type == SHT_NOBITS)
+    return GPUJIT_EUNSUPPORTED; /* a name table without bytes in the image */
   names = image->data + sh[eh->e_shstrndx].sh_offset;
   for (int i = 0; i < eh->e_shnum; i++) {
     /* a name must lie, with its NUL, inside the section-name table */
