@@ -549,6 +549,10 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
       goto done;
     }
     trace_results(ma.trace, res, nres, res && nres ? res[0].device : 0);
+    if (gpujit_timing_dropped(r.dev)) { /* CUPTI said it lost records: the tables lack them */
+      cJSON_AddNumberToObject(out, "cupti_dropped", (double)gpujit_timing_dropped(r.dev));
+      cli_warn(ctx, "CUPTI dropped %llu activity records", (unsigned long long)gpujit_timing_dropped(r.dev));
+    }
     if (timeline && !ma.json) {
       char *text = NULL;
       if (gpujit_timing_format(&text, res, nres, GPUJIT_REPORT_ALL) == 0)
