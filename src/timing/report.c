@@ -47,14 +47,20 @@ int gpujit_timing_format(char **out, const gpujit_timing_result *r, size_t n, un
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   if (sections & GPUJIT_REPORT_TIMELINE) {
     gpujit__buf_printf(&b, "timeline\n  %6s %-12s %12s  %s\n", "order", "kind", "ms", "name");
-    for (size_t i = 0; i < n; i++)
-      gpujit__buf_printf(&b, "  %6llu %-12s %12.6f  %s\n", (unsigned long long)r[i].order, gpujit_activity_kind_name(r[i].kind),
-                         r[i].elapsed_ms, r[i].name);
+    for (size_t i = 0; i < n; i++) {
+      if (r[i].missing) /* CUPTI gave no time for it */
+        gpujit__buf_printf(&b, "  %6llu %-12s %12s  %s\n", (unsigned long long)r[i].order,
+                           gpujit_activity_kind_name(r[i].kind), "no record", r[i].name);
+      else
+        gpujit__buf_printf(&b, "  %6llu %-12s %12.6f  %s\n", (unsigned long long)r[i].order,
+                           gpujit_activity_kind_name(r[i].kind), r[i].elapsed_ms, r[i].name);
+    }
   }
   if (sections & GPUJIT_REPORT_ACTIVITY) {
     k = 0;
     for (size_t i = 0; i < n; i++)
-      k = aggregate(rows, k, r[i].name, r[i].elapsed_ms);
+      if (!r[i].missing)
+        k = aggregate(rows, k, r[i].name, r[i].elapsed_ms);
     gpujit__buf_printf(&b, "activity summary\n  %12s %8s %12s  %s\n", "total ms", "count", "mean ms", "name");
     for (size_t i = 0; i < k; i++)
       gpujit__buf_printf(&b, "  %12.6f %8zu %12.6f  %s\n", rows[i].total, rows[i].count,
@@ -64,6 +70,8 @@ int gpujit_timing_format(char **out, const gpujit_timing_result *r, size_t n, un
     k = 0;
     for (size_t i = 0; i < n; i++) {
       char dev[32];
+      if (r[i].missing || r[i].graph_node)
+        continue; /* a graph's nodes are inside its own time */
       snprintf(dev, sizeof(dev), "device %d", r[i].device);
       k = aggregate(rows, k, dev, r[i].elapsed_ms);
     }

@@ -182,6 +182,20 @@ static void test_run__report_from_recorded(void **state)
   assert_non_null(strstr(text, "    1.500000        3  device 0"));            /* device summary */
   assert_non_null(strstr(text, "    1.000000        1  device 1"));
   gpujit_free(text);
+  /* CUPTI results: a missing record says so and counts nowhere; a graph's nodes are inside its time */
+  r[1].missing = 1;
+  r[1].elapsed_ms = 0;
+  r[2].graph_node = 7;
+  snprintf(r[2].name, sizeof(r[2].name), "g: saxpy");
+  r[3].device = 0;
+  r[3].kind = GPUJIT_ACTIVITY_GRAPH;
+  snprintf(r[3].name, sizeof(r[3].name), "g");
+  assert_int_equal(gpujit_timing_format(&text, r, 4, GPUJIT_REPORT_ALL), 0);
+  assert_non_null(strstr(text, "     1 kernel          no record  saxpy"));
+  assert_null(strstr(text, "  saxpy\n      ")); /* no activity row for the missing one */
+  assert_non_null(strstr(text, "    0.750000        1     0.750000  g: saxpy"));
+  assert_non_null(strstr(text, "    1.500000        2  device 0")); /* the copy and the graph, not its node */
+  gpujit_free(text);
 }
 
 static void test_run__scoped_timer(void **state)
