@@ -230,7 +230,8 @@ void gpujit__cache_damaged(gpujit_cache *c, const char *hex, const char *why)
   gpujit__cache_stats_update(c, 0, 0, 0, 1, 0);
 }
 
-int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit__buf *image)
+int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit__buf *image,
+                      gpujit__cache_extra *extra)
 {
   char path[PATH_MAX], why[256];
   gpujit__buf meta = {0};
@@ -251,40 +252,19 @@ int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit
     gpujit__buf_free(image);
     goto done;
   }
+  if (extra) {
+    const cJSON *desc = cJSON_GetObjectItemCaseSensitive(j, extra->role);
+    extra->why[0] = '\0';
+    if (desc && gpujit__read_payload(&extra->data, dfd, desc, why, sizeof(why)) < 0) {
+      gpujit__buf_free(&extra->data);
+      snprintf(extra->why, sizeof(extra->why), "cache entry %s: its %s is damaged (%s)", hex, extra->role, why);
+    }
+  }
   futimens(dfd, NULL); /* last used; best effort (a read-only cache keeps its times) */
   *out_meta = j;
   err = 0;
 done:
   close(dfd);
-  gpujit__buf_free(&meta);
-  return err;
-}
-
-int gpujit__cache_get_extra(gpujit_cache *c, const char *hex, const char *role, gpujit__buf *out)
-{
-  char path[PATH_MAX], why[256];
-  gpujit__buf meta = {0};
-  cJSON *j = NULL;
-  const cJSON *desc;
-  int dfd, err = GPUJIT_ENOENT;
-
-  gpujit__cache_entry_path(path, sizeof(path), c, hex);
-  if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-    return GPUJIT_ENOENT;
-  flock(dfd, LOCK_SH);
-  if (gpujit__read_meta(&meta, &j, dfd, why, sizeof(why)) < 0)
-    goto done;
-  if (!(desc = cJSON_GetObjectItemCaseSensitive(j, role)))
-    goto done;
-  if (gpujit__read_payload(out, dfd, desc, why, sizeof(why)) < 0) {
-    gpujit__buf_free(out);
-    err = gpujit__error(GPUJIT_ECORRUPT, "cache entry %s: its %s is damaged (%s)", hex, role, why);
-    goto done;
-  }
-  err = 0;
-done:
-  close(dfd);
-  cJSON_Delete(j);
   gpujit__buf_free(&meta);
   return err;
 }

@@ -58,20 +58,23 @@ typedef struct gpujit__cache_put {
 /** Publish an entry atomically. Failures are warnings (one per cache): the build goes on. */
 int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *entry);
 
+/** An optional payload to read with an entry (see gpujit__cache_put's extra). */
+typedef struct gpujit__cache_extra {
+  const char *role;  /**< in: its metadata key, e.g. "profile" */
+  gpujit__buf data;  /**< out: its bytes, verified; empty when absent or damaged */
+  char why[320];     /**< out: why it is empty ("" when absent: the entry has none) */
+} gpujit__cache_extra;
+
 /**
  * Read an entry: metadata and image, both verified against their checksums, through one
  * directory handle (a concurrent replacement cannot mix two versions), and mark it used.
  * @param out_meta receives the metadata (caller deletes); @param image receives the image.
+ * @param extra NULL, or a payload to read too; its damage is reported in `why`, not as the
+ *        entry's (the caller frees `data`).
  * @return 0, or GPUJIT_ENOENT when absent or damaged (damage is logged and counted).
  */
-int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit__buf *image);
-/**
- * Read an entry's optional payload described under `role` (see gpujit__cache_put), verified.
- * @return 0, GPUJIT_ENOENT when the entry or the payload is absent, GPUJIT_ECORRUPT when it is
- *         damaged (the message says how; the entry itself is left to its next verified read).
- */
-int gpujit__cache_get_extra(gpujit_cache *c, const char *hex, const char *role, gpujit__buf *out);
-
+int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit__buf *image,
+                      gpujit__cache_extra *extra);
 /** Take the per-key compile lock (flock: released by the kernel if the holder dies); -1 in
  *  `out_fd` when the cache is read-only, the lock cannot be made, or the wait timed out. */
 int gpujit__cache_lock(gpujit_cache *c, const char *hex, int *out_fd);

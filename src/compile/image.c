@@ -8,10 +8,10 @@
 
 #define STO_CUDA_ENTRY 0x10
 
-/* The section table of a 64-bit ELF image, every section inside the image, or NULL. Tables
- * and symbols are 8-byte aligned in every image NVRTC and nvJitLink write; others are refused. */
-static const Elf64_Shdr *elf_sections(const unsigned char *img, size_t size, unsigned *count)
+/* Symbols too are 8-byte aligned in every image NVRTC and nvJitLink write; others are refused. */
+const Elf64_Shdr *gpujit__elf_sections(const void *image, size_t size, unsigned *count)
 {
+  const unsigned char *img = image;
   const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
   const Elf64_Shdr *sh;
   if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -26,9 +26,9 @@ static const Elf64_Shdr *elf_sections(const unsigned char *img, size_t size, uns
   return sh;
 }
 
-/* The string at `off` of string-table section `strtab`, NUL-terminated inside it, or NULL. */
-static const char *elf_string(const unsigned char *img, const Elf64_Shdr *strtab, uint64_t off)
+const char *gpujit__elf_string(const void *image, const Elf64_Shdr *strtab, uint64_t off)
 {
+  const unsigned char *img = image;
   const char *s;
   if (strtab->sh_type == SHT_NOBITS || off >= strtab->sh_size)
     return NULL;
@@ -44,7 +44,7 @@ static int cubin_kernels(gpujit__strvec *out, const unsigned char *img, size_t s
 
   if (size < sizeof(Elf64_Ehdr) || memcmp(img, ELFMAG, SELFMAG) != 0 || img[EI_CLASS] != ELFCLASS64)
     return gpujit__error(GPUJIT_ECORRUPT, "image is not a 64-bit ELF cubin");
-  if (!(sh = elf_sections(img, size, &n)))
+  if (!(sh = gpujit__elf_sections(img, size, &n)))
     return gpujit__error(GPUJIT_ECORRUPT, "cubin section table out of bounds");
   for (unsigned i = 0; i < n; i++) {
     const Elf64_Shdr *symtab = &sh[i];
@@ -59,7 +59,7 @@ static int cubin_kernels(gpujit__strvec *out, const unsigned char *img, size_t s
       const char *name;
       if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || !(sym->st_other & STO_CUDA_ENTRY))
         continue;
-      if (!(name = elf_string(img, &sh[symtab->sh_link], sym->st_name)))
+      if (!(name = gpujit__elf_string(img, &sh[symtab->sh_link], sym->st_name)))
         return gpujit__error(GPUJIT_ECORRUPT, "cubin symbol name out of bounds or unterminated");
       if ((err = gpujit__strvec_push(out, name)) < 0)
         return err;
@@ -168,12 +168,12 @@ int gpujit__cubin_params(const void *image, size_t size, const char *kernel, int
   unsigned n;
   char want[512];
   int count = -1;
-  if (!(sh = elf_sections(img, size, &n)))
+  if (!(sh = gpujit__elf_sections(img, size, &n)))
     return -1;
   snprintf(want, sizeof(want), ".nv.info.%s", kernel);
   for (unsigned i = 0; i < n; i++) {
     const unsigned char *p, *end;
-    const char *name = elf_string(img, &sh[((const Elf64_Ehdr *)img)->e_shstrndx], sh[i].sh_name);
+    const char *name = gpujit__elf_string(img, &sh[((const Elf64_Ehdr *)img)->e_shstrndx], sh[i].sh_name);
     if (!name || strcmp(name, want) != 0 || sh[i].sh_type == SHT_NOBITS)
       continue;
     p = img + sh[i].sh_offset;

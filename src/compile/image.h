@@ -2,8 +2,17 @@
 #ifndef GPUJIT_COMPILE_IMAGE_H
 #define GPUJIT_COMPILE_IMAGE_H
 
+#include <elf.h>
+
 #include "base/buf.h"
 #include "gpujit/module.h"
+
+/** The section table of a 64-bit ELF image, every section that has bytes lying inside the image
+ *  (tables 8-byte aligned, as NVRTC and nvJitLink write them); NULL for anything else.
+ *  @param count receives the number of sections. */
+const Elf64_Shdr *gpujit__elf_sections(const void *image, size_t size, unsigned *count);
+/** The string at `off` of string-table section `strtab`, NUL-terminated inside it, or NULL. */
+const char *gpujit__elf_string(const void *image, const Elf64_Shdr *strtab, uint64_t off);
 
 /** Kernel (entry function) names from a cubin (ELF) or PTX image. */
 int gpujit__image_kernels(gpujit__strvec *out, const void *image, size_t size,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/image.h"
 #include "compile/relocate.h"
 
 /* The base followed by '/' or the string's end: a whole path prefix, not a longer name. */
@@ -47,37 +48,27 @@ int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *n
 {
   const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image->data;
   const Elf64_Shdr *sh;
-  const char *names;
   int line = -1, rela = -1, err = 0;
   gpujit__buf sec = {0};
   cu_shift shifts[64];
   size_t nshift = 0;
   const unsigned char *p, *end;
 
-  if (image->len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-      eh->e_shoff > image->len || (image->len - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum ||
-      eh->e_shstrndx >= eh->e_shnum || eh->e_shoff % 8)
-    return GPUJIT_EUNSUPPORTED; /* (tables are 8-byte aligned in every image NVRTC writes) */
-  sh = (const Elf64_Shdr *)(image->data + eh->e_shoff);
-  for (int i = 0; i < eh->e_shnum; i++)
-    if (sh[i].sh_offset > image->len || (sh[i].sh_type != SHT_NOBITS && sh[i].sh_size > image->len - sh[i].sh_offset))
+  unsigned nsec;
+  if (!(sh = gpujit__elf_sections(image->data, image->len, &nsec)))
+    return GPUJIT_EUNSUPPORTED;
+  for (unsigned i = 0; i < nsec; i++) {
+    const char *name = gpujit__elf_string(image->data, &sh[eh->e_shstrndx], sh[i].sh_name);
+    if (!name)
       return GPUJIT_EUNSUPPORTED;
-  if (sh[eh->e_shstrndx].sh_type == SHT_NOBITS)
-    return GPUJIT_EUNSUPPORTED; /* a name table without bytes in the image */
-  names = image->data + sh[eh->e_shstrndx].sh_offset;
-  for (int i = 0; i < eh->e_shnum; i++) {
-    /* a name must lie, with its NUL, inside the section-name table */
-    uint64_t off = sh[i].sh_name, size = sh[eh->e_shstrndx].sh_size;
-    if (off >= size || !memchr(names + off, '\0', size - off))
-      return GPUJIT_EUNSUPPORTED;
-    if (!strcmp(names + off, ".debug_line"))
-      line = i;
+    if (!strcmp(name, ".debug_line"))
+      line = (int)i;
   }
   if (line < 0)
     return 0; /* no line info: nothing names a path */
   if (sh[line].sh_type == SHT_NOBITS)
     return GPUJIT_EUNSUPPORTED; /* its size says nothing of the bytes in the image */
-  for (int i = 0; i < eh->e_shnum; i++)
+  for (unsigned i = 0; i < nsec; i++)
     if (sh[i].sh_type == SHT_RELA && (int)sh[i].sh_info == line)
       rela = i;
 

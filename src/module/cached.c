@@ -21,6 +21,7 @@
 int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_source *sources, size_t count,
                           const gpujit_module_options *opts)
 {
+  gpujit__cache_extra profile = {.role = "profile"};
   gpujit__stage stage;
   gpujit__key entry;
   int err;
@@ -38,7 +39,8 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
   err = gpujit__manifest_find(opts->cache, miss->request.hex, entry.hex);
   if (err == 0) {
     snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
-    err = gpujit__entry_lookup(opts->cache, &entry, m);
+    /* a traced hit replays the profile its entry recorded: read with the entry */
+    err = gpujit__entry_lookup(opts->cache, &entry, m, opts->trace ? &profile : NULL);
   }
   gpujit__stage_arg_str(&stage, "status", err == 0 ? "hit" : "miss");
   gpujit__stage_arg_str(&stage, "request", miss->request.hex);
@@ -46,7 +48,8 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
     gpujit__stage_arg_str(&stage, "key", entry.hex);
   m->timings.lookup_ms += gpujit__stage_end(&stage);
   if (err == 0 && opts->trace)
-    gpujit__entry_replay_profile(opts->cache, entry.hex, m, opts->trace);
+    gpujit__entry_replay_profile(&profile, m, opts->trace);
+  gpujit__buf_free(&profile.data);
   m->cache_status = err == 0 ? GPUJIT_CACHE_HIT : GPUJIT_CACHE_MISS;
   if (err < 0)
     m->cache_key[0] = '\0';
@@ -55,6 +58,7 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
 
 int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_module_options *opts)
 {
+  gpujit__cache_extra profile = {.role = "profile"};
   gpujit__stage stage;
   gpujit__key entry;
   int err;
@@ -64,7 +68,7 @@ int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_modu
   err = gpujit__cache_remote_fetch(opts->cache, miss->request.hex);
   if (err == 0 && (err = gpujit__manifest_find(opts->cache, miss->request.hex, entry.hex)) == 0) {
     snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
-    err = gpujit__entry_lookup(opts->cache, &entry, m);
+    err = gpujit__entry_lookup(opts->cache, &entry, m, opts->trace ? &profile : NULL);
   }
   gpujit__stage_arg_str(&stage, "status", err == 0 ? "hit" : "miss");
   m->timings.lookup_ms += gpujit__stage_end(&stage);
@@ -72,7 +76,7 @@ int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_modu
     m->cache_status = GPUJIT_CACHE_HIT;
     gpujit__cache_remote_saved(opts->cache, m->timings.saved_ms);
     if (opts->trace)
-      gpujit__entry_replay_profile(opts->cache, entry.hex, m, opts->trace);
+      gpujit__entry_replay_profile(&profile, m, opts->trace);
   } else {
     m->cache_key[0] = '\0';
     gpujit_error_clear();

@@ -159,13 +159,13 @@ static int relocate(gpujit_module *m, const cJSON *meta, const char *base)
   return 0;
 }
 
-int gpujit__entry_lookup(gpujit_cache *cache, const gpujit__key *key, gpujit_module *m)
+int gpujit__entry_lookup(gpujit_cache *cache, const gpujit__key *key, gpujit_module *m, gpujit__cache_extra *extra)
 {
   gpujit__buf image = {0};
   cJSON *meta = NULL;
   int err;
 
-  if ((err = gpujit__cache_get(cache, key->hex, &meta, &image)) < 0)
+  if ((err = gpujit__cache_get(cache, key->hex, &meta, &image, extra)) < 0)
     return err;
   if (module_from_meta(m, meta, &image) < 0) {
     gpujit__cache_damaged(cache, key->hex, "metadata does not describe a module");
@@ -249,16 +249,12 @@ int gpujit__entry_store(gpujit_cache *cache, const gpujit__key *key, const gpuji
   return err;
 }
 
-void gpujit__entry_replay_profile(gpujit_cache *cache, const char *hex, const gpujit_module *m, gpujit_trace *trace)
+void gpujit__entry_replay_profile(const gpujit__cache_extra *profile, const gpujit_module *m, gpujit_trace *trace)
 {
-  gpujit__buf text = {0};
-  int err = gpujit__cache_get_extra(cache, hex, "profile", &text);
-  if (err == 0)
-    err = gpujit__trace_add_recorded(trace, m->name, text.data, text.len, gpujit_trace_now_us());
-  if (err == GPUJIT_ENOENT)
-    gpujit__trace_add_unrecorded(trace, m->name, "the cache entry was built without --time-trace");
-  else if (err < 0)
+  if (!profile->data.len)
+    gpujit__trace_add_unrecorded(trace, m->name,
+                                 profile->why[0] ? profile->why : "the cache entry was built without --time-trace");
+  else if (gpujit__trace_add_recorded(trace, m->name, profile->data.data, profile->data.len, gpujit_trace_now_us()) < 0)
     gpujit__trace_add_unrecorded(trace, m->name, gpujit_error_last());
   gpujit_error_clear();
-  gpujit__buf_free(&text);
 }

@@ -148,26 +148,22 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
       add_rec(&r);
       break;
     }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)a;
-      r.kind = 1;
-      r.external = m->correlationId;
-      r.start = m->start;
-      r.end = m->end;
-      r.bytes = m->bytes;
-      add_rec(&r);
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)a;
-      r.kind = 2;
-      r.external = m->correlationId;
-      r.start = m->start;
-      r.end = m->end;
-      r.bytes = m->bytes;
-      add_rec(&r);
-      break;
-    }
+#define COPY_OR_SET(type, k)                                                                               \
+  {                                                                                                        \
+    const type *m = (const type *)a;                                                                       \
+    r.kind = k;                                                                                            \
+    r.external = m->correlationId;                                                                         \
+    r.start = m->start;                                                                                    \
+    r.end = m->end;                                                                                        \
+    r.bytes = m->bytes;                                                                                    \
+    add_rec(&r);                                                                                           \
+    break;                                                                                                 \
+  }
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      COPY_OR_SET(CUpti_ActivityMemcpy6, 1)
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      COPY_OR_SET(CUpti_ActivityMemset4, 2)
+#undef COPY_OR_SET
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)a;
       if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)

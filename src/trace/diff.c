@@ -120,7 +120,7 @@ static const group *find_group(const side *s, const char *name)
 }
 
 /* A row of a module's samples: median and range into `value` and `spread`. */
-static int summarise(const side *s, const group *g, int t, const char *row, double *vals, double *med, double *range)
+static void summarise(const side *s, const group *g, int t, const char *row, double *vals, double *med, double *range)
 {
   for (size_t k = 0; k < g->count; k++) {
     const gpujit__profile *p = &s->a->modules[g->idx[k]];
@@ -134,7 +134,6 @@ static int summarise(const side *s, const group *g, int t, const char *row, doub
   }
   *med = median(vals, g->count);
   *range = vals[g->count - 1] - vals[0];
-  return 0;
 }
 
 /* Every table row of every measured module: the side's sums of medians and ranges. */
@@ -246,7 +245,7 @@ static gpujit_trace_diff_row *new_row(gpujit_trace_diff *d, int t, const char *n
   memset(r, 0, sizeof(*r));
   if (gpujit__strvec_push(&d->names, name) < 0)
     return NULL;
-  r->name = (const char *)(uintptr_t)(d->names.count - 1); /* an index until the names stop moving */
+  r->name = d->names.items[d->names.count - 1]; /* each string stays where it is as the vector grows */
   r->p_value = -1;
   l->count++;
   return r;
@@ -428,8 +427,6 @@ int gpujit_trace_diff_create(gpujit_trace_diff **out, const gpujit_trace_analysi
   d->total.name = "total";
   for (int t = 0; t < NTABLES; t++) {
     row_list *l = &d->tables[t];
-    for (size_t i = 0; i < l->count; i++)
-      l->rows[i].name = d->names.items[(uintptr_t)l->rows[i].name];
     if (l->count)
       qsort(l->rows, l->count, sizeof(*l->rows), cmp_delta);
   }
@@ -440,9 +437,6 @@ int gpujit_trace_diff_create(gpujit_trace_diff **out, const gpujit_trace_analysi
 fail:
   side_free(&b);
   side_free(&n);
-  d->total.name = NULL;
-  for (int t = 0; t < NTABLES; t++)
-    d->tables[t].count = 0; /* names are still indices */
   gpujit_trace_diff_free(d);
   return err;
 }

@@ -94,16 +94,15 @@ cJSON *gpujit__profile_to_cjson(gpujit__profile *p, size_t top)
       cJSON_AddItemToArray(arr, row);
       kept++;
     }
-    if (kept < rows->count) {
+    if (kept < rows->count || floor_us > 0) {
       cJSON *o = cJSON_AddObjectToObject(omitted, gpujit_trace_table_name((gpujit_trace_table)t));
-      cJSON_AddNumberToObject(o, "rows", (double)(rows->count - kept));
-      cJSON_AddNumberToObject(o, "total_us", left_us);
+      if (kept < rows->count) {
+        cJSON_AddNumberToObject(o, "rows", (double)(rows->count - kept));
+        cJSON_AddNumberToObject(o, "total_us", left_us);
+      }
+      if (floor_us > 0)
+        cJSON_AddNumberToObject(o, "largest_us", floor_us);
     }
-    if (floor_us > 0)
-      cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(omitted, gpujit_trace_table_name((gpujit_trace_table)t))
-                                  ? cJSON_GetObjectItemCaseSensitive(omitted, gpujit_trace_table_name((gpujit_trace_table)t))
-                                  : cJSON_AddObjectToObject(omitted, gpujit_trace_table_name((gpujit_trace_table)t)),
-                              "largest_us", floor_us);
   }
   return j;
 fail:

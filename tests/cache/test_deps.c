@@ -328,7 +328,7 @@ static void test_deps__page_multiple_payload_is_terminated(void **state)
   put.image = image;
   put.image_size = sizeof(image);
   assert_int_equal(gpujit__cache_put_entry(f->cache, &put), 0);
-  assert_int_equal(gpujit__cache_get(f->cache, put.hex, &back, &got), 0);
+  assert_int_equal(gpujit__cache_get(f->cache, put.hex, &back, &got, NULL), 0);
   assert_int_equal(got.len, sizeof(image));
   assert_memory_equal(got.data, image, sizeof(image));
   assert_int_equal(got.data[got.len], '\0');

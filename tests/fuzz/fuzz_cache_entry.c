@@ -78,7 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     abort();
   m->output = GPUJIT_OUTPUT_CUBIN;
   snprintf(m->arch, sizeof(m->arch), "sm_90");
-  gpujit__entry_lookup(c, &key, m);
+  {
+    gpujit__cache_extra profile = {.role = "profile"};
+    gpujit__entry_lookup(c, &key, m, &profile);
+    gpujit__buf_free(&profile.data);
+  }
   gpujit_module_free(m);
 
   to.tmp_dir = fz_dir();
