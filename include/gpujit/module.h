@@ -52,8 +52,9 @@ typedef enum gpujit_pch_status {
   GPUJIT_PCH_STATUS_REFUSED = 4  /**< NVRTC would not create or use one: the reason says why */
 } gpujit_pch_status;
 
-/** Version 2 added `pch`; version 1 structs are still accepted (pch = AUTO). */
-#define GPUJIT_MODULE_OPTIONS_VERSION 2
+/** Version 2 added `pch`, version 3 `lean`; older structs are still accepted (pch = AUTO,
+ *  lean = 1). */
+#define GPUJIT_MODULE_OPTIONS_VERSION 3
 
 /** Compile options. Initialise with GPUJIT_MODULE_OPTIONS_INIT or gpujit_module_options_init(). */
 typedef struct gpujit_module_options {
@@ -87,6 +88,11 @@ typedef struct gpujit_module_options {
   gpujit_trace *trace; /**< optional: spans and NVRTC phases go here (borrowed) */
   gpujit_cache *cache; /**< optional: kernel cache (borrowed) */
   gpujit_pch_mode pch; /**< version 2: precompiled headers (default AUTO) */
+  /** version 3, default 1: cubins and PTX are lean — NVRTC makes PTX, module-scope variables
+   *  that nothing reachable uses are removed (never `.visible`/`.extern` ones, the user's own
+   *  `__device__`/`__constant__` variables, nor name-expression variables), and ptxas runs
+   *  through nvJitLink. 0: NVRTC's image as it comes (`--no-lean`). Part of the cache key. */
+  int lean;
 } gpujit_module_options;
 
 /** The arch used when nothing else chooses one (see gpujit_module_options.arch). */
@@ -94,7 +100,7 @@ typedef struct gpujit_module_options {
 
 #define GPUJIT_MODULE_OPTIONS_INIT \
   { GPUJIT_MODULE_OPTIONS_VERSION, NULL, GPUJIT_OUTPUT_AUTO, NULL, 0, NULL, 0, NULL, 0, NULL, \
-    1, 1, 0, 0, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL, GPUJIT_PCH_AUTO }
+    1, 1, 0, 0, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL, GPUJIT_PCH_AUTO, 1 }
 
 /** @return 0, or GPUJIT_EVERSION for an unknown version. */
 GPUJIT_API int gpujit_module_options_init(gpujit_module_options *opts, unsigned int version);
@@ -193,6 +199,22 @@ GPUJIT_API void gpujit_module_timings_get(const gpujit_module *module, gpujit_mo
  * @param reason receives why (e.g. "options differ from the PCH's"), or "" (borrowed); may be NULL.
  */
 GPUJIT_API gpujit_pch_status gpujit_module_pch(const gpujit_module *module, const char **reason);
+
+/** What the lean path did in a build (recorded with the cache entry, so a hit says it too). */
+typedef struct gpujit_module_lean {
+  int applied;              /**< 1: the PTX went through the lean pass before ptxas */
+  size_t ptx_bytes_before;  /**< NVRTC's PTX (a linked module's: nvJitLink's) */
+  size_t ptx_bytes_after;   /**< what ptxas was given */
+  size_t variables;         /**< module-scope .global/.const variables without linkage */
+  size_t removed;           /**< of those, removed: nothing reachable used them */
+  size_t kept_unreferenced; /**< of those, nothing used them but they may be the user's */
+  double pass_ms;           /**< the lean pass */
+  double ptxas_ms;          /**< ptxas, through nvJitLink */
+  const char *note;         /**< why nothing was removed (a construct not understood), or "" (borrowed) */
+} gpujit_module_lean;
+
+/** Copy what the lean path did into *out (all zero when it did not apply). */
+GPUJIT_API void gpujit_module_lean_get(const gpujit_module *module, gpujit_module_lean *out);
 
 /** @return "off", "none", "created", "used" or "refused" (static). */
 GPUJIT_API const char *gpujit_pch_status_name(gpujit_pch_status status);

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "gpujit.h"
 
 /* Exit codes, documented in `gpujit --help`. */
@@ -27,6 +29,13 @@ typedef struct cli_ctx {
 } cli_ctx;
 
 typedef int (*cli_fn)(cli_ctx *ctx, int argc, char **argv);
+
+/* What the lean path did: a JSON object (NULL when it did not apply), or a report line. */
+cJSON *cli_lean_json(const gpujit_module *m);
+void cli_print_lean(const gpujit_module *m);
+
+/* -q / -v, before or after the command: the library's log follows (warnings, or everything). */
+void cli_set_verbosity(cli_ctx *ctx, int verbose);
 
 typedef struct cli_command {
   const char *name;

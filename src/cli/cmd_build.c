@@ -62,6 +62,7 @@ static void print_text(cli_ctx *ctx, const gpujit_module *m, const char *out_pat
     if (ctx->verbose > 0 && *why)
       printf("  pch %s: %s\n", gpujit_pch_status_name(pch), why);
   }
+  cli_print_lean(m);
   for (size_t i = 0; i < nk; i++)
     printf("  kernel %s\n", gpujit_module_kernel(m, i));
   for (size_t i = 0; i < gpujit_module_name_expression_count(m); i++) {
@@ -117,6 +118,8 @@ static void print_json(const gpujit_module *m, const char *out_path, const char 
     if (*why)
       cJSON_AddStringToObject(j, "pch_reason", why);
   }
+  if ((arr = cli_lean_json(m)))
+    cJSON_AddItemToObject(j, "lean", arr);
   if (trace_path)
     cJSON_AddStringToObject(j, "trace", trace_path);
   cJSON_AddItemToArray(mods, j);

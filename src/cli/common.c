@@ -116,3 +116,51 @@ const char *cli_size(char *buf, size_t size, double bytes)
     snprintf(buf, size, "%.1f MiB", bytes / (1024 * 1024));
   return buf;
 }
+
+static void log_to_stderr(gpujit_log_level level, const char *message, void *payload)
+{
+  cli_ctx *ctx = payload;
+  static const char *const names[] = {"error", "warning", "info", "debug"};
+  fprintf(stderr, "%s: %s: %s\n", ctx->prog, names[level], message);
+}
+
+void cli_set_verbosity(cli_ctx *ctx, int verbose)
+{
+  ctx->verbose = verbose;
+  gpujit_log_set(verbose > 0 ? GPUJIT_LOG_DEBUG : GPUJIT_LOG_WARN, verbose < 0 ? NULL : log_to_stderr, ctx);
+}
+
+cJSON *cli_lean_json(const gpujit_module *m)
+{
+  gpujit_module_lean l;
+  cJSON *j;
+  gpujit_module_lean_get(m, &l);
+  if (!l.applied || !(j = cJSON_CreateObject()))
+    return NULL;
+  cJSON_AddNumberToObject(j, "ptx_bytes_before", (double)l.ptx_bytes_before);
+  cJSON_AddNumberToObject(j, "ptx_bytes_after", (double)l.ptx_bytes_after);
+  cJSON_AddNumberToObject(j, "variables", (double)l.variables);
+  cJSON_AddNumberToObject(j, "removed", (double)l.removed);
+  cJSON_AddNumberToObject(j, "kept_unreferenced", (double)l.kept_unreferenced);
+  cJSON_AddNumberToObject(j, "pass_ms", l.pass_ms);
+  cJSON_AddNumberToObject(j, "ptxas_ms", l.ptxas_ms);
+  if (*l.note)
+    cJSON_AddStringToObject(j, "note", l.note);
+  return j;
+}
+
+void cli_print_lean(const gpujit_module *m)
+{
+  gpujit_module_lean l;
+  char a[32], b[32];
+  gpujit_module_lean_get(m, &l);
+  if (!l.applied)
+    return;
+  printf("  lean PTX %s -> %s, %zu of %zu module-scope variables removed", cli_size(a, sizeof(a), (double)l.ptx_bytes_before),
+         cli_size(b, sizeof(b), (double)l.ptx_bytes_after), l.removed, l.variables);
+  if (l.kept_unreferenced)
+    printf(", %zu unused kept as the user's", l.kept_unreferenced);
+  printf("\n");
+  if (*l.note)
+    printf("  lean: %s\n", l.note);
+}

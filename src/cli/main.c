@@ -67,13 +67,6 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
   return EXIT_OK;
 }
 
-static void log_to_stderr(gpujit_log_level level, const char *message, void *payload)
-{
-  cli_ctx *ctx = payload;
-  static const char *const names[] = {"error", "warning", "info", "debug"};
-  fprintf(stderr, "%s: %s: %s\n", ctx->prog, names[level], message);
-}
-
 int main(int argc, char **argv)
 {
   cli_ctx ctx = {0, false, "gpujit"};
@@ -93,8 +86,7 @@ int main(int argc, char **argv)
     else
       return cli_usage_error(&ctx, NULL, "unknown option '%s'", argv[i]);
   }
-  gpujit_log_set(ctx.verbose > 0 ? GPUJIT_LOG_DEBUG : GPUJIT_LOG_WARN,
-                 ctx.verbose < 0 ? NULL : log_to_stderr, &ctx);
+  cli_set_verbosity(&ctx, ctx.verbose);
   if (i >= argc) {
     print_help(&ctx);
     return EXIT_USAGE;

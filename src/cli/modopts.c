@@ -15,6 +15,8 @@ const char *const cli_module_help =
     "  --no-line-directives join a library prelude into the source text instead of\n"
     "                       pre-including it (lines then shift)\n"
     "  --no-pch             never create or use NVRTC precompiled headers\n"
+    "  --no-lean            keep NVRTC's image whole (default: module-scope variables\n"
+    "                       nothing uses are removed from the PTX before ptxas)\n"
     "  --pch                create a precompiled header on the first module of an include\n"
     "                       block (default: where a later module of the process can use it)\n"
     "  -G                   device debug info\n"
@@ -73,6 +75,8 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
     m->opts.line_directives = 0;
   } else if (cli_opt(a, "--no-pch", false)) {
     m->opts.pch = GPUJIT_PCH_OFF;
+  } else if (cli_opt(a, "--no-lean", false)) {
+    m->opts.lean = 0;
   } else if (cli_opt(a, "--pch", false)) {
     m->opts.pch = GPUJIT_PCH_ON;
   } else if (cli_opt(a, "-G", false)) {
@@ -112,9 +116,9 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
   } else if (cli_opt(a, "--no-cache", false)) {
     m->no_cache = true;
   } else if (cli_opt(a, "-q", false) || cli_opt(a, "--quiet", false)) {
-    ctx->verbose = -1;
+    cli_set_verbosity(ctx, -1);
   } else if (cli_opt(a, "-v", false) || cli_opt(a, "--verbose", false)) {
-    ctx->verbose = 1;
+    cli_set_verbosity(ctx, 1);
   } else if (arg[0] == '-' && arg[1] != '\0') {
     return 0;
   } else {

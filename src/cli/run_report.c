@@ -57,6 +57,11 @@ void compile_report(const gpujit_module *m, cJSON *mj, double load_ms, double fi
   cJSON_AddNumberToObject(mj, "optimizer_ms", t.optimizer_ms);
   cJSON_AddNumberToObject(mj, "codegen_ms", t.codegen_ms);
   cJSON_AddNumberToObject(mj, "ptxas_ms", t.ptxas_ms);
+  {
+    cJSON *lean = cli_lean_json(m);
+    if (lean)
+      cJSON_AddItemToObject(mj, "lean", lean);
+  }
   if (load_ms >= 0)
     cJSON_AddNumberToObject(mj, "load_ms", load_ms);
   if (first_ms >= 0)
@@ -82,6 +87,17 @@ void print_compile(const cJSON *mj, const double phases[4])
       printf(": front end %.1f, NVVM optimizer %.1f, codegen %.1f, ptxas %.1f", phases[0], phases[1], phases[2],
              phases[3]);
     printf(")\n");
+  }
+  {
+    const cJSON *lean = cJSON_GetObjectItemCaseSensitive(mj, "lean");
+    if (cJSON_IsObject(lean)) {
+      char a[32], b[32];
+      printf("  %-22s PTX %s -> %s, %.0f of %.0f module-scope variables removed\n", "lean",
+             cli_size(a, sizeof(a), cJSON_GetObjectItemCaseSensitive(lean, "ptx_bytes_before")->valuedouble),
+             cli_size(b, sizeof(b), cJSON_GetObjectItemCaseSensitive(lean, "ptx_bytes_after")->valuedouble),
+             cJSON_GetObjectItemCaseSensitive(lean, "removed")->valuedouble,
+             cJSON_GetObjectItemCaseSensitive(lean, "variables")->valuedouble);
+    }
   }
   if (cJSON_GetObjectItemCaseSensitive(mj, "load_ms"))
     printf("  %-22s %10.3f ms\n", "load (cuModuleLoadData)", cJSON_GetObjectItemCaseSensitive(mj, "load_ms")->valuedouble);

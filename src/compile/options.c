@@ -111,7 +111,7 @@ int gpujit_module_options_validate(const gpujit_module_options *opts)
 
   if (!opts)
     return 0;
-  if (opts->version != GPUJIT_MODULE_OPTIONS_VERSION && opts->version != 1)
+  if (opts->version > GPUJIT_MODULE_OPTIONS_VERSION || opts->version < 1)
     return gpujit__error(GPUJIT_EVERSION, "module options version %u is not supported (expected 1..%u)",
                          opts->version, GPUJIT_MODULE_OPTIONS_VERSION);
   if (opts->version >= 2 && (unsigned)opts->pch > GPUJIT_PCH_ON)
@@ -170,6 +170,8 @@ void gpujit__options_current(gpujit_module_options *dst, const gpujit_module_opt
     return;
   if (src->version == 1) /* version 1 ends before `pch` */
     memcpy(dst, src, offsetof(gpujit_module_options, pch));
+  else if (src->version == 2) /* version 2 before `lean` */
+    memcpy(dst, src, offsetof(gpujit_module_options, lean));
   else
     *dst = *src;
   dst->version = GPUJIT_MODULE_OPTIONS_VERSION;

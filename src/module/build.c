@@ -267,7 +267,7 @@ int gpujit__module_build_files_ctl(gpujit_module **out, const char *const *paths
   *out = NULL;
   if (!paths || count == 0)
     return gpujit__error(GPUJIT_EINVAL, "no source files given");
-  if (opts && opts->version != GPUJIT_MODULE_OPTIONS_VERSION && opts->version != 1)
+  if (opts && (opts->version > GPUJIT_MODULE_OPTIONS_VERSION || opts->version < 1))
     return gpujit_module_options_validate(opts);
   bufs = calloc(count, sizeof(*bufs));
   sources = calloc(count, sizeof(*sources));

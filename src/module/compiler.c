@@ -15,6 +15,7 @@
 #include "compile/options.h"
 #include "compile/pch.h"
 #include "module/compiler.h"
+#include "module/lean.h"
 #include "module/stage.h"
 #include "trace/events.h"
 #include "trace/nvrtc.h"
@@ -72,7 +73,7 @@ static int opened(const char *path, const char *includer, void *payload)
 /* Compile one source; `wrapped` holds it with its #line prefix. With `deps`, the headers the
  * compile opens are reported to it (through NVRTC's trace) when the include scan asks for that. */
 static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o, const char *arch,
-                       const char *path, const char *wrapped, bool lto, gpujit_output_kind output,
+                       const char *target, const char *path, const char *wrapped, bool lto, gpujit_output_kind output,
                        const char *const *exprs, size_t exprs_count, double *phase_ms, gpujit__profile *profile,
                        gpujit__compile_deps *deps, size_t index, gpujit__pch *pch)
 {
@@ -101,7 +102,7 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
   if (trace) {
     gpujit__buf joined = {0};
     gpujit__stage_arg_str(&stage, "file", path);
-    gpujit__stage_arg_str(&stage, "arch", arch);
+    gpujit__stage_arg_str(&stage, "arch", target); /* the module's; NVRTC's own is in the options */
     join_options(&joined, &flags);
     gpujit__stage_arg_str(&stage, "options", joined.data);
     gpujit__stage_arg_num(&stage, "source_bytes", (double)strlen(wrapped));
@@ -251,6 +252,25 @@ static const char *const *pch_headers(void *ctx, size_t *n)
   return f->list;
 }
 
+/* The headers the compile read, for the lean pass to read the user's; NULL when not known. */
+static const gpujit__includes *known_includes(pch_files *f)
+{
+  size_t n;
+  if (f->deps && f->deps->inc)
+    return gpujit__includes_needs_trace(f->deps->inc, NULL) ? NULL : f->deps->inc;
+  pch_headers(f, &n); /* the scan of our own */
+  return f->own && !gpujit__includes_needs_trace(f->own, NULL) ? f->own : NULL;
+}
+
+/* The virtual arch of a real one: NVRTC makes PTX for it, ptxas runs later (sm_90a → compute_90a). */
+static void virtual_arch(char *out, size_t size, const char *arch)
+{
+  if (strncmp(arch, "sm_", 3) == 0)
+    snprintf(out, size, "compute_%s", arch + 3);
+  else
+    snprintf(out, size, "%s", arch);
+}
+
 int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_t count,
                            const gpujit_module_options *opts, gpujit__compile_deps *deps, bool pch_more)
 {
@@ -258,11 +278,13 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
   gpujit__nvrtc_result *results = calloc(count, sizeof(*results));
   gpujit__buf wrapped = {0}, log = {0};
   gpujit_trace *trace = opts->trace;
-  bool lto = count > 1;
+  bool lto = count > 1, lean = gpujit__lean_applies(opts, m->output);
+  char nvrtc_arch[40];
   int err = 0;
 
   if (!results)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  virtual_arch(nvrtc_arch, sizeof(nvrtc_arch), lean && !lto ? m->arch : "");
   /* A traced compile keeps its profile: the cache entry records it for the traces of its hits. */
   if (gpujit__trace_wants_nvrtc(trace) && !m->profile && !(m->profile = calloc(1, sizeof(*m->profile)))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -293,8 +315,10 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
       if (err == 0) {
         gpujit__pch pch = {.mode = opts->pch, .more_expected = pch_more, .headers = pch_headers,
                            .headers_ctx = &files};
-        err = compile_one(&results[i], opts, m->arch, m->sources.items[i], wrapped.data, lto, m->output,
-                          exprs, n, m->phase_ms, m->profile, deps, i, &pch);
+        /* lean: NVRTC stops at PTX; ptxas runs after the lean pass */
+        err = compile_one(&results[i], opts, nvrtc_arch[0] ? nvrtc_arch : m->arch, m->arch, m->sources.items[i],
+                          wrapped.data, lto, lean ? GPUJIT_OUTPUT_PTX : m->output, exprs, n, m->phase_ms,
+                          m->profile, deps, i, &pch);
         if (i == 0 || pch_rank(pch.status) > pch_rank(m->pch)) { /* a module reports its best source */
           m->pch = pch.status;
           snprintf(m->pch_reason, sizeof(m->pch_reason), "%s", pch.reason);
@@ -325,7 +349,7 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
       inputs[i] = results[i].image;
     gpujit__stage_begin(&stage, trace, "link (nvJitLink)");
     err = gpujit__link(&m->image, &link_log, inputs, (const char *const *)m->sources.items, count,
-                       opts, m->arch, m->output, trace != NULL);
+                       opts, m->arch, lean ? GPUJIT_OUTPUT_PTX : m->output, trace != NULL, false);
     gpujit__stage_arg_str(&stage, "arch", m->arch);
     gpujit__stage_arg_num(&stage, "inputs", (double)count);
     gpujit__stage_arg_num(&stage, "image_bytes", (double)m->image.len);
@@ -360,6 +384,14 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
     }
     free(next);
     if (err < 0)
+      goto done;
+  }
+  if (lean) {
+    gpujit__buf ptx = m->image;
+    memset(&m->image, 0, sizeof(m->image));
+    err = gpujit__lean_assemble(m, &ptx, sources, count, known_includes(&files), opts, &log);
+    gpujit__buf_free(&ptx);
+    if (err < 0) /* nvJitLink's log is the error's */
       goto done;
   }
   if ((err = gpujit__image_kernels(&m->kernels, m->image.data, m->image.len, m->output)) < 0)

@@ -14,6 +14,7 @@
 #include "compile/toolkit.h"
 #include "compile/relocate.h"
 #include "module/entry.h"
+#include "module/lean.h"
 #include "module/module.h"
 #include "trace/profile.h"
 
@@ -77,6 +78,8 @@ static cJSON *module_meta(const gpujit_module *m, const cJSON *inputs)
     if (m->phase_ms[i] > 0)
       cJSON_AddNumberToObject(t, phases[i], m->phase_ms[i]);
   cJSON_AddStringToObject(j, "log", m->log ? m->log : "");
+  if ((t = gpujit__lean_json(m)))
+    cJSON_AddItemToObject(j, "lean", t);
   return j;
 }
 
@@ -135,6 +138,7 @@ static int module_from_meta(gpujit_module *m, const cJSON *j, gpujit__buf *image
   }
   if (!(m->log = gpujit__strdup(cJSON_IsString(log) ? log->valuestring : "")))
     return GPUJIT_ENOMEM;
+  gpujit__lean_from_json(m, cJSON_GetObjectItemCaseSensitive(j, "lean"));
   m->image = *image;
   return 0;
 }

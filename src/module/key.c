@@ -12,6 +12,7 @@
 #include "cache/files.h"
 #include "compile/toolkit.h"
 #include "module/key.h"
+#include "module/lean.h"
 #include "module/module.h"
 
 /* Paths under the base directory enter keys relative to it, so another checkout hits. */
@@ -84,6 +85,8 @@ int gpujit__module_key(gpujit__key *out, cJSON *in, const char *base, const gpuj
   STR("arch", arch);
   STR("output", gpujit_output_kind_name(output));
   NUM("lineinfo", o->lineinfo != 0);
+  if (gpujit__lean_applies(o, output)) /* the lean path makes another image */
+    NUM("lean", 1);
   NUM("line_directives", o->line_directives != 0);
   NUM("device_debug", o->device_debug != 0);
   NUM("fast_math", o->fast_math != 0);

@@ -114,6 +114,16 @@ int gpujit_module_write(const gpujit_module *m, const char *path)
   return err < 0 ? err : 0;
 }
 
+void gpujit_module_lean_get(const gpujit_module *m, gpujit_module_lean *out)
+{
+  if (!out)
+    return;
+  memset(out, 0, sizeof(*out));
+  if (m)
+    *out = m->lean;
+  out->note = m ? m->lean_note : "";
+}
+
 gpujit_pch_status gpujit_module_pch(const gpujit_module *m, const char **reason)
 {
   if (reason)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "module/lean.h"
 #include "module/module.h"
 #include "project/wire.h"
 
@@ -148,6 +149,7 @@ static const struct {
   {"maxrregcount", offsetof(gpujit_module_options, maxrregcount)},
   {"output", offsetof(gpujit_module_options, output)},
   {"pch", offsetof(gpujit_module_options, pch)},
+  {"lean", offsetof(gpujit_module_options, lean)},
 };
 
 #define FIELD(o, off, type) (*(type *)((char *)(o) + (off)))
@@ -329,6 +331,8 @@ cJSON *gpujit__module_to_json(const gpujit_module *m)
   cJSON_AddStringToObject(j, "cache_key", m->cache_key);
   cJSON_AddNumberToObject(j, "pch", m->pch);
   cJSON_AddStringToObject(j, "pch_reason", m->pch_reason);
+  if ((t = gpujit__lean_json(m)))
+    cJSON_AddItemToObject(j, "lean", t);
   return j;
 }
 
@@ -353,6 +357,7 @@ int gpujit__module_from_json(gpujit_module **out, const cJSON *j, gpujit__buf *i
   m->output = (gpujit_output_kind)num(j, "output");
   m->cache_status = (gpujit_cache_status)num(j, "cache_status");
   m->pch = (gpujit_pch_status)num(j, "pch");
+  gpujit__lean_from_json(m, cJSON_GetObjectItemCaseSensitive(j, "lean"));
 #define GET(f) m->timings.f = num(t, #f);
   TIMINGS(GET)
 #undef GET

@@ -1,0 +1,31 @@
+/* The lean path of a build: the lean pass on PTX, then ptxas through nvJitLink. */
+#ifndef GPUJIT_MODULE_LEAN_H
+#define GPUJIT_MODULE_LEAN_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "compile/includes.h"
+#include "module/module.h"
+
+/** Whether a build with these options and this output takes the lean path. */
+bool gpujit__lean_applies(const gpujit_module_options *opts, gpujit_output_kind output);
+
+/**
+ * Run the lean pass on `ptx` (m->lowered set: name-expression variables stay) and make m->image:
+ * the lean PTX itself for PTX output, else a cubin from ptxas through nvJitLink, whose ptxas lines
+ * are appended to `log`. `inc` lists the headers the compile read (NULL: not known, so every
+ * unreferenced variable is kept as possibly the user's). Fills m->lean.
+ * @return 0, or nvJitLink's error (its log in gpujit_error_log()), GPUJIT_ENOMEM.
+ */
+int gpujit__lean_assemble(gpujit_module *m, const gpujit__buf *ptx, const gpujit_source *sources, size_t count,
+                          const gpujit__includes *inc, const gpujit_module_options *opts, gpujit__buf *log);
+
+/** What the lean path did, as recorded with a cache entry or sent by a worker; NULL when it did
+ *  not apply. */
+cJSON *gpujit__lean_json(const gpujit_module *m);
+/** Read it back (anything absent or malformed reads as zero). */
+void gpujit__lean_from_json(gpujit_module *m, const cJSON *j);
+
+#endif
