@@ -91,7 +91,8 @@ typedef struct gpujit_module_options {
   /** version 3, default 1: cubins and PTX are lean — NVRTC makes PTX, module-scope variables
    *  that nothing reachable uses are removed (never `.visible`/`.extern` ones, the user's own
    *  `__device__`/`__constant__` variables, nor name-expression variables), and ptxas runs
-   *  through nvJitLink. 0: NVRTC's image as it comes (`--no-lean`). Part of the cache key. */
+   *  through the toolkit's ptxas (bin/ptxas, whole-program as NVRTC runs it; without one, cubins
+   *  are not lean). 0: NVRTC's image as it comes (`--no-lean`). Part of the cache key. */
   int lean;
 } gpujit_module_options;
 
@@ -182,7 +183,7 @@ typedef struct gpujit_module_timings {
   double read_ms;    /**< reading source files */
   double hash_ms;    /**< hashing the cache key (cache issue) */
   double lookup_ms;  /**< cache lookup */
-  double compile_ms; /**< NVRTC, all sources */
+  double compile_ms; /**< NVRTC, all sources (lean: with the lean pass and ptxas after it) */
   double link_ms;    /**< nvJitLink */
   double store_ms;   /**< cache store */
   double total_ms;   /**< the whole build call */
@@ -209,7 +210,7 @@ typedef struct gpujit_module_lean {
   size_t removed;           /**< of those, removed: nothing reachable used them */
   size_t kept_unreferenced; /**< of those, nothing used them but they may be the user's */
   double pass_ms;           /**< the lean pass */
-  double ptxas_ms;          /**< ptxas, through nvJitLink */
+  double ptxas_ms;          /**< the toolkit's ptxas (0 for PTX output) */
   const char *note;         /**< why nothing was removed (a construct not understood), or "" (borrowed) */
 } gpujit_module_lean;
 

@@ -65,6 +65,14 @@ GPUJIT_API double gpujit_loaded_load_ms(const gpujit_loaded *loaded);
  */
 GPUJIT_API int gpujit_kernel_get(gpujit_kernel **out, gpujit_loaded *loaded, const char *name);
 
+/**
+ * Find a module-scope `__device__` or `__constant__` variable by symbol, lowered name, or name
+ * expression given at build (e.g. "&table<float>") — cuModuleGetGlobal.
+ * @param ptr receives its device address; @param bytes its size (may be NULL).
+ * @return 0, GPUJIT_EINVAL (NULL argument) or GPUJIT_ENOENT (no such variable in the module).
+ */
+GPUJIT_API int gpujit_loaded_global(gpujit_devptr *ptr, size_t *bytes, gpujit_loaded *loaded, const char *name);
+
 /** @return the kernel's symbol (borrowed). */
 GPUJIT_API const char *gpujit_kernel_name(const gpujit_kernel *kernel);
 

@@ -1,5 +1,4 @@
-/* The nvJitLink stage: linking LTO-IR from several sources into one cubin or PTX, and ptxas on
- * the lean path's PTX. */
+/* The nvJitLink stage: linking LTO-IR from several sources into one cubin or PTX. */
 #include <stdio.h>
 #include <string.h>
 
@@ -52,7 +51,7 @@ static void append_log(const gpujit__nvjitlink_api *L, nvJitLinkHandle h, gpujit
 
 int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *inputs,
                  const char *const *names, size_t count, const gpujit_module_options *o,
-                 const char *arch, gpujit_output_kind output, bool timing, bool ptx_input)
+                 const char *arch, gpujit_output_kind output, bool timing)
 {
   const gpujit__nvjitlink_api *L;
   gpujit__strvec opts = {0};
@@ -64,15 +63,8 @@ int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *i
   if ((err = gpujit__nvjitlink_api_get(&L)) < 0)
     return err;
   if ((err = gpujit__strvec_pushf(&opts, "-arch=%s", arch)) < 0 ||
-      (err = gpujit__strvec_push(&opts, ptx_input ? "-Xptxas=-v" : "-lto")) < 0)
+      (err = gpujit__strvec_push(&opts, "-lto")) < 0)
     goto done;
-  /* ptxas options given to NVRTC go to the ptxas that now runs here */
-  for (size_t i = 0; ptx_input && i < o->nvrtc_options_count; i++) {
-    const char *v = o->nvrtc_options[i];
-    const char *arg = strncmp(v, "--ptxas-options=", 16) == 0 ? v + 16 : strncmp(v, "-Xptxas=", 8) == 0 ? v + 8 : NULL;
-    if (arg && (err = gpujit__strvec_pushf(&opts, "-Xptxas=%s", arg)) < 0)
-      goto done;
-  }
   if (o->lineinfo && (err = gpujit__strvec_push(&opts, "-lineinfo")) < 0)
     goto done;
   if (o->device_debug && (err = gpujit__strvec_push(&opts, "-g")) < 0)
@@ -94,9 +86,7 @@ int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *i
     goto done;
   }
   for (size_t i = 0; i < count; i++) {
-    /* PTX goes in with its terminating NUL (a buffer keeps one past its length) */
-    r = ptx_input ? L->nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, inputs[i].data, inputs[i].len + 1, names[i])
-                  : L->nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, inputs[i].data, inputs[i].len, names[i]);
+    r = L->nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, inputs[i].data, inputs[i].len, names[i]);
     if (r != NVJITLINK_SUCCESS) {
       append_log(L, h, info_log, false);
       gpujit__error_set_log(info_log->data);

@@ -1,5 +1,4 @@
-/* The nvJitLink stage: linking LTO-IR from several sources into one cubin or PTX, and ptxas on
- * the lean path's PTX. */
+/* The nvJitLink stage: linking LTO-IR from several sources into one cubin or PTX. */
 #ifndef GPUJIT_COMPILE_LINK_H
 #define GPUJIT_COMPILE_LINK_H
 
@@ -11,11 +10,10 @@
 /** nvJitLink's version (loads nvJitLink). */
 int gpujit__nvjitlink_version(int *major, int *minor);
 
-/** Link LTO-IR inputs with nvJitLink into a cubin (or PTX); with `ptx_input`, the inputs are PTX
- *  and nvJitLink runs ptxas on them (its per-kernel resources in `info_log`, as NVRTC's log has
- *  them); with `timing`, nvJitLink's "-time" report lands in `info_log`. */
+/** Link LTO-IR inputs with nvJitLink into a cubin (or PTX for a virtual arch); with `timing`,
+ *  nvJitLink's "-time" report lands in `info_log`. */
 int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *inputs,
                  const char *const *names, size_t count, const gpujit_module_options *opts,
-                 const char *arch, gpujit_output_kind output, bool timing, bool ptx_input);
+                 const char *arch, gpujit_output_kind output, bool timing);
 
 #endif

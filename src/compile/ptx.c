@@ -207,7 +207,7 @@ static int parse_stmt(parsed *p, lexer *lx, token first, stmt *st)
         }
         break;
       }
-      if (depth == 0 && c != '[')
+      if (depth == 0 && (c == '{' || st->kind == K_FUNC)) /* not .attribute( */
         after_head = true;
       depth++;
     } else if (c == ')' || c == ']' || c == '}') {

@@ -12,7 +12,7 @@
   X(cuDeviceGetName) X(cuDeviceTotalMem) X(cuGetErrorString) X(cuGetErrorName)             \
   X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)              \
   X(cuCtxSynchronize) X(cuMemGetInfo) X(cuModuleLoadData) X(cuModuleUnload)                \
-  X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc)           \
+  X(cuModuleGetFunction) X(cuModuleGetGlobal) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc)           \
   X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)              \
   X(cuMemsetD32Async) X(cuMemsetD8Async) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuStreamCreate) X(cuStreamDestroy)         \

@@ -349,7 +349,7 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
       inputs[i] = results[i].image;
     gpujit__stage_begin(&stage, trace, "link (nvJitLink)");
     err = gpujit__link(&m->image, &link_log, inputs, (const char *const *)m->sources.items, count,
-                       opts, m->arch, lean ? GPUJIT_OUTPUT_PTX : m->output, trace != NULL, false);
+                       opts, m->arch, lean ? GPUJIT_OUTPUT_PTX : m->output, trace != NULL);
     gpujit__stage_arg_str(&stage, "arch", m->arch);
     gpujit__stage_arg_num(&stage, "inputs", (double)count);
     gpujit__stage_arg_num(&stage, "image_bytes", (double)m->image.len);

@@ -1,4 +1,4 @@
-/* The lean path of a build: the lean pass on PTX, then ptxas through nvJitLink. */
+/* The lean path of a build: the lean pass on PTX, then the toolkit's ptxas. */
 #ifndef GPUJIT_MODULE_LEAN_H
 #define GPUJIT_MODULE_LEAN_H
 
@@ -14,10 +14,10 @@ bool gpujit__lean_applies(const gpujit_module_options *opts, gpujit_output_kind 
 
 /**
  * Run the lean pass on `ptx` (m->lowered set: name-expression variables stay) and make m->image:
- * the lean PTX itself for PTX output, else a cubin from ptxas through nvJitLink, whose ptxas lines
+ * the lean PTX itself for PTX output, else a cubin from the toolkit's ptxas, whose -v lines
  * are appended to `log`. `inc` lists the headers the compile read (NULL: not known, so every
  * unreferenced variable is kept as possibly the user's). Fills m->lean.
- * @return 0, or nvJitLink's error (its log in gpujit_error_log()), GPUJIT_ENOMEM.
+ * @return 0, or ptxas's error (its output in gpujit_error_log()), GPUJIT_EIO, GPUJIT_ENOMEM.
  */
 int gpujit__lean_assemble(gpujit_module *m, const gpujit__buf *ptx, const gpujit_source *sources, size_t count,
                           const gpujit__includes *inc, const gpujit_module_options *opts, gpujit__buf *log);

@@ -108,6 +108,27 @@ int gpujit_kernel_get(gpujit_kernel **out, gpujit_loaded *l, const char *name)
   return err;
 }
 
+int gpujit_loaded_global(gpujit_devptr *ptr, size_t *bytes, gpujit_loaded *l, const char *name)
+{
+  CUdeviceptr p = 0;
+  size_t n = 0;
+  CUresult r;
+  if (!ptr || !l || !name)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_loaded_global: NULL argument");
+  for (size_t i = 0; i < l->exprs.count; i++)
+    if (strcmp(l->exprs.items[i], name) == 0)
+      name = l->lowered.items[i];
+  l->dev->d->cuCtxSetCurrent(l->dev->ctx);
+  if ((r = l->dev->d->cuModuleGetGlobal(&p, &n, l->mod, name)) == CUDA_ERROR_NOT_FOUND)
+    return gpujit__error(GPUJIT_ENOENT, "no module-scope variable '%s' in the module", name);
+  if (r != CUDA_SUCCESS)
+    return CU(r, name);
+  *ptr = (gpujit_devptr)p;
+  if (bytes)
+    *bytes = n;
+  return 0;
+}
+
 const char *gpujit_kernel_name(const gpujit_kernel *k) { return k ? k->name : NULL; }
 
 int gpujit_kernel_attrs_get(const gpujit_kernel *k, gpujit_kernel_attrs *out)

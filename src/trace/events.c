@@ -186,7 +186,7 @@ static const char *phase_of(const xev *e, const xev *all)
     return "ptxas";
   if (is(n, "link (nvJitLink)"))
     return "link";
-  if (is(n, "ptxas (nvJitLink)")) /* a lean build's ptxas, run after NVRTC */
+  if (is(n, "ptxas") && is(e->cat, "gpujit")) /* a lean build's ptxas, run after NVRTC */
     return "ptxas";
   if (is(n, "lean PTX"))
     return "lean";
@@ -202,7 +202,7 @@ static bool is_module_span(const xev *e)
 static bool is_compile_span(const xev *e)
 {
   return is(e->cat, "gpujit") && (starts(e->name, "compile ") || is(e->name, "link (nvJitLink)") ||
-                                  is(e->name, "ptxas (nvJitLink)") || is(e->name, "lean PTX"));
+                                  is(e->name, "ptxas") || is(e->name, "lean PTX"));
 }
 
 /* One event's rows in its profile. */
