@@ -46,6 +46,10 @@ $g run --json --warmup 3 --repeat 30 "${big[@]}" >"$out/run_big.json" 2>"$out/ru
 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:saxpy --csv \
   $g run -q --warmup 3 --repeat 30 "${big[@]}" >"$out/ncu_big.csv" 2>"$out/ncu_big.err" || tail -5 "$out/ncu_big.err"
 
+echo "== lean modules: cubin bytes, load and compile against --no-lean and nvcc"
+build-gpu/bench/bench_lean 300 5 | tee "$out/bench_lean.txt"
+bash scripts/lean_ptx_text.sh "$g" build-gpu/bench/bench_lean "$out" 2>&1 | tee "$out/lean_ptx_text.txt"
+
 echo "== kernel timers against ncu (spin kernels of about 3, 15 and 200 µs, back to back)"
 bash bench/timers_vs_ncu.sh "$g" "$out" 200 | tee "$out/timers.txt"
 
