@@ -6,6 +6,7 @@
  *   bench_lean launch CUBIN            load CUBIN and run block_sum once (for Nsight Compute)
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,9 +96,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: bench_lean [ROUNDS 1..4096] [COMPILES 1..64]\n");
     return 2;
   }
-  if (gpujit_device_open(&dev, -1) < 0) {
-    fprintf(stderr, "bench_lean needs a GPU: %s\n", gpujit_error_last());
-    return 77;
+  if (gpujit_device_open(&dev, -1) < 0) { /* bytes and compile still mean something */
+    printf("no load times: %s\n", gpujit_error_last());
+    dev = NULL;
   }
   arch = gpujit_default_arch();
   setenv("GPUJIT_ARCH", arch, 1);
@@ -123,22 +124,28 @@ int main(int argc, char **argv)
       fprintf(stderr, "%s\n", gpujit_error_last());
       return 1;
     }
-  dev->d->cuCtxSetCurrent(dev->ctx);
-  for (int i = 0; i < nim; i++) /* first loads warm the driver up */
-    for (int w = 0; w < 5; w++)
-      load_once(dev, &ims[i], 0);
-  for (int r = 0; r < rounds; r++)
-    for (int i = 0; i < nim; i++)
-      load_once(dev, &ims[(i + r) % nim], r);
+  if (dev) {
+    dev->d->cuCtxSetCurrent(dev->ctx);
+    for (int i = 0; i < nim; i++) /* first loads warm the driver up */
+      for (int w = 0; w < 5; w++)
+        load_once(dev, &ims[i], 0);
+    for (int r = 0; r < rounds; r++)
+      for (int i = 0; i < nim; i++)
+        load_once(dev, &ims[(i + r) % nim], r);
+  } else {
+    rounds = 1; /* the medians read the zeros: printed as "-" */
+  }
 
   printf("Lean modules on %s (%s), load = cuModuleLoadData + cuModuleGetFunction, median of %d\n", arch,
          gpujit_version(), rounds);
   printf("%-36s %10s %12s\n", "cubin", "bytes", "load (us)");
   double load[5];
   for (int i = 0; i < nim; i++) {
-    load[i] = bench_median(ims[i].load_us, rounds);
+    load[i] = dev ? bench_median(ims[i].load_us, rounds) : NAN;
     printf("%-36s %10zu %12.1f\n", ims[i].name, ims[i].bytes.len, load[i]);
-    printf("RESULT load_us %s %.2f\nRESULT bytes %s %zu\n", ims[i].name, load[i], ims[i].name, ims[i].bytes.len);
+    printf("RESULT bytes %s %zu\n", ims[i].name, ims[i].bytes.len);
+    if (dev)
+      printf("RESULT load_us %s %.2f\n", ims[i].name, load[i]);
   }
   double cl = bench_median(c_lean, compiles), cw = bench_median(c_whole, compiles);
   printf("\nwhole-process `gpujit build --no-cache --no-pch` of block_reduce, median of %d: lean %.1f ms, "
