@@ -11,5 +11,6 @@
 #include "gpujit/timing.h"
 #include "gpujit/ncu.h"
 #include "gpujit/project.h"
+#include "gpujit/server.h"
 
 #endif

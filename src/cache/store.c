@@ -34,7 +34,7 @@ int gpujit_cache_options_init(gpujit_cache_options *opts, unsigned int version)
   return 0;
 }
 
-static char *default_dir(void)
+char *gpujit__cache_default_dir(void)
 {
   const char *env = getenv("GPUJIT_CACHE_DIR"), *home;
   char buf[PATH_MAX];
@@ -88,7 +88,7 @@ int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
     return gpujit__error(GPUJIT_EVERSION, "cache options version %u is not supported", opts->version);
   if (!(c = calloc(1, sizeof(*c))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  c->dir = opts->dir ? gpujit__abspath(opts->dir) : default_dir();
+  c->dir = opts->dir ? gpujit__abspath(opts->dir) : gpujit__cache_default_dir();
   base = opts->base_dir ? opts->base_dir : getenv("GPUJIT_BASE_DIR");
   if (base && *base) {
     c->base = gpujit__abspath(base);

@@ -88,6 +88,9 @@ int gpujit__cache_note_put(gpujit_cache *c, const char *kind, const char *hex, c
 
 /** The base directory (NULL when none). */
 const char *gpujit__cache_base(const gpujit_cache *c);
+/** The default cache directory, absolute ($GPUJIT_CACHE_DIR, $XDG_CACHE_HOME/gpujit,
+ *  ~/.cache/gpujit); the caller frees it. NULL: out of memory. */
+char *gpujit__cache_default_dir(void);
 
 /** The directory of the entry with key `hex`. */
 

@@ -14,6 +14,7 @@ static const cli_command commands[] = {
     {"cache", cmd_cache, "inspect and maintain the kernel cache (ls, show, source, stats, clear, prune, verify)"},
     {"ncu", cmd_ncu, "Nsight Compute helpers (ncu hotspots: per-line table from --page source CSV)"},
     {"trace", cmd_trace, "analyze and compare compile-time traces (trace analyze, trace diff)"},
+    {"server", cmd_server, "a warm build server: NVRTC and precompiled headers kept between calls (start, stop, status)"},
     {"version", cmd_version, "print gpujit, NVRTC and nvJitLink versions"},
     {"help", cmd_help, "show this help"},
 };

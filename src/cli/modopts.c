@@ -176,7 +176,23 @@ int cli_module_prepare(cli_ctx *ctx, cli_module_args *m, const char *cmd, bool n
 
 int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out)
 {
-  int err = gpujit_module_build_files(out, m->files.items, m->files.count, &m->opts);
+  gpujit_server_options so = GPUJIT_SERVER_OPTIONS_INIT;
+  const char *env = getenv("GPUJIT_SERVER");
+  int served = 0, err;
+  so.cache_dir = m->cache_dir;
+  /* a running server takes the misses; GPUJIT_SERVER=0 keeps every build here */
+  if (env && !strcmp(env, "0"))
+    err = gpujit_module_build_files(out, m->files.items, m->files.count, &m->opts);
+  else
+    err = gpujit_server_build_files(out, m->files.items, m->files.count, &m->opts, &so, &served);
+  if (!served && (err < 0 || gpujit_module_cache_status(*out) != GPUJIT_CACHE_HIT) &&
+      cli_server_autostart_wanted(m->cache_dir)) {
+    /* started for the next build, never waited for; where one holds the socket already, the
+     * new one sees its lock and exits */
+    char why[512];
+    if (cli_server_spawn(&so, false, why, sizeof(why)) < 0 && ctx->verbose > 0)
+      cli_warn(ctx, "no build server: %s", why);
+  }
   if (err < 0) {
     const char *log = gpujit_error_log();
     if (*log)

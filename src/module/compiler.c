@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -320,8 +321,12 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
                           wrapped.data, lto, lean ? GPUJIT_OUTPUT_PTX : m->output, exprs, n, m->phase_ms,
                           m->profile, deps, i, &pch);
         if (i == 0 || pch_rank(pch.status) > pch_rank(m->pch)) { /* a module reports its best source */
+          struct stat st;
           m->pch = pch.status;
           snprintf(m->pch_reason, sizeof(m->pch_reason), "%s", pch.reason);
+          m->pch_bytes = pch.status == GPUJIT_PCH_STATUS_CREATED && pch.file[0] && stat(pch.file, &st) == 0
+                             ? (double)st.st_size
+                             : pch.status == GPUJIT_PCH_STATUS_USED ? (double)pch.heap_bytes : 0;
         }
       }
       free(exprs);

@@ -22,6 +22,7 @@ struct gpujit_module {
   gpujit_cache_status cache_status;
   gpujit_pch_status pch;
   char pch_reason[200];
+  double pch_bytes; /* the PCH this build made (its file) or used (NVRTC's PCH heap); 0: none */
   gpujit_module_lean lean; /* its note points at lean_note */
   char lean_note[240];
   char cache_key[33];

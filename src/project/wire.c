@@ -331,6 +331,7 @@ cJSON *gpujit__module_to_json(const gpujit_module *m)
   cJSON_AddStringToObject(j, "cache_key", m->cache_key);
   cJSON_AddNumberToObject(j, "pch", m->pch);
   cJSON_AddStringToObject(j, "pch_reason", m->pch_reason);
+  cJSON_AddNumberToObject(j, "pch_bytes", m->pch_bytes);
   if ((t = gpujit__lean_json(m)))
     cJSON_AddItemToObject(j, "lean", t);
   return j;
@@ -357,6 +358,7 @@ int gpujit__module_from_json(gpujit_module **out, const cJSON *j, gpujit__buf *i
   m->output = (gpujit_output_kind)num(j, "output");
   m->cache_status = (gpujit_cache_status)num(j, "cache_status");
   m->pch = (gpujit_pch_status)num(j, "pch");
+  m->pch_bytes = num(j, "pch_bytes");
   gpujit__lean_from_json(m, cJSON_GetObjectItemCaseSensitive(j, "lean"));
 #define GET(f) m->timings.f = num(t, #f);
   TIMINGS(GET)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "gpujit/cache.h"
@@ -64,6 +65,7 @@ static int run_job(worker_state *w, int out_fd, const cJSON *job)
   int err;
 
   cJSON_AddItemToObject(res, "id", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(job, "id"), 1));
+  cJSON_AddNumberToObject(res, "pid", getpid()); /* its trace's main thread */
   err = gpujit__options_from_json(&h, cJSON_GetObjectItemCaseSensitive(job, "options"), "job");
   if (err == 0 && !(paths = calloc((size_t)cJSON_GetArraySize(files) + 1, sizeof(*paths))))
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");

@@ -1,0 +1,299 @@
+/* `gpujit server start|stop|status|run`: the warm build server, and its start on demand. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+
+extern char **environ;
+
+static void server_help(void)
+{
+  printf("usage: gpujit server start|stop|status|run [options]\n\n"
+         "A per-user build server keeps NVRTC loaded and its precompiled headers warm between\n"
+         "gpujit calls: edit a header-heavy kernel, build again, and the front end is not paid\n"
+         "again. While one runs, `gpujit build` and `gpujit run` send cache misses to it (hits\n"
+         "are served in the calling process); with none, they compile in-process. Output,\n"
+         "diagnostics and exit codes are the same either way.\n\n"
+         "  start                start one in the background (nothing if one runs)\n"
+         "  stop                 stop it\n"
+         "  status               uptime, workers, precompiled headers held, memory\n"
+         "  run                  run one in the foreground\n\n"
+         "options:\n"
+         "  --cache-dir DIR      the cache it serves: one server per user and cache directory\n"
+         "  --workers N          worker processes (default 2)\n"
+         "  --max-pch N          include blocks a worker keeps PCHs for before it restarts (default 4)\n"
+         "  --idle-timeout S     exit after S seconds without a request (default 900)\n"
+         "  --auto               start: also start it on demand from now on (a setting in the cache\n"
+         "                       directory; stop --auto removes it). GPUJIT_SERVER=1 does the same\n"
+         "                       for one shell, GPUJIT_SERVER=0 keeps every build in-process\n"
+         "  --json               status as JSON\n"
+         "  -h, --help           this help\n");
+}
+
+/* The on-demand setting: a file in the cache directory. */
+static void auto_path(char *out, size_t size, const char *cache_dir)
+{
+  const char *env = getenv("GPUJIT_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (cache_dir)
+    snprintf(out, size, "%s/server-autostart", cache_dir);
+  else if (env && *env)
+    snprintf(out, size, "%s/server-autostart", env);
+  else if (xdg && *xdg)
+    snprintf(out, size, "%s/gpujit/server-autostart", xdg);
+  else
+    snprintf(out, size, "%s/.cache/gpujit/server-autostart", home && *home ? home : "/tmp");
+}
+
+bool cli_server_autostart_wanted(const char *cache_dir)
+{
+  const char *env = getenv("GPUJIT_SERVER");
+  char path[PATH_MAX];
+  if (env && *env)
+    return !strcmp(env, "1");
+  auto_path(path, sizeof(path), cache_dir);
+  return access(path, F_OK) == 0;
+}
+
+/* Start `gpujit server run` detached; with `wait`, until it listens (or fails). */
+int cli_server_spawn(const gpujit_server_options *so, bool wait, char *why, size_t why_size)
+{
+  char exe[PATH_MAX], fdarg[32], workers[32], maxpch[32], idle[64];
+  char *argv[16];
+  int n = 0, pipefd[2] = {-1, -1}, err;
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  posix_spawnattr_t at;
+  posix_spawn_file_actions_t fa;
+  pid_t pid;
+  if (len <= 0) {
+    snprintf(why, why_size, "cannot find this program: %s", strerror(errno));
+    return -1;
+  }
+  exe[len] = '\0';
+  if (wait && pipe2(pipefd, O_CLOEXEC) < 0) {
+    snprintf(why, why_size, "pipe: %s", strerror(errno));
+    return -1;
+  }
+  argv[n++] = exe;
+  argv[n++] = "server";
+  argv[n++] = "run";
+  if (so->cache_dir)
+    argv[n++] = "--cache-dir", argv[n++] = (char *)so->cache_dir;
+  if (so->workers > 0)
+    snprintf(workers, sizeof(workers), "%d", so->workers), argv[n++] = "--workers", argv[n++] = workers;
+  if (so->max_pch > 0)
+    snprintf(maxpch, sizeof(maxpch), "%d", so->max_pch), argv[n++] = "--max-pch", argv[n++] = maxpch;
+  if (so->idle_timeout_s > 0)
+    snprintf(idle, sizeof(idle), "%g", so->idle_timeout_s), argv[n++] = "--idle-timeout", argv[n++] = idle;
+  if (wait)
+    snprintf(fdarg, sizeof(fdarg), "%d", 3), argv[n++] = "--ready-fd", argv[n++] = fdarg;
+  argv[n] = NULL;
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID); /* not the terminal's: it outlives this shell's ^C */
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  if (wait)
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 3);
+  err = posix_spawn(&pid, exe, &fa, &at, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  if (pipefd[1] >= 0)
+    close(pipefd[1]);
+  if (err) {
+    snprintf(why, why_size, "cannot start %s: %s", exe, strerror(err));
+    if (pipefd[0] >= 0)
+      close(pipefd[0]);
+    return -1;
+  }
+  if (!wait)
+    return 0; /* it is reaped by init once this process exits */
+  {
+    struct pollfd p = {pipefd[0], POLLIN, 0};
+    char buf[16] = "";
+    ssize_t got = poll(&p, 1, 15000) > 0 ? read(pipefd[0], buf, sizeof(buf) - 1) : -1;
+    close(pipefd[0]);
+    if (got > 0 && !strncmp(buf, "ready", 5))
+      return (int)pid;
+    int status = 0;
+    if (got == 0) /* it closed the pipe without a word: it is exiting */
+      waitpid(pid, &status, 0);
+    if ((got == 0 || waitpid(pid, &status, WNOHANG) == pid) && WIFEXITED(status))
+      snprintf(why, why_size, "the server exited with status %d before it listened", WEXITSTATUS(status));
+    else
+      snprintf(why, why_size, "the server did not start listening in 15 s");
+    return -1;
+  }
+}
+
+static void print_status(const char *json)
+{
+  cJSON *j = cJSON_Parse(json), *w, *h;
+  char a[32];
+  if (!j)
+    return;
+  printf("gpujit server pid %.0f  up %.0f s  idle %.0f s  socket %s\n",
+         cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "pid")),
+         cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "uptime_s")),
+         cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "idle_s")),
+         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "socket")));
+  printf("  requests %.0f, built %.0f, refused %.0f; memory %s (server and workers, resident)\n",
+         cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "requests")),
+         cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "built")),
+         cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "refused")),
+         cli_size(a, sizeof(a), cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "memory_bytes"))));
+  cJSON *lim = cJSON_GetObjectItemCaseSensitive(j, "limits");
+  printf("  limits: %.0f workers, %.0f PCHs per worker, idle exit after %.0f s\n",
+         cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(lim, "workers")),
+         cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(lim, "max_pch_per_worker")),
+         cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(lim, "idle_timeout_s")));
+  cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(j, "workers")) {
+    double pid = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(w, "pid"));
+    printf("  worker %.0f: ", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(w, "index")));
+    if (pid <= 0) {
+      printf("not started\n");
+      continue;
+    }
+    printf("pid %.0f, %s, %.0f jobs, %s\n", pid,
+           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "busy")) ? "busy" : "idle",
+           cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(w, "jobs")),
+           cli_size(a, sizeof(a), cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(w, "rss_bytes"))));
+    cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(w, "pch"))
+      printf("    PCH %s  %s  %.0f hits  %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "block")),
+             cli_size(a, sizeof(a), cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(h, "bytes"))),
+             cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(h, "hits")),
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "include")));
+  }
+  cJSON_Delete(j);
+}
+
+int cmd_server(cli_ctx *ctx, int argc, char **argv)
+{
+  gpujit_server_options so = GPUJIT_SERVER_OPTIONS_INIT;
+  cli_args a = {argc, 2, argv, "server", NULL, false};
+  const char *verb = argc > 1 ? argv[1] : NULL;
+  bool json = false, autostart = false;
+  int ready_fd = -1, err;
+  char why[512], path[PATH_MAX];
+
+  if (!verb || !strcmp(verb, "-h") || !strcmp(verb, "--help")) {
+    server_help();
+    return verb ? EXIT_OK : EXIT_USAGE;
+  }
+  if (strcmp(verb, "start") && strcmp(verb, "stop") && strcmp(verb, "status") && strcmp(verb, "run"))
+    return cli_usage_error(ctx, "server", "unknown server command '%s' (start, stop, status, run)", verb);
+  for (; a.i < argc; a.i++) {
+    const char *arg = argv[a.i];
+    long v;
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      server_help();
+      return EXIT_OK;
+    } else if (cli_opt(&a, "--cache-dir", true)) {
+      so.cache_dir = a.value;
+    } else if (cli_opt(&a, "--workers", true)) {
+      if (!a.failed && !cli_parse_int(a.value, 1, 64, &v))
+        return cli_usage_error(ctx, "server", "invalid --workers '%s': expected 1..64", a.value);
+      so.workers = a.failed ? 0 : (int)v;
+    } else if (cli_opt(&a, "--max-pch", true)) {
+      if (!a.failed && !cli_parse_int(a.value, 1, 16, &v))
+        return cli_usage_error(ctx, "server", "invalid --max-pch '%s': expected 1..16", a.value);
+      so.max_pch = a.failed ? 0 : (int)v;
+    } else if (cli_opt(&a, "--idle-timeout", true)) {
+      char *end;
+      so.idle_timeout_s = a.failed ? 0 : strtod(a.value, &end);
+      if (!a.failed && (*end || so.idle_timeout_s <= 0))
+        return cli_usage_error(ctx, "server", "invalid --idle-timeout '%s': expected seconds > 0", a.value);
+    } else if (cli_opt(&a, "--ready-fd", true)) {
+      ready_fd = a.failed ? -1 : atoi(a.value);
+    } else if (cli_opt(&a, "--json", false)) {
+      json = true;
+    } else if (cli_opt(&a, "--auto", false)) {
+      autostart = true;
+    } else {
+      return cli_usage_error(ctx, "server", "unknown option '%s'", arg);
+    }
+    if (a.failed)
+      return cli_usage_error(ctx, "server", "option '%s' needs a value", arg);
+  }
+  auto_path(path, sizeof(path), so.cache_dir);
+  if (!strcmp(verb, "run")) {
+    if ((err = gpujit_server_run(&so, ready_fd)) < 0)
+      return cli_fail(ctx, err);
+    return EXIT_OK;
+  }
+  if (!strcmp(verb, "status")) {
+    char *text = NULL;
+    if ((err = gpujit_server_status(&text, &so)) < 0) {
+      if (err == GPUJIT_ENOENT) {
+        if (json)
+          printf("{\"running\": false}\n");
+        else if (ctx->verbose >= 0)
+          printf("no gpujit server runs for this cache (builds compile in-process)\n");
+        return EXIT_OK;
+      }
+      return cli_fail(ctx, err);
+    }
+    if (json)
+      printf("%s\n", text);
+    else
+      print_status(text);
+    gpujit_free(text);
+    return EXIT_OK;
+  }
+  if (!strcmp(verb, "stop")) {
+    if (autostart)
+      unlink(path);
+    err = gpujit_server_stop(&so);
+    if (err == GPUJIT_ENOENT) {
+      if (ctx->verbose >= 0)
+        printf("no gpujit server was running\n");
+      return EXIT_OK;
+    }
+    if (err < 0)
+      return cli_fail(ctx, err);
+    if (ctx->verbose >= 0)
+      printf("gpujit server stopped\n");
+    return EXIT_OK;
+  }
+  /* start */
+  if (autostart) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+      cli_warn(ctx, "cannot write %s: %s (no start on demand)", path, strerror(errno));
+    } else {
+      fputs("start a gpujit build server on demand for this cache (gpujit server stop --auto removes this)\n", f);
+      fclose(f);
+    }
+  }
+  {
+    char *text = NULL;
+    if (gpujit_server_status(&text, &so) == 0) {
+      if (ctx->verbose >= 0)
+        printf("a gpujit server already runs for this cache\n");
+      gpujit_free(text);
+      return EXIT_OK;
+    }
+  }
+  int pid = cli_server_spawn(&so, true, why, sizeof(why));
+  if (pid < 0) {
+    fprintf(stderr, "gpujit: error: %s\n", why);
+    return EXIT_FAILURE_;
+  }
+  if (gpujit_server_socket_path(path, sizeof(path), &so) < 0)
+    path[0] = '\0';
+  if (ctx->verbose >= 0)
+    printf("gpujit server started (pid %d, socket %s)\n", pid, path);
+  return EXIT_OK;
+}

@@ -1,0 +1,272 @@
+/* The build server's client side: hits here, misses to the server, anything wrong in-process;
+ * status and stop. */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "cache/handle.h"
+#include "compile/options.h"
+#include "compile/toolkit.h"
+#include "gpujit/server.h"
+#include "gpujit/trace.h"
+#include "module/build.h"
+#include "module/history.h"
+#include "server/protocol.h"
+#include "server/socket.h"
+#include "trace/sink.h"
+
+#define ACK_MS 2000 /* a server that does not take a request in this long is hung */
+
+static int send_request(int fd, const char *op, cJSON *job)
+{
+  cJSON *req = cJSON_CreateObject();
+  char *text;
+  int err;
+  cJSON_AddStringToObject(req, "op", op);
+  cJSON_AddStringToObject(req, "build", gpujit__build_identity());
+  cJSON_AddStringToObject(req, "toolkit", gpujit__toolkit_id());
+  if (job)
+    cJSON_AddItemToObject(req, "job", job);
+  text = cJSON_PrintUnformatted(req);
+  err = text ? gpujit__frame_write(fd, GPUJIT__FRAME_JOB, text, strlen(text)) : GPUJIT_ENOMEM;
+  free(text);
+  cJSON_Delete(req);
+  return err;
+}
+
+/* One frame within `ms` (-1: no limit). @return 1, 0 (timed out or closed: *why says), or error. */
+static int read_frame(int fd, int ms, uint32_t *type, gpujit__buf *out, const char **why)
+{
+  int r;
+  if (!gpujit__wait_readable(fd, ms)) {
+    *why = "no answer in time";
+    return 0;
+  }
+  r = gpujit__frame_read(fd, type, out);
+  if (r <= 0) {
+    *why = "the connection closed";
+    gpujit_error_clear();
+    return 0;
+  }
+  return 1;
+}
+
+/* A job as a project build sends it to a worker: every path absolute, the arch resolved. */
+static cJSON *job_json(const char *const *paths, size_t count, const gpujit_module_options *o, const char *arch)
+{
+  gpujit_module_options copy = *o;
+  char **incs = calloc(o->include_dirs_count + 1, sizeof(*incs));
+  cJSON *job = cJSON_CreateObject(), *files = cJSON_AddArrayToObject(job, "files"), *opts;
+  for (size_t i = 0; i < count; i++) {
+    char *abs = gpujit__abspath(paths[i]);
+    cJSON_AddItemToArray(files, cJSON_CreateString(abs ? abs : paths[i]));
+    free(abs);
+  }
+  for (size_t i = 0; incs && i < o->include_dirs_count; i++)
+    incs[i] = gpujit__abspath(o->include_dirs[i]);
+  copy.include_dirs = (const char *const *)incs;
+  copy.arch = arch;
+  opts = gpujit__options_to_json(&copy);
+  cJSON_AddItemToObject(job, "options", opts);
+  cJSON_AddNumberToObject(job, "id", 0);
+  if (o->cache) {
+    cJSON_AddStringToObject(job, "cache_dir", o->cache->dir);
+    if (o->cache->base)
+      cJSON_AddStringToObject(job, "base_dir", o->cache->base);
+  }
+  cJSON_AddBoolToObject(job, "trace", o->trace != NULL);
+  cJSON_AddBoolToObject(job, "pch_more", true);
+  for (size_t i = 0; incs && i < o->include_dirs_count; i++)
+    free(incs[i]);
+  free(incs);
+  return job;
+}
+
+/* The server's answer to a build: 1 with *out or an error set from the worker's result, 0 when
+ * the build must happen here (`why` says why). */
+static int remote_build(gpujit_module **out, int *result, const char *const *paths, size_t count,
+                        const gpujit_module_options *o, const gpujit_server_options *so, char *why, size_t why_size)
+{
+  char sock[PATH_MAX], arch[32];
+  gpujit__buf frame = {0};
+  cJSON *ack = NULL, *res = NULL;
+  const char *lost = NULL;
+  uint32_t type;
+  double expected;
+  int fd, wait_ms, r = 0;
+
+  if (gpujit__server_paths(sock, sizeof(sock), NULL, 0, so) < 0 || (fd = gpujit__server_connect(sock)) < 0) {
+    snprintf(why, why_size, "%s", gpujit_error_last());
+    gpujit_error_clear();
+    return 0;
+  }
+  if (gpujit__resolve_arch(arch, sizeof(arch), o->arch, o->cache) < 0) {
+    close(fd);
+    return (*result = gpujit__error(GPUJIT_EINVAL, "%s", gpujit_error_last())), 1;
+  }
+  if (send_request(fd, "build", job_json(paths, count, o, arch)) < 0) {
+    lost = "the request could not be sent";
+    goto done;
+  }
+  if (read_frame(fd, ACK_MS, &type, &frame, &lost) != 1)
+    goto done;
+  ack = cJSON_ParseWithLength(frame.data, frame.len);
+  if (type != GPUJIT__FRAME_ACK || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ack, "ok"))) {
+    const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ack, "why"));
+    snprintf(why, why_size, "%s", w ? w : "the server refused the request");
+    goto done;
+  }
+  /* Never wait much longer than the compile itself would take: its recorded time, with room. */
+  expected = gpujit__history_get(o->cache, paths, count, arch);
+  wait_ms = expected > 0 ? (int)(expected * 3 + 5000) : 300000;
+  if (read_frame(fd, wait_ms, &type, &frame, &lost) != 1 || type != GPUJIT__FRAME_RESULT ||
+      !(res = cJSON_ParseWithLength(frame.data, frame.len))) {
+    lost = lost ? lost : "a malformed answer";
+    goto done;
+  }
+  {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "error"), *tr = cJSON_GetObjectItemCaseSensitive(res, "trace");
+    if (!cJSON_IsNumber(e)) {
+      lost = "a result without a status";
+      goto done;
+    }
+    if (o->trace && cJSON_IsString(tr)) {
+      int64_t track = 0;
+      char name[64];
+      const cJSON *pid = cJSON_GetObjectItemCaseSensitive(res, "pid");
+      snprintf(name, sizeof(name), "build server");
+      if (gpujit_trace_track(o->trace, &track, name) < 0 ||
+          gpujit__trace_merge_process(o->trace, tr->valuestring, strlen(tr->valuestring),
+                                      cJSON_IsNumber(pid) ? (int64_t)pid->valuedouble : 0, track, "server") < 0)
+        gpujit_error_clear();
+    }
+    if (e->valueint != 0) { /* the build failed there as it would have here */
+      const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "message"));
+      const char *log = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "log"));
+      *result = gpujit__error(e->valueint, "%s", msg ? msg : "build failed");
+      gpujit__error_set_log(log ? log : "");
+      r = 1;
+      goto done;
+    }
+  }
+  if (read_frame(fd, 10000, &type, &frame, &lost) != 1 || type != GPUJIT__FRAME_IMAGE)
+    goto done;
+  if ((*result = gpujit__module_from_json(out, cJSON_GetObjectItemCaseSensitive(res, "module"), &frame)) < 0) {
+    lost = "an unreadable module";
+    *result = 0;
+    gpujit_error_clear();
+    goto done;
+  }
+  r = 1;
+done:
+  if (lost && !why[0])
+    snprintf(why, why_size, "the server was lost mid-request: %s", lost);
+  close(fd);
+  cJSON_Delete(ack);
+  cJSON_Delete(res);
+  gpujit__buf_free(&frame);
+  return r;
+}
+
+int gpujit_server_build_files(gpujit_module **out, const char *const *paths, size_t count,
+                              const gpujit_module_options *opts, const gpujit_server_options *server, int *served)
+{
+  gpujit_module_options o;
+  gpujit__build_ctl ctl = {.lookup_only = true};
+  char why[600] = "";
+  int err, result = 0;
+
+  if (served)
+    *served = 0;
+  if (!out || !paths || count == 0)
+    return gpujit_module_build_files(out, paths, count, opts);
+  gpujit__options_current(&o, opts);
+  /* a hit is served here: no round trip is faster */
+  if (o.cache) {
+    err = gpujit__module_build_files_ctl(out, paths, count, &o, &ctl);
+    if (err == 0 || !ctl.missed)
+      return err;
+    gpujit_error_clear();
+  }
+  if (o.cache && o.cache->remote) {
+    snprintf(why, sizeof(why), "remote stores are configured: they are used in this process");
+  } else if (remote_build(out, &result, paths, count, &o, server, why, sizeof(why))) {
+    if (served)
+      *served = 1;
+    return result;
+  }
+  gpujit__log(GPUJIT_LOG_INFO, "server: %s: building in-process", why);
+  return gpujit_module_build_files(out, paths, count, opts);
+}
+
+static int ask(const gpujit_server_options *so, const char *op, cJSON **answer)
+{
+  char sock[PATH_MAX];
+  gpujit__buf frame = {0};
+  const char *why = NULL;
+  uint32_t type;
+  int fd, err = 0;
+  if ((err = gpujit__server_paths(sock, sizeof(sock), NULL, 0, so)) < 0)
+    return err;
+  if ((fd = gpujit__server_connect(sock)) < 0)
+    return fd;
+  if ((err = send_request(fd, op, NULL)) == 0) {
+    if (read_frame(fd, ACK_MS * 5, &type, &frame, &why) != 1)
+      err = gpujit__error(GPUJIT_EIO, "server at %s: %s", sock, why);
+    else if (!(*answer = cJSON_ParseWithLength(frame.data, frame.len)))
+      err = gpujit__error(GPUJIT_EIO, "server at %s: a malformed answer", sock);
+  }
+  close(fd);
+  gpujit__buf_free(&frame);
+  return err;
+}
+
+int gpujit_server_status(char **out, const gpujit_server_options *so)
+{
+  cJSON *j = NULL;
+  int err;
+  if (!out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_server_status: NULL out");
+  *out = NULL;
+  if ((err = ask(so, "status", &j)) < 0)
+    return err;
+  if (cJSON_GetObjectItemCaseSensitive(j, "ok")) { /* an ACK: it refused us */
+    const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "why"));
+    err = gpujit__error(GPUJIT_EUNSUPPORTED, "%s", w ? w : "the server refused");
+  } else if (!(*out = cJSON_Print(j))) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  cJSON_Delete(j);
+  return err;
+}
+
+int gpujit_server_stop(const gpujit_server_options *so)
+{
+  char sock[PATH_MAX], lock[PATH_MAX + 8];
+  cJSON *j = NULL;
+  int err = ask(so, "stop", &j);
+  cJSON_Delete(j);
+  if (err < 0 || gpujit__server_paths(sock, sizeof(sock), lock, sizeof(lock), so) < 0)
+    return err;
+  /* stopped when it has let go of its lock: a server started next finds the socket free */
+  for (int i = 0; i < 1000; i++) {
+    int fd = open(lock, O_RDWR | O_CLOEXEC);
+    bool free_now = fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (fd >= 0)
+      close(fd);
+    if (free_now)
+      return 0;
+    usleep(10000);
+  }
+  return gpujit__error(GPUJIT_EBUSY, "the server at %s did not exit within 10 s", sock);
+}
