@@ -111,7 +111,8 @@ int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, 
 {
   const char *exe = gpujit__ptxas_path();
   gpujit__strvec args = {0};
-  char **argv = NULL;
+  char **argv = NULL, **env = NULL;
+  size_t nenv = 0;
   posix_spawn_file_actions_t fa;
   int fin[2] = {-1, -1}, fout[2] = {-1, -1}, ferr[2] = {-1, -1}, status = 0, err;
   pid_t pid = -1;
@@ -127,6 +128,18 @@ int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, 
     goto done;
   }
   memcpy(argv, args.items, args.count * sizeof(*argv));
+  /* ptxas runs as a step of NVRTC's would, in-process: what is preloaded into gpujit (a
+   * sanitizer's shim, a profiler's injection) is not preloaded into it */
+  for (char **e = environ; *e; e++)
+    nenv++;
+  if (!(env = calloc(nenv + 1, sizeof(*env)))) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
+  nenv = 0;
+  for (char **e = environ; *e; e++)
+    if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+      env[nenv++] = *e;
   if (pipe2(fin, O_CLOEXEC) < 0 || pipe2(fout, O_CLOEXEC) < 0 || pipe2(ferr, O_CLOEXEC) < 0) {
     err = gpujit__error(GPUJIT_EIO, "pipe: %s", strerror(errno));
     goto done;
@@ -136,7 +149,7 @@ int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, 
   posix_spawn_file_actions_adddup2(&fa, fin[0], 0);
   posix_spawn_file_actions_adddup2(&fa, fout[1], 1);
   posix_spawn_file_actions_adddup2(&fa, ferr[1], 2);
-  err = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+  err = posix_spawn(&pid, exe, &fa, NULL, argv, env);
   posix_spawn_file_actions_destroy(&fa);
   close(fin[0]), close(fout[1]), close(ferr[1]);
   fin[0] = fout[1] = ferr[1] = -1;
@@ -186,6 +199,7 @@ done:
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
       ;
   free(argv);
+  free(env);
   gpujit__strvec_free(&args);
   if (err < 0)
     cubin->len = 0;

@@ -11,7 +11,10 @@ int main(void)
   /* Ctrl-C reaches the whole process group: the build decides when its workers stop. */
   signal(SIGINT, SIG_IGN);
   signal(SIGPIPE, SIG_IGN);
-  prctl(PR_SET_PDEATHSIG, SIGTERM); /* and a build killed outright takes its workers with it */
+  /* and a build (or server) killed outright takes its workers with it. SIGKILL, not SIGTERM:
+   * NVRTC catches SIGTERM during a compile and calls exit(), whose handlers wait on a lock the
+   * compile holds — the worker would hang for good, holding the request's cache lock. */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1)
     return 1;
   return gpujit__worker_main(GPUJIT__WORKER_IN_FD, GPUJIT__WORKER_OUT_FD);

@@ -1,0 +1,396 @@
+/* The warm build server, with real NVRTC: the same bytes, diagnostics and codes as in-process;
+ * PCH reuse across requests; who may connect; a server killed, stale or idle; a header edit
+ * inside the PCH's include block. Each test runs its own server in a child process. */
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "helpers.h"
+
+#include "gpujit.h"
+#include "base/clock.h"
+#include "project/wire.h"
+#include "server/protocol.h"
+#include "server/socket.h"
+
+typedef struct fx {
+  char *dir, *sockdir, *sock, *cache;
+  pid_t server;
+  gpujit_server_options so;
+  gpujit_cache *c;
+} fx;
+
+static void start_server(fx *f, double idle_s)
+{
+  int p[2];
+  char buf[8] = "";
+  assert_int_equal(pipe(p), 0);
+  f->so.idle_timeout_s = idle_s;
+  f->server = fork();
+  assert_true(f->server >= 0);
+  if (f->server == 0) {
+    close(p[0]);
+    _exit(gpujit_server_run(&f->so, p[1]) == 0 ? 0 : 1);
+  }
+  close(p[1]);
+  assert_true(read(p[0], buf, sizeof(buf) - 1) > 0); /* "ready" */
+  close(p[0]);
+  assert_string_equal(buf, "ready\n");
+}
+
+static int setup(void **state)
+{
+  fx *f = calloc(1, sizeof(*f));
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  f->dir = th_tmpdir();
+  f->sockdir = th_path(f->dir, "run");
+  f->sock = th_path(f->sockdir, "server.sock");
+  f->cache = th_path(f->dir, "cache");
+  mkdir(f->sockdir, 0700);
+  gpujit_server_options_init(&f->so, GPUJIT_SERVER_OPTIONS_VERSION);
+  f->so.cache_dir = f->cache;
+  f->so.socket_path = f->sock;
+  f->so.worker_path = GPUJIT_WORKER_PATH;
+  f->so.workers = 1;
+  co.dir = f->cache;
+  assert_int_equal(gpujit_cache_open(&f->c, &co), 0);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  fx *f = *state;
+  if (f->server > 0) {
+    kill(f->server, SIGTERM);
+    waitpid(f->server, NULL, 0);
+  }
+  gpujit_cache_free(f->c);
+  th_rmrf(f->dir);
+  free(f->dir), free(f->sockdir), free(f->sock), free(f->cache), free(f);
+  return 0;
+}
+
+static gpujit_module_options opts_with(fx *f)
+{
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  o.arch = "sm_90";
+  o.cache = f->c;
+  return o;
+}
+
+/* A log without ptxas's "Compile time = … ms" line, which no two compiles share. */
+static char *stable_log(const char *log)
+{
+  char *out = strdup(log), *p;
+  while ((p = strstr(out, "Compile time = "))) {
+    char *bol = p, *eol = strchr(p, '\n');
+    while (bol > out && bol[-1] != '\n')
+      bol--;
+    memmove(bol, eol ? eol + 1 : p + strlen(p), strlen(eol ? eol + 1 : p + strlen(p)) + 1);
+  }
+  return out;
+}
+
+static void same_module(const gpujit_module *a, const gpujit_module *b)
+{
+  char *la = stable_log(gpujit_module_log(a)), *lb = stable_log(gpujit_module_log(b));
+  size_t na, nb;
+  const void *ia = gpujit_module_image(a, &na), *ib = gpujit_module_image(b, &nb);
+  assert_int_equal(na, nb);
+  assert_memory_equal(ia, ib, na);
+  assert_string_equal(la, lb);
+  assert_non_null(strstr(la, "Used 8 registers"));
+  free(la), free(lb);
+  assert_int_equal(gpujit_module_kernel_count(a), gpujit_module_kernel_count(b));
+  assert_string_equal(gpujit_module_kernel(a, 0), gpujit_module_kernel(b, 0));
+}
+
+static void test_server__same_result_and_errors(void **state)
+{
+  fx *f = *state;
+  char *good = th_write(f->dir, "good.cu", "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n");
+  char *bad = th_write(f->dir, "bad.cu", "extern \"C\" __global__ void k(float *x) {\n  x[0] = undefined_name;\n}\n");
+  const char *gp[] = {good}, *bp[] = {bad};
+  gpujit_module_options o = opts_with(f), here = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL, *local = NULL;
+  char *msg, *log;
+  int served = -1, err, err_here;
+  start_server(f, 60);
+  here.arch = "sm_90";
+  assert_int_equal(gpujit_server_build_files(&m, gp, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 1);
+  assert_int_equal(gpujit_module_cache_status(m), GPUJIT_CACHE_MISS);
+  assert_int_equal(gpujit_module_build_files(&local, gp, 1, &here), 0);
+  same_module(m, local);
+  gpujit_module_free(m);
+  /* the entry the server's worker stored is a hit here, served without the server */
+  m = NULL;
+  assert_int_equal(gpujit_server_build_files(&m, gp, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 0);
+  assert_int_equal(gpujit_module_cache_status(m), GPUJIT_CACHE_HIT);
+  same_module(m, local);
+  gpujit_module_free(m);
+  gpujit_module_free(local);
+  /* a failing module: the same code, message and log */
+  err = gpujit_server_build_files(&m, bp, 1, &o, &f->so, &served);
+  assert_int_equal(served, 1);
+  msg = strdup(gpujit_error_last());
+  log = strdup(gpujit_error_log());
+  err_here = gpujit_module_build_files(&local, bp, 1, &here);
+  assert_int_equal(err, GPUJIT_ECOMPILE);
+  assert_int_equal(err, err_here);
+  assert_string_equal(msg, gpujit_error_last());
+  assert_string_equal(log, gpujit_error_log());
+  assert_non_null(strstr(log, "undefined_name"));
+  free(msg), free(log), free(good), free(bad);
+}
+
+#define HEAVY "#include <cuda/std/type_traits>\n#include \"scale.cuh\"\n"
+
+/* A PCH made for the first request is used by the next, of the same include block; a header of
+ * that block edited in between is followed, never served from the stale PCH. */
+static void test_server__pch_reuse_and_header_edit(void **state)
+{
+  fx *f = *state;
+  char *hdr = th_write(f->dir, "scale.cuh", "#define SCALE 2.0f\n");
+  char *src = th_write(f->dir, "k.cu", HEAVY "extern \"C\" __global__ void k(float *x) { x[0] *= SCALE; }\n");
+  const char *paths[] = {src};
+  gpujit_module_options o = opts_with(f), here = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL, *local = NULL;
+  char *status = NULL;
+  cJSON *j;
+  int served = 0;
+  start_server(f, 60);
+  here.arch = "sm_90";
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 1);
+  assert_int_equal(gpujit_module_pch(m, NULL), GPUJIT_PCH_STATUS_CREATED);
+  gpujit_module_free(m);
+  free(th_write(f->dir, "k.cu", HEAVY "extern \"C\" __global__ void k(float *x) { x[1] *= SCALE; }\n"));
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(gpujit_module_pch(m, NULL), GPUJIT_PCH_STATUS_USED);
+  gpujit_module_free(m);
+  /* status: the worker holds one PCH of this block, used once */
+  assert_int_equal(gpujit_server_status(&status, &f->so), 0);
+  j = cJSON_Parse(status);
+  {
+    cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "workers"), 0);
+    cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(w, "pch"), 0);
+    assert_non_null(h);
+    assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "include")), "scale.cuh"));
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(h, "hits")), 1);
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(h, "bytes")) > 0);
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "pchs")), 1);
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "memory_bytes")) > 0);
+  }
+  cJSON_Delete(j);
+  gpujit_free(status);
+  /* the header inside the PCH's block changes: the next build follows it */
+  sleep(1); /* a new mtime second as well as new bytes */
+  free(th_write(f->dir, "scale.cuh", "#define SCALE 3.0f\n"));
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 1);
+  assert_int_not_equal(gpujit_module_pch(m, NULL), GPUJIT_PCH_STATUS_USED);
+  assert_int_equal(gpujit_module_build_files(&local, paths, 1, &here), 0);
+  same_module(m, local);
+  gpujit_module_free(m);
+  gpujit_module_free(local);
+  free(hdr), free(src);
+}
+
+/* A server killed mid-request: the client builds the module itself. */
+typedef struct killer {
+  pid_t pid;
+  int ms;
+} killer;
+
+static void *kill_later(void *p)
+{
+  killer *k = p;
+  usleep((useconds_t)k->ms * 1000);
+  kill(k->pid, SIGKILL);
+  return NULL;
+}
+
+static void test_server__killed_mid_request(void **state)
+{
+  fx *f = *state;
+  char *src = th_write(f->dir, "slow.cu",
+                       "#include <cub/block/block_reduce.cuh>\n"
+                       "extern \"C\" __global__ void k(float *p) { using R = cub::BlockReduce<float, 128>;\n"
+                       "  __shared__ typename R::TempStorage s; float v = R(s).Sum(p[threadIdx.x]); if (!threadIdx.x) p[0] = v; }\n");
+  const char *paths[] = {src};
+  gpujit_module_options o = opts_with(f);
+  gpujit_module *m = NULL;
+  pthread_t t;
+  killer k;
+  int served = -1;
+  start_server(f, 60);
+  k.pid = f->server;
+  k.ms = 300;
+  pthread_create(&t, NULL, kill_later, &k);
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  pthread_join(t, NULL);
+  waitpid(f->server, NULL, 0);
+  f->server = 0;
+  assert_int_equal(served, 0);
+  assert_string_equal(gpujit_module_kernel(m, 0), "k");
+  gpujit_module_free(m);
+  /* and with no server at all: in-process, no error */
+  free(th_write(f->dir, "slow.cu", "extern \"C\" __global__ void k2(float *p) { p[0] = 1; }\n"));
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 0);
+  assert_int_equal(gpujit_server_status(&(char *){NULL}, &f->so), GPUJIT_ENOENT);
+  gpujit_module_free(m);
+  free(src);
+}
+
+/* A client of another build is refused by the server; the build happens in-process. */
+static void test_server__stale_client_refused(void **state)
+{
+  fx *f = *state;
+  char *src = th_write(f->dir, "s.cu", "extern \"C\" __global__ void s(float *x) { x[0] = 3; }\n");
+  const char *paths[] = {src};
+  gpujit_module_options o = opts_with(f);
+  gpujit_module *m = NULL;
+  gpujit__buf frame = {0};
+  uint32_t type;
+  cJSON *ack;
+  int fd, served = -1;
+  const char *req = "{\"op\":\"build\",\"build\":\"0.0.1 /elsewhere/libgpujit.so 1 2\",\"toolkit\":\"x\",\"job\":{}}";
+  start_server(f, 60);
+  fd = gpujit__server_connect(f->sock);
+  assert_true(fd >= 0);
+  assert_int_equal(gpujit__frame_write(fd, GPUJIT__FRAME_JOB, req, strlen(req)), 0);
+  assert_int_equal(gpujit__frame_read(fd, &type, &frame), 1);
+  assert_int_equal(type, GPUJIT__FRAME_ACK);
+  ack = cJSON_ParseWithLength(frame.data, frame.len);
+  assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(ack, "ok")));
+  assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ack, "why")), "stale server"));
+  cJSON_Delete(ack);
+  close(fd);
+  gpujit__buf_free(&frame);
+  /* this client is of the server's build: served */
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 1);
+  gpujit_module_free(m);
+  free(src);
+}
+
+/* A fake server that refuses as a stale one does: the client builds in-process. */
+static void test_server__client_falls_back_from_stale(void **state)
+{
+  fx *f = *state;
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  char *src = th_write(f->dir, "t.cu", "extern \"C\" __global__ void t(float *x) { x[0] = 4; }\n");
+  const char *paths[] = {src};
+  gpujit_module_options o = opts_with(f);
+  gpujit_module *m = NULL;
+  int lfd = socket(AF_UNIX, SOCK_STREAM, 0), served = -1;
+  pid_t fake;
+  strcpy(a.sun_path, f->sock);
+  assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+  assert_int_equal(listen(lfd, 4), 0);
+  fake = fork();
+  if (fake == 0) {
+    int c = accept(lfd, NULL, NULL);
+    gpujit__buf in = {0};
+    uint32_t type;
+    const char *no = "{\"ok\":false,\"why\":\"stale server: it is gpujit 0.0.1\"}";
+    if (gpujit__frame_read(c, &type, &in) == 1)
+      gpujit__frame_write(c, GPUJIT__FRAME_ACK, no, strlen(no));
+    _exit(0);
+  }
+  close(lfd);
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 0);
+  assert_string_equal(gpujit_module_kernel(m, 0), "t");
+  waitpid(fake, NULL, 0);
+  gpujit_module_free(m);
+  free(src);
+}
+
+/* Only this user: the credential check itself, and, as root, a connection from another uid. */
+static void test_server__other_users_refused(void **state)
+{
+  fx *f = *state;
+  int sv[2];
+  char why[160];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  assert_true(gpujit__peer_is(sv[0], geteuid(), why, sizeof(why)));
+  assert_false(gpujit__peer_is(sv[0], geteuid() + 1, why, sizeof(why)));
+  assert_non_null(strstr(why, "runs as uid"));
+  close(sv[0]), close(sv[1]);
+  if (geteuid() != 0) {
+    print_message("the connection from another uid needs root to make one: checked through the credential path only\n");
+    return;
+  }
+  start_server(f, 60);
+  /* let another uid reach the socket file: only the credential check stands in the way */
+  chmod(f->dir, 0755);
+  chmod(f->sockdir, 0755);
+  chmod(f->sock, 0666);
+  pid_t child = fork();
+  if (child == 0) {
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    char buf[16];
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    const char *req = "{\"op\":\"status\"}";
+    if (setgid(65534) < 0 || setuid(65534) < 0)
+      _exit(3);
+    strcpy(a.sun_path, f->sock);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+      _exit(4); /* the server must see it and refuse it */
+    gpujit__frame_write(fd, GPUJIT__FRAME_JOB, req, strlen(req));
+    _exit(read(fd, buf, sizeof(buf)) > 0 ? 1 : 0); /* an answer would be a failure */
+  }
+  int st = 0;
+  waitpid(child, &st, 0);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+  {
+    char *status = NULL;
+    cJSON *j;
+    assert_int_equal(gpujit_server_status(&status, &f->so), 0);
+    j = cJSON_Parse(status);
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "refused")), 1);
+    cJSON_Delete(j);
+    gpujit_free(status);
+  }
+}
+
+static void test_server__idle_exit_and_one_per_socket(void **state)
+{
+  fx *f = *state;
+  int st = 0;
+  double t0;
+  start_server(f, 1.0);
+  /* a second server on the same socket is refused */
+  assert_int_equal(gpujit_server_run(&f->so, -1), GPUJIT_EBUSY);
+  t0 = gpujit__now_us() / 1e3;
+  assert_int_equal(waitpid(f->server, &st, 0), f->server);
+  f->server = 0;
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  assert_true(gpujit__now_us() / 1e3 - t0 < 5000);
+  assert_false(th_exists(f->sock));
+  assert_int_equal(gpujit_server_stop(&f->so), GPUJIT_ENOENT);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_server__same_result_and_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__pch_reuse_and_header_edit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__killed_mid_request, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__stale_client_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__client_falls_back_from_stale, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__other_users_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__idle_exit_and_one_per_socket, setup, teardown),
+  };
+  signal(SIGPIPE, SIG_IGN);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
