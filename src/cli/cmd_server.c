@@ -39,6 +39,7 @@ static void server_help(void)
          "                       directory; stop --auto removes it). GPUJIT_SERVER=1 does the same\n"
          "                       for one shell, GPUJIT_SERVER=0 keeps every build in-process\n"
          "  --json               status as JSON\n"
+         "  -q, -v               quiet, or verbose\n"
          "  -h, --help           this help\n");
 }
 
@@ -219,6 +220,10 @@ int cmd_server(cli_ctx *ctx, int argc, char **argv)
       ready_fd = a.failed ? -1 : atoi(a.value);
     } else if (cli_opt(&a, "--json", false)) {
       json = true;
+    } else if (cli_opt(&a, "-q", false) || cli_opt(&a, "--quiet", false)) {
+      cli_set_verbosity(ctx, -1);
+    } else if (cli_opt(&a, "-v", false) || cli_opt(&a, "--verbose", false)) {
+      cli_set_verbosity(ctx, 1);
     } else if (cli_opt(&a, "--auto", false)) {
       autostart = true;
     } else {

@@ -46,6 +46,7 @@ static void print_help(cli_ctx *ctx)
          "  GPUJIT_CACHE_DIR  kernel cache (else $XDG_CACHE_HOME/gpujit, else ~/.cache/gpujit)\n"
          "  GPUJIT_NO_CACHE   1: bypass the cache\n"
          "  GPUJIT_BASE_DIR   paths under it enter cache keys relative to it\n"
+         "  GPUJIT_SERVER     1: start a build server on demand; 0: never use one\n"
          "  NO_COLOR          disable colour\n", ctx->prog, GPUJIT_DEFAULT_ARCH);
 }
 
