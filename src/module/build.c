@@ -196,11 +196,14 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
     gpujit__history_put(opts->cache, (const char *const *)m->sources.items, count, m->arch,
                         m->timings.compile_ms + m->timings.link_ms);
   if (opts->cache) {
+    gpujit__built_hook hook = {ctl->built, ctl->built_payload, false};
     gpujit__stage_begin(&stage, opts->trace, "cache store");
     /* A failed store is a warning: the module is good, only the cache lacks it. */
-    if (gpujit__cached_store(&miss, m, sources, count, opts) < 0)
+    if (gpujit__cached_store(&miss, m, sources, count, opts, &hook) < 0)
       gpujit_error_clear();
     m->timings.store_ms = gpujit__stage_end(&stage);
+  } else if (ctl->built) {
+    ctl->built(m, ctl->built_payload);
   }
 
 done:

@@ -13,6 +13,10 @@ typedef struct gpujit__build_ctl {
   bool lookup_only; /* a miss returns GPUJIT_ENOENT (error cleared) without compiling or counting */
   bool pch_more;    /* more modules of this include block follow in this process: make the PCH now */
   bool missed;      /* out: the lookup missed (with lookup_only, the build stopped there) */
+  /* optional: called once a compiled module is final, before its cache entry is written (a
+   * build server's worker answers its client then; the store follows) */
+  void (*built)(gpujit_module *m, void *payload);
+  void *built_payload;
 } gpujit__build_ctl;
 
 /** gpujit_module_build_files() with a control block (NULL: none). */

@@ -108,8 +108,16 @@ int gpujit__cached_scan(gpujit__miss *miss, gpujit_module *m, const gpujit_sourc
   return 0;
 }
 
+static void built(gpujit__built_hook *hook, gpujit_module *m)
+{
+  if (hook && hook->fn && !hook->called) {
+    hook->called = true;
+    hook->fn(m, hook->payload);
+  }
+}
+
 int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
-                         const gpujit_module_options *opts)
+                         const gpujit_module_options *opts, gpujit__built_hook *hook)
 {
   const char *base = gpujit__cache_base(opts->cache), *why = "the include scan failed";
   gpujit__deps deps = {0}, shared = {0};
@@ -137,6 +145,9 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
     err = err ? err : gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;
   }
+  /* The module is final: its key is the entry's, whether or not the entry gets written. */
+  snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
+  built(hook, m);
   /* The source dump: every source and user header at the path the line table names. */
   if (!(dump = calloc(count + gpujit__includes_count(miss->deps.inc) + 1, sizeof(*dump)))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -157,12 +168,12 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
   if ((err = gpujit__entry_store(opts->cache, &entry, m, inputs, dump, n)) == 0 &&
       (err = gpujit__manifest_add(opts->cache, miss->request.hex, entry.hex, &deps, &shared)) == 0) {
     gpujit__stage stage;
-    snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
     gpujit__stage_begin(&stage, opts->trace, "remote store");
     gpujit__cache_remote_store(opts->cache, miss->request.hex, entry.hex);
     gpujit__stage_end(&stage);
   }
 done:
+  built(hook, m);
   free(dump);
   cJSON_Delete(inputs);
   gpujit__deps_free(&deps);

@@ -32,8 +32,16 @@ int gpujit__cached_scan(gpujit__miss *miss, gpujit_module *m, const gpujit_sourc
 
 /** After compiling: record the dependencies, store the entry under its entry key, add the build
  *  to the manifest. A module whose dependencies cannot be proven is not stored (logged). */
+/** What a build does once its module is made and its cache key known, before the entry is
+ *  written (a build server's worker answers then; the store follows). */
+typedef struct gpujit__built_hook {
+  void (*fn)(gpujit_module *m, void *payload);
+  void *payload;
+  bool called;
+} gpujit__built_hook;
+
 int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
-                         const gpujit_module_options *opts);
+                         const gpujit_module_options *opts, gpujit__built_hook *hook);
 
 void gpujit__miss_free(gpujit__miss *miss);
 

@@ -51,6 +51,37 @@ static gpujit_cache *cache_for(worker_state *w, const char *dir, const char *bas
   return w->cache;
 }
 
+/* A result: the module JSON, then its image in a frame of its own. */
+static int send_result(int out_fd, cJSON *res, const gpujit_module *m)
+{
+  char *text = cJSON_PrintUnformatted(res);
+  int err = text ? gpujit__frame_write(out_fd, GPUJIT__FRAME_RESULT, text, strlen(text))
+                 : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (err == 0 && m)
+    err = gpujit__frame_write(out_fd, GPUJIT__FRAME_IMAGE, m->image.data, m->image.len);
+  free(text);
+  return err;
+}
+
+/* The module is final: answer now, and let the cache store follow while the client goes on. */
+typedef struct early {
+  int out_fd;
+  cJSON *res;
+  bool sent;
+  int err;
+} early;
+
+static void answer_early(gpujit_module *m, void *payload)
+{
+  early *e = payload;
+  cJSON *copy = cJSON_Duplicate(e->res, 1);
+  cJSON_AddNumberToObject(copy, "error", 0);
+  cJSON_AddItemToObject(copy, "module", gpujit__module_to_json(m));
+  e->err = send_result(e->out_fd, copy, m);
+  e->sent = true;
+  cJSON_Delete(copy);
+}
+
 static int run_job(worker_state *w, int out_fd, const cJSON *job)
 {
   const cJSON *files = cJSON_GetObjectItemCaseSensitive(job, "files"), *f;
@@ -60,8 +91,8 @@ static int run_job(worker_state *w, int out_fd, const cJSON *job)
   gpujit_module *m = NULL;
   const char **paths = NULL;
   cJSON *res = cJSON_CreateObject();
+  early e = {out_fd, res, false, 0};
   size_t n = 0;
-  char *text = NULL;
   int err;
 
   cJSON_AddItemToObject(res, "id", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(job, "id"), 1));
@@ -82,7 +113,16 @@ static int run_job(worker_state *w, int out_fd, const cJSON *job)
         gpujit_error_clear();
       h.o.trace = trace;
     }
+    /* a traced job answers at the end: its trace holds the whole build, the store included */
+    if (!trace && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(job, "answer_early"))) {
+      ctl.built = answer_early;
+      ctl.built_payload = &e;
+    }
     err = gpujit__module_build_files_ctl(&m, paths, n, &h.o, &ctl);
+  }
+  if (e.sent) {
+    err = e.err;
+    goto done;
   }
   cJSON_AddNumberToObject(res, "error", err);
   if (err < 0) {
@@ -97,12 +137,8 @@ static int run_job(worker_state *w, int out_fd, const cJSON *job)
       cJSON_AddStringToObject(res, "trace", json);
     gpujit_free(json);
   }
-  text = cJSON_PrintUnformatted(res);
-  err = text ? gpujit__frame_write(out_fd, GPUJIT__FRAME_RESULT, text, strlen(text))
-             : gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  if (err == 0 && m)
-    err = gpujit__frame_write(out_fd, GPUJIT__FRAME_IMAGE, m->image.data, m->image.len);
-  free(text);
+  err = send_result(out_fd, res, m);
+done:
   cJSON_Delete(res);
   gpujit_module_free(m);
   gpujit_trace_free(trace);

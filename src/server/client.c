@@ -191,6 +191,10 @@ int gpujit_server_build_files(gpujit_module **out, const char *const *paths, siz
   if (!out || !paths || count == 0)
     return gpujit_module_build_files(out, paths, count, opts);
   gpujit__options_current(&o, opts);
+  /* remote stores are read and written by this process (a worker would not write them): the
+   * whole build stays here, each store asked once */
+  if (o.cache && o.cache->remote)
+    return gpujit_module_build_files(out, paths, count, opts);
   /* a hit is served here: no round trip is faster */
   if (o.cache) {
     err = gpujit__module_build_files_ctl(out, paths, count, &o, &ctl);
@@ -198,9 +202,7 @@ int gpujit_server_build_files(gpujit_module **out, const char *const *paths, siz
       return err;
     gpujit_error_clear();
   }
-  if (o.cache && o.cache->remote) {
-    snprintf(why, sizeof(why), "remote stores are configured: they are used in this process");
-  } else if (remote_build(out, &result, paths, count, &o, server, why, sizeof(why))) {
+  if (remote_build(out, &result, paths, count, &o, server, why, sizeof(why))) {
     if (served)
       *served = 1;
     return result;

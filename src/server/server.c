@@ -220,6 +220,8 @@ static void dispatch(server *s)
     }
     cJSON_ReplaceItemInObjectCaseSensitive(c->job, "id", cJSON_CreateNumber(ci));
     cJSON_ReplaceItemInObjectCaseSensitive(c->job, "pch_more", cJSON_CreateTrue()); /* edits follow */
+    cJSON_DeleteItemFromObjectCaseSensitive(c->job, "answer_early");
+    cJSON_AddTrueToObject(c->job, "answer_early"); /* the client goes on while the entry is stored */
     char *text = cJSON_PrintUnformatted(c->job);
     int err = text ? gpujit__frame_write(sl->w.job_fd, GPUJIT__FRAME_JOB, text, strlen(text)) : GPUJIT_ENOMEM;
     free(text);
