@@ -49,6 +49,8 @@ ncu --clock-control none --metrics gpu__time_duration.sum -k regex:saxpy --csv \
 echo "== lean modules: cubin bytes, load and compile against --no-lean and nvcc"
 build-gpu/bench/bench_lean 300 5 | tee "$out/bench_lean.txt"
 bash scripts/lean_ptx_text.sh "$g" build-gpu/bench/bench_lean "$out" 2>&1 | tee "$out/lean_ptx_text.txt"
+echo "== warm build server: the edit loop, a hit, a trivial module"
+build-gpu/bench/bench_server 10 21 2>&1 | tee "$out/bench_server.txt"
 
 echo "== kernel timers against ncu (spin kernels of about 3, 15 and 200 µs, back to back)"
 bash bench/timers_vs_ncu.sh "$g" "$out" 200 | tee "$out/timers.txt"

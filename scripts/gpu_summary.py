@@ -117,6 +117,21 @@ if m:
 else:
     rows.append(("remote bench", (read("bench_remote.txt").strip().splitlines() or ["no data"])[-1]))
 
+bl = read("bench_lean.txt")
+for line in bl.splitlines():
+    if line.startswith("ratios (targets)"):
+        rows.append(("lean: ratios", line.split(":", 1)[1].strip()))
+for name in ("block_reduce lean", "block_reduce --no-lean", "block_reduce nvcc -cubin -lineinfo", "saxpy lean"):
+    b = re.search(r"^RESULT bytes " + re.escape(name) + r" (\d+)$", bl, re.M)
+    l = re.search(r"^RESULT load_us " + re.escape(name) + r" ([\d.]+)$", bl, re.M)
+    rows.append(("lean: " + name, "%s bytes, load %s us" % (b.group(1) if b else "?", l.group(1) if l else "?")))
+for line in read("lean_ptx_text.txt").splitlines():
+    if line.startswith("PTXTEXT"):
+        rows.append(("lean: ptx text", line[8:]))
+for line in read("bench_server.txt").splitlines():
+    if line.startswith("targets:"):
+        rows.append(("server", line[9:]))
+
 for line in read("cupti.txt").splitlines():
     if ":" in line:
         k, v = line.split(":", 1)
