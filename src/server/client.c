@@ -103,10 +103,12 @@ static int remote_build(gpujit_module **out, int *result, const char *const *pat
   const char *lost = NULL;
   uint32_t type;
   double expected;
-  int fd, wait_ms, r = 0;
+  int fd = GPUJIT_EINVAL, wait_ms, r = 0;
 
   if (gpujit__server_paths(sock, sizeof(sock), NULL, 0, so) < 0 || (fd = gpujit__server_connect(sock)) < 0) {
     snprintf(why, why_size, "%s", gpujit_error_last());
+    if (fd == GPUJIT_ENOENT) /* none runs: the usual case, said only in the debug log */
+      why[0] = '\0';
     gpujit_error_clear();
     return 0;
   }
@@ -207,7 +209,10 @@ int gpujit_server_build_files(gpujit_module **out, const char *const *paths, siz
       *served = 1;
     return result;
   }
-  gpujit__log(GPUJIT_LOG_INFO, "server: %s: building in-process", why);
+  if (why[0])
+    gpujit__log(GPUJIT_LOG_INFO, "server: %s: building in-process", why);
+  else
+    gpujit__log(GPUJIT_LOG_DEBUG, "server: none runs for this cache: building in-process");
   return gpujit_module_build_files(out, paths, count, opts);
 }
 
