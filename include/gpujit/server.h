@@ -42,7 +42,8 @@ GPUJIT_API int gpujit_server_run(const gpujit_server_options *opts, int ready_fd
 
 /**
  * What the running server holds, as JSON: uptime, workers (pid, jobs, RSS), the precompiled
- * headers (include block, bytes, hits), memory, limits.
+ * headers (include block, bytes, hits), memory, limits, and "compatible": whether it takes this
+ * process's builds (the same build of gpujit and toolkit).
  * @param out receives the text; free with gpujit_free().
  * @return 0, GPUJIT_ENOENT (none running), GPUJIT_EIO, GPUJIT_EUNSUPPORTED (another version).
  */

@@ -67,6 +67,22 @@ bool cli_server_autostart_wanted(const char *cache_dir)
   return access(path, F_OK) == 0;
 }
 
+int cli_server_current(const gpujit_server_options *so)
+{
+  char *text = NULL;
+  cJSON *j;
+  int r = -1;
+  if (gpujit_server_status(&text, so) < 0) {
+    gpujit_error_clear();
+    return -1;
+  }
+  if ((j = cJSON_Parse(text)))
+    r = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "compatible")) ? 1 : 0;
+  cJSON_Delete(j);
+  gpujit_free(text);
+  return r;
+}
+
 /* Start `gpujit server run` detached; with `wait`, until it listens (or fails). */
 int cli_server_spawn(const gpujit_server_options *so, bool wait, char *why, size_t why_size)
 {
@@ -145,6 +161,8 @@ static void print_status(const char *json)
   char a[32];
   if (!j)
     return;
+  if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "compatible")))
+    printf("(of another build of gpujit or toolkit: builds do not use it; `gpujit server start` replaces it)\n");
   printf("gpujit server pid %.0f  up %.0f s  idle %.0f s  socket %s\n",
          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "pid")),
          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "uptime_s")),
@@ -282,14 +300,19 @@ int cmd_server(cli_ctx *ctx, int argc, char **argv)
       fclose(f);
     }
   }
-  {
-    char *text = NULL;
-    if (gpujit_server_status(&text, &so) == 0) {
-      if (ctx->verbose >= 0)
-        printf("a gpujit server already runs for this cache\n");
-      gpujit_free(text);
-      return EXIT_OK;
-    }
+  switch (cli_server_current(&so)) {
+  case 1:
+    if (ctx->verbose >= 0)
+      printf("a gpujit server already runs for this cache\n");
+    return EXIT_OK;
+  case 0:
+    if (ctx->verbose >= 0)
+      printf("a gpujit server of another build or toolkit runs for this cache: replacing it\n");
+    if ((err = gpujit_server_stop(&so)) < 0)
+      return cli_fail(ctx, err);
+    break;
+  default:
+    break;
   }
   int pid = cli_server_spawn(&so, true, why, sizeof(why));
   if (pid < 0) {

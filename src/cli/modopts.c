@@ -190,6 +190,8 @@ int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out)
     /* started for the next build, never waited for; where one holds the socket already, the
      * new one sees its lock and exits */
     char why[512];
+    if (cli_server_current(&so) == 0 && gpujit_server_stop(&so) < 0) /* a stale one: replaced */
+      gpujit_error_clear();
     if (cli_server_spawn(&so, false, why, sizeof(why)) < 0 && ctx->verbose > 0)
       cli_warn(ctx, "no build server: %s", why);
   }

@@ -250,7 +250,14 @@ int gpujit_server_status(char **out, const gpujit_server_options *so)
   if (cJSON_GetObjectItemCaseSensitive(j, "ok")) { /* an ACK: it refused us */
     const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "why"));
     err = gpujit__error(GPUJIT_EUNSUPPORTED, "%s", w ? w : "the server refused");
-  } else if (!(*out = cJSON_Print(j))) {
+  } else {
+    /* whether it would take this process's builds: the same build of gpujit, the same toolkit */
+    const char *b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "build"));
+    const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "toolkit"));
+    cJSON_AddBoolToObject(j, "compatible", b && t && !strcmp(b, gpujit__build_identity()) &&
+                                               !strcmp(t, gpujit__toolkit_id()));
+  }
+  if (err == 0 && !(*out = cJSON_Print(j))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
   }
   cJSON_Delete(j);
