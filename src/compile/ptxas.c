@@ -44,7 +44,7 @@ static int ptxas_args(gpujit__strvec *a, const char *exe, const char *arch, cons
     return err;
   if (o->maxrregcount > 0 && (err = gpujit__strvec_pushf(a, "-maxrregcount=%d", o->maxrregcount)) < 0)
     return err;
-  if (o->ofast_compile && (err = gpujit__strvec_pushf(a, "-Ofast-compile=%s", o->ofast_compile)) < 0)
+  if (o->ofast_compile && (err = gpujit__strvec_pushf(a, "--Ofast-compile=%s", o->ofast_compile)) < 0)
     return err;
   /* ptxas options given to NVRTC go to the ptxas that now runs here */
   for (size_t i = 0; i < o->nvrtc_options_count; i++) {

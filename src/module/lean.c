@@ -19,8 +19,10 @@
 
 bool gpujit__lean_applies(const gpujit_module_options *o, gpujit_output_kind output)
 {
-  /* a cubin needs the toolkit's ptxas; without one the build is NVRTC's whole image */
-  return o->lean && (output == GPUJIT_OUTPUT_PTX || (output == GPUJIT_OUTPUT_CUBIN && gpujit__ptxas_path()));
+  /* a cubin needs the toolkit's ptxas; without one the build is NVRTC's whole image. With -G the
+   * debug sections name every variable, so nothing could go: not worth a ptxas of its own */
+  return o->lean && !o->device_debug &&
+         (output == GPUJIT_OUTPUT_PTX || (output == GPUJIT_OUTPUT_CUBIN && gpujit__ptxas_path()));
 }
 
 /*

@@ -335,6 +335,37 @@ static void test_lean__block_reduce(void **state)
   gpujit_module_free(whole);
 }
 
+/* The options NVRTC would have given its ptxas reach ours: the same kernel either way. */
+static void test_lean__ptxas_options(void **state)
+{
+  char *dir = th_tmpdir();
+  char *src = th_write(dir, "opts.cu",
+                       "extern \"C\" __global__ void k(float *x, int n) {\n"
+                       "  float a = 0; for (int i = 0; i < n; i++) a += x[i] * x[(i * 7) % n] + __sinf(x[i]);\n"
+                       "  x[threadIdx.x] = a; }\n");
+  const char *paths[] = {src};
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *lean = NULL, *whole = NULL;
+  const char *used;
+  char line[128];
+  (void)state;
+  o.arch = "sm_90";
+  o.maxrregcount = 16;
+  o.ofast_compile = "max";
+  o.fast_math = 1;
+  assert_int_equal(gpujit_module_build_files(&lean, paths, 1, &o), 0);
+  o.lean = 0;
+  assert_int_equal(gpujit_module_build_files(&whole, paths, 1, &o), 0);
+  used = strstr(gpujit_module_log(whole), "Used ");
+  assert_non_null(used);
+  snprintf(line, sizeof(line), "%.*s", (int)strcspn(used, "\n"), used);
+  assert_non_null(strstr(gpujit_module_log(lean), line));
+  gpujit_module_free(lean);
+  gpujit_module_free(whole);
+  th_rmrf(dir);
+  free(src), free(dir);
+}
+
 /* A linked module: the lean pass runs on nvJitLink's linked PTX. */
 static void test_lean__lto(void **state)
 {
@@ -414,6 +445,7 @@ int main(void)
       cmocka_unit_test(test_lean__users_variables_stay),
       cmocka_unit_test(test_lean__token_pasting_keeps_all),
       cmocka_unit_test(test_lean__block_reduce),
+      cmocka_unit_test(test_lean__ptxas_options),
       cmocka_unit_test(test_lean__lto),
       cmocka_unit_test(test_lean__cache),
   };
