@@ -53,6 +53,17 @@ GPUJIT_API int gpujit_server_status(char **out, const gpujit_server_options *opt
 GPUJIT_API int gpujit_server_stop(const gpujit_server_options *opts);
 
 /**
+ * Whether a server should be started on demand for these options' cache: $GPUJIT_SERVER "1"
+ * (yes) or "0" (no) when set, else the setting gpujit_server_autostart_set() keeps in the cache
+ * directory. @return 1 or 0.
+ */
+GPUJIT_API int gpujit_server_autostart(const gpujit_server_options *opts);
+
+/** Keep (`on`) or remove the start-on-demand setting in the cache directory.
+ *  @return 0, or GPUJIT_EIO naming the file. */
+GPUJIT_API int gpujit_server_autostart_set(const gpujit_server_options *opts, int on);
+
+/**
  * gpujit_module_build_files() through the server: a cache hit is served here; a miss goes to
  * the server, whose result, diagnostics and trace come back as an in-process build gives them.
  * A server that is absent, of another version or toolkit, hung or gone mid-request makes this

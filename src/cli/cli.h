@@ -119,9 +119,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv);
 int cmd_ncu(cli_ctx *ctx, int argc, char **argv);
 int cmd_server(cli_ctx *ctx, int argc, char **argv);
 
-/* The build server on demand: whether it is wanted ($GPUJIT_SERVER, the cache's setting), and
- * `gpujit server run` started detached (`wait`: until it listens; returns its pid, or -1 and why). */
-bool cli_server_autostart_wanted(const char *cache_dir);
+/* The build server on demand: `gpujit server run` started detached (`wait`: until it listens; returns its pid, or -1 and why). */
 /* The server for these options: 1 runs and takes our builds, 0 runs but is stale, -1 none. */
 int cli_server_current(const gpujit_server_options *so);
 int cli_server_spawn(const gpujit_server_options *so, bool wait, char *why, size_t why_size);

@@ -43,30 +43,6 @@ static void server_help(void)
          "  -h, --help           this help\n");
 }
 
-/* The on-demand setting: a file in the cache directory. */
-static void auto_path(char *out, size_t size, const char *cache_dir)
-{
-  const char *env = getenv("GPUJIT_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  if (cache_dir)
-    snprintf(out, size, "%s/server-autostart", cache_dir);
-  else if (env && *env)
-    snprintf(out, size, "%s/server-autostart", env);
-  else if (xdg && *xdg)
-    snprintf(out, size, "%s/gpujit/server-autostart", xdg);
-  else
-    snprintf(out, size, "%s/.cache/gpujit/server-autostart", home && *home ? home : "/tmp");
-}
-
-bool cli_server_autostart_wanted(const char *cache_dir)
-{
-  const char *env = getenv("GPUJIT_SERVER");
-  char path[PATH_MAX];
-  if (env && *env)
-    return !strcmp(env, "1");
-  auto_path(path, sizeof(path), cache_dir);
-  return access(path, F_OK) == 0;
-}
-
 int cli_server_current(const gpujit_server_options *so)
 {
   char *text = NULL;
@@ -250,7 +226,6 @@ int cmd_server(cli_ctx *ctx, int argc, char **argv)
     if (a.failed)
       return cli_usage_error(ctx, "server", "option '%s' needs a value", arg);
   }
-  auto_path(path, sizeof(path), so.cache_dir);
   if (!strcmp(verb, "run")) {
     if ((err = gpujit_server_run(&so, ready_fd)) < 0)
       return cli_fail(ctx, err);
@@ -276,8 +251,8 @@ int cmd_server(cli_ctx *ctx, int argc, char **argv)
     return EXIT_OK;
   }
   if (!strcmp(verb, "stop")) {
-    if (autostart)
-      unlink(path);
+    if (autostart && (err = gpujit_server_autostart_set(&so, 0)) < 0)
+      return cli_fail(ctx, err);
     err = gpujit_server_stop(&so);
     if (err == GPUJIT_ENOENT) {
       if (ctx->verbose >= 0)
@@ -291,15 +266,8 @@ int cmd_server(cli_ctx *ctx, int argc, char **argv)
     return EXIT_OK;
   }
   /* start */
-  if (autostart) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-      cli_warn(ctx, "cannot write %s: %s (no start on demand)", path, strerror(errno));
-    } else {
-      fputs("start a gpujit build server on demand for this cache (gpujit server stop --auto removes this)\n", f);
-      fclose(f);
-    }
-  }
+  if (autostart && gpujit_server_autostart_set(&so, 1) < 0)
+    cli_warn(ctx, "%s", gpujit_error_last());
   switch (cli_server_current(&so)) {
   case 1:
     if (ctx->verbose >= 0)

@@ -186,7 +186,7 @@ int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out)
   else
     err = gpujit_server_build_files(out, m->files.items, m->files.count, &m->opts, &so, &served);
   if (!served && (err < 0 || gpujit_module_cache_status(*out) != GPUJIT_CACHE_HIT) &&
-      cli_server_autostart_wanted(m->cache_dir)) {
+      gpujit_server_autostart(&so)) {
     /* started for the next build, never waited for; where one holds the socket already, the
      * new one sees its lock and exits */
     char why[512];

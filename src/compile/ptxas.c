@@ -24,11 +24,21 @@
 
 extern char **environ;
 
+static char ptxas_exe[PATH_MAX];
+static pthread_once_t ptxas_once = PTHREAD_ONCE_INIT;
+
+static void find_ptxas(void)
+{
+  snprintf(ptxas_exe, sizeof(ptxas_exe), "%s/bin/ptxas", gpujit__cuda_root());
+  if (access(ptxas_exe, X_OK) != 0)
+    ptxas_exe[0] = '\0';
+}
+
+/* Looked for once: every build's key asks whether the lean path applies, hits included. */
 const char *gpujit__ptxas_path(void)
 {
-  static __thread char path[PATH_MAX];
-  snprintf(path, sizeof(path), "%s/bin/ptxas", gpujit__cuda_root());
-  return access(path, X_OK) == 0 ? path : NULL;
+  pthread_once(&ptxas_once, find_ptxas);
+  return ptxas_exe[0] ? ptxas_exe : NULL;
 }
 
 static int ptxas_args(gpujit__strvec *a, const char *exe, const char *arch, const gpujit_module_options *o,

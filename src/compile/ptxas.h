@@ -5,7 +5,7 @@
 #include "base/buf.h"
 #include "gpujit/module.h"
 
-/** The toolkit's ptxas if it is there and executable, else NULL (thread-local storage). */
+/** The toolkit's ptxas if it is there and executable, else NULL (static: looked for once). */
 const char *gpujit__ptxas_path(void);
 
 /**

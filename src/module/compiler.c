@@ -361,12 +361,7 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
     if (trace && link_log.len)
       link_report_args(&stage, link_log.data);
     m->timings.link_ms = gpujit__stage_end(&stage);
-    if (m->profile)
-      m->profile->compile_us += m->timings.link_ms * 1e3;
-    if (m->profile && err == 0 &&
-        gpujit__rows_add(&m->profile->tables[GPUJIT_TRACE_PHASES], "link", m->timings.link_ms * 1e3,
-                         m->timings.link_ms * 1e3, 1) < 0)
-      gpujit_error_clear();
+    gpujit__profile_phase(m, "link", m->timings.link_ms);
     free(inputs);
     if (err == 0)
       append_log(&log, "nvJitLink", &link_log);

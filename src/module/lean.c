@@ -135,8 +135,7 @@ done:
   return err;
 }
 
-/* A traced build's profile counts the lean path's stages as compile phases. */
-static void profile_phase(gpujit_module *m, const char *phase, double ms)
+void gpujit__profile_phase(gpujit_module *m, const char *phase, double ms)
 {
   if (!m->profile)
     return;
@@ -169,7 +168,7 @@ int gpujit__lean_assemble(gpujit_module *m, const gpujit__buf *ptx, const gpujit
   m->lean.pass_ms = gpujit__stage_end(&stage);
   if (err < 0)
     goto done;
-  profile_phase(m, "lean", m->lean.pass_ms);
+  gpujit__profile_phase(m, "lean", m->lean.pass_ms);
   m->timings.compile_ms += m->lean.pass_ms;
   m->lean.applied = 1;
   m->lean.ptx_bytes_before = st.ptx_before;
@@ -198,7 +197,7 @@ int gpujit__lean_assemble(gpujit_module *m, const gpujit__buf *ptx, const gpujit
     gpujit__stage_arg_num(&stage, "image_bytes", (double)m->image.len);
     m->lean.ptxas_ms = gpujit__stage_end(&stage);
     m->timings.compile_ms += m->lean.ptxas_ms; /* NVRTC's own compile includes its ptxas */
-    profile_phase(m, "ptxas", m->lean.ptxas_ms);
+    gpujit__profile_phase(m, "ptxas", m->lean.ptxas_ms);
     if (info.len && log->len)
       gpujit__buf_puts(log, "\n");
     gpujit__buf_put(log, info.data, info.len);

@@ -9,6 +9,9 @@
 #include "compile/includes.h"
 #include "module/module.h"
 
+/** A traced build's profile (m->profile; none: nothing) counts `ms` as compile phase `phase`. */
+void gpujit__profile_phase(gpujit_module *m, const char *phase, double ms);
+
 /** Whether a build with these options and this output takes the lean path. */
 bool gpujit__lean_applies(const gpujit_module_options *opts, gpujit_output_kind output);
 

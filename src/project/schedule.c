@@ -139,23 +139,13 @@ static int serve_hits(gpujit__run *r)
 static int send_job(gpujit__run *r, gpujit__worker *w, long i, bool more)
 {
   gpujit__project_module *pm = &r->p->mods[i];
-  cJSON *job = cJSON_CreateObject(), *files, *opts = cJSON_Duplicate(pm->options, 1);
+  cJSON *job, *opts = cJSON_Duplicate(pm->options, 1);
   char *text;
   int err;
-  cJSON_AddNumberToObject(job, "id", (double)i);
-  files = cJSON_AddArrayToObject(job, "files");
-  for (size_t k = 0; k < pm->files_count; k++)
-    cJSON_AddItemToArray(files, cJSON_CreateString(pm->files[k]));
   if (!r->o->pch)
     cJSON_ReplaceItemInObjectCaseSensitive(opts, "pch", cJSON_CreateNumber(GPUJIT_PCH_OFF));
-  cJSON_AddItemToObject(job, "options", opts);
-  if (r->o->cache) {
-    cJSON_AddStringToObject(job, "cache_dir", r->o->cache->dir);
-    if (r->o->cache->base)
-      cJSON_AddStringToObject(job, "base_dir", r->o->cache->base);
-  }
-  cJSON_AddBoolToObject(job, "trace", r->o->trace != NULL);
-  cJSON_AddBoolToObject(job, "pch_more", more);
+  job = gpujit__job_json(i, (const char *const *)pm->files, pm->files_count, opts, r->o->cache, r->o->trace != NULL,
+                         more);
   text = cJSON_PrintUnformatted(job);
   cJSON_Delete(job);
   err = text ? gpujit__frame_write(w->job_fd, GPUJIT__FRAME_JOB, text, strlen(text)) : GPUJIT_ENOMEM;

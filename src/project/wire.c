@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "cache/handle.h"
 #include "module/lean.h"
 #include "module/module.h"
 #include "project/wire.h"
@@ -304,6 +305,25 @@ static const char *str(const cJSON *j, const char *name)
 
 #define TIMINGS(X) X(read_ms) X(hash_ms) X(lookup_ms) X(compile_ms) X(link_ms) X(store_ms) X(total_ms) \
   X(saved_ms) X(front_end_ms) X(optimizer_ms) X(codegen_ms) X(ptxas_ms)
+
+cJSON *gpujit__job_json(long id, const char *const *files, size_t count, cJSON *options, const gpujit_cache *cache,
+                        bool trace, bool pch_more)
+{
+  cJSON *job = cJSON_CreateObject(), *arr;
+  cJSON_AddNumberToObject(job, "id", (double)id);
+  arr = cJSON_AddArrayToObject(job, "files");
+  for (size_t k = 0; k < count; k++)
+    cJSON_AddItemToArray(arr, cJSON_CreateString(files[k]));
+  cJSON_AddItemToObject(job, "options", options);
+  if (cache) {
+    cJSON_AddStringToObject(job, "cache_dir", cache->dir);
+    if (cache->base)
+      cJSON_AddStringToObject(job, "base_dir", cache->base);
+  }
+  cJSON_AddBoolToObject(job, "trace", trace);
+  cJSON_AddBoolToObject(job, "pch_more", pch_more);
+  return job;
+}
 
 cJSON *gpujit__module_to_json(const gpujit_module *m)
 {

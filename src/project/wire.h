@@ -4,6 +4,7 @@
 #define GPUJIT_PROJECT_WIRE_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,12 @@ void gpujit__options_holder_free(gpujit__options_holder *h);
 
 /** Lay `over`'s fields on a copy of `base`. @return a new object (NULL: out of memory). */
 cJSON *gpujit__options_merge(const cJSON *base, const cJSON *over);
+
+/** A job for a worker: `files` (paths as the worker opens them), `options` (taken: it becomes
+ *  the job's), the cache it builds through (NULL: none), whether it traces, whether more of its
+ *  include block follow. */
+cJSON *gpujit__job_json(long id, const char *const *files, size_t count, cJSON *options, const gpujit_cache *cache,
+                        bool trace, bool pch_more);
 
 /** A built module (or a failed build) as JSON; the image travels in a frame of its own. */
 cJSON *gpujit__module_to_json(const gpujit_module *m);

@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/handle.h"
+#include "cache/store.h"
 #include "compile/options.h"
 #include "compile/toolkit.h"
 #include "gpujit/server.h"
@@ -65,30 +66,23 @@ static int read_frame(int fd, int ms, uint32_t *type, gpujit__buf *out, const ch
 static cJSON *job_json(const char *const *paths, size_t count, const gpujit_module_options *o, const char *arch)
 {
   gpujit_module_options copy = *o;
-  char **incs = calloc(o->include_dirs_count + 1, sizeof(*incs));
-  cJSON *job = cJSON_CreateObject(), *files = cJSON_AddArrayToObject(job, "files"), *opts;
-  for (size_t i = 0; i < count; i++) {
-    char *abs = gpujit__abspath(paths[i]);
-    cJSON_AddItemToArray(files, cJSON_CreateString(abs ? abs : paths[i]));
-    free(abs);
-  }
+  char **incs = calloc(o->include_dirs_count + 1, sizeof(*incs)), **files = calloc(count + 1, sizeof(*files));
+  cJSON *job = NULL;
+  for (size_t i = 0; files && i < count; i++)
+    files[i] = gpujit__abspath(paths[i]);
   for (size_t i = 0; incs && i < o->include_dirs_count; i++)
     incs[i] = gpujit__abspath(o->include_dirs[i]);
   copy.include_dirs = (const char *const *)incs;
   copy.arch = arch;
-  opts = gpujit__options_to_json(&copy);
-  cJSON_AddItemToObject(job, "options", opts);
-  cJSON_AddNumberToObject(job, "id", 0);
-  if (o->cache) {
-    cJSON_AddStringToObject(job, "cache_dir", o->cache->dir);
-    if (o->cache->base)
-      cJSON_AddStringToObject(job, "base_dir", o->cache->base);
-  }
-  cJSON_AddBoolToObject(job, "trace", o->trace != NULL);
-  cJSON_AddBoolToObject(job, "pch_more", true);
+  if (files && incs)
+    job = gpujit__job_json(0, (const char *const *)files, count, gpujit__options_to_json(&copy), o->cache,
+                           o->trace != NULL, true);
   for (size_t i = 0; incs && i < o->include_dirs_count; i++)
     free(incs[i]);
+  for (size_t i = 0; files && i < count; i++)
+    free(files[i]);
   free(incs);
+  free(files);
   return job;
 }
 
@@ -283,4 +277,48 @@ int gpujit_server_stop(const gpujit_server_options *so)
     usleep(10000);
   }
   return gpujit__error(GPUJIT_EBUSY, "the server at %s did not exit within 10 s", sock);
+}
+
+/* The start-on-demand setting: a file in the cache directory. */
+static char *autostart_path(const gpujit_server_options *so)
+{
+  char *dir = so && so->cache_dir ? gpujit__abspath(so->cache_dir) : gpujit__cache_default_dir(), *path = NULL;
+  if (dir && (path = malloc(strlen(dir) + 32)))
+    sprintf(path, "%s/server-autostart", dir);
+  free(dir);
+  return path;
+}
+
+int gpujit_server_autostart(const gpujit_server_options *so)
+{
+  const char *env = getenv("GPUJIT_SERVER");
+  char *path;
+  int on;
+  if (env && *env)
+    return !strcmp(env, "1");
+  if (!(path = autostart_path(so)))
+    return 0;
+  on = access(path, F_OK) == 0;
+  free(path);
+  return on;
+}
+
+int gpujit_server_autostart_set(const gpujit_server_options *so, int on)
+{
+  static const char text[] = "start a gpujit build server on demand for this cache (gpujit server stop --auto removes this)\n";
+  char *path = autostart_path(so);
+  int err = 0;
+  if (!path)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (!on) {
+    if (unlink(path) < 0 && errno != ENOENT)
+      err = gpujit__error(GPUJIT_EIO, "cannot remove %s: %s", path, strerror(errno));
+  } else {
+    char *dir = gpujit__dirname(path);
+    if (!dir || gpujit__mkdirs(dir, 0700) < 0 || gpujit__file_write_atomic_ex(path, text, sizeof(text) - 1, false) < 0)
+      err = gpujit__error(GPUJIT_EIO, "cannot write %s (no start on demand): %s", path, gpujit_error_last());
+    free(dir);
+  }
+  free(path);
+  return err;
 }

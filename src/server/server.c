@@ -24,6 +24,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "compile/pch.h"
 #include "compile/toolkit.h"
 #include "project/pool.h"
 #include "project/wire.h"
@@ -37,7 +38,7 @@ typedef struct held { /* a PCH a worker holds */
   uint64_t block;
   char label[160];
   uint64_t hits;
-  double bytes, last_us;
+  double bytes;
 } held;
 
 typedef struct slot {
@@ -50,7 +51,7 @@ typedef struct slot {
   double last_us;
   uint64_t job_block;
   char job_label[160];
-  bool job_has_block, has_result; /* a result came; its image follows */
+  bool job_has_block;
 } slot;
 
 typedef struct conn {
@@ -77,42 +78,37 @@ typedef struct server {
 static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig) { stop_signal = sig; }
 
-/* The leading #include lines of a source: how status names an include block. */
+/* A request's include block, as the workers' PCHs know it (compile/pch.c) with its options, and
+ * the block's #include lines: how status names it. */
 static void block_of(conn *c, const cJSON *job)
 {
   const cJSON *files = cJSON_GetObjectItemCaseSensitive(job, "files");
   const cJSON *first = cJSON_GetArrayItem(files, 0);
   char *opts = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(job, "options"));
   gpujit__buf src = {0};
+  gpujit__pch_block block = {0};
   c->has_block = false;
   c->label[0] = '\0';
   if (cJSON_IsString(first) && cJSON_GetArraySize(files) == 1 && gpujit__file_read(&src, first->valuestring) == 0 &&
       src.data) {
-    XXH3_state_t *st = XXH3_createState();
-    const char *p = src.data, *end = src.data + src.len;
+    uint64_t key[2];
     size_t used = 0;
-    XXH3_64bits_reset(st);
-    while (p < end) { /* the block: comments, blank lines and directives before the first code line */
-      const char *eol = memchr(p, '\n', (size_t)(end - p));
-      size_t n = eol ? (size_t)(eol - p) : (size_t)(end - p);
-      const char *q = p;
-      while (q < p + n && (*q == ' ' || *q == '\t'))
-        q++;
-      if (q < p + n && *q != '#' && !(q[0] == '/' && q + 1 < p + n && (q[1] == '/' || q[1] == '*')))
-        break;
-      if (strncmp(q, "#include", 8) == 0 || strncmp(q, "# include", 9) == 0) {
-        c->has_block = true;
-        used += (size_t)snprintf(c->label + used, used < sizeof(c->label) ? sizeof(c->label) - used : 0, "%s%.*s",
-                                 used ? "; " : "", (int)(p + n - q), q);
-        if (used >= sizeof(c->label))
-          used = sizeof(c->label) - 1;
-      }
-      XXH3_64bits_update(st, p, n + 1);
-      p = eol ? eol + 1 : end;
+    gpujit__pch_block_of(&block, src.data, src.len, NULL, NULL);
+    c->has_block = block.has_include;
+    key[0] = block.key;
+    key[1] = XXH3_64bits(opts ? opts : "", opts ? strlen(opts) : 0);
+    c->block = XXH3_64bits(key, sizeof(key));
+    for (const char *p = src.data; p && *p && used + 1 < sizeof(c->label);) {
+      const char *eol = strchr(p, '\n');
+      int n = eol ? (int)(eol - p) : (int)strlen(p);
+      while (n > 0 && (*p == ' ' || *p == '\t'))
+        p++, n--;
+      if (n > 0 && *p != '#' && *p != '/')
+        break; /* the first line of code ends the block */
+      if (n >= 8 && (!strncmp(p, "#include", 8) || !strncmp(p, "# include", 9)))
+        used += (size_t)snprintf(c->label + used, sizeof(c->label) - used, "%s%.*s", used ? "; " : "", n, p);
+      p = eol ? eol + 1 : NULL;
     }
-    XXH3_64bits_update(st, opts ? opts : "", opts ? strlen(opts) : 0);
-    c->block = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
   }
   gpujit_error_clear();
   free(opts);
@@ -127,16 +123,22 @@ static held *find_held(slot *s, uint64_t block)
   return NULL;
 }
 
+/* A whole frame to a client: its socket blocks for the write (SO_SNDTIMEO bounds a stuck one). */
+static void send_frame(int fd, uint32_t type, const void *data, size_t len)
+{
+  int flags = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  if (gpujit__frame_write(fd, type, data, len) < 0)
+    gpujit_error_clear();
+  fcntl(fd, F_SETFL, flags);
+}
+
 static void send_json(int fd, uint32_t type, cJSON *j)
 {
   char *text = cJSON_PrintUnformatted(j);
-  int flags = fcntl(fd, F_GETFL);
-  fcntl(fd, F_SETFL, flags & ~O_NONBLOCK); /* whole frames; SO_SNDTIMEO bounds a stuck client */
   if (text)
-    gpujit__frame_write(fd, type, text, strlen(text));
-  fcntl(fd, F_SETFL, flags);
+    send_frame(fd, type, text, strlen(text));
   free(text);
-  gpujit_error_clear();
 }
 
 static void conn_close(server *s, int i)
@@ -161,7 +163,6 @@ static int spawn(server *s, slot *sl, int index)
   sl->alive = err == 0;
   sl->conn = -1;
   sl->npch = 0;
-  sl->has_result = false;
   return err;
 }
 
@@ -264,7 +265,6 @@ static void account(slot *sl, const cJSON *res)
   /* the PCH file's size when it was made; NVRTC's heap size only when nothing better is known */
   if (cJSON_IsNumber(bytes) && bytes->valuedouble > 0 && (h->bytes == 0 || pch->valueint == GPUJIT_PCH_STATUS_CREATED))
     h->bytes = bytes->valuedouble;
-  h->last_us = gpujit__now_us();
 }
 
 /* Frames from a worker go to its client as they are; the job ends with the last of them. */
@@ -284,13 +284,8 @@ static void from_worker(server *s, int k)
       last = !(cJSON_IsNumber(e) && e->valueint == 0);
       cJSON_Delete(res);
     }
-    if (c && c->fd >= 0) {
-      int flags = fcntl(c->fd, F_GETFL);
-      fcntl(c->fd, F_SETFL, flags & ~O_NONBLOCK);
-      if (gpujit__frame_write(c->fd, type, frame.data, frame.len) < 0)
-        gpujit_error_clear();
-      fcntl(c->fd, F_SETFL, flags);
-    }
+    if (c && c->fd >= 0)
+      send_frame(c->fd, type, frame.data, frame.len);
     if (last && sl->conn >= 0) {
       int ci = sl->conn;
       sl->conn = -1;
