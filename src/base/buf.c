@@ -159,3 +159,29 @@ void gpujit__strvec_free(gpujit__strvec *v)
   v->items = NULL;
   v->count = v->cap = 0;
 }
+
+int gpujit__hex_digit(int c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+int gpujit__hex_span(const char *s, const char *end, unsigned long long *value)
+{
+  unsigned long long v = 0;
+  if (end <= s || end - s > 16)
+    return -1;
+  for (; s < end; s++) {
+    int d = gpujit__hex_digit((unsigned char)*s);
+    if (d < 0)
+      return -1;
+    v = v * 16 + (unsigned)d;
+  }
+  *value = v;
+  return 0;
+}

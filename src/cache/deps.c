@@ -485,13 +485,13 @@ static char *take(const char **p, const char *end, bool last)
   if (!(out = o = malloc((size_t)(stop - s) + 1)))
     return NULL;
   for (const char *q = s; q < stop; q++) {
-    unsigned v;
     if (*q != '%') {
       *o++ = *q;
       continue;
     }
-    if (stop - q < 3 || sscanf(q + 1, "%2x", &v) != 1 || !isxdigit((unsigned char)q[1]) ||
-        !isxdigit((unsigned char)q[2]) || v == 0) {
+    /* [s, end) need not end in a NUL: the two digits are read here, never through sscanf */
+    unsigned long long v;
+    if (stop - q < 3 || gpujit__hex_span(q + 1, q + 3, &v) < 0 || v == 0) {
       free(out);
       return NULL;
     }

@@ -128,13 +128,13 @@ int gpujit__blob_check(const char *data, size_t len, size_t *offset, const char 
   const char *nl = data ? memchr(data, '\n', len) : NULL;
   size_t ml = strlen(magic);
   unsigned long long want;
-  char *end;
   if (!nl || len < ml + 2 || strncmp(data, magic, ml) != 0 || data[ml] != ' ') {
     snprintf(why, n, "not a %s record", magic);
     return GPUJIT_ECORRUPT;
   }
-  want = strtoull(data + ml + 1, &end, 16);
-  if (end != nl || XXH3_64bits(nl + 1, len - (size_t)(nl + 1 - data)) != want) {
+  /* read up to the line's end only: the record need not end in a NUL (strtoull would skip
+   * the newline as white space and read on) */
+  if (gpujit__hex_span(data + ml + 1, nl, &want) < 0 || XXH3_64bits(nl + 1, len - (size_t)(nl + 1 - data)) != want) {
     snprintf(why, n, "checksum mismatch");
     return GPUJIT_ECORRUPT;
   }

@@ -3,7 +3,9 @@
  * headers — edited after a build must miss and give the bytes a fresh compile gives; the
  * same-timestamp race; damaged manifests. */
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include "helpers.h"
 
@@ -402,6 +404,56 @@ static void test_deps__group_text(void **state)
   free(missing);
 }
 
+/* Copies n bytes so that they end where an unreadable page begins: a reader that runs past the
+ * record's end (looking for a NUL, say) faults here instead of reading on unnoticed. */
+static char *at_page_end(void **map, size_t *maplen, const char *s, size_t n)
+{
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  char *m;
+  assert_true(n <= page);
+  *maplen = 2 * page;
+  m = mmap(NULL, *maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(m != MAP_FAILED);
+  assert_int_equal(mprotect(m + page, page, PROT_NONE), 0);
+  memset(m, 'x', page);
+  memcpy(m + page - n, s, n);
+  *map = m;
+  return m + page - n;
+}
+
+/* A record read from disk or the network need not end in a NUL: an escape or a checksum at its
+ * very end is read within its bytes (the fuzzer found sscanf and strtoull reading past both). */
+static void test_deps__records_are_read_within_their_bytes(void **state)
+{
+  static const char *const group[] = {"f 1%41 2", "a - - - x/ /d%4", "a - - - x/ /d%41"};
+  static const char *const blob[] = {"m \n 12", "m 12", "m \n"};
+  gpujit__deps d;
+  size_t off, maplen;
+  char why[128];
+  void *map;
+  (void)state;
+  for (size_t i = 0; i < sizeof(group) / sizeof(group[0]); i++) {
+    const char *p = at_page_end(&map, &maplen, group[i], strlen(group[i]));
+    assert_int_equal(gpujit__deps_from_text(&d, p, strlen(group[i])), GPUJIT_ECORRUPT);
+    munmap(map, maplen);
+  }
+  for (size_t i = 0; i < sizeof(blob) / sizeof(blob[0]); i++) {
+    const char *p = at_page_end(&map, &maplen, blob[i], strlen(blob[i]));
+    assert_int_equal(gpujit__blob_check(p, strlen(blob[i]), &off, "m", why, sizeof(why)), GPUJIT_ECORRUPT);
+    munmap(map, maplen);
+  }
+  {
+    /* and a good one still passes: "m <xxh3 of 'ok'>\nok" */
+    char text[64];
+    const char *p;
+    int n = snprintf(text, sizeof(text), "m %llx\nok", (unsigned long long)XXH3_64bits("ok", 2));
+    p = at_page_end(&map, &maplen, text, (size_t)n);
+    assert_int_equal(gpujit__blob_check(p, (size_t)n, &off, "m", why, sizeof(why)), 0);
+    assert_int_equal(off, (size_t)n - 2);
+    munmap(map, maplen);
+  }
+}
+
 /* A damaged toolkit group is a miss with the right bytes, never a crash or a stale hit; a group
  * of the JSON form earlier versions wrote is still read. */
 static void test_deps__damaged_group(void **state)
@@ -492,6 +544,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_deps__page_multiple_payload_is_terminated, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__group_text, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__damaged_group, setup, teardown),
+    cmocka_unit_test(test_deps__records_are_read_within_their_bytes),
     cmocka_unit_test_setup_teardown(test_deps__clear_takes_the_records, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
