@@ -5,6 +5,7 @@
 
 #include "gpujit/common.h"
 #include "gpujit/module.h"
+#include "gpujit/project.h"
 
 GPUJIT_BEGIN_DECLS
 
@@ -74,6 +75,19 @@ GPUJIT_API int gpujit_server_autostart_set(const gpujit_server_options *opts, in
 GPUJIT_API int gpujit_server_build_files(gpujit_module **out, const char *const *paths, size_t count,
                                          const gpujit_module_options *opts, const gpujit_server_options *server,
                                          int *served);
+
+/**
+ * gpujit_project_build() through the server: hits are served here as always; the misses go to
+ * the server's workers (their precompiled headers warm from earlier builds) instead of worker
+ * processes of this build — at most opts->jobs at a time, the server queueing what its workers
+ * cannot take yet. Whatever the server does not take (none runs, another version or toolkit, no
+ * answer in 2 s, lost mid-job: that job is built again) is built as gpujit_project_build()
+ * builds it, with one line in the log at info level. Results, outputs and exit status are those
+ * of gpujit_project_build().
+ * @param served receives the number of modules the server built (may be NULL).
+ */
+GPUJIT_API int gpujit_server_build_project(gpujit_project *project, const gpujit_project_options *opts,
+                                           const gpujit_server_options *server, size_t *served);
 
 GPUJIT_END_DECLS
 

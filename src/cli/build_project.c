@@ -22,6 +22,7 @@ typedef struct view {
   cli_ctx *ctx;
   bool tty, json, cached;
   bool line_shown;
+  size_t served; /* modules the build server built */
 } view;
 
 static void clear_line(view *v)
@@ -118,6 +119,7 @@ static void print_json(const view *v, const gpujit_project *p, const char *trace
   cJSON_AddNumberToObject(s, "failed", (double)sum.failed);
   cJSON_AddNumberToObject(s, "cancelled", (double)sum.cancelled);
   cJSON_AddNumberToObject(s, "workers", sum.workers);
+  cJSON_AddNumberToObject(s, "served", (double)v->served);
   cJSON_AddNumberToObject(s, "wall_ms", sum.wall_ms);
   cJSON_AddNumberToObject(s, "compile_ms", sum.compile_ms);
   cJSON_AddNumberToObject(s, "critical_ms", sum.critical_ms);
@@ -142,8 +144,12 @@ static void print_summary(view *v, const gpujit_project *p, const char *trace_pa
          s.hits == 1 ? "" : "s", s.built, s.failed);
   if (s.cancelled)
     printf(", %zu cancelled", s.cancelled);
-  printf(" in %.2f s on %d worker%s (compile %.1f s in all; pch %zu created, %zu used)\n", s.wall_ms / 1e3,
-         s.workers, s.workers == 1 ? "" : "s", s.compile_ms / 1e3, s.pch_created, s.pch_used);
+  printf(" in %.2f s on ", s.wall_ms / 1e3);
+  if (v->served)
+    printf("the build server%s", s.workers ? " and " : "");
+  if (v->served == 0 || s.workers)
+    printf("%d worker%s", s.workers, s.workers == 1 ? "" : "s");
+  printf(" (compile %.1f s in all; pch %zu created, %zu used)\n", s.compile_ms / 1e3, s.pch_created, s.pch_used);
   for (size_t i = 0; s.failed && i < gpujit_project_count(p); i++) {
     const gpujit_project_result *r = gpujit_project_result_get(p, i);
     if (r->status == GPUJIT_PROJECT_FAILED)
@@ -157,7 +163,8 @@ int cli_build_project(cli_ctx *ctx, cli_module_args *ma, const cli_project_args 
 {
   gpujit_project *p = NULL;
   gpujit_project_options po = GPUJIT_PROJECT_OPTIONS_INIT;
-  view v = {ctx, isatty(STDOUT_FILENO) != 0, ma->json, ma->cache != NULL, false};
+  view v = {ctx, isatty(STDOUT_FILENO) != 0, ma->json, ma->cache != NULL, false, 0};
+  gpujit_server_options so = GPUJIT_SERVER_OPTIONS_INIT;
   struct sigaction sa, old;
   const char *ext = gpujit_output_kind_name(ma->opts.output == GPUJIT_OUTPUT_AUTO
                                                 ? (ma->opts.arch && !strncmp(ma->opts.arch, "compute_", 8)
@@ -201,8 +208,15 @@ int cli_build_project(cli_ctx *ctx, cli_module_args *ma, const cli_project_args 
   memset(&sa, 0, sizeof(sa));
   sa.sa_handler = on_sigint;
   sigaction(SIGINT, &sa, &old);
-  err = gpujit_project_build(p, &po);
+  so.cache_dir = ma->cache_dir;
+  /* a running server's warm workers take the misses; GPUJIT_SERVER=0 keeps them to this build's */
+  err = cli_server_wanted() ? gpujit_server_build_project(p, &po, &so, &v.served) : gpujit_project_build(p, &po);
   sigaction(SIGINT, &old, NULL);
+  {
+    gpujit_project_summary sum;
+    gpujit_project_summary_get(p, &sum);
+    cli_server_after(ctx, &so, v.served > 0, sum.built + sum.failed > 0);
+  }
   clear_line(&v);
   if (ma->trace) {
     int terr;

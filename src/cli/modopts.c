@@ -174,27 +174,36 @@ int cli_module_prepare(cli_ctx *ctx, cli_module_args *m, const char *cmd, bool n
   return EXIT_OK;
 }
 
+bool cli_server_wanted(void)
+{
+  const char *env = getenv("GPUJIT_SERVER");
+  return !(env && !strcmp(env, "0"));
+}
+
+void cli_server_after(cli_ctx *ctx, const gpujit_server_options *so, bool served, bool missed)
+{
+  char why[512];
+  if (served || !missed || !gpujit_server_autostart(so))
+    return;
+  /* started for the next build, never waited for; where one holds the socket already, the new
+   * one sees its lock and exits */
+  if (cli_server_current(so) == 0 && gpujit_server_stop(so) < 0) /* a stale one: replaced */
+    gpujit_error_clear();
+  if (cli_server_spawn(so, false, why, sizeof(why)) < 0 && ctx->verbose > 0)
+    cli_warn(ctx, "no build server: %s", why);
+}
+
 int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out)
 {
   gpujit_server_options so = GPUJIT_SERVER_OPTIONS_INIT;
-  const char *env = getenv("GPUJIT_SERVER");
   int served = 0, err;
   so.cache_dir = m->cache_dir;
   /* a running server takes the misses; GPUJIT_SERVER=0 keeps every build here */
-  if (env && !strcmp(env, "0"))
+  if (!cli_server_wanted())
     err = gpujit_module_build_files(out, m->files.items, m->files.count, &m->opts);
   else
     err = gpujit_server_build_files(out, m->files.items, m->files.count, &m->opts, &so, &served);
-  if (!served && (err < 0 || gpujit_module_cache_status(*out) != GPUJIT_CACHE_HIT) &&
-      gpujit_server_autostart(&so)) {
-    /* started for the next build, never waited for; where one holds the socket already, the
-     * new one sees its lock and exits */
-    char why[512];
-    if (cli_server_current(&so) == 0 && gpujit_server_stop(&so) < 0) /* a stale one: replaced */
-      gpujit_error_clear();
-    if (cli_server_spawn(&so, false, why, sizeof(why)) < 0 && ctx->verbose > 0)
-      cli_warn(ctx, "no build server: %s", why);
-  }
+  cli_server_after(ctx, &so, served != 0, err < 0 || gpujit_module_cache_status(*out) != GPUJIT_CACHE_HIT);
   if (err < 0) {
     const char *log = gpujit_error_log();
     if (*log)

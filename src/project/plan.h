@@ -22,6 +22,8 @@ typedef struct gpujit__run {
   size_t npending, running, done, hits, failed;
   double expected_done, actual_done; /* compiles done: expected and actual ms */
   double used_expected, used_actual; /* those that used a PCH */
+  struct gpujit__project_via *via;   /* misses to a build server (NULL: own workers only) */
+  bool via_lost;                     /* it failed: own workers from then on */
 } gpujit__run;
 
 /** Actual over expected compile time of the compiles done so far (1 before any). */

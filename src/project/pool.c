@@ -154,7 +154,12 @@ void gpujit__worker_drain_stderr(gpujit__worker *w)
 void gpujit__worker_stop(gpujit__worker *w, bool kill_it, char *why, size_t why_size)
 {
   int status = 0;
-  if (w->pid > 0) {
+  if (w->remote) { /* a server's connection: closed, never the server killed */
+    if (why)
+      snprintf(why, why_size, "closed the connection");
+    w->pid = 0;
+    w->remote = w->acked = false;
+  } else if (w->pid > 0) {
     if (kill_it)
       kill(w->pid, SIGKILL);
     if (w->job_fd >= 0)

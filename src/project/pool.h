@@ -27,6 +27,9 @@ typedef struct gpujit__worker {
   struct cJSON *result; /* a result waiting for its image frame */
   int64_t track;        /* its trace track */
   double last_end_us;   /* when its last job ended: the critical path is the worker that ended last */
+  bool remote;          /* a connection to a build server for one job (pid: the server's), not a process */
+  bool acked;           /* remote: the server took the job */
+  bool tracked;         /* `track` is made */
 } gpujit__worker;
 
 /** The worker executable: `hint`, else $GPUJIT_WORKER, else gpujit-worker beside the library (or

@@ -36,4 +36,21 @@ void gpujit__project_reset(gpujit_project *p);
 void gpujit__project_finish(gpujit_project *p, size_t i, gpujit_project_status status, gpujit_module *m, int error,
                             const char *message, const char *log, bool keep);
 
+/** A build server that takes a project's misses in place of worker processes of its own
+ *  (server/ fills it in; project/ stays below server/). */
+typedef struct gpujit__project_via {
+  /** A connection for one job. @return its fd (the server's pid into *pid), or < 0 with the
+   *  error set: the rest of the build then uses worker processes of its own. */
+  int (*connect)(void *ctx, int *pid);
+  /** The request frame's text that carries `job` (taken), or NULL. */
+  char *(*request)(void *ctx, cJSON *job);
+  void *ctx;
+  size_t served; /* out: modules the server built (failures included) */
+  char lost[512]; /* out: why it stopped taking jobs mid-build ("" : it never did) */
+} gpujit__project_via;
+
+/** gpujit_project_build() with the misses sent to `via`; whatever the server does not take
+ *  (none runs, another version, lost mid-job: the job is sent again) is built as without it. */
+int gpujit__project_build_via(gpujit_project *p, const gpujit_project_options *o, gpujit__project_via *via);
+
 #endif

@@ -3,6 +3,7 @@
  * results written as they come, one trace with a track per worker. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -146,8 +147,17 @@ static int send_job(gpujit__run *r, gpujit__worker *w, long i, bool more)
     cJSON_ReplaceItemInObjectCaseSensitive(opts, "pch", cJSON_CreateNumber(GPUJIT_PCH_OFF));
   job = gpujit__job_json(i, (const char *const *)pm->files, pm->files_count, opts, r->o->cache, r->o->trace != NULL,
                          more);
-  text = cJSON_PrintUnformatted(job);
-  cJSON_Delete(job);
+  if (w->remote) { /* the build server's request carries the job, as its workers can build it */
+    if (job && gpujit__job_portable(job, r->o->cache) < 0) {
+      cJSON_Delete(job);
+      job = NULL;
+    }
+    text = job ? r->via->request(r->via->ctx, job) : NULL;
+    w->acked = false;
+  } else {
+    text = cJSON_PrintUnformatted(job);
+    cJSON_Delete(job);
+  }
   err = text ? gpujit__frame_write(w->job_fd, GPUJIT__FRAME_JOB, text, strlen(text)) : GPUJIT_ENOMEM;
   free(text);
   if (err == 0) {
@@ -163,10 +173,56 @@ static int send_job(gpujit__run *r, gpujit__worker *w, long i, bool more)
   return err;
 }
 
-static int start_worker(gpujit__run *r, gpujit__worker *w, const char *path)
+/* The build server stops taking this build's jobs: why, said once (a debug line when none runs). */
+static void via_lost(gpujit__run *r, int err, const char *why)
+{
+  if (r->via_lost)
+    return;
+  r->via_lost = true;
+  snprintf(r->via->lost, sizeof(r->via->lost), "%s", why);
+  gpujit__log(err == GPUJIT_ENOENT ? GPUJIT_LOG_DEBUG : GPUJIT_LOG_INFO,
+              "build server: %s: this build's worker processes take its misses", why);
+}
+
+/* Slot w as a connection to the build server for its next job. @return 0, or -1 (lost). */
+static int connect_remote(gpujit__run *r, gpujit__worker *w, int slot)
+{
+  char name[96];
+  int pid = 0, fd = r->via->connect(r->via->ctx, &pid), dupfd = -1;
+  if (fd < 0 || pid <= 0 || (dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+    via_lost(r, fd, fd < 0 ? gpujit_error_last() : "its connection could not be set up");
+    gpujit_error_clear();
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  fcntl(fd, F_SETFL, O_NONBLOCK);
+  w->remote = true;
+  w->acked = false;
+  w->pid = pid;
+  w->index = slot;
+  w->result_fd = fd;
+  w->job_fd = dupfd; /* two descriptors of one socket: each closed once */
+  w->err_fd = -1;
+  if (r->o->trace && !w->tracked) {
+    snprintf(name, sizeof(name), "build server %d (pid %d)", slot, pid);
+    if (gpujit_trace_track(r->o->trace, &w->track, name) < 0)
+      gpujit_error_clear();
+    w->tracked = true;
+  }
+  return 0;
+}
+
+static int start_worker(gpujit__run *r, gpujit__worker *w, const char *path, int slot)
 {
   char name[64];
-  int err = gpujit__worker_spawn(w, path, ++r->started);
+  int err;
+  if (r->via && !r->via_lost && connect_remote(r, w, slot) == 0)
+    return 0;
+  if (!path[0])
+    return gpujit__error(GPUJIT_EWORKER, "no worker executable");
+  w->remote = w->tracked = false;
+  err = gpujit__worker_spawn(w, path, ++r->started);
   if (err == 0 && r->o->trace) {
     snprintf(name, sizeof(name), "worker %d (pid %ld)", w->index, (long)w->pid);
     if (gpujit_trace_track(r->o->trace, &w->track, name) < 0)
@@ -180,7 +236,9 @@ static void job_done(gpujit__run *r, gpujit__worker *w)
 {
   gpujit__project_module *pm = &r->p->mods[w->job];
   pm->r.wall_ms = (gpujit__now_us() - w->job_start_us) / 1e3;
-  if (pm->has_block && (pm->r.pch == GPUJIT_PCH_STATUS_CREATED || pm->r.pch == GPUJIT_PCH_STATUS_USED))
+  if (w->remote) /* the server keeps its workers' PCHs: it chooses where a block goes */
+    r->via->served++;
+  else if (pm->has_block && (pm->r.pch == GPUJIT_PCH_STATUS_CREATED || pm->r.pch == GPUJIT_PCH_STATUS_USED))
     gpujit__hold(w, pm->block);
   w->creating = false;
   w->last_end_us = gpujit__now_us();
@@ -189,8 +247,36 @@ static void job_done(gpujit__run *r, gpujit__worker *w)
   w->job = -1;
 }
 
+/* The server did not build w's job (refused it, hung, gone): the job goes back to the pending
+ * list for the build's own workers, and no further job goes to the server. */
+static void remote_lost(gpujit__run *r, gpujit__worker *w, const char *why)
+{
+  if (w->job >= 0) {
+    r->pending[r->npending++] = (size_t)w->job;
+    r->running--;
+    w->job = -1;
+  }
+  cJSON_Delete(w->result);
+  w->result = NULL;
+  gpujit__worker_stop(w, false, NULL, 0);
+  via_lost(r, 0, why);
+}
+
 static void take_result(gpujit__run *r, gpujit__worker *w, uint32_t type, gpujit__buf *frame)
 {
+  if (w->remote && !w->acked) { /* the server's answer to the request comes first */
+    cJSON *ack = type == GPUJIT__FRAME_ACK ? cJSON_ParseWithLength(frame->data, frame->len) : NULL;
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ack, "why"));
+    char msg[512];
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ack, "ok"))) {
+      w->acked = true;
+    } else {
+      snprintf(msg, sizeof(msg), "%s", why ? why : "the server refused the request");
+      remote_lost(r, w, msg);
+    }
+    cJSON_Delete(ack);
+    return;
+  }
   if (type == GPUJIT__FRAME_RESULT) {
     cJSON *res = cJSON_ParseWithLength(frame->data, frame->len);
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "error"), *tr = cJSON_GetObjectItemCaseSensitive(res, "trace");
@@ -243,11 +329,17 @@ static void read_worker(gpujit__run *r, gpujit__worker *w)
 {
   gpujit__buf frame = {0};
   uint32_t type;
-  int open = gpujit__frame_fill(&w->reader, w->result_fd), got;
-  while ((got = gpujit__frame_take(&w->reader, &type, &frame)) == 1)
+  int open = gpujit__frame_fill(&w->reader, w->result_fd), got = 0;
+  while (w->pid > 0 && (got = gpujit__frame_take(&w->reader, &type, &frame)) == 1)
     take_result(r, w, type, &frame);
   gpujit__buf_free(&frame);
-  if (open <= 0 || got < 0)
+  if (w->pid <= 0)
+    return; /* a server that refused the job: already closed */
+  if (w->remote && w->job < 0)
+    gpujit__worker_stop(w, false, NULL, 0); /* its one job is done; the next connects anew */
+  else if (w->remote && (open <= 0 || got < 0))
+    remote_lost(r, w, "the server was lost mid-request");
+  else if (open <= 0 || got < 0)
     worker_died(r, w);
 }
 
@@ -301,7 +393,7 @@ static int work(gpujit__run *r, const char *path)
         continue;
       if (!r->npending)
         break;
-      if (w->pid <= 0 && (err = start_worker(r, w, path)) < 0) {
+      if (w->pid <= 0 && (err = start_worker(r, w, path, (int)k + 1)) < 0) {
         if (r->running == 0 && k == 0)
           goto done; /* no worker at all */
         gpujit_error_clear();
@@ -315,7 +407,10 @@ static int work(gpujit__run *r, const char *path)
         w->job = i; /* it died before taking the job: fail the job with its reason */
         w->job_start_us = gpujit__now_us();
         r->running++;
-        worker_died(r, w);
+        if (w->remote)
+          remote_lost(r, w, "the request could not be sent");
+        else
+          worker_died(r, w);
       }
     }
     for (size_t k = 0; k < r->nw; k++) {
@@ -336,6 +431,10 @@ static int work(gpujit__run *r, const char *path)
       if (r->w[k].pid > 0) {
         gpujit__worker_drain_stderr(&r->w[k]);
         read_worker(r, &r->w[k]);
+        /* a server that does not take a request within 2 s is hung: never wait on it longer */
+        if (r->w[k].remote && r->w[k].pid > 0 && r->w[k].job >= 0 && !r->w[k].acked &&
+            gpujit__now_us() - r->w[k].job_start_us > 2e6)
+          remote_lost(r, &r->w[k], "no answer in time");
       }
     progress(r);
   }
@@ -369,6 +468,11 @@ static void critical_path(gpujit__run *r)
 
 int gpujit_project_build(gpujit_project *p, const gpujit_project_options *o)
 {
+  return gpujit__project_build_via(p, o, NULL);
+}
+
+int gpujit__project_build_via(gpujit_project *p, const gpujit_project_options *o, gpujit__project_via *via)
+{
   gpujit_project_options defaults = GPUJIT_PROJECT_OPTIONS_INIT;
   gpujit__run r = {0};
   char path[PATH_MAX];
@@ -386,7 +490,12 @@ int gpujit_project_build(gpujit_project *p, const gpujit_project_options *o)
   gpujit__project_reset(p);
   r.p = p;
   r.o = o;
+  r.via = via;
   r.t0 = gpujit__now_us();
+  if (via) {
+    via->served = 0;
+    via->lost[0] = '\0';
+  }
   cores = sysconf(_SC_NPROCESSORS_ONLN);
   r.nw = o->jobs > 0 ? (size_t)o->jobs : (size_t)(cores > 0 ? cores : 1);
   if (!(r.pending = calloc(p->count + 1, sizeof(*r.pending))))
@@ -396,7 +505,12 @@ int gpujit_project_build(gpujit_project *p, const gpujit_project_options *o)
   if ((err = serve_hits(&r)) == 0 && r.npending) {
     if (r.nw > r.npending)
       r.nw = r.npending;
-    if (gpujit__worker_locate(path, sizeof(path), o->worker_path) < 0) {
+    path[0] = '\0';
+    if (gpujit__worker_locate(path, sizeof(path), o->worker_path) < 0 && via) {
+      gpujit_error_clear(); /* the server's workers, or in-process when it is lost */
+      path[0] = '\0';
+    }
+    if (!path[0] && !via) {
       gpujit__log(GPUJIT_LOG_WARN, "%s: compiling in this process, one module at a time", gpujit_error_last());
       gpujit_error_clear();
       r.nw = 1;
@@ -404,8 +518,10 @@ int gpujit_project_build(gpujit_project *p, const gpujit_project_options *o)
     } else if (!(r.w = calloc(r.nw, sizeof(*r.w)))) {
       err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
     } else {
-      for (size_t k = 0; k < r.nw; k++)
+      for (size_t k = 0; k < r.nw; k++) {
         r.w[k].job = -1;
+        r.w[k].job_fd = r.w[k].result_fd = r.w[k].err_fd = -1; /* none open yet */
+      }
       err = work(&r, path);
       if (err == GPUJIT_EWORKER) { /* not one worker would start */
         gpujit__log(GPUJIT_LOG_WARN, "%s: compiling in this process, one module at a time", gpujit_error_last());

@@ -10,6 +10,8 @@
 
 #include "base/error.h"
 #include "cache/handle.h"
+#include "base/fs.h"
+#include "module/build.h"
 #include "module/lean.h"
 #include "module/module.h"
 #include "project/wire.h"
@@ -323,6 +325,34 @@ cJSON *gpujit__job_json(long id, const char *const *files, size_t count, cJSON *
   cJSON_AddBoolToObject(job, "trace", trace);
   cJSON_AddBoolToObject(job, "pch_more", pch_more);
   return job;
+}
+
+static int absolute(cJSON *item)
+{
+  char *abs = cJSON_IsString(item) ? gpujit__abspath(item->valuestring) : NULL;
+  int err = abs && cJSON_SetValuestring(item, abs) ? 0 : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  free(abs);
+  return err;
+}
+
+int gpujit__job_portable(cJSON *job, gpujit_cache *cache)
+{
+  cJSON *opts = cJSON_GetObjectItemCaseSensitive(job, "options"), *it;
+  const cJSON *arch = cJSON_GetObjectItemCaseSensitive(opts, "arch");
+  char resolved[32];
+  int err = 0;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(job, "files"))
+    if (err == 0)
+      err = absolute(it);
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(opts, "include_dirs"))
+    if (err == 0)
+      err = absolute(it);
+  if (err == 0 && (err = gpujit__resolve_arch(resolved, sizeof(resolved), cJSON_GetStringValue(arch), cache)) == 0) {
+    cJSON_DeleteItemFromObjectCaseSensitive(opts, "arch");
+    if (!cJSON_AddStringToObject(opts, "arch", resolved))
+      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  return err;
 }
 
 cJSON *gpujit__module_to_json(const gpujit_module *m)

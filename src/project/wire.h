@@ -11,7 +11,7 @@
 #include "base/buf.h"
 #include "gpujit/module.h"
 
-enum { GPUJIT__FRAME_JOB = 1, GPUJIT__FRAME_RESULT = 2, GPUJIT__FRAME_IMAGE = 3 };
+enum { GPUJIT__FRAME_JOB = 1, GPUJIT__FRAME_RESULT = 2, GPUJIT__FRAME_IMAGE = 3, GPUJIT__FRAME_ACK = 4 /* a build server took a request */ };
 
 /** Write one frame (blocking, whole). @return 0 or GPUJIT_EIO. */
 int gpujit__frame_write(int fd, uint32_t type, const void *data, size_t len);
@@ -44,6 +44,9 @@ void gpujit__options_holder_free(gpujit__options_holder *h);
 /** Lay `over`'s fields on a copy of `base`. @return a new object (NULL: out of memory). */
 cJSON *gpujit__options_merge(const cJSON *base, const cJSON *over);
 
+/** A job made fit for another process, with another working directory and environment (a
+ *  build server): every file and include directory absolute, the arch resolved here. */
+int gpujit__job_portable(cJSON *job, gpujit_cache *cache);
 /** A job for a worker: `files` (paths as the worker opens them), `options` (taken: it becomes
  *  the job's), the cache it builds through (NULL: none), whether it traces, whether more of its
  *  include block follow. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -22,26 +23,33 @@
 #include "gpujit/trace.h"
 #include "module/build.h"
 #include "module/history.h"
+#include "project/project.h"
 #include "server/protocol.h"
 #include "server/socket.h"
 #include "trace/sink.h"
 
 #define ACK_MS 2000 /* a server that does not take a request in this long is hung */
 
-static int send_request(int fd, const char *op, cJSON *job)
+/* A request's text: the op, this build's identity and toolkit, the job (taken). */
+static char *request_text(const char *op, cJSON *job)
 {
   cJSON *req = cJSON_CreateObject();
   char *text;
-  int err;
   cJSON_AddStringToObject(req, "op", op);
   cJSON_AddStringToObject(req, "build", gpujit__build_identity());
   cJSON_AddStringToObject(req, "toolkit", gpujit__toolkit_id());
   if (job)
     cJSON_AddItemToObject(req, "job", job);
   text = cJSON_PrintUnformatted(req);
-  err = text ? gpujit__frame_write(fd, GPUJIT__FRAME_JOB, text, strlen(text)) : GPUJIT_ENOMEM;
-  free(text);
   cJSON_Delete(req);
+  return text;
+}
+
+static int send_request(int fd, const char *op, cJSON *job)
+{
+  char *text = request_text(op, job);
+  int err = text ? gpujit__frame_write(fd, GPUJIT__FRAME_JOB, text, strlen(text)) : GPUJIT_ENOMEM;
+  free(text);
   return err;
 }
 
@@ -62,27 +70,15 @@ static int read_frame(int fd, int ms, uint32_t *type, gpujit__buf *out, const ch
   return 1;
 }
 
-/* A job as a project build sends it to a worker: every path absolute, the arch resolved. */
-static cJSON *job_json(const char *const *paths, size_t count, const gpujit_module_options *o, const char *arch)
+/* A job as a project build sends it to a worker, fit for the server's (absolute paths, the
+ * arch resolved). */
+static cJSON *job_json(const char *const *paths, size_t count, const gpujit_module_options *o)
 {
-  gpujit_module_options copy = *o;
-  char **incs = calloc(o->include_dirs_count + 1, sizeof(*incs)), **files = calloc(count + 1, sizeof(*files));
-  cJSON *job = NULL;
-  for (size_t i = 0; files && i < count; i++)
-    files[i] = gpujit__abspath(paths[i]);
-  for (size_t i = 0; incs && i < o->include_dirs_count; i++)
-    incs[i] = gpujit__abspath(o->include_dirs[i]);
-  copy.include_dirs = (const char *const *)incs;
-  copy.arch = arch;
-  if (files && incs)
-    job = gpujit__job_json(0, (const char *const *)files, count, gpujit__options_to_json(&copy), o->cache,
-                           o->trace != NULL, true);
-  for (size_t i = 0; incs && i < o->include_dirs_count; i++)
-    free(incs[i]);
-  for (size_t i = 0; files && i < count; i++)
-    free(files[i]);
-  free(incs);
-  free(files);
+  cJSON *job = gpujit__job_json(0, paths, count, gpujit__options_to_json(o), o->cache, o->trace != NULL, true);
+  if (job && gpujit__job_portable(job, o->cache) < 0) {
+    cJSON_Delete(job);
+    return NULL;
+  }
   return job;
 }
 
@@ -93,7 +89,7 @@ static int remote_build(gpujit_module **out, int *result, const char *const *pat
 {
   char sock[PATH_MAX], arch[32];
   gpujit__buf frame = {0};
-  cJSON *ack = NULL, *res = NULL;
+  cJSON *ack = NULL, *res = NULL, *job;
   const char *lost = NULL;
   uint32_t type;
   double expected;
@@ -110,7 +106,7 @@ static int remote_build(gpujit_module **out, int *result, const char *const *pat
     close(fd);
     return (*result = gpujit__error(GPUJIT_EINVAL, "%s", gpujit_error_last())), 1;
   }
-  if (send_request(fd, "build", job_json(paths, count, o, arch)) < 0) {
+  if (!(job = job_json(paths, count, o)) || send_request(fd, "build", job) < 0) {
     lost = "the request could not be sent";
     goto done;
   }
@@ -320,5 +316,48 @@ int gpujit_server_autostart_set(const gpujit_server_options *so, int on)
     free(dir);
   }
   free(path);
+  return err;
+}
+
+/* ---- project builds: the misses to the server's workers --------------------------------- */
+
+static int via_connect(void *ctx, int *pid)
+{
+  struct ucred cred;
+  socklen_t len = sizeof(cred);
+  int fd = gpujit__server_connect((const char *)ctx);
+  if (fd < 0)
+    return fd;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+    close(fd);
+    return gpujit__error(GPUJIT_EIO, "SO_PEERCRED: %s", strerror(errno));
+  }
+  *pid = (int)cred.pid;
+  return fd;
+}
+
+static char *via_request(void *ctx, cJSON *job)
+{
+  (void)ctx;
+  return request_text("build", job);
+}
+
+int gpujit_server_build_project(gpujit_project *project, const gpujit_project_options *opts,
+                                const gpujit_server_options *server, size_t *served)
+{
+  char sock[PATH_MAX];
+  gpujit__project_via via = {via_connect, via_request, sock, 0, ""};
+  int err;
+  if (served)
+    *served = 0;
+  /* remote stores are this process's to read and write; no server: as without one */
+  if (!project || (opts && opts->cache && opts->cache->remote) ||
+      gpujit__server_paths(sock, sizeof(sock), NULL, 0, server) < 0) {
+    gpujit_error_clear();
+    return gpujit_project_build(project, opts);
+  }
+  err = gpujit__project_build_via(project, opts, &via);
+  if (served)
+    *served = via.served;
   return err;
 }

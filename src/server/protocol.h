@@ -6,8 +6,6 @@
 #ifndef GPUJIT_SERVER_PROTOCOL_H
 #define GPUJIT_SERVER_PROTOCOL_H
 
-#include "project/wire.h"
-
-enum { GPUJIT__FRAME_ACK = 4 };
+#include "project/wire.h" /* GPUJIT__FRAME_ACK with the others */
 
 #endif

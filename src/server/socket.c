@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,16 +132,31 @@ int gpujit__wait_readable(int fd, int timeout_ms)
   }
 }
 
-const char *gpujit__build_identity(void)
+static char identity[PATH_MAX + 64];
+
+static void take_identity(void)
 {
-  static __thread char id[PATH_MAX + 64];
   Dl_info info;
   struct stat st;
-  /* the file this code was loaded from: a server of another build is another file or mtime */
-  if (dladdr((void *)gpujit__build_identity, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
-    snprintf(id, sizeof(id), "%s %s %lld %lld.%09ld", GPUJIT_VERSION_STRING, info.dli_fname, (long long)st.st_size,
+  char path[PATH_MAX];
+  ssize_t n;
+  /* the file this code was loaded from, absolute (a relative name, as the program was started,
+   * means nothing after a chdir): a server of another build is another file or mtime */
+  if (!dladdr((void *)gpujit__build_identity, &info) || !info.dli_fname || !realpath(info.dli_fname, path)) {
+    if ((n = readlink("/proc/self/exe", path, sizeof(path) - 1)) <= 0)
+      n = 0;
+    path[n] = '\0';
+  }
+  if (path[0] && stat(path, &st) == 0)
+    snprintf(identity, sizeof(identity), "%s %s %lld %lld.%09ld", GPUJIT_VERSION_STRING, path, (long long)st.st_size,
              (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   else
-    snprintf(id, sizeof(id), "%s", GPUJIT_VERSION_STRING);
-  return id;
+    snprintf(identity, sizeof(identity), "%s", GPUJIT_VERSION_STRING);
+}
+
+const char *gpujit__build_identity(void)
+{
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, take_identity);
+  return identity;
 }

@@ -208,6 +208,77 @@ typedef struct killer {
   int ms;
 } killer;
 
+/* A project build's misses go to the server's warm worker: its outputs, failures and exit code
+ * are a build's without the server; an edited module then uses the PCH the first build made
+ * there; paths relative to the client's directory reach a server started elsewhere; with the
+ * server gone, the build's own workers take the misses. */
+static void project_with(gpujit_project **p, const char *good, const char *bad, const char *out)
+{
+  gpujit_module_options mo = GPUJIT_MODULE_OPTIONS_INIT;
+  const char *g[] = {good}, *b[] = {bad};
+  mo.arch = "sm_90";
+  assert_int_equal(gpujit_project_create(p), 0);
+  assert_int_equal(gpujit_project_add(*p, "good", g, 1, &mo, out), 0);
+  assert_int_equal(gpujit_project_add(*p, "bad", b, 1, &mo, NULL), 0);
+}
+
+static void test_server__project_build(void **state)
+{
+  fx *f = *state;
+  char *hdr = th_write(f->dir, "scale.cuh", "#define SCALE 2.0f\n");
+  char *good = th_write(f->dir, "good.cu", HEAVY "extern \"C\" __global__ void k(float *x) { x[0] *= SCALE; }\n");
+  char *bad = th_write(f->dir, "bad.cu", "extern \"C\" __global__ void k(float *x) {\n  x[0] = undefined_name;\n}\n");
+  char *out = th_path(f->dir, "good.cubin"), *ref = th_path(f->dir, "ref.cubin"), cwd[4096];
+  gpujit_project_options po = GPUJIT_PROJECT_OPTIONS_INIT, here = GPUJIT_PROJECT_OPTIONS_INIT;
+  gpujit_project *p = NULL, *q = NULL;
+  size_t served = 99, na, nb;
+  char *a, *b, *msg;
+  assert_non_null(getcwd(cwd, sizeof(cwd)));
+  start_server(f, 60);
+  assert_int_equal(chdir(f->dir), 0); /* the server's directory is not the client's */
+  po.cache = f->c;
+  po.jobs = 2;
+  po.worker_path = GPUJIT_WORKER_PATH;
+  here.jobs = 2;
+  here.worker_path = GPUJIT_WORKER_PATH;
+  project_with(&p, "good.cu", "bad.cu", out);
+  assert_int_equal(gpujit_server_build_project(p, &po, &f->so, &served), GPUJIT_ECOMPILE);
+  assert_int_equal(served, 2);
+  assert_int_equal(gpujit_project_result_get(p, 0)->status, GPUJIT_PROJECT_BUILT);
+  assert_int_equal(gpujit_project_result_get(p, 1)->status, GPUJIT_PROJECT_FAILED);
+  msg = strdup(gpujit_project_result_get(p, 1)->message);
+  /* the same project built without the server (uncached): the same bytes and failure */
+  project_with(&q, good, bad, ref);
+  assert_int_equal(gpujit_project_build(q, &here), GPUJIT_ECOMPILE);
+  a = th_read(out, &na);
+  b = th_read(ref, &nb);
+  assert_int_equal(na, nb);
+  assert_memory_equal(a, b, na);
+  assert_string_equal(msg, gpujit_project_result_get(q, 1)->message);
+  assert_int_equal(gpujit_project_result_get(q, 1)->error, gpujit_project_result_get(p, 1)->error);
+  assert_non_null(strstr(gpujit_project_result_get(p, 1)->log, "undefined_name"));
+  free(a), free(b), free(msg);
+  gpujit_project_free(q);
+  /* an edit: the server's worker still holds the PCH of the include block */
+  free(th_write(f->dir, "good.cu", HEAVY "extern \"C\" __global__ void k(float *x) { x[1] *= SCALE; }\n"));
+  assert_int_equal(gpujit_server_build_project(p, &po, &f->so, &served), GPUJIT_ECOMPILE);
+  assert_int_equal(served, 2);
+  assert_int_equal(gpujit_project_result_get(p, 0)->status, GPUJIT_PROJECT_BUILT);
+  assert_int_equal(gpujit_project_result_get(p, 0)->pch, GPUJIT_PCH_STATUS_USED);
+  /* the server gone: the build's own workers */
+  kill(f->server, SIGKILL);
+  waitpid(f->server, NULL, 0);
+  f->server = 0;
+  free(th_write(f->dir, "good.cu", HEAVY "extern \"C\" __global__ void k(float *x) { x[2] *= SCALE; }\n"));
+  assert_int_equal(gpujit_server_build_project(p, &po, &f->so, &served), GPUJIT_ECOMPILE);
+  assert_int_equal(served, 0);
+  assert_int_equal(gpujit_project_result_get(p, 0)->status, GPUJIT_PROJECT_BUILT);
+  assert_int_equal(gpujit_project_result_get(p, 1)->status, GPUJIT_PROJECT_FAILED);
+  assert_int_equal(chdir(cwd), 0);
+  gpujit_project_free(p);
+  free(hdr), free(good), free(bad), free(out), free(ref);
+}
+
 static void *kill_later(void *p)
 {
   killer *k = p;
@@ -386,6 +457,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_server__same_result_and_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__pch_reuse_and_header_edit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__killed_mid_request, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__project_build, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__stale_client_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__client_falls_back_from_stale, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__other_users_refused, setup, teardown),

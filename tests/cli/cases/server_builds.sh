@@ -4,12 +4,13 @@
 # expect: *second: miss used*
 # expect: *same cubin as in-process*
 # expect: *same diagnostics and exit code 3*
+# expect: *2 modules: 0 hits, 2 built, 0 failed in * on the build server (compile*
 # expect: *same project outputs*
 # expect: *PCH * 1 hits  #include <cuda/std/type_traits>*
 # expect: *gpujit server stopped*
 # reject: *differ*
-# The server's builds are the in-process builds: bytes, diagnostics, exit codes; its PCH is
-# reused across two CLI calls, as --json shows.
+# The server's builds are the in-process builds: bytes, diagnostics, exit codes, for modules
+# and for a project's misses; its PCH is reused across two CLI calls, as --json shows.
 c="$PWD/c"
 "$GPUJIT" server start --cache-dir "$c" --workers 1
 printf '#include <cuda/std/type_traits>\nextern "C" __global__ void k(float *x) { x[0] *= 2.0f; }\n' >k.cu
@@ -24,7 +25,7 @@ printf 'extern "C" __global__ void bad(float *x) {\n  x[0] = nope;\n}\n' >bad.cu
 GPUJIT_SERVER=0 "$GPUJIT" build --arch sm_90 --no-cache bad.cu >local.out 2>&1; b=$?
 [ $a = $b ] && cmp -s server.out local.out && echo "same diagnostics and exit code $a" || { echo "diagnostics differ ($a, $b)"; cat server.out local.out; }
 mkdir -p proj && cp k.cu proj/a.cu && printf 'extern "C" __global__ void b(int *p) { p[0] = 7; }\n' >proj/b.cu
-"$GPUJIT" build -q --arch sm_90 --cache-dir "$c" --out-dir out1 proj
+"$GPUJIT" build --arch sm_90 --cache-dir "$c" --out-dir out1 proj | grep modules
 GPUJIT_SERVER=0 "$GPUJIT" build -q --arch sm_90 --no-cache --out-dir out2 proj
 cmp out1/a.cubin out2/a.cubin && cmp out1/b.cubin out2/b.cubin && echo "same project outputs" || echo "project outputs differ"
 "$GPUJIT" server status --cache-dir "$c"
