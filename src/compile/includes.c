@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "base/error.h"
 #include "base/fs.h"
@@ -45,8 +46,8 @@ static int add_absent(gpujit__includes *inc, const char *dir, const char *name)
   struct stat st;
   size_t at;
   join(full, sizeof(full), dir, name);
-  if (stat(full, &st) == 0)
-    return 0; /* it exists (a directory, or a file found elsewhere first): not a failed lookup */
+  if (stat(full, &st) == 0) /* it exists (a directory, say): not a failed lookup, but no file either */
+    return gpujit__strvec_push(&inc->not_files, full);
   rest = gpujit__path_under(full, dir);
   at = rest ? (size_t)(rest - full) : 1;
   for (;;) {
@@ -141,7 +142,7 @@ int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, co
       gpujit__normpath(cand);
       return has_include ? add_file(inc, s, cand, depth, false) : add_file(inc, s, cand, depth, true);
     }
-    return has_include ? add_absent(inc, "/", name + 1) : 0;
+    return has_include ? add_absent(inc, "/", name + 1) : gpujit__strvec_push(&inc->not_files, name);
   }
   n = candidates(inc, s, quoted ? dir : NULL, srcdir, list, sizeof(list) / sizeof(list[0]));
   for (k = 0; k < n; k++) {
@@ -149,8 +150,14 @@ int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, co
     if (is_file(cand))
       break;
   }
-  if (k == n && !has_include)
-    return 0; /* only reachable in an inactive #if branch of a compile that succeeded */
+  if (k == n && !has_include) { /* only reachable in an inactive #if branch of a compile that succeeded */
+    for (k = 0; k < n; k++) { /* a scan kept for later holds only while none of them appears */
+      join(cand, sizeof(cand), list[k], name);
+      if ((err = gpujit__strvec_push(&inc->not_files, cand)) < 0)
+        return err;
+    }
+    return 0;
+  }
   for (size_t j = 0; j < k; j++)
     if ((err = add_absent(inc, list[j], name)) < 0)
       return err;
@@ -393,11 +400,18 @@ static int setup(gpujit__includes *inc, const gpujit_source *sources, const char
 int gpujit__includes_scan(gpujit__includes **out, const gpujit_source *sources, const char *const *abs_paths,
                           size_t count, const gpujit_module_options *o)
 {
-  gpujit__includes *inc = calloc(1, sizeof(*inc));
+  gpujit__includes *inc;
+  uint64_t key[2] = {0, 0};
+  struct timespec now;
+  int64_t read_start;
   int err;
   bool progress = true;
   *out = NULL;
-  if (!inc)
+  if (gpujit__inc_memo_take(out, key, sources, abs_paths, count, o))
+    return 0;
+  clock_gettime(CLOCK_REALTIME, &now);
+  read_start = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+  if (!(inc = calloc(1, sizeof(*inc))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   if ((err = setup(inc, sources, abs_paths, count, o)) < 0)
     goto fail;
@@ -427,6 +441,7 @@ int gpujit__includes_scan(gpujit__includes **out, const gpujit_source *sources, 
     inc->needs_trace = true;
     snprintf(inc->why, sizeof(inc->why), "computed #include %s in %s", inc->pend[0].name, inc->pend[0].includer);
   }
+  gpujit__inc_memo_put(inc, key, read_start);
   *out = inc;
   return 0;
 fail:
@@ -486,32 +501,3 @@ const char *gpujit__includes_path(const gpujit__includes *inc, size_t i, const c
 
 size_t gpujit__includes_absent_count(const gpujit__includes *inc) { return inc ? inc->absent.count : 0; }
 const char *gpujit__includes_absent(const gpujit__includes *inc, size_t i) { return inc->absent.items[i]; }
-
-void gpujit__includes_free(gpujit__includes *inc)
-{
-  if (!inc)
-    return;
-  for (size_t i = 0; i < inc->nsources && inc->source_paths; i++)
-    free(inc->source_paths[i]);
-  free(inc->source_paths);
-  for (size_t i = 0; i < inc->nfiles; i++) {
-    free(inc->files[i].path);
-    gpujit__buf_free(&inc->files[i].data);
-  }
-  free(inc->files);
-  for (size_t i = 0; i < inc->npend; i++) {
-    free(inc->pend[i].includer);
-    free(inc->pend[i].name);
-  }
-  free(inc->pend);
-  gpujit__strvec_free(&inc->before);
-  gpujit__strvec_free(&inc->after);
-  gpujit__strvec_free(&inc->absent);
-  gpujit__strvec_free(&inc->resolved);
-  gpujit__strvec_free(&inc->macro_names);
-  gpujit__strvec_free(&inc->macro_values);
-  gpujit__strset_free(&inc->byname);
-  gpujit__strset_free(&inc->absent_set);
-  gpujit__strset_free(&inc->resolved_set);
-  free(inc);
-}

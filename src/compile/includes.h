@@ -23,6 +23,13 @@ typedef struct gpujit__includes gpujit__includes;
 int gpujit__includes_scan(gpujit__includes **out, const gpujit_source *sources, const char *const *abs_paths,
                           size_t count, const gpujit_module_options *opts);
 
+/** Keep up to `entries` scans in this process for the next build of the same sources (workers:
+ *  the edit loop scans the same headers before every compile); see includes_memo.c for when a
+ *  kept scan is used. Off unless called. */
+void gpujit__includes_memo_enable(size_t entries);
+/** Scans served from what was kept, since the process started (tests, benchmarks). */
+size_t gpujit__includes_memo_hits(void);
+
 /** Whether the scan met an include it could not resolve: the compile must report what it opened
  *  (NVRTC's time trace), and gpujit__includes_add_opened() be called for each file. `why` is set. */
 bool gpujit__includes_needs_trace(const gpujit__includes *inc, const char **why);

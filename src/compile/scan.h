@@ -4,6 +4,7 @@
 #define GPUJIT_COMPILE_SCAN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 #include "base/strset.h"
@@ -30,6 +31,7 @@ struct gpujit__includes {
   gpujit__strset byname;       /* path → file index */
   gpujit__strvec absent;
   gpujit__strset absent_set;
+  gpujit__strvec not_files; /* paths looked up that exist but are no file, or found nowhere */
   gpujit__strvec resolved; /* lookup cache keys */
   gpujit__strset resolved_set;
   gpujit__strvec macro_names, macro_values; /* object-like #define NAME value */
@@ -53,5 +55,13 @@ bool gpujit__inc_ident_start(char c);
 bool gpujit__inc_ident_char(char c);
 /** The identifier at p (truncated to size - 1) into out. */
 void gpujit__inc_ident(const char *p, const char *end, char *out, size_t size);
+
+/** A kept scan for these sources and options, its disk still as it was, copied into *out
+ *  (gpujit__includes_memo_enable; includes_memo.c). `key` receives the scan's key for
+ *  gpujit__inc_memo_put(). @return 1 when *out is set, else 0. */
+int gpujit__inc_memo_take(gpujit__includes **out, uint64_t key[2], const gpujit_source *sources,
+                          const char *const *abs_paths, size_t count, const gpujit_module_options *o);
+/** Keep a fresh scan (made from read_start_ns, CLOCK_REALTIME) when it may be kept. */
+void gpujit__inc_memo_put(gpujit__includes *inc, const uint64_t key[2], int64_t read_start_ns);
 
 #endif

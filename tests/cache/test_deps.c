@@ -10,6 +10,7 @@
 #include "helpers.h"
 
 #include "cache/deps.h"
+#include "compile/includes.h"
 #include "cache/files.h"
 #include "cache/manifest.h"
 #include "cache/store.h"
@@ -454,6 +455,77 @@ static void test_deps__records_are_read_within_their_bytes(void **state)
   }
 }
 
+/* A worker's kept include scans (gpujit__includes_memo_enable): used again for an edit outside
+ * the directives, never once anything they depend on moved — a header's bytes (same size), a
+ * header appearing earlier in the search order, one appearing where a lookup found nothing, a
+ * directive edited. */
+static size_t scan_of(const char *path, const char *text, const gpujit_module_options *o, const char *want,
+                      const char *want_data)
+{
+  gpujit_source s = {path, text, strlen(text)};
+  gpujit__includes *inc = NULL;
+  size_t n, found = 0;
+  assert_int_equal(gpujit__includes_scan(&inc, &s, &path, 1, o), 0);
+  n = gpujit__includes_count(inc);
+  for (size_t i = 0; i < n; i++) {
+    const char *data;
+    size_t size;
+    const char *p = gpujit__includes_path(inc, i, &data, &size);
+    if (strcmp(p, want) == 0) {
+      found++;
+      if (want_data)
+        assert_true(size == strlen(want_data) && memcmp(data, want_data, size) == 0);
+    }
+  }
+  gpujit__includes_free(inc);
+  return found;
+}
+
+static void test_deps__kept_scans(void **state)
+{
+  fx *f = *state;
+  char *k = th_path(f->src, "k.cu"), *d1 = th_path(f->src, "d1"), *d2 = th_path(f->src, "d2");
+  char *h = (mkdir(d1, 0755), mkdir(d2, 0755), th_write(d2, "h.h", "#define A 1\n"));
+  char *h1 = th_path(d1, "h.h"), *maybe = th_path(f->src, "maybe.h");
+  const char *dirs[] = {d1, d2};
+  const char *text = "#include <h.h>\n#if 0\n#include \"maybe.h\"\n#endif\nint x;\n";
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  size_t hits;
+  o.include_dirs = dirs;
+  o.include_dirs_count = 2;
+  gpujit__includes_memo_enable(4);
+  usleep(1200000); /* older than the race window: a scan of them may be kept */
+  hits = gpujit__includes_memo_hits();
+  assert_int_equal(scan_of(k, text, &o, h, "#define A 1\n"), 1);
+  assert_int_equal(gpujit__includes_memo_hits(), hits);
+  /* the body edited: the kept scan */
+  assert_int_equal(scan_of(k, "#include <h.h>\n#if 0\n#include \"maybe.h\"\n#endif\nint y, z;\n", &o, h, "#define A 1\n"), 1);
+  assert_int_equal(gpujit__includes_memo_hits(), hits + 1);
+  /* a directive edited: another scan */
+  assert_int_equal(scan_of(k, "#include <h.h>\n#define B\nint x;\n", &o, h, NULL), 1);
+  assert_int_equal(gpujit__includes_memo_hits(), hits + 1);
+  /* the header's bytes, same size: read again */
+  free(th_write(d2, "h.h", "#define A 2\n"));
+  assert_int_equal(scan_of(k, text, &o, h, "#define A 2\n"), 1);
+  assert_int_equal(gpujit__includes_memo_hits(), hits + 1);
+  usleep(1200000);
+  assert_int_equal(scan_of(k, text, &o, h, "#define A 2\n"), 1); /* kept again */
+  assert_int_equal(scan_of(k, text, &o, h, "#define A 2\n"), 1);
+  assert_int_equal(gpujit__includes_memo_hits(), hits + 2);
+  /* a header found nowhere appears: a dependency now */
+  free(th_write(f->src, "maybe.h", "\n"));
+  assert_int_equal(scan_of(k, text, &o, maybe, NULL), 1);
+  assert_int_equal(gpujit__includes_memo_hits(), hits + 2);
+  /* one earlier in the search order: it is the header now */
+  usleep(1200000);
+  assert_int_equal(scan_of(k, text, &o, h, NULL), 1); /* kept */
+  free(th_write(d1, "h.h", "#define A 3\n"));
+  assert_int_equal(scan_of(k, text, &o, h1, "#define A 3\n"), 1);
+  assert_int_equal(scan_of(k, text, &o, h, NULL), 0);
+  assert_int_equal(gpujit__includes_memo_hits(), hits + 2);
+  free(k), free(d1), free(d2), free(h), free(h1), free(maybe);
+}
+
 /* A damaged toolkit group is a miss with the right bytes, never a crash or a stale hit; a group
  * of the JSON form earlier versions wrote is still read. */
 static void test_deps__damaged_group(void **state)
@@ -546,6 +618,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_deps__damaged_group, setup, teardown),
     cmocka_unit_test(test_deps__records_are_read_within_their_bytes),
     cmocka_unit_test_setup_teardown(test_deps__clear_takes_the_records, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__kept_scans, setup, teardown), /* last: it keeps scans */
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
