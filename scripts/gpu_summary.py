@@ -131,6 +131,8 @@ for line in read("lean_ptx_text.txt").splitlines():
 for line in read("bench_server.txt").splitlines():
     if line.startswith("targets:"):
         rows.append(("server", line[9:]))
+    elif line.startswith("project edit loop"):
+        rows.append(("server: project edit", " ".join(line.split()[8:])))
 
 for line in read("cupti.txt").splitlines():
     if ":" in line:
