@@ -279,6 +279,36 @@ static void test_server__project_build(void **state)
   free(hdr), free(good), free(bad), free(out), free(ref);
 }
 
+/* A server that does not take a project's job in 2 s (stopped here) is hung: the build's own
+ * workers take it, and the build succeeds. */
+static void test_server__project_hung_server(void **state)
+{
+  fx *f = *state;
+  char *src = th_write(f->dir, "t.cu", "extern \"C\" __global__ void t(int *p) { p[0] = 3; }\n");
+  const char *files[] = {src};
+  gpujit_project_options po = GPUJIT_PROJECT_OPTIONS_INIT;
+  gpujit_module_options mo = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_project *p = NULL;
+  size_t served = 99;
+  double t0;
+  start_server(f, 60);
+  kill(f->server, SIGSTOP);
+  mo.arch = "sm_90";
+  po.cache = f->c;
+  po.jobs = 1;
+  po.worker_path = GPUJIT_WORKER_PATH;
+  assert_int_equal(gpujit_project_create(&p), 0);
+  assert_int_equal(gpujit_project_add(p, "t", files, 1, &mo, NULL), 0);
+  t0 = gpujit__now_us();
+  assert_int_equal(gpujit_server_build_project(p, &po, &f->so, &served), 0);
+  assert_int_equal(served, 0);
+  assert_int_equal(gpujit_project_result_get(p, 0)->status, GPUJIT_PROJECT_BUILT);
+  assert_true((gpujit__now_us() - t0) / 1e6 >= 2.0); /* it was given its 2 s, no more is asserted */
+  kill(f->server, SIGCONT);
+  gpujit_project_free(p);
+  free(src);
+}
+
 static void *kill_later(void *p)
 {
   killer *k = p;
@@ -458,6 +488,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_server__pch_reuse_and_header_edit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__killed_mid_request, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__project_build, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__project_hung_server, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__stale_client_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__client_falls_back_from_stale, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__other_users_refused, setup, teardown),
