@@ -77,10 +77,10 @@ GPUJIT_API int gpujit_server_build_files(gpujit_module **out, const char *const 
                                          int *served);
 
 /**
- * gpujit_project_build() through the server: hits are served here as always; the misses go to
- * the server's workers (their precompiled headers warm from earlier builds) instead of worker
- * processes of this build — at most opts->jobs at a time, the server queueing what its workers
- * cannot take yet. Whatever the server does not take (none runs, another version or toolkit, no
+ * gpujit_project_build() through the server: hits are served here as always; of the misses, as
+ * many at once as the server has workers go to them (their precompiled headers warm from earlier
+ * builds), the longest first, while the build's other opts->jobs slots start worker processes of
+ * their own. Whatever the server does not take (none runs, another version or toolkit, no
  * answer in 2 s, lost mid-job: that job is built again) is built as gpujit_project_build()
  * builds it, with one line in the log at info level. Results, outputs and exit status are those
  * of gpujit_project_build().

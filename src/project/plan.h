@@ -24,6 +24,7 @@ typedef struct gpujit__run {
   double used_expected, used_actual; /* those that used a PCH */
   struct gpujit__project_via *via;   /* misses to a build server (NULL: own workers only) */
   bool via_lost;                     /* it failed: own workers from then on */
+  size_t via_slots;                  /* slots 1..via_slots go to it */
 } gpujit__run;
 
 /** Actual over expected compile time of the compiles done so far (1 before any). */

@@ -39,6 +39,10 @@ void gpujit__project_finish(gpujit_project *p, size_t i, gpujit_project_status s
 /** A build server that takes a project's misses in place of worker processes of its own
  *  (server/ fills it in; project/ stays below server/). */
 typedef struct gpujit__project_via {
+  /** How many jobs it takes at once (asked once, when the build has misses): so many of the
+   *  build's slots go to it, the rest start workers of their own. @return > 0; 0: none runs;
+   *  < 0: it cannot take this build's jobs (`why` says). */
+  int (*slots)(void *ctx, char *why, size_t why_size);
   /** A connection for one job. @return its fd (the server's pid into *pid), or < 0 with the
    *  error set: the rest of the build then uses worker processes of its own. */
   int (*connect)(void *ctx, int *pid);

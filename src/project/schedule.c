@@ -217,7 +217,7 @@ static int start_worker(gpujit__run *r, gpujit__worker *w, const char *path, int
 {
   char name[64];
   int err;
-  if (r->via && !r->via_lost && connect_remote(r, w, slot) == 0)
+  if (r->via && !r->via_lost && (size_t)slot <= r->via_slots && connect_remote(r, w, slot) == 0)
     return 0;
   if (!path[0])
     return gpujit__error(GPUJIT_EWORKER, "no worker executable");
@@ -505,6 +505,14 @@ int gpujit__project_build_via(gpujit_project *p, const gpujit_project_options *o
   if ((err = serve_hits(&r)) == 0 && r.npending) {
     if (r.nw > r.npending)
       r.nw = r.npending;
+    if (via) {
+      char why[512] = "";
+      int n = via->slots(via->ctx, why, sizeof(why));
+      if (n > 0)
+        r.via_slots = (size_t)n;
+      else
+        via_lost(&r, n == 0 ? GPUJIT_ENOENT : 0, why);
+    }
     path[0] = '\0';
     if (gpujit__worker_locate(path, sizeof(path), o->worker_path) < 0 && via) {
       gpujit_error_clear(); /* the server's workers, or in-process when it is lost */

@@ -206,7 +206,7 @@ int gpujit_server_build_files(gpujit_module **out, const char *const *paths, siz
   return gpujit_module_build_files(out, paths, count, opts);
 }
 
-static int ask(const gpujit_server_options *so, const char *op, cJSON **answer)
+static int ask(const gpujit_server_options *so, const char *op, cJSON **answer, int ms)
 {
   char sock[PATH_MAX];
   gpujit__buf frame = {0};
@@ -218,7 +218,7 @@ static int ask(const gpujit_server_options *so, const char *op, cJSON **answer)
   if ((fd = gpujit__server_connect(sock)) < 0)
     return fd;
   if ((err = send_request(fd, op, NULL)) == 0) {
-    if (read_frame(fd, ACK_MS * 5, &type, &frame, &why) != 1)
+    if (read_frame(fd, ms, &type, &frame, &why) != 1)
       err = gpujit__error(GPUJIT_EIO, "server at %s: %s", sock, why);
     else if (!(*answer = cJSON_ParseWithLength(frame.data, frame.len)))
       err = gpujit__error(GPUJIT_EIO, "server at %s: a malformed answer", sock);
@@ -235,7 +235,7 @@ int gpujit_server_status(char **out, const gpujit_server_options *so)
   if (!out)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_server_status: NULL out");
   *out = NULL;
-  if ((err = ask(so, "status", &j)) < 0)
+  if ((err = ask(so, "status", &j, ACK_MS * 5)) < 0)
     return err;
   if (cJSON_GetObjectItemCaseSensitive(j, "ok")) { /* an ACK: it refused us */
     const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "why"));
@@ -258,7 +258,7 @@ int gpujit_server_stop(const gpujit_server_options *so)
 {
   char sock[PATH_MAX], lock[PATH_MAX + 8];
   cJSON *j = NULL;
-  int err = ask(so, "stop", &j);
+  int err = ask(so, "stop", &j, ACK_MS * 5);
   cJSON_Delete(j);
   if (err < 0 || gpujit__server_paths(sock, sizeof(sock), lock, sizeof(lock), so) < 0)
     return err;
@@ -321,11 +321,44 @@ int gpujit_server_autostart_set(const gpujit_server_options *so, int on)
 
 /* ---- project builds: the misses to the server's workers --------------------------------- */
 
+typedef struct via_ctx {
+  char sock[PATH_MAX];
+  const gpujit_server_options *so;
+} via_ctx;
+
+/* How many jobs the server runs at once (its workers): so many of the build's slots go to it,
+ * the rest to workers of the build's own — a full build is never narrower than without it. */
+static int via_slots(void *ctx, char *why, size_t n)
+{
+  const via_ctx *v = ctx;
+  cJSON *j = NULL;
+  const char *b, *t;
+  const cJSON *w;
+  int err = ask(v->so, "status", &j, ACK_MS), slots = -1;
+  if (err < 0) {
+    snprintf(why, n, "%s", gpujit_error_last());
+    gpujit_error_clear();
+    return err == GPUJIT_ENOENT ? 0 : -1;
+  }
+  b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "build"));
+  t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "toolkit"));
+  w = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "limits"), "workers");
+  if (!b || !t || strcmp(b, gpujit__build_identity()) || strcmp(t, gpujit__toolkit_id()))
+    snprintf(why, n, "stale server: it is %s with toolkit %s; the client is %s with toolkit %s", b ? b : "?",
+             t ? t : "?", gpujit__build_identity(), gpujit__toolkit_id());
+  else if (!cJSON_IsNumber(w) || w->valueint < 1)
+    snprintf(why, n, "a status without its worker count");
+  else
+    slots = w->valueint;
+  cJSON_Delete(j);
+  return slots;
+}
+
 static int via_connect(void *ctx, int *pid)
 {
   struct ucred cred;
   socklen_t len = sizeof(cred);
-  int fd = gpujit__server_connect((const char *)ctx);
+  int fd = gpujit__server_connect(((const via_ctx *)ctx)->sock);
   if (fd < 0)
     return fd;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
@@ -345,14 +378,14 @@ static char *via_request(void *ctx, cJSON *job)
 int gpujit_server_build_project(gpujit_project *project, const gpujit_project_options *opts,
                                 const gpujit_server_options *server, size_t *served)
 {
-  char sock[PATH_MAX];
-  gpujit__project_via via = {via_connect, via_request, sock, 0, ""};
+  via_ctx ctx = {"", server};
+  gpujit__project_via via = {via_slots, via_connect, via_request, &ctx, 0, ""};
   int err;
   if (served)
     *served = 0;
   /* remote stores are this process's to read and write; no server: as without one */
   if (!project || (opts && opts->cache && opts->cache->remote) ||
-      gpujit__server_paths(sock, sizeof(sock), NULL, 0, server) < 0) {
+      gpujit__server_paths(ctx.sock, sizeof(ctx.sock), NULL, 0, server) < 0) {
     gpujit_error_clear();
     return gpujit_project_build(project, opts);
   }

@@ -25,7 +25,7 @@ printf 'extern "C" __global__ void bad(float *x) {\n  x[0] = nope;\n}\n' >bad.cu
 GPUJIT_SERVER=0 "$GPUJIT" build --arch sm_90 --no-cache bad.cu >local.out 2>&1; b=$?
 [ $a = $b ] && cmp -s server.out local.out && echo "same diagnostics and exit code $a" || { echo "diagnostics differ ($a, $b)"; cat server.out local.out; }
 mkdir -p proj && cp k.cu proj/a.cu && printf 'extern "C" __global__ void b(int *p) { p[0] = 7; }\n' >proj/b.cu
-"$GPUJIT" build --arch sm_90 --cache-dir "$c" --out-dir out1 proj | grep modules
+"$GPUJIT" build -j 1 --arch sm_90 --cache-dir "$c" --out-dir out1 proj | grep modules
 GPUJIT_SERVER=0 "$GPUJIT" build -q --arch sm_90 --no-cache --out-dir out2 proj
 cmp out1/a.cubin out2/a.cubin && cmp out1/b.cubin out2/b.cubin && echo "same project outputs" || echo "project outputs differ"
 "$GPUJIT" server status --cache-dir "$c"
