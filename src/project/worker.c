@@ -107,6 +107,11 @@ static int run_job(worker_state *w, int out_fd, const cJSON *job)
         paths[n++] = f->valuestring;
     h.o.cache = cache_for(w, opt_str(job, "cache_dir"), opt_str(job, "base_dir"));
     ctl.pch_more = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(job, "pch_more"));
+    /* a build server's worker builds the same sources again and again (the edit loop scans the
+     * same headers before every compile): its scans are kept while their files are unchanged
+     * (4 of them: CUB's are ~7 MB each). A project's workers build each module once. */
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(job, "keep_scans")))
+      gpujit__includes_memo_enable(4);
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(job, "trace"))) {
       gpujit_trace_options to = GPUJIT_TRACE_OPTIONS_INIT;
       to.process_name = "gpujit worker";
@@ -154,9 +159,6 @@ int gpujit__worker_main(int in_fd, int out_fd)
   gpujit__buf frame = {0};
   uint32_t type;
   int r, status = 0;
-  /* a worker builds again and again: the build server's edit loop scans the same headers before
-   * every compile, so its scans are kept while their files are unchanged (4: CUB's ~7 MB each) */
-  gpujit__includes_memo_enable(4);
   while ((r = gpujit__frame_read(in_fd, &type, &frame)) == 1) {
     cJSON *job;
     if (type != GPUJIT__FRAME_JOB || !(job = cJSON_ParseWithLength(frame.data, frame.len))) {

@@ -223,6 +223,8 @@ static void dispatch(server *s)
     cJSON_ReplaceItemInObjectCaseSensitive(c->job, "pch_more", cJSON_CreateTrue()); /* edits follow */
     cJSON_DeleteItemFromObjectCaseSensitive(c->job, "answer_early");
     cJSON_AddTrueToObject(c->job, "answer_early"); /* the client goes on while the entry is stored */
+    cJSON_DeleteItemFromObjectCaseSensitive(c->job, "keep_scans");
+    cJSON_AddTrueToObject(c->job, "keep_scans"); /* edits of the same sources follow */
     char *text = cJSON_PrintUnformatted(c->job);
     int err = text ? gpujit__frame_write(sl->w.job_fd, GPUJIT__FRAME_JOB, text, strlen(text)) : GPUJIT_ENOMEM;
     free(text);
