@@ -1,8 +1,8 @@
 /*
  * A scan's storage: freeing it, and keeping it — the include scans a long-lived process made,
  * kept for the next build of the same sources (gpujit__includes_memo_enable): the build
- * server's and project builds' workers, where the edit loop scans the same 600 CUB headers
- * before every compile (~15 ms).
+ * server's workers, where the edit loop scans the same 600 CUB headers before every compile
+ * (~15 ms).
  *
  * A scan reads only the directive lines of its sources (those whose first non-blank character
  * is '#') and the prelude, so an edit elsewhere leaves it as it was. A kept scan is used again
