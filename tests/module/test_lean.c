@@ -247,6 +247,23 @@ static gpujit_module *build(const char *path, const char *src, int lean, const c
   "  out[0] = counter + (int)table[1] + kN + ns::z + tvar<int> + cuda::std::numeric_limits<int>::max();\n" \
   "}\n"
 
+/* A declaration whose __device__ a macro of the user's hides: every variable the user's files
+ * name stays (the rule before the declaration was read), so the host still finds it by name. */
+static void test_lean__qualifier_in_a_macro(void **state)
+{
+  static const char src[] = "#include <cuda/std/limits>\n#define DEV __device__\nDEV int hidden;\n"
+                            "constexpr int kM = 3;\n"
+                            "extern \"C\" __global__ void k(int *o) { o[0] = kM + cuda::std::numeric_limits<int>::max(); }\n";
+  gpujit_module *m = build("/virtual/lean/macro.cu", src, 1, NULL, 0);
+  size_t size;
+  const void *img = gpujit_module_image(m, &size);
+  (void)state;
+  assert_int_equal(elf_objects(img, size, "hidden", false), 1);
+  assert_int_equal(elf_objects(img, size, "kM", false), 1);
+  assert_int_equal(elf_objects(img, size, "_ZN4cuda3std", true), 0); /* the toolkit's still go */
+  gpujit_module_free(m);
+}
+
 static void test_lean__users_variables_stay(void **state)
 {
   const char *exprs[] = {"&tvar<float>"};
@@ -255,11 +272,14 @@ static void test_lean__users_variables_stay(void **state)
   size_t size, wsize;
   const void *img = gpujit_module_image(m, &size), *wimg;
   static const char *const kept[] = {"counter", "unused_dev", "table", "_ZN2ns1zE", "ptr_to", "_Z4tvarIiE",
-                                     "_Z4tvarIfE", "kN"};
+                                     "_Z4tvarIfE"};
   (void)state;
   for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
     if (elf_objects(img, size, kept[i], false) != 1)
       fail_msg("lean cubin lost '%s'", kept[i]);
+  /* a host constexpr NVRTC emits for the device is no variable of the user's device code (nvcc
+   * folds it away): gone, the kernel reads its value all the same */
+  assert_int_equal(elf_objects(img, size, "kN", false), 0);
   whole = build("/virtual/lean/vars.cu", VARS_CU, 0, exprs, 1);
   wimg = gpujit_module_image(whole, &wsize);
   /* the toolkit's static members were there, and are gone */
@@ -326,7 +346,8 @@ static void test_lean__block_reduce(void **state)
   assert_non_null(memmem(img, size, "block_reduce.cu", 16));
   gpujit_module_lean_get(lean, &l);
   assert_true(l.removed > 800);
-  assert_int_equal(l.variables, l.removed + 1); /* kThreads: the user's */
+  assert_int_equal(l.variables, l.removed); /* kThreads too: a host constexpr, not __device__ */
+  assert_int_equal(l.kept_unreferenced, 0);
   /* ptxas makes the same kernel either way: whole-program, as NVRTC runs it (nvJitLink's
    * relocatable ptxas would need 18 registers) */
   assert_non_null(strstr(gpujit_module_log(lean), "Used 14 registers, used 1 barriers, 44 bytes smem"));
@@ -443,6 +464,7 @@ int main(void)
       cmocka_unit_test(test_lean__unknown_construct_keeps_all),
       cmocka_unit_test(test_lean__name_scopes),
       cmocka_unit_test(test_lean__users_variables_stay),
+      cmocka_unit_test(test_lean__qualifier_in_a_macro),
       cmocka_unit_test(test_lean__token_pasting_keeps_all),
       cmocka_unit_test(test_lean__block_reduce),
       cmocka_unit_test(test_lean__ptxas_options),

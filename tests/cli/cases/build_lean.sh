@@ -1,6 +1,6 @@
 # exit: 0
 # expect: *"lean":*"ptx_bytes_before":*"removed":*
-# expect: *hit*lean PTX 110.1 KiB -> * KiB, 831 of 832 module-scope variables removed, 1 unused kept as the user*
+# expect: *hit*lean PTX 110.1 KiB -> * KiB, 832 of 832 module-scope variables removed*
 # expect: *no-lean: {}*
 # expect: *no-lean key differs*
 # Lean is the default: JSON and the report say what the pass did (a hit too: the entry recorded it);
