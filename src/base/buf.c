@@ -160,7 +160,8 @@ void gpujit__strvec_free(gpujit__strvec *v)
   v->count = v->cap = 0;
 }
 
-int gpujit__hex_digit(int c)
+/* The value of the hexadecimal digit c, or -1 when c is not one. */
+static int hex_digit(int c)
 {
   if (c >= '0' && c <= '9')
     return c - '0';
@@ -177,7 +178,7 @@ int gpujit__hex_span(const char *s, const char *end, unsigned long long *value)
   if (end <= s || end - s > 16)
     return -1;
   for (; s < end; s++) {
-    int d = gpujit__hex_digit((unsigned char)*s);
+    int d = hex_digit((unsigned char)*s);
     if (d < 0)
       return -1;
     v = v * 16 + (unsigned)d;

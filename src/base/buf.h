@@ -49,8 +49,6 @@ void *gpujit__grow(void *items, size_t *cap, size_t count, size_t elem, size_t f
 /** malloc'd copies; NULL when out of memory (and for a NULL `s`). */
 char *gpujit__strdup(const char *s);
 char *gpujit__strndup(const char *s, size_t n);
-/* The value of the hexadecimal digit c, or -1 when c is not one. */
-int gpujit__hex_digit(int c);
 /* The value of the hex digits in [s, end), at most 16, all of them digits; -1 when not so
  * (none, too many, another character). Reads nothing outside [s, end): no NUL is needed. */
 int gpujit__hex_span(const char *s, const char *end, unsigned long long *value);

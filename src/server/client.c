@@ -206,6 +206,15 @@ int gpujit_server_build_files(gpujit_module **out, const char *const *paths, siz
   return gpujit_module_build_files(out, paths, count, opts);
 }
 
+/* Whether a server's status says it takes this process's builds: the same build of gpujit, the
+ * same toolkit. */
+static bool takes_our_builds(const cJSON *status)
+{
+  const char *b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(status, "build"));
+  const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(status, "toolkit"));
+  return b && t && !strcmp(b, gpujit__build_identity()) && !strcmp(t, gpujit__toolkit_id());
+}
+
 static int ask(const gpujit_server_options *so, const char *op, cJSON **answer, int ms)
 {
   char sock[PATH_MAX];
@@ -241,11 +250,7 @@ int gpujit_server_status(char **out, const gpujit_server_options *so)
     const char *w = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "why"));
     err = gpujit__error(GPUJIT_EUNSUPPORTED, "%s", w ? w : "the server refused");
   } else {
-    /* whether it would take this process's builds: the same build of gpujit, the same toolkit */
-    const char *b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "build"));
-    const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "toolkit"));
-    cJSON_AddBoolToObject(j, "compatible", b && t && !strcmp(b, gpujit__build_identity()) &&
-                                               !strcmp(t, gpujit__toolkit_id()));
+    cJSON_AddBoolToObject(j, "compatible", takes_our_builds(j));
   }
   if (err == 0 && !(*out = cJSON_Print(j))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -343,7 +348,7 @@ static int via_slots(void *ctx, char *why, size_t n)
   b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "build"));
   t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "toolkit"));
   w = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "limits"), "workers");
-  if (!b || !t || strcmp(b, gpujit__build_identity()) || strcmp(t, gpujit__toolkit_id()))
+  if (!takes_our_builds(j))
     snprintf(why, n, "stale server: it is %s with toolkit %s; the client is %s with toolkit %s", b ? b : "?",
              t ? t : "?", gpujit__build_identity(), gpujit__toolkit_id());
   else if (!cJSON_IsNumber(w) || w->valueint < 1)
