@@ -55,14 +55,17 @@ GPUJIT_API int gpujit_trace_span_arg_num(gpujit_trace *trace, uint64_t id, const
 GPUJIT_API int gpujit_trace_span_end(gpujit_trace *trace, uint64_t id);
 
 /**
- * Create a named track that is not a thread (a GPU stream, a queue); its tid is never 0 and
- * never a real thread id. @param out_tid receives the track id for gpujit_trace_complete().
+ * Create a named track that is not a thread (a GPU stream, a queue); its tid is never 0, never
+ * a real thread id, and fits in 32 bits (as Perfetto reads ids). @param out_tid receives the
+ * track id for gpujit_trace_complete().
  */
 GPUJIT_API int gpujit_trace_track(gpujit_trace *trace, int64_t *out_tid, const char *name);
 
 /**
  * Add a complete event measured elsewhere (GPU activity) on a track; ts and dur in µs on the
  * trace clock. tid 0 means the calling thread. @param out_id may be NULL.
+ * @return 0, GPUJIT_EINVAL (no name, a negative duration, a tid outside 0..2^32-1: Perfetto
+ *         would put it on the process's track) or GPUJIT_ENOMEM.
  */
 GPUJIT_API int gpujit_trace_complete(gpujit_trace *trace, uint64_t *out_id, int64_t tid,
                                      const char *category, const char *name, double ts_us,

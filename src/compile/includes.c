@@ -12,10 +12,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/strset.h"
+#include "compile/directives.h"
 #include "compile/includes.h"
 #include "compile/scan.h"
 #include "compile/toolkit.h"
@@ -28,13 +30,36 @@ static bool is_file(const char *p)
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* `path` (absolute) as the kernel resolves it: ".." is the parent of the directory reached so
+ * far, which a symlink makes another directory than the lexical one ("link/../x.h" is beside
+ * link's target). A prefix ending in ".." is resolved on disk; the rest is normalised. A prefix
+ * that does not resolve (a component is missing) is left as it is: no file lies behind it. */
+static void physical(char *path, size_t size)
+{
+  char head[PATH_MAX], real[PATH_MAX];
+  const char *last = NULL;
+  for (const char *p = strstr(path, "/.."); p; p = strstr(p + 1, "/.."))
+    if (p[3] == '/' || p[3] == '\0')
+      last = p + 3;
+  if (!last) {
+    gpujit__normpath(path);
+    return;
+  }
+  snprintf(head, sizeof(head), "%.*s", (int)(last - path), path);
+  if (!realpath(head, real))
+    return;
+  snprintf(head, sizeof(head), "%s%s", real, last);
+  snprintf(path, size, "%s", head);
+  gpujit__normpath(path);
+}
+
 static void join(char *out, size_t size, const char *dir, const char *name)
 {
   if (name[0] == '/')
     snprintf(out, size, "%s", name);
   else
     snprintf(out, size, "%s/%s", dir, name);
-  gpujit__normpath(out);
+  physical(out, size);
 }
 
 /* `dir`/`name` was looked up and not found: record the shallowest missing component, since
@@ -85,6 +110,7 @@ static size_t candidates(const gpujit__includes *inc, size_t s, const char *incl
   return n;
 }
 
+static int scan_file(gpujit__includes *inc, size_t s, size_t idx, int depth);
 static int scan_text(gpujit__includes *inc, size_t s, const char *path, const char *data, size_t size, int depth);
 
 static int add_file(gpujit__includes *inc, size_t s, const char *path, int depth, bool scan)
@@ -114,51 +140,31 @@ static int add_file(gpujit__includes *inc, size_t s, const char *path, int depth
     return err;
   if (!scan)
     return 0;
-  f = &inc->files[idx];
-  return scan_text(inc, s, f->path, f->data.data ? f->data.data : "", f->data.len, depth + 1);
+  return scan_file(inc, s, idx, depth + 1);
 }
 
-/* One lookup of `name` from `includer`: NVRTC's order; failed candidates before the hit are
- * recorded absent. For __has_include a lookup that fails everywhere is recorded absent too. */
-int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, const char *name, bool quoted,
+/* The search of `name` through list[first..n): the first file found is added (scanned unless
+ * `has_include`), the candidates before it recorded absent. */
+static int search(gpujit__includes *inc, size_t s, const char *const *list, size_t first, size_t n, const char *name,
                   bool has_include, int depth)
 {
-  char dir[PATH_MAX], key[PATH_MAX * 2 + 32], cand[PATH_MAX], srcdir[PATH_MAX];
-  const char *list[256];
-  size_t n, k;
+  char cand[PATH_MAX];
+  size_t k;
   int err;
-  snprintf(dir, sizeof(dir), "%s", includer);
-  if (strrchr(dir, '/'))
-    *strrchr(dir, '/') = '\0';
-  snprintf(key, sizeof(key), "%zu|%d|%s|%s", s, has_include, quoted ? dir : "", name);
-  if (gpujit__strset_find(&inc->resolved_set, key, NULL))
-    return 0;
-  if ((err = gpujit__strvec_push(&inc->resolved, key)) < 0 ||
-      (err = gpujit__strset_put(&inc->resolved_set, inc->resolved.items[inc->resolved.count - 1], 0)) < 0)
-    return err;
-  if (name[0] == '/') {
-    if (is_file(name)) {
-      snprintf(cand, sizeof(cand), "%s", name);
-      gpujit__normpath(cand);
-      return has_include ? add_file(inc, s, cand, depth, false) : add_file(inc, s, cand, depth, true);
-    }
-    return has_include ? add_absent(inc, "/", name + 1) : gpujit__strvec_push(&inc->not_files, name);
-  }
-  n = candidates(inc, s, quoted ? dir : NULL, srcdir, list, sizeof(list) / sizeof(list[0]));
-  for (k = 0; k < n; k++) {
+  for (k = first; k < n; k++) {
     join(cand, sizeof(cand), list[k], name);
     if (is_file(cand))
       break;
   }
   if (k == n && !has_include) { /* only reachable in an inactive #if branch of a compile that succeeded */
-    for (k = 0; k < n; k++) { /* a scan kept for later holds only while none of them appears */
+    for (k = first; k < n; k++) { /* a scan kept for later holds only while none of them appears */
       join(cand, sizeof(cand), list[k], name);
       if ((err = gpujit__strvec_push(&inc->not_files, cand)) < 0)
         return err;
     }
     return 0;
   }
-  for (size_t j = 0; j < k; j++)
+  for (size_t j = first; j < k; j++)
     if ((err = add_absent(inc, list[j], name)) < 0)
       return err;
   if (k == n)
@@ -167,40 +173,51 @@ int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, co
   return add_file(inc, s, cand, depth, !has_include);
 }
 
-bool gpujit__inc_ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
-void gpujit__inc_ident(const char *p, const char *end, char *out, size_t size)
+/* One lookup of `name` from `includer`: NVRTC's order; failed candidates before the hit are
+ * recorded absent. For __has_include a lookup that fails everywhere is recorded absent too.
+ * `next` (#include_next, __has_include_next): the search resumes after the directory the
+ * includer was found in. Which one that was is not kept, so every directory of the search
+ * path the includer lies under is taken as a start (and, for a source, the first one too, as
+ * for a plain #include): the union can only add dependencies. */
+int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, const char *name, bool quoted,
+                       bool has_include, bool next, int depth)
 {
-  size_t n = 0;
-  while (p + n < end && gpujit__inc_ident_char(p[n]) && n < size - 1) {
-    out[n] = p[n];
-    n++;
+  char dir[PATH_MAX], key[PATH_MAX * 2 + 32], cand[PATH_MAX], srcdir[PATH_MAX];
+  const char *list[256];
+  size_t n, starts = 0;
+  int err;
+  snprintf(dir, sizeof(dir), "%s", includer);
+  if (strrchr(dir, '/'))
+    *strrchr(dir, '/') = '\0';
+  snprintf(key, sizeof(key), "%zu|%d|%d|%s|%s", s, has_include, next, quoted || next ? includer : "", name);
+  if (gpujit__strset_find(&inc->resolved_set, key, NULL))
+    return 0;
+  if ((err = gpujit__strvec_push(&inc->resolved, key)) < 0 ||
+      (err = gpujit__strset_put(&inc->resolved_set, inc->resolved.items[inc->resolved.count - 1], 0)) < 0)
+    return err;
+  if (name[0] == '/') {
+    if (is_file(name)) {
+      snprintf(cand, sizeof(cand), "%s", name);
+      physical(cand, sizeof(cand));
+      return has_include ? add_file(inc, s, cand, depth, false) : add_file(inc, s, cand, depth, true);
+    }
+    return has_include ? add_absent(inc, "/", name + 1) : gpujit__strvec_push(&inc->not_files, name);
   }
-  out[n] = '\0';
-}
-
-bool gpujit__inc_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
-
-const char *gpujit__inc_skip_ws(const char *p, const char *end)
-{
-  while (p < end && (*p == ' ' || *p == '\t'))
-    p++;
-  return p;
-}
-
-/* A header-name token at p ("x" or <x>): copied to out; NULL when there is none. */
-const char *gpujit__inc_header_name(const char *p, const char *end, char *out, size_t size, bool *quoted)
-{
-  char close;
-  const char *e;
-  if (p >= end || (*p != '"' && *p != '<'))
-    return NULL;
-  close = *p == '"' ? '"' : '>';
-  if (!(e = memchr(p + 1, close, (size_t)(end - p - 1))) || (size_t)(e - p - 1) >= size)
-    return NULL;
-  memcpy(out, p + 1, (size_t)(e - p - 1));
-  out[e - p - 1] = '\0';
-  *quoted = close == '"';
-  return e + 1;
+  if (!next) {
+    n = candidates(inc, s, quoted ? dir : NULL, srcdir, list, sizeof(list) / sizeof(list[0]));
+    return search(inc, s, list, 0, n, name, has_include, depth);
+  }
+  n = candidates(inc, s, NULL, srcdir, list, sizeof(list) / sizeof(list[0]));
+  for (size_t k = 0; k < n; k++)
+    if (gpujit__path_under(includer, list[k])) {
+      starts++;
+      if ((err = search(inc, s, list, k + 1, n, name, has_include, depth)) < 0)
+        return err;
+    }
+  for (size_t i = 0; i < inc->nsources; i++)
+    if (strcmp(inc->source_paths[i], includer) == 0)
+      starts = 0;
+  return starts ? 0 : search(inc, s, list, 0, n, name, has_include, depth);
 }
 
 /* Every header name MACRO stands for, through object-like #defines and -D (depth-limited). */
@@ -228,8 +245,8 @@ int gpujit__inc_macro_names(const gpujit__includes *inc, const char *macro, gpuj
 }
 
 /* `#include MACRO`: follow what MACRO names, or leave it pending until more #defines are seen. */
-static int computed_include(gpujit__includes *inc, size_t s, const char *includer, const char *macro, int depth,
-                            bool *resolved)
+static int computed_include(gpujit__includes *inc, size_t s, const char *includer, const char *macro, bool next,
+                            int depth, bool *resolved)
 {
   gpujit__strvec vals = {0};
   int n = gpujit__inc_macro_names(inc, macro, &vals, 0), err = 0;
@@ -239,13 +256,13 @@ static int computed_include(gpujit__includes *inc, size_t s, const char *include
     bool quoted;
     const char *v = vals.items[i];
     if (gpujit__inc_header_name(v, v + strlen(v), name, sizeof(name), &quoted))
-      err = gpujit__inc_lookup(inc, s, includer, name, quoted, false, depth);
+      err = gpujit__inc_lookup(inc, s, includer, name, quoted, false, next, depth);
   }
   gpujit__strvec_free(&vals);
   return n < 0 ? GPUJIT_ENOMEM : err;
 }
 
-static int add_pending(gpujit__includes *inc, size_t s, const char *includer, const char *macro)
+static int add_pending(gpujit__includes *inc, size_t s, const char *includer, const char *macro, bool next)
 {
   gpujit__inc_pending *p = gpujit__grow(inc->pend, &inc->cappend, inc->npend, sizeof(*p), 8);
   if (!p)
@@ -255,6 +272,7 @@ static int add_pending(gpujit__includes *inc, size_t s, const char *includer, co
   p->includer = gpujit__strdup(includer);
   p->name = gpujit__strdup(macro);
   p->source = s;
+  p->next = next;
   if (!p->includer || !p->name)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   inc->npend++;
@@ -288,7 +306,8 @@ static int note_define(gpujit__includes *inc, const char *p, const char *eol)
   return 0;
 }
 
-static int scan_text(gpujit__includes *inc, size_t s, const char *path, const char *data, size_t size, int depth)
+/* One reading of a file's text: its #define and #include lines, line by line. */
+static int scan_lines(gpujit__includes *inc, size_t s, const char *path, const char *data, size_t size, int depth)
 {
   const char *p = data, *end = data + size;
   int err;
@@ -314,15 +333,15 @@ static int scan_text(gpujit__includes *inc, size_t s, const char *path, const ch
           snprintf(inc->why, sizeof(inc->why), "#include_next in %s", path);
         }
         if (gpujit__inc_header_name(q, eol, name, sizeof(name), &quoted)) {
-          if ((err = gpujit__inc_lookup(inc, s, path, name, quoted, false, depth)) < 0)
+          if ((err = gpujit__inc_lookup(inc, s, path, name, quoted, false, next, depth)) < 0)
             return err;
         } else if (q < eol && gpujit__inc_ident_start(*q)) {
           char macro[256];
           bool resolved;
           gpujit__inc_ident(q, eol, macro, sizeof(macro));
-          if ((err = computed_include(inc, s, path, macro, depth, &resolved)) < 0)
+          if ((err = computed_include(inc, s, path, macro, next, depth, &resolved)) < 0)
             return err;
-          if (!resolved && (err = add_pending(inc, s, path, macro)) < 0)
+          if (!resolved && (err = add_pending(inc, s, path, macro, next)) < 0)
             return err;
         }
       }
@@ -330,6 +349,50 @@ static int scan_text(gpujit__includes *inc, size_t s, const char *path, const ch
     p = eol + 1;
   }
   return 0;
+}
+
+/* A text both as written and as the preprocessor reads its directives (comments, continuations,
+ * "%:" and trigraphs: directives.c): a directive either reading finds is followed, so a comment
+ * misread can only add dependencies. */
+static int scan_text(gpujit__includes *inc, size_t s, const char *path, const char *data, size_t size, int depth)
+{
+  gpujit__buf lines = {0};
+  int err;
+  if ((err = scan_lines(inc, s, path, data, size, depth)) < 0 || (err = gpujit__directive_lines(&lines, data, size)) < 0 ||
+      (err = scan_lines(inc, s, path, lines.data, lines.len, depth)) < 0) {
+    gpujit__buf_free(&lines);
+    return err;
+  }
+  gpujit__buf_free(&lines);
+  return 0;
+}
+
+int gpujit__inc_readings(gpujit__includes *inc, size_t i, const char *data[2], size_t size[2])
+{
+  gpujit__inc_file *f = &inc->files[i];
+  int err;
+  if (!f->has_directives) {
+    if ((err = gpujit__directive_lines(&f->directives, f->data.data ? f->data.data : "", f->data.len)) < 0)
+      return err;
+    f->has_directives = true;
+  }
+  data[0] = f->data.data ? f->data.data : "";
+  size[0] = f->data.len;
+  data[1] = f->directives.data;
+  size[1] = f->directives.len;
+  return 0;
+}
+
+/* File `idx` (its path and buffers stay put while the scan adds files behind it). */
+static int scan_file(gpujit__includes *inc, size_t s, size_t idx, int depth)
+{
+  const char *data[2];
+  size_t size[2];
+  char *path = inc->files[idx].path;
+  int err = gpujit__inc_readings(inc, idx, data, size);
+  for (int r = 0; err == 0 && r < 2; r++)
+    err = scan_lines(inc, s, path, data[r], size[r], depth);
+  return err;
 }
 
 /* -D NAME=value: a header name a computed include may use. */
@@ -427,7 +490,7 @@ int gpujit__includes_scan(gpujit__includes **out, const gpujit_source *sources, 
     for (size_t i = 0; i < inc->npend; i++) {
       bool resolved;
       gpujit__inc_pending p = inc->pend[i];
-      if ((err = computed_include(inc, p.source, p.includer, p.name, 0, &resolved)) < 0)
+      if ((err = computed_include(inc, p.source, p.includer, p.name, p.next, 0, &resolved)) < 0)
         goto fail;
       if (resolved) {
         free(p.includer);
@@ -456,18 +519,35 @@ bool gpujit__includes_needs_trace(const gpujit__includes *inc, const char **why)
   return inc->needs_trace;
 }
 
+/* `name` as NVRTC opened it, absolute and resolved as the kernel did; false if it is no file. */
+static bool opened_path(char *out, size_t size, const char *name)
+{
+  char cwd[PATH_MAX];
+  if (name[0] == '/')
+    snprintf(out, size, "%s", name);
+  else if (getcwd(cwd, sizeof(cwd)))
+    snprintf(out, size, "%s/%s", cwd, name);
+  else
+    return false;
+  physical(out, size);
+  return is_file(out);
+}
+
 int gpujit__includes_add_opened(gpujit__includes *inc, size_t s, const char *path, const char *includer)
 {
   char p[PATH_MAX], idir[PATH_MAX], srcdir[PATH_MAX];
   const char *list[256];
   size_t n;
   int err;
-  if (path[0] != '/' || s >= inc->nsources)
-    return 0; /* NVRTC's built-in headers: part of the toolkit identity */
-  snprintf(p, sizeof(p), "%s", path);
-  gpujit__normpath(p);
-  snprintf(idir, sizeof(idir), "%s", includer && includer[0] == '/' ? includer : inc->source_paths[s]);
-  gpujit__normpath(idir);
+  if (s >= inc->nsources)
+    return 0;
+  /* NVRTC names a file as it opened it: a relative name (a relative -I) is relative to the
+   * working directory. One that is no file there is one of NVRTC's built-in headers, part of
+   * the toolkit's identity. */
+  if (!opened_path(p, sizeof(p), path))
+    return 0;
+  if (!includer || !opened_path(idir, sizeof(idir), includer))
+    snprintf(idir, sizeof(idir), "%s", inc->source_paths[s]);
   if (strrchr(idir, '/'))
     *strrchr(idir, '/') = '\0';
   if (gpujit__strset_find(&inc->byname, p, NULL))

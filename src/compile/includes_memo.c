@@ -5,7 +5,8 @@
  * (~15 ms).
  *
  * A scan reads only the directive lines of its sources (those whose first non-blank character
- * is '#') and the prelude, so an edit elsewhere leaves it as it was. A kept scan is used again
+ * is '#', and those the preprocessor reads as directives: directives.c) and the prelude, so an
+ * edit elsewhere leaves it as it was. A kept scan is used again
  * when those lines, the sources' paths, the options the scan reads and the working directory
  * are the same, and on disk nothing it depends on moved: every file it read has the device,
  * inode, size, mtime and ctime it had (ctime changes with every write, and no user can set it
@@ -24,6 +25,7 @@
 #include <xxhash.h>
 
 #include "base/error.h"
+#include "compile/directives.h"
 #include "compile/includes.h"
 #include "compile/scan.h"
 #include "compile/toolkit.h"
@@ -85,6 +87,7 @@ static XXH128_hash_t key_of(const gpujit_source *sources, const char *const *abs
 {
   XXH3_state_t *st = XXH3_createState();
   char cwd[PATH_MAX];
+  gpujit__buf lines = {0};
   XXH128_hash_t h = {0, 0};
   if (!st)
     return h;
@@ -112,9 +115,17 @@ static XXH128_hash_t key_of(const gpujit_source *sources, const char *const *abs
       p = eol + 1;
     }
     XXH3_128bits_update(st, "\0", 1);
+    /* and as the preprocessor reads them (a directive behind a comment or a continuation) */
+    if (gpujit__directive_lines(&lines, sources[s].data ? sources[s].data : "", sources[s].size) < 0) {
+      h.low64 = h.high64 = 0; /* no key: nothing is kept or taken */
+      goto done;
+    }
+    XXH3_128bits_update(st, lines.data, lines.len + 1);
   }
   h = XXH3_128bits_digest(st);
+done:
   XXH3_freeState(st);
+  gpujit__buf_free(&lines);
   return h;
 }
 
@@ -209,6 +220,7 @@ void gpujit__includes_free(gpujit__includes *inc)
   for (size_t i = 0; i < inc->nfiles; i++) {
     free(inc->files[i].path);
     gpujit__buf_free(&inc->files[i].data);
+    gpujit__buf_free(&inc->files[i].directives);
   }
   free(inc->files);
   for (size_t i = 0; i < inc->npend; i++) {
@@ -250,6 +262,8 @@ int gpujit__inc_memo_take(gpujit__includes **out, uint64_t key[2], const gpujit_
   k = key_of(sources, abs_paths, count, o);
   key[0] = k.low64;
   key[1] = k.high64;
+  if (!k.low64 && !k.high64) /* no key could be made */
+    return 0;
   pthread_mutex_lock(&lock);
   for (size_t i = 0; i < capacity && !found; i++) {
     memo *m = &memos[i];
@@ -273,7 +287,7 @@ void gpujit__inc_memo_put(gpujit__includes *inc, const uint64_t key[2], int64_t 
 {
   stamp *stamps;
   memo *slot = NULL;
-  if (!capacity || inc->needs_trace || inc->npend)
+  if (!capacity || inc->needs_trace || inc->npend || (!key[0] && !key[1]))
     return;
   if (!(stamps = calloc(inc->nfiles ? inc->nfiles : 1, sizeof(*stamps))))
     return;

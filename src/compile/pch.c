@@ -19,6 +19,7 @@
 #include <xxhash.h>
 
 #include "base/error.h"
+#include "compile/directives.h"
 #include "compile/pch.h"
 #include "compile/toolkit.h"
 
@@ -55,6 +56,7 @@ static bool dir_failed;
 /* End of the leading run of blank space, comments and preprocessing directives. */
 static size_t block_end(const char *s, size_t n, bool *has_include)
 {
+  gpujit__buf lines = {0};
   size_t i = 0, last = 0;
   *has_include = false;
   while (i < n) {
@@ -67,12 +69,7 @@ static size_t block_end(const char *s, size_t n, bool *has_include)
     } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
       const char *e = memmem(s + i + 2, n - i - 2, "*/", 2);
       i = e ? (size_t)(e - s) + 2 : n;
-    } else if (c == '#') {
-      size_t j = i + 1;
-      while (j < n && (s[j] == ' ' || s[j] == '\t'))
-        j++;
-      if (n - j >= 7 && strncmp(s + j, "include", 7) == 0)
-        *has_include = true;
+    } else if (c == '#' || (c == '%' && i + 1 < n && s[i + 1] == ':')) {
       while (i < n && s[i] != '\n') /* to the end of the line, through continuations */
         i += (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') ? 2 : 1;
     } else {
@@ -80,6 +77,16 @@ static size_t block_end(const char *s, size_t n, bool *has_include)
     }
     last = i;
   }
+  /* Whether one of its directives is an #include, as the preprocessor reads them. */
+  if (gpujit__directive_lines(&lines, s, last) == 0)
+    for (const char *p = lines.data; p && *p && !*has_include; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+      if (*p == '#') {
+        p++;
+        while (*p == ' ')
+          p++;
+        *has_include = strncmp(p, "include", 7) == 0;
+      }
+  gpujit__buf_free(&lines);
   return last;
 }
 
@@ -276,11 +283,17 @@ bool gpujit__pch_plan(gpujit__pch *pch, const gpujit__pch_block *block, gpujit__
   if ((b = state_of(block->key))) {
     const char *changed;
     b->seen++;
-    if (b->has_pch && !stamps_hold(&b->made_from, &changed)) {
-      snprintf(pch->reason, sizeof(pch->reason), "%s changed since the PCH was made: making it again", changed);
-      forget_pch(b);
-      b->seen = 2; /* it paid before */
-    }
+    /* NVRTC may take any PCH in the heap whose headers this compile starts with, also one gpujit
+     * made for another block (the same #include lines behind another comment, say): every PCH
+     * whose headers changed goes before NVRTC can see it, not only this block's. */
+    for (size_t i = 0; i < blocks_count; i++)
+      if (blocks[i].has_pch && !stamps_hold(&blocks[i].made_from, &changed)) {
+        if (&blocks[i] == b) {
+          snprintf(pch->reason, sizeof(pch->reason), "%s changed since the PCH was made: making it again", changed);
+          b->seen = 2; /* it paid before */
+        }
+        forget_pch(&blocks[i]);
+      }
     on = b->has_pch || pch->mode == GPUJIT_PCH_ON || pch->more_expected || b->seen >= 2;
   }
   pthread_mutex_unlock(&lock);

@@ -8,16 +8,20 @@
 
 #include "base/buf.h"
 #include "base/strset.h"
+#include "compile/directives.h"
 #include "gpujit/module.h"
 
 typedef struct gpujit__inc_file {
   char *path;
   gpujit__buf data;
+  gpujit__buf directives; /* its directive lines as the preprocessor reads them; made on first use */
+  bool has_directives;
 } gpujit__inc_file;
 
 typedef struct gpujit__inc_pending {
   char *includer, *name;
   size_t source;
+  bool next; /* #include_next */
 } gpujit__inc_pending;
 
 struct gpujit__includes {
@@ -43,19 +47,16 @@ struct gpujit__includes {
 
 /** One lookup of `name` from `includer` in NVRTC's order for source `s`: the header found is
  *  added (and scanned, unless `has_include`), failed candidates before it recorded absent; for
- *  __has_include a lookup that fails everywhere is recorded absent everywhere. */
+ *  __has_include a lookup that fails everywhere is recorded absent everywhere. `next`: the
+ *  search resumes after the directory the includer was found in (#include_next). */
 int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, const char *name, bool quoted,
-                       bool has_include, int depth);
-/** The header-name token at p ("x" or <x>) into out; the end of the token, or NULL. */
-const char *gpujit__inc_header_name(const char *p, const char *end, char *out, size_t size, bool *quoted);
+                       bool has_include, bool next, int depth);
+/** The readings of file `i` a compile may take, for scanning: its text as written and its
+ *  directive lines (gpujit__directive_lines). Each is NUL-terminated; borrowed from `inc`. */
+int gpujit__inc_readings(gpujit__includes *inc, size_t i, const char *data[2], size_t size[2]);
+
 /** Every header name MACRO stands for (through object-like #defines and -D); -1 out of memory. */
 int gpujit__inc_macro_names(const gpujit__includes *inc, const char *macro, gpujit__strvec *out, int depth);
-const char *gpujit__inc_skip_ws(const char *p, const char *end);
-bool gpujit__inc_ident_start(char c);
-bool gpujit__inc_ident_char(char c);
-/** The identifier at p (truncated to size - 1) into out. */
-void gpujit__inc_ident(const char *p, const char *end, char *out, size_t size);
-
 /** A kept scan for these sources and options, its disk still as it was, copied into *out
  *  (gpujit__includes_memo_enable; includes_memo.c). `key` receives the scan's key for
  *  gpujit__inc_memo_put(). @return 1 when *out is set, else 0. */

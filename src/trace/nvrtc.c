@@ -109,11 +109,12 @@ static void parse_nvrtc(gpujit_trace *t, void *payload)
       for (k = 0; k < nworkers && workers[k][0] != etid->valuedouble; k++)
         ;
       if (k == nworkers && nworkers < 16) {
-        workers[nworkers][0] = etid->valuedouble;
-        workers[nworkers][1] = (double)t->next_virtual_tid++;
+        int64_t vt;
         snprintf(tname, sizeof(tname), "NVRTC thread %.0f (of %lld)", etid->valuedouble, (long long)p->tid);
-        gpujit__trace_ensure_track(t, (int64_t)workers[nworkers][1], tname);
-        nworkers++;
+        if (gpujit__trace_named_track(t, tname, &vt) == 0) {
+          workers[nworkers][0] = etid->valuedouble;
+          workers[nworkers++][1] = (double)vt;
+        }
       }
       if (k < nworkers)
         track = (int64_t)workers[k][1];

@@ -60,7 +60,7 @@ int gpujit_trace_create(gpujit_trace **out, const gpujit_trace_options *opts)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   pthread_mutex_init(&t->lock, NULL);
   t->pid = (int64_t)getpid();
-  t->next_virtual_tid = (int64_t)1 << 40;
+  t->next_virtual_tid = GPUJIT__TRACE_VIRTUAL_TID;
   t->nvrtc_phases = opts->nvrtc_phases;
   t->process_name = gpujit__strdup(opts->process_name ? opts->process_name : "gpujit");
   t->tmp_dir = gpujit__strdup(tmp);
@@ -160,6 +160,17 @@ int gpujit__trace_ensure_track(gpujit_trace *t, int64_t tid, const char *name)
     return GPUJIT_ENOMEM;
   t->tracks[t->tracks_count++].tid = tid;
   return 0;
+}
+
+int gpujit__trace_named_track(gpujit_trace *t, const char *name, int64_t *out_tid)
+{
+  for (size_t i = 0; i < t->tracks_count; i++)
+    if (t->tracks[i].tid >= GPUJIT__TRACE_VIRTUAL_TID && strcmp(t->tracks[i].name, name) == 0) {
+      *out_tid = t->tracks[i].tid;
+      return 0;
+    }
+  *out_tid = t->next_virtual_tid++;
+  return gpujit__trace_ensure_track(t, *out_tid, name);
 }
 
 /* Under the lock: append an event; returns its 1-based id or 0 on failure. */
@@ -292,6 +303,8 @@ int gpujit_trace_complete(gpujit_trace *t, uint64_t *out_id, int64_t tid, const 
     return 0;
   if (!name || dur_us < 0)
     return gpujit__error(GPUJIT_EINVAL, "trace event: %s", name ? "negative duration" : "NULL name");
+  if (tid < 0 || tid > GPUJIT__TRACE_MAX_ID)
+    return gpujit__error(GPUJIT_EINVAL, "trace event %s: track id %lld does not fit in 32 bits", name, (long long)tid);
   pthread_mutex_lock(&t->lock);
   id = gpujit__trace_push_event(t, 'X', category, name, ts_us, dur_us, tid ? tid : gpujit__thread_tid());
   pthread_mutex_unlock(&t->lock);
@@ -369,88 +382,6 @@ size_t gpujit_trace_event_count(gpujit_trace *t)
   n = t->count;
   pthread_mutex_unlock(&t->lock);
   return n;
-}
-
-/* ---- loading ------------------------------------------------------------------------------ */
-
-int gpujit_trace_load(gpujit_trace *t, const char *path)
-{
-  gpujit__buf buf = {0};
-  cJSON *root = NULL, *events, *e;
-  int err;
-  if (!t || !path)
-    return gpujit__error(GPUJIT_EINVAL, "gpujit_trace_load: NULL argument");
-  if ((err = gpujit__file_read(&buf, path)) < 0)
-    return err;
-  root = cJSON_ParseWithLength(buf.data, buf.len);
-  if (!root) {
-    err = gpujit__error(GPUJIT_EPARSE, "%s: not valid JSON", path);
-    goto done;
-  }
-  events = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "traceEvents") : root;
-  if (!cJSON_IsArray(events)) {
-    err = gpujit__error(GPUJIT_EPARSE, "%s: no traceEvents array", path);
-    goto done;
-  }
-  pthread_mutex_lock(&t->lock);
-  cJSON_ArrayForEach(e, events) {
-    uint64_t id;
-    if (!cJSON_IsObject(e) || !e->child)
-      continue;
-    if (!(id = gpujit__trace_push_event(t, 0, NULL, NULL, 0, 0, 0))) {
-      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-      break;
-    }
-    t->events[id - 1].args = cJSON_Duplicate(e, 1);
-  }
-  pthread_mutex_unlock(&t->lock);
-done:
-  cJSON_Delete(root);
-  gpujit__buf_free(&buf);
-  return err;
-}
-
-int gpujit__trace_merge_process(gpujit_trace *t, const char *json, size_t len, int64_t pid, int64_t track,
-                                const char *thread_prefix)
-{
-  cJSON *root = cJSON_ParseWithLength(json, len), *events, *e;
-  int err = 0;
-  if (!root)
-    return gpujit__error(GPUJIT_EPARSE, "a worker's trace is not valid JSON");
-  events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
-  pthread_mutex_lock(&t->lock);
-  cJSON_ArrayForEach(e, events) {
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph"), *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
-    int64_t to = track;
-    uint64_t id;
-    if (!cJSON_IsString(ph) || !strcmp(ph->valuestring, "M"))
-      continue; /* names come from this trace's tracks */
-    /* thread ids are whole numbers far below 2^53; anything else is not a worker's thread */
-    if (cJSON_IsNumber(tid) && fabs(tid->valuedouble) < 9007199254740992.0 &&
-        (int64_t)tid->valuedouble != pid) { /* another thread of the worker */
-      char name[160];
-      int64_t other = (int64_t)tid->valuedouble;
-      to = ((int64_t)1 << 42) + ((track & 0xffff) << 24) + (other & 0xffffff);
-      snprintf(name, sizeof(name), "%s thread %lld", thread_prefix, (long long)other);
-      if (gpujit__trace_ensure_track(t, to, name) < 0) {
-        err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-        break;
-      }
-    }
-    if (!(id = gpujit__trace_push_event(t, 0, NULL, NULL, 0, 0, 0))) {
-      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-      break;
-    }
-    t->events[id - 1].args = cJSON_Duplicate(e, 1);
-    /* set, not replace: an event without "pid" or "tid" gets them */
-    cJSON_DeleteItemFromObjectCaseSensitive(t->events[id - 1].args, "pid");
-    cJSON_DeleteItemFromObjectCaseSensitive(t->events[id - 1].args, "tid");
-    cJSON_AddNumberToObject(t->events[id - 1].args, "pid", (double)t->pid);
-    cJSON_AddNumberToObject(t->events[id - 1].args, "tid", (double)to);
-  }
-  pthread_mutex_unlock(&t->lock);
-  cJSON_Delete(root);
-  return err;
 }
 
 /* ---- output ------------------------------------------------------------------------------- */

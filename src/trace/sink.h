@@ -53,9 +53,17 @@ struct gpujit_trace {
   size_t npending, cappending;
 };
 
+/* Track ids that are not threads. Perfetto's JSON importer reads pid and tid as unsigned 32-bit
+ * numbers (a larger one counts as absent and the event lands on the process's own track); a
+ * kernel thread id is below PID_MAX_LIMIT (2^22): virtual tracks take 2^30 and up. */
+#define GPUJIT__TRACE_VIRTUAL_TID ((int64_t)1 << 30)
+#define GPUJIT__TRACE_MAX_ID ((int64_t)UINT32_MAX)
+
 /* Under the trace's lock (trace.c): */
 /** Make sure `tid` has a track, named `name` (NULL: "main" or "worker N"). */
 int gpujit__trace_ensure_track(gpujit_trace *t, int64_t tid, const char *name);
+/** The track named `name`, made with a virtual id if there is none. @return 0 or GPUJIT_ENOMEM. */
+int gpujit__trace_named_track(gpujit_trace *t, const char *name, int64_t *out_tid);
 /** Append an event; returns its 1-based id, 0 when out of memory. ph 0 is a raw loaded event. */
 uint64_t gpujit__trace_push_event(gpujit_trace *t, char ph, const char *cat, const char *name, double ts, double dur,
                                   int64_t tid);

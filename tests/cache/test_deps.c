@@ -3,6 +3,7 @@
  * headers — edited after a build must miss and give the bytes a fresh compile gives; the
  * same-timestamp race; damaged manifests. */
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <xxhash.h>
@@ -53,27 +54,35 @@ static int teardown(void **state)
 
 static void put(const fx *f, const char *rel, const char *text) { free(th_write(f->src, rel, text)); }
 
-/* Build src/k.cu (cached or not) and return the module. */
-static gpujit_module *build_with(const fx *f, bool cached, const char *const *dirs, size_t ndirs)
+/* Build src/k.cu (cached or not) with options `base` (NULL: defaults) and return the module. */
+static gpujit_module *build_opts(const fx *f, bool cached, const gpujit_module_options *base)
 {
   gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
   char *path = th_path(f->src, "k.cu");
   const char *p = path;
   gpujit_module *m = NULL;
+  if (base)
+    o = *base;
   o.arch = "sm_90";
   o.cache = cached ? f->cache : NULL;
-  o.include_dirs = dirs;
-  o.include_dirs_count = ndirs;
   if (gpujit_module_build_files(&m, &p, 1, &o) != 0)
     fail_msg("build failed: %s\n%s", gpujit_error_last(), gpujit_error_log());
   free(path);
   return m;
 }
 
-/* A cached build: its status, and its image equal to a fresh uncached compile's. */
-static gpujit_cache_status check(const fx *f, const char *const *dirs, size_t ndirs, char **image_copy)
+static gpujit_module *build_with(const fx *f, bool cached, const char *const *dirs, size_t ndirs)
 {
-  gpujit_module *m = build_with(f, true, dirs, ndirs), *fresh = build_with(f, false, dirs, ndirs);
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  o.include_dirs = dirs;
+  o.include_dirs_count = ndirs;
+  return build_opts(f, cached, &o);
+}
+
+/* A cached build with options `o`: its status, its image equal to a fresh uncached compile's. */
+static gpujit_cache_status check_opts(const fx *f, const gpujit_module_options *o, char **image_copy)
+{
+  gpujit_module *m = build_opts(f, true, o), *fresh = build_opts(f, false, o);
   size_t a, b;
   const void *ia = gpujit_module_image(m, &a), *ib = gpujit_module_image(fresh, &b);
   gpujit_cache_status s = gpujit_module_cache_status(m);
@@ -86,6 +95,14 @@ static gpujit_cache_status check(const fx *f, const char *const *dirs, size_t nd
   gpujit_module_free(m);
   gpujit_module_free(fresh);
   return s;
+}
+
+static gpujit_cache_status check(const fx *f, const char *const *dirs, size_t ndirs, char **image_copy)
+{
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  o.include_dirs = dirs;
+  o.include_dirs_count = ndirs;
+  return check_opts(f, &o, image_copy);
 }
 
 static gpujit_cache_status status(const fx *f) { return check(f, NULL, 0, NULL); }
@@ -189,6 +206,107 @@ static void test_deps__earlier_include_directory(void **state)
   assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
   free(d1);
   free(d2);
+}
+
+/* #include_next resumes the search after the includer's directory: the header it reaches is a
+ * dependency, with relative -I directories (NVRTC names what it opened relative to the working
+ * directory) and absolute ones, from a user's header and from a header of an -I directory. */
+static void test_deps__include_next(void **state)
+{
+  fx *f = *state;
+  char cwd[PATH_MAX], *a = th_path(f->src, "A"), *b = th_path(f->src, "B"), *q = th_path(f->src, "B/q.h");
+  const char *rel[] = {"A", "B"}, *abs[] = {a, b};
+  assert_non_null(getcwd(cwd, sizeof(cwd)));
+  assert_int_equal(chdir(f->src), 0);
+  mkdir(a, 0755);
+  mkdir(b, 0755);
+  for (int round = 0; round < 2; round++) {
+    /* each round its own kernel: a rewritten source's mtime is in the line table */
+    const char *const *dirs = round ? abs : rel, *kernel = round ? KERNEL "// absolute\n" : KERNEL;
+    char text[512];
+    put(f, "A/h.h", "#include_next <h.h>\n");
+    put(f, "B/h.h", "#define V 1\n");
+    put(f, "k.cu", (snprintf(text, sizeof(text), "#include <h.h>\n%s", kernel), text));
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_HIT);
+    put(f, "B/h.h", "#define V 2\n"); /* reached only through #include_next */
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_HIT);
+    /* a user's header in front of an -I directory's (its quoted form too) */
+    put(f, "k.cu", (snprintf(text, sizeof(text), "#include \"my.h\"\n%s", kernel), text));
+    put(f, "my.h", "#include_next \"my.h\"\n");
+    put(f, "B/my.h", "#define V 3\n");
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
+    put(f, "B/my.h", "#define V 4\n");
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_HIT);
+    /* __has_include_next's answer changes when the header it asks for appears */
+    put(f, "A/h.h", "#if __has_include_next(<q.h>)\n#include_next <q.h>\n#else\n#define V 5\n#endif\n");
+    put(f, "k.cu", (snprintf(text, sizeof(text), "#include <h.h>\n%s", kernel), text));
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_HIT);
+    put(f, "B/q.h", "#define V 6\n");
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_MISS);
+    unlink(q); /* gone: the first record holds again */
+    assert_int_equal(check(f, dirs, 2, NULL), GPUJIT_CACHE_HIT);
+  }
+  assert_int_equal(chdir(cwd), 0);
+  free(a);
+  free(b);
+  free(q);
+}
+
+/* Every spelling of a directive the preprocessor reads: comments before, inside and after
+ * the directive name (one across lines), %:, backslash-newlines (CRLF too), trigraphs where
+ * the standard has them. Editing each header must miss. */
+static void test_deps__directive_spellings(void **state)
+{
+  fx *f = *state;
+  static const char *const forms[] = {
+      "/**/#include \"h0.h\"\n",        "#/**/include \"h1.h\"\n",      "#include/**/\"h2.h\"\n",
+      "%:include \"h3.h\"\n",           "#inc\\\nlude \"h4.h\"\n",     "#include \\\r\n\"h5.h\"\r\n",
+      "#/* a\n b */include \"h6.h\"\n", "/* x\n */ #include \"h7.h\"\n", "??=include \"h8.h\"\n",
+      "  # \\\n  include \"h9.h\"\n"};
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  o.std = "c++11"; /* trigraphs on */
+  for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+    char hdr[16], text[512], def[32];
+    snprintf(hdr, sizeof(hdr), "h%zu.h", i);
+    snprintf(def, sizeof(def), "#define V %zu\n", i);
+    put(f, hdr, def);
+    snprintf(text, sizeof(text), "__device__ const char s[] = \"/*\"; // a literal opens no comment\n%s" KERNEL, forms[i]);
+    put(f, "k.cu", text);
+    assert_int_equal(check_opts(f, &o, NULL), GPUJIT_CACHE_MISS);
+    assert_int_equal(check_opts(f, &o, NULL), GPUJIT_CACHE_HIT);
+    snprintf(def, sizeof(def), "#define V %zu\n", i + 10);
+    put(f, hdr, def);
+    if (check_opts(f, &o, NULL) != GPUJIT_CACHE_MISS)
+      fail_msg("a stale hit through %s", forms[i]);
+  }
+}
+
+/* "../x.h" from a header reached through a symlink is beside the link's target, as the kernel
+ * resolves it, not beside the link. */
+static void test_deps__dotdot_through_a_symlink(void **state)
+{
+  fx *f = *state;
+  char *target = th_path(f->src, "real/sub"), *link = th_path(f->src, "link"), *real = th_path(f->src, "real");
+  mkdir(real, 0755);
+  mkdir(target, 0755);
+  assert_int_equal(symlink(target, link), 0);
+  put(f, "real/sub/h.h", "#include \"../x.h\"\n");
+  put(f, "real/x.h", "#define V 1\n");
+  put(f, "x.h", "#define V 2\n"); /* the lexical \"link/../x.h\": never read */
+  put(f, "k.cu", "#include \"link/h.h\"\n" KERNEL);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  put(f, "real/x.h", "#define V 3\n");
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  put(f, "x.h", "#define V 4\n"); /* not read: still a hit */
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  free(target);
+  free(link);
+  free(real);
 }
 
 /* The toolkit's headers are dependencies too (a CCCL update alone changes them). Separate
@@ -609,6 +727,9 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_deps__has_include, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__has_include_through_a_macro, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__earlier_include_directory, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__include_next, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__directive_spellings, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__dotdot_through_a_symlink, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__toolkit_header, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__same_timestamp_race, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__damaged_manifest, setup, teardown),

@@ -424,15 +424,16 @@ static void test_project__trace(void **state)
 }
 
 /* NVRTC never checks whether a PCH's headers changed: gpujit must, in one process. */
-static void test_project__pch_never_stale(void **state)
+/* A PCH made from t.h is never used once t.h changed, however the block spells its #include. */
+static void pch_never_stale(const fx *f, const char *include_t)
 {
-  fx *f = *state;
   gpujit_module_options o = opts90();
-  char *path = th_path(f->src, "k.cu");
+  char *path = th_path(f->src, "k.cu"), text[512];
   const char *pp = path;
   int values[] = {5, 6, 7};
-  put(f, "k.cu", "#include \"t.h\"\n#include <cub/block/block_reduce.cuh>\n"
-                 "extern \"C\" __global__ void k(int *o) { o[0] = VALX; }\n");
+  snprintf(text, sizeof(text), "%s#include <cub/block/block_reduce.cuh>\n"
+           "extern \"C\" __global__ void k(int *o) { o[0] = VALX; }\n", include_t);
+  put(f, "k.cu", text);
   o.pch = GPUJIT_PCH_ON;
   for (int i = 0; i < 3; i++) {
     char header[64], want[64], *ptx;
@@ -465,6 +466,16 @@ static void test_project__pch_never_stale(void **state)
     gpujit_module_free(m);
   }
   free(path);
+}
+
+static void test_project__pch_never_stale(void **state) { pch_never_stale(*state, "#include \"t.h\"\n"); }
+
+/* Spellings a line-by-line reading misses: the PCH check must know t.h all the same. */
+static void test_project__pch_never_stale_through_spellings(void **state)
+{
+  pch_never_stale(*state, "/* the config */ #include \"t.h\"\n");
+  pch_never_stale(*state, "#inc\\\nlude \"t.h\"\n");
+  pch_never_stale(*state, "%:include \"t.h\"\n");
 }
 
 /* A prelude no longer needs a #line: the PCH is made and used, and lines keep their numbers. */
@@ -530,6 +541,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_project__cancel, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__trace, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__pch_never_stale, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_project__pch_never_stale_through_spellings, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__prelude_keeps_pch_and_lines, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__pch_heap_grows, setup, teardown),
   };

@@ -188,6 +188,9 @@ static void test_trace__api_events(void **state)
   assert_int_equal(gpujit_trace_complete(t, NULL, stream, "gpu", "k1", 100, 50), 0);
   assert_int_equal(gpujit_trace_complete(t, NULL, stream, "gpu", "k2", 120, 50), 0);
   assert_int_equal(gpujit_trace_complete(t, NULL, stream, "gpu", "k3", 120, -1), GPUJIT_EINVAL);
+  /* Perfetto reads a tid as 32 bits: a wider one is refused, never written */
+  assert_int_equal(gpujit_trace_complete(t, NULL, (int64_t)1 << 40, "gpu", "k4", 200, 1), GPUJIT_EINVAL);
+  assert_true(stream < ((int64_t)1 << 32) && stream >= ((int64_t)1 << 22));
   assert_int_equal(gpujit_trace_set_meta(t, "command", "test"), 0);
   root = dump(t, &tracks);
   assert_int_equal(tracks, 2);
@@ -280,6 +283,56 @@ static void test_trace__threads(void **state)
   free(tmp);
 }
 
+/* A trace an earlier gpujit wrote (tracks from 2^40), appended to: its tracks come back as
+ * tracks Perfetto can tell apart, each with its name, its spans on it. */
+static void test_trace__loaded_ids_fit(void **state)
+{
+  char *dir = th_tmpdir(), *path;
+  gpujit_trace *t = new_trace(NULL);
+  cJSON *root, *e;
+  size_t tracks, on_w1 = 0, on_w2 = 0;
+  double w1 = 0, w2 = 0;
+  (void)state;
+  path = th_write(dir, "old.json",
+                  "{\"traceEvents\":["
+                  "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":7,\"tid\":0,\"args\":{\"name\":\"gpujit\"}},"
+                  "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":7,\"tid\":7,\"args\":{\"name\":\"main\"}},"
+                  "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":7,\"tid\":1099511627776,\"args\":{\"name\":\"worker 1\"}},"
+                  "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":7,\"tid\":1099511627777,\"args\":{\"name\":\"worker 2\"}},"
+                  "{\"name\":\"a\",\"ph\":\"X\",\"pid\":7,\"tid\":1099511627776,\"ts\":1,\"dur\":5},"
+                  "{\"name\":\"b\",\"ph\":\"X\",\"pid\":7,\"tid\":1099511627777,\"ts\":2,\"dur\":5},"
+                  "{\"name\":\"c\",\"ph\":\"X\",\"pid\":7,\"tid\":1099511627776,\"ts\":7,\"dur\":1},"
+                  "{\"name\":\"d\",\"ph\":\"X\",\"pid\":7,\"tid\":7,\"ts\":0,\"dur\":9}]}");
+  assert_int_equal(gpujit_trace_load(t, path), 0);
+  root = dump(t, &tracks); /* every id in 32 bits, every track named once */
+  assert_int_equal(tracks, 3);
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
+    const char *arg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "args"), "name"));
+    if (!strcmp(name, "thread_name") && !strcmp(arg, "worker 1"))
+      w1 = tc_num(e, "tid");
+    if (!strcmp(name, "thread_name") && !strcmp(arg, "worker 2"))
+      w2 = tc_num(e, "tid");
+  }
+  assert_true(w1 != 0 && w2 != 0 && w1 != w2);
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
+    if (!strcmp(name, "a") || !strcmp(name, "c"))
+      on_w1 += tc_num(e, "tid") == w1;
+    if (!strcmp(name, "b"))
+      on_w2 += tc_num(e, "tid") == w2;
+    if (!strcmp(name, "d"))
+      assert_float_equal(tc_num(e, "tid"), 7, 0); /* an id that fits is kept */
+  }
+  assert_int_equal(on_w1, 2);
+  assert_int_equal(on_w2, 1);
+  cJSON_Delete(root);
+  gpujit_trace_free(t);
+  th_rmrf(dir);
+  free(dir);
+  free(path);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -287,6 +340,7 @@ int main(void)
       cmocka_unit_test(test_trace__failed_compile_cleans_up),
       cmocka_unit_test(test_trace__rebase_and_drop_empty),
       cmocka_unit_test(test_trace__api_events),
+      cmocka_unit_test(test_trace__loaded_ids_fit),
       cmocka_unit_test(test_trace__missing_tmp_dir),
       cmocka_unit_test(test_trace__threads),
   };

@@ -1,0 +1,225 @@
+/* A file's directive lines as the preprocessor reads them (translation phases 1 to 3), so the
+ * include scan sees `/ * * / #include`, `#include/ * * /"h"`, `%:include`, a directive split by
+ * backslash-newlines and, where trigraphs are on, `??=include` as NVRTC does. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "compile/directives.h"
+
+/* Phases 1 and 2: trigraphs (when on) and backslash-newlines (also before "\r\n") removed. */
+static int splice(gpujit__buf *out, const char *p, size_t n, bool trigraphs)
+{
+  static const char from[] = "=/'()!<>-", to[] = "#\\^[]|{}~";
+  if (gpujit__buf_reserve(out, n + 1) < 0)
+    return GPUJIT_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    char c = p[i];
+    const char *t;
+    if (trigraphs && c == '?' && i + 2 < n && p[i + 1] == '?' && p[i + 2] && (t = strchr(from, p[i + 2]))) {
+      c = to[t - from];
+      i += 2;
+    }
+    if (c == '\\' && i + 1 < n && p[i + 1] == '\n') {
+      i++;
+      continue;
+    }
+    if (c == '\\' && i + 2 < n && p[i + 1] == '\r' && p[i + 2] == '\n') {
+      i += 2;
+      continue;
+    }
+    out->data[out->len++] = c;
+  }
+  out->data[out->len] = '\0';
+  return 0;
+}
+
+static bool ident_char(char c)
+{
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* A raw string literal's opening at p (R" after an optional encoding prefix): its delimiter. */
+static bool raw_open(const char *s, const char *p, const char *end, const char **delim, size_t *dlen)
+{
+  const char *q = p, *d;
+  if (p > s && ident_char(p[-1]))
+    return false;
+  if (q < end && *q == 'u' && q + 1 < end && q[1] == '8')
+    q += 2;
+  else if (q < end && (*q == 'u' || *q == 'U' || *q == 'L'))
+    q++;
+  if (q + 1 >= end || q[0] != 'R' || q[1] != '"')
+    return false;
+  d = q + 2;
+  for (q = d; q < end && q - d <= 16 && *q != '('; q++)
+    if (*q == ' ' || *q == '\\' || *q == ')' || *q == '\n')
+      return false;
+  if (q >= end || *q != '(')
+    return false;
+  *delim = d;
+  *dlen = (size_t)(q - d);
+  return true;
+}
+
+/* Phase 3 over spliced text: each directive line copied with its comments as one space. */
+static int directives(gpujit__buf *out, const char *s, size_t n)
+{
+  const char *p = s, *end = s + n;
+  bool comment = false, carried = false;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    bool directive = carried;
+    if (!eol)
+      eol = end;
+    /* The line's start: blank space and comments, then '#' or "%:" make it a directive. A
+     * directive whose line ended in a comment goes on after the comment (one space). */
+    while (p < eol && !carried) {
+      if (comment) {
+        const char *e = memmem(p, (size_t)(eol - p), "*/", 2);
+        if (!e) {
+          p = eol;
+          break;
+        }
+        comment = false;
+        p = e + 2;
+      } else if (*p == ' ' || *p == '\t' || *p == '\f' || *p == '\v' || *p == '\r') {
+        p++;
+      } else if (*p == '/' && p + 1 < eol && p[1] == '*') {
+        comment = true;
+        p += 2;
+      } else {
+        directive = *p == '#' || (*p == '%' && p + 1 < eol && p[1] == ':');
+        break;
+      }
+    }
+    if (directive && !carried) {
+      if (gpujit__buf_puts(out, "#") < 0)
+        return GPUJIT_ENOMEM;
+      p += *p == '#' ? 1 : 2;
+    }
+    /* The rest of the line: literals end with it; a block comment may run on. */
+    while (p < eol) {
+      const char *delim;
+      size_t dlen;
+      char c = *p;
+      if (comment) {
+        const char *e = memmem(p, (size_t)(eol - p), "*/", 2);
+        if (!e) {
+          p = eol;
+          break;
+        }
+        comment = false;
+        p = e + 2;
+        if (directive && gpujit__buf_puts(out, " ") < 0)
+          return GPUJIT_ENOMEM;
+      } else if (c == '/' && p + 1 < eol && p[1] == '/') {
+        p = eol;
+      } else if (c == '/' && p + 1 < eol && p[1] == '*') {
+        comment = true;
+        p += 2;
+      } else if (!directive && raw_open(s, p, end, &delim, &dlen)) {
+        /* The literal's body (lines included) ends at )delim" */
+        const char *q = memchr(p, '(', (size_t)(end - p)) + 1;
+        for (;;) {
+          const char *close = memchr(q, ')', (size_t)(end - q));
+          if (!close) {
+            q = end;
+            break;
+          }
+          if ((size_t)(end - close) > dlen + 1 && memcmp(close + 1, delim, dlen) == 0 && close[1 + dlen] == '"') {
+            q = close + dlen + 2;
+            break;
+          }
+          q = close + 1;
+        }
+        if (q > eol) { /* the literal ran over lines: none of them is a directive */
+          for (const char *l = eol; l && l < q; l = memchr(l + 1, '\n', (size_t)(q - l - 1)))
+            if (gpujit__buf_puts(out, "\n") < 0)
+              return GPUJIT_ENOMEM;
+          eol = memchr(q, '\n', (size_t)(end - q));
+          if (!eol)
+            eol = end;
+        }
+        p = q;
+      } else if (c == '"' || (c == '\'' && !(p > s && ident_char(p[-1])))) {
+        /* a string or character literal (a ' after a digit separates digits) */
+        const char *q = p + 1;
+        while (q < eol && *q != c)
+          q += (*q == '\\' && q + 1 < eol) ? 2 : 1;
+        q = q < eol ? q + 1 : eol;
+        if (directive && gpujit__buf_put(out, p, (size_t)(q - p)) < 0)
+          return GPUJIT_ENOMEM;
+        p = q;
+      } else {
+        if (directive && gpujit__buf_put(out, (c == '\t' || c == '\f' || c == '\v') ? " " : p, 1) < 0)
+          return GPUJIT_ENOMEM;
+        p++;
+      }
+    }
+    carried = directive && comment;
+    if (!carried && gpujit__buf_puts(out, "\n") < 0)
+      return GPUJIT_ENOMEM;
+    p = eol + 1;
+  }
+  return 0;
+}
+
+int gpujit__directive_lines(gpujit__buf *out, const char *data, size_t size)
+{
+  gpujit__buf spliced = {0};
+  int err = 0;
+  out->len = 0;
+  if (gpujit__buf_reserve(out, 1) < 0)
+    return GPUJIT_ENOMEM;
+  out->data[0] = '\0';
+  /* Trigraphs are on in C++11 and C++14 and off in C++17 and later: both readings. */
+  for (int tri = 0; err == 0 && tri < 2; tri++) {
+    if (tri && !memmem(data, size, "??", 2))
+      break;
+    spliced.len = 0;
+    if ((err = splice(&spliced, data, size, tri)) == 0)
+      err = directives(out, spliced.data, spliced.len);
+  }
+  gpujit__buf_free(&spliced);
+  return err;
+}
+
+/* ---- reading a directive ----------------------------------------------------------------- */
+
+bool gpujit__inc_ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
+void gpujit__inc_ident(const char *p, const char *end, char *out, size_t size)
+{
+  size_t n = 0;
+  while (p + n < end && gpujit__inc_ident_char(p[n]) && n < size - 1) {
+    out[n] = p[n];
+    n++;
+  }
+  out[n] = '\0';
+}
+
+bool gpujit__inc_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+const char *gpujit__inc_skip_ws(const char *p, const char *end)
+{
+  while (p < end && (*p == ' ' || *p == '\t'))
+    p++;
+  return p;
+}
+
+/* A header-name token at p ("x" or <x>): copied to out; NULL when there is none. */
+const char *gpujit__inc_header_name(const char *p, const char *end, char *out, size_t size, bool *quoted)
+{
+  char close;
+  const char *e;
+  if (p >= end || (*p != '"' && *p != '<'))
+    return NULL;
+  close = *p == '"' ? '"' : '>';
+  if (!(e = memchr(p + 1, close, (size_t)(end - p - 1))) || (size_t)(e - p - 1) >= size)
+    return NULL;
+  memcpy(out, p + 1, (size_t)(e - p - 1));
+  out[e - p - 1] = '\0';
+  *quoted = close == '"';
+  return e + 1;
+}
