@@ -54,7 +54,8 @@ GPUJIT_API int gpujit_cache_writable(const gpujit_cache *cache);
 /** Counters shared by every process using the cache. */
 typedef struct gpujit_cache_stats {
   uint64_t entries;
-  uint64_t bytes;
+  uint64_t bytes; /**< what the cache occupies on disk (allocated blocks, directories, records,
+                       notes and settings too): what the size limit counts */
   uint64_t hits;
   uint64_t misses;
   uint64_t stores;

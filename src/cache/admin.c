@@ -26,8 +26,7 @@ int gpujit_cache_stats_get(gpujit_cache *c, gpujit_cache_stats *out)
   if ((err = gpujit__entries(&list, c->dir, false)) < 0)
     return err;
   out->entries = list.count;
-  for (size_t i = 0; i < list.count; i++)
-    out->bytes += list.items[i].bytes;
+  out->bytes = gpujit__dir_bytes(c->dir); /* what the limit counts: the disk, records included */
   gpujit__entry_list_free(&list);
   gpujit__cache_stats_read(c, &s);
   out->hits = s.hits;

@@ -399,8 +399,8 @@ static int size_cb(const char *path, const struct stat *st, int flag, struct FTW
 {
   (void)path;
   (void)ftw;
-  if (flag == FTW_F)
-    tree_bytes += (uint64_t)st->st_size;
+  if (flag == FTW_F || flag == FTW_D || flag == FTW_DP || flag == FTW_SL)
+    tree_bytes += (uint64_t)st->st_blocks * 512; /* on disk, as du counts it */
   return 0;
 }
 

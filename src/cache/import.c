@@ -19,6 +19,7 @@
 #include "cache/files.h"
 #include "cache/handle.h"
 #include "cache/libarchive.h"
+#include "cache/limit.h"
 #include "cache/manifest.h"
 
 /* ---- import ------------------------------------------------------------------------------- */
@@ -285,6 +286,8 @@ int gpujit_cache_import(gpujit_cache *c, const char *path, uint64_t max_member_b
   else
     err = import_archive(c, a, path, max_member_bytes, &res);
   archive_read_free(a);
+  if (err == 0) /* what came in counts against the limit like a build's store */
+    gpujit__cache_enforce_limit(c);
   if (out)
     *out = res;
   return err;

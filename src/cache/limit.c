@@ -1,7 +1,8 @@
-/* The cache's size limit (cache/limit.h). The running total lives in `<cache>/size`, updated under
- * flock by every store, so a store knows it passed the limit without listing the cache; eviction
- * lists it (least recently used first: an entry directory's mtime is refreshed on every hit) and
- * resets the total to what it found. */
+/* The cache's size limit (cache/limit.h), on what the cache occupies on disk. The running total
+ * lives in `<cache>/size` (cache/total.c), updated under flock by every store and record write,
+ * so a store knows it passed the limit without listing the cache; eviction lists it (least
+ * recently used first: an entry directory's mtime is refreshed on every hit), takes the records
+ * only gone entries needed with them, and resets the total to the directory's disk use. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -19,13 +20,15 @@
 #include "cache/files.h"
 #include "cache/handle.h"
 #include "cache/limit.h"
+#include "cache/manifest.h"
+#include "cache/total.h"
+#include "base/strset.h"
 
-#define SIZE_MAGIC 0x31657a69736a7067ULL /* "gpjsize1" */
-
-typedef struct size_file {
-  uint64_t magic;
-  uint64_t bytes;
-} size_file;
+static int list_record(const char *path, const char *hex, void *payload)
+{
+  (void)path;
+  return gpujit__strvec_push(payload, hex) < 0 ? GPUJIT_ENOMEM : 0;
+}
 
 int gpujit_cache_parse_size(const char *s, uint64_t *out)
 {
@@ -110,44 +113,75 @@ int gpujit_cache_limit_set(gpujit_cache *c, uint64_t bytes)
   return gpujit__cache_evict(c, bytes, 0, NULL, NULL, NULL);
 }
 
-/* The running total, opened and flock'ed; *known says whether the file held one. */
-static int size_open(gpujit_cache *c, size_file *s, bool *known)
+/* The records that lead only to entries that are gone (manifests), and the dependency groups no
+ * remaining manifest names, go too: they are disk the limit counts. A build racing this loses at
+ * most a record, which reads as a miss. */
+static void collect_records(gpujit_cache *c)
 {
+  gpujit__strvec manifests = {0}, groups = {0}, keep = {0};
+  gpujit__strset kept = {0};
   char p[PATH_MAX];
-  int fd;
-  snprintf(p, sizeof(p), "%s/size", c->dir);
-  *known = false;
-  memset(s, 0, sizeof(*s));
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
-    return -1;
-  if (flock(fd, LOCK_EX) < 0) {
-    close(fd);
-    return -1;
+  if (gpujit__each_record(c->dir, "manifests", list_record, &manifests) < 0 ||
+      gpujit__each_record(c->dir, "deps", list_record, &groups) < 0) {
+    gpujit_error_clear(); /* out of memory: nothing is collected this time */
+    gpujit__strvec_free(&manifests);
+    gpujit__strvec_free(&groups);
+    return;
   }
-  *known = pread(fd, s, sizeof(*s), 0) == (ssize_t)sizeof(*s) && s->magic == SIZE_MAGIC;
-  s->magic = SIZE_MAGIC;
-  return fd;
+  for (size_t i = 0; i < manifests.count; i++) {
+    gpujit__strvec entries = {0}, refs = {0};
+    bool live = false;
+    if (gpujit__manifest_refs(c, manifests.items[i], &entries, &refs) < 0) {
+      gpujit_error_clear(); /* unreadable: its lookup removes it */
+      live = true;
+    }
+    for (size_t e = 0; e < entries.count && !live; e++) {
+      gpujit__cache_entry_path(p, sizeof(p), c, entries.items[e]);
+      live = gpujit__is_dir(p);
+    }
+    if (live) {
+      for (size_t g = 0; g < refs.count; g++)
+        if (gpujit__strvec_push(&keep, refs.items[g]) == 0)
+          gpujit__strset_put(&kept, keep.items[keep.count - 1], 0);
+    } else {
+      snprintf(p, sizeof(p), "%s/manifests/%.2s/%s", c->dir, manifests.items[i], manifests.items[i] + 2);
+      unlink(p);
+    }
+    gpujit__strvec_free(&entries);
+    gpujit__strvec_free(&refs);
+  }
+  for (size_t i = 0; i < groups.count; i++)
+    if (!gpujit__strset_find(&kept, groups.items[i], NULL)) {
+      snprintf(p, sizeof(p), "%s/deps/%.2s/%s", c->dir, groups.items[i], groups.items[i] + 2);
+      unlink(p);
+    }
+  /* shard directories left empty take a block each */
+  for (int w = 0; w < 3; w++) {
+    static const char *const tops[] = {"entries", "manifests", "deps"};
+    for (int d = 0; d < 256; d++) {
+      snprintf(p, sizeof(p), "%s/%s/%02x", c->dir, tops[w], d);
+      rmdir(p); /* only where empty */
+    }
+  }
+  gpujit__strset_free(&kept);
+  gpujit__strvec_free(&keep);
+  gpujit__strvec_free(&manifests);
+  gpujit__strvec_free(&groups);
 }
 
-static void size_write(int fd, size_file *s)
-{
-  if (pwrite(fd, s, sizeof(*s), 0) != (ssize_t)sizeof(*s))
-    gpujit__log(GPUJIT_LOG_DEBUG, "cache size total not updated: %s", strerror(errno));
-}
-
-/* Under the size file's lock (held by the caller through `fd`, or -1). */
+/* Under the size file's lock (held by the caller, or none). The total is the whole cache
+ * directory's disk use: entries, records, notes and settings alike. */
 static int evict(gpujit_cache *c, uint64_t max_bytes, double older_than_s, uint64_t *removed, uint64_t *freed,
                  uint64_t *left)
 {
   gpujit__entry_list list = {0};
   char p[PATH_MAX];
-  uint64_t total = 0, n = 0, f = 0;
+  uint64_t total, n = 0, f = 0;
   time_t now = time(NULL);
   int err;
   if ((err = gpujit__entries(&list, c->dir, true)) < 0) /* most recently used first */
     return err;
-  for (size_t i = 0; i < list.count; i++)
-    total += list.items[i].bytes;
+  total = gpujit__dir_bytes(c->dir);
   for (size_t k = list.count; k-- > 0;) {
     gpujit__entry *e = &list.items[k];
     bool old = older_than_s > 0 && difftime(now, (time_t)e->pub.last_used) > older_than_s;
@@ -158,12 +192,18 @@ static int evict(gpujit_cache *c, uint64_t max_bytes, double older_than_s, uint6
     if (gpujit__remove_entry(c->dir, p) == 0) {
       n++;
       f += e->bytes;
-      total -= e->bytes;
+      total = total > e->bytes ? total - e->bytes : 0;
     } else {
       gpujit_error_clear(); /* in use, or gone already: passed over */
     }
   }
   gpujit__entry_list_free(&list);
+  if (n) {
+    uint64_t before = gpujit__dir_bytes(c->dir);
+    collect_records(c);
+    total = gpujit__dir_bytes(c->dir);
+    f += before > total ? before - total : 0;
+  }
   if (removed)
     *removed = n;
   if (freed)
@@ -176,27 +216,19 @@ static int evict(gpujit_cache *c, uint64_t max_bytes, double older_than_s, uint6
 int gpujit__cache_evict(gpujit_cache *c, uint64_t max_bytes, double older_than_s, uint64_t *removed,
                         uint64_t *freed, uint64_t *left)
 {
-  size_file s;
   bool known;
-  uint64_t total = 0;
-  int fd = c->writable ? size_open(c, &s, &known) : -1, err;
+  uint64_t total = 0, was;
+  int fd = c->writable ? gpujit__cache_total_open(c, &was, &known) : -1, err;
   err = evict(c, max_bytes, older_than_s, removed, freed, &total);
-  if (fd >= 0) {
-    if (err == 0) {
-      s.bytes = total;
-      size_write(fd, &s);
-    }
-    close(fd);
-  }
+  gpujit__cache_total_put(fd, total, err == 0);
   if (left)
     *left = total;
   return err;
 }
 
-void gpujit__cache_stored(gpujit_cache *c, uint64_t bytes)
+void gpujit__cache_enforce_limit(gpujit_cache *c)
 {
-  uint64_t limit = 0;
-  size_file s;
+  uint64_t limit = 0, total;
   bool known;
   int fd;
   if (gpujit_cache_limit_get(c, &limit, NULL) < 0) {
@@ -207,22 +239,18 @@ void gpujit__cache_stored(gpujit_cache *c, uint64_t bytes)
     gpujit_error_clear();
     limit = 0;
   }
-  if ((fd = size_open(c, &s, &known)) < 0)
+  if (!c->writable || (fd = gpujit__cache_total_open(c, &total, &known)) < 0)
     return;
-  if (known) {
-    s.bytes += bytes;
-    size_write(fd, &s);
-  }
   /* Past the limit (or no total yet, with a limit): evict to 90 % of it, so the next stores do
    * not each list the cache. */
-  if (limit && (!known || s.bytes > limit)) {
+  if (limit && (!known || total > limit)) {
     uint64_t left = 0;
-    if (evict(c, !known && s.bytes <= limit ? limit : limit - limit / 10, 0, NULL, NULL, &left) == 0) {
-      s.bytes = left;
-      size_write(fd, &s);
+    if (evict(c, !known && total <= limit ? limit : limit - limit / 10, 0, NULL, NULL, &left) == 0) {
+      total = left;
+      known = true;
     } else {
       gpujit_error_clear();
     }
   }
-  close(fd);
+  gpujit__cache_total_put(fd, total, known);
 }

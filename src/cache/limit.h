@@ -1,5 +1,5 @@
-/* The cache's size limit: where it comes from, a cheap running total of the entries' bytes, and
- * eviction of the least recently used entries after a store that passes it. */
+/* The cache's size limit on its disk use: where it comes from, and eviction of the least recently
+ * used entries (and the records only they needed) after a store that passes it. */
 #ifndef GPUJIT_CACHE_LIMIT_H
 #define GPUJIT_CACHE_LIMIT_H
 
@@ -7,8 +7,10 @@
 
 #include "gpujit/cache.h"
 
-/** After a store of `bytes`: add them to the running total and, past the limit, evict. */
-void gpujit__cache_stored(gpujit_cache *c, uint64_t bytes);
+/** After a store is complete (its entry and records written, and sent to remote stores): past
+ *  the limit, evict to 90 % of it. Stores and record writes count into the running total as
+ *  they go (cache/total.c); eviction waits for this, so no record is left behind it. */
+void gpujit__cache_enforce_limit(gpujit_cache *c);
 
 /**
  * Remove least recently used entries until at most `max_bytes` remain (0: no size bound) and

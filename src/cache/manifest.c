@@ -14,6 +14,7 @@
 #include "cache/files.h"
 #include "cache/handle.h"
 #include "cache/manifest.h"
+#include "cache/total.h"
 #include "cache/store.h"
 
 #define MANIFEST_MAGIC "gpujit-manifest-1"
@@ -69,23 +70,23 @@ static int read_manifest(cJSON **out, const char *path, char *why, size_t n)
   return err;
 }
 
-static int write_manifest(const char *path, const cJSON *j)
+static int write_manifest(gpujit_cache *c, const char *path, const cJSON *j)
 {
   char *text = cJSON_PrintUnformatted(j);
   int err;
   if (!text)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  err = gpujit__write_blob(path, MANIFEST_MAGIC, text, strlen(text));
+  err = gpujit__cache_write_record(c, path, MANIFEST_MAGIC, text, strlen(text));
   free(text);
   return err;
 }
 
-static int write_group(const char *path, const gpujit__deps *d)
+static int write_group(gpujit_cache *c, const char *path, const gpujit__deps *d)
 {
   gpujit__buf b = {0};
   int err = gpujit__deps_to_text(d, &b);
   if (err == 0)
-    err = gpujit__write_blob(path, GROUP_MAGIC, b.data ? b.data : "", b.len);
+    err = gpujit__cache_write_record(c, path, GROUP_MAGIC, b.data ? b.data : "", b.len);
   gpujit__buf_free(&b);
   return err;
 }
@@ -154,7 +155,7 @@ static bool group_holds(gpujit_cache *c, const char *digest)
   }
   ok = gpujit__deps_verify(&deps, &refresh) == 0;
   if (ok && refresh && c->writable)
-    write_group(path, &deps);
+    write_group(c, path, &deps);
   if (ok)
     memo_put(digest);
   gpujit__deps_free(&deps);
@@ -200,7 +201,7 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
       cJSON *n = gpujit__deps_to_json(&deps);
       if (n) {
         cJSON_ReplaceItemInObjectCaseSensitive(r, "deps", n);
-        write_manifest(path, j);
+        write_manifest(c, path, j);
       }
     }
     gpujit__deps_free(&deps);
@@ -244,7 +245,7 @@ int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, co
     gpujit__hasher_free(h);
     cJSON_AddStringToObject(r, "shared", digest.hex);
     path_of(path, sizeof(path), c, "deps", digest.hex);
-    if (!group_readable(path) && (err = write_group(path, shared)) < 0)
+    if (!group_readable(path) && (err = write_group(c, path, shared)) < 0)
       goto done;
   }
   cJSON_AddItemToObject(r, "deps", gpujit__deps_to_json(deps));
@@ -262,7 +263,7 @@ int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, co
     }
   }
   gpujit_error_clear();
-  err = write_manifest(path, j);
+  err = write_manifest(c, path, j);
 done:
   cJSON_Delete(old);
   cJSON_Delete(j);
@@ -319,7 +320,7 @@ int gpujit__manifest_merge(gpujit_cache *c, const char *hex, const cJSON *foreig
         kept++;
       }
     }
-  err = write_manifest(path, j);
+  err = write_manifest(c, path, j);
   cJSON_Delete(j);
   cJSON_Delete(local);
   return err;
@@ -356,7 +357,7 @@ int gpujit__group_import(gpujit_cache *c, const char *digest, const gpujit__deps
   path_of(path, sizeof(path), c, "deps", digest);
   if (group_readable(path))
     return 0; /* the one here records the same */
-  return write_group(path, group);
+  return write_group(c, path, group);
 }
 
 int gpujit__manifest_refs(gpujit_cache *c, const char *hex, gpujit__strvec *entries, gpujit__strvec *groups)

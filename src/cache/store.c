@@ -18,8 +18,8 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/files.h"
-#include "cache/limit.h"
 #include "cache/store.h"
+#include "cache/total.h"
 #include "remote/remote.h"
 
 
@@ -221,7 +221,7 @@ int gpujit__cache_note_put(gpujit_cache *c, const char *kind, const char *hex, c
   if (!c->writable)
     return 0;
   snprintf(path, sizeof(path), "%s/notes/%s/%s", c->dir, kind, hex);
-  return gpujit__write_blob(path, "gpujit-note-1", data, len);
+  return gpujit__cache_write_record(c, path, "gpujit-note-1", data, len);
 }
 
 void gpujit__cache_damaged(gpujit_cache *c, const char *hex, const char *why)
@@ -305,8 +305,9 @@ void gpujit__cache_unlock(int fd)
 
 int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *e)
 {
-  char tmp[PATH_MAX], final[PATH_MAX];
+  char tmp[PATH_MAX], final[PATH_MAX], parent[PATH_MAX];
   cJSON *meta = e->meta;
+  bool made_parent = false;
   int err = 0;
 
   if (!c->writable)
@@ -339,18 +340,17 @@ int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *e)
   if ((err = gpujit__write_meta(tmp, meta)) < 0)
     goto fail;
   gpujit__cache_entry_path(final, sizeof(final), c, e->hex);
-  {
-    char parent[PATH_MAX];
-    snprintf(parent, sizeof(parent), "%s/entries/%.2s", c->dir, e->hex);
-    if (mkdir(parent, 0700) < 0 && errno != EEXIST) {
-      err = gpujit__error(GPUJIT_EIO, "%s: %s", parent, strerror(errno));
-      goto fail;
-    }
+  snprintf(parent, sizeof(parent), "%s/entries/%.2s", c->dir, e->hex);
+  if (mkdir(parent, 0700) == 0)
+    made_parent = true;
+  else if (errno != EEXIST) {
+    err = gpujit__error(GPUJIT_EIO, "%s: %s", parent, strerror(errno));
+    goto fail;
   }
   if ((err = gpujit__publish_dir(c->dir, tmp, final)) < 0)
     goto fail;
   gpujit__cache_stats_update(c, 0, 0, 1, 0, 0);
-  gpujit__cache_stored(c, gpujit__dir_bytes(final));
+  gpujit__cache_total_add(c, (int64_t)(gpujit__dir_bytes(final) + gpujit__cache_dir_made(parent, !made_parent)));
   return 0;
 fail:
   if (tmp[0] && gpujit__is_dir(tmp))

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "cache/fleet.h"
+#include "cache/limit.h"
 #include "cache/manifest.h"
 #include "cache/store.h"
 #include "module/cached.h"
@@ -171,6 +172,7 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
     gpujit__stage_begin(&stage, opts->trace, "remote store");
     gpujit__cache_remote_store(opts->cache, miss->request.hex, entry.hex);
     gpujit__stage_end(&stage);
+    gpujit__cache_enforce_limit(opts->cache); /* the whole store counted: entry, records */
   }
 done:
   built(hook, m);
