@@ -1,0 +1,13 @@
+# exit: 0
+# expect: *fits: yes*
+# expect: *stats match du: yes*
+# A size limit bounds what the cache occupies on disk (blocks, records and all), and
+# `cache stats` shows that figure.
+export GPUJIT_CACHE_MAX_SIZE=64K
+for f in saxpy scale vecops block_reduce; do
+  $GPUJIT build -q "$EXAMPLES/$f.cu" -o "$f.cubin" || exit 1
+done
+du=$(du -sk "$GPUJIT_CACHE_DIR" | cut -f1)
+[ "$du" -le 64 ] && echo "fits: yes" || echo "fits: no (${du} KiB)"
+size=$($GPUJIT cache stats | awk '/^size/ {print $2, $3}')
+[ "$size" = "$du.0 KiB" ] && echo "stats match du: yes" || echo "stats match du: no ($size vs $du KiB)"
