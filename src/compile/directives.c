@@ -63,6 +63,16 @@ static bool raw_open(const char *s, const char *p, const char *end, const char *
   return true;
 }
 
+/* Inside a block comment at p: past its end on this line (`*comment` cleared), else eol. */
+static const char *comment_end(const char *p, const char *eol, bool *comment)
+{
+  const char *e = memmem(p, (size_t)(eol - p), "*/", 2);
+  if (!e)
+    return eol;
+  *comment = false;
+  return e + 2;
+}
+
 /* Phase 3 over spliced text: each directive line copied with its comments as one space. */
 static int directives(gpujit__buf *out, const char *s, size_t n)
 {
@@ -77,13 +87,7 @@ static int directives(gpujit__buf *out, const char *s, size_t n)
      * directive whose line ended in a comment goes on after the comment (one space). */
     while (p < eol && !carried) {
       if (comment) {
-        const char *e = memmem(p, (size_t)(eol - p), "*/", 2);
-        if (!e) {
-          p = eol;
-          break;
-        }
-        comment = false;
-        p = e + 2;
+        p = comment_end(p, eol, &comment);
       } else if (*p == ' ' || *p == '\t' || *p == '\f' || *p == '\v' || *p == '\r') {
         p++;
       } else if (*p == '/' && p + 1 < eol && p[1] == '*') {
@@ -105,14 +109,8 @@ static int directives(gpujit__buf *out, const char *s, size_t n)
       size_t dlen;
       char c = *p;
       if (comment) {
-        const char *e = memmem(p, (size_t)(eol - p), "*/", 2);
-        if (!e) {
-          p = eol;
-          break;
-        }
-        comment = false;
-        p = e + 2;
-        if (directive && gpujit__buf_puts(out, " ") < 0)
+        p = comment_end(p, eol, &comment);
+        if (!comment && directive && gpujit__buf_puts(out, " ") < 0)
           return GPUJIT_ENOMEM;
       } else if (c == '/' && p + 1 < eol && p[1] == '/') {
         p = eol;
