@@ -48,7 +48,7 @@ static int fit_ids(gpujit_trace *t, id_map *map, const cJSON *e, int64_t *to)
   size_t k;
   int err;
   *to = 0;
-  if (cJSON_IsString(name) && cJSON_IsNumber(pid) && (int64_t)pid->valuedouble == t->pid && fits(tid)) {
+  if (cJSON_IsString(name) && cJSON_IsNumber(pid) && pid->valuedouble == (double)t->pid && fits(tid)) {
     /* this process's own names: they are its tracks' (written once, with its own) */
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
     const char *tn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "name"));
