@@ -198,8 +198,8 @@ static int evict(gpujit_cache *c, uint64_t max_bytes, double older_than_s, uint6
     }
   }
   gpujit__entry_list_free(&list);
-  if (n) {
-    uint64_t before = gpujit__dir_bytes(c->dir);
+  if (n) { /* `total` is the disk use after the removals: what collecting records frees counts too */
+    uint64_t before = total;
     collect_records(c);
     total = gpujit__dir_bytes(c->dir);
     f += before > total ? before - total : 0;
