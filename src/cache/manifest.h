@@ -22,6 +22,20 @@
  */
 int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33]);
 
+/** Something that watches the files of shared groups (the build server) and may vouch that one
+ *  holds now: `held` true only when it can say so for certain; false leaves the check here. */
+typedef struct gpujit__voucher {
+  bool (*held)(void *ctx, const char *digest);
+  void *ctx;
+} gpujit__voucher;
+
+/** Ask `v` (NULL: none) before checking a shared group in this thread's lookups.
+ *  @return the voucher it replaces (put it back when done). */
+const gpujit__voucher *gpujit__manifest_voucher(const gpujit__voucher *v);
+
+/** Read the shared group `digest` of this cache. @return 0, GPUJIT_ENOENT or GPUJIT_ECORRUPT (`why`). */
+int gpujit__group_load(gpujit_cache *c, const char *digest, gpujit__deps *out, char *why, size_t n);
+
 /** Record a build: its entry key, the dependencies checked every time and the shared group. */
 int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, const gpujit__deps *deps,
                          const gpujit__deps *shared);

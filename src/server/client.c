@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/handle.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
 #include "compile/options.h"
 #include "compile/toolkit.h"
@@ -26,9 +27,11 @@
 #include "project/project.h"
 #include "server/protocol.h"
 #include "server/socket.h"
+#include "server/watch.h"
 #include "trace/sink.h"
 
 #define ACK_MS 2000 /* a server that does not take a request in this long is hung */
+#define VOUCH_MS 250 /* a group the server has not watched yet: it loads, watches and checks it */
 
 /* A request's text: the op, this build's identity and toolkit, the job (taken). */
 static char *request_text(const char *op, cJSON *job)
@@ -80,6 +83,56 @@ static cJSON *job_json(const char *const *paths, size_t count, const gpujit_modu
     return NULL;
   }
   return job;
+}
+
+/* Asking the server whether a shared dependency group holds (server/watch.c): one request per
+ * group a lookup meets, none once the server is found absent. */
+typedef struct voucher_ctx {
+  const gpujit_server_options *so;
+  const char *cache;
+  bool absent;
+} voucher_ctx;
+
+static bool server_vouches(void *p, const char *digest)
+{
+  voucher_ctx *v = p;
+  char sock[PATH_MAX], ns[128];
+  cJSON *req = cJSON_CreateObject(), *ans = NULL;
+  gpujit__buf frame = {0};
+  const char *lost = NULL;
+  char *text = NULL;
+  uint32_t type;
+  bool held = false;
+  int fd = -1;
+  if (v->absent || gpujit__server_paths(sock, sizeof(sock), NULL, 0, v->so) < 0 ||
+      (fd = gpujit__server_connect(sock)) < 0) {
+    v->absent = true;
+    gpujit_error_clear();
+    cJSON_Delete(req);
+    return false;
+  }
+  gpujit__watch_namespace(ns, sizeof(ns));
+  cJSON_AddStringToObject(req, "op", "vouch");
+  cJSON_AddStringToObject(req, "build", gpujit__build_identity());
+  cJSON_AddStringToObject(req, "toolkit", gpujit__toolkit_id());
+  cJSON_AddStringToObject(req, "cache", v->cache);
+  cJSON_AddStringToObject(req, "namespace", ns);
+  cJSON_AddItemToObject(req, "groups", cJSON_CreateStringArray(&digest, 1));
+  if ((text = cJSON_PrintUnformatted(req)) && gpujit__frame_write(fd, GPUJIT__FRAME_JOB, text, strlen(text)) == 0 &&
+      read_frame(fd, VOUCH_MS, &type, &frame, &lost) == 1 && type == GPUJIT__FRAME_RESULT &&
+      (ans = cJSON_ParseWithLength(frame.data, frame.len)))
+    held = cJSON_IsTrue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ans, "held"), 0));
+  if (!held) {
+    const char *why = ans ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ans, "why")) : NULL;
+    gpujit__log(GPUJIT_LOG_DEBUG, "server: group %s checked here: %s", digest, lost ? lost : why ? why : "no answer");
+  }
+  gpujit_error_clear();
+  close(fd);
+  free(text);
+  cJSON_Delete(req);
+  cJSON_Delete(ans);
+  gpujit__buf_free(&frame);
+  return held;
 }
 
 /* The server's answer to a build: 1 with *out or an error set from the worker's result, 0 when
@@ -187,9 +240,14 @@ int gpujit_server_build_files(gpujit_module **out, const char *const *paths, siz
    * whole build stays here, each store asked once */
   if (o.cache && o.cache->remote)
     return gpujit_module_build_files(out, paths, count, opts);
-  /* a hit is served here: no round trip is faster */
+  /* a hit is served here: no round trip is faster; a running server vouches for the shared
+   * dependency groups it keeps watched, which this process would otherwise stat file by file */
   if (o.cache) {
+    voucher_ctx vc = {server, gpujit_cache_path(o.cache), false};
+    gpujit__voucher v = {server_vouches, &vc};
+    const gpujit__voucher *before = gpujit__manifest_voucher(&v);
     err = gpujit__module_build_files_ctl(out, paths, count, &o, &ctl);
+    gpujit__manifest_voucher(before);
     if (err == 0 || !ctl.missed)
       return err;
     gpujit_error_clear();

@@ -30,6 +30,7 @@
 #include "project/wire.h"
 #include "server/protocol.h"
 #include "server/socket.h"
+#include "server/watch.h"
 
 #define MAX_CONNS 64
 #define MAX_HELD 16
@@ -73,6 +74,8 @@ typedef struct server {
   conn conns[MAX_CONNS];
   double start_us, last_us;
   uint64_t requests, built, refused;
+  gpujit__watch *watch; /* shared dependency groups kept verified (made on the first vouch) */
+  gpujit_cache *cache;
 } server;
 
 static volatile sig_atomic_t stop_signal;
@@ -363,6 +366,8 @@ static cJSON *status_json(server *s)
     cJSON_AddItemToArray(ws, w);
   }
   cJSON_AddNumberToObject(j, "pchs", (double)pchs);
+  if (s->watch)
+    gpujit__watch_status(s->watch, cJSON_AddObjectToObject(j, "watched_groups"));
   cJSON_AddNumberToObject(j, "memory_bytes", memory);
   lim = cJSON_AddObjectToObject(j, "limits");
   cJSON_AddNumberToObject(lim, "workers", s->o.workers);
@@ -386,6 +391,11 @@ static void request(server *s, int i, const cJSON *req)
     cJSON_AddBoolToObject(ack, "ok", true);
     send_json(c->fd, GPUJIT__FRAME_ACK, ack);
     stop_signal = -1;
+    conn_close(s, i);
+  } else if (op && !strcmp(op, "vouch")) {
+    cJSON *a = gpujit__watch_answer(&s->watch, &s->cache, s->o.cache_dir, req);
+    send_json(c->fd, GPUJIT__FRAME_RESULT, a);
+    cJSON_Delete(a);
     conn_close(s, i);
   } else if (op && !strcmp(op, "status")) {
     cJSON *st = status_json(s);
@@ -576,6 +586,8 @@ done:
   for (int k = 0; k < s.o.workers; k++)
     retire(&s.slots[k], s.slots[k].conn >= 0);
   free(s.slots);
+  gpujit__watch_free(s.watch);
+  gpujit_cache_free(s.cache);
   if (s.lfd >= 0) {
     close(s.lfd);
     unlink(s.sock);

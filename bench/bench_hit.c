@@ -1,0 +1,83 @@
+/*
+ * A header-heavy module's cache hit against a trivial one's, as whole `gpujit build` processes
+ * (what a build system or a test suite pays per call): examples/block_reduce.cu (CUB: about
+ * 600 toolkit headers in its dependency group) against examples/saxpy.cu (none), interleaved
+ * in one run, in-process (GPUJIT_SERVER=0: this process stats every header of the group) and
+ * with a build server running (it keeps the group verified under inotify and vouches for it).
+ * Target (issue 27): block_reduce's hit <= 1.2x saxpy's.
+ * Usage: bench_hit [HITS]. Prints a table and RESULT lines.
+ */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+
+static char dir[] = "/tmp/bench-hit-XXXXXX";
+
+static double build(const char *example, const char *cache, bool server)
+{
+  char src[600], out[600];
+  snprintf(src, sizeof(src), "%s/%s.cu", GPUJIT_EXAMPLES_DIR, example);
+  snprintf(out, sizeof(out), "%s/%s.cubin", dir, example);
+  char *argv[] = {(char *)GPUJIT_CLI, "build", "-q", "--cache-dir", (char *)cache, "-o", out, src, NULL};
+  setenv("GPUJIT_SERVER", server ? "" : "0", 1);
+  return bench_run_process(argv);
+}
+
+static void server(const char *verb, const char *cache)
+{
+  char cmd[1024];
+  snprintf(cmd, sizeof(cmd), "GPUJIT_SERVER= '%s' server %s -q --workers 1 --cache-dir '%s'", GPUJIT_CLI, verb,
+           cache);
+  if (system(cmd) != 0 && !strcmp(verb, "start")) {
+    fprintf(stderr, "cannot start the server\n");
+    exit(1);
+  }
+}
+
+int main(int argc, char **argv)
+{
+  static const char *const ex[2] = {"saxpy", "block_reduce"};
+  int hits = argc > 1 ? atoi(argv[1]) : 41;
+  char cl[600], cs[600];
+  double t[2][2][256], m[2][2]; /* [server][example][call] */
+  if (hits < 1 || hits > 256 || !mkdtemp(dir)) {
+    fprintf(stderr, "usage: bench_hit [HITS 1..256]\n");
+    return 2;
+  }
+  snprintf(cl, sizeof(cl), "%s/cache_local", dir);
+  snprintf(cs, sizeof(cs), "%s/cache_server", dir);
+  for (int e = 0; e < 2; e++) { /* the misses that fill both caches */
+    build(ex[e], cl, false);
+    build(ex[e], cs, false);
+  }
+  server("start", cs);
+  for (int e = 0; e < 2; e++) /* the server's first vouch: it watches and verifies the group */
+    build(ex[e], cs, true);
+  for (int i = 0; i < hits; i++)
+    for (int s = 0; s < 2; s++)
+      for (int e = 0; e < 2; e++)
+        t[s][e][i] = build(ex[e], s ? cs : cl, s == 1);
+  server("stop", cs);
+  for (int s = 0; s < 2; s++)
+    for (int e = 0; e < 2; e++)
+      m[s][e] = bench_median(t[s][e], hits);
+  printf("gpujit build cache hits as whole processes, medians of %d interleaved\n", hits);
+  printf("%-30s %12s %14s %8s\n", "", "saxpy", "block_reduce", "ratio");
+  printf("%-30s %9.2f ms %11.2f ms %7.2fx\n", "in-process (GPUJIT_SERVER=0)", m[0][0], m[0][1], m[0][1] / m[0][0]);
+  printf("%-30s %9.2f ms %11.2f ms %7.2fx\n", "a server running", m[1][0], m[1][1], m[1][1] / m[1][0]);
+  printf("RESULT hit_ms saxpy_in_process %.3f\nRESULT hit_ms block_reduce_in_process %.3f\n", m[0][0], m[0][1]);
+  printf("RESULT hit_ms saxpy_server %.3f\nRESULT hit_ms block_reduce_server %.3f\n", m[1][0], m[1][1]);
+  printf("target: block_reduce's hit <= 1.2x saxpy's with a server running (%.2fx)\n", m[1][1] / m[1][0]);
+  {
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+      return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,52 @@
+# exit: 0
+# expect: *first: miss*
+# expect: *second: hit*
+# expect: *vouched: yes*
+# expect: *edited in place: miss 2*
+# expect: *again: hit 2*
+# expect: *renamed over: miss 3*
+# expect: *link retargeted: miss 5*
+# expect: *link's directory renamed: miss 7*
+# expect: *vouched since the start: 2 of 2 hits*
+# expect: *unwatched by the server: miss 6*
+# expect: *after all that: hit 6*
+# reject: *stale*
+# A running server vouches for the toolkit's dependency group, which a fresh process would
+# otherwise stat file by file; every way of changing a toolkit header must still miss. The
+# toolkit here is a copy made of links (CUDA_PATH), so that its headers can be edited.
+c="$PWD/c"
+T="$PWD/tk"
+mkdir -p "$T/include" v/a v/b
+for e in /usr/local/cuda/*; do [ "$(basename "$e")" = include ] || ln -s "$e" "$T/"; done
+for e in /usr/local/cuda/include/*; do ln -s "$e" "$T/include/"; done
+export CUDA_PATH="$T"
+printf '#define GJ_TK 1\n' > "$T/include/gj_tk.h"
+printf '#define GJ_LINK 4\n' > v/a/v.h
+printf '#define GJ_LINK 5\n' > v/b/v.h
+printf '#include <gj_tk.h>\n#include <gj_link.h>\nextern "C" __global__ void k(int *p) { p[0] = GJ_TK; p[1] = GJ_LINK; }\n' > k.cu
+ln -s "$PWD/v/a/v.h" "$T/include/gj_link.h"
+st() { "$GPUJIT" build --arch sm_90 --cache-dir "$c" --ptx -o k.ptx k.cu | head -1 | grep -o 'miss\|hit'; }
+val() { grep -o 'mov.u32.*, [0-9]*;' k.ptx | grep -o '[0-9]*;' | tr -d ';' | head -1; }
+val2() { grep -o 'mov.u32.*, [0-9]*;' k.ptx | grep -o '[0-9]*;' | tr -d ';' | tail -1; }
+echo "first: $(st)"
+"$GPUJIT" server start --cache-dir "$c" --workers 1 >/dev/null
+echo "second: $(st)"
+"$GPUJIT" server status --cache-dir "$c" --json | python3 -c 'import json,sys; g=json.load(sys.stdin).get("watched_groups",{}); print("vouched:", "yes" if g.get("vouched",0)>=1 else "no", g)'
+sleep 1.1 # older than the same-timestamp window: the stat alone would vouch for the old content
+printf '#define GJ_TK 2\n' > "$T/include/gj_tk.h" # same size, same inode
+echo "edited in place: $(st) $(val)"
+echo "again: $(st) $(val)"
+printf '#define GJ_TK 3\n' > "$T/include/gj_tk.h.new" && mv "$T/include/gj_tk.h.new" "$T/include/gj_tk.h"
+echo "renamed over: $(st) $(val)"
+ln -sfn "$PWD/v/b/v.h" "$T/include/gj_link.h"
+echo "link retargeted: $(st) $(val2)"
+mv v/b v/old && mkdir v/b && printf '#define GJ_LINK 7\n' > v/b/v.h
+echo "link's directory renamed: $(st) $(val2)"
+"$GPUJIT" server status --cache-dir "$c" --json | python3 -c 'import json,sys; g=json.load(sys.stdin)["watched_groups"]; print("vouched since the start: %d of 2 hits" % g["vouched"])'
+"$GPUJIT" server stop --cache-dir "$c" >/dev/null
+printf '#define GJ_TK 6\n' > "$T/include/gj_tk.h"
+"$GPUJIT" server start --cache-dir "$c" --workers 1 >/dev/null
+echo "unwatched by the server: $(st) $(val)"
+echo "after all that: $(st) $(val)"
+v=$(val); [ "$v" = 6 ] || echo "stale value $v"
+"$GPUJIT" server stop --cache-dir "$c" >/dev/null
