@@ -20,3 +20,15 @@ extern "C" __global__ void spin(long long cycles, int *out)
   if (threadIdx.x == 0)
     out[blockIdx.x] = 1;
 }
+
+// Bound by the SM clock, as real kernels are: every thread runs a dependent FMA chain of `iters`
+// steps (528 x 256 threads fill an H100's 132 SMs with 32 warps each). Its length follows the SM
+// clock alone, under a profiler or not.
+extern "C" __global__ void fma_loop(int iters, float *out)
+{
+  float a = (float)threadIdx.x * 1e-3f, b = 1.0001f, c = 0.9999f;
+#pragma unroll 4
+  for (int i = 0; i < iters; i++)
+    a = fmaf(a, b, c);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = a;
+}

@@ -51,8 +51,10 @@ build-gpu/bench/bench_lean 300 5 | tee "$out/bench_lean.txt"
 bash scripts/lean_ptx_text.sh "$g" build-gpu/bench/bench_lean "$out" 2>&1 | tee "$out/lean_ptx_text.txt"
 echo "== warm build server: the edit loop, a hit, a trivial module"
 build-gpu/bench/bench_server 10 21 2>&1 | tee "$out/bench_server.txt"
+echo "== header-heavy hits: block_reduce against saxpy, whole processes, with a server and without"
+build-gpu/bench/bench_hit 41 2>&1 | tee "$out/bench_hit.txt"
 
-echo "== kernel timers against ncu (spin kernels of about 3, 15 and 200 µs, back to back)"
+echo "== kernel timers against ncu (SM-clock-bound FMA loops and global-timer spins, 3 lengths each)"
 bash bench/timers_vs_ncu.sh "$g" "$out" 200 | tee "$out/timers.txt"
 
 echo "== gpujit benchmark against cupyx.profiler.benchmark (saxpy, 1M elements)"

@@ -44,7 +44,7 @@ for line in read("timers.txt").splitlines():
             tv[(f[1], f[2])] = float(f[3])
         except ValueError:
             pass
-for length in ("short", "mid", "long"):
+for length in ("fma_short", "fma_mid", "fma_long", "spin_short", "spin_mid", "spin_long"):
     nc = tv.get((length, "ncu"))
     if not nc or nc != nc:
         rows.append(("timers %s: ncu" % length, "no data"))
@@ -133,6 +133,10 @@ for line in read("bench_server.txt").splitlines():
         rows.append(("server", line[9:]))
     elif line.startswith("project edit loop"):
         rows.append(("server: project edit", " ".join(line.split()[8:])))
+for line in read("bench_hit.txt").splitlines():
+    if line.startswith(("in-process (", "a server running")):
+        f = line.split()
+        rows.append(("hit block_reduce/saxpy: " + " ".join(f[:-5]), "%s / %s ms = %s" % (f[-5], f[-3], f[-1])))
 
 for line in read("cupti.txt").splitlines():
     if ":" in line:

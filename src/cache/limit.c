@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -169,6 +171,76 @@ static void collect_records(gpujit_cache *c)
   gpujit__strvec_free(&groups);
 }
 
+typedef struct note {
+  char *path;
+  time_t mtime;
+  uint64_t bytes;
+} note;
+
+static int by_age(const void *a, const void *b)
+{
+  const note *x = a, *y = b;
+  return (x->mtime > y->mtime) - (x->mtime < y->mtime);
+}
+
+/* Past the limit with no entry left to evict: the notes (compile-time records: hints, never
+ * needed for a hit), oldest first, until it fits. @return what is left. */
+static uint64_t drop_notes(gpujit_cache *c, uint64_t max_bytes, uint64_t total)
+{
+  char top[PATH_MAX];
+  note *v = NULL;
+  size_t n = 0, cap = 0;
+  DIR *kinds, *d;
+  struct dirent *k, *f;
+  snprintf(top, sizeof(top), "%s/notes", c->dir);
+  if (!(kinds = opendir(top)))
+    return total;
+  while ((k = readdir(kinds)) != NULL) {
+    char kind[PATH_MAX];
+    if (k->d_name[0] == '.')
+      continue;
+    snprintf(kind, sizeof(kind), "%s/%s", top, k->d_name);
+    if (!(d = opendir(kind)))
+      continue;
+    while ((f = readdir(d)) != NULL) {
+      struct stat st;
+      char path[PATH_MAX];
+      if (f->d_name[0] == '.')
+        continue;
+      if (n == cap) {
+        note *grown = realloc(v, (cap * 2 + 32) * sizeof(*v));
+        if (!grown)
+          break;
+        v = grown, cap = cap * 2 + 32;
+      }
+      snprintf(path, sizeof(path), "%s/%s", kind, f->d_name);
+      if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (v[n].path = gpujit__strdup(path)) != NULL) {
+        v[n].mtime = st.st_mtime;
+        v[n].bytes = (uint64_t)st.st_blocks * 512;
+        n++;
+      }
+    }
+    closedir(d);
+  }
+  qsort(v, n, sizeof(*v), by_age);
+  for (size_t i = 0; i < n; i++) {
+    if (total > max_bytes && unlink(v[i].path) == 0)
+      total = total > v[i].bytes ? total - v[i].bytes : 0;
+    free(v[i].path);
+  }
+  free(v);
+  rewinddir(kinds);
+  while ((k = readdir(kinds)) != NULL) /* a kind left with no note: its directory's block */
+    if (k->d_name[0] != '.') {
+      char kind[PATH_MAX];
+      snprintf(kind, sizeof(kind), "%s/%s", top, k->d_name);
+      rmdir(kind); /* only where empty */
+    }
+  closedir(kinds);
+  gpujit_error_clear();
+  return total;
+}
+
 /* Under the size file's lock (held by the caller, or none). The total is the whole cache
  * directory's disk use: entries, records, notes and settings alike. */
 static int evict(gpujit_cache *c, uint64_t max_bytes, double older_than_s, uint64_t *removed, uint64_t *freed,
@@ -177,6 +249,7 @@ static int evict(gpujit_cache *c, uint64_t max_bytes, double older_than_s, uint6
   gpujit__entry_list list = {0};
   char p[PATH_MAX];
   uint64_t total, n = 0, f = 0;
+  size_t all;
   time_t now = time(NULL);
   int err;
   if ((err = gpujit__entries(&list, c->dir, true)) < 0) /* most recently used first */
@@ -197,11 +270,14 @@ static int evict(gpujit_cache *c, uint64_t max_bytes, double older_than_s, uint6
       gpujit_error_clear(); /* in use, or gone already: passed over */
     }
   }
+  all = list.count;
   gpujit__entry_list_free(&list);
   if (n) { /* `total` is the disk use after the removals: what collecting records frees counts too */
     uint64_t before = total;
     collect_records(c);
     total = gpujit__dir_bytes(c->dir);
+    if (max_bytes > 0 && total > max_bytes && n == all && (total = drop_notes(c, max_bytes, total)) < max_bytes)
+      total = gpujit__dir_bytes(c->dir); /* directories shrink by blocks of their own */
     f += before > total ? before - total : 0;
   }
   if (removed)

@@ -307,7 +307,7 @@ int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *e)
 {
   char tmp[PATH_MAX], final[PATH_MAX], parent[PATH_MAX];
   cJSON *meta = e->meta;
-  bool made_parent = false;
+  uint64_t dirs_before = 0;
   int err = 0;
 
   if (!c->writable)
@@ -341,16 +341,16 @@ int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *e)
     goto fail;
   gpujit__cache_entry_path(final, sizeof(final), c, e->hex);
   snprintf(parent, sizeof(parent), "%s/entries/%.2s", c->dir, e->hex);
-  if (mkdir(parent, 0700) == 0)
-    made_parent = true;
-  else if (errno != EEXIST) {
+  dirs_before = gpujit__cache_dirs_usage(parent);
+  if (mkdir(parent, 0700) != 0 && errno != EEXIST) {
     err = gpujit__error(GPUJIT_EIO, "%s: %s", parent, strerror(errno));
     goto fail;
   }
   if ((err = gpujit__publish_dir(c->dir, tmp, final)) < 0)
     goto fail;
   gpujit__cache_stats_update(c, 0, 0, 1, 0, 0);
-  gpujit__cache_total_add(c, (int64_t)(gpujit__dir_bytes(final) + gpujit__cache_dir_made(parent, !made_parent)));
+  gpujit__cache_total_add(c, (int64_t)(gpujit__dir_bytes(final) + gpujit__cache_dirs_usage(parent)) -
+                                 (int64_t)dirs_before);
   return 0;
 fail:
   if (tmp[0] && gpujit__is_dir(tmp))

@@ -81,21 +81,23 @@ static void parent_of(char *out, size_t size, const char *path)
   snprintf(out, size, "%.*s", (int)(slash ? slash - path : 0), path);
 }
 
-uint64_t gpujit__cache_dir_made(const char *dir, bool existed)
+uint64_t gpujit__cache_dirs_usage(const char *dir)
 {
-  return existed ? 0 : gpujit__disk_usage(dir);
+  char up[PATH_MAX];
+  parent_of(up, sizeof(up), dir);
+  return gpujit__disk_usage(dir) + (up[0] ? gpujit__disk_usage(up) : 0);
 }
 
 int gpujit__cache_write_record(gpujit_cache *c, const char *path, const char *magic, const void *data, size_t len)
 {
   char parent[PATH_MAX];
-  uint64_t before = gpujit__disk_usage(path);
-  bool had_parent;
+  uint64_t before, dirs_before;
   int err;
   parent_of(parent, sizeof(parent), path);
-  had_parent = gpujit__disk_usage(parent) > 0;
-  if ((err = gpujit__write_blob(path, magic, data, len)) == 0) /* a new shard directory counts too */
-    gpujit__cache_total_add(c, (int64_t)(gpujit__disk_usage(path) + gpujit__cache_dir_made(parent, had_parent)) -
-                                   (int64_t)before);
+  before = gpujit__disk_usage(path);
+  dirs_before = gpujit__cache_dirs_usage(parent);
+  if ((err = gpujit__write_blob(path, magic, data, len)) == 0) /* a new or grown shard directory counts too */
+    gpujit__cache_total_add(c, (int64_t)(gpujit__disk_usage(path) + gpujit__cache_dirs_usage(parent)) -
+                                   (int64_t)(before + dirs_before));
   return err;
 }

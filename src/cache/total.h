@@ -19,8 +19,11 @@ void gpujit__cache_total_put(int fd, uint64_t bytes, bool write);
 /** Add `delta` bytes to a known total (an unknown one is counted afresh at the next eviction). */
 void gpujit__cache_total_add(gpujit_cache *c, int64_t delta);
 
-/** What a directory made by this store adds (`existed`: it was there before): its blocks. */
-uint64_t gpujit__cache_dir_made(const char *dir, bool existed);
+/** The blocks of the directory that will hold a new file or entry and of its parent (0 for one
+ *  absent): taken before and after the store, their difference counts too — a shard directory
+ *  made, or one that grew (ext4 past a block of names; xfs from names kept in the inode to a
+ *  block of its own). */
+uint64_t gpujit__cache_dirs_usage(const char *dir);
 
 /** Write a checksummed record (gpujit__write_blob) at `path` in the cache, counting what it
  *  adds to the disk into the running total. */
