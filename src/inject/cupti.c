@@ -1,0 +1,525 @@
+/*
+ * The GPU side of a profile, through CUPTI, started by the driver's injection hook
+ * (CUDA_INJECTION64_PATH names this library; the driver calls InitializeInjection at cuInit):
+ *   - module loads (cuModuleLoad*, cuLibraryLoad*, cuLinkComplete) from driver callbacks: the
+ *     image's kind, size and hash, wall time, handle, correlation id;
+ *   - launches: the module each launch's function belongs to, by correlation id;
+ *   - activity: kernels (the concurrent kind, which leaves the program's concurrency alone),
+ *     copies, memsets, the driver's JIT (PTX to cubin, its cache) and NVTX ranges.
+ * Activity comes in buffers; each completed buffer adds per-kernel sums to the record file (so
+ * a process that ends in _exit or a crash keeps what was flushed), and per-launch lines while
+ * the trace budget lasts ($GPUJIT_PROFILE_MAX_EVENTS, default 200000 per process); past it the
+ * launches are still summed, and the count of those left out of the trace is written.
+ * CUPTI taken by someone else (Nsight Systems or Compute attached, the program subscribed): a
+ * note says so once; compiles are still recorded.
+ */
+#define _GNU_SOURCE
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "inject/libs.h"
+#include "inject/record.h"
+
+#define BUFFER_BYTES (4u << 20)
+#define MAX_SUMS 4096    /* distinct (module, kernel, device) per buffer */
+#define MAX_LAUNCHES 65536 /* correlation ids awaiting their kernel record */
+
+static struct {
+  void *lib;
+  CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+  CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
+  CUptiResult (*activity_enable)(CUpti_ActivityKind);
+  CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+  CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
+  CUptiResult (*flush_all)(uint32_t);
+  CUptiResult (*flush_period)(uint32_t);
+  CUptiResult (*timestamp)(uint64_t *);
+  CUptiResult (*result_string)(CUptiResult, const char **);
+  CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+  CUresult (*func_get_module)(CUmodule *, CUfunction);
+  CUresult (*kernel_get_library)(CUlibrary *, CUkernel);
+  CUpti_SubscriberHandle sub;
+  pthread_mutex_t lock;
+  uint64_t budget, traced, untraced, dropped_records;
+  struct {
+    uint32_t corr;
+    uint64_t module;
+  } launches[MAX_LAUNCHES];
+} C = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The image a load was given: its kind and length (as far as its own header says). */
+static void image(gji_line *l, const void *p)
+{
+  const unsigned char *b = p;
+  size_t n = 0;
+  const char *kind = "unknown";
+  char h[33];
+  if (!p)
+    return;
+  if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') { /* ELF64: the section table ends it */
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, b + 0x28, 8);
+    memcpy(&shentsize, b + 0x3a, 2);
+    memcpy(&shnum, b + 0x3c, 2);
+    kind = "cubin";
+    n = (size_t)(shoff + (uint64_t)shentsize * shnum);
+  } else if (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba) { /* fatbin: header + body */
+    uint16_t hsize;
+    uint64_t fsize;
+    memcpy(&hsize, b + 6, 2);
+    memcpy(&fsize, b + 8, 8);
+    kind = "fatbin";
+    n = hsize + (size_t)fsize;
+  } else if (b[0] == 0xb1 && b[1] == 0x43 && b[2] == 0x62 && b[3] == 0x46) { /* the fatbin wrapper */
+    const void *inner;
+    memcpy(&inner, b + 8, sizeof(inner));
+    image(l, inner);
+    return;
+  } else {
+    kind = "ptx"; /* text */
+    n = strlen((const char *)p);
+  }
+  gji_str(l, "image", kind);
+  gji_u64(l, "bytes", n);
+  if (n && n < (1u << 30)) {
+    gji_hash(h, p, n);
+    gji_str(l, "hash", h);
+  }
+}
+
+static void file_image(gji_line *l, const char *path)
+{
+  struct stat st;
+  gji_str(l, "file", path ? path : "");
+  if (path && stat(path, &st) == 0)
+    gji_u64(l, "bytes", (uint64_t)st.st_size);
+}
+
+/* Per thread: the load under way (its enter callback; the exit callback writes the record). */
+static __thread uint64_t load_t0;
+
+static void on_load(CUpti_CallbackId id, const CUpti_CallbackData *cb)
+{
+  const void *p = cb->functionParams;
+  uint64_t handle = 0;
+  gji_line l;
+  if (cb->callbackSite == CUPTI_API_ENTER) {
+    load_t0 = gji_now();
+    return;
+  }
+  gji_begin(&l, "load");
+  gji_str(&l, "api", cb->functionName);
+  gji_u64(&l, "corr", cb->correlationId);
+  gji_u64(&l, "t0", load_t0);
+  gji_u64(&l, "t1", gji_now());
+  gji_i64(&l, "result", cb->functionReturnValue ? (int64_t) * (const CUresult *)cb->functionReturnValue : -1);
+  switch (id) {
+  case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData:
+    image(&l, ((const cuModuleLoadData_params *)p)->image);
+    handle = (uint64_t)(uintptr_t) * ((const cuModuleLoadData_params *)p)->module;
+    break;
+  case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx:
+    image(&l, ((const cuModuleLoadDataEx_params *)p)->image);
+    handle = (uint64_t)(uintptr_t) * ((const cuModuleLoadDataEx_params *)p)->module;
+    break;
+  case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary:
+    image(&l, ((const cuModuleLoadFatBinary_params *)p)->fatCubin);
+    handle = (uint64_t)(uintptr_t) * ((const cuModuleLoadFatBinary_params *)p)->module;
+    break;
+  case CUPTI_DRIVER_TRACE_CBID_cuModuleLoad:
+    file_image(&l, ((const cuModuleLoad_params *)p)->fname);
+    handle = (uint64_t)(uintptr_t) * ((const cuModuleLoad_params *)p)->module;
+    break;
+  case CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData:
+    image(&l, ((const cuLibraryLoadData_params *)p)->code);
+    handle = (uint64_t)(uintptr_t) * ((const cuLibraryLoadData_params *)p)->library;
+    break;
+  case CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile:
+    file_image(&l, ((const cuLibraryLoadFromFile_params *)p)->fileName);
+    handle = (uint64_t)(uintptr_t) * ((const cuLibraryLoadFromFile_params *)p)->library;
+    break;
+  case CUPTI_DRIVER_TRACE_CBID_cuLinkComplete: {
+    const cuLinkComplete_params *lc = p;
+    if (lc->cubinOut && *lc->cubinOut && lc->sizeOut) {
+      char h[33];
+      gji_hash(h, *lc->cubinOut, *lc->sizeOut);
+      gji_str(&l, "image", "cubin");
+      gji_u64(&l, "bytes", *lc->sizeOut);
+      gji_str(&l, "hash", h);
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  if (handle)
+    gji_hex(&l, "module", handle);
+  gji_end(&l);
+}
+
+/* A launch: which module its function is in, kept by correlation id until its kernel record. */
+static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
+{
+  CUfunction f = NULL;
+  CUmodule m = NULL;
+  CUlibrary lib = NULL;
+  uint64_t module = 0;
+  if (cb->callbackSite != CUPTI_API_ENTER)
+    return;
+  if (id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx || id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz)
+    f = ((const cuLaunchKernelEx_params *)cb->functionParams)->f;
+  else /* cuLaunchKernel and cuLaunchCooperativeKernel (and _ptsz) start with the function */
+    f = *(const CUfunction *)cb->functionParams;
+  if (C.func_get_module && C.func_get_module(&m, f) == CUDA_SUCCESS)
+    module = (uint64_t)(uintptr_t)m;
+  else if (C.kernel_get_library && C.kernel_get_library(&lib, (CUkernel)f) == CUDA_SUCCESS)
+    module = (uint64_t)(uintptr_t)lib;
+  pthread_mutex_lock(&C.lock);
+  C.launches[cb->correlationId % MAX_LAUNCHES].corr = cb->correlationId;
+  C.launches[cb->correlationId % MAX_LAUNCHES].module = module;
+  pthread_mutex_unlock(&C.lock);
+}
+
+static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data)
+{
+  (void)ud;
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
+    return;
+  switch (id) {
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+    on_launch(id, data);
+    break;
+  default:
+    on_load(id, data);
+  }
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+  *buffer = aligned_alloc(8, BUFFER_BYTES);
+  *size = *buffer ? BUFFER_BYTES : 0;
+  *max_records = 0;
+}
+
+typedef struct sum {
+  uint64_t module;
+  const char *name;
+  uint32_t device;
+  uint64_t n, ns;
+} sum;
+
+static void add_sum(sum *s, size_t *ns, uint64_t module, const char *name, uint32_t device, uint64_t dur)
+{
+  for (size_t i = 0; i < *ns; i++)
+    if (s[i].module == module && s[i].device == device && s[i].name == name) {
+      s[i].n++, s[i].ns += dur;
+      return;
+    }
+  if (*ns == MAX_SUMS) { /* written out and started again: nothing is dropped */
+    for (size_t i = 0; i < *ns; i++) {
+      gji_line l;
+      gji_begin(&l, "ksum");
+      gji_hex(&l, "module", s[i].module);
+      gji_str(&l, "name", s[i].name);
+      gji_u64(&l, "device", s[i].device);
+      gji_u64(&l, "n", s[i].n);
+      gji_u64(&l, "ns", s[i].ns);
+      gji_end(&l);
+    }
+    *ns = 0;
+  }
+  s[(*ns)++] = (sum){module, name, device, 1, dur};
+}
+
+/* A traced activity (a kernel, copy or memset) while the budget lasts. */
+static bool trace_one(void)
+{
+  bool yes;
+  pthread_mutex_lock(&C.lock);
+  yes = C.traced < C.budget;
+  if (yes)
+    C.traced++;
+  else
+    C.untraced++;
+  pthread_mutex_unlock(&C.lock);
+  return yes;
+}
+
+static void one_kernel(const CUpti_ActivityKernel10 *k, sum *sums, size_t *ns)
+{
+  uint64_t module = 0;
+  pthread_mutex_lock(&C.lock);
+  if (C.launches[k->correlationId % MAX_LAUNCHES].corr == k->correlationId)
+    module = C.launches[k->correlationId % MAX_LAUNCHES].module;
+  pthread_mutex_unlock(&C.lock);
+  add_sum(sums, ns, module, k->name, k->deviceId, k->end - k->start);
+  if (trace_one()) {
+    gji_line l;
+    gji_begin(&l, "kernel");
+    gji_str(&l, "name", k->name);
+    gji_hex(&l, "module", module);
+    gji_u64(&l, "device", k->deviceId);
+    gji_u64(&l, "stream", k->streamId);
+    gji_u64(&l, "corr", k->correlationId);
+    gji_u64(&l, "s", k->start);
+    gji_u64(&l, "e", k->end);
+    gji_end(&l);
+  }
+}
+
+static void sums_out(const sum *s, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    gji_line l;
+    gji_begin(&l, "ksum");
+    gji_hex(&l, "module", s[i].module);
+    gji_str(&l, "name", s[i].name);
+    gji_u64(&l, "device", s[i].device);
+    gji_u64(&l, "n", s[i].n);
+    gji_u64(&l, "ns", s[i].ns);
+    gji_end(&l);
+  }
+}
+
+static const char *copy_kind(uint8_t k)
+{
+  switch (k) {
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    return "HtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    return "DtoH";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    return "DtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+    return "PtoP";
+  default:
+    return "other";
+  }
+}
+
+static void gpu_op(const char *k, const char *what, uint32_t device, uint32_t stream, uint32_t corr, uint64_t bytes,
+                   uint64_t s, uint64_t e)
+{
+  gji_line l;
+  bool traced = trace_one();
+  gji_begin(&l, k);
+  gji_str(&l, "what", what);
+  gji_u64(&l, "device", device);
+  gji_u64(&l, "stream", stream);
+  gji_u64(&l, "corr", corr);
+  gji_u64(&l, "bytes", bytes);
+  gji_u64(&l, "s", s);
+  gji_u64(&l, "e", e);
+  if (!traced) /* summed by the reader, not drawn */
+    gji_u64(&l, "untraced", 1);
+  gji_end(&l);
+}
+
+/* NVTX ranges: a start waits for its end. */
+static struct {
+  uint32_t id;
+  uint64_t t;
+  char name[120];
+} open_ranges[256];
+
+static void marker(const CUpti_ActivityMarker2 *m)
+{
+  gji_line l;
+  if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+    pthread_mutex_lock(&C.lock);
+    open_ranges[m->id % 256].id = m->id;
+    open_ranges[m->id % 256].t = m->timestamp;
+    snprintf(open_ranges[m->id % 256].name, sizeof(open_ranges[0].name), "%s", m->name ? m->name : "");
+    pthread_mutex_unlock(&C.lock);
+    return;
+  }
+  gji_begin(&l, "nvtx");
+  if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+    pthread_mutex_lock(&C.lock);
+    if (open_ranges[m->id % 256].id == m->id) {
+      gji_str(&l, "name", open_ranges[m->id % 256].name);
+      gji_u64(&l, "s", open_ranges[m->id % 256].t);
+      open_ranges[m->id % 256].id = 0;
+    }
+    pthread_mutex_unlock(&C.lock);
+  } else {
+    gji_str(&l, "name", m->name ? m->name : "");
+    gji_u64(&l, "s", m->timestamp);
+  }
+  gji_u64(&l, "e", m->timestamp);
+  gji_u64(&l, "thread", m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0);
+  gji_str(&l, "domain", m->domain ? m->domain : "");
+  gji_end(&l);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+  CUpti_Activity *a = NULL;
+  sum *sums = calloc(MAX_SUMS, sizeof(*sums));
+  size_t ns = 0, dropped = 0;
+  (void)size;
+  while (valid && C.next_record(buffer, valid, &a) == CUPTI_SUCCESS) {
+    switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+      if (sums)
+        one_kernel((const CUpti_ActivityKernel10 *)a, sums, &ns);
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const CUpti_ActivityMemcpy6 *m = (const void *)a;
+      gpu_op("copy", copy_kind(m->copyKind), m->deviceId, m->streamId, m->correlationId, m->bytes, m->start, m->end);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const CUpti_ActivityMemset4 *m = (const void *)a;
+      gpu_op("memset", "memset", m->deviceId, m->streamId, m->correlationId, m->bytes, m->start, m->end);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_JIT: {
+      const CUpti_ActivityJit2 *j = (const void *)a;
+      gji_line l;
+      gji_begin(&l, "jit");
+      gji_str(&l, "entry", j->jitEntryType == CUPTI_ACTIVITY_JIT_ENTRY_PTX_TO_CUBIN      ? "ptx-to-cubin"
+                           : j->jitEntryType == CUPTI_ACTIVITY_JIT_ENTRY_NVVM_IR_TO_PTX ? "nvvm-ir-to-ptx"
+                                                                                        : "other");
+      gji_str(&l, "op", j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_CACHE_LOAD    ? "cache-load"
+                        : j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_CACHE_STORE ? "cache-store"
+                        : j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_COMPILE     ? "compile"
+                                                                                          : "other");
+      gji_u64(&l, "device", j->deviceId);
+      gji_u64(&l, "corr", j->correlationId);
+      gji_u64(&l, "s", j->start);
+      gji_u64(&l, "e", j->end);
+      gji_end(&l);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER:
+      marker((const CUpti_ActivityMarker2 *)a);
+      break;
+    default:
+      break;
+    }
+  }
+  sums_out(sums, ns);
+  free(sums);
+  if (C.dropped && C.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
+    gji_line l;
+    gji_begin(&l, "dropped");
+    gji_u64(&l, "records", dropped); /* CUPTI's own count: records it had no buffer for */
+    gji_end(&l);
+  }
+  free(buffer);
+}
+
+static void at_exit(void)
+{
+  gji_line l;
+  if (C.flush_all)
+    C.flush_all(1);
+  gji_begin(&l, "gpu_end");
+  pthread_mutex_lock(&C.lock);
+  gji_u64(&l, "traced", C.traced);
+  gji_u64(&l, "untraced", C.untraced);
+  pthread_mutex_unlock(&C.lock);
+  gji_end(&l);
+}
+
+static const char *cupti_error(CUptiResult r)
+{
+  const char *s = NULL;
+  if (C.result_string)
+    C.result_string(r, &s);
+  return s ? s : "unknown CUPTI error";
+}
+
+static bool load_cupti(void)
+{
+  const char *path = getenv("GPUJIT_CUPTI_LIBRARY");
+  void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  C.lib = dlopen(path && *path ? path : "libcupti.so", RTLD_NOW | RTLD_LOCAL);
+  if (!C.lib) {
+    gji_note("cupti", "CUPTI could not be loaded (%s): kernels, copies, module loads and driver JIT are not "
+                      "recorded; compiles are", dlerror());
+    return false;
+  }
+#define S(f, n) *(void **)&C.f = gji_real_dlsym(C.lib, n)
+  S(subscribe, "cuptiSubscribe");
+  S(enable_callback, "cuptiEnableCallback");
+  S(activity_enable, "cuptiActivityEnable");
+  S(register_callbacks, "cuptiActivityRegisterCallbacks");
+  S(next_record, "cuptiActivityGetNextRecord");
+  S(flush_all, "cuptiActivityFlushAll");
+  S(flush_period, "cuptiActivityFlushPeriod");
+  S(timestamp, "cuptiGetTimestamp");
+  S(result_string, "cuptiGetResultString");
+  S(dropped, "cuptiActivityGetNumDroppedRecords");
+#undef S
+  if (cuda) {
+    *(void **)&C.func_get_module = gji_real_dlsym(cuda, "cuFuncGetModule");
+    *(void **)&C.kernel_get_library = gji_real_dlsym(cuda, "cuKernelGetLibrary");
+    dlclose(cuda);
+  }
+  return C.subscribe && C.enable_callback && C.activity_enable && C.register_callbacks && C.next_record;
+}
+
+/* Called by the CUDA driver at cuInit when CUDA_INJECTION64_PATH names this library. */
+__attribute__((visibility("default"))) int InitializeInjection(void);
+int InitializeInjection(void)
+{
+  static const CUpti_CallbackId ids[] = {
+      CUPTI_DRIVER_TRACE_CBID_cuModuleLoad,           CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData,
+      CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,     CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary,
+      CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData,      CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile,
+      CUPTI_DRIVER_TRACE_CBID_cuLinkComplete,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,  CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+  static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                             CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_JIT,
+                                             CUPTI_ACTIVITY_KIND_MARKER};
+  const char *budget = getenv("GPUJIT_PROFILE_MAX_EVENTS");
+  CUptiResult r;
+  uint64_t ts = 0;
+  gji_line l;
+  if (!gji_active() || !load_cupti())
+    return 1; /* the program runs on: nothing here may stop it */
+  C.budget = budget && *budget ? strtoull(budget, NULL, 10) : 200000;
+  if ((r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
+    gji_note("cupti", "CUPTI is in use by another tool or by the program (%s): kernels, copies, module loads "
+                      "and driver JIT are not recorded; compiles are", cupti_error(r));
+    return 1;
+  }
+  for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
+  if ((r = C.register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
+    gji_note("cupti", "CUPTI activity records are unavailable (%s): kernels, copies and driver JIT are not "
+                      "recorded", cupti_error(r));
+    return 1;
+  }
+  for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+    if ((r = C.activity_enable(kinds[i])) != CUPTI_SUCCESS)
+      gji_note(kinds[i] == CUPTI_ACTIVITY_KIND_MARKER ? "nvtx" : "activity",
+               "CUPTI activity kind %d cannot be enabled: %s", (int)kinds[i], cupti_error(r));
+  if (C.flush_period)
+    C.flush_period(500); /* a process that ends in _exit keeps all but the last half second */
+  /* the two clocks side by side: activity times are CUPTI's */
+  if (C.timestamp && C.timestamp(&ts) == CUPTI_SUCCESS) {
+    gji_begin(&l, "clock");
+    gji_u64(&l, "cupti", ts);
+    gji_u64(&l, "host", gji_now());
+    gji_end(&l);
+  }
+  atexit(at_exit);
+  return 1;
+}

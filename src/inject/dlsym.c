@@ -1,0 +1,90 @@
+/*
+ * dlsym, wrapped: frameworks (CuPy, PyTorch's jiterator, Numba) resolve NVRTC, nvJitLink and
+ * libNVVM at run time with dlopen + dlsym, past any symbol LD_PRELOAD puts first. Every other
+ * look-up is glibc's own; RTLD_NEXT keeps its meaning (the object after the caller's).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "inject/libs.h"
+
+
+static void *(*real_dlsym_fn)(void *, const char *);
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static Dl_info self;
+
+static void resolve(void)
+{
+  real_dlsym_fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+  if (!real_dlsym_fn)
+    real_dlsym_fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+  dladdr((void *)resolve, &self);
+}
+
+void *gji_real_dlsym(void *handle, const char *name)
+{
+  pthread_once(&once, resolve);
+  return real_dlsym_fn ? real_dlsym_fn(handle, name) : NULL;
+}
+
+void *gji_next(const char *name)
+{
+  pthread_once(&once, resolve);
+  return real_dlsym_fn ? real_dlsym_fn(RTLD_NEXT, name) : NULL; /* next after this library */
+}
+
+static bool watched(const char *name)
+{
+  return !strncmp(name, "nvrtc", 5) || !strncmp(name, "nvJitLink", 9) || !strncmp(name, "__nvJitLink", 11) ||
+         !strncmp(name, "nvvm", 4);
+}
+
+void *gji_wrap_symbol(const char *name, void *real)
+{
+  Dl_info info;
+  if (!real || !name || !watched(name) || !gji_active())
+    return NULL;
+  if (dladdr(real, &info) && info.dli_fbase == self.dli_fbase)
+    return NULL; /* this library's own definition: already the wrapper */
+  if (!strncmp(name, "nvrtc", 5))
+    return gji_nvrtc_wrap(name, real);
+  return gji_link_wrap(name, real);
+}
+
+/* RTLD_NEXT on behalf of the caller: the first definition in an object loaded after the
+ * caller's (glibc would take this library as the caller). */
+static void *next_after(const void *caller, const char *name)
+{
+  Dl_info info;
+  struct link_map *lm = NULL;
+  if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+    return NULL;
+  for (lm = lm->l_next; lm; lm = lm->l_next) {
+    void *h, *f;
+    if (!lm->l_name || !lm->l_name[0] || lm->l_addr == (ElfW(Addr))self.dli_fbase)
+      continue;
+    if (!(h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD)))
+      continue;
+    f = real_dlsym_fn(h, name);
+    dlclose(h);
+    if (f)
+      return f;
+  }
+  return NULL;
+}
+
+__attribute__((visibility("default"))) void *dlsym(void *handle, const char *name)
+{
+  const void *caller = __builtin_return_address(0);
+  void *r, *w;
+  pthread_once(&once, resolve);
+  if (!real_dlsym_fn)
+    return NULL;
+  r = handle == RTLD_NEXT ? next_after(caller, name) : real_dlsym_fn(handle, name);
+  w = gji_wrap_symbol(name, r);
+  return w ? w : r;
+}

@@ -1,0 +1,305 @@
+/* Records of the injection library: JSON lines, one file per process (inject/record.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "inject/record.h"
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char dir[4096], flags[256];
+static bool active;
+static int fd = -1;
+static pid_t fd_pid;
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
+static char noted[16][32];
+static uint64_t lost;
+
+static void on_fork_child(void)
+{
+  /* the child writes a file of its own; the parent's descriptor is left to the parent */
+  fd = -1;
+  fd_pid = 0;
+  pthread_mutex_init(&open_lock, NULL);
+  pthread_mutex_init(&note_lock, NULL);
+  memset(noted, 0, sizeof(noted));
+  lost = 0;
+}
+
+static void init(void)
+{
+  const char *d = getenv("GPUJIT_PROFILE_DIR"), *f = getenv("GPUJIT_PROFILE_FLAGS");
+  if (d && *d && strlen(d) < sizeof(dir) - 64) {
+    snprintf(dir, sizeof(dir), "%s", d);
+    active = access(dir, W_OK) == 0;
+  }
+  snprintf(flags, sizeof(flags), ",%s,", f ? f : "");
+  pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+bool gji_active(void)
+{
+  pthread_once(&once, init);
+  return active;
+}
+
+bool gji_flag(const char *name)
+{
+  char key[64];
+  pthread_once(&once, init);
+  snprintf(key, sizeof(key), ",%s,", name);
+  return strstr(flags, key) != NULL;
+}
+
+const char *gji_dir(void)
+{
+  pthread_once(&once, init);
+  return dir;
+}
+
+uint64_t gji_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t gji_tid(void) { return (uint32_t)syscall(SYS_gettid); }
+
+static void put(gji_line *l, const char *s, size_t n)
+{
+  if (l->len + n + 3 > sizeof(l->buf)) { /* room kept for "}\n" */
+    l->cut = true;
+    n = l->len + 3 < sizeof(l->buf) ? sizeof(l->buf) - 3 - l->len : 0;
+  }
+  memcpy(l->buf + l->len, s, n);
+  l->len += n;
+}
+
+static void putf(gji_line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(gji_line *l, const char *fmt, ...)
+{
+  char tmp[512];
+  va_list ap;
+  int n;
+  va_start(ap, fmt);
+  n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    put(l, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+static void key(gji_line *l, const char *k)
+{
+  putf(l, "%s\"%s\":", l->first ? "" : ",", k);
+  l->first = false;
+}
+
+static void quoted(gji_line *l, const char *s, size_t n)
+{
+  put(l, "\"", 1);
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (l->len + 8 > sizeof(l->buf) - 256) { /* room for the fields after it and the end */
+      l->cut = true;
+      break;
+    }
+    if (c == '"' || c == '\\') {
+      char e[2] = {'\\', (char)c};
+      put(l, e, 2);
+    } else if (c < 0x20) {
+      putf(l, "\\u%04x", c);
+    } else {
+      put(l, (const char *)&c, 1);
+    }
+  }
+  put(l, "\"", 1);
+}
+
+static void open_file(void);
+
+void gji_begin(gji_line *l, const char *k)
+{
+  l->len = 0;
+  l->cut = false;
+  l->first = true;
+  put(l, "{", 1);
+  gji_str(l, "k", k);
+  gji_i64(l, "pid", getpid());
+  gji_u64(l, "tid", gji_tid());
+}
+
+void gji_str(gji_line *l, const char *k, const char *v) { gji_strn(l, k, v ? v : "", v ? strlen(v) : 0); }
+
+void gji_strn(gji_line *l, const char *k, const char *v, size_t n)
+{
+  key(l, k);
+  quoted(l, v, n);
+}
+
+void gji_u64(gji_line *l, const char *k, uint64_t v)
+{
+  key(l, k);
+  putf(l, "%llu", (unsigned long long)v);
+}
+
+void gji_i64(gji_line *l, const char *k, int64_t v)
+{
+  key(l, k);
+  putf(l, "%lld", (long long)v);
+}
+
+void gji_dbl(gji_line *l, const char *k, double v)
+{
+  key(l, k);
+  putf(l, "%.17g", v);
+}
+
+void gji_hex(gji_line *l, const char *k, uint64_t v)
+{
+  key(l, k);
+  putf(l, "\"0x%llx\"", (unsigned long long)v);
+}
+
+void gji_strs(gji_line *l, const char *k, const char *const *v, int n)
+{
+  key(l, k);
+  put(l, "[", 1);
+  for (int i = 0; i < n; i++) {
+    if (i)
+      put(l, ",", 1);
+    quoted(l, v[i] ? v[i] : "", v[i] ? strlen(v[i]) : 0);
+  }
+  put(l, "]", 1);
+}
+
+void gji_raw(gji_line *l, const char *k, const char *json)
+{
+  key(l, k);
+  put(l, json, strlen(json));
+}
+
+static void write_line(const char *s, size_t n)
+{
+  while (n > 0) {
+    ssize_t w = write(fd, s, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return;
+    s += w, n -= (size_t)w;
+  }
+}
+
+void gji_end(gji_line *l)
+{
+  if (!gji_active())
+    return;
+  if (l->cut) /* a string was cut short: the line stays valid and says so */
+    put(l, ",\"cut\":true", 11);
+  put(l, "}\n", 2);
+  if (fd < 0 || fd_pid != getpid())
+    open_file();
+  if (fd >= 0)
+    write_line(l->buf, l->len);
+}
+
+/* This process's file, opened on its first record (a forked child opens its own). */
+static void open_file(void)
+{
+  char path[4200], exe[1024] = "", cmd[2048];
+  gji_line l;
+  ssize_t n;
+  int f;
+  pthread_mutex_lock(&open_lock);
+  if (fd >= 0 && fd_pid == getpid()) {
+    pthread_mutex_unlock(&open_lock);
+    return;
+  }
+  snprintf(path, sizeof(path), "%s/p%d-%llu.jsonl", dir, (int)getpid(), (unsigned long long)gji_now());
+  f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (f < 0) {
+    pthread_mutex_unlock(&open_lock);
+    return;
+  }
+  fd = f;
+  fd_pid = getpid();
+  pthread_mutex_unlock(&open_lock);
+  if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0)
+    exe[n] = '\0';
+  gji_begin(&l, "proc");
+  gji_i64(&l, "ppid", getppid());
+  gji_str(&l, "exe", exe);
+  if ((f = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)) >= 0) {
+    n = read(f, cmd, sizeof(cmd) - 1);
+    close(f);
+    for (ssize_t i = 0; i + 1 < n; i++)
+      if (cmd[i] == '\0')
+        cmd[i] = ' ';
+    gji_strn(&l, "cmd", cmd, n > 0 ? (size_t)n - (cmd[n - 1] == '\0') : 0);
+  }
+  gji_u64(&l, "t", gji_now());
+  gji_end(&l);
+}
+
+void gji_note(const char *what, const char *fmt, ...)
+{
+  char msg[1024];
+  gji_line l;
+  va_list ap;
+  bool first = true;
+  pthread_mutex_lock(&note_lock);
+  for (int i = 0; i < 16; i++) {
+    if (!strcmp(noted[i], what)) {
+      first = false;
+      break;
+    }
+    if (!noted[i][0]) {
+      snprintf(noted[i], sizeof(noted[i]), "%s", what);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&note_lock);
+  if (!first)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  gji_begin(&l, "note");
+  gji_str(&l, "what", what);
+  gji_str(&l, "msg", msg);
+  gji_u64(&l, "t", gji_now());
+  gji_end(&l);
+}
+
+void gji_hash(char out[33], const void *data, size_t size)
+{
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits(data, size));
+  for (int i = 0; i < 16; i++)
+    snprintf(out + 2 * i, 3, "%02x", c.digest[i]);
+}
+
+void gji_lost(uint64_t n) { __atomic_add_fetch(&lost, n, __ATOMIC_RELAXED); }
+
+/* Last: what this process could not keep, and that it ended (a process without this record
+ * crashed, was killed or exec'd another program). */
+__attribute__((destructor)) static void at_exit(void)
+{
+  gji_line l;
+  if (!gji_active() || fd < 0 || fd_pid != getpid())
+    return;
+  gji_begin(&l, "exit");
+  gji_u64(&l, "t", gji_now());
+  gji_u64(&l, "lost", __atomic_load_n(&lost, __ATOMIC_RELAXED));
+  gji_end(&l);
+}

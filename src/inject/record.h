@@ -1,0 +1,59 @@
+/* The injection library's records (libgpujit_inject.so, loaded into the profiled program by
+ * `gpujit profile`): one file of JSON lines per process in $GPUJIT_PROFILE_DIR, each line written
+ * whole with one write(2), so a crash or a kill loses no line that was written and never leaves
+ * half of one (a partial last line is dropped by the reader). This folder uses nothing else of
+ * gpujit: it lives in other people's processes. */
+#ifndef GPUJIT_INJECT_RECORD_H
+#define GPUJIT_INJECT_RECORD_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GJI_HIDDEN __attribute__((visibility("hidden")))
+
+/** A line being built: fixed storage, text past the end is cut (and the line marked cut). */
+typedef struct gji_line {
+  char buf[8192];
+  size_t len;
+  bool cut, first;
+} gji_line;
+
+/** Whether a profile is being recorded in this process ($GPUJIT_PROFILE_DIR set and writable). */
+GJI_HIDDEN bool gji_active(void);
+/** The options of the profile run ($GPUJIT_PROFILE_FLAGS): lineinfo, nvrtc-trace. */
+GJI_HIDDEN bool gji_flag(const char *name);
+/** The directory records go to. */
+GJI_HIDDEN const char *gji_dir(void);
+
+/** Nanoseconds, CLOCK_REALTIME (the clock every record's host times are on). */
+GJI_HIDDEN uint64_t gji_now(void);
+/** This thread's id (gettid). */
+GJI_HIDDEN uint32_t gji_tid(void);
+
+/** Start a record of kind `k` ({"k":K,"pid":…,"tid":…). */
+GJI_HIDDEN void gji_begin(gji_line *l, const char *k);
+GJI_HIDDEN void gji_str(gji_line *l, const char *key, const char *value);
+GJI_HIDDEN void gji_strn(gji_line *l, const char *key, const char *value, size_t n);
+GJI_HIDDEN void gji_u64(gji_line *l, const char *key, uint64_t value);
+GJI_HIDDEN void gji_i64(gji_line *l, const char *key, int64_t value);
+GJI_HIDDEN void gji_dbl(gji_line *l, const char *key, double value);
+GJI_HIDDEN void gji_hex(gji_line *l, const char *key, uint64_t value);
+/** A JSON array of strings. */
+GJI_HIDDEN void gji_strs(gji_line *l, const char *key, const char *const *v, int n);
+/** Raw JSON text as the value. */
+GJI_HIDDEN void gji_raw(gji_line *l, const char *key, const char *json);
+/** Close the record and write it as one line. */
+GJI_HIDDEN void gji_end(gji_line *l);
+
+/** Say something once per process and kind of trouble (a "note" record). */
+GJI_HIDDEN void gji_note(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** XXH3-128 of data as 32 hex digits (the hash the report matches images by). */
+GJI_HIDDEN void gji_hash(char out[33], const void *data, size_t size);
+
+/** Count of records this process could not keep (bounded buffers), written at exit. */
+GJI_HIDDEN void gji_lost(uint64_t n);
+
+#endif

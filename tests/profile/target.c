@@ -1,0 +1,152 @@
+/*
+ * A program for `gpujit profile` to watch: it compiles with NVRTC as frameworks do, resolved
+ * with dlopen + dlsym (built as profile_target_dl) or linked directly (profile_target_direct,
+ * -DDIRECT), and links with nvJitLink. Steps, in order, from argv:
+ *   compile NAME      compile a kernel named NAME (the same source each time: a repeat)
+ *   distinct NAME     compile a kernel whose source differs by NAME
+ *   fail              compile a source with an error
+ *   threads N         N threads compiling distinct kernels at once
+ *   fork              fork a child that compiles one kernel ("child") and exits 0
+ *   link              compile to LTO-IR and link it with nvJitLink
+ *   exit N            exit with status N now
+ *   signal N          raise signal N now
+ * It prints what it did, one line per compile, so the tests compare the records with it.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <nvJitLink.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef nvrtcResult (*create_t)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                                const char *const *);
+typedef nvrtcResult (*compile_t)(nvrtcProgram, int, const char *const *);
+typedef nvrtcResult (*destroy_t)(nvrtcProgram *);
+typedef nvrtcResult (*size_t_fn)(nvrtcProgram, size_t *);
+typedef nvrtcResult (*get_t)(nvrtcProgram, char *);
+
+static create_t create;
+static compile_t compile;
+static destroy_t destroy;
+static size_t_fn lto_size;
+static get_t lto;
+
+static void resolve(void)
+{
+#ifdef DIRECT
+  create = nvrtcCreateProgram;
+  compile = nvrtcCompileProgram;
+  destroy = nvrtcDestroyProgram;
+  lto_size = nvrtcGetLTOIRSize;
+  lto = nvrtcGetLTOIR;
+#else
+  const char *path = getenv("PROFILE_TARGET_NVRTC");
+  void *h = dlopen(path ? path : "libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    fprintf(stderr, "dlopen: %s\n", dlerror());
+    exit(90);
+  }
+  create = (create_t)dlsym(h, "nvrtcCreateProgram");
+  compile = (compile_t)dlsym(h, "nvrtcCompileProgram");
+  destroy = (destroy_t)dlsym(h, "nvrtcDestroyProgram");
+  lto_size = (size_t_fn)dlsym(h, "nvrtcGetLTOIRSize");
+  lto = (get_t)dlsym(h, "nvrtcGetLTOIR");
+#endif
+}
+
+static int one(const char *name, const char *src, int nopt, const char *const *opts)
+{
+  nvrtcProgram p;
+  nvrtcResult r;
+  if (create(&p, src, name, 0, NULL, NULL) != NVRTC_SUCCESS)
+    return -1;
+  r = compile(p, nopt, opts);
+  printf("compiled %s result %d\n", name, (int)r);
+  fflush(stdout);
+  destroy(&p);
+  return (int)r;
+}
+
+static void kernel(char *out, size_t n, const char *tag)
+{
+  snprintf(out, n, "extern \"C\" __global__ void k_%s(float *x) { x[threadIdx.x] *= 2.0f; }\n", tag);
+}
+
+static void *thread_main(void *arg)
+{
+  char src[256], name[64];
+  const char *opts[] = {"--gpu-architecture=compute_90"};
+  snprintf(name, sizeof(name), "thread%ld", (long)(intptr_t)arg);
+  kernel(src, sizeof(src), name);
+  one(name, src, 1, opts);
+  return NULL;
+}
+
+int main(int argc, char **argv)
+{
+  const char *opts[] = {"--gpu-architecture=compute_90", "-default-device"};
+  char src[256];
+  resolve();
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+    if (!strcmp(a, "compile")) {
+      kernel(src, sizeof(src), "same");
+      one(v, src, 2, opts), i++;
+    } else if (!strcmp(a, "distinct")) {
+      kernel(src, sizeof(src), v);
+      one(v, src, 2, opts), i++;
+    } else if (!strcmp(a, "fail")) {
+      one("broken", "extern \"C\" __global__ void k(float *x) {\n  x[0] = undefined_name;\n}\n", 2, opts);
+    } else if (!strcmp(a, "threads")) {
+      int n = atoi(v);
+      pthread_t t[16];
+      for (int k = 0; k < n && k < 16; k++)
+        pthread_create(&t[k], NULL, thread_main, (void *)(intptr_t)k);
+      for (int k = 0; k < n && k < 16; k++)
+        pthread_join(t[k], NULL);
+      i++;
+    } else if (!strcmp(a, "fork")) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        kernel(src, sizeof(src), "child");
+        one("child", src, 2, opts);
+        exit(0);
+      }
+      waitpid(pid, NULL, 0);
+    } else if (!strcmp(a, "link")) {
+      const char *lopts[] = {"--gpu-architecture=compute_90", "-dlto", "-rdc=true"};
+      const char *jopts[] = {"-arch=sm_90", "-lto"};
+      nvrtcProgram p;
+      nvJitLinkHandle h;
+      size_t n = 0;
+      char *ir;
+      kernel(src, sizeof(src), "linked");
+      create(&p, src, "linked", 0, NULL, NULL);
+      compile(p, 3, lopts);
+      lto_size(p, &n);
+      ir = malloc(n);
+      lto(p, ir);
+      destroy(&p);
+      if (nvJitLinkCreate(&h, 2, jopts) != NVJITLINK_SUCCESS || nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, ir, n, "linked") != NVJITLINK_SUCCESS ||
+          nvJitLinkComplete(h) != NVJITLINK_SUCCESS)
+        printf("link failed\n");
+      else
+        printf("linked\n");
+      nvJitLinkDestroy(&h);
+      free(ir);
+    } else if (!strcmp(a, "exit")) {
+      fflush(stdout);
+      exit(atoi(v));
+    } else if (!strcmp(a, "signal")) {
+      fflush(stdout);
+      raise(atoi(v));
+    }
+  }
+  return 0;
+}
