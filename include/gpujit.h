@@ -12,5 +12,6 @@
 #include "gpujit/ncu.h"
 #include "gpujit/project.h"
 #include "gpujit/server.h"
+#include "gpujit/profile.h"
 
 #endif

@@ -15,6 +15,7 @@ static const cli_command commands[] = {
     {"ncu", cmd_ncu, "Nsight Compute helpers (ncu hotspots: per-line table from --page source CSV)"},
     {"trace", cmd_trace, "analyze and compare compile-time traces (trace analyze, trace diff)"},
     {"server", cmd_server, "a warm build server: NVRTC and precompiled headers kept between calls (start, stop, status)"},
+    {"profile", cmd_profile, "run any CUDA program and report its JIT compiles and module loads against its GPU time"},
     {"version", cmd_version, "print gpujit, NVRTC and nvJitLink versions"},
     {"help", cmd_help, "show this help"},
 };

@@ -308,11 +308,33 @@ static const char *copy_kind(uint8_t k)
   }
 }
 
+/* Copies and memsets of one buffer, summed by kind and device. */
+typedef struct opsum {
+  const char *k, *what;
+  uint32_t device;
+  uint64_t n, bytes, ns;
+} opsum;
+#define MAX_OPSUMS 64
+
+static void add_op(opsum *o, size_t *n, const char *k, const char *what, uint32_t device, uint64_t bytes, uint64_t ns)
+{
+  for (size_t i = 0; i < *n; i++)
+    if (o[i].k == k && o[i].what == what && o[i].device == device) {
+      o[i].n++, o[i].bytes += bytes, o[i].ns += ns;
+      return;
+    }
+  if (*n < MAX_OPSUMS)
+    o[(*n)++] = (opsum){k, what, device, 1, bytes, ns};
+  else
+    gji_lost(1);
+}
+
 static void gpu_op(const char *k, const char *what, uint32_t device, uint32_t stream, uint32_t corr, uint64_t bytes,
                    uint64_t s, uint64_t e)
 {
   gji_line l;
-  bool traced = trace_one();
+  if (!trace_one())
+    return;
   gji_begin(&l, k);
   gji_str(&l, "what", what);
   gji_u64(&l, "device", device);
@@ -321,8 +343,6 @@ static void gpu_op(const char *k, const char *what, uint32_t device, uint32_t st
   gji_u64(&l, "bytes", bytes);
   gji_u64(&l, "s", s);
   gji_u64(&l, "e", e);
-  if (!traced) /* summed by the reader, not drawn */
-    gji_u64(&l, "untraced", 1);
   gji_end(&l);
 }
 
@@ -367,7 +387,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 {
   CUpti_Activity *a = NULL;
   sum *sums = calloc(MAX_SUMS, sizeof(*sums));
-  size_t ns = 0, dropped = 0;
+  opsum ops[MAX_OPSUMS];
+  size_t ns = 0, nops = 0, dropped = 0;
   (void)size;
   while (valid && C.next_record(buffer, valid, &a) == CUPTI_SUCCESS) {
     switch (a->kind) {
@@ -375,14 +396,18 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     case CUPTI_ACTIVITY_KIND_KERNEL:
       if (sums)
         one_kernel((const CUpti_ActivityKernel10 *)a, sums, &ns);
+      else
+        gji_lost(1);
       break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const CUpti_ActivityMemcpy6 *m = (const void *)a;
+      add_op(ops, &nops, "copy", copy_kind(m->copyKind), m->deviceId, m->bytes, m->end - m->start);
       gpu_op("copy", copy_kind(m->copyKind), m->deviceId, m->streamId, m->correlationId, m->bytes, m->start, m->end);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const CUpti_ActivityMemset4 *m = (const void *)a;
+      add_op(ops, &nops, "memset", "memset", m->deviceId, m->bytes, m->end - m->start);
       gpu_op("memset", "memset", m->deviceId, m->streamId, m->correlationId, m->bytes, m->start, m->end);
       break;
     }
@@ -413,6 +438,17 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
   }
   sums_out(sums, ns);
   free(sums);
+  for (size_t i = 0; i < nops; i++) {
+    gji_line l;
+    gji_begin(&l, "osum");
+    gji_str(&l, "op", ops[i].k);
+    gji_str(&l, "what", ops[i].what);
+    gji_u64(&l, "device", ops[i].device);
+    gji_u64(&l, "n", ops[i].n);
+    gji_u64(&l, "bytes", ops[i].bytes);
+    gji_u64(&l, "ns", ops[i].ns);
+    gji_end(&l);
+  }
   if (C.dropped && C.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
     gji_line l;
     gji_begin(&l, "dropped");

@@ -1,0 +1,105 @@
+/* gpujit profile: what JIT compiling costs against what executing costs, in any CUDA program.
+ * A command runs with gpujit's injection library inside it and its children; what it recorded
+ * (NVRTC, nvJitLink and libNVVM compiles, module loads with the driver's JIT, kernels, copies,
+ * memsets, NVTX ranges) is read back into modules, each tied to the compile that made its image. */
+#ifndef GPUJIT_PROFILE_H
+#define GPUJIT_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpujit/common.h"
+
+GPUJIT_BEGIN_DECLS
+
+#define GPUJIT_PROFILE_OPTIONS_VERSION 1
+
+typedef struct gpujit_profile_options {
+  unsigned int version;
+  int lineinfo;              /**< add -lineinfo to NVRTC compiles that lack it (changes the program's compiles) */
+  int nvrtc_trace;           /**< add --fdevice-time-trace to NVRTC compiles and merge their phases */
+  uint64_t max_trace_events; /**< per process, kernels/copies/memsets kept for the trace; 0: 200000 */
+  const char *inject_path;   /**< the injection library; NULL: beside this library (or $GPUJIT_INJECT_LIBRARY) */
+  const char *records_dir;   /**< where records go; NULL: a new directory, removed by gpujit_profile_free() */
+} gpujit_profile_options;
+
+#define GPUJIT_PROFILE_OPTIONS_INIT { GPUJIT_PROFILE_OPTIONS_VERSION, 0, 0, 0, NULL, NULL }
+
+/** @return 0, or GPUJIT_EVERSION. */
+GPUJIT_API int gpujit_profile_options_init(gpujit_profile_options *opts, unsigned int version);
+
+typedef struct gpujit_profile gpujit_profile;
+
+/** One module: an image loaded (all loads of the same bytes together), or a compile nothing loaded. */
+typedef struct gpujit_profile_module {
+  const char *name;       /**< the NVRTC program's name, the file loaded, or the image's kind and hash */
+  const char *origin;     /**< "nvrtc", "nvjitlink", "nvvm", "driver JIT of PTX", "prebuilt", "not loaded", "unknown" */
+  const char *image;      /**< "cubin", "ptx", "fatbin", "file", "" */
+  uint64_t image_bytes;
+  uint64_t loads;
+  uint64_t compiles;      /**< compiles whose output is this image */
+  uint64_t repeats;       /**< of them, identical to an earlier one (source and options): a cache would save them */
+  double compile_ms;      /**< wall time of those compiles */
+  double repeat_ms;       /**< of it, the repeats' */
+  double load_ms;         /**< wall time of the loads, the driver's JIT included */
+  double jit_ms;          /**< the driver's JIT (PTX to cubin) of it, from CUPTI's JIT records */
+  uint64_t jit_cache_hits;
+  uint64_t kernels;       /**< distinct kernels launched from it */
+  uint64_t launches;
+  double gpu_ms;          /**< their GPU time (sum of kernel durations) */
+  double break_even;      /**< launches whose GPU time equals compile + load (0: none launched) */
+  int pid;                /**< the process that loaded it first (or compiled it) */
+} gpujit_profile_module;
+
+typedef struct gpujit_profile_device {
+  uint32_t device;
+  uint64_t launches, copies, memsets, copy_bytes;
+  double kernel_ms, copy_ms, memset_ms;
+} gpujit_profile_device;
+
+typedef struct gpujit_profile_totals {
+  int exit_status;            /**< the command's: its exit code, or 128 + the signal that ended it */
+  int signal;                 /**< the signal that ended it, or 0 */
+  double wall_ms;             /**< the command, start to end */
+  uint64_t processes, processes_partial; /**< partial: ended without saying so (crashed, killed, exec'd) */
+  uint64_t compiles, failed, repeats;
+  double compile_ms, repeat_ms, link_ms, load_ms, jit_ms, gpu_ms;
+  uint64_t loads, launches;
+  uint64_t untraced;          /**< launches, copies and memsets summed but past the trace budget */
+  uint64_t lost;              /**< records that could not be kept (bounded tables, CUPTI's drops) */
+  int partial;                /**< a process did not end normally: what it recorded until then is here */
+  int gpu_recorded;           /**< CUPTI ran in at least one process */
+} gpujit_profile_totals;
+
+/**
+ * Run argv (argv[0] looked up in PATH) with the injection library inside it and its children,
+ * wait for it (SIGINT, SIGTERM and SIGHUP are passed on to it), and read what it recorded.
+ * @param out receives the profile (free with gpujit_profile_free()), also when the command failed.
+ * @return 0 (the command's own status is in the totals), GPUJIT_EINVAL (no command),
+ *   GPUJIT_ENOENT (the command or the injection library not found), GPUJIT_EIO.
+ */
+GPUJIT_API int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_profile_options *opts);
+
+/** Read a records directory (written by a run). */
+GPUJIT_API int gpujit_profile_load(gpujit_profile **out, const char *records_dir);
+
+GPUJIT_API void gpujit_profile_free(gpujit_profile *p);
+
+/** The module rows, sorted by total cost (compile + load + GPU), largest first. */
+GPUJIT_API size_t gpujit_profile_modules(const gpujit_profile *p, const gpujit_profile_module **rows);
+GPUJIT_API size_t gpujit_profile_devices(const gpujit_profile *p, const gpujit_profile_device **rows);
+GPUJIT_API void gpujit_profile_totals_get(const gpujit_profile *p, gpujit_profile_totals *out);
+/** What the run noted once each (CUPTI unavailable, options that changed the compiles, …), one per line. */
+GPUJIT_API const char *gpujit_profile_notes(const gpujit_profile *p);
+
+/** The whole profile as JSON (totals, devices, modules, processes, compiles, notes); free() it. */
+GPUJIT_API int gpujit_profile_json(const gpujit_profile *p, char **out);
+
+/** Write a Trace Event Format file (Perfetto, chrome://tracing, `gpujit trace analyze`): a track
+ *  per host thread with compile and load spans, a track per device and stream with kernels,
+ *  copies and memsets, NVTX ranges, a flow from each compile to its module's first launch. */
+GPUJIT_API int gpujit_profile_trace(const gpujit_profile *p, const char *path);
+
+GPUJIT_END_DECLS
+
+#endif

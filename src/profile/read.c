@@ -1,0 +1,269 @@
+/* Reading a profile's records: one JSON-lines file per process image (profile/model.h). A line
+ * that does not parse — the last one of a process killed mid-write — is passed over. */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "profile/model.h"
+
+int pf_grow(void **v, size_t *cap, size_t size)
+{
+  size_t n = *cap ? *cap * 2 : 64;
+  void *g = realloc(*v, n * size);
+  if (!g)
+    return -1;
+  *v = g, *cap = n;
+  return 0;
+}
+
+void gpujit__profile_note(gpujit_profile *p, const char *fmt, ...)
+{
+  char line[1200];
+  va_list ap;
+  int n;
+  va_start(ap, fmt);
+  n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  if ((size_t)n > sizeof(line) - 2)
+    n = (int)sizeof(line) - 2;
+  if (p->notes.data && strstr(p->notes.data, line)) /* once */
+    return;
+  line[n] = '\n';
+  gpujit__buf_put(&p->notes, line, (size_t)n + 1);
+}
+
+static const char *s_of(const cJSON *j, const char *k)
+{
+  const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, k));
+  return s ? s : "";
+}
+
+static uint64_t u_of(const cJSON *j, const char *k)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
+  if (cJSON_IsString(v) && !strncmp(v->valuestring, "0x", 2))
+    return strtoull(v->valuestring + 2, NULL, 16);
+  return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+}
+
+/* Exact 64-bit integers: cJSON keeps numbers as doubles, nanosecond times need all 64 bits. */
+static uint64_t t_of(const char *line, const char *k)
+{
+  char key[40];
+  const char *at;
+  snprintf(key, sizeof(key), "\"%s\":", k);
+  at = strstr(line, key);
+  return at ? strtoull(at + strlen(key), NULL, 10) : 0;
+}
+
+static int64_t i_of(const cJSON *j, const char *k)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
+  return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+}
+
+static char *dup(const char *s) { return gpujit__strdup(s ? s : ""); }
+
+static void copy_hash(char out[33], const char *s) { snprintf(out, 33, "%s", s); }
+
+static char *joined_options(const cJSON *j)
+{
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, "options"), *e;
+  gpujit__buf b = {0};
+  char *s;
+  if (cJSON_IsString(o))
+    return dup(o->valuestring);
+  cJSON_ArrayForEach(e, o)
+  {
+    if (b.len)
+      gpujit__buf_put(&b, " ", 1);
+    if (cJSON_IsString(e))
+      gpujit__buf_put(&b, e->valuestring, strlen(e->valuestring));
+  }
+  s = dup(b.data ? b.data : "");
+  gpujit__buf_free(&b);
+  return s;
+}
+
+/* A GPU time (CUPTI's clock) on the host's: the process's clock record comes before its activity. */
+static uint64_t gpu_t(const pf_proc *proc, const char *line, const char *k)
+{
+  uint64_t t = t_of(line, k);
+  return proc->has_clock ? (uint64_t)((int64_t)t + proc->clock_offset) : t;
+}
+
+static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON *j)
+{
+  const char *k = s_of(j, "k");
+  int pid = (int)i_of(j, "pid");
+  uint64_t t = t_of(line, "t") ? t_of(line, "t") : t_of(line, "t1");
+  if (t) {
+    if (!proc->t0 || t < proc->t0)
+      proc->t0 = t;
+    if (t > proc->t1)
+      proc->t1 = t;
+  }
+  if (!strcmp(k, "proc")) {
+    proc->pid = pid;
+    proc->ppid = (int)i_of(j, "ppid");
+    free(proc->exe), free(proc->cmd);
+    proc->exe = dup(s_of(j, "exe"));
+    proc->cmd = dup(s_of(j, "cmd"));
+  } else if (!strcmp(k, "exit")) {
+    proc->ended = true;
+    proc->lost += u_of(j, "lost");
+  } else if (!strcmp(k, "clock")) {
+    proc->clock_offset = (int64_t)(t_of(line, "host") - t_of(line, "cupti"));
+    proc->has_clock = proc->gpu = true;
+  } else if (!strcmp(k, "nvrtc") || !strcmp(k, "nvjitlink") || !strcmp(k, "nvvm")) {
+    pf_compile *c = PF_PUSH(p->compiles);
+    if (!c)
+      return;
+    snprintf(c->kind, sizeof(c->kind), "%s", k);
+    c->pid = pid;
+    c->tid = (uint32_t)u_of(j, "tid");
+    c->name = dup(!strcmp(k, "nvrtc") ? s_of(j, "name") : k);
+    c->options = joined_options(j);
+    c->log = dup(s_of(j, "log"));
+    c->lib_path = dup(s_of(j, "lib_path"));
+    c->nvrtc_trace = dup(s_of(j, "nvrtc_trace"));
+    copy_hash(c->src, s_of(j, "src_hash"));
+    c->headers = (int)i_of(j, "headers");
+    c->result = (int)i_of(j, "result");
+    c->version = (int)i_of(j, "version");
+    c->t0 = t_of(line, "t0"), c->t1 = t_of(line, "t1");
+    c->ptx_bytes = u_of(j, "ptx_bytes"), c->cubin_bytes = u_of(j, "cubin_bytes"), c->ltoir_bytes = u_of(j, "ltoir_bytes");
+    copy_hash(c->ptx_hash, s_of(j, "ptx_hash"));
+    copy_hash(c->cubin_hash, s_of(j, "cubin_hash"));
+    copy_hash(c->ltoir_hash, s_of(j, "ltoir_hash"));
+    c->module = -1;
+  } else if (!strcmp(k, "load")) {
+    pf_load *l = PF_PUSH(p->loads);
+    if (!l)
+      return;
+    l->pid = pid;
+    l->tid = (uint32_t)u_of(j, "tid");
+    snprintf(l->api, sizeof(l->api), "%s", s_of(j, "api"));
+    snprintf(l->image, sizeof(l->image), "%s", *s_of(j, "file") ? "file" : s_of(j, "image"));
+    copy_hash(l->hash, s_of(j, "hash"));
+    l->file = dup(s_of(j, "file"));
+    l->corr = u_of(j, "corr");
+    l->t0 = t_of(line, "t0"), l->t1 = t_of(line, "t1");
+    l->bytes = u_of(j, "bytes");
+    l->handle = u_of(j, "module");
+    l->result = (int)i_of(j, "result");
+    l->module = -1;
+  } else if (!strcmp(k, "ksum")) {
+    pf_ksum *s = PF_PUSH(p->ksums);
+    if (!s)
+      return;
+    s->pid = pid;
+    s->handle = u_of(j, "module");
+    s->name = dup(s_of(j, "name"));
+    s->device = (uint32_t)u_of(j, "device");
+    s->n = u_of(j, "n"), s->ns = u_of(j, "ns");
+  } else if (!strcmp(k, "osum")) {
+    pf_osum *s = PF_PUSH(p->osums);
+    if (!s)
+      return;
+    s->pid = pid;
+    snprintf(s->op, sizeof(s->op), "%s", s_of(j, "op"));
+    s->device = (uint32_t)u_of(j, "device");
+    s->n = u_of(j, "n"), s->bytes = u_of(j, "bytes"), s->ns = u_of(j, "ns");
+  } else if (!strcmp(k, "jit")) {
+    pf_jit *x = PF_PUSH(p->jits);
+    if (!x)
+      return;
+    x->pid = pid;
+    x->corr = u_of(j, "corr");
+    x->s = gpu_t(proc, line, "s"), x->e = gpu_t(proc, line, "e");
+    x->cache_hit = !strcmp(s_of(j, "op"), "cache-load");
+    x->device = (uint32_t)u_of(j, "device");
+  } else if (!strcmp(k, "kernel") || !strcmp(k, "copy") || !strcmp(k, "memset")) {
+    pf_op *o = PF_PUSH(p->ops);
+    if (!o)
+      return;
+    o->pid = pid;
+    o->kind = k[0] == 'k' ? 'k' : k[0] == 'c' ? 'c' : 'm';
+    o->name = dup(k[0] == 'k' ? s_of(j, "name") : s_of(j, "what"));
+    o->handle = u_of(j, "module");
+    o->corr = u_of(j, "corr");
+    o->s = gpu_t(proc, line, "s"), o->e = gpu_t(proc, line, "e");
+    o->bytes = u_of(j, "bytes");
+    o->device = (uint32_t)u_of(j, "device");
+    o->stream = (uint32_t)u_of(j, "stream");
+  } else if (!strcmp(k, "nvtx")) {
+    pf_nvtx *n = PF_PUSH(p->nvtx);
+    if (!n)
+      return;
+    n->pid = pid;
+    n->thread = (uint32_t)u_of(j, "thread");
+    n->name = dup(s_of(j, "name"));
+    n->s = gpu_t(proc, line, "s"), n->e = gpu_t(proc, line, "e");
+  } else if (!strcmp(k, "gpu_end")) {
+    proc->untraced += u_of(j, "untraced");
+  } else if (!strcmp(k, "dropped")) {
+    proc->lost += u_of(j, "records");
+  } else if (!strcmp(k, "note")) {
+    gpujit__profile_note(p, "process %d: %s", pid, s_of(j, "msg"));
+  }
+}
+
+static int read_file(gpujit_profile *p, const char *path)
+{
+  gpujit__buf b = {0};
+  pf_proc *proc;
+  char *line, *end;
+  int err = gpujit__file_read(&b, path);
+  if (err < 0)
+    return err;
+  if (!(proc = PF_PUSH(p->procs))) {
+    gpujit__buf_free(&b);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  for (line = b.data; line && line < b.data + b.len; line = end + 1) {
+    cJSON *j;
+    if (!(end = memchr(line, '\n', (size_t)(b.data + b.len - line))))
+      break; /* no end of line: cut short by a kill */
+    *end = '\0';
+    if ((j = cJSON_Parse(line)) != NULL) {
+      one(p, proc, line, j);
+      cJSON_Delete(j);
+    }
+  }
+  gpujit__buf_free(&b);
+  return 0;
+}
+
+int gpujit__profile_read(gpujit_profile *p, const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int err = 0;
+  if (!d)
+    return gpujit__error(GPUJIT_ENOENT, "%s: cannot read the records directory", dir);
+  while (err == 0 && (e = readdir(d)) != NULL) {
+    char path[4096];
+    size_t len = strlen(e->d_name);
+    if (e->d_name[0] != 'p' || len < 7 || strcmp(e->d_name + len - 6, ".jsonl"))
+      continue;
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    err = read_file(p, path);
+  }
+  closedir(d);
+  /* A process image without an exit record was replaced by exec when a later image has its pid. */
+  for (size_t i = 0; i < p->procs.n; i++)
+    for (size_t k = 0; k < p->procs.n && !p->procs.v[i].ended; k++)
+      if (k != i && p->procs.v[k].pid == p->procs.v[i].pid && p->procs.v[k].t0 >= p->procs.v[i].t1)
+        p->procs.v[i].ended = true;
+  return err;
+}

@@ -1,0 +1,280 @@
+/*
+ * A profile's module rows: every image loaded is a module (all loads of the same bytes one row),
+ * tied by content to the compile that produced it — an NVRTC program's PTX or CUBIN, nvJitLink's
+ * cubin, libNVVM's PTX — else named by what it is (PTX the driver compiled, a prebuilt image).
+ * Launches reach their module through the handle the launch's function belongs to; the driver's
+ * JIT reaches its load through the load's correlation id. Compiles nothing loaded are rows too.
+ */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/fs.h"
+#include "profile/model.h"
+
+static double ms(uint64_t a, uint64_t b) { return b > a ? (double)(b - a) / 1e6 : 0; }
+
+static int by_t0(const void *a, const void *b, void *ctx)
+{
+  const pf_compile *c = ctx;
+  uint64_t x = c[*(const size_t *)a].t0, y = c[*(const size_t *)b].t0;
+  return (x > y) - (x < y);
+}
+
+/* A row, found by its key or made (name copied). @return its index, or -1. */
+static int row(gpujit_profile *p, char ***keys, const char *key, const char *name, const char *origin,
+               const char *image, int pid)
+{
+  gpujit_profile_module *m;
+  for (size_t i = 0; i < p->nrows; i++)
+    if (!strcmp((*keys)[i], key))
+      return (int)i;
+  if (!(m = realloc(p->rows, (p->nrows + 1) * sizeof(*m))))
+    return -1;
+  p->rows = m;
+  if (!(*keys = realloc(*keys, (p->nrows + 1) * sizeof(**keys))) ||
+      !(p->row_names = realloc(p->row_names, (p->nrows + 1) * sizeof(*p->row_names))))
+    return -1;
+  m = &p->rows[p->nrows];
+  memset(m, 0, sizeof(*m));
+  (*keys)[p->nrows] = gpujit__strdup(key);
+  p->row_names[p->nrows] = gpujit__strdup(name);
+  m->name = p->row_names[p->nrows];
+  m->origin = origin;
+  m->image = image;
+  m->pid = pid;
+  return (int)p->nrows++;
+}
+
+/* The compile whose output is `hash` (the latest one before `before`, else any). */
+static const pf_compile *producer(const gpujit_profile *p, const char *hash, uint64_t before)
+{
+  const pf_compile *best = NULL;
+  if (!hash[0])
+    return NULL;
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    const pf_compile *c = &p->compiles.v[i];
+    if (c->result != 0 || (strcmp(c->cubin_hash, hash) && strcmp(c->ptx_hash, hash)))
+      continue;
+    if (!best || (c->t1 <= before && (best->t1 > before || c->t1 > best->t1)))
+      best = c;
+  }
+  return best;
+}
+
+static bool matches(const pf_compile *c, const char *hash)
+{
+  return hash[0] && c->result == 0 && (!strcmp(c->cubin_hash, hash) || !strcmp(c->ptx_hash, hash));
+}
+
+static void mark_repeats(gpujit_profile *p)
+{
+  size_t *order = malloc(p->compiles.n * sizeof(*order) + 1);
+  if (!order)
+    return;
+  for (size_t i = 0; i < p->compiles.n; i++)
+    order[i] = i;
+  qsort_r(order, p->compiles.n, sizeof(*order), by_t0, p->compiles.v);
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    pf_compile *c = &p->compiles.v[order[i]];
+    for (size_t k = 0; k < i && !c->repeat; k++) {
+      const pf_compile *d = &p->compiles.v[order[k]];
+      c->repeat = !strcmp(c->kind, d->kind) && c->src[0] && !strcmp(c->src, d->src) && !strcmp(c->options, d->options);
+    }
+  }
+  free(order);
+}
+
+/* The row of module `handle` in process `pid`: the last successful load that made it. */
+static int row_of_handle(const gpujit_profile *p, int pid, uint64_t handle)
+{
+  int r = -1;
+  for (size_t i = 0; i < p->loads.n && handle; i++)
+    if (p->loads.v[i].pid == pid && p->loads.v[i].handle == handle && p->loads.v[i].result == 0)
+      r = p->loads.v[i].module;
+  return r;
+}
+
+static void devices(gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->ksums.n + p->osums.n; i++) {
+    uint32_t dev = i < p->ksums.n ? p->ksums.v[i].device : p->osums.v[i - p->ksums.n].device;
+    gpujit_profile_device *d = NULL;
+    for (size_t k = 0; k < p->ndevices && !d; k++)
+      if (p->devices[k].device == dev)
+        d = &p->devices[k];
+    if (!d) {
+      gpujit_profile_device *g = realloc(p->devices, (p->ndevices + 1) * sizeof(*g));
+      if (!g)
+        return;
+      p->devices = g;
+      d = &p->devices[p->ndevices++];
+      memset(d, 0, sizeof(*d));
+      d->device = dev;
+    }
+    if (i < p->ksums.n) {
+      d->launches += p->ksums.v[i].n;
+      d->kernel_ms += (double)p->ksums.v[i].ns / 1e6;
+    } else {
+      const pf_osum *o = &p->osums.v[i - p->ksums.n];
+      if (!strcmp(o->op, "copy"))
+        d->copies += o->n, d->copy_bytes += o->bytes, d->copy_ms += (double)o->ns / 1e6;
+      else
+        d->memsets += o->n, d->memset_ms += (double)o->ns / 1e6;
+    }
+  }
+}
+
+static int by_cost(const void *a, const void *b, void *ctx)
+{
+  const gpujit_profile_module *x = &((const gpujit_profile_module *)ctx)[*(const size_t *)a];
+  const gpujit_profile_module *y = &((const gpujit_profile_module *)ctx)[*(const size_t *)b];
+  double cx = x->compile_ms + x->load_ms + x->gpu_ms, cy = y->compile_ms + y->load_ms + y->gpu_ms;
+  return (cx < cy) - (cx > cy);
+}
+
+int gpujit__profile_attribute(gpujit_profile *p)
+{
+  char **keys = NULL;
+  gpujit_profile_totals *t = &p->totals;
+  int err = 0;
+  mark_repeats(p);
+  /* modules: one row per image loaded */
+  for (size_t i = 0; i < p->loads.n; i++) {
+    pf_load *l = &p->loads.v[i];
+    const pf_compile *c;
+    char key[600], name[600];
+    const char *origin;
+    if (l->result != 0)
+      continue;
+    c = producer(p, l->hash, l->t0);
+    if (l->hash[0])
+      snprintf(key, sizeof(key), "image %s", l->hash);
+    else
+      snprintf(key, sizeof(key), "file %s %d %llx", l->file, l->pid, (unsigned long long)l->handle);
+    origin = c ? c->kind
+             : !strcmp(l->image, "ptx") ? "driver JIT of PTX"
+             : !strcmp(l->image, "file") ? "file"
+             : l->hash[0] ? "prebuilt" : "unknown";
+    if (c)
+      snprintf(name, sizeof(name), "%s", c->name);
+    else if (l->file[0])
+      snprintf(name, sizeof(name), "%s", l->file);
+    else
+      snprintf(name, sizeof(name), "%s %.8s", l->image[0] ? l->image : "image", l->hash);
+    if ((l->module = row(p, &keys, key, name, origin, !strcmp(l->image, "file") ? "file" : l->image, l->pid)) < 0) {
+      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+      goto done;
+    }
+    p->rows[l->module].loads++;
+    p->rows[l->module].image_bytes = l->bytes;
+    p->rows[l->module].load_ms += ms(l->t0, l->t1);
+    t->loads++;
+    t->load_ms += ms(l->t0, l->t1);
+  }
+  /* compiles: into the row of the image they made, else a row of their own */
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    pf_compile *c = &p->compiles.v[i];
+    double d = ms(c->t0, c->t1);
+    gpujit_profile_module *m;
+    for (size_t r = 0; r < p->nrows && c->module < 0; r++)
+      if (!strncmp(keys[r], "image ", 6) && matches(c, keys[r] + 6))
+        c->module = (int)r;
+    if (c->module < 0) {
+      char key[700];
+      snprintf(key, sizeof(key), "compile %s %s %d", c->kind, c->name, c->result != 0);
+      if ((c->module = row(p, &keys, key, c->name, c->result ? "failed" : "not loaded", "", c->pid)) < 0) {
+        err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+        goto done;
+      }
+    }
+    m = &p->rows[c->module];
+    m->compiles++;
+    m->compile_ms += d;
+    if (c->repeat)
+      m->repeats++, m->repeat_ms += d, t->repeats++, t->repeat_ms += d;
+    t->compiles++;
+    t->failed += c->result != 0;
+    if (!strcmp(c->kind, "nvjitlink"))
+      t->link_ms += d;
+    else
+      t->compile_ms += d;
+  }
+  /* the driver's JIT, by the load's correlation id */
+  for (size_t i = 0; i < p->jits.n; i++) {
+    const pf_jit *j = &p->jits.v[i];
+    t->jit_ms += ms(j->s, j->e);
+    for (size_t k = 0; k < p->loads.n; k++)
+      if (p->loads.v[k].pid == j->pid && p->loads.v[k].corr == j->corr && p->loads.v[k].module >= 0) {
+        p->rows[p->loads.v[k].module].jit_ms += ms(j->s, j->e);
+        p->rows[p->loads.v[k].module].jit_cache_hits += j->cache_hit;
+        break;
+      }
+  }
+  /* launches, by the module their function belongs to */
+  for (size_t i = 0; i < p->ksums.n; i++) {
+    const pf_ksum *s = &p->ksums.v[i];
+    int r = row_of_handle(p, s->pid, s->handle);
+    gpujit_profile_module *m;
+    bool seen = false;
+    if (r < 0 && (r = row(p, &keys, "unattributed", "kernels of modules not seen loading", "unknown", "", s->pid)) < 0) {
+      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+      goto done;
+    }
+    m = &p->rows[r];
+    for (size_t k = 0; k < i && !seen; k++) /* distinct kernels of the row */
+      seen = !strcmp(p->ksums.v[k].name, s->name) && row_of_handle(p, p->ksums.v[k].pid, p->ksums.v[k].handle) == r;
+    m->kernels += !seen;
+    m->launches += s->n;
+    m->gpu_ms += (double)s->ns / 1e6;
+    t->launches += s->n;
+  }
+  devices(p);
+  for (size_t d = 0; d < p->ndevices; d++)
+    t->gpu_ms += p->devices[d].kernel_ms + p->devices[d].copy_ms + p->devices[d].memset_ms;
+  for (size_t r = 0; r < p->nrows; r++) {
+    gpujit_profile_module *m = &p->rows[r];
+    if (m->launches && m->gpu_ms > 0)
+      m->break_even = (m->compile_ms + m->load_ms) / (m->gpu_ms / (double)m->launches);
+  }
+  { /* largest cost first; loads and compiles follow their rows */
+    size_t *order = malloc(p->nrows * sizeof(*order) + 1), *where = malloc(p->nrows * sizeof(*where) + 1);
+    gpujit_profile_module *sorted = malloc(p->nrows * sizeof(*sorted) + 1);
+    if (!order || !where || !sorted) {
+      free(order), free(where), free(sorted);
+      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+      goto done;
+    }
+    for (size_t r = 0; r < p->nrows; r++)
+      order[r] = r;
+    qsort_r(order, p->nrows, sizeof(*order), by_cost, p->rows);
+    for (size_t r = 0; r < p->nrows; r++)
+      sorted[r] = p->rows[order[r]], where[order[r]] = r;
+    for (size_t i = 0; i < p->loads.n; i++)
+      if (p->loads.v[i].module >= 0)
+        p->loads.v[i].module = (int)where[p->loads.v[i].module];
+    for (size_t i = 0; i < p->compiles.n; i++)
+      if (p->compiles.v[i].module >= 0)
+        p->compiles.v[i].module = (int)where[p->compiles.v[i].module];
+    free(p->rows);
+    p->rows = sorted;
+    free(order), free(where);
+  }
+  for (size_t i = 0; i < p->procs.n; i++) {
+    const pf_proc *pr = &p->procs.v[i];
+    t->processes++;
+    t->processes_partial += !pr->ended;
+    t->lost += pr->lost;
+    t->untraced += pr->untraced;
+    t->gpu_recorded |= pr->gpu;
+  }
+  t->partial = t->processes_partial > 0;
+done:
+  for (size_t r = 0; r < p->nrows; r++)
+    free(keys ? keys[r] : NULL);
+  free(keys);
+  return err;
+}

@@ -1,0 +1,247 @@
+/*
+ * gpujit_profile_run: the command runs as it is, with the injection library preloaded
+ * (LD_PRELOAD: NVRTC, nvJitLink, libNVVM and dlsym) and named as the CUDA driver's injection
+ * (CUDA_INJECTION64_PATH: CUPTI at cuInit); both pass to its children through the environment.
+ * Its exit status comes back as it was; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to this process
+ * go on to it. Then its records are read.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "compile/toolkit.h"
+#include "profile/model.h"
+
+extern char **environ;
+
+void pf_remove_dir(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  if (!d)
+    return;
+  while ((e = readdir(d)) != NULL) {
+    char path[PATH_MAX];
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+/* The injection library: asked for, else $GPUJIT_INJECT_LIBRARY, else beside the object this
+ * code is in (the library or an executable linking it), then in ../lib and ../lib64 of it. */
+static int find_inject(char *out, size_t size, const char *asked)
+{
+  static const char *const rel[] = {"", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu"};
+  const char *env = getenv("GPUJIT_INJECT_LIBRARY");
+  Dl_info info;
+  char *dir = NULL, tried[2048] = "";
+  size_t len = 0;
+  if (asked || (env && *env)) {
+    snprintf(out, size, "%s", asked ? asked : env);
+    return access(out, R_OK) == 0 ? 0 : gpujit__error(GPUJIT_ENOENT, "%s: no injection library there", out);
+  }
+  if (dladdr((void *)find_inject, &info) && info.dli_fname) {
+    char real[PATH_MAX];
+    dir = gpujit__dirname(realpath(info.dli_fname, real) ? real : info.dli_fname);
+  }
+  for (size_t i = 0; dir && i < sizeof(rel) / sizeof(rel[0]); i++) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s%s/libgpujit_inject.so", dir, rel[i]);
+    if (access(path, R_OK) == 0 && realpath(path, out)) {
+      free(dir);
+      return 0;
+    }
+    len += (size_t)snprintf(tried + len, len < sizeof(tried) ? sizeof(tried) - len : 0, "%s%s", i ? ", " : "", path);
+  }
+  free(dir);
+  return gpujit__error(GPUJIT_ENOENT, "the injection library libgpujit_inject.so was not found (looked at %s); "
+                                      "set GPUJIT_INJECT_LIBRARY", tried[0] ? tried : "nothing");
+}
+
+/* The toolkit's CUPTI (the injection library loads it; NVTX is handed to it). */
+static void find_cupti(char *out, size_t size)
+{
+  static const char *const sub[] = {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib"};
+  out[0] = '\0';
+  for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]) && !out[0]; i++) {
+    snprintf(out, size, "%s/%s/libcupti.so", gpujit__cuda_root(), sub[i]);
+    if (access(out, R_OK) != 0)
+      out[0] = '\0';
+  }
+}
+
+static volatile sig_atomic_t child;
+static void forward(int sig)
+{
+  if (child > 0)
+    kill((pid_t)child, sig);
+}
+
+static void set(char **env, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set(char **env, size_t *n, const char *fmt, ...)
+{
+  va_list ap;
+  char *s = NULL;
+  va_start(ap, fmt);
+  if (vasprintf(&s, fmt, ap) >= 0 && s)
+    env[(*n)++] = s;
+  va_end(ap);
+}
+
+/* The environment of the command: ours, with the profile's variables set. */
+static char **environment(const char *inject, const char *cupti, const char *dir, const gpujit_profile_options *o,
+                          gpujit_profile *p)
+{
+  size_t n = 0;
+  char **env, flags[64];
+  const char *old = getenv("LD_PRELOAD");
+  while (environ[n])
+    n++;
+  if (!(env = calloc(n + 12, sizeof(*env))))
+    return NULL;
+  n = 0;
+  for (char **e = environ; *e; e++)
+    if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "GPUJIT_PROFILE_", 15) && strncmp(*e, "GPUJIT_CUPTI_LIBRARY=", 21) &&
+        strncmp(*e, "CUDA_INJECTION64_PATH=", 22) && strncmp(*e, "NVTX_INJECTION64_PATH=", 22))
+      env[n++] = *e;
+  set(env, &n, "LD_PRELOAD=%s%s%s", inject, old && *old ? " " : "", old ? old : "");
+  /* another tool's injection (Nsight Systems sets its own): it stays, and CUPTI is theirs */
+  if (getenv("CUDA_INJECTION64_PATH") && *getenv("CUDA_INJECTION64_PATH")) {
+    set(env, &n, "CUDA_INJECTION64_PATH=%s", getenv("CUDA_INJECTION64_PATH"));
+    gpujit__profile_note(p, "CUDA_INJECTION64_PATH is set by another tool: kernels, copies, module loads and the "
+                            "driver's JIT are not recorded, compiles are");
+  } else
+    set(env, &n, "CUDA_INJECTION64_PATH=%s", inject);
+  if (getenv("NVTX_INJECTION64_PATH") && *getenv("NVTX_INJECTION64_PATH"))
+    set(env, &n, "NVTX_INJECTION64_PATH=%s", getenv("NVTX_INJECTION64_PATH"));
+  else if (cupti[0])
+    set(env, &n, "NVTX_INJECTION64_PATH=%s", cupti);
+  if (cupti[0])
+    set(env, &n, "GPUJIT_CUPTI_LIBRARY=%s", cupti);
+  set(env, &n, "GPUJIT_PROFILE_DIR=%s", dir);
+  snprintf(flags, sizeof(flags), "%s%s%s", o->lineinfo ? "lineinfo" : "", o->lineinfo && o->nvrtc_trace ? "," : "",
+           o->nvrtc_trace ? "nvrtc-trace" : "");
+  set(env, &n, "GPUJIT_PROFILE_FLAGS=%s", flags);
+  set(env, &n, "GPUJIT_PROFILE_MAX_EVENTS=%llu",
+           (unsigned long long)(o->max_trace_events ? o->max_trace_events : 200000));
+  return env;
+}
+
+static void environment_free(char **env)
+{
+  size_t n = 0;
+  while (environ[n])
+    n++;
+  for (char **e = env; *e; e++) {
+    bool ours = true;
+    for (size_t i = 0; i < n && ours; i++)
+      ours = *e != environ[i];
+    if (ours)
+      free(*e);
+  }
+  free(env);
+}
+
+int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_profile_options *opts)
+{
+  static const gpujit_profile_options init = GPUJIT_PROFILE_OPTIONS_INIT;
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  gpujit_profile_options o = opts ? *opts : init;
+  char inject[PATH_MAX], cupti[PATH_MAX], tmpl[PATH_MAX], **env = NULL;
+  struct sigaction sa = {0}, old[4];
+  gpujit_profile *p;
+  const char *tmp = getenv("TMPDIR");
+  double t0;
+  pid_t pid;
+  int err, status = 0, rc;
+  if (!out || !argv || !argv[0] || !argv[0][0])
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_run: no command to run");
+  *out = NULL;
+  if (o.version != GPUJIT_PROFILE_OPTIONS_VERSION)
+    return gpujit__error(GPUJIT_EVERSION, "profile options version %u is not supported", o.version);
+  if ((err = find_inject(inject, sizeof(inject), o.inject_path)) < 0)
+    return err;
+  find_cupti(cupti, sizeof(cupti));
+  if (!(p = calloc(1, sizeof(*p))))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  p->opts = o;
+  if (o.records_dir) {
+    p->dir = gpujit__strdup(o.records_dir);
+    if (mkdir(o.records_dir, 0700) != 0 && errno != EEXIST) {
+      gpujit_profile_free(p);
+      return gpujit__error(GPUJIT_EIO, "%s: %s", o.records_dir, strerror(errno));
+    }
+  } else {
+    snprintf(tmpl, sizeof(tmpl), "%s/gpujit-profile-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(tmpl)) {
+      gpujit_profile_free(p);
+      return gpujit__error(GPUJIT_EIO, "cannot make a records directory in %s: %s", tmp && *tmp ? tmp : "/tmp",
+                           strerror(errno));
+    }
+    p->dir = gpujit__strdup(tmpl);
+    p->own_dir = true;
+  }
+  if (!p->dir || !(env = environment(inject, cupti, p->dir, &o, p))) {
+    gpujit_profile_free(p);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  if (!cupti[0])
+    gpujit__profile_note(p, "libcupti was not found in the toolkit (%s): kernels, copies, module loads and the "
+                            "driver's JIT are not recorded, compiles are", gpujit__cuda_root());
+  if (o.lineinfo)
+    gpujit__profile_note(p, "--lineinfo: -lineinfo was added to NVRTC compiles that lacked it (the program's "
+                            "compiles changed)");
+  if (o.nvrtc_trace)
+    gpujit__profile_note(p, "--nvrtc-trace: --fdevice-time-trace was added to NVRTC compiles (the program's "
+                            "compiles changed)");
+  sa.sa_handler = forward;
+  sigemptyset(&sa.sa_mask);
+  child = 0;
+  for (int i = 0; i < 4; i++)
+    sigaction(sigs[i], &sa, &old[i]);
+  t0 = gpujit__now_us();
+  rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, env);
+  environment_free(env);
+  if (rc != 0) {
+    for (int i = 0; i < 4; i++)
+      sigaction(sigs[i], &old[i], NULL);
+    gpujit_profile_free(p);
+    return gpujit__error(rc == ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: %s", argv[0],
+                         rc == ENOENT ? "command not found" : strerror(rc));
+  }
+  child = pid;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  p->totals.wall_ms = (gpujit__now_us() - t0) / 1e3;
+  child = 0;
+  for (int i = 0; i < 4; i++)
+    sigaction(sigs[i], &old[i], NULL);
+  if ((err = gpujit__profile_read(p, p->dir)) < 0 || (err = gpujit__profile_attribute(p)) < 0) {
+    gpujit_profile_free(p);
+    return err;
+  }
+  p->totals.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  p->totals.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + p->totals.signal;
+  if (p->totals.signal)
+    p->totals.partial = 1;
+  *out = p;
+  return 0;
+}

@@ -1,0 +1,270 @@
+/*
+ * A profile as a Trace Event Format file. Host tracks: the process's pid and each thread's tid,
+ * with compile spans in the form `gpujit trace analyze` reads ("build NAME" enclosing
+ * "compile NAME", category gpujit; NVRTC's own phases beneath them with --nvrtc-trace), module
+ * loads and NVTX ranges. GPU tracks: a process per device (pid 2^30 + device), a thread per
+ * stream, with kernels, copies and memsets. A flow goes from each compile to the first launch of
+ * the module its image became. Every id fits in 32 bits (Perfetto's importer).
+ */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "profile/model.h"
+
+#define GPU_PID (1u << 30)
+
+static __thread uint64_t base_ns; /* the earliest time of the trace: its zero */
+
+static double us(uint64_t ns) { return ns > base_ns ? (double)(ns - base_ns) / 1e3 : 0; }
+
+static cJSON *ev(cJSON *arr, const char *ph, const char *cat, const char *name, double pid, double tid, double ts)
+{
+  cJSON *e = cJSON_CreateObject();
+  cJSON_AddStringToObject(e, "ph", ph);
+  if (cat)
+    cJSON_AddStringToObject(e, "cat", cat);
+  cJSON_AddStringToObject(e, "name", name);
+  cJSON_AddNumberToObject(e, "pid", pid);
+  cJSON_AddNumberToObject(e, "tid", tid);
+  cJSON_AddNumberToObject(e, "ts", ts);
+  cJSON_AddItemToArray(arr, e);
+  return e;
+}
+
+static cJSON *span(cJSON *arr, const char *cat, const char *name, double pid, double tid, uint64_t s, uint64_t e)
+{
+  cJSON *x = ev(arr, "X", cat, name, pid, tid, us(s));
+  cJSON_AddNumberToObject(x, "dur", e > s ? (double)(e - s) / 1e3 : 0);
+  return x;
+}
+
+static void meta(cJSON *arr, const char *what, double pid, double tid, const char *name)
+{
+  cJSON *m = ev(arr, "M", NULL, what, pid, tid, 0);
+  cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "args"), "name", name);
+}
+
+/* Names for tracks, once each. */
+typedef struct seen {
+  double pid, tid;
+} seen;
+
+static bool first(seen **v, size_t *n, double pid, double tid)
+{
+  seen *g;
+  for (size_t i = 0; i < *n; i++)
+    if ((*v)[i].pid == pid && (*v)[i].tid == tid)
+      return false;
+  if (!(g = realloc(*v, (*n + 1) * sizeof(*g))))
+    return false;
+  *v = g;
+  g[(*n)++] = (seen){pid, tid};
+  return true;
+}
+
+static void host_track(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p, int pid, uint32_t tid)
+{
+  char name[160];
+  if (first(v, n, pid, -1)) {
+    const char *cmd = "";
+    for (size_t i = 0; i < p->procs.n; i++)
+      if (p->procs.v[i].pid == pid && p->procs.v[i].cmd)
+        cmd = p->procs.v[i].cmd;
+    snprintf(name, sizeof(name), "%d: %.100s", pid, cmd);
+    meta(arr, "process_name", pid, 0, name);
+  }
+  if (first(v, n, pid, tid)) {
+    snprintf(name, sizeof(name), (int)tid == pid ? "main thread %u" : "thread %u", tid);
+    meta(arr, "thread_name", pid, tid, name);
+  }
+}
+
+/* NVRTC's own phases of a compile, moved to start where the compile started. */
+static void nvrtc_phases(cJSON *arr, const pf_compile *c)
+{
+  gpujit__buf b = {0};
+  cJSON *j, *events, *e;
+  double base = -1;
+  if (!c->nvrtc_trace[0] || gpujit__file_read(&b, c->nvrtc_trace) < 0) {
+    gpujit_error_clear();
+    return;
+  }
+  j = cJSON_ParseWithLength(b.data, b.len);
+  events = cJSON_IsArray(j) ? j : cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+  cJSON_ArrayForEach(e, events)
+  {
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
+    if (cJSON_IsNumber(ts) && (base < 0 || ts->valuedouble < base))
+      base = ts->valuedouble;
+  }
+  cJSON_ArrayForEach(e, events)
+  {
+    const char *ph = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "ph"));
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts"), *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
+    cJSON *x, *args;
+    if (!ph || strcmp(ph, "X") || !cJSON_IsNumber(ts) || !name)
+      continue;
+    x = ev(arr, "X", "nvrtc", name, c->pid, c->tid, us(c->t0) + ts->valuedouble - base);
+    cJSON_AddNumberToObject(x, "dur", cJSON_IsNumber(dur) ? dur->valuedouble : 0);
+    if ((args = cJSON_GetObjectItemCaseSensitive(e, "args")) != NULL)
+      cJSON_AddItemToObject(x, "args", cJSON_Duplicate(args, 1));
+  }
+  cJSON_Delete(j);
+  gpujit__buf_free(&b);
+}
+
+static void compiles(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    const pf_compile *c = &p->compiles.v[i];
+    char name[300];
+    cJSON *x, *args;
+    bool link = !strcmp(c->kind, "nvjitlink");
+    host_track(arr, v, n, p, c->pid, c->tid);
+    snprintf(name, sizeof(name), "build %s", c->name);
+    x = span(arr, "gpujit", name, c->pid, c->tid, c->t0, c->t1);
+    args = cJSON_AddObjectToObject(x, "args");
+    cJSON_AddStringToObject(args, "cache", "miss");
+    cJSON_AddStringToObject(args, "compiler", c->kind);
+    cJSON_AddStringToObject(args, "options", c->options);
+    cJSON_AddNumberToObject(args, "result", c->result);
+    if (c->log[0])
+      cJSON_AddStringToObject(args, "error", c->log);
+    if (c->repeat)
+      cJSON_AddBoolToObject(args, "repeat", true);
+    if (c->module >= 0)
+      cJSON_AddStringToObject(args, "module", p->rows[c->module].name);
+    snprintf(name, sizeof(name), link ? "link (nvJitLink)" : "compile %s", c->name);
+    span(arr, "gpujit", name, c->pid, c->tid, c->t0, c->t1);
+    nvrtc_phases(arr, c);
+  }
+}
+
+static void loads_and_ranges(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->loads.n; i++) {
+    const pf_load *l = &p->loads.v[i];
+    char name[300];
+    cJSON *args;
+    host_track(arr, v, n, p, l->pid, l->tid);
+    snprintf(name, sizeof(name), "load %s", l->module >= 0 ? p->rows[l->module].name : l->api);
+    args = cJSON_AddObjectToObject(span(arr, "gpujit.profile", name, l->pid, l->tid, l->t0, l->t1), "args");
+    cJSON_AddStringToObject(args, "api", l->api);
+    cJSON_AddStringToObject(args, "image", l->image);
+    cJSON_AddNumberToObject(args, "bytes", (double)l->bytes);
+    cJSON_AddNumberToObject(args, "result", l->result);
+  }
+  for (size_t i = 0; i < p->nvtx.n; i++) {
+    const pf_nvtx *r = &p->nvtx.v[i];
+    uint32_t tid = r->thread ? r->thread : (uint32_t)r->pid;
+    host_track(arr, v, n, p, r->pid, tid);
+    span(arr, "nvtx", r->name, r->pid, tid, r->s, r->e);
+  }
+}
+
+static void gpu(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->ops.n; i++) {
+    const pf_op *o = &p->ops.v[i];
+    double pid = GPU_PID + o->device;
+    char name[64];
+    cJSON *args;
+    if (first(v, n, pid, -1)) {
+      snprintf(name, sizeof(name), "GPU %u", o->device);
+      meta(arr, "process_name", pid, 0, name);
+    }
+    if (first(v, n, pid, o->stream)) {
+      snprintf(name, sizeof(name), "stream %u", o->stream);
+      meta(arr, "thread_name", pid, o->stream, name);
+    }
+    if (o->kind == 'k') {
+      int r = -1;
+      for (size_t k = 0; k < p->loads.n && o->handle; k++)
+        if (p->loads.v[k].pid == o->pid && p->loads.v[k].handle == o->handle && p->loads.v[k].result == 0)
+          r = p->loads.v[k].module;
+      args = cJSON_AddObjectToObject(span(arr, "kernel", o->name, pid, o->stream, o->s, o->e), "args");
+      cJSON_AddStringToObject(args, "module", r >= 0 ? p->rows[r].name : "");
+      cJSON_AddNumberToObject(args, "process", o->pid);
+    } else {
+      snprintf(name, sizeof(name), o->kind == 'c' ? "copy %s" : "%s", o->name);
+      args = cJSON_AddObjectToObject(span(arr, o->kind == 'c' ? "copy" : "memset", name, pid, o->stream, o->s, o->e), "args");
+      cJSON_AddNumberToObject(args, "bytes", (double)o->bytes);
+    }
+  }
+}
+
+/* From each compile to the first traced launch of its module. */
+static void flows(cJSON *arr, const gpujit_profile *p)
+{
+  unsigned id = 1;
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    const pf_compile *c = &p->compiles.v[i];
+    const pf_op *firstk = NULL;
+    cJSON *e;
+    if (c->module < 0)
+      continue;
+    for (size_t k = 0; k < p->ops.n; k++) {
+      const pf_op *o = &p->ops.v[k];
+      bool mine = false;
+      if (o->kind != 'k' || o->s < c->t1 || (firstk && o->s >= firstk->s))
+        continue;
+      for (size_t l = 0; l < p->loads.n && !mine; l++)
+        mine = p->loads.v[l].pid == o->pid && p->loads.v[l].handle == o->handle && p->loads.v[l].module == c->module;
+      if (mine)
+        firstk = o;
+    }
+    if (!firstk)
+      continue;
+    e = ev(arr, "s", "flow", "compile to first launch", c->pid, c->tid, us(c->t1) - 0.001);
+    cJSON_AddNumberToObject(e, "id", id);
+    e = ev(arr, "f", "flow", "compile to first launch", GPU_PID + firstk->device, firstk->stream, us(firstk->s));
+    cJSON_AddNumberToObject(e, "id", id);
+    cJSON_AddStringToObject(e, "bp", "e");
+    id++;
+  }
+}
+
+int gpujit_profile_trace(const gpujit_profile *p, const char *path)
+{
+  cJSON *j, *arr;
+  seen *v = NULL;
+  size_t n = 0;
+  char *text;
+  int err;
+  if (!p || !path)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_trace: NULL argument");
+  base_ns = UINT64_MAX;
+  for (size_t i = 0; i < p->compiles.n; i++)
+    base_ns = p->compiles.v[i].t0 && p->compiles.v[i].t0 < base_ns ? p->compiles.v[i].t0 : base_ns;
+  for (size_t i = 0; i < p->loads.n; i++)
+    base_ns = p->loads.v[i].t0 && p->loads.v[i].t0 < base_ns ? p->loads.v[i].t0 : base_ns;
+  for (size_t i = 0; i < p->ops.n; i++)
+    base_ns = p->ops.v[i].s && p->ops.v[i].s < base_ns ? p->ops.v[i].s : base_ns;
+  for (size_t i = 0; i < p->procs.n; i++)
+    base_ns = p->procs.v[i].t0 && p->procs.v[i].t0 < base_ns ? p->procs.v[i].t0 : base_ns;
+  if (base_ns == UINT64_MAX)
+    base_ns = 0;
+  j = cJSON_CreateObject();
+  arr = cJSON_AddArrayToObject(j, "traceEvents");
+  compiles(arr, &v, &n, p);
+  loads_and_ranges(arr, &v, &n, p);
+  gpu(arr, &v, &n, p);
+  flows(arr, p);
+  cJSON_AddStringToObject(j, "displayTimeUnit", "ms");
+  free(v);
+  text = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  if (!text)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  err = gpujit__file_write_atomic(path, text, strlen(text));
+  free(text);
+  return err;
+}
