@@ -181,21 +181,21 @@ static void gpu(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
       snprintf(name, sizeof(name), "GPU %u", o->device);
       meta(arr, "process_name", pid, 0, name);
     }
-    if (first(v, n, pid, o->stream)) {
+    if (first(v, n, pid, o->stream + 1.0)) { /* tid 0 is no track's: streams from 1 */
       snprintf(name, sizeof(name), "stream %u", o->stream);
-      meta(arr, "thread_name", pid, o->stream, name);
+      meta(arr, "thread_name", pid, o->stream + 1.0, name);
     }
     if (o->kind == 'k') {
       int r = -1;
       for (size_t k = 0; k < p->loads.n && o->handle; k++)
         if (p->loads.v[k].pid == o->pid && p->loads.v[k].handle == o->handle && p->loads.v[k].result == 0)
           r = p->loads.v[k].module;
-      args = cJSON_AddObjectToObject(span(arr, "kernel", o->name, pid, o->stream, o->s, o->e), "args");
+      args = cJSON_AddObjectToObject(span(arr, "kernel", o->name, pid, o->stream + 1.0, o->s, o->e), "args");
       cJSON_AddStringToObject(args, "module", r >= 0 ? p->rows[r].name : "");
       cJSON_AddNumberToObject(args, "process", o->pid);
     } else {
       snprintf(name, sizeof(name), o->kind == 'c' ? "copy %s" : "%s", o->name);
-      args = cJSON_AddObjectToObject(span(arr, o->kind == 'c' ? "copy" : "memset", name, pid, o->stream, o->s, o->e), "args");
+      args = cJSON_AddObjectToObject(span(arr, o->kind == 'c' ? "copy" : "memset", name, pid, o->stream + 1.0, o->s, o->e), "args");
       cJSON_AddNumberToObject(args, "bytes", (double)o->bytes);
     }
   }
@@ -225,7 +225,7 @@ static void flows(cJSON *arr, const gpujit_profile *p)
       continue;
     e = ev(arr, "s", "flow", "compile to first launch", c->pid, c->tid, us(c->t1) - 0.001);
     cJSON_AddNumberToObject(e, "id", id);
-    e = ev(arr, "f", "flow", "compile to first launch", GPU_PID + firstk->device, firstk->stream, us(firstk->s));
+    e = ev(arr, "f", "flow", "compile to first launch", GPU_PID + firstk->device, firstk->stream + 1.0, us(firstk->s));
     cJSON_AddNumberToObject(e, "id", id);
     cJSON_AddStringToObject(e, "bp", "e");
     id++;
@@ -259,6 +259,15 @@ int gpujit_profile_trace(const gpujit_profile *p, const char *path)
   gpu(arr, &v, &n, p);
   flows(arr, p);
   cJSON_AddStringToObject(j, "displayTimeUnit", "ms");
+  {
+    cJSON *o = cJSON_AddObjectToObject(j, "otherData");
+    cJSON_AddStringToObject(o, "producer", "gpujit " GPUJIT_VERSION_STRING " profile");
+    cJSON_AddNumberToObject(o, "exit_status", p->totals.exit_status);
+    cJSON_AddBoolToObject(o, "partial", p->totals.partial);
+    cJSON_AddBoolToObject(o, "lineinfo_added", p->opts.lineinfo);
+    cJSON_AddBoolToObject(o, "nvrtc_trace_added", p->opts.nvrtc_trace);
+    cJSON_AddNumberToObject(o, "zero_ns", (double)base_ns);
+  }
   free(v);
   text = cJSON_PrintUnformatted(j);
   cJSON_Delete(j);
