@@ -33,6 +33,7 @@ typedef struct gpujit_profile gpujit_profile;
 /** One module: an image loaded (all loads of the same bytes together), or a compile nothing loaded. */
 typedef struct gpujit_profile_module {
   const char *name;       /**< the NVRTC program's name, the file loaded, or the image's kind and hash */
+  const char *kernel;     /**< the first kernel launched from it (most launches), or "" */
   const char *origin;     /**< "nvrtc", "nvjitlink", "nvvm", "driver JIT of PTX", "prebuilt", "not loaded", "unknown" */
   const char *image;      /**< "cubin", "ptx", "fatbin", "file", "" */
   uint64_t image_bytes;

@@ -44,10 +44,18 @@ static void table(FILE *f, char **cmd, const gpujit_profile *p, long top)
   size_t nm = gpujit_profile_modules(p, &m), nd = gpujit_profile_devices(p, &d);
   const char *notes = gpujit_profile_notes(p);
   gpujit_profile_totals_get(p, &t);
-  fprintf(f, "\ngpujit profile:");
-  for (int i = 0; cmd[i] && i < 6; i++)
-    fprintf(f, " %s", cmd[i]);
-  fprintf(f, "%s\n", cmd[0] && cmd[1] && cmd[2] && cmd[3] && cmd[4] && cmd[5] && cmd[6] ? " ..." : "");
+  {
+    char line[100];
+    size_t n = 0;
+    for (int i = 0; cmd[i] && n < sizeof(line) - 1; i++) {
+      if (i)
+        line[n++] = ' ';
+      for (const char *c = cmd[i]; *c && n < sizeof(line) - 1; c++)
+        line[n++] = (*c == '\n' || *c == '\t') ? ' ' : *c;
+    }
+    line[n] = '\0';
+    fprintf(f, "\ngpujit profile: %s%s\n", line, n >= sizeof(line) - 1 ? " ..." : "");
+  }
   if (t.signal)
     fprintf(f, "  ended by signal %d", t.signal);
   else
@@ -77,10 +85,15 @@ static void table(FILE *f, char **cmd, const gpujit_profile *p, long top)
     fprintf(f, "  GPU: not recorded (no CUDA context, or CUPTI unavailable: see the notes)\n");
   }
   if (nm) {
-    fprintf(f, "\n  %-32s %-17s %8s %4s %10s %10s %8s %9s %10s %10s\n", "module", "origin", "compiles", "rep",
+    fprintf(f, "\n  %-40s %-17s %8s %4s %10s %10s %8s %9s %10s %10s\n", "module", "origin", "compiles", "rep",
             "compile ms", "load ms", "kernels", "launches", "GPU ms", "break-even");
     for (size_t i = 0; i < nm && (top <= 0 || (long)i < top); i++) {
-      fprintf(f, "  %-32.32s %-17.17s %8llu %4llu", m[i].name, m[i].origin, (unsigned long long)m[i].compiles,
+      char label[200];
+      if (m[i].kernel[0] && strcmp(m[i].kernel, m[i].name))
+        snprintf(label, sizeof(label), "%s (%s)", m[i].kernel, m[i].name);
+      else
+        snprintf(label, sizeof(label), "%s", m[i].name);
+      fprintf(f, "  %-40.40s %-17.17s %8llu %4llu", label, m[i].origin, (unsigned long long)m[i].compiles,
               (unsigned long long)m[i].repeats);
       ms_cell(f, m[i].compile_ms);
       ms_cell(f, m[i].load_ms);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "inject/libs.h"
 #include "inject/record.h"
@@ -61,14 +62,35 @@ static void image(gji_line *l, const void *p)
   char h[33];
   if (!p)
     return;
-  if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') { /* ELF64: the section table ends it */
-    uint64_t shoff;
-    uint16_t shentsize, shnum;
+  if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') { /* ELF64: its furthest part ends it */
+    uint64_t shoff, phoff, off, size;
+    uint16_t shentsize, shnum, phentsize, phnum;
+    uint32_t type;
+    memcpy(&phoff, b + 0x20, 8);
     memcpy(&shoff, b + 0x28, 8);
+    memcpy(&phentsize, b + 0x36, 2);
+    memcpy(&phnum, b + 0x38, 2);
     memcpy(&shentsize, b + 0x3a, 2);
     memcpy(&shnum, b + 0x3c, 2);
     kind = "cubin";
     n = (size_t)(shoff + (uint64_t)shentsize * shnum);
+    if (phoff + (uint64_t)phentsize * phnum > n)
+      n = (size_t)(phoff + (uint64_t)phentsize * phnum);
+    for (uint16_t i = 0; shentsize >= 40 && i < shnum; i++) { /* sections with bytes in the file */
+      const unsigned char *sh = b + shoff + (uint64_t)i * shentsize;
+      memcpy(&type, sh + 4, 4);
+      memcpy(&off, sh + 24, 8);
+      memcpy(&size, sh + 32, 8);
+      if (type != 8 /* SHT_NOBITS */ && off + size > n)
+        n = (size_t)(off + size);
+    }
+    for (uint16_t i = 0; phentsize >= 40 && i < phnum; i++) {
+      const unsigned char *ph = b + phoff + (uint64_t)i * phentsize;
+      memcpy(&off, ph + 8, 8);
+      memcpy(&size, ph + 32, 8);
+      if (off + size > n)
+        n = (size_t)(off + size);
+    }
   } else if (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba) { /* fatbin: header + body */
     uint16_t hsize;
     uint64_t fsize;
@@ -458,9 +480,14 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
   free(buffer);
 }
 
+static pid_t started_pid;
+
 static void at_exit(void)
 {
   gji_line l;
+  if (started_pid != getpid()) /* a forked child: CUDA is not usable there */
+    return;
+  started_pid = 0; /* once */
   if (C.flush_all)
     C.flush_all(1);
   gji_begin(&l, "gpu_end");
@@ -556,6 +583,8 @@ int InitializeInjection(void)
     gji_u64(&l, "host", gji_now());
     gji_end(&l);
   }
+  started_pid = getpid();
+  gji_set_gpu_flush(at_exit); /* before the exit record, however the process ends */
   atexit(at_exit);
   return 1;
 }

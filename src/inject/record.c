@@ -12,6 +12,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "inject/libs.h"
 #include "inject/record.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -126,6 +127,7 @@ static void quoted(gji_line *l, const char *s, size_t n)
 }
 
 static void open_file(void);
+static void on_exit_handler(void);
 
 void gji_begin(gji_line *l, const char *k)
 {
@@ -234,6 +236,11 @@ static void open_file(void)
   fd = f;
   fd_pid = getpid();
   pthread_mutex_unlock(&open_lock);
+  {
+    static bool registered;
+    if (!__atomic_exchange_n(&registered, true, __ATOMIC_ACQ_REL)) /* inherited by forked children */
+      atexit(on_exit_handler);
+  }
   if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0)
     exe[n] = '\0';
   gji_begin(&l, "proc");
@@ -292,14 +299,42 @@ void gji_hash(char out[33], const void *data, size_t size)
 void gji_lost(uint64_t n) { __atomic_add_fetch(&lost, n, __ATOMIC_RELAXED); }
 
 /* Last: what this process could not keep, and that it ended (a process without this record
- * crashed, was killed or exec'd another program). */
-__attribute__((destructor)) static void at_exit(void)
+ * crashed, was killed or exec'd another program). Written by the first of: an exit handler
+ * (registered with this process's first record, so it runs before the handlers libraries
+ * registered earlier, whose crashes would not unsay a normal end), _exit (Python's os._exit,
+ * multiprocessing's workers) or this library's destructor. */
+static pid_t ended_pid;
+static void (*gpu_flush)(void);
+
+void gji_set_gpu_flush(void (*fn)(void)) { gpu_flush = fn; }
+
+void gji_exit_record(int status)
 {
   gji_line l;
-  if (!gji_active() || fd < 0 || fd_pid != getpid())
+  if (!gji_active() || fd < 0 || fd_pid != getpid() || ended_pid == getpid())
     return;
+  if (gpu_flush)
+    gpu_flush();
+  ended_pid = getpid();
   gji_begin(&l, "exit");
   gji_u64(&l, "t", gji_now());
+  if (status >= 0)
+    gji_i64(&l, "status", status);
   gji_u64(&l, "lost", __atomic_load_n(&lost, __ATOMIC_RELAXED));
   gji_end(&l);
+}
+
+static void on_exit_handler(void) { gji_exit_record(-1); }
+
+__attribute__((destructor)) static void at_unload(void) { gji_exit_record(-1); }
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status);
+void _exit(int status)
+{
+  void (*real)(int) = (void (*)(int))gji_next("_exit");
+  gji_exit_record(status);
+  if (real)
+    real(status);
+  for (;;)
+    syscall(SYS_exit_group, status);
 }

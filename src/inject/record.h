@@ -56,4 +56,9 @@ GJI_HIDDEN void gji_hash(char out[33], const void *data, size_t size);
 /** Count of records this process could not keep (bounded buffers), written at exit. */
 GJI_HIDDEN void gji_lost(uint64_t n);
 
+/** Write this process's exit record now (once; `status` -1 when not known). */
+GJI_HIDDEN void gji_exit_record(int status);
+/** What to flush before the exit record (CUPTI's buffers, in the process that started them). */
+GJI_HIDDEN void gji_set_gpu_flush(void (*fn)(void));
+
 #endif

@@ -61,9 +61,9 @@ void gpujit_profile_free(gpujit_profile *p)
   for (size_t i = 0; i < p->nvtx.n; i++)
     free(p->nvtx.v[i].name);
   for (size_t i = 0; i < p->nrows; i++)
-    free(p->row_names[i]);
+    free(p->row_names[i]), free(p->row_kernels[i]);
   free(p->procs.v), free(p->compiles.v), free(p->loads.v), free(p->ksums.v), free(p->osums.v);
-  free(p->jits.v), free(p->ops.v), free(p->nvtx.v), free(p->rows), free(p->row_names), free(p->devices);
+  free(p->jits.v), free(p->ops.v), free(p->nvtx.v), free(p->rows), free(p->row_names), free(p->row_kernels), free(p->devices);
   gpujit__buf_free(&p->notes);
   free(p->dir);
   free(p);
@@ -145,6 +145,7 @@ int gpujit_profile_json(const gpujit_profile *p, char **out)
     const gpujit_profile_module *m = &p->rows[i];
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "name", m->name);
+    cJSON_AddStringToObject(e, "kernel", m->kernel);
     cJSON_AddStringToObject(e, "origin", m->origin);
     cJSON_AddStringToObject(e, "image", m->image);
     cJSON_AddNumberToObject(e, "image_bytes", (double)m->image_bytes);

@@ -106,6 +106,7 @@ struct gpujit_profile {
   gpujit_profile_device *devices;
   size_t ndevices;
   char **row_names; /* the rows' own strings */
+  char **row_kernels;
   gpujit_profile_options opts;
 };
 

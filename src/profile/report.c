@@ -36,13 +36,16 @@ static int row(gpujit_profile *p, char ***keys, const char *key, const char *nam
     return -1;
   p->rows = m;
   if (!(*keys = realloc(*keys, (p->nrows + 1) * sizeof(**keys))) ||
-      !(p->row_names = realloc(p->row_names, (p->nrows + 1) * sizeof(*p->row_names))))
+      !(p->row_names = realloc(p->row_names, (p->nrows + 1) * sizeof(*p->row_names))) ||
+      !(p->row_kernels = realloc(p->row_kernels, (p->nrows + 1) * sizeof(*p->row_kernels))))
     return -1;
   m = &p->rows[p->nrows];
   memset(m, 0, sizeof(*m));
   (*keys)[p->nrows] = gpujit__strdup(key);
   p->row_names[p->nrows] = gpujit__strdup(name);
   m->name = p->row_names[p->nrows];
+  p->row_kernels[p->nrows] = NULL;
+  m->kernel = "";
   m->origin = origin;
   m->image = image;
   m->pid = pid;
@@ -229,6 +232,17 @@ int gpujit__profile_attribute(gpujit_profile *p)
       seen = !strcmp(p->ksums.v[k].name, s->name) && row_of_handle(p, p->ksums.v[k].pid, p->ksums.v[k].handle) == r;
     m->kernels += !seen;
     m->launches += s->n;
+    { /* the kernel launched most names the row */
+      uint64_t most = 0;
+      for (size_t k = 0; k < p->ksums.n; k++)
+        if (!strcmp(p->ksums.v[k].name, m->kernel))
+          most += p->ksums.v[k].n;
+      if (!m->kernel[0] || (strcmp(m->kernel, s->name) && s->n > most)) {
+        free(p->row_kernels[r]);
+        p->row_kernels[r] = gpujit__strdup(s->name);
+        m->kernel = p->row_kernels[r] ? p->row_kernels[r] : "";
+      }
+    }
     m->gpu_ms += (double)s->ns / 1e6;
     t->launches += s->n;
   }

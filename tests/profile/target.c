@@ -118,7 +118,12 @@ int main(int argc, char **argv)
         one("child", src, 2, opts);
         exit(0);
       }
-      waitpid(pid, NULL, 0);
+      {
+        int st = 0;
+        waitpid(pid, &st, 0);
+        printf("child status %d\n", st);
+        fflush(stdout);
+      }
     } else if (!strcmp(a, "link")) {
       const char *lopts[] = {"--gpu-architecture=compute_90", "-dlto", "-rdc=true"};
       const char *jopts[] = {"-arch=sm_90", "-lto"};
