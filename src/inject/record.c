@@ -1,5 +1,6 @@
 /* Records of the injection library: JSON lines, one file per process (inject/record.h). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,7 +13,6 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "inject/libs.h"
 #include "inject/record.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -331,7 +331,7 @@ __attribute__((destructor)) static void at_unload(void) { gji_exit_record(-1); }
 __attribute__((visibility("default"), noreturn)) void _exit(int status);
 void _exit(int status)
 {
-  void (*real)(int) = (void (*)(int))gji_next("_exit");
+  void (*real)(int) = (void (*)(int))dlvsym(RTLD_NEXT, "_exit", "GLIBC_2.2.5"); /* libc's, after this library */
   gji_exit_record(status);
   if (real)
     real(status);

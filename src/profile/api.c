@@ -1,6 +1,9 @@
 /* gpujit/profile.h: a profile read back, its rows, totals and JSON. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +11,23 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "profile/model.h"
+
+void pf_remove_dir(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  if (!d)
+    return;
+  while ((e = readdir(d)) != NULL) {
+    char path[PATH_MAX];
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
 
 int gpujit_profile_options_init(gpujit_profile_options *opts, unsigned int version)
 {

@@ -28,23 +28,6 @@
 
 extern char **environ;
 
-void pf_remove_dir(const char *dir)
-{
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  if (!d)
-    return;
-  while ((e = readdir(d)) != NULL) {
-    char path[PATH_MAX];
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-      continue;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(d);
-  rmdir(dir);
-}
-
 /* The injection library: asked for, else $GPUJIT_INJECT_LIBRARY, else beside the object this
  * code is in (the library or an executable linking it), then in ../lib and ../lib64 of it. */
 static int find_inject(char *out, size_t size, const char *asked)
