@@ -84,6 +84,10 @@ if [ -f .base/CMakeLists.txt ]; then
     python3 bench/compare_builds.py build-base build-gpu --rounds "${COMPARE_ROUNDS:-3}" --quick \
       2>/dev/null | tee "$out/compare_builds.txt"
 fi
+echo "== gpujit profile: CuPy, PyTorch jiterator, cuda.core, JAX, Triton and gpujit run under it"
+mkdir -p /tmp/gpujit-profile-check
+python3 tests/profile/gpu/check.py "$PWD/$g" /tmp/gpujit-profile-check 100 >"$out/profile_check.txt" 2>&1
+grep -E "^CHECK" "$out/profile_check.txt"
 echo "== main job"
 scripts/main.sh >"$out/main_job.txt" 2>&1; echo "main job exit $?" >>"$out/main_job.txt"; tail -12 "$out/main_job.txt"
 echo "== Nsight Compute workflow (docs/nsight-compute.md)"

@@ -138,6 +138,10 @@ for line in read("bench_hit.txt").splitlines():
         f = line.split()
         rows.append(("hit block_reduce/saxpy: " + " ".join(f[:-5]), "%s / %s ms = %s" % (f[-5], f[-3], f[-1])))
 
+for line in read("profile_check.txt").splitlines():
+    if line.startswith("CHECKS "):
+        rows.append(("profile: GPU checks", line[7:]))
+
 for line in read("cupti.txt").splitlines():
     if ":" in line:
         k, v = line.split(":", 1)

@@ -1,0 +1,94 @@
+"""GPU checks of `gpujit profile` (run by scripts/gpu.sh on the GPU machine): each framework's
+program runs under the profile with N launches; the report must list its module with the
+compile that made it and exactly the launches made, and the GPU total must agree with the sum of
+CUPTI's own per-launch records in the trace.
+Usage: python3 check.py GPUJIT OUTDIR [N]. Prints CHECK lines and the tables; exits 1 on a failure."""
+import json
+import os
+import subprocess
+import sys
+
+g, out = sys.argv[1], sys.argv[2]
+n = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+here = os.path.dirname(os.path.abspath(__file__))
+env = dict(os.environ, CUPY_CACHE_DIR=out + "/cupy-cache", TRITON_CACHE_DIR=out + "/triton-cache",
+           XLA_PYTHON_CLIENT_PREALLOCATE="false", GPUJIT_NO_CACHE="1")
+failed = 0
+
+
+def check(name, ok, what):
+    global failed
+    print("CHECK %s %s: %s" % (name, "PASS" if ok else "FAIL", what))
+    failed += not ok
+
+
+def profile(name, cmd):
+    j, t = "%s/%s.json" % (out, name), "%s/%s.trace.json" % (out, name)
+    r = subprocess.run([g, "profile", "--top", "6", "--json", j, "--trace", t, "--"] + cmd, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    print("=== %s (exit %d)\n%s" % (name, r.returncode, r.stderr[-3000:]))
+    if r.returncode != 0 or not os.path.exists(j):
+        check(name, False, "the program ran (exit %d): %s" % (r.returncode, r.stdout[-300:]))
+        return None, None
+    return json.load(open(j)), json.load(open(t))
+
+
+def row(p, kernel):
+    return next((m for m in p["modules"] if kernel in m["kernel"]), None)
+
+
+def gpu_agrees(name, p, trace):
+    """The profile's kernel time (CUPTI's records summed per buffer) against the sum of the
+    per-launch records the trace holds (the same records, one by one)."""
+    total = sum(d["kernel_ms"] for d in p["devices"])
+    traced = sum(e["dur"] for e in trace["traceEvents"] if e.get("cat") == "kernel") / 1e3
+    ok = p["totals"]["untraced"] == 0 and total > 0 and abs(total - traced) <= 0.02 * total
+    check(name, ok, "GPU kernel total %.4f ms, per-launch records %.4f ms" % (total, traced))
+    tracks = {(e["pid"], e["tid"]) for e in trace["traceEvents"] if e.get("ph") == "M" and e["name"] == "thread_name"}
+    streams = [e["args"]["name"] for e in trace["traceEvents"] if e.get("ph") == "M" and e["args"]["name"].startswith("stream")]
+    check(name, len(tracks) >= 2 and len(streams) >= 1, "trace tracks: %d named, streams %s" % (len(tracks), streams))
+
+
+def nvrtc_module(name, p, trace, kernel, launches):
+    m = row(p, kernel)
+    check(name, m is not None and m["origin"] == "nvrtc" and m["compiles"] >= 1 and m["compile_ms"] > 0,
+          "%s: module from an NVRTC compile (%s)" % (kernel, m and (m["origin"], m["compiles"], round(m["compile_ms"], 1))))
+    check(name, m is not None and m["launches"] == launches, "%s: %s launches, made %d" % (kernel, m and m["launches"], launches))
+    gpu_agrees(name, p, trace)
+
+
+def run_script(name, script):
+    return profile(name, [sys.executable, os.path.join(here, script), str(n)])
+
+
+p, t = run_script("cupy", "cupy_kernels.py")
+if p:
+    nvrtc_module("cupy", p, t, "gj_scale2", n)
+    nvrtc_module("cupy", p, t, "gj_axpb", n)
+p, t = run_script("jiterator", "torch_jiterator.py")
+if p:
+    nvrtc_module("jiterator", p, t, "gj_fused", n)
+p, t = run_script("cuda.core", "cuda_core_program.py")
+if p:
+    nvrtc_module("cuda.core", p, t, "gj_core", n)
+p, t = run_script("jax", "jax_jit.py")
+if p:
+    tot = p["totals"]
+    check("jax", tot["compiles"] == 0 and tot["loads"] > 0 and tot["load_ms"] > 0,
+          "no NVRTC; %d module loads, %.1f ms, driver JIT %.1f ms" % (tot["loads"], tot["load_ms"], tot["jit_ms"]))
+    check("jax", tot["launches"] >= n, "%d launches for %d calls" % (tot["launches"], n))
+    gpu_agrees("jax", p, t)
+p, t = run_script("triton", "triton_add.py")
+if p:
+    m = row(p, "gj_add")
+    check("triton", m is not None and m["launches"] == n and m["loads"] >= 1,
+          "gj_add: module loaded (%s), %s launches" % (m and m["origin"], m and m["launches"]))
+    gpu_agrees("triton", p, t)
+runs = 1 + 3 + 20  # gpujit run: the first (cold) launch, the warm-ups, the timed runs
+p, t = profile("gpujit-run", [g, "run", "-q", "--no-lean", os.path.join(here, "../../../examples/saxpy.cu"), "--grid", "4096",
+                              "--block", "256", "--arg", "i32:1048576", "--arg", "f32:2", "--arg", "buf:f32:1048576:random",
+                              "--arg", "buf:f32:1048576:zeros", "--warmup", "3", "--repeat", "20"])
+if p:
+    nvrtc_module("gpujit-run", p, t, "saxpy", runs)
+print("CHECKS %s (%d failed)" % ("PASS" if failed == 0 else "FAIL", failed))
+sys.exit(1 if failed else 0)
