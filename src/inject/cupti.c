@@ -10,8 +10,10 @@
  * a process that ends in _exit or a crash keeps what was flushed), and per-launch lines while
  * the trace budget lasts ($GPUJIT_PROFILE_MAX_EVENTS, default 200000 per process); past it the
  * launches are still summed, and the count of those left out of the trace is written.
- * CUPTI taken by someone else (Nsight Systems or Compute attached, the program subscribed): a
- * note says so once; compiles are still recorded.
+ * CUPTI taken by someone else (Nsight Systems or Compute attached, the program subscribed first):
+ * a note says so once; compiles are still recorded, and module loads by driver.c's wrappers. The
+ * program taking CUPTI later (PyTorch's profiler) finds gpujit stepping aside (gji_cupti_yield):
+ * its profiler works as it would without gpujit.
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -23,11 +25,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inject/image.h"
 #include "inject/libs.h"
 #include "inject/record.h"
 
 #define BUFFER_BYTES (4u << 20)
-#define MAX_SUMS 4096    /* distinct (module, kernel, device) per buffer */
+#define MAX_SUMS 4096      /* distinct (module, kernel, device) per buffer */
 #define MAX_LAUNCHES 65536 /* correlation ids awaiting their kernel record */
 
 static struct {
@@ -42,6 +45,8 @@ static struct {
   CUptiResult (*timestamp)(uint64_t *);
   CUptiResult (*result_string)(CUptiResult, const char **);
   CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+  CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+  CUptiResult (*activity_disable)(CUpti_ActivityKind);
   CUresult (*func_get_module)(CUmodule *, CUfunction);
   CUresult (*kernel_get_library)(CUlibrary *, CUkernel);
   CUpti_SubscriberHandle sub;
@@ -52,76 +57,6 @@ static struct {
     uint64_t module;
   } launches[MAX_LAUNCHES];
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* The image a load was given: its kind and length (as far as its own header says). */
-static void image(gji_line *l, const void *p)
-{
-  const unsigned char *b = p;
-  size_t n = 0;
-  const char *kind = "unknown";
-  char h[33];
-  if (!p)
-    return;
-  if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') { /* ELF64: its furthest part ends it */
-    uint64_t shoff, phoff, off, size;
-    uint16_t shentsize, shnum, phentsize, phnum;
-    uint32_t type;
-    memcpy(&phoff, b + 0x20, 8);
-    memcpy(&shoff, b + 0x28, 8);
-    memcpy(&phentsize, b + 0x36, 2);
-    memcpy(&phnum, b + 0x38, 2);
-    memcpy(&shentsize, b + 0x3a, 2);
-    memcpy(&shnum, b + 0x3c, 2);
-    kind = "cubin";
-    n = (size_t)(shoff + (uint64_t)shentsize * shnum);
-    if (phoff + (uint64_t)phentsize * phnum > n)
-      n = (size_t)(phoff + (uint64_t)phentsize * phnum);
-    for (uint16_t i = 0; shentsize >= 40 && i < shnum; i++) { /* sections with bytes in the file */
-      const unsigned char *sh = b + shoff + (uint64_t)i * shentsize;
-      memcpy(&type, sh + 4, 4);
-      memcpy(&off, sh + 24, 8);
-      memcpy(&size, sh + 32, 8);
-      if (type != 8 /* SHT_NOBITS */ && off + size > n)
-        n = (size_t)(off + size);
-    }
-    for (uint16_t i = 0; phentsize >= 40 && i < phnum; i++) {
-      const unsigned char *ph = b + phoff + (uint64_t)i * phentsize;
-      memcpy(&off, ph + 8, 8);
-      memcpy(&size, ph + 32, 8);
-      if (off + size > n)
-        n = (size_t)(off + size);
-    }
-  } else if (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba) { /* fatbin: header + body */
-    uint16_t hsize;
-    uint64_t fsize;
-    memcpy(&hsize, b + 6, 2);
-    memcpy(&fsize, b + 8, 8);
-    kind = "fatbin";
-    n = hsize + (size_t)fsize;
-  } else if (b[0] == 0xb1 && b[1] == 0x43 && b[2] == 0x62 && b[3] == 0x46) { /* the fatbin wrapper */
-    const void *inner;
-    memcpy(&inner, b + 8, sizeof(inner));
-    image(l, inner);
-    return;
-  } else {
-    kind = "ptx"; /* text */
-    n = strlen((const char *)p);
-  }
-  gji_str(l, "image", kind);
-  gji_u64(l, "bytes", n);
-  if (n && n < (1u << 30)) {
-    gji_hash(h, p, n);
-    gji_str(l, "hash", h);
-  }
-}
-
-static void file_image(gji_line *l, const char *path)
-{
-  struct stat st;
-  gji_str(l, "file", path ? path : "");
-  if (path && stat(path, &st) == 0)
-    gji_u64(l, "bytes", (uint64_t)st.st_size);
-}
 
 /* Per thread: the load under way (its enter callback; the exit callback writes the record). */
 static __thread uint64_t load_t0;
@@ -143,27 +78,27 @@ static void on_load(CUpti_CallbackId id, const CUpti_CallbackData *cb)
   gji_i64(&l, "result", cb->functionReturnValue ? (int64_t) * (const CUresult *)cb->functionReturnValue : -1);
   switch (id) {
   case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData:
-    image(&l, ((const cuModuleLoadData_params *)p)->image);
+    gji_image_fields(&l, ((const cuModuleLoadData_params *)p)->image);
     handle = (uint64_t)(uintptr_t) * ((const cuModuleLoadData_params *)p)->module;
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx:
-    image(&l, ((const cuModuleLoadDataEx_params *)p)->image);
+    gji_image_fields(&l, ((const cuModuleLoadDataEx_params *)p)->image);
     handle = (uint64_t)(uintptr_t) * ((const cuModuleLoadDataEx_params *)p)->module;
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary:
-    image(&l, ((const cuModuleLoadFatBinary_params *)p)->fatCubin);
+    gji_image_fields(&l, ((const cuModuleLoadFatBinary_params *)p)->fatCubin);
     handle = (uint64_t)(uintptr_t) * ((const cuModuleLoadFatBinary_params *)p)->module;
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuModuleLoad:
-    file_image(&l, ((const cuModuleLoad_params *)p)->fname);
+    gji_file_fields(&l, ((const cuModuleLoad_params *)p)->fname);
     handle = (uint64_t)(uintptr_t) * ((const cuModuleLoad_params *)p)->module;
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData:
-    image(&l, ((const cuLibraryLoadData_params *)p)->code);
+    gji_image_fields(&l, ((const cuLibraryLoadData_params *)p)->code);
     handle = (uint64_t)(uintptr_t) * ((const cuLibraryLoadData_params *)p)->library;
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile:
-    file_image(&l, ((const cuLibraryLoadFromFile_params *)p)->fileName);
+    gji_file_fields(&l, ((const cuLibraryLoadFromFile_params *)p)->fileName);
     handle = (uint64_t)(uintptr_t) * ((const cuLibraryLoadFromFile_params *)p)->library;
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuLinkComplete: {
@@ -437,13 +372,15 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
       const CUpti_ActivityJit2 *j = (const void *)a;
       gji_line l;
       gji_begin(&l, "jit");
-      gji_str(&l, "entry", j->jitEntryType == CUPTI_ACTIVITY_JIT_ENTRY_PTX_TO_CUBIN      ? "ptx-to-cubin"
-                           : j->jitEntryType == CUPTI_ACTIVITY_JIT_ENTRY_NVVM_IR_TO_PTX ? "nvvm-ir-to-ptx"
-                                                                                        : "other");
-      gji_str(&l, "op", j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_CACHE_LOAD    ? "cache-load"
-                        : j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_CACHE_STORE ? "cache-store"
-                        : j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_COMPILE     ? "compile"
-                                                                                          : "other");
+      gji_str(&l, "entry",
+              j->jitEntryType == CUPTI_ACTIVITY_JIT_ENTRY_PTX_TO_CUBIN     ? "ptx-to-cubin"
+              : j->jitEntryType == CUPTI_ACTIVITY_JIT_ENTRY_NVVM_IR_TO_PTX ? "nvvm-ir-to-ptx"
+                                                                           : "other");
+      gji_str(&l, "op",
+              j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_CACHE_LOAD    ? "cache-load"
+              : j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_CACHE_STORE ? "cache-store"
+              : j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_COMPILE     ? "compile"
+                                                                                : "other");
       gji_u64(&l, "device", j->deviceId);
       gji_u64(&l, "corr", j->correlationId);
       gji_u64(&l, "s", j->start);
@@ -481,6 +418,38 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 }
 
 static pid_t started_pid;
+static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                           CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_JIT,
+                                           CUPTI_ACTIVITY_KIND_MARKER};
+/* Whether this library's CUPTI subscriber records module loads (else driver.c's wrappers do). */
+static volatile int subscribed;
+
+bool gji_cupti_records_loads(void)
+{
+  return __atomic_load_n(&subscribed, __ATOMIC_ACQUIRE) != 0;
+}
+
+void gji_cupti_yield(const char *api)
+{
+  static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&once);
+  if (subscribed && started_pid == getpid()) {
+    /* what was recorded goes out first; then CUPTI is left as the program would find it */
+    if (C.flush_all)
+      C.flush_all(1);
+    if (C.activity_disable)
+      for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        C.activity_disable(kinds[i]);
+    if (C.unsubscribe)
+      C.unsubscribe(C.sub);
+    __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE);
+    gji_note("cupti-yield",
+             "the program took CUPTI (%s): gpujit stepped aside; kernels, copies and driver JIT "
+             "after that are not recorded; compiles and module loads are",
+             api);
+  }
+  pthread_mutex_unlock(&once);
+}
 
 static void at_exit(void)
 {
@@ -488,7 +457,7 @@ static void at_exit(void)
   if (started_pid != getpid()) /* a forked child: CUDA is not usable there */
     return;
   started_pid = 0; /* once */
-  if (C.flush_all)
+  if (C.flush_all && gji_cupti_records_loads())
     C.flush_all(1);
   gji_begin(&l, "gpu_end");
   pthread_mutex_lock(&C.lock);
@@ -512,8 +481,10 @@ static bool load_cupti(void)
   void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   C.lib = dlopen(path && *path ? path : "libcupti.so", RTLD_NOW | RTLD_LOCAL);
   if (!C.lib) {
-    gji_note("cupti", "CUPTI could not be loaded (%s): kernels, copies, module loads and driver JIT are not "
-                      "recorded; compiles are", dlerror());
+    gji_note("cupti",
+             "CUPTI could not be loaded (%s): kernels, copies and driver JIT are not recorded; "
+             "compiles and module loads are",
+             dlerror());
     return false;
   }
 #define S(f, n) *(void **)&C.f = gji_real_dlsym(C.lib, n)
@@ -527,6 +498,8 @@ static bool load_cupti(void)
   S(timestamp, "cuptiGetTimestamp");
   S(result_string, "cuptiGetResultString");
   S(dropped, "cuptiActivityGetNumDroppedRecords");
+  S(unsubscribe, "cuptiUnsubscribe");
+  S(activity_disable, "cuptiActivityDisable");
 #undef S
   if (cuda) {
     *(void **)&C.func_get_module = gji_real_dlsym(cuda, "cuFuncGetModule");
@@ -540,17 +513,19 @@ static bool load_cupti(void)
 __attribute__((visibility("default"))) int InitializeInjection(void);
 int InitializeInjection(void)
 {
-  static const CUpti_CallbackId ids[] = {
-      CUPTI_DRIVER_TRACE_CBID_cuModuleLoad,           CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData,
-      CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,     CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary,
-      CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData,      CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile,
-      CUPTI_DRIVER_TRACE_CBID_cuLinkComplete,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,  CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-      CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
-  static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                             CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_JIT,
-                                             CUPTI_ACTIVITY_KIND_MARKER};
+  static const CUpti_CallbackId ids[] = {CUPTI_DRIVER_TRACE_CBID_cuModuleLoad,
+                                         CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData,
+                                         CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,
+                                         CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLinkComplete,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
   const char *budget = getenv("GPUJIT_PROFILE_MAX_EVENTS");
   CUptiResult r;
   uint64_t ts = 0;
@@ -559,15 +534,20 @@ int InitializeInjection(void)
     return 1; /* the program runs on: nothing here may stop it */
   C.budget = budget && *budget ? strtoull(budget, NULL, 10) : 200000;
   if ((r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
-    gji_note("cupti", "CUPTI is in use by another tool or by the program (%s): kernels, copies, module loads "
-                      "and driver JIT are not recorded; compiles are", cupti_error(r));
+    gji_note("cupti",
+             "CUPTI is in use by another tool or by the program (%s): kernels, copies and driver JIT "
+             "are not recorded; compiles and module loads are",
+             cupti_error(r));
     return 1;
   }
   for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
     C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
+  __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE); /* loads come through the callbacks now */
   if ((r = C.register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
-    gji_note("cupti", "CUPTI activity records are unavailable (%s): kernels, copies and driver JIT are not "
-                      "recorded", cupti_error(r));
+    gji_note("cupti",
+             "CUPTI activity records are unavailable (%s): kernels, copies and driver JIT are not "
+             "recorded",
+             cupti_error(r));
     return 1;
   }
   for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -584,6 +564,7 @@ int InitializeInjection(void)
     gji_end(&l);
   }
   started_pid = getpid();
+  __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE);
   gji_set_gpu_flush(at_exit); /* before the exit record, however the process ends */
   atexit(at_exit);
   return 1;

@@ -12,7 +12,6 @@
 
 #include "inject/libs.h"
 
-
 static void *(*real_dlsym_fn)(void *, const char *);
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static Dl_info self;
@@ -31,16 +30,35 @@ void *gji_real_dlsym(void *handle, const char *name)
   return real_dlsym_fn ? real_dlsym_fn(handle, name) : NULL;
 }
 
-void *gji_next(const char *name)
-{
-  pthread_once(&once, resolve);
-  return real_dlsym_fn ? real_dlsym_fn(RTLD_NEXT, name) : NULL; /* next after this library */
-}
-
 static bool watched(const char *name)
 {
   return !strncmp(name, "nvrtc", 5) || !strncmp(name, "nvJitLink", 9) || !strncmp(name, "__nvJitLink", 11) ||
-         !strncmp(name, "nvvm", 4);
+         !strncmp(name, "nvvm", 4) || gji_driver_watched(name);
+}
+
+bool gji_is_self(const void *p)
+{
+  Dl_info info;
+  return p && dladdr(p, &info) && info.dli_fbase == self.dli_fbase;
+}
+
+void *gji_next_for(const void *caller, const char *name)
+{
+  Dl_info info;
+  struct link_map *lm = NULL;
+  void *f = NULL, *h;
+  pthread_once(&once, resolve);
+  if (!real_dlsym_fn)
+    return NULL;
+  /* the caller's own scope first: a library loaded RTLD_LOCAL finds its own dependencies */
+  if (dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name && lm->l_name[0] &&
+      (h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD))) {
+    f = real_dlsym_fn(h, name);
+    dlclose(h);
+  }
+  if (!f || gji_is_self(f))
+    f = real_dlsym_fn(RTLD_NEXT, name);
+  return gji_is_self(f) ? NULL : f;
 }
 
 void *gji_wrap_symbol(const char *name, void *real)
@@ -52,6 +70,8 @@ void *gji_wrap_symbol(const char *name, void *real)
     return NULL; /* this library's own definition: already the wrapper */
   if (!strncmp(name, "nvrtc", 5))
     return gji_nvrtc_wrap(name, real);
+  if (!strncmp(name, "cu", 2))
+    return gji_driver_wrap(name, real);
   return gji_link_wrap(name, real);
 }
 
@@ -85,6 +105,10 @@ __attribute__((visibility("default"))) void *dlsym(void *handle, const char *nam
   if (!real_dlsym_fn)
     return NULL;
   r = handle == RTLD_NEXT ? next_after(caller, name) : real_dlsym_fn(handle, name);
+  /* a global look-up that found only this library's export: the library it stands in for is
+   * not loaded, and the program must see that (it may be asking whether CUDA is there) */
+  if (gji_is_self(r) && watched(name) && !real_dlsym_fn(RTLD_NEXT, name))
+    return NULL;
   w = gji_wrap_symbol(name, r);
   return w ? w : r;
 }

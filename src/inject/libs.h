@@ -22,8 +22,24 @@ GJI_HIDDEN void *gji_wrap_symbol(const char *name, void *real);
 GJI_HIDDEN void *gji_nvrtc_wrap(const char *name, void *real);
 GJI_HIDDEN void *gji_link_wrap(const char *name, void *real);
 
-/** The real function `name` for a symbol this library also exports (the program linked the
- *  library directly): the next definition after this library's. */
-GJI_HIDDEN void *gji_next(const char *name);
+/** The driver's functions this library watches when CUPTI does not (module loads), the ones by
+ *  which a program takes CUPTI, and cuGetProcAddress (driver.c); NULL when `name` is none. */
+GJI_HIDDEN void *gji_driver_wrap(const char *name, void *real);
+/** Whether driver.c wraps `name`. */
+GJI_HIDDEN bool gji_driver_watched(const char *name);
+
+/** Whether `p` is in this library (its own export, not the function it stands in for). */
+GJI_HIDDEN bool gji_is_self(const void *p);
+
+/** The real function `name` for a call into this library's export from `caller`: what the
+ *  caller's own scope resolves it to (its dependencies), else the next definition after this
+ *  library's; NULL when there is none. */
+GJI_HIDDEN void *gji_next_for(const void *caller, const char *name);
+
+/** Whether this library's CUPTI subscriber records module loads (cupti.c). */
+GJI_HIDDEN bool gji_cupti_records_loads(void);
+/** The program is taking CUPTI (through `api`): flush what was recorded, disable this library's
+ *  activity kinds, unsubscribe, and say so once. */
+GJI_HIDDEN void gji_cupti_yield(const char *api);
 
 #endif

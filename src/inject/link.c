@@ -125,8 +125,8 @@ static int do_create(link_lib *L, void **out, uint32_t n, const char **opts)
       memset(e, 0, sizeof(*e));
       e->h = *out;
       for (uint32_t i = 0; i < n && opts && opts[i]; i++)
-        len += (size_t)snprintf(e->opts + len, len < sizeof(e->opts) ? sizeof(e->opts) - len : 0, "%s%s",
-                                i ? " " : "", opts[i]);
+        len += (size_t)snprintf(e->opts + len, len < sizeof(e->opts) ? sizeof(e->opts) - len : 0, "%s%s", i ? " " : "",
+                                opts[i]);
     }
     pthread_mutex_unlock(&lock);
   }
@@ -246,16 +246,31 @@ static int do_nvvm(link_lib *L, int slot, void *p, int n, const char **opts)
   return r;
 }
 
-#define SLOT(i)                                                                                              \
-  static int create_##i(void **o, uint32_t n, const char **opts) { return do_create(&libs[i], o, n, opts); } \
-  static int add_data_##i(void *h, int t, const void *d, size_t s, const char *n)                            \
-  {                                                                                                          \
-    return do_add_data(&libs[i], h, t, d, s, n);                                                             \
-  }                                                                                                          \
-  static int add_file_##i(void *h, int t, const char *f) { return do_add_file(&libs[i], h, t, f); }          \
-  static int complete_##i(void *h) { return do_complete(&libs[i], i, h); }                                   \
-  static int destroy_##i(void **h) { return do_destroy(&libs[i], h); }                                       \
-  static int nvvm_##i(void *p, int n, const char **o) { return do_nvvm(&libs[i], i, p, n, o); }
+#define SLOT(i)                                                                                                        \
+  static int create_##i(void **o, uint32_t n, const char **opts)                                                       \
+  {                                                                                                                    \
+    return do_create(&libs[i], o, n, opts);                                                                            \
+  }                                                                                                                    \
+  static int add_data_##i(void *h, int t, const void *d, size_t s, const char *n)                                      \
+  {                                                                                                                    \
+    return do_add_data(&libs[i], h, t, d, s, n);                                                                       \
+  }                                                                                                                    \
+  static int add_file_##i(void *h, int t, const char *f)                                                               \
+  {                                                                                                                    \
+    return do_add_file(&libs[i], h, t, f);                                                                             \
+  }                                                                                                                    \
+  static int complete_##i(void *h)                                                                                     \
+  {                                                                                                                    \
+    return do_complete(&libs[i], i, h);                                                                                \
+  }                                                                                                                    \
+  static int destroy_##i(void **h)                                                                                     \
+  {                                                                                                                    \
+    return do_destroy(&libs[i], h);                                                                                    \
+  }                                                                                                                    \
+  static int nvvm_##i(void *p, int n, const char **o)                                                                  \
+  {                                                                                                                    \
+    return do_nvvm(&libs[i], i, p, n, o);                                                                              \
+  }
 SLOT(0)
 SLOT(1)
 SLOT(2)
@@ -287,15 +302,15 @@ void *gji_link_wrap(const char *name, void *real)
 }
 
 /* Programs that link nvJitLink directly call the versioned names its header maps to. */
-#define DIRECT(sym, args, call)                                                                              \
-  __attribute__((visibility("default"))) int sym args;                                                      \
-  int sym args                                                                                               \
-  {                                                                                                          \
-    void *real = gji_next(#sym), *w;                                                                         \
-    if (!real)                                                                                               \
-      return 1;                                                                                              \
-    w = gji_link_wrap(#sym, real);                                                                           \
-    return ((int(*) args)(w ? w : real))call;                                                                \
+#define DIRECT(sym, args, call)                                                                                        \
+  __attribute__((visibility("default"))) int sym args;                                                                 \
+  int sym args                                                                                                         \
+  {                                                                                                                    \
+    void *real = gji_next_for(__builtin_return_address(0), #sym), *w;                                                  \
+    if (!real)                                                                                                         \
+      return 1;                                                                                                        \
+    w = gji_link_wrap(#sym, real);                                                                                     \
+    return ((int(*) args)(w ? w : real))call;                                                                          \
   }
 DIRECT(__nvJitLinkCreate_13_0, (void **h, uint32_t n, const char **o), (h, n, o))
 DIRECT(__nvJitLinkAddData_13_0, (void *h, int t, const void *d, size_t s, const char *n), (h, t, d, s, n))

@@ -257,17 +257,20 @@ static nvrtcResult do_destroy(nvrtc_lib *L, nvrtcProgram *p)
 
 /* One set of wrappers per slot: the slot is in the function, so each copy of NVRTC gets back its
  * own programs. */
-#define SLOT(i)                                                                                              \
-  static nvrtcResult create_##i(nvrtcProgram *o, const char *s, const char *n, int nh, const char *const *h, \
-                                const char *const *in)                                                      \
-  {                                                                                                          \
-    return do_create(&libs[i], o, s, n, nh, h, in);                                                          \
-  }                                                                                                          \
-  static nvrtcResult compile_##i(nvrtcProgram p, int n, const char *const *o)                                \
-  {                                                                                                          \
-    return do_compile(&libs[i], i, p, n, o);                                                                 \
-  }                                                                                                          \
-  static nvrtcResult destroy_##i(nvrtcProgram *p) { return do_destroy(&libs[i], p); }
+#define SLOT(i)                                                                                                        \
+  static nvrtcResult create_##i(nvrtcProgram *o, const char *s, const char *n, int nh, const char *const *h,           \
+                                const char *const *in)                                                                 \
+  {                                                                                                                    \
+    return do_create(&libs[i], o, s, n, nh, h, in);                                                                    \
+  }                                                                                                                    \
+  static nvrtcResult compile_##i(nvrtcProgram p, int n, const char *const *o)                                          \
+  {                                                                                                                    \
+    return do_compile(&libs[i], i, p, n, o);                                                                           \
+  }                                                                                                                    \
+  static nvrtcResult destroy_##i(nvrtcProgram *p)                                                                      \
+  {                                                                                                                    \
+    return do_destroy(&libs[i], p);                                                                                    \
+  }
 SLOT(0)
 SLOT(1)
 SLOT(2)
@@ -275,8 +278,7 @@ SLOT(3)
 static void *const creates[GJI_SLOTS] = {(void *)create_0, (void *)create_1, (void *)create_2, (void *)create_3};
 static void *const compiles_fn[GJI_SLOTS] = {(void *)compile_0, (void *)compile_1, (void *)compile_2,
                                              (void *)compile_3};
-static void *const destroys[GJI_SLOTS] = {(void *)destroy_0, (void *)destroy_1, (void *)destroy_2,
-                                          (void *)destroy_3};
+static void *const destroys[GJI_SLOTS] = {(void *)destroy_0, (void *)destroy_1, (void *)destroy_2, (void *)destroy_3};
 
 void *gji_nvrtc_wrap(const char *name, void *real)
 {
@@ -284,21 +286,21 @@ void *gji_nvrtc_wrap(const char *name, void *real)
   void *const *table = !strcmp(name, "nvrtcCreateProgram")    ? creates
                        : !strcmp(name, "nvrtcCompileProgram") ? compiles_fn
                        : !strcmp(name, "nvrtcDestroyProgram") ? destroys
-                                                               : NULL;
+                                                              : NULL;
   if (!table || !slot_of(real, &i) || i < 0)
     return NULL;
   return table[i];
 }
 
 /* The program linked NVRTC itself: these definitions come first (LD_PRELOAD). */
-#define DIRECT(fn, wrapped_name, args, call)                                                                 \
-  __attribute__((visibility("default"))) nvrtcResult fn args                                                 \
-  {                                                                                                          \
-    void *real = gji_next(#fn), *w;                                                                          \
-    if (!real)                                                                                               \
-      return NVRTC_ERROR_INTERNAL_ERROR;                                                                     \
-    w = gji_nvrtc_wrap(#fn, real);                                                                           \
-    return ((nvrtcResult(*) args)(w ? w : real))call;                                                        \
+#define DIRECT(fn, wrapped_name, args, call)                                                                           \
+  __attribute__((visibility("default"))) nvrtcResult fn args                                                           \
+  {                                                                                                                    \
+    void *real = gji_next_for(__builtin_return_address(0), #fn), *w;                                                   \
+    if (!real)                                                                                                         \
+      return NVRTC_ERROR_INTERNAL_ERROR;                                                                               \
+    w = gji_nvrtc_wrap(#fn, real);                                                                                     \
+    return ((nvrtcResult(*) args)(w ? w : real))call;                                                                  \
   }
 DIRECT(nvrtcCreateProgram, create,
        (nvrtcProgram * prog, const char *src, const char *name, int numHeaders, const char *const *headers,

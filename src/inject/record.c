@@ -74,7 +74,10 @@ uint64_t gji_now(void)
   return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-uint32_t gji_tid(void) { return (uint32_t)syscall(SYS_gettid); }
+uint32_t gji_tid(void)
+{
+  return (uint32_t)syscall(SYS_gettid);
+}
 
 static void put(gji_line *l, const char *s, size_t n)
 {
@@ -140,7 +143,10 @@ void gji_begin(gji_line *l, const char *k)
   gji_u64(l, "tid", gji_tid());
 }
 
-void gji_str(gji_line *l, const char *k, const char *v) { gji_strn(l, k, v ? v : "", v ? strlen(v) : 0); }
+void gji_str(gji_line *l, const char *k, const char *v)
+{
+  gji_strn(l, k, v ? v : "", v ? strlen(v) : 0);
+}
 
 void gji_strn(gji_line *l, const char *k, const char *v, size_t n)
 {
@@ -296,7 +302,10 @@ void gji_hash(char out[33], const void *data, size_t size)
     snprintf(out + 2 * i, 3, "%02x", c.digest[i]);
 }
 
-void gji_lost(uint64_t n) { __atomic_add_fetch(&lost, n, __ATOMIC_RELAXED); }
+void gji_lost(uint64_t n)
+{
+  __atomic_add_fetch(&lost, n, __ATOMIC_RELAXED);
+}
 
 /* Last: what this process could not keep, and that it ended (a process without this record
  * crashed, was killed or exec'd another program). Written by the first of: an exit handler
@@ -306,7 +315,10 @@ void gji_lost(uint64_t n) { __atomic_add_fetch(&lost, n, __ATOMIC_RELAXED); }
 static pid_t ended_pid;
 static void (*gpu_flush)(void);
 
-void gji_set_gpu_flush(void (*fn)(void)) { gpu_flush = fn; }
+void gji_set_gpu_flush(void (*fn)(void))
+{
+  gpu_flush = fn;
+}
 
 void gji_exit_record(int status)
 {
@@ -324,9 +336,15 @@ void gji_exit_record(int status)
   gji_end(&l);
 }
 
-static void on_exit_handler(void) { gji_exit_record(-1); }
+static void on_exit_handler(void)
+{
+  gji_exit_record(-1);
+}
 
-__attribute__((destructor)) static void at_unload(void) { gji_exit_record(-1); }
+__attribute__((destructor)) static void at_unload(void)
+{
+  gji_exit_record(-1);
+}
 
 __attribute__((visibility("default"), noreturn)) void _exit(int status);
 void _exit(int status)

@@ -8,6 +8,10 @@
  *   threads N         N threads compiling distinct kernels at once
  *   fork              fork a child that compiles one kernel ("child") and exits 0
  *   link              compile to LTO-IR and link it with nvJitLink
+ *   load              compile "loaded" to CUBIN and PTX and load them through the stand-in driver
+ *                     (tests/profile/fake_driver.c): linked directly (profile_target_direct), else
+ *                     through dlsym, cuGetProcAddress (PTX, and cuLibraryLoadData) and a library
+ *                     loaded RTLD_LOCAL ($PROFILE_TARGET_DRIVER, $PROFILE_TARGET_LOADER)
  *   exit N            exit with status N now
  *   signal N          raise signal N now
  * It prints what it did, one line per compile, so the tests compare the records with it.
@@ -34,8 +38,8 @@ typedef nvrtcResult (*get_t)(nvrtcProgram, char *);
 static create_t create;
 static compile_t compile;
 static destroy_t destroy;
-static size_t_fn lto_size;
-static get_t lto;
+static size_t_fn lto_size, cubin_size, ptx_size;
+static get_t lto, cubin, ptx;
 
 static void resolve(void)
 {
@@ -45,6 +49,10 @@ static void resolve(void)
   destroy = nvrtcDestroyProgram;
   lto_size = nvrtcGetLTOIRSize;
   lto = nvrtcGetLTOIR;
+  cubin_size = nvrtcGetCUBINSize;
+  cubin = nvrtcGetCUBIN;
+  ptx_size = nvrtcGetPTXSize;
+  ptx = nvrtcGetPTX;
 #else
   const char *path = getenv("PROFILE_TARGET_NVRTC");
   void *h = dlopen(path ? path : "libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
@@ -57,7 +65,63 @@ static void resolve(void)
   destroy = (destroy_t)dlsym(h, "nvrtcDestroyProgram");
   lto_size = (size_t_fn)dlsym(h, "nvrtcGetLTOIRSize");
   lto = (get_t)dlsym(h, "nvrtcGetLTOIR");
+  cubin_size = (size_t_fn)dlsym(h, "nvrtcGetCUBINSize");
+  cubin = (get_t)dlsym(h, "nvrtcGetCUBIN");
+  ptx_size = (size_t_fn)dlsym(h, "nvrtcGetPTXSize");
+  ptx = (get_t)dlsym(h, "nvrtcGetPTX");
 #endif
+}
+
+static void kernel(char *out, size_t n, const char *tag)
+{
+  snprintf(out, n, "extern \"C\" __global__ void k_%s(float *x) { x[threadIdx.x] *= 2.0f; }\n", tag);
+}
+
+typedef int (*load_data_t)(void **, const void *);
+typedef int (*load_data_ex_t)(void **, const void *, unsigned, void *, void **);
+typedef int (*lib_data_t)(void **, const void *, void *, void **, unsigned, void *, void **, unsigned);
+typedef int (*gpa_t)(const char *, void **, int, unsigned long long, int *);
+#ifdef DIRECT
+int cuModuleLoadData(void **m, const void *image);
+#endif
+
+/* Compile "loaded" to CUBIN and PTX and load them (see the steps above). */
+static void load_images(void)
+{
+  const char *opts[] = {"--gpu-architecture=sm_90"};
+  char src[256], *bin, *text;
+  size_t nb = 0, nt = 0;
+  nvrtcProgram p;
+  void *m = NULL;
+  kernel(src, sizeof(src), "loaded");
+  if (create(&p, src, "loaded", 0, NULL, NULL) != NVRTC_SUCCESS || compile(p, 1, opts) != NVRTC_SUCCESS ||
+      cubin_size(p, &nb) != NVRTC_SUCCESS || ptx_size(p, &nt) != NVRTC_SUCCESS)
+    exit(91);
+  bin = malloc(nb), text = malloc(nt);
+  cubin(p, bin), ptx(p, text);
+  destroy(&p);
+#ifdef DIRECT
+  printf("load direct %d\n", cuModuleLoadData(&m, bin));
+#else
+  {
+    void *drv = dlopen(getenv("PROFILE_TARGET_DRIVER"), RTLD_NOW | RTLD_LOCAL), *lib = NULL;
+    void *loader = dlopen(getenv("PROFILE_TARGET_LOADER"), RTLD_NOW | RTLD_LOCAL);
+    load_data_t load = drv ? (load_data_t)dlsym(drv, "cuModuleLoadData") : NULL;
+    gpa_t gpa = drv ? (gpa_t)dlsym(drv, "cuGetProcAddress_v2") : NULL;
+    load_data_ex_t load_ex = NULL;
+    lib_data_t lib_load = NULL;
+    int (*loader_load)(const void *) = loader ? (int (*)(const void *))dlsym(loader, "loader_load") : NULL;
+    if (!load || !gpa || !loader_load || gpa("cuModuleLoadDataEx", (void **)&load_ex, 13000, 0, NULL) ||
+        gpa("cuLibraryLoadData", (void **)&lib_load, 13000, 0, NULL))
+      exit(92);
+    printf("load dlsym %d\n", load(&m, bin));
+    printf("load proc-address ptx %d\n", load_ex(&m, text, 0, NULL, NULL));
+    printf("load proc-address library %d\n", lib_load(&lib, bin, NULL, NULL, 0, NULL, NULL, 0));
+    printf("load local-library %d\n", loader_load(bin));
+  }
+#endif
+  fflush(stdout);
+  free(bin), free(text);
 }
 
 static int one(const char *name, const char *src, int nopt, const char *const *opts)
@@ -71,11 +135,6 @@ static int one(const char *name, const char *src, int nopt, const char *const *o
   fflush(stdout);
   destroy(&p);
   return (int)r;
-}
-
-static void kernel(char *out, size_t n, const char *tag)
-{
-  snprintf(out, n, "extern \"C\" __global__ void k_%s(float *x) { x[threadIdx.x] *= 2.0f; }\n", tag);
 }
 
 static void *thread_main(void *arg)
@@ -138,13 +197,16 @@ int main(int argc, char **argv)
       ir = malloc(n);
       lto(p, ir);
       destroy(&p);
-      if (nvJitLinkCreate(&h, 2, jopts) != NVJITLINK_SUCCESS || nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, ir, n, "linked") != NVJITLINK_SUCCESS ||
+      if (nvJitLinkCreate(&h, 2, jopts) != NVJITLINK_SUCCESS ||
+          nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, ir, n, "linked") != NVJITLINK_SUCCESS ||
           nvJitLinkComplete(h) != NVJITLINK_SUCCESS)
         printf("link failed\n");
       else
         printf("linked\n");
       nvJitLinkDestroy(&h);
       free(ir);
+    } else if (!strcmp(a, "load")) {
+      load_images();
     } else if (!strcmp(a, "exit")) {
       fflush(stdout);
       exit(atoi(v));

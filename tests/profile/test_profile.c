@@ -238,14 +238,75 @@ static void test_bad_input(void **state)
   assert_non_null(strstr(gpujit_error_last(), "injection library"));
 }
 
+/* The module row of `image` whose origin is `origin`: its loads and compiles. */
+static cJSON *module_row(cJSON *j, const char *image, const char *origin)
+{
+  cJSON *m;
+  cJSON_ArrayForEach(m, cJSON_GetObjectItem(j, "modules"))
+  {
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(m, "image")), image) &&
+        !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(m, "origin")), origin))
+      return m;
+  }
+  return NULL;
+}
+
+static double num(cJSON *o, const char *key)
+{
+  return cJSON_GetNumberValue(cJSON_GetObjectItem(o, key));
+}
+
+/* Without CUPTI (here: no driver injection at all) the loads are still recorded, however the
+ * program reached the driver, and tied to the compile that made their images. */
+static void test_loads_without_cupti(void **state)
+{
+  const char *dl[] = {GPUJIT_TARGET_DL, "load", NULL}, *direct[] = {GPUJIT_TARGET_DIRECT, "load", NULL};
+  gpujit_profile *p;
+  gpujit_profile_totals t;
+  cJSON *j, *cubin, *ptx;
+  (void)state;
+  p = run(dl, NULL, 0);
+  gpujit_profile_totals_get(p, &t);
+  assert_int_equal(t.exit_status, 0);
+  assert_int_equal(t.compiles, 1);
+  assert_int_equal(t.loads, 4); /* dlsym, cuGetProcAddress twice, a library loaded RTLD_LOCAL */
+  assert_true(t.load_ms > 0);
+  j = json_of(p);
+  assert_non_null(cubin = module_row(j, "cubin", "nvrtc"));
+  assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cubin, "name")), "loaded");
+  assert_int_equal((int)num(cubin, "loads"), 3);
+  assert_int_equal((int)num(cubin, "compiles"), 1);
+  assert_non_null(ptx = module_row(j, "ptx", "nvrtc"));
+  assert_int_equal((int)num(ptx, "loads"), 1);
+  cJSON_Delete(j);
+  gpujit_profile_free(p);
+
+  p = run(direct, NULL, 0);
+  gpujit_profile_totals_get(p, &t);
+  assert_int_equal(t.exit_status, 0);
+  assert_int_equal(t.loads, 1);
+  j = json_of(p);
+  assert_non_null(cubin = module_row(j, "cubin", "nvrtc"));
+  assert_int_equal((int)num(cubin, "loads"), 1);
+  cJSON_Delete(j);
+  gpujit_profile_free(p);
+}
+
 int main(void)
 {
   setenv("PROFILE_TARGET_NVRTC", GPUJIT_NVRTC_PATH, 1); /* the one the dlopen target loads */
+  setenv("PROFILE_TARGET_DRIVER", GPUJIT_FAKE_DRIVER, 1);
+  setenv("PROFILE_TARGET_LOADER", GPUJIT_LOADER, 1);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_dlopen_dlsym),          cmocka_unit_test(test_linked_directly),
-      cmocka_unit_test(test_nvjitlink),             cmocka_unit_test(test_fork),
-      cmocka_unit_test(test_exit_status_and_signal), cmocka_unit_test(test_trace_passes_checks),
-      cmocka_unit_test(test_lineinfo_added),        cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_dlopen_dlsym),
+      cmocka_unit_test(test_linked_directly),
+      cmocka_unit_test(test_nvjitlink),
+      cmocka_unit_test(test_fork),
+      cmocka_unit_test(test_exit_status_and_signal),
+      cmocka_unit_test(test_trace_passes_checks),
+      cmocka_unit_test(test_lineinfo_added),
+      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_loads_without_cupti),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,81 @@
+/*
+ * What a module load was given, as record fields: an image's kind (cubin, fatbin, PTX), its
+ * length as far as its own header says, and its hash (the report ties it to the compile that
+ * made the same bytes); or a file's name and size.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "inject/image.h"
+
+/* The image a load was given: its kind and length (as far as its own header says). */
+void gji_image_fields(gji_line *l, const void *p)
+{
+  const unsigned char *b = p;
+  size_t n = 0;
+  const char *kind = "unknown";
+  char h[33];
+  if (!p)
+    return;
+  if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') { /* ELF64: its furthest part ends it */
+    uint64_t shoff, phoff, off, size;
+    uint16_t shentsize, shnum, phentsize, phnum;
+    uint32_t type;
+    memcpy(&phoff, b + 0x20, 8);
+    memcpy(&shoff, b + 0x28, 8);
+    memcpy(&phentsize, b + 0x36, 2);
+    memcpy(&phnum, b + 0x38, 2);
+    memcpy(&shentsize, b + 0x3a, 2);
+    memcpy(&shnum, b + 0x3c, 2);
+    kind = "cubin";
+    n = (size_t)(shoff + (uint64_t)shentsize * shnum);
+    if (phoff + (uint64_t)phentsize * phnum > n)
+      n = (size_t)(phoff + (uint64_t)phentsize * phnum);
+    for (uint16_t i = 0; shentsize >= 40 && i < shnum; i++) { /* sections with bytes in the file */
+      const unsigned char *sh = b + shoff + (uint64_t)i * shentsize;
+      memcpy(&type, sh + 4, 4);
+      memcpy(&off, sh + 24, 8);
+      memcpy(&size, sh + 32, 8);
+      if (type != 8 /* SHT_NOBITS */ && off + size > n)
+        n = (size_t)(off + size);
+    }
+    for (uint16_t i = 0; phentsize >= 40 && i < phnum; i++) {
+      const unsigned char *ph = b + phoff + (uint64_t)i * phentsize;
+      memcpy(&off, ph + 8, 8);
+      memcpy(&size, ph + 32, 8);
+      if (off + size > n)
+        n = (size_t)(off + size);
+    }
+  } else if (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba) { /* fatbin: header + body */
+    uint16_t hsize;
+    uint64_t fsize;
+    memcpy(&hsize, b + 6, 2);
+    memcpy(&fsize, b + 8, 8);
+    kind = "fatbin";
+    n = hsize + (size_t)fsize;
+  } else if (b[0] == 0xb1 && b[1] == 0x43 && b[2] == 0x62 && b[3] == 0x46) { /* the fatbin wrapper */
+    const void *inner;
+    memcpy(&inner, b + 8, sizeof(inner));
+    gji_image_fields(l, inner);
+    return;
+  } else {
+    kind = "ptx"; /* text */
+    n = strlen((const char *)p);
+  }
+  gji_str(l, "image", kind);
+  gji_u64(l, "bytes", n);
+  if (n && n < (1u << 30)) {
+    gji_hash(h, p, n);
+    gji_str(l, "hash", h);
+  }
+}
+
+void gji_file_fields(gji_line *l, const char *path)
+{
+  struct stat st;
+  gji_str(l, "file", path ? path : "");
+  if (path && stat(path, &st) == 0)
+    gji_u64(l, "bytes", (uint64_t)st.st_size);
+}

@@ -1,0 +1,13 @@
+/* What a module load was given, as fields of its record (image.c). */
+#ifndef GPUJIT_INJECT_IMAGE_H
+#define GPUJIT_INJECT_IMAGE_H
+
+#include "inject/record.h"
+
+/** "image" (cubin, fatbin, ptx), "bytes" and "hash" of an image in memory (a fatbin wrapper is
+ *  followed to its fatbin); nothing for NULL. */
+GJI_HIDDEN void gji_image_fields(gji_line *l, const void *p);
+/** "file" and "bytes" of an image loaded from a file. */
+GJI_HIDDEN void gji_file_fields(gji_line *l, const char *path);
+
+#endif
