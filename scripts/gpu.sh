@@ -88,6 +88,8 @@ echo "== gpujit profile: CuPy, PyTorch jiterator, cuda.core, JAX, Triton and gpu
 mkdir -p /tmp/gpujit-profile-check
 python3 tests/profile/gpu/check.py "$PWD/$g" /tmp/gpujit-profile-check 100 >"$out/profile_check.txt" 2>&1
 grep -E "^CHECK" "$out/profile_check.txt"
+echo "== gpujit profile overhead: CuPy launches and compiles side by side, ten million launches"
+OUT="$out" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm 5 10000000 2>&1 | tee "$out/profile_overhead.txt"
 echo "== main job"
 scripts/main.sh >"$out/main_job.txt" 2>&1; echo "main job exit $?" >>"$out/main_job.txt"; tail -12 "$out/main_job.txt"
 echo "== Nsight Compute workflow (docs/nsight-compute.md)"

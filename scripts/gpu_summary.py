@@ -141,6 +141,10 @@ for line in read("bench_hit.txt").splitlines():
 for line in read("profile_check.txt").splitlines():
     if line.startswith("CHECKS "):
         rows.append(("profile: GPU checks", line[7:]))
+for line in read("profile_overhead.txt").splitlines():
+    if line.startswith(("cupy ", "launch_storm")):
+        name, rest = line[:22].strip(), line[22:].strip()
+        rows.append(("profile overhead: " + name, " ".join(rest.split())[:110]))
 
 for line in read("cupti.txt").splitlines():
     if ":" in line:

@@ -21,9 +21,11 @@ typedef struct gpujit_profile_options {
   uint64_t max_trace_events; /**< per process, kernels/copies/memsets kept for the trace; 0: 200000 */
   const char *inject_path;   /**< the injection library; NULL: beside this library (or $GPUJIT_INJECT_LIBRARY) */
   const char *records_dir;   /**< where records go; NULL: a new directory, removed by gpujit_profile_free() */
+  int no_cupti;              /**< leave CUPTI to the program (PyTorch's profiler links its own CUPTI): compiles
+                                  and module loads are recorded, kernels, copies and the driver's JIT are not */
 } gpujit_profile_options;
 
-#define GPUJIT_PROFILE_OPTIONS_INIT { GPUJIT_PROFILE_OPTIONS_VERSION, 0, 0, 0, NULL, NULL }
+#define GPUJIT_PROFILE_OPTIONS_INIT { GPUJIT_PROFILE_OPTIONS_VERSION, 0, 0, 0, NULL, NULL, 0 }
 
 /** @return 0, or GPUJIT_EVERSION. */
 GPUJIT_API int gpujit_profile_options_init(gpujit_profile_options *opts, unsigned int version);

@@ -20,6 +20,9 @@ static void profile_help(void)
          "                   Nsight Compute source correlation for any framework's kernels)\n"
          "  --nvrtc-trace    add --fdevice-time-trace to NVRTC compiles; their phases, headers and\n"
          "                   templates go into --trace (changes the compiles)\n"
+         "  --no-cupti       leave CUPTI to the program: PyTorch's profiler (its CUPTI is linked into\n"
+         "                   libtorch) or another CUPTI tool inside COMMAND; compiles and module loads\n"
+         "                   are still recorded, kernels, copies and the driver's JIT are not\n"
          "  --max-events N   kernels, copies and memsets kept for the trace per process (default\n"
          "                   200000; past it they are counted, not drawn)\n"
          "  --keep DIR       keep the raw records (JSON lines per process) in DIR\n"
@@ -163,6 +166,8 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
       o.lineinfo = 1;
     else if (cli_opt(&a, "--nvrtc-trace", false))
       o.nvrtc_trace = 1;
+    else if (cli_opt(&a, "--no-cupti", false))
+      o.no_cupti = 1;
     else if (cli_opt(&a, "--keep", true))
       o.records_dir = a.value;
     else if (cli_opt(&a, "--max-events", true)) {

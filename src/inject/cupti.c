@@ -3,7 +3,7 @@
  * (CUDA_INJECTION64_PATH names this library; the driver calls InitializeInjection at cuInit):
  *   - module loads (cuModuleLoad*, cuLibraryLoad*, cuLinkComplete) from driver callbacks: the
  *     image's kind, size and hash, wall time, handle, correlation id;
- *   - launches: the module each launch's function belongs to, by correlation id;
+ *   - launches: the module each launch's function belongs to, by correlation id (spans.c);
  *   - activity: kernels (the concurrent kind, which leaves the program's concurrency alone),
  *     copies, memsets, the driver's JIT (PTX to cubin, its cache) and NVTX ranges.
  * Activity comes in buffers; each completed buffer adds per-kernel sums to the record file (so
@@ -28,10 +28,10 @@
 #include "inject/image.h"
 #include "inject/libs.h"
 #include "inject/record.h"
+#include "inject/spans.h"
 
 #define BUFFER_BYTES (4u << 20)
-#define MAX_SUMS 4096      /* distinct (module, kernel, device) per buffer */
-#define MAX_LAUNCHES 65536 /* correlation ids awaiting their kernel record */
+#define MAX_SUMS 4096 /* distinct (module, kernel, device) per buffer */
 
 static struct {
   void *lib;
@@ -51,11 +51,7 @@ static struct {
   CUresult (*kernel_get_library)(CUlibrary *, CUkernel);
   CUpti_SubscriberHandle sub;
   pthread_mutex_t lock;
-  uint64_t budget, traced, untraced, dropped_records;
-  struct {
-    uint32_t corr;
-    uint64_t module;
-  } launches[MAX_LAUNCHES];
+  uint64_t budget, traced, untraced, dropped_records, unattributed;
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Per thread: the load under way (its enter callback; the exit callback writes the record). */
@@ -137,10 +133,7 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
     module = (uint64_t)(uintptr_t)m;
   else if (C.kernel_get_library && C.kernel_get_library(&lib, (CUkernel)f) == CUDA_SUCCESS)
     module = (uint64_t)(uintptr_t)lib;
-  pthread_mutex_lock(&C.lock);
-  C.launches[cb->correlationId % MAX_LAUNCHES].corr = cb->correlationId;
-  C.launches[cb->correlationId % MAX_LAUNCHES].module = module;
-  pthread_mutex_unlock(&C.lock);
+  gji_span_launch(cb->correlationId, module);
 }
 
 static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data)
@@ -216,10 +209,8 @@ static bool trace_one(void)
 static void one_kernel(const CUpti_ActivityKernel10 *k, sum *sums, size_t *ns)
 {
   uint64_t module = 0;
-  pthread_mutex_lock(&C.lock);
-  if (C.launches[k->correlationId % MAX_LAUNCHES].corr == k->correlationId)
-    module = C.launches[k->correlationId % MAX_LAUNCHES].module;
-  pthread_mutex_unlock(&C.lock);
+  if (!gji_span_module(k->correlationId, &module))
+    __atomic_fetch_add(&C.unattributed, 1, __ATOMIC_RELAXED);
   add_sum(sums, ns, module, k->name, k->deviceId, k->end - k->start);
   if (trace_one()) {
     gji_line l;
@@ -463,6 +454,7 @@ static void at_exit(void)
   pthread_mutex_lock(&C.lock);
   gji_u64(&l, "traced", C.traced);
   gji_u64(&l, "untraced", C.untraced);
+  gji_u64(&l, "unattributed", C.unattributed); /* kernels older than every launch run kept */
   pthread_mutex_unlock(&C.lock);
   gji_end(&l);
 }

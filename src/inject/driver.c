@@ -12,8 +12,12 @@
  * handles as pointers and its results as ints.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "inject/image.h"
 #include "inject/libs.h"
@@ -317,3 +321,25 @@ EXPORT_CUPTI(cuptiActivityRegisterCallbacks, (void *req, void *done), (req, done
 EXPORT_CUPTI(cuptiActivityEnable, (int kind), (kind))
 EXPORT_CUPTI(cuptiActivityEnableContext, (void *ctx, int kind), (ctx, kind))
 EXPORT_CUPTI(cuptiActivityEnableAndDump, (int kind), (kind))
+
+/* Nsight Compute and Nsight Systems refuse to run while CUDA_INJECTION64_PATH names a library of
+ * someone else's. In their own process gpujit's is taken out: the programs they start get theirs
+ * (CUPTI is theirs), and gpujit's wrappers still record compiles and module loads there. */
+__attribute__((constructor)) static void nsight_first(void)
+{
+  static const char *const tools[] = {"ncu", "nsys", "nsys-launcher", "nv-nsight-cu-cli"};
+  char exe[PATH_MAX], inject[PATH_MAX];
+  const char *path = getenv("CUDA_INJECTION64_PATH"), *base;
+  Dl_info self;
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  bool tool = false;
+  if (!path || n <= 0)
+    return;
+  exe[n] = 0;
+  base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+  for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+    tool |= !strcmp(base, tools[i]);
+  if (tool && dladdr((void *)nsight_first, &self) && self.dli_fname && realpath(path, inject) &&
+      realpath(self.dli_fname, exe) && !strcmp(inject, exe))
+    unsetenv("CUDA_INJECTION64_PATH");
+}

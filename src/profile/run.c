@@ -109,13 +109,16 @@ static char **environment(const char *inject, const char *cupti, const char *dir
   /* another tool's injection (Nsight Systems sets its own): it stays, and CUPTI is theirs */
   if (getenv("CUDA_INJECTION64_PATH") && *getenv("CUDA_INJECTION64_PATH")) {
     set(env, &n, "CUDA_INJECTION64_PATH=%s", getenv("CUDA_INJECTION64_PATH"));
-    gpujit__profile_note(p, "CUDA_INJECTION64_PATH is set by another tool: kernels, copies, module loads and the "
-                            "driver's JIT are not recorded, compiles are");
-  } else
+    gpujit__profile_note(p, "CUDA_INJECTION64_PATH is set by another tool: kernels, copies and the driver's JIT "
+                            "are not recorded; compiles and module loads are");
+  } else if (o->no_cupti)
+    gpujit__profile_note(p, "--no-cupti: CUPTI was left to the program; kernels, copies and the driver's JIT are "
+                            "not recorded, compiles and module loads are");
+  else
     set(env, &n, "CUDA_INJECTION64_PATH=%s", inject);
   if (getenv("NVTX_INJECTION64_PATH") && *getenv("NVTX_INJECTION64_PATH"))
     set(env, &n, "NVTX_INJECTION64_PATH=%s", getenv("NVTX_INJECTION64_PATH"));
-  else if (cupti[0])
+  else if (cupti[0] && !o->no_cupti)
     set(env, &n, "NVTX_INJECTION64_PATH=%s", cupti);
   if (cupti[0])
     set(env, &n, "GPUJIT_CUPTI_LIBRARY=%s", cupti);

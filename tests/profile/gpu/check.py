@@ -22,9 +22,9 @@ def check(name, ok, what):
     failed += not ok
 
 
-def profile(name, cmd):
+def profile(name, cmd, options=()):
     j, t = "%s/%s.json" % (out, name), "%s/%s.trace.json" % (out, name)
-    r = subprocess.run([g, "profile", "--top", "6", "--json", j, "--trace", t, "--"] + cmd, env=env,
+    r = subprocess.run([g, "profile", "--top", "6", "--json", j, "--trace", t] + list(options) + ["--"] + cmd, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
     print("=== %s (exit %d)\n%s" % (name, r.returncode, r.stderr[-3000:]))
     if r.returncode != 0 or not os.path.exists(j):
@@ -57,8 +57,8 @@ def nvrtc_module(name, p, trace, kernel, launches):
     gpu_agrees(name, p, trace)
 
 
-def run_script(name, script):
-    return profile(name, [sys.executable, os.path.join(here, script), str(n)])
+def run_script(name, script, options=()):
+    return profile(name, [sys.executable, os.path.join(here, script), str(n)], options)
 
 
 p, t = run_script("cupy", "cupy_kernels.py")
@@ -84,6 +84,43 @@ if p:
     check("triton", m is not None and m["launches"] == n and m["loads"] >= 1,
           "gj_add: module loaded (%s), %s launches" % (m and m["origin"], m and m["launches"]))
     gpu_agrees("triton", p, t)
+# PyTorch's profiler links its own CUPTI into libtorch: with --no-cupti gpujit leaves CUPTI to it.
+# Its profiler must see every launch (the script exits 3 otherwise); gpujit still lists the
+# jiterator compile and its module load.
+p, t = run_script("torch-profiler", "torch_profiler.py", ["--no-cupti"])
+if p:
+    notes = " ".join(p["notes"])
+    m = next((m for m in p["modules"] if m["origin"] == "nvrtc" and m["loads"] >= 1), None)
+    check("torch-profiler", p["totals"]["exit_status"] == 0, "the program's own profiler saw all %d launches" % n)
+    check("torch-profiler", "--no-cupti" in notes, "the report says CUPTI was left: %s" % notes[:160])
+    check("torch-profiler", m is not None and m["compiles"] >= 1 and m["load_ms"] > 0,
+          "gj_prof: compiled and loaded (%s)" % (m and (m["name"][-30:], m["compiles"], m["loads"], round(m["load_ms"], 2))))
+# A program taking CUPTI through the shared libcupti: gpujit steps aside, the subscription works,
+# what was recorded before it stays, and later loads are still recorded.
+p, t = run_script("cupti-subscriber", "cupti_subscriber.py")
+if p:
+    notes = " ".join(p["notes"])
+    before = row(p, "gj_before")
+    loaded = [m for m in p["modules"] if m["origin"] == "nvrtc" and m["loads"] >= 1]
+    check("cupti-subscriber", p["totals"]["exit_status"] == 0, "the program's cuptiSubscribe succeeded")
+    check("cupti-subscriber", "took CUPTI" in notes, "gpujit says it stepped aside: %s" % notes[:200])
+    check("cupti-subscriber", before is not None and before["launches"] == n,
+          "gj_before: %s launches before the program took CUPTI, made %d" % (before and before["launches"], n))
+    check("cupti-subscriber", len(loaded) >= 2, "NVRTC modules loaded, before and after: %d" % len(loaded))
+# Another profiler attached (Nsight Compute owns CUPTI and the injection hook): the CuPy
+# program's compiles and module loads are still in the report.
+ncu = "/usr/local/cuda/bin/ncu"
+if os.path.exists(ncu):
+    p, t = profile("under-ncu", [ncu, "--target-processes", "all", "-k", "regex:gj_", "-c", "2", sys.executable,
+                                 os.path.join(here, "cupy_kernels.py"), "3"])
+    if p:
+        mods = [(m["name"][-24:], m["origin"], m["compiles"], m["loads"]) for m in p["modules"]]
+        loaded = [m for m in p["modules"] if m["origin"] == "nvrtc" and m["loads"] >= 1]
+        check("under-ncu", p["totals"]["compiles"] >= 3 and len(loaded) >= 3,
+              "%d compiles, %d loads, %d NVRTC modules loaded with ncu attached: %s; notes: %s" % (
+                  p["totals"]["compiles"], p["totals"]["loads"], len(loaded), mods, " ".join(p["notes"])[:200]))
+else:
+    check("under-ncu", False, "no ncu at %s" % ncu)
 runs = 1 + 3 + 20  # gpujit run: the first (cold) launch, the warm-ups, the timed runs
 p, t = profile("gpujit-run", [g, "run", "-q", "--no-lean", os.path.join(here, "../../../examples/saxpy.cu"), "--grid", "4096",
                               "--block", "256", "--arg", "i32:1048576", "--arg", "f32:2", "--arg", "buf:f32:1048576:random",

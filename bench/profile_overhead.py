@@ -1,0 +1,75 @@
+"""What `gpujit profile` costs the program it watches, measured side by side in one run: each
+workload runs alternately with and without the profile, and the medians are compared.
+  - a CuPy loop of 10,000 small kernel launches (target: <= 10 % wall),
+  - a JIT-heavy CuPy run compiling 50 distinct kernels (target: <= 3 %),
+  - ten million launches through the driver API (bench/launch_storm.c): the report must count
+    every launch while the profiled process's memory stays bounded.
+The injection library's peak memory is the profiled process's peak resident memory minus the
+plain run's. Usage: python3 profile_overhead.py GPUJIT LAUNCH_STORM [PAIRS] [STORM_LAUNCHES]"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+g, storm = sys.argv[1], sys.argv[2]
+pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+storm_n = int(sys.argv[4]) if len(sys.argv) > 4 else 10_000_000
+here = os.path.dirname(os.path.abspath(__file__))
+work = tempfile.mkdtemp(prefix="gpujit-profile-bench-")
+
+
+def once(cmd, profiled, tag):
+    """Run cmd (plain or under the profile) and return (whole-process wall s, its JSON line, profile)."""
+    env = dict(os.environ, CUPY_CACHE_DIR=tempfile.mkdtemp(dir=work))  # every compile is a real one
+    js = os.path.join(work, "%s.json" % tag)
+    full = ([g, "profile", "-o", os.devnull, "--json", js, "--"] if profiled else []) + cmd
+    t0 = time.perf_counter()
+    r = subprocess.run(full, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit("profile_overhead: %s failed (%d): %s" % (" ".join(full), r.returncode, r.stderr[-800:]))
+    line = json.loads(r.stdout.strip().splitlines()[-1])
+    prof = json.load(open(js)) if profiled else None
+    return wall, line, prof
+
+
+def side_by_side(name, cmd, target):
+    plain, prof = [], []
+    last = None
+    for i in range(pairs):
+        for profiled in ((False, True) if i % 2 == 0 else (True, False)):  # alternate which goes first
+            wall, line, p = once(cmd, profiled, "%s-%d" % (name, i))
+            (prof if profiled else plain).append((wall, line["loop_s"], line["peak_kib"]))
+            last = p or last
+    med = lambda v, k: statistics.median(x[k] for x in v)
+    r_wall, r_loop = med(prof, 0) / med(plain, 0), med(prof, 1) / med(plain, 1)
+    mem = med(prof, 2) - med(plain, 2)
+    print("%-22s loop %8.1f -> %8.1f ms (%.3fx)  process %7.0f -> %7.0f ms (%.3fx)  peak +%d KiB  target <= %.2fx: %s"
+          % (name, med(plain, 1) * 1e3, med(prof, 1) * 1e3, r_loop, med(plain, 0) * 1e3, med(prof, 0) * 1e3, r_wall,
+             mem, target, "met" if r_loop <= target else "NOT MET"))
+    return {"name": name, "loop_ratio": r_loop, "process_ratio": r_wall, "peak_extra_kib": mem,
+            "target": target, "met": r_loop <= target, "report": last and last["totals"]}
+
+
+results = []
+print("gpujit profile overhead: %d pairs, medians (plain -> profiled)" % pairs)
+results.append(side_by_side("cupy 10000 launches", [sys.executable, os.path.join(here, "profile_workload.py"), "launches", "10000"], 1.10))
+results.append(side_by_side("cupy 50 compiles", [sys.executable, os.path.join(here, "profile_workload.py"), "compiles", "50"], 1.03))
+# ten million launches: once each way (each is tens of seconds)
+w0, plain, _ = once([storm, str(storm_n)], False, "storm-plain")
+w1, prof, p = once([storm, str(storm_n)], True, "storm")
+t = p["totals"]
+row = next((m for m in p["modules"] if m["kernel"] == "gj_empty"), {"launches": 0})
+counted = t["launches"] == storm_n and row["launches"] == storm_n  # counted, and tied to gj_empty's module
+print("launch_storm %d       loop %8.0f -> %8.0f ms (%.3fx)  peak %d -> %d KiB (+%d KiB)  report: %d launches, %d left out of "
+      "the trace, %d lost, %d in gj_empty's module: %s" % (storm_n, plain["seconds"] * 1e3, prof["seconds"] * 1e3, prof["seconds"] / plain["seconds"],
+                                  plain["peak_kib"], prof["peak_kib"], prof["peak_kib"] - plain["peak_kib"], t["launches"],
+                                  t["untraced"], t["lost"], row["launches"], "every launch counted" if counted else "LAUNCHES MISSING"))
+results.append({"name": "launch_storm", "launches": t["launches"], "expected": storm_n, "untraced": t["untraced"],
+                "lost": t["lost"], "peak_plain_kib": plain["peak_kib"], "peak_profiled_kib": prof["peak_kib"],
+                "loop_ratio": prof["seconds"] / plain["seconds"], "met": counted})
+json.dump(results, open(os.path.join(os.environ.get("OUT", work), "profile_overhead.json"), "w"), indent=1)
+sys.exit(0 if all(r["met"] for r in results) else 1)
