@@ -12,22 +12,43 @@
 
 #include "inject/libs.h"
 
-static void *(*real_dlsym_fn)(void *, const char *);
+typedef void *(*dlsym_fn)(void *, const char *);
+/* The next dlsym after this library's (another tool's wrapper, or glibc's), and glibc's own. */
+static dlsym_fn real_dlsym_fn, libc_dlsym;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static Dl_info self;
+/* This thread is inside this library's dlsym: another tool's dlsym wrapper (Nsight Compute's)
+ * that calls the first dlsym it finds comes back here, and must go to glibc, not round again. */
+static __thread int inside;
+
+static dlsym_fn versioned(void *handle)
+{
+  dlsym_fn f = (dlsym_fn)dlvsym(handle, "dlsym", "GLIBC_2.34");
+  return f ? f : (dlsym_fn)dlvsym(handle, "dlsym", "GLIBC_2.2.5");
+}
 
 static void resolve(void)
 {
-  real_dlsym_fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-  if (!real_dlsym_fn)
-    real_dlsym_fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+  void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  real_dlsym_fn = versioned(RTLD_NEXT);
+  libc_dlsym = libc ? versioned(libc) : NULL;
+  if (!libc_dlsym)
+    libc_dlsym = real_dlsym_fn;
+  if (libc)
+    dlclose(libc);
   dladdr((void *)resolve, &self);
+}
+
+/* Resolved before the program runs, while the process has one thread. */
+__attribute__((constructor)) static void resolve_early(void)
+{
+  pthread_once(&once, resolve);
 }
 
 void *gji_real_dlsym(void *handle, const char *name)
 {
   pthread_once(&once, resolve);
-  return real_dlsym_fn ? real_dlsym_fn(handle, name) : NULL;
+  return libc_dlsym ? libc_dlsym(handle, name) : NULL;
 }
 
 static bool watched(const char *name)
@@ -48,16 +69,16 @@ void *gji_next_for(const void *caller, const char *name)
   struct link_map *lm = NULL;
   void *f = NULL, *h;
   pthread_once(&once, resolve);
-  if (!real_dlsym_fn)
+  if (!libc_dlsym)
     return NULL;
   /* the caller's own scope first: a library loaded RTLD_LOCAL finds its own dependencies */
   if (dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name && lm->l_name[0] &&
       (h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD))) {
-    f = real_dlsym_fn(h, name);
+    f = libc_dlsym(h, name);
     dlclose(h);
   }
   if (!f || gji_is_self(f))
-    f = real_dlsym_fn(RTLD_NEXT, name);
+    f = libc_dlsym(RTLD_NEXT, name);
   return gji_is_self(f) ? NULL : f;
 }
 
@@ -89,7 +110,7 @@ static void *next_after(const void *caller, const char *name)
       continue;
     if (!(h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD)))
       continue;
-    f = real_dlsym_fn(h, name);
+    f = libc_dlsym(h, name);
     dlclose(h);
     if (f)
       return f;
@@ -102,12 +123,20 @@ __attribute__((visibility("default"))) void *dlsym(void *handle, const char *nam
   const void *caller = __builtin_return_address(0);
   void *r, *w;
   pthread_once(&once, resolve);
-  if (!real_dlsym_fn)
+  if (!real_dlsym_fn || !libc_dlsym)
     return NULL;
-  r = handle == RTLD_NEXT ? next_after(caller, name) : real_dlsym_fn(handle, name);
+  if (handle == RTLD_NEXT)
+    r = next_after(caller, name);
+  else if (inside) /* come back through another tool's dlsym: glibc answers */
+    return libc_dlsym(handle, name);
+  else {
+    inside++;
+    r = real_dlsym_fn(handle, name);
+    inside--;
+  }
   /* a global look-up that found only this library's export: the library it stands in for is
    * not loaded, and the program must see that (it may be asking whether CUDA is there) */
-  if (gji_is_self(r) && watched(name) && !real_dlsym_fn(RTLD_NEXT, name))
+  if (gji_is_self(r) && watched(name) && !libc_dlsym(RTLD_NEXT, name))
     return NULL;
   w = gji_wrap_symbol(name, r);
   return w ? w : r;

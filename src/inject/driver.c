@@ -14,10 +14,10 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "inject/image.h"
 #include "inject/libs.h"
@@ -252,8 +252,38 @@ static int cupti_index(const char *name)
   return -1;
 }
 
+/* Whether another tool owns the driver's injection hook in this process (Nsight Compute or
+ * Systems: their interceptors resolve the driver through the same calls, and a wrapper between
+ * them and the driver could call back into them). The driver is then left alone entirely. */
+static pthread_once_t tool_once = PTHREAD_ONCE_INIT;
+static bool tool_owns_driver;
+
+static void find_tool(void)
+{
+  char mine[PATH_MAX], theirs[PATH_MAX];
+  Dl_info self;
+  const char *path = getenv("CUDA_INJECTION64_PATH");
+  if (!path || !*path)
+    return;
+  tool_owns_driver = !(dladdr((void *)find_tool, &self) && self.dli_fname && realpath(path, theirs) &&
+                       realpath(self.dli_fname, mine) && !strcmp(theirs, mine));
+  if (tool_owns_driver)
+    gji_note("driver-tool",
+             "another tool owns the CUDA driver's injection hook (%s): module loads are not "
+             "recorded; compiles are",
+             path);
+}
+
+static bool driver_left_alone(void)
+{
+  pthread_once(&tool_once, find_tool);
+  return tool_owns_driver;
+}
+
 bool gji_driver_watched(const char *name)
 {
+  if (driver_left_alone())
+    return false;
   if (!strncmp(name, "cupti", 5))
     return cupti_index(name) >= 0;
   return !strncmp(name, "cu", 2) && index_of(name) >= 0;
@@ -287,6 +317,8 @@ void *gji_driver_wrap(const char *name, void *fn)
     void *next = gji_next_for(__builtin_return_address(0), #fn);                                                       \
     if (!next)                                                                                                         \
       return CU_NOT_INITIALIZED;                                                                                       \
+    if (driver_left_alone())                                                                                           \
+      return ((int(*) params)next)args;                                                                                \
     gji_driver_wrap(#fn, next);                                                                                        \
     return ((int(*) params)wrappers_by_index[idx])args;                                                                \
   }
@@ -312,7 +344,8 @@ EXPORT_LOAD(cuGetProcAddress_v2, GPA2, (const char *s, void **p, int v, uint64_t
     void *next = gji_next_for(__builtin_return_address(0), #fn);                                                       \
     if (!next)                                                                                                         \
       return CUPTI_NOT_INITIALIZED;                                                                                    \
-    gji_cupti_yield(#fn);                                                                                              \
+    if (!driver_left_alone())                                                                                          \
+      gji_cupti_yield(#fn);                                                                                            \
     return ((int(*) params)next)args;                                                                                  \
   }
 EXPORT_CUPTI(cuptiSubscribe, (void **s, void *cb, void *ud), (s, cb, ud))
@@ -321,25 +354,3 @@ EXPORT_CUPTI(cuptiActivityRegisterCallbacks, (void *req, void *done), (req, done
 EXPORT_CUPTI(cuptiActivityEnable, (int kind), (kind))
 EXPORT_CUPTI(cuptiActivityEnableContext, (void *ctx, int kind), (ctx, kind))
 EXPORT_CUPTI(cuptiActivityEnableAndDump, (int kind), (kind))
-
-/* Nsight Compute and Nsight Systems refuse to run while CUDA_INJECTION64_PATH names a library of
- * someone else's. In their own process gpujit's is taken out: the programs they start get theirs
- * (CUPTI is theirs), and gpujit's wrappers still record compiles and module loads there. */
-__attribute__((constructor)) static void nsight_first(void)
-{
-  static const char *const tools[] = {"ncu", "nsys", "nsys-launcher", "nv-nsight-cu-cli"};
-  char exe[PATH_MAX], inject[PATH_MAX];
-  const char *path = getenv("CUDA_INJECTION64_PATH"), *base;
-  Dl_info self;
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  bool tool = false;
-  if (!path || n <= 0)
-    return;
-  exe[n] = 0;
-  base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-  for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
-    tool |= !strcmp(base, tools[i]);
-  if (tool && dladdr((void *)nsight_first, &self) && self.dli_fname && realpath(path, inject) &&
-      realpath(self.dli_fname, exe) && !strcmp(inject, exe))
-    unsetenv("CUDA_INJECTION64_PATH");
-}

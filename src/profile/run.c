@@ -109,8 +109,8 @@ static char **environment(const char *inject, const char *cupti, const char *dir
   /* another tool's injection (Nsight Systems sets its own): it stays, and CUPTI is theirs */
   if (getenv("CUDA_INJECTION64_PATH") && *getenv("CUDA_INJECTION64_PATH")) {
     set(env, &n, "CUDA_INJECTION64_PATH=%s", getenv("CUDA_INJECTION64_PATH"));
-    gpujit__profile_note(p, "CUDA_INJECTION64_PATH is set by another tool: kernels, copies and the driver's JIT "
-                            "are not recorded; compiles and module loads are");
+    gpujit__profile_note(p, "CUDA_INJECTION64_PATH is set by another tool: it owns the driver, so kernels, copies, "
+                            "module loads and the driver's JIT are not recorded; compiles are");
   } else if (o->no_cupti)
     gpujit__profile_note(p, "--no-cupti: CUPTI was left to the program; kernels, copies and the driver's JIT are "
                             "not recorded, compiles and module loads are");

@@ -101,7 +101,9 @@ static void load_images(void)
   cubin(p, bin), ptx(p, text);
   destroy(&p);
 #ifdef DIRECT
-  printf("load direct %d\n", cuModuleLoadData(&m, bin));
+  if (cuModuleLoadData(&m, bin))
+    exit(93);
+  printf("load direct 0\n");
 #else
   {
     void *drv = dlopen(getenv("PROFILE_TARGET_DRIVER"), RTLD_NOW | RTLD_LOCAL), *lib = NULL;
@@ -114,10 +116,12 @@ static void load_images(void)
     if (!load || !gpa || !loader_load || gpa("cuModuleLoadDataEx", (void **)&load_ex, 13000, 0, NULL) ||
         gpa("cuLibraryLoadData", (void **)&lib_load, 13000, 0, NULL))
       exit(92);
-    printf("load dlsym %d\n", load(&m, bin));
-    printf("load proc-address ptx %d\n", load_ex(&m, text, 0, NULL, NULL));
-    printf("load proc-address library %d\n", lib_load(&lib, bin, NULL, NULL, 0, NULL, NULL, 0));
-    printf("load local-library %d\n", loader_load(bin));
+    int r[4] = {load(&m, bin), load_ex(&m, text, 0, NULL, NULL), lib_load(&lib, bin, NULL, NULL, 0, NULL, NULL, 0),
+                loader_load(bin)};
+    printf("load dlsym %d\nload proc-address ptx %d\nload proc-address library %d\nload local-library %d\n", r[0], r[1],
+           r[2], r[3]);
+    if (r[0] || r[1] || r[2] || r[3])
+      exit(93); /* a load the program made failed */
   }
 #endif
   fflush(stdout);

@@ -10,16 +10,22 @@
 #include "helpers.h"
 #include "trace/trace_check.h"
 
-static gpujit_profile *run(const char *const *args, const char *keep, int lineinfo)
+static gpujit_profile *run_with(const char *const *args, const char *keep, int lineinfo, int no_cupti)
 {
   gpujit_profile_options o = GPUJIT_PROFILE_OPTIONS_INIT;
   gpujit_profile *p = NULL;
   o.inject_path = GPUJIT_INJECT;
   o.records_dir = keep;
   o.lineinfo = lineinfo;
+  o.no_cupti = no_cupti;
   assert_int_equal(gpujit_profile_run(&p, (char *const *)args, &o), 0);
   assert_non_null(p);
   return p;
+}
+
+static gpujit_profile *run(const char *const *args, const char *keep, int lineinfo)
+{
+  return run_with(args, keep, lineinfo, 0);
 }
 
 static cJSON *json_of(const gpujit_profile *p)
@@ -256,8 +262,9 @@ static double num(cJSON *o, const char *key)
   return cJSON_GetNumberValue(cJSON_GetObjectItem(o, key));
 }
 
-/* Without CUPTI (here: no driver injection at all) the loads are still recorded, however the
- * program reached the driver, and tied to the compile that made their images. */
+/* Without CUPTI (--no-cupti: where there is a driver, NVRTC may start it and CUPTI would watch
+ * the real driver, not the stand-in) the loads are still recorded, however the program reached
+ * the driver, and tied to the compile that made their images. */
 static void test_loads_without_cupti(void **state)
 {
   const char *dl[] = {GPUJIT_TARGET_DL, "load", NULL}, *direct[] = {GPUJIT_TARGET_DIRECT, "load", NULL};
@@ -265,7 +272,7 @@ static void test_loads_without_cupti(void **state)
   gpujit_profile_totals t;
   cJSON *j, *cubin, *ptx;
   (void)state;
-  p = run(dl, NULL, 0);
+  p = run_with(dl, NULL, 0, 1);
   gpujit_profile_totals_get(p, &t);
   assert_int_equal(t.exit_status, 0);
   assert_int_equal(t.compiles, 1);
@@ -281,7 +288,18 @@ static void test_loads_without_cupti(void **state)
   cJSON_Delete(j);
   gpujit_profile_free(p);
 
-  p = run(direct, NULL, 0);
+  /* another tool owning the driver's injection hook (Nsight): the driver is left alone */
+  setenv("CUDA_INJECTION64_PATH", "/bin/true", 1);
+  p = run_with(dl, NULL, 0, 0);
+  unsetenv("CUDA_INJECTION64_PATH");
+  gpujit_profile_totals_get(p, &t);
+  assert_int_equal(t.exit_status, 0); /* the program's loads all succeeded */
+  assert_int_equal(t.compiles, 1);
+  assert_int_equal(t.loads, 0);
+  assert_non_null(strstr(gpujit_profile_notes(p), "another tool owns the CUDA driver's injection hook"));
+  gpujit_profile_free(p);
+
+  p = run_with(direct, NULL, 0, 1);
   gpujit_profile_totals_get(p, &t);
   assert_int_equal(t.exit_status, 0);
   assert_int_equal(t.loads, 1);

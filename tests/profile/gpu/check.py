@@ -7,12 +7,16 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 g, out = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 100
 here = os.path.dirname(os.path.abspath(__file__))
-env = dict(os.environ, CUPY_CACHE_DIR=out + "/cupy-cache", TRITON_CACHE_DIR=out + "/triton-cache",
-           XLA_PYTHON_CLIENT_PREALLOCATE="false", GPUJIT_NO_CACHE="1")
+# Fresh caches each run: every framework compiles for real (a CuPy or jiterator cache hit makes no
+# NVRTC call).
+caches = tempfile.mkdtemp(prefix="caches-", dir=out)
+env = dict(os.environ, CUPY_CACHE_DIR=caches + "/cupy", TRITON_CACHE_DIR=caches + "/triton",
+           PYTORCH_KERNEL_CACHE_PATH=caches + "/torch", XLA_PYTHON_CLIENT_PREALLOCATE="false", GPUJIT_NO_CACHE="1")
 failed = 0
 
 
@@ -22,10 +26,14 @@ def check(name, ok, what):
     failed += not ok
 
 
-def profile(name, cmd, options=()):
+def profile(name, cmd, options=(), timeout=300):
     j, t = "%s/%s.json" % (out, name), "%s/%s.trace.json" % (out, name)
-    r = subprocess.run([g, "profile", "--top", "6", "--json", j, "--trace", t] + list(options) + ["--"] + cmd, env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    try:
+        r = subprocess.run([g, "profile", "--top", "6", "--json", j, "--trace", t] + list(options) + ["--"] + cmd,
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        check(name, False, "still running after %d s" % timeout)
+        return None, None
     print("=== %s (exit %d)\n%s" % (name, r.returncode, r.stderr[-3000:]))
     if r.returncode != 0 or not os.path.exists(j):
         check(name, False, "the program ran (exit %d): %s" % (r.returncode, r.stdout[-300:]))
@@ -94,7 +102,7 @@ if p:
     check("torch-profiler", p["totals"]["exit_status"] == 0, "the program's own profiler saw all %d launches" % n)
     check("torch-profiler", "--no-cupti" in notes, "the report says CUPTI was left: %s" % notes[:160])
     check("torch-profiler", m is not None and m["compiles"] >= 1 and m["load_ms"] > 0,
-          "gj_prof: compiled and loaded (%s)" % (m and (m["name"][-30:], m["compiles"], m["loads"], round(m["load_ms"], 2))))
+          "gj_prof: compiled and loaded (%s)" % str(m and (m["name"][-30:], m["compiles"], m["loads"], round(m["load_ms"], 2))))
 # A program taking CUPTI through the shared libcupti: gpujit steps aside, the subscription works,
 # what was recorded before it stays, and later loads are still recorded.
 p, t = run_script("cupti-subscriber", "cupti_subscriber.py")
@@ -107,20 +115,6 @@ if p:
     check("cupti-subscriber", before is not None and before["launches"] == n,
           "gj_before: %s launches before the program took CUPTI, made %d" % (before and before["launches"], n))
     check("cupti-subscriber", len(loaded) >= 2, "NVRTC modules loaded, before and after: %d" % len(loaded))
-# Another profiler attached (Nsight Compute owns CUPTI and the injection hook): the CuPy
-# program's compiles and module loads are still in the report.
-ncu = "/usr/local/cuda/bin/ncu"
-if os.path.exists(ncu):
-    p, t = profile("under-ncu", [ncu, "--target-processes", "all", "-k", "regex:gj_", "-c", "2", sys.executable,
-                                 os.path.join(here, "cupy_kernels.py"), "3"])
-    if p:
-        mods = [(m["name"][-24:], m["origin"], m["compiles"], m["loads"]) for m in p["modules"]]
-        loaded = [m for m in p["modules"] if m["origin"] == "nvrtc" and m["loads"] >= 1]
-        check("under-ncu", p["totals"]["compiles"] >= 3 and len(loaded) >= 3,
-              "%d compiles, %d loads, %d NVRTC modules loaded with ncu attached: %s; notes: %s" % (
-                  p["totals"]["compiles"], p["totals"]["loads"], len(loaded), mods, " ".join(p["notes"])[:200]))
-else:
-    check("under-ncu", False, "no ncu at %s" % ncu)
 runs = 1 + 3 + 20  # gpujit run: the first (cold) launch, the warm-ups, the timed runs
 p, t = profile("gpujit-run", [g, "run", "-q", "--no-lean", os.path.join(here, "../../../examples/saxpy.cu"), "--grid", "4096",
                               "--block", "256", "--arg", "i32:1048576", "--arg", "f32:2", "--arg", "buf:f32:1048576:random",
