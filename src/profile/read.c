@@ -52,7 +52,9 @@ static uint64_t u_of(const cJSON *j, const char *k)
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
   if (cJSON_IsString(v) && !strncmp(v->valuestring, "0x", 2))
     return strtoull(v->valuestring + 2, NULL, 16);
-  return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+  /* a number no record writes (beyond 64 bits, NaN) reads as 0, never as undefined behaviour */
+  return cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 18446744073709549568.0 ? (uint64_t)v->valuedouble
+                                                                                            : 0;
 }
 
 /* Exact 64-bit integers: cJSON keeps numbers as doubles, nanosecond times need all 64 bits. */
@@ -68,12 +70,20 @@ static uint64_t t_of(const char *line, const char *k)
 static int64_t i_of(const cJSON *j, const char *k)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
-  return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+  return cJSON_IsNumber(v) && v->valuedouble > -9223372036854774784.0 && v->valuedouble < 9223372036854774784.0
+             ? (int64_t)v->valuedouble
+             : 0;
 }
 
-static char *dup(const char *s) { return gpujit__strdup(s ? s : ""); }
+static char *dup(const char *s)
+{
+  return gpujit__strdup(s ? s : "");
+}
 
-static void copy_hash(char out[33], const char *s) { snprintf(out, 33, "%s", s); }
+static void copy_hash(char out[33], const char *s)
+{
+  snprintf(out, 33, "%s", s);
+}
 
 static char *joined_options(const cJSON *j)
 {
@@ -141,7 +151,8 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     c->result = (int)i_of(j, "result");
     c->version = (int)i_of(j, "version");
     c->t0 = t_of(line, "t0"), c->t1 = t_of(line, "t1");
-    c->ptx_bytes = u_of(j, "ptx_bytes"), c->cubin_bytes = u_of(j, "cubin_bytes"), c->ltoir_bytes = u_of(j, "ltoir_bytes");
+    c->ptx_bytes = u_of(j, "ptx_bytes"), c->cubin_bytes = u_of(j, "cubin_bytes"),
+    c->ltoir_bytes = u_of(j, "ltoir_bytes");
     copy_hash(c->ptx_hash, s_of(j, "ptx_hash"));
     copy_hash(c->cubin_hash, s_of(j, "cubin_hash"));
     copy_hash(c->ltoir_hash, s_of(j, "ltoir_hash"));
