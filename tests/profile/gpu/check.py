@@ -115,6 +115,19 @@ if p:
     check("cupti-subscriber", before is not None and before["launches"] == n,
           "gj_before: %s launches before the program took CUPTI, made %d" % (before and before["launches"], n))
     check("cupti-subscriber", len(loaded) >= 2, "NVRTC modules loaded, before and after: %d" % len(loaded))
+# Two GPUs (where the machine has them): both in the device totals, each with its launches.
+gpus = subprocess.run([sys.executable, "-c", "import cupy; print(cupy.cuda.runtime.getDeviceCount())"],
+                      stdout=subprocess.PIPE, text=True, env=env).stdout.strip()
+if gpus.isdigit() and int(gpus) >= 2:
+    p, t = run_script("two-gpus", "two_gpus.py")
+    if p:
+        devs = {d["device"]: d["launches"] for d in p["devices"]}
+        m = row(p, "gj_both")
+        check("two-gpus", devs.get(0, 0) >= n and devs.get(1, 0) >= n, "launches per device: %s" % devs)
+        check("two-gpus", m is not None and m["launches"] == 2 * n and m["loads"] >= 2,
+              "gj_both: %s launches on both, made %d; %s loads" % (m and m["launches"], 2 * n, m and m["loads"]))
+else:
+    print("two-gpus: skipped, %s GPU on this machine" % (gpus or "no"))
 runs = 1 + 3 + 20  # gpujit run: the first (cold) launch, the warm-ups, the timed runs
 p, t = profile("gpujit-run", [g, "run", "-q", "--no-lean", os.path.join(here, "../../../examples/saxpy.cu"), "--grid", "4096",
                               "--block", "256", "--arg", "i32:1048576", "--arg", "f32:2", "--arg", "buf:f32:1048576:random",
