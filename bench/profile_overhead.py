@@ -21,11 +21,11 @@ here = os.path.dirname(os.path.abspath(__file__))
 work = tempfile.mkdtemp(prefix="gpujit-profile-bench-")
 
 
-def once(cmd, profiled, tag):
+def once(cmd, profiled, tag, options=(), extra_env=None):
     """Run cmd (plain or under the profile) and return (whole-process wall s, its JSON line, profile)."""
-    env = dict(os.environ, CUPY_CACHE_DIR=tempfile.mkdtemp(dir=work))  # every compile is a real one
+    env = dict(os.environ, CUPY_CACHE_DIR=tempfile.mkdtemp(dir=work), **(extra_env or {}))  # real compiles
     js = os.path.join(work, "%s.json" % tag)
-    full = ([g, "profile", "-o", os.devnull, "--json", js, "--"] if profiled else []) + cmd
+    full = ([g, "profile", "-o", os.devnull, "--json", js] + list(options) + ["--"] if profiled else []) + cmd
     t0 = time.perf_counter()
     r = subprocess.run(full, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
     wall = time.perf_counter() - t0
@@ -57,6 +57,20 @@ def side_by_side(name, cmd, target):
 results = []
 print("gpujit profile overhead: %d pairs, medians (plain -> profiled)" % pairs)
 results.append(side_by_side("cupy 10000 launches", [sys.executable, os.path.join(here, "profile_workload.py"), "launches", "10000"], 1.10))
+# Where a launch loop's overhead goes: the profile as it is, without its launch callbacks (which
+# tie each launch to its module), and with CUPTI left alone (--no-cupti: the wrappers only).
+launch_cmd = [sys.executable, os.path.join(here, "profile_workload.py"), "launches", "10000"]
+variants = [("plain", False, (), None), ("profile", True, (), None),
+            ("no launch callbacks", True, (), {"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "0"}),
+            ("--no-cupti", True, ("--no-cupti",), None)]
+loops = {v[0]: [] for v in variants}
+for i in range(pairs):
+    for k in range(len(variants)):
+        name, profiled, opts, extra = variants[(i + k) % len(variants)]  # rotate the order
+        loops[name].append(once(launch_cmd, profiled, "variant-%d-%d" % (i, k), opts, extra)[1]["loop_s"])
+base = statistics.median(loops["plain"])
+print("cupy 10000 launches, where it goes: " + ", ".join(
+    "%s %.1f ms (%.3fx)" % (v[0], statistics.median(loops[v[0]]) * 1e3, statistics.median(loops[v[0]]) / base) for v in variants))
 results.append(side_by_side("cupy 50 compiles", [sys.executable, os.path.join(here, "profile_workload.py"), "compiles", "50"], 1.03))
 # ten million launches: once each way (each is tens of seconds)
 w0, plain, _ = once([storm, str(storm_n)], False, "storm-plain")

@@ -532,8 +532,12 @@ int InitializeInjection(void)
              cupti_error(r));
     return 1;
   }
+  /* $GPUJIT_PROFILE_LAUNCH_CALLBACKS=0 measures what the launch callbacks cost (bench/
+   * profile_overhead.py): launches are then not tied to their modules */
+  const char *launch_cb = getenv("GPUJIT_PROFILE_LAUNCH_CALLBACKS");
   for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
-    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
+    if (i < 7 /* the loads */ || !launch_cb || strcmp(launch_cb, "0"))
+      C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
   __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE); /* loads come through the callbacks now */
   if ((r = C.register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
     gji_note("cupti",
