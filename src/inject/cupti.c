@@ -99,13 +99,8 @@ static void on_load(CUpti_CallbackId id, const CUpti_CallbackData *cb)
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuLinkComplete: {
     const cuLinkComplete_params *lc = p;
-    if (lc->cubinOut && *lc->cubinOut && lc->sizeOut) {
-      char h[33];
-      gji_hash(h, *lc->cubinOut, *lc->sizeOut);
-      gji_str(&l, "image", "cubin");
-      gji_u64(&l, "bytes", *lc->sizeOut);
-      gji_str(&l, "hash", h);
-    }
+    if (lc->cubinOut && lc->sizeOut)
+      gji_linked_fields(&l, *lc->cubinOut, *lc->sizeOut);
     break;
   }
   default:

@@ -152,13 +152,8 @@ static int w_link_complete(void *state, void **cubin, size_t *size)
     gji_u64(&l, "t0", t0);
     gji_u64(&l, "t1", gji_now());
     gji_i64(&l, "result", r);
-    if (r == 0 && cubin && *cubin && size && *size) {
-      char h[33];
-      gji_hash(h, *cubin, *size);
-      gji_str(&l, "image", "cubin");
-      gji_u64(&l, "bytes", *size);
-      gji_str(&l, "hash", h);
-    }
+    if (r == 0 && cubin && size)
+      gji_linked_fields(&l, *cubin, *size);
     gji_end(&l);
   }
   return r;

@@ -79,3 +79,14 @@ void gji_file_fields(gji_line *l, const char *path)
   if (path && stat(path, &st) == 0)
     gji_u64(l, "bytes", (uint64_t)st.st_size);
 }
+
+void gji_linked_fields(gji_line *l, const void *cubin, size_t size)
+{
+  char h[33];
+  if (!cubin || !size)
+    return;
+  gji_hash(h, cubin, size);
+  gji_str(l, "image", "cubin");
+  gji_u64(l, "bytes", size);
+  gji_str(l, "hash", h);
+}

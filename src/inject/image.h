@@ -7,6 +7,8 @@
 /** "image" (cubin, fatbin, ptx), "bytes" and "hash" of an image in memory (a fatbin wrapper is
  *  followed to its fatbin); nothing for NULL. */
 GJI_HIDDEN void gji_image_fields(gji_line *l, const void *p);
+/** "image", "bytes" and "hash" of the cubin cuLinkComplete made (nothing for none). */
+GJI_HIDDEN void gji_linked_fields(gji_line *l, const void *cubin, size_t size);
 /** "file" and "bytes" of an image loaded from a file. */
 GJI_HIDDEN void gji_file_fields(gji_line *l, const char *path);
 
