@@ -35,28 +35,42 @@ static int find_inject(char *out, size_t size, const char *asked)
   static const char *const rel[] = {"", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu"};
   const char *env = getenv("GPUJIT_INJECT_LIBRARY");
   Dl_info info;
-  char *dir = NULL, tried[2048] = "";
+  char tried[2048] = "", self[PATH_MAX];
+  const char *froms[2] = {NULL, NULL};
   size_t len = 0;
+  ssize_t n;
   if (asked || (env && *env)) {
     snprintf(out, size, "%s", asked ? asked : env);
     return access(out, R_OK) == 0 ? 0 : gpujit__error(GPUJIT_ENOENT, "%s: no injection library there", out);
   }
-  if (dladdr((void *)find_inject, &info) && info.dli_fname) {
-    char real[PATH_MAX];
-    dir = gpujit__dirname(realpath(info.dli_fname, real) ? real : info.dli_fname);
+  /* the object this code is in; an executable's name there is its argv[0] ("gpujit" when run
+   * from PATH), so the executable's own path as well */
+  if (dladdr((void *)find_inject, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
+    froms[0] = info.dli_fname;
+  if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+    self[n] = '\0';
+    froms[1] = self;
   }
-  for (size_t i = 0; dir && i < sizeof(rel) / sizeof(rel[0]); i++) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s%s/libgpujit_inject.so", dir, rel[i]);
-    if (access(path, R_OK) == 0 && realpath(path, out)) {
-      free(dir);
-      return 0;
+  for (int f = 0; f < 2; f++) {
+    char real[PATH_MAX], *dir;
+    if (!froms[f] || !realpath(froms[f], real) || !(dir = gpujit__dirname(real)))
+      continue;
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+      char path[PATH_MAX];
+      snprintf(path, sizeof(path), "%s%s/libgpujit_inject.so", dir, rel[i]);
+      if (access(path, R_OK) == 0 && realpath(path, out)) {
+        free(dir);
+        return 0;
+      }
+      len +=
+          (size_t)snprintf(tried + len, len < sizeof(tried) ? sizeof(tried) - len : 0, "%s%s", len ? ", " : "", path);
     }
-    len += (size_t)snprintf(tried + len, len < sizeof(tried) ? sizeof(tried) - len : 0, "%s%s", i ? ", " : "", path);
+    free(dir);
   }
-  free(dir);
-  return gpujit__error(GPUJIT_ENOENT, "the injection library libgpujit_inject.so was not found (looked at %s); "
-                                      "set GPUJIT_INJECT_LIBRARY", tried[0] ? tried : "nothing");
+  return gpujit__error(GPUJIT_ENOENT,
+                       "the injection library libgpujit_inject.so was not found (looked at %s); "
+                       "set GPUJIT_INJECT_LIBRARY",
+                       tried[0] ? tried : "nothing");
 }
 
 /* The toolkit's CUPTI (the injection library loads it; NVTX is handed to it). */
@@ -102,8 +116,9 @@ static char **environment(const char *inject, const char *cupti, const char *dir
     return NULL;
   n = 0;
   for (char **e = environ; *e; e++)
-    if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "GPUJIT_PROFILE_", 15) && strncmp(*e, "GPUJIT_CUPTI_LIBRARY=", 21) &&
-        strncmp(*e, "CUDA_INJECTION64_PATH=", 22) && strncmp(*e, "NVTX_INJECTION64_PATH=", 22))
+    if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "GPUJIT_PROFILE_", 15) &&
+        strncmp(*e, "GPUJIT_CUPTI_LIBRARY=", 21) && strncmp(*e, "CUDA_INJECTION64_PATH=", 22) &&
+        strncmp(*e, "NVTX_INJECTION64_PATH=", 22))
       env[n++] = *e;
   set(env, &n, "LD_PRELOAD=%s%s%s", inject, old && *old ? " " : "", old ? old : "");
   /* another tool's injection (Nsight Systems sets its own): it stays, and CUPTI is theirs */
@@ -127,7 +142,7 @@ static char **environment(const char *inject, const char *cupti, const char *dir
            o->nvrtc_trace ? "nvrtc-trace" : "");
   set(env, &n, "GPUJIT_PROFILE_FLAGS=%s", flags);
   set(env, &n, "GPUJIT_PROFILE_MAX_EVENTS=%llu",
-           (unsigned long long)(o->max_trace_events ? o->max_trace_events : 200000));
+      (unsigned long long)(o->max_trace_events ? o->max_trace_events : 200000));
   return env;
 }
 
@@ -190,8 +205,10 @@ int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_pr
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   }
   if (!cupti[0])
-    gpujit__profile_note(p, "libcupti was not found in the toolkit (%s): kernels, copies, module loads and the "
-                            "driver's JIT are not recorded, compiles are", gpujit__cuda_root());
+    gpujit__profile_note(p,
+                         "libcupti was not found in the toolkit (%s): kernels, copies, module loads and the "
+                         "driver's JIT are not recorded, compiles are",
+                         gpujit__cuda_root());
   if (o.lineinfo)
     gpujit__profile_note(p, "--lineinfo: -lineinfo was added to NVRTC compiles that lacked it (the program's "
                             "compiles changed)");
