@@ -13,6 +13,10 @@ need=()
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v nginx >/dev/null || need+=(nginx)
 [ "${GPUJIT_FUZZ_SECONDS:-60}" = 0 ] || command -v clang >/dev/null || need+=(clang)
+# the Python package's tests: a venv, and CPython's headers for the extension
+python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)
+python3 -c 'import os, sysconfig; assert os.path.exists(sysconfig.get_paths()["include"] + "/Python.h")' 2>/dev/null ||
+  need+=(python3-dev)
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "test: installing ${need[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null || true
@@ -43,6 +47,14 @@ run_suite() {
 rc=0
 echo "== the suite"
 run_suite build || rc=1
+
+echo "== the Python package: pip install . into a fresh venv, then pytest tests/python"
+rm -rf build-venv
+if python3 -m venv build-venv && build-venv/bin/pip install -q ".[test]"; then
+  (cd tests/python && ../../build-venv/bin/python -m pytest -q .) || rc=1
+else
+  echo "the Python package did not install"; rc=1
+fi
 
 if [ "${GPUJIT_TEST_SANITIZE:-1}" != 0 ]; then
   echo "== the suite under AddressSanitizer and UndefinedBehaviorSanitizer"

@@ -1,0 +1,45 @@
+"""gpujit's exceptions: one class for every C error code (include/gpujit/error.h)."""
+from __future__ import annotations
+
+from . import _gpujit
+
+
+class GpujitError(RuntimeError):
+    """An error from gpujit's C library.
+
+    Attributes: ``code`` (the C error code), ``name`` (its symbol, e.g. ``"GPUJIT_ECOMPILE"``),
+    ``message`` (what failed, naming the input), ``log`` (a compile's diagnostics, else "")."""
+
+    code = 0
+
+    def __init__(self, code: int, name: str, message: str, log: str = ""):
+        self.code, self.name, self.message, self.log = code, name, message, log
+        super().__init__(message + ("\n" + log.rstrip() if log else ""))
+
+
+def _class_name(symbol: str) -> str:
+    # GPUJIT_ECOMPILE -> CompileError, GPUJIT_ENODRIVER -> NoDriverError
+    special = {"EINVAL": "InvalidArgumentError", "ENOMEM": "OutOfMemoryError", "EIO": "GpujitIOError",
+               "ENOENT": "NotFoundError", "EVERSION": "VersionError", "ECOMPILE": "CompileError",
+               "ELINK": "LinkError", "ENVRTC": "NvrtcError", "EPARSE": "ParseError", "ECORRUPT": "CorruptError",
+               "ENODRIVER": "NoDriverError", "ENODEVICE": "NoDeviceError", "ECUDA": "CudaError",
+               "EBUSY": "BusyError", "EUNSUPPORTED": "UnsupportedError", "ECANCELLED": "CancelledError",
+               "EWORKER": "WorkerError"}
+    short = symbol[len("GPUJIT_"):]
+    return special.get(short, short.title() + "Error")
+
+
+_BY_CODE: dict[int, type] = {}
+for _code, (_symbol, _text) in sorted(_gpujit.error_names().items(), reverse=True):
+    _cls = type(_class_name(_symbol), (GpujitError,), {"code": _code, "__doc__": "%s: %s." % (_symbol, _text)})
+    _BY_CODE[_code] = _cls
+    globals()[_cls.__name__] = _cls
+del _code, _symbol, _text, _cls
+
+
+def _raise_from(e: _gpujit.Error):
+    code, name, message, log = e.args
+    raise _BY_CODE.get(code, GpujitError)(code, name, message, log) from None
+
+
+__all__ = ["GpujitError"] + sorted(c.__name__ for c in _BY_CODE.values())

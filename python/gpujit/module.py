@@ -1,0 +1,101 @@
+"""Modules: CUDA C++ compiled by gpujit (NVRTC, nvJitLink, the kernel cache)."""
+from __future__ import annotations
+
+import os
+from typing import Iterable, Mapping, Optional, Sequence, Union
+
+from . import _gpujit
+from ._errors import _raise_from
+
+
+class Module:
+    """A built module: its image and what the build did.
+
+    ``kernels`` (symbols in the image), ``cache_hit`` (True: served by the cache; False: compiled;
+    None: no cache), ``compile_ms``, ``lean`` (the lean pass ran), ``image`` (the cubin, PTX or
+    LTO-IR bytes), ``output`` ("cubin", "ptx", "ltoir"), ``arch``, ``name``, ``log``."""
+
+    def __init__(self, d: dict):
+        self._d = d
+        self.name: str = d["name"]
+        self.arch: str = d["arch"]
+        self.output: str = d["output"]
+        self.image: bytes = d["image"]
+        self.kernels: list = list(d["kernels"])
+        self.cache_hit: Optional[bool] = {"hit": True, "miss": False}.get(d["cache"])
+        self.compile_ms: float = d["compile_ms"]
+        self.total_ms: float = d["total_ms"]
+        self.lean: bool = d["lean"]
+        self.log: str = d["log"]
+        self.cache_key: Optional[str] = d["cache_key"]
+        self._lowered: dict = dict(d["lowered"])
+
+    def kernel(self, name: str) -> str:
+        """The symbol of kernel ``name``: an ``extern "C"`` name, a mangled symbol, or a name
+        expression given at build (``"scale<float>"``). Raises KeyError when there is none."""
+        if name in self._lowered and self._lowered[name]:
+            return self._lowered[name]
+        if name in self.kernels:
+            return name
+        raise KeyError("no kernel %r in module %r (kernels: %s)" % (name, self.name, ", ".join(self.kernels) or "none"))
+
+    def __repr__(self) -> str:
+        return "<gpujit.Module %s %s %s, %d kernel(s), %s>" % (
+            self.name, self.arch, self.output, len(self.kernels),
+            {True: "cache hit", False: "compiled", None: "no cache"}[self.cache_hit])
+
+
+def _str_list(what: str, v) -> Optional[list]:
+    if v is None:
+        return None
+    if isinstance(v, (str, bytes)):
+        raise TypeError("%s must be a sequence of str, not a single %s" % (what, type(v).__name__))
+    out = list(v)
+    for x in out:
+        if not isinstance(x, str):
+            raise TypeError("%s must hold str, not %s" % (what, type(x).__name__))
+    return out
+
+
+def build(path_or_source: Union[str, os.PathLike], *, name: Optional[str] = None, arch: Optional[str] = None,
+          options: Optional[Sequence[str]] = None, defines: Optional[Union[Mapping[str, object], Iterable[str]]] = None,
+          include_dirs: Optional[Sequence[Union[str, os.PathLike]]] = None,
+          name_expressions: Optional[Sequence[str]] = None, cache: Union[bool, str, os.PathLike] = True,
+          time_trace: Optional[Union[str, os.PathLike]] = None, lean: bool = True) -> Module:
+    """Build a module from a file path or from source text.
+
+    ``path_or_source``: a path (a PathLike, or a str of one line without ``{``, ``}`` or ``;``),
+    else CUDA C++ source text (named ``name``, default "module.cu", in diagnostics). ``arch``: "sm_90", "compute_90", …
+    (default: the GPU's, else $GPUJIT_ARCH, else sm_90). ``options``: NVRTC options passed through.
+    ``defines``: {"N": 4} or ["N=4"]. ``name_expressions``: template kernels to instantiate
+    ("scale<float>"), looked up with ``Module.kernel``. ``cache``: True (the default cache), False,
+    or a cache directory. ``time_trace``: write a Trace Event Format file of the build there.
+    ``lean``: the lean pass (default on).
+
+    Raises ``CompileError`` (diagnostics with file:line:col in its message and ``log``), or the
+    exception class of any other gpujit error."""
+    if isinstance(path_or_source, os.PathLike) or (
+            isinstance(path_or_source, str) and path_or_source.strip() and "\n" not in path_or_source
+            and not any(c in path_or_source for c in "{};")):  # one line and no code in it: a path
+        paths, sources = [os.fspath(path_or_source)], None
+    elif isinstance(path_or_source, str):
+        if not path_or_source.strip():
+            raise ValueError("path_or_source is empty: give a file path or CUDA C++ source text")
+        paths, sources = None, [(name or "module.cu", path_or_source)]
+    else:
+        raise TypeError("path_or_source must be a path or source text (str), not %s" % type(path_or_source).__name__)
+    if isinstance(defines, Mapping):
+        defines = ["%s=%s" % (k, v) if v is not None else str(k) for k, v in defines.items()]
+    if arch is not None and not isinstance(arch, str):
+        raise TypeError("arch must be a str such as 'sm_90', not %s" % type(arch).__name__)
+    cache_dir = None
+    if not isinstance(cache, bool):
+        cache_dir, cache = os.fspath(cache), True
+    try:
+        d = _gpujit.build(paths, sources, arch, _str_list("options", options), _str_list("defines", defines),
+                          _str_list("include_dirs", None if include_dirs is None else [os.fspath(p) for p in include_dirs]),
+                          _str_list("name_expressions", name_expressions), bool(cache), cache_dir,
+                          None if time_trace is None else os.fspath(time_trace), bool(lean))
+    except _gpujit.Error as e:
+        _raise_from(e)
+    return Module(d)

@@ -1,0 +1,328 @@
+/*
+ * gpujit's Python extension: the public C API (include/gpujit.h) under CPython's limited API, so
+ * one abi3 wheel serves every Python from 3.9. Nothing is implemented twice: each function turns
+ * Python arguments into the C API's, calls it, and turns the answer into plain Python objects;
+ * the package (python/gpujit) gives them their classes and exceptions.
+ *
+ * Errors raise _gpujit.Error(code, name, message, log): the C error code, its symbolic name
+ * ("GPUJIT_ECOMPILE"), gpujit_error_last() and, for compiles, the diagnostics.
+ */
+#define Py_LIMITED_API 0x03090000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpujit.h"
+
+static PyObject *Error; /* _gpujit.Error */
+
+static PyObject *raise(int code)
+{
+  const char *log = gpujit_error_log();
+  PyObject *args = Py_BuildValue("(isss)", code, gpujit_error_name(code), gpujit_error_last(), log ? log : "");
+  if (args) {
+    PyErr_SetObject(Error, args);
+    Py_DECREF(args);
+  }
+  gpujit_error_clear();
+  return NULL;
+}
+
+/* A list of str (or None) as a C array of UTF-8 strings; *n its length. The strings belong to
+ * *keep (a list of bytes objects the caller releases with Py_XDECREF): CPython 3.9's limited API
+ * has no borrowed UTF-8 view of a str. @return 0, or -1 with an exception set. */
+static int str_list(PyObject *o, const char *what, const char ***out, size_t *n, PyObject **keep)
+{
+  Py_ssize_t len;
+  *out = NULL;
+  *n = 0;
+  *keep = NULL;
+  if (!o || o == Py_None)
+    return 0;
+  if (!PyList_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s must be a list of str", what);
+    return -1;
+  }
+  len = PyList_Size(o);
+  if (!(*keep = PyList_New(0)) || !(*out = calloc((size_t)len + 1, sizeof(**out)))) {
+    if (!PyErr_Occurred())
+      PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < len; i++) {
+    PyObject *s = PyList_GetItem(o, i), *b; /* borrowed */
+    if (!PyUnicode_Check(s)) {
+      PyErr_Format(PyExc_TypeError, "%s[%zd] must be a str", what, i);
+      return -1;
+    }
+    if (!(b = PyUnicode_AsUTF8String(s)))
+      return -1;
+    if (PyList_Append(*keep, b) < 0) {
+      Py_DECREF(b);
+      return -1;
+    }
+    Py_DECREF(b); /* the list holds it */
+    (*out)[i] = PyBytes_AsString(b);
+  }
+  *n = (size_t)len;
+  return 0;
+}
+
+static int set_item(PyObject *d, const char *key, PyObject *value)
+{
+  int r = value ? PyDict_SetItemString(d, key, value) : -1;
+  Py_XDECREF(value);
+  return r;
+}
+
+static PyObject *str_or_none(const char *s)
+{
+  if (s)
+    return PyUnicode_FromString(s);
+  Py_INCREF(Py_None);
+  return Py_None;
+}
+
+/* What a built module is, as a dict for python/gpujit/module.py. */
+static PyObject *module_dict(gpujit_module *m)
+{
+  PyObject *d = PyDict_New(), *kernels = NULL, *lowered = NULL;
+  gpujit_module_timings t;
+  gpujit_module_lean lean;
+  size_t size = 0;
+  const void *image = gpujit_module_image(m, &size);
+  gpujit_cache_status cs = gpujit_module_cache_status(m);
+  if (!d)
+    return NULL;
+  gpujit_module_timings_get(m, &t);
+  gpujit_module_lean_get(m, &lean);
+  if (!(kernels = PyList_New(0)) || !(lowered = PyDict_New()))
+    goto fail;
+  for (size_t i = 0; i < gpujit_module_kernel_count(m); i++) {
+    PyObject *k = PyUnicode_FromString(gpujit_module_kernel(m, i));
+    if (!k || PyList_Append(kernels, k) < 0) {
+      Py_XDECREF(k);
+      goto fail;
+    }
+    Py_DECREF(k);
+  }
+  for (size_t i = 0; i < gpujit_module_name_expression_count(m); i++) {
+    const char *low = NULL, *expr = gpujit_module_name_expression(m, i, &low);
+    if (set_item(lowered, expr, str_or_none(low)) < 0)
+      goto fail;
+  }
+  if (set_item(d, "name", PyUnicode_FromString(gpujit_module_name(m))) < 0 ||
+      set_item(d, "arch", PyUnicode_FromString(gpujit_module_arch(m))) < 0 ||
+      set_item(d, "output", PyUnicode_FromString(gpujit_output_kind_name(gpujit_module_output(m)))) < 0 ||
+      set_item(d, "image", PyBytes_FromStringAndSize(image, (Py_ssize_t)size)) < 0 ||
+      set_item(d, "log", PyUnicode_FromString(gpujit_module_log(m))) < 0 ||
+      set_item(d, "cache", PyUnicode_FromString(cs == GPUJIT_CACHE_HIT    ? "hit"
+                                                : cs == GPUJIT_CACHE_MISS ? "miss"
+                                                                          : "none")) < 0 ||
+      set_item(d, "compile_ms", PyFloat_FromDouble(t.compile_ms)) < 0 ||
+      set_item(d, "link_ms", PyFloat_FromDouble(t.link_ms)) < 0 ||
+      set_item(d, "total_ms", PyFloat_FromDouble(t.total_ms)) < 0 ||
+      set_item(d, "saved_ms", PyFloat_FromDouble(t.saved_ms)) < 0 ||
+      set_item(d, "lean", PyBool_FromLong(lean.applied)) < 0 ||
+      set_item(d, "cache_key", str_or_none(gpujit_module_cache_key(m))) < 0 ||
+      PyDict_SetItemString(d, "kernels", kernels) < 0 || PyDict_SetItemString(d, "lowered", lowered) < 0)
+    goto fail;
+  Py_DECREF(kernels);
+  Py_DECREF(lowered);
+  return d;
+fail:
+  Py_XDECREF(kernels);
+  Py_XDECREF(lowered);
+  Py_DECREF(d);
+  return NULL;
+}
+
+/* build(paths, sources, name, arch, options, defines, include_dirs, name_expressions, cache,
+ *       cache_dir, time_trace, lean) -> dict
+ * paths: list of files, or None; sources: list of (name, text) pairs, or None. */
+static PyObject *build(PyObject *self, PyObject *args)
+{
+  PyObject *paths_o, *sources_o, *options_o, *defines_o, *incs_o, *exprs_o, *result = NULL;
+  PyObject *keep[5] = {NULL, NULL, NULL, NULL, NULL};
+  const char *arch = NULL, *cache_dir = NULL, *time_trace = NULL;
+  int use_cache = 1, lean = 1, err;
+  const char **paths = NULL, **options = NULL, **defines = NULL, **incs = NULL, **exprs = NULL;
+  size_t npaths = 0, nsources = 0;
+  gpujit_source *sources = NULL;
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_trace_options to = GPUJIT_TRACE_OPTIONS_INIT;
+  gpujit_cache *cache = NULL;
+  gpujit_trace *trace = NULL;
+  gpujit_module *m = NULL;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OOzOOOOpzzp", &paths_o, &sources_o, &arch, &options_o, &defines_o, &incs_o, &exprs_o,
+                        &use_cache, &cache_dir, &time_trace, &lean))
+    return NULL;
+  if (str_list(paths_o, "paths", &paths, &npaths, &keep[0]) < 0 ||
+      str_list(options_o, "options", &options, &o.nvrtc_options_count, &keep[1]) < 0 ||
+      str_list(defines_o, "defines", &defines, &o.defines_count, &keep[2]) < 0 ||
+      str_list(incs_o, "include_dirs", &incs, &o.include_dirs_count, &keep[3]) < 0 ||
+      str_list(exprs_o, "name_expressions", &exprs, &o.name_expressions_count, &keep[4]) < 0)
+    goto done;
+  if (sources_o != Py_None) {
+    Py_ssize_t n = PyList_Check(sources_o) ? PyList_Size(sources_o) : -1;
+    if (n < 0) {
+      PyErr_SetString(PyExc_TypeError, "sources must be a list of (name, text) pairs");
+      goto done;
+    }
+    if (!(sources = calloc((size_t)n + 1, sizeof(*sources)))) {
+      PyErr_NoMemory();
+      goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+      Py_ssize_t size = 0;
+      if (!PyArg_ParseTuple(PyList_GetItem(sources_o, i), "ss#", &sources[i].name, &sources[i].data, &size))
+        goto done;
+      sources[i].size = (size_t)size;
+    }
+    nsources = (size_t)n;
+  }
+  o.arch = arch;
+  o.nvrtc_options = options;
+  o.defines = defines;
+  o.include_dirs = incs;
+  o.name_expressions = exprs;
+  o.lean = lean;
+  Py_BEGIN_ALLOW_THREADS;
+  err = 0;
+  if (use_cache) {
+    co.dir = cache_dir;
+    err = gpujit_cache_open(&cache, &co);
+    o.cache = cache;
+  }
+  if (err == 0 && time_trace)
+    err = gpujit_trace_create(&trace, &to);
+  o.trace = trace;
+  if (err == 0)
+    err = sources ? gpujit_module_build_sources(&m, sources, nsources, &o)
+                  : gpujit_module_build_files(&m, paths, npaths, &o);
+  if (err == 0 && trace)
+    err = gpujit_trace_write(trace, time_trace);
+  Py_END_ALLOW_THREADS;
+  if (err < 0)
+    raise(err);
+  else
+    result = module_dict(m);
+done:
+  gpujit_module_free(m);
+  gpujit_trace_free(trace);
+  gpujit_cache_free(cache);
+  free(paths), free(options), free(defines), free(incs), free(exprs), free(sources);
+  for (int i = 0; i < 5; i++)
+    Py_XDECREF(keep[i]);
+  return result;
+}
+
+/* cache_stats(dir) -> dict */
+static PyObject *cache_stats(PyObject *self, PyObject *args)
+{
+  const char *dir = NULL;
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_cache *cache = NULL;
+  gpujit_cache_stats s;
+  uint64_t limit = 0;
+  const char *source = NULL;
+  PyObject *d;
+  int err;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "z", &dir))
+    return NULL;
+  co.dir = dir;
+  if ((err = gpujit_cache_open(&cache, &co)) < 0 || (err = gpujit_cache_stats_get(cache, &s)) < 0 ||
+      (err = gpujit_cache_limit_get(cache, &limit, &source)) < 0) {
+    gpujit_cache_free(cache);
+    return raise(err);
+  }
+  d = Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:K}", "path", gpujit_cache_path(cache), "entries",
+                    (unsigned long long)s.entries, "bytes", (unsigned long long)s.bytes, "hits",
+                    (unsigned long long)s.hits, "misses", (unsigned long long)s.misses, "stores",
+                    (unsigned long long)s.stores, "corrupt", (unsigned long long)s.corrupt, "compile_ms_saved",
+                    s.compile_ms_saved, "limit", (unsigned long long)limit);
+  gpujit_cache_free(cache);
+  return d;
+}
+
+/* cache_clear(dir) -> entries removed */
+static PyObject *cache_clear(PyObject *self, PyObject *args)
+{
+  const char *dir = NULL;
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_cache *cache = NULL;
+  uint64_t removed = 0;
+  int err;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "z", &dir))
+    return NULL;
+  co.dir = dir;
+  if ((err = gpujit_cache_open(&cache, &co)) < 0 || (err = gpujit_cache_clear(cache, &removed)) < 0) {
+    gpujit_cache_free(cache);
+    return raise(err);
+  }
+  gpujit_cache_free(cache);
+  return PyLong_FromUnsignedLongLong(removed);
+}
+
+/* error_names() -> {code: (name, text)}: every C error code, for the exception classes. */
+static PyObject *error_names(PyObject *self, PyObject *unused)
+{
+  PyObject *d = PyDict_New();
+  (void)self, (void)unused;
+  for (int code = -1; d && code >= -64; code--) {
+    const char *name = gpujit_error_name(code);
+    PyObject *k, *v;
+    if (!name || strncmp(name, "GPUJIT_E", 8))
+      break;
+    k = PyLong_FromLong(code);
+    v = Py_BuildValue("(ss)", name, gpujit_strerror(code));
+    if (!k || !v || PyDict_SetItem(d, k, v) < 0) {
+      Py_XDECREF(k), Py_XDECREF(v), Py_DECREF(d);
+      return NULL;
+    }
+    Py_DECREF(k), Py_DECREF(v);
+  }
+  return d;
+}
+
+static PyObject *version(PyObject *self, PyObject *unused)
+{
+  (void)self, (void)unused;
+  return PyUnicode_FromString(gpujit_version());
+}
+
+static PyMethodDef methods[] = {
+    {"build", build, METH_VARARGS, "Build a module (see gpujit.build)."},
+    {"cache_stats", cache_stats, METH_VARARGS, "The cache's counters and disk use."},
+    {"cache_clear", cache_clear, METH_VARARGS, "Remove every cache entry."},
+    {"error_names", error_names, METH_NOARGS, "Every C error code: {code: (name, text)}."},
+    {"version", version, METH_NOARGS, "gpujit's version."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_gpujit", "gpujit's C library.", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__gpujit(void);
+PyMODINIT_FUNC PyInit__gpujit(void)
+{
+  PyObject *m = PyModule_Create(&module);
+  if (!m)
+    return NULL;
+  if (!(Error = PyErr_NewException("_gpujit.Error", PyExc_RuntimeError, NULL)))
+    goto fail;
+  Py_INCREF(Error);
+  if (PyModule_AddObject(m, "Error", Error) < 0) {
+    Py_DECREF(Error);
+  fail:
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

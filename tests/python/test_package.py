@@ -1,0 +1,88 @@
+"""The Python package on a machine without a GPU: builds through the cache, errors as
+exceptions, bad arguments refused with a clear message, the cache and the bundled command."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import gpujit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "..", "examples")
+SRC = 'extern "C" __global__ void gj_py(float *x) { x[threadIdx.x] *= 2.0f; }\n'
+
+
+def test_build_from_source_then_a_hit(tmp_path):
+    m = gpujit.build(SRC, name="gj_py.cu", cache=tmp_path, arch="sm_90")
+    assert m.kernels == ["gj_py"]
+    assert m.cache_hit is False and m.compile_ms > 0
+    assert m.output == "cubin" and m.arch == "sm_90" and m.image[:4] == b"\x7fELF"
+    again = gpujit.build(SRC, name="gj_py.cu", cache=tmp_path, arch="sm_90")
+    assert again.cache_hit is True
+    assert again.image == m.image
+    assert gpujit.cache.stats(tmp_path)["hits"] == 1
+    assert gpujit.cache.clear(tmp_path) == 1
+    assert gpujit.cache.stats(tmp_path)["entries"] == 0
+
+
+def test_build_a_file_with_name_expressions(tmp_path):
+    src = tmp_path / "scale.cu"
+    src.write_text("template <typename T> __global__ void scale(T *x, T a) { x[threadIdx.x] *= a; }\n")
+    m = gpujit.build(src, name_expressions=["scale<float>", "scale<double>"], cache=False, arch="sm_90")
+    assert m.cache_hit is None
+    assert m.kernel("scale<float>").startswith("_Z") and m.kernel("scale<float>") != m.kernel("scale<double>")
+    with pytest.raises(KeyError, match="no kernel 'nope'"):
+        m.kernel("nope")
+    saxpy = gpujit.build(os.path.join(EXAMPLES, "saxpy.cu"), cache=False, arch="compute_90")
+    assert saxpy.output == "ptx" and "saxpy" in saxpy.kernels
+
+
+def test_compile_error_names_file_line_column():
+    with pytest.raises(gpujit.CompileError) as e:
+        gpujit.build('extern "C" __global__ void k(float *x) {\n  x[0] = undefined_name;\n}\n', name="broken.cu",
+                     cache=False)
+    assert isinstance(e.value, gpujit.GpujitError) and e.value.code == -6 and e.value.name == "GPUJIT_ECOMPILE"
+    assert "broken.cu:2:" in str(e.value) and "undefined_name" in e.value.log
+
+
+def test_defines_and_options(tmp_path):
+    src = 'extern "C" __global__ void k(int *x) { x[0] = N; }\n'
+    with pytest.raises(gpujit.CompileError):
+        gpujit.build(src, cache=False)
+    assert gpujit.build(src, defines={"N": 4}, options=["-std=c++17"], cache=False).kernels == ["k"]
+    trace = tmp_path / "t.json"
+    gpujit.build(src, defines=["N=5"], cache=False, time_trace=trace)
+    assert json.loads(trace.read_text())["traceEvents"]
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(TypeError, match="options must be a sequence of str"):
+        gpujit.build(SRC, options="-G", cache=False)
+    with pytest.raises(TypeError, match="path_or_source"):
+        gpujit.build(123)
+    with pytest.raises(ValueError, match="empty"):
+        gpujit.build("   ")
+    with pytest.raises(gpujit.InvalidArgumentError, match="sm_1"):
+        gpujit.build(SRC, arch="sm_1", cache=False)
+    with pytest.raises(gpujit.NotFoundError):
+        gpujit.build(os.path.join(EXAMPLES, "no_such_file.cu"), cache=False)
+
+
+def test_every_error_code_has_one_class():
+    classes = [c for c in vars(gpujit._errors).values() if isinstance(c, type) and issubclass(c, gpujit.GpujitError)
+               and c is not gpujit.GpujitError]
+    codes = [c.code for c in classes]
+    assert len(codes) == len(set(codes)) == 17 and min(codes) == -17 and max(codes) == -1
+
+
+def test_the_bundled_command_and_profile(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "gpujit", "--version"], stdout=subprocess.PIPE, text=True, check=True)
+    assert out.stdout.startswith("gpujit ")
+    j = tmp_path / "p.json"
+    code = "import gpujit; gpujit.build(%r, cache=False)" % SRC
+    subprocess.run([sys.executable, "-m", "gpujit", "profile", "-q", "--no-cupti", "--json", str(j), "--",
+                    sys.executable, "-c", code], check=True)
+    p = json.loads(j.read_text())
+    assert p["totals"]["compiles"] >= 1 and p["totals"]["exit_status"] == 0
