@@ -270,6 +270,58 @@ static PyObject *cache_clear(PyObject *self, PyObject *args)
   return PyLong_FromUnsignedLongLong(removed);
 }
 
+/* analyze(paths) -> {"files", "events", "recorded", "unmeasured", "tables": {name: [(name, total_us,
+ * max_us, count), ...]}}: gpujit trace analyze over trace files or directories of them. */
+static PyObject *analyze(PyObject *self, PyObject *args)
+{
+  PyObject *paths_o, *keep = NULL, *tables = NULL, *result = NULL;
+  const char **paths = NULL;
+  size_t n = 0, files = 0, events = 0, unmeasured = 0, recorded;
+  gpujit_trace_analysis *a = NULL;
+  int err = 0;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "O", &paths_o) || str_list(paths_o, "paths", &paths, &n, &keep) < 0)
+    goto done;
+  Py_BEGIN_ALLOW_THREADS;
+  err = gpujit_trace_analysis_create(&a);
+  for (size_t i = 0; err == 0 && i < n; i++)
+    err = gpujit_trace_analysis_add_path(a, paths[i], NULL);
+  Py_END_ALLOW_THREADS;
+  if (err < 0) {
+    raise(err);
+    goto done;
+  }
+  if (!(tables = PyDict_New()))
+    goto done;
+  for (int t = 0; t < GPUJIT_TRACE_TABLE_COUNT; t++) {
+    PyObject *rows = PyList_New(0);
+    if (!rows || PyDict_SetItemString(tables, gpujit_trace_table_name((gpujit_trace_table)t), rows) < 0) {
+      Py_XDECREF(rows);
+      goto done;
+    }
+    Py_DECREF(rows);
+    for (size_t i = 0; i < gpujit_trace_analysis_count(a, (gpujit_trace_table)t); i++) {
+      const gpujit_trace_stat *r = gpujit_trace_analysis_row(a, (gpujit_trace_table)t, i);
+      PyObject *row = Py_BuildValue("(sddK)", r->name, r->total_us, r->max_us, (unsigned long long)r->count);
+      if (!row || PyList_Append(rows, row) < 0) {
+        Py_XDECREF(row);
+        goto done;
+      }
+      Py_DECREF(row);
+    }
+  }
+  gpujit_trace_analysis_totals(a, &files, &events);
+  recorded = gpujit_trace_analysis_recorded(a, &unmeasured);
+  result = Py_BuildValue("{s:n,s:n,s:n,s:n,s:O}", "files", (Py_ssize_t)files, "events", (Py_ssize_t)events,
+                         "recorded", (Py_ssize_t)recorded, "unmeasured", (Py_ssize_t)unmeasured, "tables", tables);
+done:
+  Py_XDECREF(tables);
+  Py_XDECREF(keep);
+  free(paths);
+  gpujit_trace_analysis_free(a);
+  return result;
+}
+
 /* error_names() -> {code: (name, text)}: every C error code, for the exception classes. */
 static PyObject *error_names(PyObject *self, PyObject *unused)
 {
@@ -301,6 +353,7 @@ static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS, "Build a module (see gpujit.build)."},
     {"cache_stats", cache_stats, METH_VARARGS, "The cache's counters and disk use."},
     {"cache_clear", cache_clear, METH_VARARGS, "Remove every cache entry."},
+    {"analyze", analyze, METH_VARARGS, "Analyze trace files (see gpujit.trace.analyze)."},
     {"error_names", error_names, METH_NOARGS, "Every C error code: {code: (name, text)}."},
     {"version", version, METH_NOARGS, "gpujit's version."},
     {NULL, NULL, 0, NULL},

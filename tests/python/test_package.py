@@ -86,3 +86,18 @@ def test_the_bundled_command_and_profile(tmp_path):
                     sys.executable, "-c", code], check=True)
     p = json.loads(j.read_text())
     assert p["totals"]["compiles"] >= 1 and p["totals"]["exit_status"] == 0
+
+
+def test_trace_analyze(tmp_path):
+    t = tmp_path / "build.json"
+    gpujit.build(os.path.join(EXAMPLES, "saxpy.cu"), cache=False, time_trace=t)
+    r = gpujit.trace.analyze(t)
+    assert r["files"] == 1 and r["events"] > 0
+    phases = {row["name"]: row for row in r["tables"]["phases"]}
+    assert phases and all(row["total_ms"] >= 0 and row["count"] >= 1 for row in phases.values())
+    assert [row["name"] for row in r["tables"]["modules"]] == ["saxpy"]
+    with pytest.raises(gpujit.NotFoundError):
+        gpujit.trace.analyze(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(gpujit.ParseError, match="bad.json"):
+        gpujit.trace.analyze(tmp_path / "bad.json")
