@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Union
+from typing import Optional, Union
 
 from . import _gpujit
 from ._errors import _raise_from
@@ -23,3 +23,24 @@ def analyze(*paths: Union[str, os.PathLike]) -> dict:
     r["tables"] = {t: [{"name": n, "total_ms": tot / 1e3, "max_ms": mx / 1e3, "count": c} for n, tot, mx, c in rows]
                    for t, rows in r["tables"].items()}
     return r
+
+
+def diff(base, new, *, fail_above_pct: Optional[float] = None, min_ms: float = 0.0) -> dict:
+    """Compare traces as `gpujit trace diff` does: ``base`` and ``new`` are a path or a list of
+    paths (files or directories; several builds of a module give it several samples). Returns
+    ``{"total", "tables", "verdict"}``: rows ``{"name", "base_ms", "new_ms", "delta_ms",
+    "delta_pct", "base_spread_ms", "new_spread_ms", "base_samples", "new_samples", "p_value",
+    "change", "regression"}``; ``verdict["failed"]`` is the CI gate's answer when
+    ``fail_above_pct`` is given (a module or the total slower by more than that, and by at least
+    ``min_ms``)."""
+    def paths(v):
+        return [os.fspath(p) for p in (v if isinstance(v, (list, tuple)) else [v])]
+    if fail_above_pct is not None and fail_above_pct < 0:
+        raise ValueError("fail_above_pct must be >= 0, not %r" % fail_above_pct)
+    if min_ms < 0:
+        raise ValueError("min_ms must be >= 0, not %r" % min_ms)
+    try:
+        return _gpujit.diff(paths(base), paths(new), -1.0 if fail_above_pct is None else float(fail_above_pct),
+                            float(min_ms))
+    except _gpujit.Error as e:
+        _raise_from(e)

@@ -322,6 +322,94 @@ done:
   return result;
 }
 
+static PyObject *diff_row(const gpujit_trace_diff_row *r)
+{
+  return Py_BuildValue("{s:s,s:d,s:d,s:d,s:d,s:d,s:d,s:I,s:I,s:d,s:s,s:O}", "name", r->name, "base_ms",
+                       r->base_us / 1e3, "new_ms", r->new_us / 1e3, "delta_ms", r->delta_us / 1e3, "delta_pct",
+                       r->delta_pct, "base_spread_ms", r->base_spread_us / 1e3, "new_spread_ms",
+                       r->new_spread_us / 1e3, "base_samples", r->base_samples, "new_samples", r->new_samples,
+                       "p_value", r->p_value, "change", gpujit_trace_change_name(r->change), "regression",
+                       r->regression ? Py_True : Py_False);
+}
+
+/* An analysis of some paths (a list of str); NULL with an exception set. */
+static gpujit_trace_analysis *analysis_of(PyObject *paths_o)
+{
+  PyObject *keep = NULL;
+  const char **paths = NULL;
+  size_t n = 0;
+  gpujit_trace_analysis *a = NULL;
+  int err = 0;
+  if (str_list(paths_o, "paths", &paths, &n, &keep) < 0) {
+    Py_XDECREF(keep);
+    free(paths);
+    return NULL;
+  }
+  Py_BEGIN_ALLOW_THREADS;
+  err = gpujit_trace_analysis_create(&a);
+  for (size_t i = 0; err == 0 && i < n; i++)
+    err = gpujit_trace_analysis_add_path(a, paths[i], NULL);
+  Py_END_ALLOW_THREADS;
+  Py_XDECREF(keep);
+  free(paths);
+  if (err < 0) {
+    gpujit_trace_analysis_free(a);
+    raise(err);
+    return NULL;
+  }
+  return a;
+}
+
+/* diff(base_paths, new_paths, fail_above_pct, min_ms) -> {"total", "verdict", "tables"} */
+static PyObject *diff(PyObject *self, PyObject *args)
+{
+  PyObject *base_o, *next_o, *tables = NULL, *total = NULL, *result = NULL;
+  gpujit_trace_diff_options o = GPUJIT_TRACE_DIFF_OPTIONS_INIT;
+  gpujit_trace_analysis *base = NULL, *next = NULL;
+  gpujit_trace_diff *d = NULL;
+  gpujit_trace_diff_verdict v;
+  int err;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OOdd", &base_o, &next_o, &o.fail_above_pct, &o.min_ms) ||
+      !(base = analysis_of(base_o)) || !(next = analysis_of(next_o)))
+    goto done;
+  if ((err = gpujit_trace_diff_create(&d, base, next, &o)) < 0 || (err = gpujit_trace_diff_outcome(d, &v)) < 0) {
+    raise(err);
+    goto done;
+  }
+  if (!(tables = PyDict_New()) || !(total = diff_row(gpujit_trace_diff_total(d))))
+    goto done;
+  for (int t = 0; t < GPUJIT_TRACE_TABLE_COUNT; t++) {
+    PyObject *rows = PyList_New(0);
+    if (!rows || PyDict_SetItemString(tables, gpujit_trace_table_name((gpujit_trace_table)t), rows) < 0) {
+      Py_XDECREF(rows);
+      goto done;
+    }
+    Py_DECREF(rows);
+    for (size_t i = 0; i < gpujit_trace_diff_count(d, (gpujit_trace_table)t); i++) {
+      PyObject *row = diff_row(gpujit_trace_diff_row_at(d, (gpujit_trace_table)t, i));
+      if (!row || PyList_Append(rows, row) < 0) {
+        Py_XDECREF(row);
+        goto done;
+      }
+      Py_DECREF(row);
+    }
+  }
+  result = Py_BuildValue("{s:O,s:O,s:{s:O,s:O,s:O,s:n,s:n,s:n,s:n,s:n,s:n,s:I,s:d}}", "total", total, "tables",
+                         tables, "verdict", "gated", v.gated ? Py_True : Py_False, "failed",
+                         v.failed ? Py_True : Py_False, "total_regressed", v.total_regressed ? Py_True : Py_False,
+                         "regressions", (Py_ssize_t)v.regressions, "slower", (Py_ssize_t)v.slower, "faster",
+                         (Py_ssize_t)v.faster, "added", (Py_ssize_t)v.added, "removed", (Py_ssize_t)v.removed,
+                         "unmeasured", (Py_ssize_t)v.unmeasured, "min_samples", v.min_samples, "worst_p", v.worst_p);
+done:
+  Py_XDECREF(tables);
+  Py_XDECREF(total);
+  gpujit_trace_diff_free(d);
+  gpujit_trace_analysis_free(base);
+  gpujit_trace_analysis_free(next);
+  return result;
+}
+
 /* error_names() -> {code: (name, text)}: every C error code, for the exception classes. */
 static PyObject *error_names(PyObject *self, PyObject *unused)
 {
@@ -354,6 +442,7 @@ static PyMethodDef methods[] = {
     {"cache_stats", cache_stats, METH_VARARGS, "The cache's counters and disk use."},
     {"cache_clear", cache_clear, METH_VARARGS, "Remove every cache entry."},
     {"analyze", analyze, METH_VARARGS, "Analyze trace files (see gpujit.trace.analyze)."},
+    {"diff", diff, METH_VARARGS, "Compare two sets of traces (see gpujit.trace.diff)."},
     {"error_names", error_names, METH_NOARGS, "Every C error code: {code: (name, text)}."},
     {"version", version, METH_NOARGS, "gpujit's version."},
     {NULL, NULL, 0, NULL},

@@ -101,3 +101,20 @@ def test_trace_analyze(tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(gpujit.ParseError, match="bad.json"):
         gpujit.trace.analyze(tmp_path / "bad.json")
+
+
+def test_trace_diff_gates(tmp_path):
+    base, new = tmp_path / "base", tmp_path / "new"
+    base.mkdir(), new.mkdir()
+    small = 'extern "C" __global__ void k(float *x) { x[0] = 1; }\n'
+    big = "#include <cub/block/block_reduce.cuh>\n" + small
+    for i in range(2):
+        gpujit.build(small, name="k.cu", cache=False, time_trace=base / ("%d.json" % i))
+        gpujit.build(big, name="k.cu", cache=False, time_trace=new / ("%d.json" % i))
+    d = gpujit.trace.diff(base, new, fail_above_pct=10)
+    assert d["total"]["new_ms"] > d["total"]["base_ms"] and d["total"]["change"] == "slower"
+    assert d["verdict"]["gated"] and d["verdict"]["failed"]
+    same = gpujit.trace.diff(base, base)
+    assert not same["verdict"]["gated"] and not same["verdict"]["failed"] and same["total"]["delta_ms"] == 0
+    with pytest.raises(ValueError, match="fail_above_pct"):
+        gpujit.trace.diff(base, new, fail_above_pct=-1)
