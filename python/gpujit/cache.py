@@ -24,3 +24,42 @@ def clear(directory: Optional[Union[str, os.PathLike]] = None) -> int:
         return _gpujit.cache_clear(None if directory is None else os.fspath(directory))
     except _gpujit.Error as e:
         _raise_from(e)
+
+
+def _dir(directory):
+    return None if directory is None else os.fspath(directory)
+
+
+def limit(size: Optional[Union[str, int]] = None, directory: Optional[Union[str, os.PathLike]] = None) -> dict:
+    """The cache's size limit on disk use: with ``size`` ("2G", "500M", a byte count, or "none"),
+    keep it as the cache's setting and evict down to it now. Returns ``{"bytes", "source"}``
+    (0 bytes: no limit; source: where the limit came from)."""
+    if size is not None and not isinstance(size, (str, int)):
+        raise TypeError("size must be a str such as '2G' or a byte count, not %s" % type(size).__name__)
+    if isinstance(size, int) and (isinstance(size, bool) or size < 0):
+        raise ValueError("size must be a byte count >= 0, not %r" % size)
+    try:
+        b, source = _gpujit.cache_limit(_dir(directory), None if size is None else str(size))
+    except _gpujit.Error as e:
+        _raise_from(e)
+    return {"bytes": b, "source": source}
+
+
+def export(path: Union[str, os.PathLike], *, used_since: float = 0.0,
+           directory: Optional[Union[str, os.PathLike]] = None) -> int:
+    """Write the cache's entries (those used since the Unix time ``used_since``, else all), with
+    their manifests and dependency groups, into an archive (``.tar.zst``, ``.tar.gz``, ``.tar``).
+    Returns how many entries were written."""
+    try:
+        return _gpujit.cache_export(_dir(directory), os.fspath(path), float(used_since))
+    except _gpujit.Error as e:
+        _raise_from(e)
+
+
+def import_(path: Union[str, os.PathLike], *, directory: Optional[Union[str, os.PathLike]] = None) -> dict:
+    """Import an archive made by ``export``: every entry is verified before it is stored, a hostile
+    archive is refused whole. Returns ``{"entries", "present", "manifests", "rejected"}``."""
+    try:
+        return _gpujit.cache_import(_dir(directory), os.fspath(path))
+    except _gpujit.Error as e:
+        _raise_from(e)

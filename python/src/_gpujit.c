@@ -270,6 +270,82 @@ static PyObject *cache_clear(PyObject *self, PyObject *args)
   return PyLong_FromUnsignedLongLong(removed);
 }
 
+/* The cache at `dir` (NULL: the default), opened; NULL with an exception set. */
+static gpujit_cache *open_cache(const char *dir)
+{
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_cache *cache = NULL;
+  int err;
+  co.dir = dir;
+  if ((err = gpujit_cache_open(&cache, &co)) < 0) {
+    gpujit_cache_free(cache);
+    raise(err);
+    return NULL;
+  }
+  return cache;
+}
+
+/* cache_limit(dir, size or None) -> (bytes, source): set it when given ("2G", "none"), then read it */
+static PyObject *cache_limit(PyObject *self, PyObject *args)
+{
+  const char *dir = NULL, *size = NULL, *source = NULL;
+  gpujit_cache *cache;
+  uint64_t bytes = 0;
+  int err = 0;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "zz", &dir, &size) || !(cache = open_cache(dir)))
+    return NULL;
+  if (size && ((err = gpujit_cache_parse_size(size, &bytes)) < 0 || (err = gpujit_cache_limit_set(cache, bytes)) < 0)) {
+    gpujit_cache_free(cache);
+    return raise(err);
+  }
+  if ((err = gpujit_cache_limit_get(cache, &bytes, &source)) < 0) {
+    gpujit_cache_free(cache);
+    return raise(err);
+  }
+  gpujit_cache_free(cache);
+  return Py_BuildValue("(Ks)", (unsigned long long)bytes, source ? source : "");
+}
+
+/* cache_export(dir, path, used_since) -> entries written */
+static PyObject *cache_export(PyObject *self, PyObject *args)
+{
+  const char *dir = NULL, *path;
+  gpujit_cache_export_options o = GPUJIT_CACHE_EXPORT_OPTIONS_INIT;
+  gpujit_cache *cache;
+  uint64_t n = 0;
+  int err;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "zsd", &dir, &path, &o.used_since) || !(cache = open_cache(dir)))
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  err = gpujit_cache_export(cache, path, &o, &n);
+  Py_END_ALLOW_THREADS;
+  gpujit_cache_free(cache);
+  return err < 0 ? raise(err) : PyLong_FromUnsignedLongLong(n);
+}
+
+/* cache_import(dir, path) -> {"entries", "present", "manifests", "rejected"} */
+static PyObject *cache_import(PyObject *self, PyObject *args)
+{
+  const char *dir = NULL, *path;
+  gpujit_cache *cache;
+  gpujit_cache_import_result r = {0, 0, 0, 0};
+  int err;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "zs", &dir, &path) || !(cache = open_cache(dir)))
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  err = gpujit_cache_import(cache, path, 0, &r);
+  Py_END_ALLOW_THREADS;
+  gpujit_cache_free(cache);
+  if (err < 0)
+    return raise(err);
+  return Py_BuildValue("{s:K,s:K,s:K,s:K}", "entries", (unsigned long long)r.entries, "present",
+                       (unsigned long long)r.present, "manifests", (unsigned long long)r.manifests, "rejected",
+                       (unsigned long long)r.rejected);
+}
+
 /* analyze(paths) -> {"files", "events", "recorded", "unmeasured", "tables": {name: [(name, total_us,
  * max_us, count), ...]}}: gpujit trace analyze over trace files or directories of them. */
 static PyObject *analyze(PyObject *self, PyObject *args)
@@ -443,6 +519,9 @@ static PyMethodDef methods[] = {
     {"cache_clear", cache_clear, METH_VARARGS, "Remove every cache entry."},
     {"analyze", analyze, METH_VARARGS, "Analyze trace files (see gpujit.trace.analyze)."},
     {"diff", diff, METH_VARARGS, "Compare two sets of traces (see gpujit.trace.diff)."},
+    {"cache_limit", cache_limit, METH_VARARGS, "Set and read the cache's size limit."},
+    {"cache_export", cache_export, METH_VARARGS, "Export cache entries to an archive."},
+    {"cache_import", cache_import, METH_VARARGS, "Import an exported archive."},
     {"error_names", error_names, METH_NOARGS, "Every C error code: {code: (name, text)}."},
     {"version", version, METH_NOARGS, "gpujit's version."},
     {NULL, NULL, 0, NULL},

@@ -118,3 +118,21 @@ def test_trace_diff_gates(tmp_path):
     assert not same["verdict"]["gated"] and not same["verdict"]["failed"] and same["total"]["delta_ms"] == 0
     with pytest.raises(ValueError, match="fail_above_pct"):
         gpujit.trace.diff(base, new, fail_above_pct=-1)
+
+
+def test_cache_limit_export_import(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    m = gpujit.build(SRC, cache=a, arch="sm_90")
+    assert gpujit.cache.limit(directory=a)["bytes"] == 0
+    assert gpujit.cache.limit("2M", directory=a)["bytes"] == 2 << 20
+    with pytest.raises(gpujit.InvalidArgumentError):
+        gpujit.cache.limit("lots", directory=a)
+    archive = tmp_path / "c.tar.gz"
+    assert gpujit.cache.export(archive, directory=a) == 1
+    r = gpujit.cache.import_(archive, directory=b)
+    assert r["entries"] == 1 and r["rejected"] == 0
+    hit = gpujit.build(SRC, cache=b, arch="sm_90")
+    assert hit.cache_hit is True and hit.image == m.image
+    (tmp_path / "junk.tar").write_bytes(b"not an archive")
+    with pytest.raises(gpujit.GpujitError):
+        gpujit.cache.import_(tmp_path / "junk.tar", directory=b)
