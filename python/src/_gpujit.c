@@ -118,9 +118,10 @@ static PyObject *module_dict(gpujit_module *m)
       set_item(d, "output", PyUnicode_FromString(gpujit_output_kind_name(gpujit_module_output(m)))) < 0 ||
       set_item(d, "image", PyBytes_FromStringAndSize(image, (Py_ssize_t)size)) < 0 ||
       set_item(d, "log", PyUnicode_FromString(gpujit_module_log(m))) < 0 ||
-      set_item(d, "cache", PyUnicode_FromString(cs == GPUJIT_CACHE_HIT    ? "hit"
-                                                : cs == GPUJIT_CACHE_MISS ? "miss"
-                                                                          : "none")) < 0 ||
+      set_item(d, "cache",
+               PyUnicode_FromString(cs == GPUJIT_CACHE_HIT    ? "hit"
+                                    : cs == GPUJIT_CACHE_MISS ? "miss"
+                                                              : "none")) < 0 ||
       set_item(d, "compile_ms", PyFloat_FromDouble(t.compile_ms)) < 0 ||
       set_item(d, "link_ms", PyFloat_FromDouble(t.link_ms)) < 0 ||
       set_item(d, "total_ms", PyFloat_FromDouble(t.total_ms)) < 0 ||
@@ -221,23 +222,35 @@ done:
   return result;
 }
 
+/* The cache at `dir` (NULL: the default), opened; NULL with an exception set. */
+static gpujit_cache *open_cache(const char *dir)
+{
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_cache *cache = NULL;
+  int err;
+  co.dir = dir;
+  if ((err = gpujit_cache_open(&cache, &co)) < 0) {
+    gpujit_cache_free(cache);
+    raise(err);
+    return NULL;
+  }
+  return cache;
+}
+
 /* cache_stats(dir) -> dict */
 static PyObject *cache_stats(PyObject *self, PyObject *args)
 {
   const char *dir = NULL;
-  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
-  gpujit_cache *cache = NULL;
+  gpujit_cache *cache;
   gpujit_cache_stats s;
   uint64_t limit = 0;
   const char *source = NULL;
   PyObject *d;
   int err;
   (void)self;
-  if (!PyArg_ParseTuple(args, "z", &dir))
+  if (!PyArg_ParseTuple(args, "z", &dir) || !(cache = open_cache(dir)))
     return NULL;
-  co.dir = dir;
-  if ((err = gpujit_cache_open(&cache, &co)) < 0 || (err = gpujit_cache_stats_get(cache, &s)) < 0 ||
-      (err = gpujit_cache_limit_get(cache, &limit, &source)) < 0) {
+  if ((err = gpujit_cache_stats_get(cache, &s)) < 0 || (err = gpujit_cache_limit_get(cache, &limit, &source)) < 0) {
     gpujit_cache_free(cache);
     return raise(err);
   }
@@ -254,35 +267,18 @@ static PyObject *cache_stats(PyObject *self, PyObject *args)
 static PyObject *cache_clear(PyObject *self, PyObject *args)
 {
   const char *dir = NULL;
-  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
-  gpujit_cache *cache = NULL;
+  gpujit_cache *cache;
   uint64_t removed = 0;
   int err;
   (void)self;
-  if (!PyArg_ParseTuple(args, "z", &dir))
+  if (!PyArg_ParseTuple(args, "z", &dir) || !(cache = open_cache(dir)))
     return NULL;
-  co.dir = dir;
-  if ((err = gpujit_cache_open(&cache, &co)) < 0 || (err = gpujit_cache_clear(cache, &removed)) < 0) {
+  if ((err = gpujit_cache_clear(cache, &removed)) < 0) {
     gpujit_cache_free(cache);
     return raise(err);
   }
   gpujit_cache_free(cache);
   return PyLong_FromUnsignedLongLong(removed);
-}
-
-/* The cache at `dir` (NULL: the default), opened; NULL with an exception set. */
-static gpujit_cache *open_cache(const char *dir)
-{
-  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
-  gpujit_cache *cache = NULL;
-  int err;
-  co.dir = dir;
-  if ((err = gpujit_cache_open(&cache, &co)) < 0) {
-    gpujit_cache_free(cache);
-    raise(err);
-    return NULL;
-  }
-  return cache;
 }
 
 /* cache_limit(dir, size or None) -> (bytes, source): set it when given ("2G", "none"), then read it */
@@ -346,66 +342,42 @@ static PyObject *cache_import(PyObject *self, PyObject *args)
                        (unsigned long long)r.rejected);
 }
 
-/* analyze(paths) -> {"files", "events", "recorded", "unmeasured", "tables": {name: [(name, total_us,
- * max_us, count), ...]}}: gpujit trace analyze over trace files or directories of them. */
-static PyObject *analyze(PyObject *self, PyObject *args)
+/* A dict of every table: {table name: [row(src, table, i) for i < count(src, table)]}. */
+static PyObject *tables_of(const void *src, size_t (*count)(const void *, gpujit_trace_table),
+                           PyObject *(*row)(const void *, gpujit_trace_table, size_t))
 {
-  PyObject *paths_o, *keep = NULL, *tables = NULL, *result = NULL;
-  const char **paths = NULL;
-  size_t n = 0, files = 0, events = 0, unmeasured = 0, recorded;
-  gpujit_trace_analysis *a = NULL;
-  int err = 0;
-  (void)self;
-  if (!PyArg_ParseTuple(args, "O", &paths_o) || str_list(paths_o, "paths", &paths, &n, &keep) < 0)
-    goto done;
-  Py_BEGIN_ALLOW_THREADS;
-  err = gpujit_trace_analysis_create(&a);
-  for (size_t i = 0; err == 0 && i < n; i++)
-    err = gpujit_trace_analysis_add_path(a, paths[i], NULL);
-  Py_END_ALLOW_THREADS;
-  if (err < 0) {
-    raise(err);
-    goto done;
-  }
-  if (!(tables = PyDict_New()))
-    goto done;
-  for (int t = 0; t < GPUJIT_TRACE_TABLE_COUNT; t++) {
+  PyObject *tables = PyDict_New();
+  for (int t = 0; tables && t < GPUJIT_TRACE_TABLE_COUNT; t++) {
     PyObject *rows = PyList_New(0);
-    if (!rows || PyDict_SetItemString(tables, gpujit_trace_table_name((gpujit_trace_table)t), rows) < 0) {
-      Py_XDECREF(rows);
-      goto done;
+    if (!rows || PyDict_SetItemString(tables, gpujit_trace_table_name((gpujit_trace_table)t), rows) < 0)
+      goto fail;
+    for (size_t i = 0; i < count(src, (gpujit_trace_table)t); i++) {
+      PyObject *r = row(src, (gpujit_trace_table)t, i);
+      if (!r || PyList_Append(rows, r) < 0) {
+        Py_XDECREF(r);
+        goto fail;
+      }
+      Py_DECREF(r);
     }
     Py_DECREF(rows);
-    for (size_t i = 0; i < gpujit_trace_analysis_count(a, (gpujit_trace_table)t); i++) {
-      const gpujit_trace_stat *r = gpujit_trace_analysis_row(a, (gpujit_trace_table)t, i);
-      PyObject *row = Py_BuildValue("(sddK)", r->name, r->total_us, r->max_us, (unsigned long long)r->count);
-      if (!row || PyList_Append(rows, row) < 0) {
-        Py_XDECREF(row);
-        goto done;
-      }
-      Py_DECREF(row);
-    }
+    continue;
+  fail:
+    Py_XDECREF(rows);
+    Py_DECREF(tables);
+    return NULL;
   }
-  gpujit_trace_analysis_totals(a, &files, &events);
-  recorded = gpujit_trace_analysis_recorded(a, &unmeasured);
-  result = Py_BuildValue("{s:n,s:n,s:n,s:n,s:O}", "files", (Py_ssize_t)files, "events", (Py_ssize_t)events,
-                         "recorded", (Py_ssize_t)recorded, "unmeasured", (Py_ssize_t)unmeasured, "tables", tables);
-done:
-  Py_XDECREF(tables);
-  Py_XDECREF(keep);
-  free(paths);
-  gpujit_trace_analysis_free(a);
-  return result;
+  return tables;
 }
 
-static PyObject *diff_row(const gpujit_trace_diff_row *r)
+static size_t stat_count(const void *a, gpujit_trace_table t)
 {
-  return Py_BuildValue("{s:s,s:d,s:d,s:d,s:d,s:d,s:d,s:I,s:I,s:d,s:s,s:O}", "name", r->name, "base_ms",
-                       r->base_us / 1e3, "new_ms", r->new_us / 1e3, "delta_ms", r->delta_us / 1e3, "delta_pct",
-                       r->delta_pct, "base_spread_ms", r->base_spread_us / 1e3, "new_spread_ms",
-                       r->new_spread_us / 1e3, "base_samples", r->base_samples, "new_samples", r->new_samples,
-                       "p_value", r->p_value, "change", gpujit_trace_change_name(r->change), "regression",
-                       r->regression ? Py_True : Py_False);
+  return gpujit_trace_analysis_count(a, t);
+}
+
+static PyObject *stat_row(const void *a, gpujit_trace_table t, size_t i)
+{
+  const gpujit_trace_stat *r = gpujit_trace_analysis_row(a, t, i);
+  return Py_BuildValue("(sddK)", r->name, r->total_us, r->max_us, (unsigned long long)r->count);
 }
 
 /* An analysis of some paths (a list of str); NULL with an exception set. */
@@ -436,6 +408,46 @@ static gpujit_trace_analysis *analysis_of(PyObject *paths_o)
   return a;
 }
 
+/* analyze(paths) -> {"files", "events", "recorded", "unmeasured", "tables": {name: [(name, total_us,
+ * max_us, count), ...]}}: gpujit trace analyze over trace files or directories of them. */
+static PyObject *analyze(PyObject *self, PyObject *args)
+{
+  PyObject *paths_o, *tables, *result = NULL;
+  size_t files = 0, events = 0, unmeasured = 0, recorded;
+  gpujit_trace_analysis *a;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "O", &paths_o) || !(a = analysis_of(paths_o)))
+    return NULL;
+  if ((tables = tables_of(a, stat_count, stat_row))) {
+    gpujit_trace_analysis_totals(a, &files, &events);
+    recorded = gpujit_trace_analysis_recorded(a, &unmeasured);
+    result = Py_BuildValue("{s:n,s:n,s:n,s:n,s:O}", "files", (Py_ssize_t)files, "events", (Py_ssize_t)events,
+                           "recorded", (Py_ssize_t)recorded, "unmeasured", (Py_ssize_t)unmeasured, "tables", tables);
+    Py_DECREF(tables);
+  }
+  gpujit_trace_analysis_free(a);
+  return result;
+}
+
+static PyObject *diff_row(const gpujit_trace_diff_row *r)
+{
+  return Py_BuildValue("{s:s,s:d,s:d,s:d,s:d,s:d,s:d,s:I,s:I,s:d,s:s,s:O}", "name", r->name, "base_ms",
+                       r->base_us / 1e3, "new_ms", r->new_us / 1e3, "delta_ms", r->delta_us / 1e3, "delta_pct",
+                       r->delta_pct, "base_spread_ms", r->base_spread_us / 1e3, "new_spread_ms", r->new_spread_us / 1e3,
+                       "base_samples", r->base_samples, "new_samples", r->new_samples, "p_value", r->p_value, "change",
+                       gpujit_trace_change_name(r->change), "regression", r->regression ? Py_True : Py_False);
+}
+
+static size_t diff_count(const void *d, gpujit_trace_table t)
+{
+  return gpujit_trace_diff_count(d, t);
+}
+
+static PyObject *diff_row_of(const void *d, gpujit_trace_table t, size_t i)
+{
+  return diff_row(gpujit_trace_diff_row_at(d, t, i));
+}
+
 /* diff(base_paths, new_paths, fail_above_pct, min_ms) -> {"total", "verdict", "tables"} */
 static PyObject *diff(PyObject *self, PyObject *args)
 {
@@ -453,30 +465,14 @@ static PyObject *diff(PyObject *self, PyObject *args)
     raise(err);
     goto done;
   }
-  if (!(tables = PyDict_New()) || !(total = diff_row(gpujit_trace_diff_total(d))))
+  if (!(tables = tables_of(d, diff_count, diff_row_of)) || !(total = diff_row(gpujit_trace_diff_total(d))))
     goto done;
-  for (int t = 0; t < GPUJIT_TRACE_TABLE_COUNT; t++) {
-    PyObject *rows = PyList_New(0);
-    if (!rows || PyDict_SetItemString(tables, gpujit_trace_table_name((gpujit_trace_table)t), rows) < 0) {
-      Py_XDECREF(rows);
-      goto done;
-    }
-    Py_DECREF(rows);
-    for (size_t i = 0; i < gpujit_trace_diff_count(d, (gpujit_trace_table)t); i++) {
-      PyObject *row = diff_row(gpujit_trace_diff_row_at(d, (gpujit_trace_table)t, i));
-      if (!row || PyList_Append(rows, row) < 0) {
-        Py_XDECREF(row);
-        goto done;
-      }
-      Py_DECREF(row);
-    }
-  }
-  result = Py_BuildValue("{s:O,s:O,s:{s:O,s:O,s:O,s:n,s:n,s:n,s:n,s:n,s:n,s:I,s:d}}", "total", total, "tables",
-                         tables, "verdict", "gated", v.gated ? Py_True : Py_False, "failed",
-                         v.failed ? Py_True : Py_False, "total_regressed", v.total_regressed ? Py_True : Py_False,
-                         "regressions", (Py_ssize_t)v.regressions, "slower", (Py_ssize_t)v.slower, "faster",
-                         (Py_ssize_t)v.faster, "added", (Py_ssize_t)v.added, "removed", (Py_ssize_t)v.removed,
-                         "unmeasured", (Py_ssize_t)v.unmeasured, "min_samples", v.min_samples, "worst_p", v.worst_p);
+  result = Py_BuildValue("{s:O,s:O,s:{s:O,s:O,s:O,s:n,s:n,s:n,s:n,s:n,s:n,s:I,s:d}}", "total", total, "tables", tables,
+                         "verdict", "gated", v.gated ? Py_True : Py_False, "failed", v.failed ? Py_True : Py_False,
+                         "total_regressed", v.total_regressed ? Py_True : Py_False, "regressions",
+                         (Py_ssize_t)v.regressions, "slower", (Py_ssize_t)v.slower, "faster", (Py_ssize_t)v.faster,
+                         "added", (Py_ssize_t)v.added, "removed", (Py_ssize_t)v.removed, "unmeasured",
+                         (Py_ssize_t)v.unmeasured, "min_samples", v.min_samples, "worst_p", v.worst_p);
 done:
   Py_XDECREF(tables);
   Py_XDECREF(total);
@@ -527,8 +523,8 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_gpujit", "gpujit's C library.", -1, methods,
-                                    NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_gpujit", "gpujit's C library.", -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__gpujit(void);
 PyMODINIT_FUNC PyInit__gpujit(void)

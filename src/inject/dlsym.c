@@ -57,6 +57,22 @@ static bool watched(const char *name)
          !strncmp(name, "nvvm", 4) || gji_driver_watched(name);
 }
 
+void *gji_sym_in(const char *path, const char *name, const char *suffix)
+{
+  char versioned_name[128];
+  void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD), *f = NULL;
+  if (!h)
+    return NULL;
+  if (suffix[0]) {
+    snprintf(versioned_name, sizeof(versioned_name), "__%s%s", name, suffix);
+    f = gji_real_dlsym(h, versioned_name);
+  }
+  if (!f)
+    f = gji_real_dlsym(h, name);
+  dlclose(h);
+  return f;
+}
+
 bool gji_is_self(const void *p)
 {
   Dl_info info;

@@ -28,6 +28,10 @@ GJI_HIDDEN void *gji_driver_wrap(const char *name, void *real);
 /** Whether driver.c wraps `name`. */
 GJI_HIDDEN bool gji_driver_watched(const char *name);
 
+/** Function `name` of the loaded library at `path` (glibc's look-up, not wrapped): its
+ *  versioned entry point "__NAME_SUFFIX" first when `suffix` is not "" (nvJitLink's). */
+GJI_HIDDEN void *gji_sym_in(const char *path, const char *name, const char *suffix);
+
 /** Whether `p` is in this library (its own export, not the function it stands in for). */
 GJI_HIDDEN bool gji_is_self(const void *p);
 

@@ -55,20 +55,6 @@ static void base_name(const char *name, char *out, size_t size, char *suffix, si
   snprintf(suffix, ssize, "%s", u ? u : "");
 }
 
-static void *sym2(const char *path, const char *name, const char *suffix)
-{
-  char v[128];
-  void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD), *f;
-  if (!h)
-    return NULL;
-  snprintf(v, sizeof(v), "__%s%s", name, suffix);
-  f = suffix[0] ? gji_real_dlsym(h, v) : NULL;
-  if (!f)
-    f = gji_real_dlsym(h, name);
-  dlclose(h);
-  return f;
-}
-
 static link_lib *slot_of(void *real, const char *suffix, int *index)
 {
   Dl_info info;
@@ -83,7 +69,7 @@ static link_lib *slot_of(void *real, const char *suffix, int *index)
       if (!L->base) {
         snprintf(L->path, sizeof(L->path), "%s", info.dli_fname ? info.dli_fname : "");
         snprintf(L->suffix, sizeof(L->suffix), "%s", suffix);
-#define R(f, n) *(void **)&L->f = sym2(L->path, n, L->suffix)
+#define R(f, n) *(void **)&L->f = gji_sym_in(L->path, n, L->suffix)
         R(create, "nvJitLinkCreate");
         R(add_data, "nvJitLinkAddData");
         R(add_file, "nvJitLinkAddFile");

@@ -49,16 +49,6 @@ typedef struct prog_rec {
 static prog_rec progs[MAX_PROGS];
 static unsigned long long compiles;
 
-static void *sym(const char *path, const char *name)
-{
-  void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD), *f;
-  if (!h)
-    return NULL;
-  f = gji_real_dlsym(h, name);
-  dlclose(h);
-  return f;
-}
-
 /* The slot of the NVRTC that holds `real` (made on first sight). */
 static nvrtc_lib *slot_of(void *real, int *index)
 {
@@ -73,7 +63,7 @@ static nvrtc_lib *slot_of(void *real, int *index)
       *index = i;
       if (!L->base) {
         snprintf(L->path, sizeof(L->path), "%s", info.dli_fname ? info.dli_fname : "");
-#define R(f, n) *(void **)&L->f = sym(L->path, n)
+#define R(f, n) *(void **)&L->f = gji_sym_in(L->path, n, "")
         R(create, "nvrtcCreateProgram");
         R(compile, "nvrtcCompileProgram");
         R(destroy, "nvrtcDestroyProgram");
