@@ -164,6 +164,41 @@ GPUJIT_API const char *gpujit_module_kernel(const gpujit_module *module, size_t 
 GPUJIT_API int gpujit_module_kernel_params(const gpujit_module *module, const char *kernel, int *sizes,
                                            int max);
 
+/** A kernel parameter's type, as far as it is known. */
+typedef enum gpujit_param_type {
+  GPUJIT_PARAM_UNKNOWN = 0, /**< only its size is known (an extern "C" kernel's parameter) */
+  GPUJIT_PARAM_POINTER,     /**< any pointer (a device address) */
+  GPUJIT_PARAM_BOOL,
+  GPUJIT_PARAM_I8, GPUJIT_PARAM_U8, GPUJIT_PARAM_I16, GPUJIT_PARAM_U16,
+  GPUJIT_PARAM_I32, GPUJIT_PARAM_U32, GPUJIT_PARAM_I64, GPUJIT_PARAM_U64,
+  GPUJIT_PARAM_F16, GPUJIT_PARAM_BF16, GPUJIT_PARAM_F32, GPUJIT_PARAM_F64,
+  GPUJIT_PARAM_RECORD       /**< a struct, vector or wider type passed by value: bytes only */
+} gpujit_param_type;
+
+/** @return the type's C name ("float", "pointer", "unknown", ...); static. */
+GPUJIT_API const char *gpujit_param_type_name(gpujit_param_type type);
+
+/** @return bytes a parameter of this type takes; 0 for UNKNOWN and RECORD. */
+GPUJIT_API size_t gpujit_param_type_size(gpujit_param_type type);
+
+/**
+ * A kernel's parameter types: from its mangled symbol (a C++ kernel's types are in it), checked
+ * against the cubin's parameter sizes; an extern "C" kernel's parameters are UNKNOWN with the
+ * sizes the cubin gives (`sizes` may be NULL).
+ * @param count receives the number of parameters, or -1 when neither source knows them (a PTX
+ *        image of an extern "C" kernel).
+ * @return 0, GPUJIT_EINVAL (NULL argument), GPUJIT_ENOENT (no such kernel in the module).
+ */
+GPUJIT_API int gpujit_module_kernel_param_types(const gpujit_module *module, const char *kernel,
+                                                gpujit_param_type *types, int *sizes, int max, int *count);
+
+/**
+ * Parse a written signature: C types separated by commas, names optional ("float a, const float *x,
+ * int n"); "" or "void" is no parameters. Pointers of any type are POINTER.
+ * @return 0, or GPUJIT_EINVAL naming the parameter that is no type gpujit can pass.
+ */
+GPUJIT_API int gpujit_param_types_parse(gpujit_param_type *types, int max, int *count, const char *signature);
+
 /** @return the lowered (mangled) name of a name expression given at build, or NULL (borrowed). */
 GPUJIT_API const char *gpujit_module_lowered_name(const gpujit_module *module,
                                                   const char *name_expression);

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "compile/image.h"
+#include "compile/params.h"
 #include "module/module.h"
 
 gpujit_module *gpujit__module_new(void) { return calloc(1, sizeof(gpujit_module)); }
@@ -67,6 +68,62 @@ int gpujit_module_kernel_params(const gpujit_module *m, const char *kernel, int 
   if (!m || !kernel || !sizes || m->output != GPUJIT_OUTPUT_CUBIN)
     return -1;
   return gpujit__cubin_params(m->image.data, m->image.len, kernel, sizes, max);
+}
+
+const char *gpujit_param_type_name(gpujit_param_type t)
+{
+  static const char *const names[] = {"unknown", "pointer", "bool", "int8", "uint8", "int16", "uint16", "int32",
+                                      "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64",
+                                      "record"};
+  return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "invalid";
+}
+
+size_t gpujit_param_type_size(gpujit_param_type t) { return gpujit__param_type_size(t); }
+
+int gpujit_param_types_parse(gpujit_param_type *types, int max, int *count, const char *signature)
+{
+  if (!types || !count || !signature)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_param_types_parse: NULL argument");
+  return gpujit__params_parse(signature, types, max, count);
+}
+
+int gpujit_module_kernel_param_types(const gpujit_module *m, const char *kernel, gpujit_param_type *types,
+                                     int *sizes, int max, int *count)
+{
+  int sz[256], nsizes, ntypes = -1;
+  bool found = false;
+  if (!m || !kernel || !types || !count || max < 0)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_module_kernel_param_types: NULL argument");
+  *count = -1;
+  for (size_t i = 0; i < m->kernels.count && !found; i++)
+    found = !strcmp(m->kernels.items[i], kernel);
+  if (!found && m->kernels.count)
+    return gpujit__error(GPUJIT_ENOENT, "no kernel '%s' in module %s", kernel, gpujit_module_name(m));
+  nsizes = gpujit_module_kernel_params(m, kernel, sz, (int)(sizeof(sz) / sizeof(sz[0])));
+  if (gpujit__params_demangle(kernel, types, max, &ntypes) < 0)
+    ntypes = -1; /* a mangling not read: the sizes alone */
+  if (ntypes >= 0 && nsizes >= 0) {
+    /* the cubin has the last word: a type whose size disagrees is not trusted */
+    bool agree = ntypes == nsizes;
+    for (int i = 0; agree && i < ntypes; i++) {
+      size_t want = gpujit__param_type_size(types[i]);
+      agree = want == 0 || want == (size_t)sz[i];
+    }
+    if (!agree)
+      ntypes = -1;
+  }
+  if (ntypes < 0 && nsizes >= 0) {
+    if (nsizes > max)
+      return gpujit__error(GPUJIT_EINVAL, "kernel '%s' has %d parameters; room for %d", kernel, nsizes, max);
+    for (int i = 0; i < nsizes; i++)
+      types[i] = GPUJIT_PARAM_UNKNOWN;
+    ntypes = nsizes;
+  }
+  if (sizes)
+    for (int i = 0; i < ntypes && i < max; i++)
+      sizes[i] = nsizes >= 0 && i < nsizes ? sz[i] : (int)gpujit__param_type_size(types[i]);
+  *count = ntypes;
+  return 0;
 }
 
 size_t gpujit_module_name_expression_count(const gpujit_module *m) { return m ? m->name_exprs.count : 0; }

@@ -2,7 +2,7 @@
 # `fuzz_NAME` replays tests/fuzz/corpus/NAME, so every run checks every seed and every crash
 # that was found), and with -DGPUJIT_FUZZ=ON and clang also as a libFuzzer executable.
 set(GPUJIT_FUZZ_TARGETS trace nvrtc_trace trace_load ncu_csv arg_spec launch_plan cache_records cache_entry
-  bundle import image includes project_manifest wire ptx profile)
+  bundle import image includes project_manifest wire ptx profile params)
 set(GPUJIT_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 
 function(gpujit_fuzz_target exe name main)
