@@ -43,6 +43,38 @@ typedef struct gpujit_device_info {
 
 GPUJIT_API int gpujit_device_info_get(gpujit_device *dev, gpujit_device_info *out);
 
+/** CUDA's legacy default stream (the stream CuPy and PyTorch use unless told otherwise). */
+#define GPUJIT_STREAM_LEGACY ((void *)0x1)
+
+/**
+ * Issue the device's later work (launches, copies, memsets, graphs, timed regions, benchmarks) on
+ * `stream`: a CUstream of the device's primary context (another framework's), or
+ * GPUJIT_STREAM_LEGACY; NULL returns to the device's own stream. gpujit never destroys it.
+ * @return 0, GPUJIT_EINVAL (NULL device, or a graph capture is open).
+ */
+GPUJIT_API int gpujit_device_set_stream(gpujit_device *dev, void *stream);
+
+/** @return the stream the device issues work on (its own unless set). */
+GPUJIT_API void *gpujit_device_stream(const gpujit_device *dev);
+
+/** Wait for every stream of the device's context (gpujit_synchronize waits for its stream).
+ *  @return 0, or the error of work that failed (GPUJIT_ECUDA). */
+GPUJIT_API int gpujit_device_synchronize(gpujit_device *dev);
+
+/**
+ * The device of the calling thread's current CUDA context (the one CuPy's and PyTorch's current
+ * device makes current); -1 when no context is current. Starts the driver.
+ * @return 0, GPUJIT_ENODRIVER.
+ */
+GPUJIT_API int gpujit_device_current(int *out);
+
+/**
+ * The device whose memory `ptr` points into (unified addressing), or -1 when it is no device
+ * memory (host memory, a freed or foreign address). Starts the driver.
+ * @return 0, GPUJIT_ENODRIVER.
+ */
+GPUJIT_API int gpujit_pointer_device(int *out, gpujit_devptr ptr);
+
 /** Free device memory now, in bytes. */
 GPUJIT_API int gpujit_device_free_memory(gpujit_device *dev, uint64_t *out);
 

@@ -124,6 +124,30 @@ GPUJIT_API const char *gpujit_timer_name(const gpujit_timer *timer);
 /** Stop and free the timer; host milliseconds in *elapsed_ms (may be NULL). */
 GPUJIT_API int gpujit_timer_stop(gpujit_timer *timer, double *elapsed_ms);
 
+/* ---- process-wide captures (CUPTI) ------------------------------------------------------- */
+
+/** An open capture of every GPU activity in the process, whoever issued it. */
+typedef struct gpujit_capture gpujit_capture;
+
+/**
+ * Start capturing what runs on every GPU of the process: kernels (CUPTI's concurrent kind, so the
+ * program's concurrency is kept), copies and memsets that any framework issues (CuPy, PyTorch,
+ * gpujit), as far as `filter` selects (GPUJIT_TIMING_*). Captures may nest and overlap.
+ * @return 0, GPUJIT_EINVAL (a filter selecting nothing), GPUJIT_EUNSUPPORTED (CUPTI cannot be used:
+ *         not found, or another profiler holds it) with the reason.
+ */
+GPUJIT_API int gpujit_capture_begin(gpujit_capture **out, unsigned filter);
+
+/**
+ * End a capture: wait for the work of every active context, then give each activity that started
+ * on a GPU between begin and now, in start order (`device` is the CUDA ordinal, `elapsed_ms` its
+ * GPU duration, `start_us` on the trace clock; `host_us` and `launch_us` are 0). Frees `cap`.
+ * @param out the results (caller frees with gpujit_free()); @param lost records that could not
+ *        be kept (CUPTI's drops and the capture's fixed budget), may be NULL.
+ * @return 0, GPUJIT_EINVAL, GPUJIT_ENOMEM, GPUJIT_ECUDA (work in the region failed).
+ */
+GPUJIT_API int gpujit_capture_end(gpujit_capture *cap, gpujit_timing_result **out, size_t *count, uint64_t *lost);
+
 /* ---- benchmarks ------------------------------------------------------------------------- */
 
 #define GPUJIT_BENCH_OPTIONS_VERSION 1

@@ -17,7 +17,9 @@
   X(cuMemsetD32Async) X(cuMemsetD8Async) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuStreamCreate) X(cuStreamDestroy)         \
   X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)                     \
-  X(cuGraphInstantiate) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)
+  X(cuGraphInstantiate) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)           \
+  X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuCtxPushCurrent) X(cuCtxPopCurrent)              \
+  X(cuDevicePrimaryCtxGetState) X(cuPointerGetAttribute)
 
 typedef struct gpujit__driver {
 #define GPUJIT__FIELD(name) __typeof__(name) *name;

@@ -53,8 +53,9 @@ int gpujit_device_open(gpujit_device **out, int ordinal)
       (err = CU(g->d->cuDevicePrimaryCtxRetain(&g->ctx, g->dev), "cuDevicePrimaryCtxRetain")) < 0)
     goto fail;
   if ((err = CU(g->d->cuCtxSetCurrent(g->ctx), "cuCtxSetCurrent")) < 0 ||
-      (err = CU(g->d->cuStreamCreate(&g->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate")) < 0)
+      (err = CU(g->d->cuStreamCreate(&g->own, CU_STREAM_NON_BLOCKING), "cuStreamCreate")) < 0)
     goto fail;
+  g->stream = g->own;
   g->d->cuDeviceGetName(g->info.name, sizeof(g->info.name), g->dev);
   g->d->cuDeviceTotalMem(&total, g->dev);
   g->info.total_memory = total;
@@ -90,8 +91,8 @@ void gpujit_device_free(gpujit_device *g)
       g->d->cuStreamSynchronize(g->stream);
     if (g->hooks && g->hooks->detach)
       g->hooks->detach(g, g->hooks_payload);
-    if (g->stream)
-      g->d->cuStreamDestroy(g->stream);
+    if (g->own)
+      g->d->cuStreamDestroy(g->own);
     g->d->cuDevicePrimaryCtxRelease(g->dev);
   }
   free(g);
@@ -115,6 +116,61 @@ int gpujit_device_free_memory(gpujit_device *g, uint64_t *out)
   if ((err = CU(g->d->cuMemGetInfo(&free_b, &total), "cuMemGetInfo")) < 0)
     return err;
   *out = free_b;
+  return 0;
+}
+
+int gpujit_device_set_stream(gpujit_device *g, void *stream)
+{
+  if (!g)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_device_set_stream: NULL device");
+  if (g->capturing)
+    return gpujit__error(GPUJIT_EINVAL, "the stream cannot change while a graph capture is open");
+  g->stream = stream ? (CUstream)stream : g->own;
+  return 0;
+}
+
+void *gpujit_device_stream(const gpujit_device *g) { return g ? (void *)g->stream : NULL; }
+
+int gpujit_device_synchronize(gpujit_device *g)
+{
+  if (!g)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_device_synchronize: NULL device");
+  g->d->cuCtxSetCurrent(g->ctx);
+  return CU(g->d->cuCtxSynchronize(), g->last_kernel[0] ? g->last_kernel : "synchronising the device");
+}
+
+int gpujit_device_current(int *out)
+{
+  const gpujit__driver *d;
+  CUcontext ctx = NULL;
+  CUdevice dev = 0;
+  int err;
+  if (!out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_device_current: NULL out");
+  *out = -1;
+  if ((err = gpujit__driver_get(&d)) < 0)
+    return err;
+  if (d->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx || d->cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+    return 0;
+  *out = (int)dev;
+  return 0;
+}
+
+int gpujit_pointer_device(int *out, gpujit_devptr ptr)
+{
+  const gpujit__driver *d;
+  int ordinal = -1, err;
+  unsigned mem = 0;
+  if (!out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_pointer_device: NULL out");
+  *out = -1;
+  if ((err = gpujit__driver_get(&d)) < 0)
+    return err;
+  if (d->cuPointerGetAttribute(&mem, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)ptr) != CUDA_SUCCESS ||
+      (mem != CU_MEMORYTYPE_DEVICE && mem != CU_MEMORYTYPE_UNIFIED) ||
+      d->cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+    return 0;
+  *out = ordinal;
   return 0;
 }
 

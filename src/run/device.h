@@ -26,7 +26,8 @@ struct gpujit_device {
   const gpujit__driver *d;
   CUdevice dev;
   CUcontext ctx;
-  CUstream stream;
+  CUstream stream;      /* where work goes: `own`, or a stream set by the caller */
+  CUstream own;
   gpujit_device_info info;
   bool capturing;       /* a graph capture is open: nothing may be recorded into the stream */
   char last_kernel[128];

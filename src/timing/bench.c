@@ -30,7 +30,7 @@ int gpujit_timer_start(gpujit_timer **out, gpujit_device *dev, const char *name,
   t->dev = dev;
   t->flags = flags;
   snprintf(t->name, sizeof(t->name), "%s", name);
-  if ((flags & GPUJIT_TIMER_SYNCHRONIZE) && dev && (err = gpujit_synchronize(dev)) < 0) {
+  if ((flags & GPUJIT_TIMER_SYNCHRONIZE) && dev && (err = gpujit_device_synchronize(dev)) < 0) {
     free(t);
     return err;
   }
@@ -58,7 +58,7 @@ int gpujit_timer_stop(gpujit_timer *t, double *elapsed_ms)
   if (!t)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_timer_stop: NULL timer");
   if ((t->flags & GPUJIT_TIMER_SYNCHRONIZE) && t->dev)
-    err = gpujit_synchronize(t->dev);
+    err = gpujit_device_synchronize(t->dev);
   if (elapsed_ms)
     *elapsed_ms = (gpujit__now_us() - t->t0) / 1e3;
   if (t->flags & GPUJIT_TIMER_NVTX)

@@ -45,6 +45,10 @@ static struct {
   size_t ncorr, capcorr;
   uint64_t dropped_total;
   double offset_us;
+  int captures;             /* open process-wide captures */
+  gpujit__cupti_rec *kept;  /* their records, whoever issued them */
+  size_t nkept, capkept;
+  uint64_t kept_lost;
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const char *result_text(CUptiResult r)
@@ -104,9 +108,21 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
   *max_records = 0; /* as many as fit */
 }
 
+/* A process-wide capture keeps at most this many records (about 200 MiB). */
+#define MAX_KEPT ((size_t)1 << 20)
+
 /* Under the lock. */
 static void add_rec(const gpujit__cupti_rec *r)
 {
+  if (C.captures) {
+    gpujit__cupti_rec *k = C.nkept < MAX_KEPT ? gpujit__grow(C.kept, &C.capkept, C.nkept, sizeof(*k), 1024) : NULL;
+    if (k) {
+      C.kept = k;
+      C.kept[C.nkept++] = *r;
+    } else {
+      C.kept_lost++;
+    }
+  }
   gpujit__cupti_rec *p = gpujit__grow(C.recs, &C.caprec, C.nrec, sizeof(*p), 1024);
   if (!p) {
     C.dropped_total++;
@@ -144,6 +160,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
       r.end = k->end;
       r.graph_node = k->graphNodeId;
       r.graph_id = k->graphId;
+      r.device = k->deviceId;
       snprintf(r.name, sizeof(r.name), "%s", k->name ? k->name : "");
       add_rec(&r);
       break;
@@ -156,10 +173,12 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     r.start = m->start;                                                                                    \
     r.end = m->end;                                                                                        \
     r.bytes = m->bytes;                                                                                    \
+    r.device = m->deviceId;                                                                                \
     add_rec(&r);                                                                                           \
     break;                                                                                                 \
   }
     case CUPTI_ACTIVITY_KIND_MEMCPY:
+      r.copy_kind = ((const CUpti_ActivityMemcpy6 *)a)->copyKind;
       COPY_OR_SET(CUpti_ActivityMemcpy6, 1)
     case CUPTI_ACTIVITY_KIND_MEMSET:
       COPY_OR_SET(CUpti_ActivityMemset4, 2)
@@ -325,3 +344,85 @@ int gpujit__cupti_take(gpujit__cupti_rec **out, size_t *count, uint64_t first, u
 }
 
 double gpujit__cupti_clock_offset_us(void) { return C.offset_us; }
+
+int gpujit__cupti_capture_open(void)
+{
+  int err = 0;
+  if (!C.started && (err = gpujit__cupti_start(true)) < 0)
+    return err;
+  pthread_mutex_lock(&C.lock);
+  C.captures++;
+  pthread_mutex_unlock(&C.lock);
+  return 0;
+}
+
+void gpujit__cupti_capture_close(void)
+{
+  pthread_mutex_lock(&C.lock);
+  if (C.captures > 0 && --C.captures == 0) {
+    free(C.kept);
+    C.kept = NULL;
+    C.nkept = C.capkept = 0;
+    C.kept_lost = 0;
+  }
+  pthread_mutex_unlock(&C.lock);
+}
+
+uint64_t gpujit__cupti_now_ns(void)
+{
+  uint64_t ts = 0;
+  if (C.lib && C.timestamp)
+    C.timestamp(&ts);
+  return ts;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+  const gpujit__cupti_rec *x = a, *y = b;
+  return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Under the lock, after a forced flush: drop the timers' held records that carry no gpujit
+ * correlation (other frameworks' work, which only a capture keeps). */
+static void drop_foreign(void)
+{
+  size_t keep = 0;
+  if (C.ncorr)
+    qsort(C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr);
+  for (size_t i = 0; i < C.nrec; i++) {
+    corr key = {(uint32_t)C.recs[i].external, 0};
+    if (C.ncorr && bsearch(&key, C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr))
+      C.recs[keep++] = C.recs[i];
+  }
+  C.nrec = keep;
+}
+
+int gpujit__cupti_capture_take(gpujit__cupti_rec **out, size_t *count, uint64_t t0, uint64_t t1, uint64_t *lost)
+{
+  gpujit__cupti_rec *res = NULL;
+  size_t n = 0;
+  *out = NULL;
+  *count = 0;
+  if (C.started)
+    C.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  pthread_mutex_lock(&C.lock);
+  drop_foreign();
+  for (size_t i = 0; i < C.nkept; i++)
+    n += C.kept[i].start >= t0 && C.kept[i].start <= t1;
+  if (n && !(res = malloc(n * sizeof(*res)))) {
+    pthread_mutex_unlock(&C.lock);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  n = 0;
+  for (size_t i = 0; i < C.nkept; i++)
+    if (C.kept[i].start >= t0 && C.kept[i].start <= t1)
+      res[n++] = C.kept[i];
+  if (lost)
+    *lost = C.kept_lost + C.dropped_total;
+  pthread_mutex_unlock(&C.lock);
+  if (n)
+    qsort(res, n, sizeof(*res), cmp_start);
+  *out = res;
+  *count = n;
+  return 0;
+}

@@ -15,6 +15,8 @@ typedef struct gpujit__cupti_rec {
   uint64_t graph_node; /* kernels inside a graph: the node's id, else 0 */
   uint32_t graph_id;
   int kind;            /* 0 kernel, 1 memcpy, 2 memset */
+  int copy_kind;       /* memcpy: CUPTI's CUpti_ActivityMemcpyKind */
+  uint32_t device;     /* the device it ran on */
   char name[128];      /* kernels: the (mangled) name */
 } gpujit__cupti_rec;
 
@@ -37,6 +39,22 @@ void gpujit__cupti_pop(void);
  * @return 0, GPUJIT_ENOMEM.
  */
 int gpujit__cupti_take(gpujit__cupti_rec **out, size_t *count, uint64_t first, uint64_t last, uint64_t *dropped);
+/**
+ * Process-wide capture: while one is open every record is kept, whoever issued it (other
+ * frameworks' kernels, copies and memsets included), up to a fixed budget. Opening one starts
+ * CUPTI with the concurrent kernel kind unless a timer started it already.
+ * @return 0, or GPUJIT_EUNSUPPORTED (CUPTI cannot be used) with the reason.
+ */
+int gpujit__cupti_capture_open(void);
+/** Close one capture; the last one closed drops what was kept. */
+void gpujit__cupti_capture_close(void);
+/** CUPTI's clock now, in nanoseconds (0 when CUPTI is not loaded). */
+uint64_t gpujit__cupti_now_ns(void);
+/**
+ * Flush, then copy every kept record whose start lies in [t0, t1] (CUPTI's clock) into `out`
+ * (caller frees), ordered by start. *lost receives the records the budget could not keep.
+ */
+int gpujit__cupti_capture_take(gpujit__cupti_rec **out, size_t *count, uint64_t t0, uint64_t t1, uint64_t *lost);
 /** CUPTI's clock minus the trace clock, in microseconds (to place records on a trace). */
 double gpujit__cupti_clock_offset_us(void);
 

@@ -210,6 +210,51 @@ static void test_cupti__serial_graph_nodes_are_missing_not_zero(void **state)
   gpujit_graph_free(g);
 }
 
+/* A process-wide capture sees work gpujit's timing hooks never announce: launches, a memset and a
+ * copy on CUDA's legacy default stream (where CuPy and PyTorch issue theirs), in start order. */
+static void test_cupti__capture_sees_every_stream(void **state)
+{
+  gpujit_capture *cap = NULL;
+  gpujit_timing_result *r = NULL;
+  size_t nr = 0, spins = 0;
+  uint64_t lost = 99;
+  int host[132], cur = -2, owner = -2;
+  (void)state;
+  assert_int_equal(gpujit_timing_set_source(dev, GPUJIT_TIMER_EVENTS), 0);
+  assert_int_equal(gpujit_device_current(&cur), 0);
+  assert_int_equal(cur, 0 + (int)strtol(getenv("GPUJIT_DEVICE") ? getenv("GPUJIT_DEVICE") : "0", NULL, 10));
+  assert_int_equal(gpujit_pointer_device(&owner, out), 0);
+  assert_int_equal(owner, cur);
+  assert_int_equal(gpujit_pointer_device(&owner, (gpujit_devptr)(uintptr_t)host), 0);
+  assert_int_equal(owner, -1);
+  assert_int_equal(gpujit_capture_begin(&cap, 0), GPUJIT_EINVAL);
+  assert_int_equal(gpujit_capture_begin(&cap, GPUJIT_TIMING_ALL), 0);
+  assert_int_equal(gpujit_device_set_stream(dev, GPUJIT_STREAM_LEGACY), 0);
+  assert_ptr_equal(gpujit_device_stream(dev), GPUJIT_STREAM_LEGACY);
+  assert_int_equal(gpujit_memset_d32(dev, out, 0, 132), 0);
+  for (int i = 0; i < 25; i++)
+    launch_spin(SHORT_CYCLES);
+  assert_int_equal(gpujit_memcpy_dtoh(dev, host, out, sizeof(host)), 0);
+  assert_int_equal(gpujit_device_set_stream(dev, NULL), 0);
+  assert_int_equal(gpujit_capture_end(cap, &r, &nr, &lost), 0);
+  assert_int_equal(lost, 0);
+  assert_int_equal(nr, 27);
+  assert_int_equal(r[0].kind, GPUJIT_ACTIVITY_MEMSET);
+  assert_int_equal(r[0].bytes, 132 * 4);
+  assert_int_equal(r[26].kind, GPUJIT_ACTIVITY_MEMCPY_DTOH);
+  for (size_t i = 0; i < nr; i++) {
+    assert_int_equal(r[i].device, cur);
+    assert_true(r[i].elapsed_ms > 0);
+    if (i)
+      assert_true(r[i].start_us >= r[i - 1].start_us);
+    spins += r[i].kind == GPUJIT_ACTIVITY_KERNEL && !strcmp(r[i].name, "spin");
+  }
+  assert_int_equal(spins, 25);
+  for (int i = 0; i < 132; i++)
+    assert_int_equal(host[i], 1);
+  gpujit_free(r);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -219,6 +264,7 @@ int main(void)
       cmocka_unit_test(test_cupti__graph_kernels_by_node),
       cmocka_unit_test(test_cupti__serial_graph_nodes_are_missing_not_zero),
       cmocka_unit_test(test_cupti__benchmark),
+      cmocka_unit_test(test_cupti__capture_sees_every_stream),
   };
   gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
   gpujit_source s = {"cupti_test.cu", SRC, sizeof(SRC) - 1};
