@@ -190,6 +190,22 @@ typedef int (*gpujit_bench_fn)(void *payload);
 GPUJIT_API int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_device *dev,
                                 gpujit_bench_fn fn, void *payload, const gpujit_bench_options *opts);
 
+/** The most devices one benchmark times. */
+#define GPUJIT_BENCH_MAX_DEVICES 16
+
+/**
+ * gpujit_benchmark over several devices (what cupyx.profiler.benchmark's `devices` does): each
+ * sample is bracketed by an event pair on every device's stream, so out[k] holds device k's GPU
+ * times; the CPU statistics are the same in every result; sampling stops on device 0's noise.
+ * @param out ndev results; @param samples_out optional: n CPU samples then n GPU samples per
+ *        device (ms, n = out[0].gpu.n), caller frees with gpujit_free().
+ * @return 0, GPUJIT_EINVAL (no device, one given twice, more than GPUJIT_BENCH_MAX_DEVICES, a CUPTI
+ *         source with several devices), or `fn`'s error.
+ */
+GPUJIT_API int gpujit_benchmark_devices(gpujit_bench_result *out, double **samples_out, gpujit_device *const *devs,
+                                        size_t ndev, gpujit_bench_fn fn, void *payload,
+                                        const gpujit_bench_options *opts);
+
 /**
  * Decide whether sampling may stop (exposed for tests): after min_samples and min_time_s, when
  * the noise of `samples` is under max_noise; or at the timeout or max_samples.

@@ -126,21 +126,38 @@ static int cupti_samples(double *gpu, uint64_t first, size_t count)
   return 0;
 }
 
-int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_device *g, gpujit_bench_fn fn,
-                     void *payload, const gpujit_bench_options *opts)
+/* Grow the sample arrays (CPU, then one per device) to hold `need`. */
+static int grow_samples(double **cpu, double **gpu, size_t ndev, size_t *cap, size_t need)
+{
+  size_t c = *cap ? *cap : 1024;
+  if (need <= *cap)
+    return 0;
+  while (c < need)
+    c *= 2;
+  for (size_t k = 0; k <= ndev; k++) {
+    double **a = k ? &gpu[k - 1] : cpu, *p = realloc(*a, c * sizeof(**a));
+    if (!p)
+      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    *a = p;
+  }
+  *cap = c;
+  return 0;
+}
+
+/* The benchmark over one or more devices: events on each device's stream around every sample (or,
+ * one device with a CUPTI source, the sample's activity records). */
+static int bench(gpujit_bench_result *out, double **samples_out, gpujit_device *const *devs, size_t ndev,
+                 gpujit_bench_fn fn, void *payload, const gpujit_bench_options *opts)
 {
   gpujit_bench_options defaults = GPUJIT_BENCH_OPTIONS_INIT;
-  gpujit__timing *t = NULL;
-  double *gpu = NULL, *cpu = NULL, t_start;
-  size_t n = 0, cap = 0, taken = 0;
-  CUevent ev[2 * GPUJIT__BENCH_BATCH];
+  gpujit__timing *t[GPUJIT_BENCH_MAX_DEVICES] = {NULL};
+  double *gpu[GPUJIT_BENCH_MAX_DEVICES] = {NULL}, *cpu = NULL, t_start = 0;
+  size_t n = 0, cap = 0, taken[GPUJIT_BENCH_MAX_DEVICES] = {0};
+  CUevent ev[GPUJIT_BENCH_MAX_DEVICES][2 * GPUJIT__BENCH_BATCH];
+  gpujit_device *g;
   bool cupti;
   int err = 0;
 
-  if (samples_out)
-    *samples_out = NULL;
-  if (!out || !g || !fn)
-    return gpujit__error(GPUJIT_EINVAL, "gpujit_benchmark: NULL argument");
   if (!opts)
     opts = &defaults;
   if (opts->version != GPUJIT_BENCH_OPTIONS_VERSION)
@@ -148,89 +165,135 @@ int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_devi
   if (opts->max_samples < 1 || opts->min_samples > opts->max_samples)
     return gpujit__error(GPUJIT_EINVAL, "bench options: min_samples %u > max_samples %u", opts->min_samples,
                          opts->max_samples);
-  memset(out, 0, sizeof(*out));
-  if ((err = gpujit__timing_of(g, &t)) < 0)
-    return err;
-  cupti = t->source != GPUJIT_TIMER_EVENTS;
-  g->d->cuCtxSetCurrent(g->ctx);
-  for (; !cupti && taken < 2 * GPUJIT__BENCH_BATCH; taken++) /* CUPTI samples need no events */
-    if ((err = gpujit__timing_take_event(t, &ev[taken])) < 0)
-      goto done;
-  if (opts->l2_flush && !t->flush_buf) {
-    t->flush_bytes = (size_t)(g->info.l2_bytes > 0 ? g->info.l2_bytes : 64 << 20) * 2;
-    if ((err = gpujit_mem_alloc(&t->flush_buf, g, t->flush_bytes)) < 0)
+  for (size_t k = 0; k < ndev; k++) {
+    memset(&out[k], 0, sizeof(out[k]));
+    if ((err = gpujit__timing_of(devs[k], &t[k])) < 0)
+      return err;
+  }
+  g = devs[0];
+  cupti = t[0]->source != GPUJIT_TIMER_EVENTS;
+  if (cupti && ndev > 1)
+    return gpujit__error(GPUJIT_EINVAL, "a CUPTI timer source benchmarks one device; use events for %zu", ndev);
+  for (size_t k = 0; k < ndev && !cupti; k++) { /* CUPTI samples need no events */
+    devs[k]->d->cuCtxSetCurrent(devs[k]->ctx);
+    for (; taken[k] < 2 * GPUJIT__BENCH_BATCH; taken[k]++)
+      if ((err = gpujit__timing_take_event(t[k], &ev[k][taken[k]])) < 0)
+        goto done;
+  }
+  if (opts->l2_flush && !t[0]->flush_buf) {
+    t[0]->flush_bytes = (size_t)(g->info.l2_bytes > 0 ? g->info.l2_bytes : 64 << 20) * 2;
+    if ((err = gpujit_mem_alloc(&t[0]->flush_buf, g, t[0]->flush_bytes)) < 0)
       goto done;
   }
+  g->d->cuCtxSetCurrent(g->ctx);
   for (unsigned i = 0; i < opts->warmup; i++)
     if ((err = fn(payload)) < 0)
       goto done;
-  if ((err = gpujit_synchronize(g)) < 0)
-    goto done;
+  for (size_t k = 0; k < ndev; k++)
+    if ((err = gpujit_synchronize(devs[k])) < 0)
+      goto done;
   t_start = gpujit__now_us();
   for (bool stop = false; !stop;) {
     size_t batch = GPUJIT__BENCH_BATCH;
     if (n + batch > opts->max_samples)
       batch = opts->max_samples - n;
-    if (n + batch > cap) {
-      size_t c = cap ? cap * 2 : 1024;
-      double *pg, *pc;
-      while (c < n + batch)
-        c *= 2;
-      pg = realloc(gpu, c * sizeof(*pg));
-      if (pg)
-        gpu = pg;
-      pc = realloc(cpu, c * sizeof(*pc));
-      if (pc)
-        cpu = pc;
-      if (!pg || !pc) {
-        err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-        goto done;
-      }
-      cap = c;
-    }
+    if ((err = grow_samples(&cpu, gpu, ndev, &cap, n + batch)) < 0)
+      goto done;
     for (size_t i = 0; i < batch; i++) {
       double t0;
       if (opts->l2_flush) /* overwrite L2 so the sample starts cold */
-        g->d->cuMemsetD32Async((CUdeviceptr)t->flush_buf, (unsigned)(n + i), t->flush_bytes / 4, g->stream);
+        g->d->cuMemsetD32Async((CUdeviceptr)t[0]->flush_buf, (unsigned)(n + i), t[0]->flush_bytes / 4, g->stream);
       if (cupti)
         gpujit__cupti_push(BENCH_IDS + n + i);
-      else
-        g->d->cuEventRecord(ev[2 * i], g->stream);
+      for (size_t k = 0; k < ndev && !cupti; k++) {
+        devs[k]->d->cuCtxSetCurrent(devs[k]->ctx);
+        devs[k]->d->cuEventRecord(ev[k][2 * i], devs[k]->stream);
+      }
+      g->d->cuCtxSetCurrent(g->ctx);
       t0 = gpujit__now_us();
       if ((err = fn(payload)) < 0)
         goto done;
       cpu[n + i] = (gpujit__now_us() - t0) / 1e3;
       if (cupti)
         gpujit__cupti_pop();
-      else
-        g->d->cuEventRecord(ev[2 * i + 1], g->stream);
+      for (size_t k = 0; k < ndev && !cupti; k++) {
+        devs[k]->d->cuCtxSetCurrent(devs[k]->ctx);
+        devs[k]->d->cuEventRecord(ev[k][2 * i + 1], devs[k]->stream);
+      }
     }
     if (cupti) {
-      if ((err = gpujit_synchronize(g)) < 0 || (err = cupti_samples(gpu + n, BENCH_IDS + n, batch)) < 0)
+      if ((err = gpujit_synchronize(g)) < 0 || (err = cupti_samples(gpu[0] + n, BENCH_IDS + n, batch)) < 0)
         goto done;
-    } else {
-      if ((err = CU(g->d->cuEventSynchronize(ev[2 * batch - 1]), "benchmark sample")) < 0)
+    }
+    for (size_t k = 0; k < ndev && !cupti; k++) {
+      if ((err = CU(devs[k]->d->cuEventSynchronize(ev[k][2 * batch - 1]), "benchmark sample")) < 0)
         goto done;
       for (size_t i = 0; i < batch; i++) {
         float ms = 0;
-        g->d->cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]);
-        gpu[n + i] = ms;
+        devs[k]->d->cuEventElapsedTime(&ms, ev[k][2 * i], ev[k][2 * i + 1]);
+        gpu[k][n + i] = ms;
       }
     }
     n += batch;
-    stop = gpujit_bench_should_stop(gpu, n, (gpujit__now_us() - t_start) / 1e6, opts, &out->stop);
+    stop = gpujit_bench_should_stop(gpu[0], n, (gpujit__now_us() - t_start) / 1e6, opts, &out[0].stop);
   }
-  out->elapsed_s = (gpujit__now_us() - t_start) / 1e6;
-  gpujit_stats_compute(&out->gpu, gpu, n);
-  gpujit_stats_compute(&out->cpu, cpu, n);
+  for (size_t k = 0; k < ndev; k++) {
+    out[k].stop = out[0].stop;
+    out[k].elapsed_s = (gpujit__now_us() - t_start) / 1e6;
+    gpujit_stats_compute(&out[k].gpu, gpu[k], n);
+    gpujit_stats_compute(&out[k].cpu, cpu, n);
+  }
   if (samples_out) {
-    *samples_out = gpu;
-    gpu = NULL;
+    double *all = malloc((ndev + 1) * n * sizeof(*all));
+    if (!all) {
+      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+      goto done;
+    }
+    memcpy(all, cpu, n * sizeof(*all));
+    for (size_t k = 0; k < ndev; k++)
+      memcpy(all + (k + 1) * n, gpu[k], n * sizeof(*all));
+    *samples_out = all;
   }
 done:
-  while (taken)
-    gpujit__timing_give_event(t, ev[--taken]);
-  free(gpu);
+  for (size_t k = 0; k < ndev; k++) {
+    while (taken[k])
+      gpujit__timing_give_event(t[k], ev[k][--taken[k]]);
+    free(gpu[k]);
+  }
   free(cpu);
   return err;
+}
+
+int gpujit_benchmark(gpujit_bench_result *out, double **samples_out, gpujit_device *g, gpujit_bench_fn fn,
+                     void *payload, const gpujit_bench_options *opts)
+{
+  double *all = NULL;
+  int err;
+  if (samples_out)
+    *samples_out = NULL;
+  if (!out || !g || !fn)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_benchmark: NULL argument");
+  if ((err = bench(out, samples_out ? &all : NULL, &g, 1, fn, payload, opts)) < 0)
+    return err;
+  if (samples_out) { /* the GPU samples only: they follow the CPU ones */
+    memmove(all, all + out->gpu.n, out->gpu.n * sizeof(*all));
+    *samples_out = all;
+  }
+  return 0;
+}
+
+int gpujit_benchmark_devices(gpujit_bench_result *out, double **samples_out, gpujit_device *const *devs,
+                             size_t ndev, gpujit_bench_fn fn, void *payload, const gpujit_bench_options *opts)
+{
+  if (samples_out)
+    *samples_out = NULL;
+  if (!out || !devs || !fn || ndev == 0)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_benchmark_devices: NULL argument or no device");
+  if (ndev > GPUJIT_BENCH_MAX_DEVICES)
+    return gpujit__error(GPUJIT_EINVAL, "%zu devices to benchmark; at most %d", ndev, GPUJIT_BENCH_MAX_DEVICES);
+  for (size_t k = 0; k < ndev; k++)
+    for (size_t j = 0; j < k; j++)
+      if (!devs[k] || devs[k] == devs[j])
+        return gpujit__error(GPUJIT_EINVAL, "device %zu is NULL or given twice", k);
+  return bench(out, samples_out, devs, ndev, fn, payload, opts);
 }

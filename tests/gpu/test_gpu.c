@@ -221,6 +221,23 @@ static void test_gpu__benchmark_stops(void **state)
   assert_int_equal(gpujit_benchmark(&r, NULL, dev, bench_saxpy, &b, &o), 0);
   assert_int_equal(r.stop, GPUJIT_BENCH_STOP_TIMEOUT);
   assert_true(r.elapsed_s >= 0.5 && r.elapsed_s < 5);
+  { /* a fixed count, cupyx-style, through the several-device form: CPU then GPU samples */
+    gpujit_bench_result rs[1];
+    gpujit_device *devs[2] = {dev, dev};
+    o.l2_flush = 0;
+    o.min_samples = o.max_samples = 77;
+    o.timeout_s = 0;
+    o.min_time_s = 0;
+    assert_int_equal(gpujit_benchmark_devices(rs, &samples, devs, 1, bench_saxpy, &b, &o), 0);
+    assert_int_equal(rs[0].stop, GPUJIT_BENCH_STOP_MAX_SAMPLES);
+    assert_int_equal(rs[0].gpu.n, 77);
+    assert_int_equal(rs[0].cpu.n, 77);
+    for (size_t i = 0; i < 77; i++)
+      assert_true(samples[i] > 0 && samples[77 + i] >= rs[0].gpu.min && samples[77 + i] <= rs[0].gpu.max);
+    gpujit_free(samples);
+    assert_int_equal(gpujit_benchmark_devices(rs, NULL, devs, 2, bench_saxpy, &b, &o), GPUJIT_EINVAL);
+    assert_non_null(strstr(gpujit_error_last(), "twice"));
+  }
   gpujit_mem_free(dev, b.x);
   gpujit_mem_free(dev, b.y);
 }
