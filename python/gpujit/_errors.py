@@ -4,7 +4,7 @@ from __future__ import annotations
 from . import _gpujit
 
 
-class GpujitError(RuntimeError):
+class GpujitError(_gpujit.Error):
     """An error from gpujit's C library.
 
     Attributes: ``code`` (the C error code), ``name`` (its symbol, e.g. ``"GPUJIT_ECOMPILE"``),
@@ -37,7 +37,12 @@ for _code, (_symbol, _text) in sorted(_gpujit.error_names().items(), reverse=Tru
 del _code, _symbol, _text, _cls
 
 
+_gpujit._set_error_classes(dict(_BY_CODE))  # the extension raises these classes itself
+
+
 def _raise_from(e: _gpujit.Error):
+    if isinstance(e, GpujitError):
+        raise e.with_traceback(None) from None
     code, name, message, log = e.args
     raise _BY_CODE.get(code, GpujitError)(code, name, message, log) from None
 

@@ -8,6 +8,26 @@ from . import _gpujit
 from ._errors import _raise_from
 
 
+class Kernel(_gpujit.Kernel):
+    """A kernel of a built module. Call it to launch:
+    ``kernel(grid, block, *args, shared=0, stream=None)``.
+
+    ``grid``/``block``: an int or a tuple of up to three. ``args``: CuPy arrays, PyTorch CUDA
+    tensors, Numba device arrays or anything with ``__cuda_array_interface__`` or ``__dlpack__``
+    for pointers (an int is taken as a device address); Python ints and floats where the
+    parameter's type is known, NumPy scalars anywhere; ``bytes`` for a struct passed by value.
+    ``stream``: None (CUDA's legacy default stream, where CuPy and PyTorch work unless told
+    otherwise), a CuPy or PyTorch stream, an object with ``__cuda_stream__``, or a raw handle.
+    The kernel runs on the current device (CuPy's or PyTorch's), loaded there on first use.
+    Attributes: ``name``, ``symbol``, ``params`` (``[(type, bytes), ...]``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        params = self.params
+        return "<gpujit.Kernel %s(%s)>" % (self.name, "?" if params is None else ", ".join(t for t, _ in params))
+
+
 class Module:
     """A built module: its image and what the build did.
 
@@ -29,8 +49,10 @@ class Module:
         self.log: str = d["log"]
         self.cache_key: Optional[str] = d["cache_key"]
         self._lowered: dict = dict(d["lowered"])
+        self._handle = d["handle"]
+        self._kernels: dict = {}
 
-    def kernel(self, name: str) -> str:
+    def symbol(self, name: str) -> str:
         """The symbol of kernel ``name``: an ``extern "C"`` name, a mangled symbol, or a name
         expression given at build (``"scale<float>"``). Raises KeyError when there is none."""
         if name in self._lowered and self._lowered[name]:
@@ -38,6 +60,24 @@ class Module:
         if name in self.kernels:
             return name
         raise KeyError("no kernel %r in module %r (kernels: %s)" % (name, self.name, ", ".join(self.kernels) or "none"))
+
+    def kernel(self, name: str, signature: Optional[str] = None) -> "Kernel":
+        """Kernel ``name`` (an ``extern "C"`` name, a mangled symbol or a name expression given at
+        build), ready to launch: ``k(grid, block, *args, shared=0, stream=None)``.
+
+        A C++ kernel's parameter types come from its mangled symbol. An ``extern "C"`` kernel's
+        image gives only sizes, so its 4- and 8-byte scalars need NumPy scalars, or a
+        ``signature`` written in C (``"int n, float a, const float *x, float *y"``), checked
+        against the image. Raises KeyError when the module has no such kernel."""
+        key = (name, signature)
+        k = self._kernels.get(key)
+        if k is None:
+            try:
+                k = Kernel(self._handle, self.symbol(name), name, signature)
+            except _gpujit.Error as e:
+                _raise_from(e)
+            self._kernels[key] = k
+        return k
 
     def __repr__(self) -> str:
         return "<gpujit.Module %s %s %s, %d kernel(s), %s>" % (

@@ -7,27 +7,50 @@
  * Errors raise _gpujit.Error(code, name, message, log): the C error code, its symbolic name
  * ("GPUJIT_ECOMPILE"), gpujit_error_last() and, for compiles, the diagnostics.
  */
-#define Py_LIMITED_API 0x03090000
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "ext.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpujit.h"
+PyObject *gpujit_py_handle_new(gpujit_module *m); /* launch.c */
 
-static PyObject *Error; /* _gpujit.Error */
+static PyObject *Error;   /* _gpujit.Error */
+static PyObject *classes; /* {code: the package's exception class}, once registered */
 
-static PyObject *raise(int code)
+PyObject *gpujit_py_raise(int code)
 {
   const char *log = gpujit_error_log();
   PyObject *args = Py_BuildValue("(isss)", code, gpujit_error_name(code), gpujit_error_last(), log ? log : "");
+  PyObject *code_o = PyLong_FromLong(code), *cls = classes && code_o ? PyDict_GetItem(classes, code_o) : NULL;
+  Py_XDECREF(code_o);
   if (args) {
-    PyErr_SetObject(Error, args);
+    if (cls) { /* raise the package's class itself: no Python frame between the C call and the user */
+      PyObject *e = PyObject_CallObject(cls, args);
+      if (e) {
+        PyErr_SetObject(cls, e);
+        Py_DECREF(e);
+      }
+    } else {
+      PyErr_SetObject(Error, args);
+    }
     Py_DECREF(args);
   }
   gpujit_error_clear();
   return NULL;
+}
+
+/* _set_error_classes({code: class}): gpujit/_errors.py registers its classes. */
+static PyObject *set_error_classes(PyObject *self, PyObject *arg)
+{
+  (void)self;
+  if (!PyDict_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "a dict {code: class}");
+    return NULL;
+  }
+  Py_INCREF(arg);
+  Py_XDECREF(classes);
+  classes = arg;
+  Py_RETURN_NONE;
 }
 
 /* A list of str (or None) as a C array of UTF-8 strings; *n its length. The strings belong to
@@ -70,7 +93,7 @@ static int str_list(PyObject *o, const char *what, const char ***out, size_t *n,
   return 0;
 }
 
-static int set_item(PyObject *d, const char *key, PyObject *value)
+int gpujit_py_set_item(PyObject *d, const char *key, PyObject *value)
 {
   int r = value ? PyDict_SetItemString(d, key, value) : -1;
   Py_XDECREF(value);
@@ -110,24 +133,24 @@ static PyObject *module_dict(gpujit_module *m)
   }
   for (size_t i = 0; i < gpujit_module_name_expression_count(m); i++) {
     const char *low = NULL, *expr = gpujit_module_name_expression(m, i, &low);
-    if (set_item(lowered, expr, str_or_none(low)) < 0)
+    if (gpujit_py_set_item(lowered, expr, str_or_none(low)) < 0)
       goto fail;
   }
-  if (set_item(d, "name", PyUnicode_FromString(gpujit_module_name(m))) < 0 ||
-      set_item(d, "arch", PyUnicode_FromString(gpujit_module_arch(m))) < 0 ||
-      set_item(d, "output", PyUnicode_FromString(gpujit_output_kind_name(gpujit_module_output(m)))) < 0 ||
-      set_item(d, "image", PyBytes_FromStringAndSize(image, (Py_ssize_t)size)) < 0 ||
-      set_item(d, "log", PyUnicode_FromString(gpujit_module_log(m))) < 0 ||
-      set_item(d, "cache",
+  if (gpujit_py_set_item(d, "name", PyUnicode_FromString(gpujit_module_name(m))) < 0 ||
+      gpujit_py_set_item(d, "arch", PyUnicode_FromString(gpujit_module_arch(m))) < 0 ||
+      gpujit_py_set_item(d, "output", PyUnicode_FromString(gpujit_output_kind_name(gpujit_module_output(m)))) < 0 ||
+      gpujit_py_set_item(d, "image", PyBytes_FromStringAndSize(image, (Py_ssize_t)size)) < 0 ||
+      gpujit_py_set_item(d, "log", PyUnicode_FromString(gpujit_module_log(m))) < 0 ||
+      gpujit_py_set_item(d, "cache",
                PyUnicode_FromString(cs == GPUJIT_CACHE_HIT    ? "hit"
                                     : cs == GPUJIT_CACHE_MISS ? "miss"
                                                               : "none")) < 0 ||
-      set_item(d, "compile_ms", PyFloat_FromDouble(t.compile_ms)) < 0 ||
-      set_item(d, "link_ms", PyFloat_FromDouble(t.link_ms)) < 0 ||
-      set_item(d, "total_ms", PyFloat_FromDouble(t.total_ms)) < 0 ||
-      set_item(d, "saved_ms", PyFloat_FromDouble(t.saved_ms)) < 0 ||
-      set_item(d, "lean", PyBool_FromLong(lean.applied)) < 0 ||
-      set_item(d, "cache_key", str_or_none(gpujit_module_cache_key(m))) < 0 ||
+      gpujit_py_set_item(d, "compile_ms", PyFloat_FromDouble(t.compile_ms)) < 0 ||
+      gpujit_py_set_item(d, "link_ms", PyFloat_FromDouble(t.link_ms)) < 0 ||
+      gpujit_py_set_item(d, "total_ms", PyFloat_FromDouble(t.total_ms)) < 0 ||
+      gpujit_py_set_item(d, "saved_ms", PyFloat_FromDouble(t.saved_ms)) < 0 ||
+      gpujit_py_set_item(d, "lean", PyBool_FromLong(lean.applied)) < 0 ||
+      gpujit_py_set_item(d, "cache_key", str_or_none(gpujit_module_cache_key(m))) < 0 ||
       PyDict_SetItemString(d, "kernels", kernels) < 0 || PyDict_SetItemString(d, "lowered", lowered) < 0)
     goto fail;
   Py_DECREF(kernels);
@@ -208,10 +231,15 @@ static PyObject *build(PyObject *self, PyObject *args)
   if (err == 0 && trace)
     err = gpujit_trace_write(trace, time_trace);
   Py_END_ALLOW_THREADS;
-  if (err < 0)
-    raise(err);
-  else
-    result = module_dict(m);
+  if (err < 0) {
+    gpujit_py_raise(err);
+  } else if ((result = module_dict(m))) {
+    PyObject *h = gpujit_py_handle_new(m); /* the handle owns the module now */
+    if (h)
+      m = NULL;
+    if (gpujit_py_set_item(result, "handle", h) < 0)
+      Py_CLEAR(result);
+  }
 done:
   gpujit_module_free(m);
   gpujit_trace_free(trace);
@@ -231,7 +259,7 @@ static gpujit_cache *open_cache(const char *dir)
   co.dir = dir;
   if ((err = gpujit_cache_open(&cache, &co)) < 0) {
     gpujit_cache_free(cache);
-    raise(err);
+    gpujit_py_raise(err);
     return NULL;
   }
   return cache;
@@ -252,7 +280,7 @@ static PyObject *cache_stats(PyObject *self, PyObject *args)
     return NULL;
   if ((err = gpujit_cache_stats_get(cache, &s)) < 0 || (err = gpujit_cache_limit_get(cache, &limit, &source)) < 0) {
     gpujit_cache_free(cache);
-    return raise(err);
+    return gpujit_py_raise(err);
   }
   d = Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:K}", "path", gpujit_cache_path(cache), "entries",
                     (unsigned long long)s.entries, "bytes", (unsigned long long)s.bytes, "hits",
@@ -275,7 +303,7 @@ static PyObject *cache_clear(PyObject *self, PyObject *args)
     return NULL;
   if ((err = gpujit_cache_clear(cache, &removed)) < 0) {
     gpujit_cache_free(cache);
-    return raise(err);
+    return gpujit_py_raise(err);
   }
   gpujit_cache_free(cache);
   return PyLong_FromUnsignedLongLong(removed);
@@ -293,11 +321,11 @@ static PyObject *cache_limit(PyObject *self, PyObject *args)
     return NULL;
   if (size && ((err = gpujit_cache_parse_size(size, &bytes)) < 0 || (err = gpujit_cache_limit_set(cache, bytes)) < 0)) {
     gpujit_cache_free(cache);
-    return raise(err);
+    return gpujit_py_raise(err);
   }
   if ((err = gpujit_cache_limit_get(cache, &bytes, &source)) < 0) {
     gpujit_cache_free(cache);
-    return raise(err);
+    return gpujit_py_raise(err);
   }
   gpujit_cache_free(cache);
   return Py_BuildValue("(Ks)", (unsigned long long)bytes, source ? source : "");
@@ -318,7 +346,7 @@ static PyObject *cache_export(PyObject *self, PyObject *args)
   err = gpujit_cache_export(cache, path, &o, &n);
   Py_END_ALLOW_THREADS;
   gpujit_cache_free(cache);
-  return err < 0 ? raise(err) : PyLong_FromUnsignedLongLong(n);
+  return err < 0 ? gpujit_py_raise(err) : PyLong_FromUnsignedLongLong(n);
 }
 
 /* cache_import(dir, path) -> {"entries", "present", "manifests", "rejected"} */
@@ -336,7 +364,7 @@ static PyObject *cache_import(PyObject *self, PyObject *args)
   Py_END_ALLOW_THREADS;
   gpujit_cache_free(cache);
   if (err < 0)
-    return raise(err);
+    return gpujit_py_raise(err);
   return Py_BuildValue("{s:K,s:K,s:K,s:K}", "entries", (unsigned long long)r.entries, "present",
                        (unsigned long long)r.present, "manifests", (unsigned long long)r.manifests, "rejected",
                        (unsigned long long)r.rejected);
@@ -402,7 +430,7 @@ static gpujit_trace_analysis *analysis_of(PyObject *paths_o)
   free(paths);
   if (err < 0) {
     gpujit_trace_analysis_free(a);
-    raise(err);
+    gpujit_py_raise(err);
     return NULL;
   }
   return a;
@@ -462,7 +490,7 @@ static PyObject *diff(PyObject *self, PyObject *args)
       !(base = analysis_of(base_o)) || !(next = analysis_of(next_o)))
     goto done;
   if ((err = gpujit_trace_diff_create(&d, base, next, &o)) < 0 || (err = gpujit_trace_diff_outcome(d, &v)) < 0) {
-    raise(err);
+    gpujit_py_raise(err);
     goto done;
   }
   if (!(tables = tables_of(d, diff_count, diff_row_of)) || !(total = diff_row(gpujit_trace_diff_total(d))))
@@ -520,6 +548,7 @@ static PyMethodDef methods[] = {
     {"cache_import", cache_import, METH_VARARGS, "Import an exported archive."},
     {"error_names", error_names, METH_NOARGS, "Every C error code: {code: (name, text)}."},
     {"version", version, METH_NOARGS, "gpujit's version."},
+    {"_set_error_classes", set_error_classes, METH_O, "Register the package's exception classes by C code."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -537,6 +566,9 @@ PyMODINIT_FUNC PyInit__gpujit(void)
   Py_INCREF(Error);
   if (PyModule_AddObject(m, "Error", Error) < 0) {
     Py_DECREF(Error);
+    goto fail;
+  }
+  if (gpujit_py_add_launch(m) < 0 || gpujit_py_add_timing(m) < 0) {
   fail:
     Py_DECREF(m);
     return NULL;

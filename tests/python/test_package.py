@@ -32,7 +32,9 @@ def test_build_a_file_with_name_expressions(tmp_path):
     src.write_text("template <typename T> __global__ void scale(T *x, T a) { x[threadIdx.x] *= a; }\n")
     m = gpujit.build(src, name_expressions=["scale<float>", "scale<double>"], cache=False, arch="sm_90")
     assert m.cache_hit is None
-    assert m.kernel("scale<float>").startswith("_Z") and m.kernel("scale<float>") != m.kernel("scale<double>")
+    assert m.symbol("scale<float>").startswith("_Z") and m.symbol("scale<float>") != m.symbol("scale<double>")
+    assert m.kernel("scale<float>").params == [("pointer", 8), ("float32", 4)]
+    assert m.kernel("scale<double>").params == [("pointer", 8), ("float64", 8)]
     with pytest.raises(KeyError, match="no kernel 'nope'"):
         m.kernel("nope")
     saxpy = gpujit.build(os.path.join(EXAMPLES, "saxpy.cu"), cache=False, arch="compute_90")

@@ -1,0 +1,85 @@
+"""``gpujit.benchmark``: CPU and per-device GPU times of a Python callable, with the C layer's
+statistics and stopping rule, printed in ``cupyx.profiler.benchmark``'s line format."""
+from __future__ import annotations
+
+import math
+from typing import Callable, Dict, List, Optional, Sequence
+
+from . import _gpujit
+from ._errors import _raise_from
+
+
+class BenchmarkResult:
+    """What ``benchmark`` measured. ``cpu_times`` (seconds, one per sample) and ``gpu_times``
+    (seconds, one list per device), as cupyx's result has them; ``cpu`` and ``gpu[device]``: the
+    C layer's statistics in ms (n, min, median, mean, max, stdev, noise); ``devices``; ``stop``
+    ("noise", "timeout" or "max_samples"); ``elapsed_s``. ``str()`` is cupyx's line."""
+
+    def __init__(self, name: str, d: dict):
+        self.name = name
+        self.stop: str = d["stop"]
+        self.elapsed_s: float = d["elapsed_s"]
+        self.cpu: Dict[str, float] = d["cpu"]
+        self.cpu_times: List[float] = [t / 1e3 for t in d["cpu_times"]]
+        self.devices: List[int] = [dev for dev, _, _ in d["devices"]]
+        self.gpu: Dict[int, Dict[str, float]] = {dev: stats for dev, stats, _ in d["devices"]}
+        self.gpu_times: List[List[float]] = [[t / 1e3 for t in times] for _, _, times in d["devices"]]
+
+    @staticmethod
+    def _item(label: str, t: Sequence[float]) -> str:
+        us = [x * 1e6 for x in t]
+        mean = sum(us) / len(us)
+        s = "    %s:%9.03f us" % (label, mean)
+        if len(us) > 1:
+            std = math.sqrt(sum((x - mean) ** 2 for x in us) / len(us))  # numpy's std, as cupyx prints
+            s += "   +/-%6.03f (min:%9.03f / max:%9.03f) us" % (std, min(us), max(us))
+        return s
+
+    def to_str(self, show_gpu: bool = True) -> str:
+        items = [self._item("CPU", self.cpu_times)]
+        if show_gpu:
+            items += [self._item("GPU-%d" % d, t) for d, t in zip(self.devices, self.gpu_times)]
+        return "%-20s:%s" % (self.name, " ".join(items))
+
+    def __str__(self) -> str:
+        return self.to_str()
+
+    def __repr__(self) -> str:
+        return "<gpujit.BenchmarkResult %s>" % self.to_str()
+
+
+def benchmark(fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, *, n_repeat: Optional[int] = None,
+              n_warmup: int = 10, max_noise: float = 0.005, min_time: float = 0.5, timeout: float = 15.0,
+              l2_flush: bool = False, devices: Optional[Sequence[int]] = None,
+              name: Optional[str] = None) -> BenchmarkResult:
+    """Time ``fn(*args, **kwargs)``: ``n_warmup`` untimed calls, then samples, each bracketed by a
+    CUDA event pair on every device in ``devices`` (default: the current one) on CUDA's legacy
+    default stream — where CuPy and PyTorch work unless told otherwise — and by the host clock.
+
+    ``n_repeat``: exactly that many samples (as cupyx does). Without it, sampling stops once the
+    GPU times' noise (1.4826·MAD/median) falls under ``max_noise`` after at least 10 samples and
+    ``min_time`` seconds, or at ``timeout``. ``l2_flush``: overwrite the L2 cache before each
+    sample (cold timings; the flush is not timed). An exception in ``fn`` propagates."""
+    if not callable(fn):
+        raise TypeError("fn must be callable")
+    if not isinstance(args, tuple):
+        raise TypeError("args must be a tuple")
+    if n_repeat is not None and (not isinstance(n_repeat, int) or n_repeat < 1):
+        raise ValueError("n_repeat must be a positive int")
+    if not isinstance(n_warmup, int) or n_warmup < 0:
+        raise ValueError("n_warmup must be 0 or more")
+    if not max_noise > 0:
+        raise ValueError("max_noise must be positive")
+    try:
+        if devices is None:
+            devices = [_gpujit.current_device()]
+        devices = [int(d) for d in devices]
+        if n_repeat is not None:
+            spec = (n_repeat, n_repeat, 0.0, 0.0)
+        else:
+            spec = (10, 100000, float(min_time), float(timeout))
+        d = _gpujit.benchmark(fn, args, kwargs, devices, n_warmup, spec[0], spec[1], spec[2], spec[3],
+                              float(max_noise), bool(l2_flush))
+    except _gpujit.Error as e:
+        _raise_from(e)
+    return BenchmarkResult(name or getattr(fn, "__name__", "fn"), d)

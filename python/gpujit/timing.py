@@ -1,0 +1,219 @@
+"""Timing GPU work from Python, as Warp's users know it: ``ScopedTimer``, ``timing_begin`` /
+``timing_end`` / ``timing_print`` and ``TimingResult`` — over gpujit's C timing layer.
+
+Two timers: ``timer="events"`` (the default, like Warp's) times the work gpujit itself issues —
+kernel launches, copies, memsets and graphs — with a CUDA event pair each, on every device gpujit
+has opened and the current one. ``timer="cupti"`` captures, through CUPTI's activity records,
+everything that runs on any GPU of the process while the region is open, whoever issued it:
+CuPy's and PyTorch's kernels, copies and memsets as well as gpujit's."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, List, Optional, Sequence, Tuple, Union
+
+from . import _gpujit
+from ._errors import _raise_from
+
+TIMING_KERNEL = 1
+TIMING_MEMCPY = 2
+TIMING_MEMSET = 4
+TIMING_GRAPH = 8
+TIMING_ALL = 0xF
+
+_KINDS = ["kernel", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memset", "graph"]
+_KIND_FILTER = [TIMING_KERNEL, TIMING_MEMCPY, TIMING_MEMCPY, TIMING_MEMCPY, TIMING_MEMSET, TIMING_GRAPH]
+_TIMERS = {"events": 0, "cupti": None, "cupti-serial": 1}
+
+
+class TimingResult:
+    """One timed GPU activity: ``device`` (CUDA ordinal), ``name`` (the kernel, or "memcpy HtoD",
+    "memset", ...), ``kind``, ``filter`` (its TIMING_* flag), ``elapsed`` (GPU ms), ``start_us``
+    (GPU start on gpujit's trace clock), ``bytes`` (copies and memsets), ``graph_node`` and
+    ``missing`` (CUPTI gave no record: ``elapsed`` is 0, never a made-up time)."""
+
+    __slots__ = ("device", "name", "kind", "filter", "elapsed", "start_us", "host_us", "launch_us", "bytes",
+                 "graph_node", "missing", "_t")
+
+    def __init__(self, t: tuple):
+        self._t = t
+        (self.device, self.name, kind, self.elapsed, self.start_us, self.host_us, self.launch_us, self.bytes,
+         self.graph_node, missing) = t
+        self.kind = _KINDS[kind] if 0 <= kind < len(_KINDS) else "unknown"
+        self.filter = _KIND_FILTER[kind] if 0 <= kind < len(_KINDS) else 0
+        self.missing = bool(missing)
+
+    def __repr__(self) -> str:
+        return "TimingResult(device=%d, name=%r, kind=%r, elapsed=%.4f ms)" % (self.device, self.name, self.kind,
+                                                                               self.elapsed)
+
+
+def _results(tuples) -> List[TimingResult]:
+    return [TimingResult(t) for t in tuples]
+
+
+def synchronize() -> None:
+    """Wait for all work of every device gpujit has opened and of the current device."""
+    try:
+        _gpujit.synchronize()
+    except _gpujit.Error as e:
+        _raise_from(e)
+
+
+class _Region:
+    """An open timed region: gpujit's devices (events) or a process-wide capture (CUPTI)."""
+
+    def __init__(self, cuda_filter: int, timer: str):
+        if not isinstance(cuda_filter, int) or not cuda_filter & TIMING_ALL:
+            raise ValueError("cuda_filter must select something: a combination of gpujit.TIMING_* flags")
+        if timer not in _TIMERS:
+            raise ValueError("timer must be 'events', 'cupti' or 'cupti-serial', not %r" % (timer,))
+        self.lost = 0
+        try:
+            if _TIMERS[timer] is None:
+                self._capture, self._devices = _gpujit.capture_begin(cuda_filter), None
+            else:
+                self._capture, self._devices = None, _gpujit.timing_begin(cuda_filter, _TIMERS[timer])
+        except _gpujit.Error as e:
+            _raise_from(e)
+
+    def end(self) -> List[TimingResult]:
+        try:
+            if self._capture is not None:
+                tuples, self.lost = _gpujit.capture_end(self._capture)
+            else:
+                tuples = _gpujit.timing_end(self._devices)
+        except _gpujit.Error as e:
+            _raise_from(e)
+        return _results(tuples)
+
+
+_open: List[Tuple[_Region, bool]] = []
+
+
+def timing_begin(cuda_filter: int = TIMING_ALL, synchronize: bool = True, timer: str = "events") -> None:
+    """Start recording GPU activities (what ``cuda_filter`` selects) until ``timing_end``.
+    ``timer``: "events" (gpujit's own work) or "cupti" (every framework's, every device)."""
+    if synchronize:
+        globals()["synchronize"]()
+    _open.append((_Region(cuda_filter, timer), synchronize))
+
+
+def timing_end(synchronize: bool = True) -> List[TimingResult]:
+    """Stop the recording ``timing_begin`` started; its activities as TimingResult objects."""
+    if not _open:
+        raise RuntimeError("timing_end without timing_begin")
+    region, _ = _open.pop()
+    if synchronize:
+        globals()["synchronize"]()
+    return region.end()
+
+
+_SECTIONS = {"timeline": 1, "activity": 2, "device": 4}
+
+
+def timing_print(results: Sequence[TimingResult], indent: str = "", sections: Sequence[str] = ("timeline", "activity", "device"),
+                 file=None) -> None:
+    """Print the CUDA timeline, activity summary and device summary tables of ``results``."""
+    mask = 0
+    for s in sections:
+        if s not in _SECTIONS:
+            raise ValueError("sections are 'timeline', 'activity' and 'device', not %r" % (s,))
+        mask |= _SECTIONS[s]
+    try:
+        text = _gpujit.timing_format([r._t for r in results], mask)
+    except _gpujit.Error as e:
+        _raise_from(e)
+    out = file or sys.stdout
+    for line in text.splitlines():
+        print(indent + line, file=out)
+
+
+_NAMED_COLORS = {"rapids": 0xFF7400FF, "nvidia": 0xFF76B900, "red": 0xFFFF0000, "green": 0xFF00FF00,
+                 "blue": 0xFF0000FF, "yellow": 0xFFFFFF00, "purple": 0xFF800080, "orange": 0xFFFFA500}
+
+
+def _argb(color) -> int:
+    if color is None:
+        return 0
+    if isinstance(color, str):
+        if color not in _NAMED_COLORS:
+            raise ValueError("color %r: give an ARGB int, an (r, g, b) tuple or one of %s" % (color, ", ".join(_NAMED_COLORS)))
+        return _NAMED_COLORS[color]
+    if isinstance(color, int):
+        return color & 0xFFFFFFFF
+    if isinstance(color, tuple) and len(color) == 3:
+        if all(isinstance(c, float) for c in color):
+            color = tuple(int(round(max(0.0, min(1.0, c)) * 255)) for c in color)
+        r, g, b = (int(c) & 0xFF for c in color)
+        return 0xFF000000 | r << 16 | g << 8 | b
+    raise TypeError("color must be None, a name, an ARGB int or an (r, g, b) tuple")
+
+
+class ScopedTimer:
+    """Time a block: ``with gpujit.ScopedTimer("step"): ...``.
+
+    ``print``: print "<name> took <ms> ms" at exit (indented by nesting). ``synchronize``: wait
+    for the GPU at entry and exit so ``elapsed`` holds the GPU work issued inside. ``nvtx``: an NVTX
+    range named ``name`` (``color``: an ARGB int, (r, g, b) or a name) for Nsight Systems.
+    ``cuda_filter``: also record each GPU activity (TIMING_KERNEL | TIMING_MEMCPY | ...), by
+    ``timer`` ("events": gpujit's own work; "cupti": every framework's, on every device), kept in
+    ``timing_results`` and printed as tables, or given to ``report_func(results, indent)``.
+    ``dict``: a dict of lists; ``elapsed`` is appended under ``name``. ``active=False`` does nothing.
+    After the block: ``elapsed`` (ms), ``timing_results``, ``lost`` (records CUPTI could not keep)."""
+
+    indent = -1  # nesting depth, shared by every timer (Warp's convention)
+
+    def __init__(self, name: str, active: bool = True, print: bool = True, detailed: bool = False,
+                 dict: Optional[dict] = None, nvtx: bool = False, color=None, synchronize: bool = False,
+                 cuda_filter: int = 0, report_func: Optional[Callable[[List[TimingResult], str], None]] = None,
+                 timer: str = "events"):
+        if detailed:
+            raise ValueError("detailed (cProfile) timing is not supported; use gpujit.profile for compile costs")
+        self.name, self.active, self.print, self.dict = name, active, print, dict
+        self.nvtx, self.color, self.synchronize = nvtx, _argb(color), synchronize
+        self.cuda_filter, self.report_func, self.timer = cuda_filter, report_func, timer
+        self.elapsed = 0.0
+        self.timing_results: List[TimingResult] = []
+        self.lost = 0
+        self._region = self._nvtx = None
+
+    def __enter__(self) -> "ScopedTimer":
+        if not self.active:
+            return self
+        ScopedTimer.indent += 1
+        if self.synchronize:
+            synchronize()
+        if self.nvtx:
+            self._nvtx = _gpujit.nvtx_push(self.name, self.color)
+        if self.cuda_filter:
+            self._region = _Region(self.cuda_filter, self.timer)
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if not self.active:
+            return
+        try:
+            if self.synchronize and exc_type is None:
+                synchronize()
+            self.elapsed = (time.perf_counter() - self._t0) * 1e3
+            if self._region is not None:
+                self.timing_results = self._region.end()
+                self.lost = self._region.lost
+            if self._nvtx is not None:
+                _gpujit.nvtx_pop(self._nvtx)
+        finally:
+            ScopedTimer.indent -= 1
+        if self.dict is not None:
+            self.dict.setdefault(self.name, []).append(self.elapsed)
+        pad = "  " * (ScopedTimer.indent + 1)
+        if self.print:
+            print("%s%s took %.2f ms" % (pad, self.name, self.elapsed))
+        if self.timing_results or self.lost:
+            if self.report_func is not None:
+                self.report_func(self.timing_results, pad + "  ")
+            elif self.print:
+                timing_print(self.timing_results, pad + "  ")
+                if self.lost:
+                    print("%s  (%d activity records could not be kept)" % (pad, self.lost))
