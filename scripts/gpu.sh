@@ -90,6 +90,8 @@ python3 tests/profile/gpu/check.py "$PWD/$g" /tmp/gpujit-profile-check 100 >"$ou
 grep -E "^CHECK" "$out/profile_check.txt"
 echo "== gpujit profile overhead: CuPy launches and compiles side by side, ten million launches"
 OUT="$out" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm 5 10000000 2>&1 | tee "$out/profile_overhead.txt"
+echo "== the Python package: its tests on CuPy and PyTorch, launch overhead against CuPy's RawKernel"
+scripts/gpu_python.sh "$out" "$prefix"
 echo "== main job"
 scripts/main.sh >"$out/main_job.txt" 2>&1; echo "main job exit $?" >>"$out/main_job.txt"; tail -12 "$out/main_job.txt"
 echo "== Nsight Compute workflow (docs/nsight-compute.md)"

@@ -146,6 +146,15 @@ for line in read("profile_overhead.txt").splitlines():
         name, rest = line[:22].strip(), line[22:].strip()
         rows.append(("profile overhead: " + name, " ".join(rest.split())[:110]))
 
+for line in read("python_tests.txt").splitlines():
+    if line.startswith("GPU median:"):
+        rows.append(("python: benchmark vs cupyx", line[len("GPU median:"):].strip()))
+    elif line.startswith("=") and ("passed" in line or "failed" in line):
+        rows.append(("python: pytest", line.strip("= ")))
+for line in read("python_launch.txt").splitlines():
+    if " us/launch" in line:
+        rows.append(("python launch: " + line.split("  ")[0].strip(), line.split("  ", 1)[1].strip()))
+
 for line in read("cupti.txt").splitlines():
     if ":" in line:
         k, v = line.split(":", 1)
