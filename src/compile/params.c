@@ -193,6 +193,16 @@ static gpujit_param_type nested_type(reader *r)
   return t;
 }
 
+/* A template name followed by its arguments is an instance, a candidate of its own (a class). */
+static gpujit_param_type instance(reader *r, gpujit_param_type t)
+{
+  if (*r->p != 'I')
+    return t;
+  template_args(r, false);
+  push_sub(r, GPUJIT_PARAM_RECORD);
+  return GPUJIT_PARAM_RECORD;
+}
+
 static gpujit_param_type type(reader *r)
 {
   gpujit_param_type t;
@@ -221,20 +231,12 @@ static gpujit_param_type type(reader *r)
       t = GPUJIT_PARAM_RECORD;
       push_sub(r, t);
     }
-    if (*r->p == 'I') {
-      template_args(r, false);
-      t = GPUJIT_PARAM_RECORD;
-      push_sub(r, t);
-    }
+    t = instance(r, t);
     break;
   case 'T':
     t = template_param(r);
     push_sub(r, t);
-    if (*r->p == 'I') {
-      template_args(r, false);
-      t = GPUJIT_PARAM_RECORD;
-      push_sub(r, t);
-    }
+    t = instance(r, t);
     break;
   case 'N':
     t = nested_type(r);
@@ -272,11 +274,7 @@ static gpujit_param_type type(reader *r)
       if (!source_name(r, &t))
         r->bad = true;
       push_sub(r, t);
-      if (*r->p == 'I') {
-        template_args(r, false);
-        t = GPUJIT_PARAM_RECORD;
-        push_sub(r, t);
-      }
+      t = instance(r, t);
     } else if ((t = builtin(*r->p)) != GPUJIT_PARAM_UNKNOWN || *r->p == 'v') {
       r->p++;
     } else {
