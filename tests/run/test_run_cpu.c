@@ -227,6 +227,43 @@ static void test_run__no_driver(void **state)
   assert_true(err == GPUJIT_ENODRIVER || err == GPUJIT_ENODEVICE);
   assert_null(dev);
   assert_non_null(strstr(gpujit_error_last(), "CUDA"));
+  /* the calls the Python package makes before a launch say the same */
+  n = 7;
+  err = gpujit_device_current(&n);
+  assert_true(err == GPUJIT_ENODRIVER || err == GPUJIT_ENODEVICE);
+  assert_int_equal(n, -1);
+  n = 7;
+  err = gpujit_pointer_device(&n, 0x1000);
+  assert_true(err == GPUJIT_ENODRIVER || err == GPUJIT_ENODEVICE);
+  assert_int_equal(n, -1);
+}
+
+/* Arguments the new device, capture and benchmark calls refuse, everywhere. */
+static void test_run__bad_arguments(void **state)
+{
+  gpujit_capture *cap = (gpujit_capture *)0x1;
+  gpujit_bench_result r[2];
+  gpujit_timing_result *res = (gpujit_timing_result *)0x1;
+  gpujit_device *devs[GPUJIT_BENCH_MAX_DEVICES + 1] = {NULL};
+  size_t n = 9;
+  double *samples = (double *)0x1;
+  (void)state;
+  assert_int_equal(gpujit_device_set_stream(NULL, GPUJIT_STREAM_LEGACY), GPUJIT_EINVAL);
+  assert_null(gpujit_device_stream(NULL));
+  assert_int_equal(gpujit_device_synchronize(NULL), GPUJIT_EINVAL);
+  assert_int_equal(gpujit_device_current(NULL), GPUJIT_EINVAL);
+  assert_int_equal(gpujit_capture_begin(&cap, 0), GPUJIT_EINVAL);
+  assert_null(cap);
+  assert_non_null(strstr(gpujit_error_last(), "selects nothing"));
+  assert_int_equal(gpujit_capture_begin(NULL, GPUJIT_TIMING_ALL), GPUJIT_EINVAL);
+  assert_int_equal(gpujit_capture_end(NULL, &res, &n, NULL), GPUJIT_EINVAL);
+  assert_null(res);
+  assert_int_equal(n, 0);
+  assert_int_equal(gpujit_benchmark_devices(r, &samples, devs, 0, NULL, NULL, NULL), GPUJIT_EINVAL);
+  assert_null(samples);
+  assert_int_equal(gpujit_benchmark_devices(r, NULL, devs, GPUJIT_BENCH_MAX_DEVICES + 1, (gpujit_bench_fn)1, NULL, NULL),
+                   GPUJIT_EINVAL);
+  assert_non_null(strstr(gpujit_error_last(), "at most"));
 }
 
 int main(void)
@@ -237,6 +274,7 @@ int main(void)
       cmocka_unit_test(test_run__stop_rule),      cmocka_unit_test(test_run__report_from_recorded),
       cmocka_unit_test(test_run__scoped_timer),
       cmocka_unit_test(test_run__no_driver),
+      cmocka_unit_test(test_run__bad_arguments),
   };
   if (getenv("TEST_FILTER"))
     cmocka_set_test_filter(getenv("TEST_FILTER"));
