@@ -96,6 +96,14 @@ GPUJIT_API void gpujit_profile_totals_get(const gpujit_profile *p, gpujit_profil
 GPUJIT_API const char *gpujit_profile_notes(const gpujit_profile *p);
 
 /** The whole profile as JSON (totals, devices, modules, processes, compiles, notes); free() it. */
+/**
+ * The report as text: the title line, totals, one line per device, the module rows (the first
+ * `top`, 0 for all) and the notes — the table `gpujit profile` prints.
+ * @param out receives the text (caller frees with gpujit_free()).
+ * @return 0, GPUJIT_EINVAL, GPUJIT_ENOMEM.
+ */
+GPUJIT_API int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, char **out);
+
 GPUJIT_API int gpujit_profile_json(const gpujit_profile *p, char **out);
 
 /** Write a Trace Event Format file (Perfetto, chrome://tracing, `gpujit trace analyze`): a track

@@ -31,101 +31,6 @@ static void profile_help(void)
          "  -h, --help       this help\n");
 }
 
-static void ms_cell(FILE *f, double v)
-{
-  if (v > 0)
-    fprintf(f, " %10.1f", v);
-  else
-    fprintf(f, " %10s", "");
-}
-
-static void table(FILE *f, char **cmd, const gpujit_profile *p, long top)
-{
-  gpujit_profile_totals t;
-  const gpujit_profile_module *m;
-  const gpujit_profile_device *d;
-  size_t nm = gpujit_profile_modules(p, &m), nd = gpujit_profile_devices(p, &d);
-  const char *notes = gpujit_profile_notes(p);
-  gpujit_profile_totals_get(p, &t);
-  {
-    char line[100];
-    size_t n = 0;
-    for (int i = 0; cmd[i] && n < sizeof(line) - 1; i++) {
-      if (i)
-        line[n++] = ' ';
-      for (const char *c = cmd[i]; *c && n < sizeof(line) - 1; c++)
-        line[n++] = (*c == '\n' || *c == '\t') ? ' ' : *c;
-    }
-    line[n] = '\0';
-    fprintf(f, "\ngpujit profile: %s%s\n", line, n >= sizeof(line) - 1 ? " ..." : "");
-  }
-  if (t.signal)
-    fprintf(f, "  ended by signal %d", t.signal);
-  else
-    fprintf(f, "  exit %d", t.exit_status);
-  fprintf(f, ", wall %.1f ms, %llu process%s%s\n", t.wall_ms, (unsigned long long)t.processes,
-          t.processes == 1 ? "" : "es", t.partial ? " (PARTIAL: a process did not end normally; what it recorded is here)" : "");
-  fprintf(f, "  JIT compile %.1f ms in %llu compile%s", t.compile_ms, (unsigned long long)t.compiles,
-          t.compiles == 1 ? "" : "s");
-  if (t.failed)
-    fprintf(f, " (%llu failed)", (unsigned long long)t.failed);
-  if (t.repeats)
-    fprintf(f, "; %llu identical repeat%s: %.1f ms a persistent cache would save", (unsigned long long)t.repeats,
-            t.repeats == 1 ? "" : "s", t.repeat_ms);
-  fprintf(f, "\n");
-  if (t.link_ms > 0)
-    fprintf(f, "  nvJitLink %.1f ms\n", t.link_ms);
-  if (t.gpu_recorded) {
-    fprintf(f, "  module load %.1f ms in %llu load%s (driver JIT %.1f ms)\n", t.load_ms, (unsigned long long)t.loads,
-            t.loads == 1 ? "" : "s", t.jit_ms);
-    for (size_t i = 0; i < nd; i++)
-      fprintf(f, "  GPU %u: %llu launches %.3f ms, %llu copies %.3f ms, %llu memsets %.3f ms\n", d[i].device,
-              (unsigned long long)d[i].launches, d[i].kernel_ms, (unsigned long long)d[i].copies, d[i].copy_ms,
-              (unsigned long long)d[i].memsets, d[i].memset_ms);
-    if (!nd)
-      fprintf(f, "  GPU: nothing ran\n");
-  } else {
-    fprintf(f, "  GPU: not recorded (no CUDA context, or CUPTI unavailable: see the notes)\n");
-  }
-  if (nm) {
-    fprintf(f, "\n  %-40s %-17s %8s %4s %10s %10s %8s %9s %10s %10s\n", "module", "origin", "compiles", "rep",
-            "compile ms", "load ms", "kernels", "launches", "GPU ms", "break-even");
-    for (size_t i = 0; i < nm && (top <= 0 || (long)i < top); i++) {
-      char label[200];
-      if (m[i].kernel[0] && strcmp(m[i].kernel, m[i].name))
-        snprintf(label, sizeof(label), "%s (%s)", m[i].kernel, m[i].name);
-      else
-        snprintf(label, sizeof(label), "%s", m[i].name);
-      fprintf(f, "  %-40.40s %-17.17s %8llu %4llu", label, m[i].origin, (unsigned long long)m[i].compiles,
-              (unsigned long long)m[i].repeats);
-      ms_cell(f, m[i].compile_ms);
-      ms_cell(f, m[i].load_ms);
-      fprintf(f, " %8llu %9llu", (unsigned long long)m[i].kernels, (unsigned long long)m[i].launches);
-      if (m[i].gpu_ms > 0)
-        fprintf(f, " %10.3f", m[i].gpu_ms);
-      else
-        fprintf(f, " %10s", "");
-      if (m[i].break_even > 0)
-        fprintf(f, " %10.0f\n", m[i].break_even);
-      else
-        fprintf(f, " %10s\n", "");
-    }
-    if (top > 0 && nm > (size_t)top)
-      fprintf(f, "  ... %zu more (--top 0 for all)\n", nm - (size_t)top);
-  }
-  if (t.untraced)
-    fprintf(f, "  %llu launches, copies and memsets past the trace budget: in the totals, not drawn\n",
-            (unsigned long long)t.untraced);
-  if (t.lost)
-    fprintf(f, "  %llu records could not be kept (bounded tables or CUPTI's buffers): the totals miss them\n",
-            (unsigned long long)t.lost);
-  for (const char *n = notes; *n;) {
-    size_t len = strcspn(n, "\n");
-    fprintf(f, "  note: %.*s\n", (int)len, n);
-    n += len + (n[len] == '\n');
-  }
-}
-
 static int write_text(const char *path, const char *text)
 {
   FILE *f = fopen(path, "w");
@@ -211,7 +116,20 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
     if (!f)
       cli_warn(ctx, "cannot write %s", out);
     else {
-      table(f, argv + cmd, p, top);
+      char title[120], *text = NULL;
+      size_t len = 0;
+      for (int i = cmd; argv[i] && len < 100; i++) { /* the command, on one line */
+        if (i > cmd)
+          title[len++] = ' ';
+        for (const char *c = argv[i]; *c && len < 100; c++)
+          title[len++] = (*c == '\n' || *c == '\t') ? ' ' : *c;
+      }
+      snprintf(title + len, sizeof(title) - len, "%s", len >= 100 ? " ..." : "");
+      if ((err = gpujit_profile_format(p, title, top, &text)) < 0)
+        cli_fail(ctx, err);
+      else
+        fputs(text, f);
+      free(text);
       if (out)
         fclose(f);
     }

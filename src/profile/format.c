@@ -1,0 +1,104 @@
+/* The profile report as text: the run's totals, devices, module rows and notes (the table
+ * `gpujit profile` prints and gpujit.profile shows). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "gpujit/profile.h"
+
+static void ms_cell(gpujit__buf *f, double v)
+{
+  if (v > 0)
+    gpujit__buf_printf(f, " %10.1f", v);
+  else
+    gpujit__buf_printf(f, " %10s", "");
+}
+
+int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, char **out)
+{
+  gpujit_profile_totals t;
+  const gpujit_profile_module *m;
+  const gpujit_profile_device *d;
+  size_t nm = gpujit_profile_modules(p, &m), nd = gpujit_profile_devices(p, &d);
+  const char *notes = gpujit_profile_notes(p);
+  gpujit__buf b = {0}, *f = &b;
+  if (!p || !out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_format: NULL argument");
+  *out = NULL;
+  gpujit_profile_totals_get(p, &t);
+  gpujit__buf_printf(f, "\ngpujit profile: %s\n", title ? title : "");
+  if (t.signal)
+    gpujit__buf_printf(f, "  ended by signal %d", t.signal);
+  else
+    gpujit__buf_printf(f, "  exit %d", t.exit_status);
+  gpujit__buf_printf(f, ", wall %.1f ms, %llu process%s%s\n", t.wall_ms, (unsigned long long)t.processes,
+          t.processes == 1 ? "" : "es", t.partial ? " (PARTIAL: a process did not end normally; what it recorded is here)" : "");
+  gpujit__buf_printf(f, "  JIT compile %.1f ms in %llu compile%s", t.compile_ms, (unsigned long long)t.compiles,
+          t.compiles == 1 ? "" : "s");
+  if (t.failed)
+    gpujit__buf_printf(f, " (%llu failed)", (unsigned long long)t.failed);
+  if (t.repeats)
+    gpujit__buf_printf(f, "; %llu identical repeat%s: %.1f ms a persistent cache would save", (unsigned long long)t.repeats,
+            t.repeats == 1 ? "" : "s", t.repeat_ms);
+  gpujit__buf_printf(f, "\n");
+  if (t.link_ms > 0)
+    gpujit__buf_printf(f, "  nvJitLink %.1f ms\n", t.link_ms);
+  if (t.gpu_recorded) {
+    gpujit__buf_printf(f, "  module load %.1f ms in %llu load%s (driver JIT %.1f ms)\n", t.load_ms, (unsigned long long)t.loads,
+            t.loads == 1 ? "" : "s", t.jit_ms);
+    for (size_t i = 0; i < nd; i++)
+      gpujit__buf_printf(f, "  GPU %u: %llu launches %.3f ms, %llu copies %.3f ms, %llu memsets %.3f ms\n", d[i].device,
+              (unsigned long long)d[i].launches, d[i].kernel_ms, (unsigned long long)d[i].copies, d[i].copy_ms,
+              (unsigned long long)d[i].memsets, d[i].memset_ms);
+    if (!nd)
+      gpujit__buf_printf(f, "  GPU: nothing ran\n");
+  } else {
+    gpujit__buf_printf(f, "  GPU: not recorded (no CUDA context, or CUPTI unavailable: see the notes)\n");
+  }
+  if (nm) {
+    gpujit__buf_printf(f, "\n  %-40s %-17s %8s %4s %10s %10s %8s %9s %10s %10s\n", "module", "origin", "compiles", "rep",
+            "compile ms", "load ms", "kernels", "launches", "GPU ms", "break-even");
+    for (size_t i = 0; i < nm && (top <= 0 || (long)i < top); i++) {
+      char label[200];
+      if (m[i].kernel[0] && strcmp(m[i].kernel, m[i].name))
+        snprintf(label, sizeof(label), "%s (%s)", m[i].kernel, m[i].name);
+      else
+        snprintf(label, sizeof(label), "%s", m[i].name);
+      gpujit__buf_printf(f, "  %-40.40s %-17.17s %8llu %4llu", label, m[i].origin, (unsigned long long)m[i].compiles,
+              (unsigned long long)m[i].repeats);
+      ms_cell(f, m[i].compile_ms);
+      ms_cell(f, m[i].load_ms);
+      gpujit__buf_printf(f, " %8llu %9llu", (unsigned long long)m[i].kernels, (unsigned long long)m[i].launches);
+      if (m[i].gpu_ms > 0)
+        gpujit__buf_printf(f, " %10.3f", m[i].gpu_ms);
+      else
+        gpujit__buf_printf(f, " %10s", "");
+      if (m[i].break_even > 0)
+        gpujit__buf_printf(f, " %10.0f\n", m[i].break_even);
+      else
+        gpujit__buf_printf(f, " %10s\n", "");
+    }
+    if (top > 0 && nm > (size_t)top)
+      gpujit__buf_printf(f, "  ... %zu more (--top 0 for all)\n", nm - (size_t)top);
+  }
+  if (t.untraced)
+    gpujit__buf_printf(f, "  %llu launches, copies and memsets past the trace budget: in the totals, not drawn\n",
+            (unsigned long long)t.untraced);
+  if (t.lost)
+    gpujit__buf_printf(f, "  %llu records could not be kept (bounded tables or CUPTI's buffers): the totals miss them\n",
+            (unsigned long long)t.lost);
+  for (const char *n = notes; *n;) {
+    size_t len = strcspn(n, "\n");
+    gpujit__buf_printf(f, "  note: %.*s\n", (int)len, n);
+    n += len + (n[len] == '\n');
+  }
+  if (gpujit__buf_put(f, "", 1) < 0) { /* the terminating NUL; any failed printf shows here too */
+    gpujit__buf_free(f);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  *out = f->data;
+  return 0;
+}
