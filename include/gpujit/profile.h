@@ -86,6 +86,24 @@ GPUJIT_API int gpujit_profile_run(gpujit_profile **out, char *const argv[], cons
 /** Read a records directory (written by a run). */
 GPUJIT_API int gpujit_profile_load(gpujit_profile **out, const char *records_dir);
 
+/**
+ * A range of one process's profile — what began in it between t0 and t1 (host CLOCK_REALTIME,
+ * ns): its compiles, links and loads, its kernels, copies and memsets (from their own records: a
+ * range sees those within the trace budget, --max-events), the driver's JIT. For the calling
+ * process, CUPTI's buffers are flushed to the records first. Nothing in a range is partial;
+ * totals.wall_ms is the range's length.
+ * @return 0, GPUJIT_EINVAL (NULL argument, t1 before t0), GPUJIT_ENOENT, GPUJIT_ENOMEM.
+ */
+GPUJIT_API int gpujit_profile_load_range(gpujit_profile **out, const char *records_dir, int pid, uint64_t t0_ns,
+                                         uint64_t t1_ns);
+
+/**
+ * Whether this process runs under `gpujit profile` (its injection library loaded and recording).
+ * @param records_dir receives where its records go (borrowed from the environment), may be NULL.
+ * @return 1 or 0.
+ */
+GPUJIT_API int gpujit_profile_recording(const char **records_dir);
+
 GPUJIT_API void gpujit_profile_free(gpujit_profile *p);
 
 /** The module rows, sorted by total cost (compile + load + GPU), largest first. */

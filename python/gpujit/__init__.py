@@ -4,6 +4,7 @@ from . import cache, trace
 from ._errors import *  # noqa: F401,F403 (one exception class per C error code)
 from ._errors import GpujitError
 from ._gpujit import version as _version
+from ._profile import profile
 from .bench import BenchmarkResult, benchmark
 from .module import Kernel, Module, build
 from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_MEMCPY, TIMING_MEMSET, ScopedTimer,
@@ -12,4 +13,4 @@ from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_MEMCPY, TIM
 __version__ = _version()
 __all__ = ["build", "Module", "Kernel", "cache", "trace", "GpujitError", "CompileError", "ScopedTimer",
            "TimingResult", "timing_begin", "timing_end", "timing_print", "synchronize", "benchmark",
-           "BenchmarkResult", "TIMING_ALL", "TIMING_KERNEL", "TIMING_MEMCPY", "TIMING_MEMSET", "TIMING_GRAPH"]
+           "BenchmarkResult", "profile", "TIMING_ALL", "TIMING_KERNEL", "TIMING_MEMCPY", "TIMING_MEMSET", "TIMING_GRAPH"]

@@ -568,7 +568,7 @@ PyMODINIT_FUNC PyInit__gpujit(void)
     Py_DECREF(Error);
     goto fail;
   }
-  if (gpujit_py_add_launch(m) < 0 || gpujit_py_add_timing(m) < 0) {
+  if (gpujit_py_add_launch(m) < 0 || gpujit_py_add_timing(m) < 0 || gpujit_py_add_profile(m) < 0) {
   fail:
     Py_DECREF(m);
     return NULL;

@@ -28,5 +28,7 @@ size_t gpujit_py_open_devices(gpujit_device **out, size_t max);
 int gpujit_py_add_launch(PyObject *m);
 /** Add the timing functions (timing.c). */
 int gpujit_py_add_timing(PyObject *m);
+/** Add the profile functions (profile.c). */
+int gpujit_py_add_profile(PyObject *m);
 
 #endif

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -58,6 +59,48 @@ int gpujit_profile_load(gpujit_profile **out, const char *dir)
   }
   *out = p;
   return 0;
+}
+
+int gpujit_profile_load_range(gpujit_profile **out, const char *dir, int pid, uint64_t t0_ns, uint64_t t1_ns)
+{
+  gpujit_profile *p;
+  int err;
+  if (!out || !dir)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_load_range: NULL argument");
+  *out = NULL;
+  if (t1_ns < t0_ns)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_load_range: the range ends before it starts");
+  if (pid == (int)getpid()) { /* this process: what CUPTI holds goes to its records first */
+    void (*flush)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gpujit_inject_flush");
+    if (flush)
+      flush();
+  }
+  if (!(p = calloc(1, sizeof(*p))) || !(p->dir = gpujit__strdup(dir))) {
+    free(p);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  p->range = true;
+  p->range_pid = pid;
+  p->range_t0 = t0_ns, p->range_t1 = t1_ns;
+  if ((err = gpujit__profile_read(p, dir)) < 0 || (err = gpujit__profile_attribute(p)) < 0) {
+    gpujit_profile_free(p);
+    return err;
+  }
+  p->totals.wall_ms = (double)(t1_ns - t0_ns) / 1e6;
+  *out = p;
+  return 0;
+}
+
+int gpujit_profile_recording(const char **records_dir)
+{
+  const char *dir = getenv("GPUJIT_PROFILE_DIR");
+  if (records_dir)
+    *records_dir = NULL;
+  if (!dir || !*dir || !dlsym(RTLD_DEFAULT, "gpujit_inject_flush"))
+    return 0;
+  if (records_dir)
+    *records_dir = dir;
+  return 1;
 }
 
 void gpujit_profile_free(gpujit_profile *p)

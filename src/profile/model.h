@@ -108,6 +108,9 @@ struct gpujit_profile {
   char **row_names; /* the rows' own strings */
   char **row_kernels;
   gpujit_profile_options opts;
+  bool range;              /* only one process's records inside [range_t0, range_t1] */
+  int range_pid;
+  uint64_t range_t0, range_t1; /* host clock, ns */
 };
 
 /** Push an element (zeroed) onto a PF_VEC; NULL when out of memory. */

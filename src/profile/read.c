@@ -111,11 +111,57 @@ static uint64_t gpu_t(const pf_proc *proc, const char *line, const char *k)
   return proc->has_clock ? (uint64_t)((int64_t)t + proc->clock_offset) : t;
 }
 
+/* A range's view: the records of its process that began inside it. Kernels, copies and memsets
+ * count from their own records (the process's running sums carry no time); the sums, the exit
+ * and the end of GPU recording belong to the whole process. @return whether to read the record. */
+static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, const char *k, int pid)
+{
+  uint64_t t;
+  if (!p->range)
+    return true;
+  if (pid != p->range_pid)
+    return false;
+  if (!strcmp(k, "proc") || !strcmp(k, "clock"))
+    return true;
+  if ( !strcmp(k, "ksum") || !strcmp(k, "osum") || !strcmp(k, "exit") ||
+      !strcmp(k, "gpu_end") || !strcmp(k, "dropped"))
+    return false;
+  if (!strcmp(k, "note"))
+    return true;
+  t = t_of(line, "t0") ? t_of(line, "t0") : gpu_t(proc, line, "s");
+  return t >= p->range_t0 && t <= p->range_t1;
+}
+
+/* In a range, a kernel, copy or memset record is its own one-launch sum. */
+static void range_sum(gpujit_profile *p, const pf_op *o)
+{
+  if (o->kind == 'k') {
+    pf_ksum *s = PF_PUSH(p->ksums);
+    if (!s)
+      return;
+    s->pid = o->pid;
+    s->handle = o->handle;
+    s->name = dup(o->name);
+    s->device = o->device;
+    s->n = 1, s->ns = o->e > o->s ? o->e - o->s : 0;
+  } else {
+    pf_osum *s = PF_PUSH(p->osums);
+    if (!s)
+      return;
+    s->pid = o->pid;
+    snprintf(s->op, sizeof(s->op), "%s", o->kind == 'c' ? "copy" : "memset");
+    s->device = o->device;
+    s->n = 1, s->bytes = o->bytes, s->ns = o->e > o->s ? o->e - o->s : 0;
+  }
+}
+
 static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON *j)
 {
   const char *k = s_of(j, "k");
   int pid = (int)i_of(j, "pid");
   uint64_t t = t_of(line, "t") ? t_of(line, "t") : t_of(line, "t1");
+  if (!in_range(p, proc, line, k, pid))
+    return;
   if (t) {
     if (!proc->t0 || t < proc->t0)
       proc->t0 = t;
@@ -212,6 +258,8 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     o->bytes = u_of(j, "bytes");
     o->device = (uint32_t)u_of(j, "device");
     o->stream = (uint32_t)u_of(j, "stream");
+    if (p->range)
+      range_sum(p, o);
   } else if (!strcmp(k, "nvtx")) {
     pf_nvtx *n = PF_PUSH(p->nvtx);
     if (!n)
@@ -271,6 +319,19 @@ int gpujit__profile_read(gpujit_profile *p, const char *dir)
     err = read_file(p, path);
   }
   closedir(d);
+  if (p->range) { /* the range's process alone; it goes on, so nothing in the range is partial */
+    size_t keep = 0;
+    for (size_t i = 0; i < p->procs.n; i++) {
+      if (p->procs.v[i].pid == p->range_pid) {
+        p->procs.v[keep] = p->procs.v[i];
+        p->procs.v[keep++].ended = true;
+      } else {
+        free(p->procs.v[i].exe), free(p->procs.v[i].cmd);
+      }
+    }
+    p->procs.n = keep;
+    return err;
+  }
   /* A process image without an exit record was replaced by exec when a later image has its pid. */
   for (size_t i = 0; i < p->procs.n; i++)
     for (size_t k = 0; k < p->procs.n && !p->procs.v[i].ended; k++)

@@ -194,3 +194,42 @@ def test_one_region_over_two_gpus(mod):
     with cp.cuda.Device(1):
         with pytest.raises(ValueError, match="on device 0 but the kernel launches on device 1"):
             spin(1, 1, 1, on0)
+
+
+CUPY_BLOCK = r'''
+import json, sys
+import cupy as cp
+import gpujit
+x = cp.ones(1024, dtype=cp.float32)
+warm = cp.RawKernel(r'extern "C" __global__ void gj_warm(float *x) { x[threadIdx.x] += 1.0f; }', "gj_warm")
+for _ in range(50):
+    warm((4,), (256,), (x,))
+with gpujit.profile(print=False) as p:
+    k = cp.RawKernel(r'extern "C" __global__ void gj_block(float *x) { x[threadIdx.x] *= 2.0f; }', "gj_block")
+    for _ in range(100):
+        k((4,), (256,), (x,))
+for _ in range(30):
+    k((4,), (256,), (x,))
+cp.cuda.Device().synchronize()
+print(json.dumps({"modules": p.modules, "totals": p.totals}))
+'''
+
+
+def test_profile_block_of_cupy_work(tmp_path):
+    pytest.importorskip("cupy")
+    import json
+    import subprocess
+    import sys
+    script = tmp_path / "block.py"
+    script.write_text(CUPY_BLOCK)
+    env = dict(os.environ, CUPY_CACHE_DIR=str(tmp_path / "cupy-cache"))  # a fresh cache: CuPy compiles
+    r = subprocess.run([sys.executable, "-m", "gpujit", "profile", "-q", "--", sys.executable, str(script)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    rows = {m["kernel"]: m for m in got["modules"]}
+    print(got["totals"], [(m["kernel"], m["origin"], m["compiles"], m["launches"]) for m in got["modules"]])
+    assert "gj_warm" not in rows  # its compile and launches came before the block
+    assert rows["gj_block"]["launches"] == 100 and rows["gj_block"]["origin"] == "nvrtc"
+    assert rows["gj_block"]["compiles"] == 1 and rows["gj_block"]["compile_ms"] > 0
+    assert got["totals"]["launches"] == 100

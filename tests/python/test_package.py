@@ -138,3 +138,34 @@ def test_cache_limit_export_import(tmp_path):
     (tmp_path / "junk.tar").write_bytes(b"not an archive")
     with pytest.raises(gpujit.GpujitError):
         gpujit.cache.import_(tmp_path / "junk.tar", directory=b)
+
+
+REGION = '''
+import json, sys
+import gpujit
+gpujit.build('extern "C" __global__ void before_region(float *x) { x[0] = 1; }', name="before.cu", cache=False)
+with gpujit.profile(json=sys.argv[1], print=False) as p:
+    for _ in range(2):
+        gpujit.build('extern "C" __global__ void in_region(float *x) { x[0] = 2; }', name="inside.cu", cache=False)
+gpujit.build('extern "C" __global__ void after_region(float *x) { x[0] = 3; }', name="after.cu", cache=False)
+print(json.dumps({"modules": [(m["name"], m["compiles"], m["repeats"]) for m in p.modules],
+                  "compiles": p.totals["compiles"], "processes": p.totals["processes"], "report": p.report}))
+'''
+
+
+def test_profile_of_a_block(tmp_path):
+    script = tmp_path / "region.py"
+    script.write_text(REGION)
+    out = tmp_path / "region.json"
+    r = subprocess.run([sys.executable, "-m", "gpujit", "profile", "-q", "--", sys.executable, str(script), str(out)],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    # the block's two compiles of one source, one a repeat; the builds before and after are not its
+    assert got["modules"] == [[str(tmp_path / "inside.cu"), 2, 1]]
+    assert got["compiles"] == 2 and got["processes"] == 1
+    assert "JIT compile" in got["report"] and "1 identical repeat" in got["report"]
+    assert json.loads(out.read_text())["totals"]["compiles"] == 2
+    with pytest.raises(gpujit.UnsupportedError, match="not run under it: python -m gpujit profile"):
+        with gpujit.profile():
+            pass

@@ -1,0 +1,94 @@
+"""``gpujit.profile``: the compile-against-execute report of a region of Python code."""
+from __future__ import annotations
+
+import json as _json
+import os
+import sys
+import time
+from typing import List, Optional, Union
+
+from . import _gpujit
+from ._errors import _BY_CODE, _raise_from
+from .timing import synchronize as _synchronize
+
+
+class profile:
+    """The JIT work done inside a ``with`` block, against the GPU work it bought::
+
+        with gpujit.profile() as p:      # in a program run as: python -m gpujit profile -q -- python app.py
+            step()
+        p.modules, p.totals, p.devices   # as `gpujit profile --json` has them; print(p) for the table
+
+    Every NVRTC compile (CuPy's, PyTorch's jiterator, cuda.core's, gpujit's), nvJitLink link and
+    module load that began inside the block, the driver's JIT, and each kernel, copy and memset that
+    started on a GPU inside it, tied to the module it came from — the rows and totals of ``gpujit
+    profile``, for this process and this block. Other frameworks resolve NVRTC when they start, so
+    the process must run under ``gpujit profile`` (``python -m gpujit profile -- python app.py``)
+    to see their compiles; outside it, entering raises ``UnsupportedError`` saying so.
+
+    ``print``: the table on ``file`` (default stderr) at exit. ``json``/``trace``: write the report's
+    JSON / Trace Event Format file there. ``top``: module rows in the table (0: all).
+    ``synchronize``: wait for the GPU at exit so the block's kernels are in (default True).
+    Kernels, copies and memsets are counted from their per-launch records: those past the
+    profile's trace budget (``--max-events``, default 200000 per process) are not in a block's
+    report."""
+
+    def __init__(self, title: Optional[str] = None, *, print: bool = True, file=None,
+                 json: Optional[Union[str, os.PathLike]] = None, trace: Optional[Union[str, os.PathLike]] = None,
+                 top: int = 20, synchronize: bool = True):
+        self.title, self.print, self.file, self.top, self.synchronize = title, print, file, int(top), synchronize
+        self.json_path = None if json is None else os.fspath(json)
+        self.trace_path = None if trace is None else os.fspath(trace)
+        self.report = ""
+        self.data: dict = {}
+        self._dir: Optional[str] = None
+
+    def __enter__(self) -> "profile":
+        self._dir = _gpujit.profile_recording()
+        if self._dir is None:
+            cls = _BY_CODE[-15]  # UnsupportedError
+            raise cls(-15, "GPUJIT_EUNSUPPORTED",
+                      "gpujit.profile reads what `gpujit profile` records, and this process is not run under it: "
+                      "python -m gpujit profile -- python %s (-q prints only the blocks' reports)"
+                      % (os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "app.py"))
+        self._t0 = time.time_ns()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self.synchronize:
+            try:
+                _synchronize()
+            except (_BY_CODE[-11], _BY_CODE[-12]):  # no driver, no device: no GPU work to wait for
+                pass
+        t1 = time.time_ns()
+        title = self.title or "%s (pid %d), a block of %.1f ms" % (
+            os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python", os.getpid(), (t1 - self._t0) / 1e6)
+        try:
+            text, js = _gpujit.profile_range(self._dir, os.getpid(), self._t0, t1, title, self.top, self.trace_path)
+        except _gpujit.Error as e:
+            _raise_from(e)
+        self.report, self.data = text, _json.loads(js)
+        if self.json_path:
+            with open(self.json_path, "w") as f:
+                f.write(js)
+        if self.print:
+            print(text, file=self.file or sys.stderr)
+
+    @property
+    def modules(self) -> List[dict]:
+        """Module rows (origin, compiles, repeats, compile_ms, load_ms, jit_ms, kernels, launches,
+        gpu_ms, break_even, ...), costliest first."""
+        return self.data.get("modules", [])
+
+    @property
+    def totals(self) -> dict:
+        """Totals of the block: compiles, compile_ms, loads, load_ms, jit_ms, launches, gpu_ms, wall_ms..."""
+        return self.data.get("totals", {})
+
+    @property
+    def devices(self) -> List[dict]:
+        """Per GPU: launches, kernel_ms, copies, copy_ms, memsets, memset_ms."""
+        return self.data.get("devices", [])
+
+    def __str__(self) -> str:
+        return self.report

@@ -1,0 +1,121 @@
+/* A range of a process's profile (what gpujit.profile reports for a block of Python): records of
+ * that process that began inside it, kernels counted from their own records, other processes and
+ * the process's whole-run sums left out; nothing partial. Records written here as the injection
+ * library writes them. */
+#include <sys/stat.h>
+
+#include "helpers.h"
+
+#include "gpujit.h"
+
+/* host ns = CUPTI ns + 1e12 in this process */
+static const char *const LINES[] = {
+    "{\"k\":\"proc\",\"pid\":100,\"ppid\":1,\"exe\":\"/usr/bin/python3\",\"cmd\":\"python3 app.py\",\"t\":1000000000000}",
+    "{\"k\":\"clock\",\"pid\":100,\"cupti\":0,\"host\":1000000000000}",
+    /* before the range: a compile and its load */
+    "{\"k\":\"nvrtc\",\"pid\":100,\"tid\":100,\"name\":\"early.cu\",\"src_hash\":\"aa\",\"options\":[],\"result\":0,"
+    "\"t0\":1000000001000,\"t1\":1000000002000,\"cubin_bytes\":10,\"cubin_hash\":\"11111111111111111111111111111111\"}",
+    "{\"k\":\"load\",\"pid\":100,\"tid\":100,\"api\":\"cuModuleLoadData\",\"t0\":1000000003000,\"t1\":1000000004000,"
+    "\"result\":0,\"image\":\"cubin\",\"bytes\":10,\"hash\":\"11111111111111111111111111111111\",\"module\":\"0xa\"}",
+    "{\"k\":\"kernel\",\"pid\":100,\"name\":\"early_k\",\"module\":\"0xa\",\"device\":0,\"stream\":7,\"corr\":1,"
+    "\"s\":5000,\"e\":6000}",
+    /* inside [1e12 + 10000, 1e12 + 90000]: two compiles of one source, a load, three launches, a copy */
+    "{\"k\":\"nvrtc\",\"pid\":100,\"tid\":100,\"name\":\"mid.cu\",\"src_hash\":\"bb\",\"options\":[],\"result\":0,"
+    "\"t0\":1000000011000,\"t1\":1000000013000,\"cubin_bytes\":20,\"cubin_hash\":\"22222222222222222222222222222222\"}",
+    "{\"k\":\"nvrtc\",\"pid\":100,\"tid\":100,\"name\":\"mid.cu\",\"src_hash\":\"bb\",\"options\":[],\"result\":0,"
+    "\"t0\":1000000014000,\"t1\":1000000016000,\"cubin_bytes\":20,\"cubin_hash\":\"22222222222222222222222222222222\"}",
+    "{\"k\":\"load\",\"pid\":100,\"tid\":100,\"api\":\"cuModuleLoadData\",\"t0\":1000000017000,\"t1\":1000000019000,"
+    "\"result\":0,\"image\":\"cubin\",\"bytes\":20,\"hash\":\"22222222222222222222222222222222\",\"module\":\"0xb\"}",
+    "{\"k\":\"kernel\",\"pid\":100,\"name\":\"mid_k\",\"module\":\"0xb\",\"device\":0,\"stream\":7,\"corr\":2,"
+    "\"s\":20000,\"e\":21000}",
+    "{\"k\":\"kernel\",\"pid\":100,\"name\":\"mid_k\",\"module\":\"0xb\",\"device\":0,\"stream\":7,\"corr\":3,"
+    "\"s\":22000,\"e\":23000}",
+    "{\"k\":\"kernel\",\"pid\":100,\"name\":\"early_k\",\"module\":\"0xa\",\"device\":1,\"stream\":7,\"corr\":4,"
+    "\"s\":24000,\"e\":26000}",
+    "{\"k\":\"copy\",\"pid\":100,\"what\":\"HtoD\",\"device\":0,\"stream\":7,\"corr\":5,\"bytes\":4096,"
+    "\"s\":27000,\"e\":28000}",
+    /* the whole run's sums: not a range's */
+    "{\"k\":\"ksum\",\"pid\":100,\"module\":\"0xb\",\"name\":\"mid_k\",\"device\":0,\"n\":1000,\"ns\":999999}",
+    /* after the range */
+    "{\"k\":\"kernel\",\"pid\":100,\"name\":\"mid_k\",\"module\":\"0xb\",\"device\":0,\"stream\":7,\"corr\":6,"
+    "\"s\":95000,\"e\":96000}",
+    "{\"k\":\"nvrtc\",\"pid\":100,\"tid\":100,\"name\":\"late.cu\",\"src_hash\":\"cc\",\"options\":[],\"result\":0,"
+    "\"t0\":1000000097000,\"t1\":1000000098000}",
+};
+
+static const char *const OTHER[] = {
+    "{\"k\":\"proc\",\"pid\":200,\"ppid\":100,\"exe\":\"/usr/bin/python3\",\"cmd\":\"worker\",\"t\":1000000000000}",
+    "{\"k\":\"nvrtc\",\"pid\":200,\"tid\":200,\"name\":\"worker.cu\",\"src_hash\":\"dd\",\"options\":[],\"result\":0,"
+    "\"t0\":1000000012000,\"t1\":1000000013000}",
+};
+
+static void write_lines(const char *path, const char *const *lines, size_t n)
+{
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  for (size_t i = 0; i < n; i++)
+    fprintf(f, "%s\n", lines[i]);
+  fclose(f);
+}
+
+static void test_range__one_process_one_block(void **state)
+{
+  char dir[] = "/tmp/gpujit-range-XXXXXX", path[256], *text = NULL;
+  gpujit_profile *p = NULL;
+  const gpujit_profile_module *m;
+  const gpujit_profile_device *d;
+  gpujit_profile_totals t;
+  size_t nm, nd;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof(path), "%s/p100-1.jsonl", dir);
+  write_lines(path, LINES, sizeof(LINES) / sizeof(LINES[0]));
+  snprintf(path, sizeof(path), "%s/p200-1.jsonl", dir);
+  write_lines(path, OTHER, sizeof(OTHER) / sizeof(OTHER[0]));
+  assert_int_equal(gpujit_profile_load_range(&p, dir, 100, 1000000010000ull, 1000000090000ull), 0);
+  gpujit_profile_totals_get(p, &t);
+  assert_int_equal(t.processes, 1);
+  assert_false(t.partial);
+  assert_int_equal(t.compiles, 2);
+  assert_int_equal(t.repeats, 1);
+  assert_int_equal(t.loads, 1);
+  assert_int_equal(t.launches, 3);
+  assert_true(t.wall_ms > 0.079 && t.wall_ms < 0.081);
+  nm = gpujit_profile_modules(p, &m);
+  assert_true(nm >= 1);
+  assert_string_equal(m[0].name, "mid.cu");
+  assert_string_equal(m[0].origin, "nvrtc");
+  assert_int_equal(m[0].compiles, 2);
+  assert_int_equal(m[0].launches, 2); /* the ksum's 1000 are the whole run's */
+  assert_true(m[0].gpu_ms > 0.0019 && m[0].gpu_ms < 0.0021);
+  for (size_t i = 0; i < nm; i++) {
+    assert_string_not_equal(m[i].name, "early.cu"); /* compiled before: its launch in the range is a row */
+    assert_string_not_equal(m[i].name, "late.cu");
+    assert_string_not_equal(m[i].name, "worker.cu");
+  }
+  nd = gpujit_profile_devices(p, &d);
+  assert_int_equal(nd, 2);
+  assert_int_equal(d[0].launches + d[1].launches, 3);
+  assert_int_equal(d[0].device == 0 ? d[0].copies : d[1].copies, 1);
+  assert_int_equal(gpujit_profile_format(p, "app.py, a block", 0, &text), 0);
+  assert_non_null(strstr(text, "gpujit profile: app.py, a block"));
+  assert_non_null(strstr(text, "JIT compile 0.0 ms in 2 compiles; 1 identical repeat"));
+  assert_null(strstr(text, "PARTIAL"));
+  gpujit_free(text);
+  gpujit_profile_free(p);
+  assert_int_equal(gpujit_profile_load_range(&p, dir, 100, 2, 1), GPUJIT_EINVAL);
+  assert_int_equal(gpujit_profile_load_range(&p, "/nonexistent/records", 100, 1, 2), GPUJIT_ENOENT);
+  assert_int_equal(gpujit_profile_recording(NULL), 0); /* this test is not run under gpujit profile */
+  unlink(path);
+  snprintf(path, sizeof(path), "%s/p100-1.jsonl", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_range__one_process_one_block),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
