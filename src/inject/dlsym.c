@@ -27,16 +27,35 @@ static dlsym_fn versioned(void *handle)
   return f ? f : (dlsym_fn)dlvsym(handle, "dlsym", "GLIBC_2.2.5");
 }
 
+/* Set once this library's constructor resolved everything (resolve() calls dlopen, which another
+ * tool may wrap and not be ready to serve yet). */
+static volatile int resolved;
+
+/* The next dlsym, found with dlvsym alone: what a look-up made before this library's constructor
+ * ran is given. Nsight Compute's interceptor asks from its own constructor, which runs first; had
+ * it been answered through resolve(), its not yet ready dlopen wrapper would have spun forever
+ * (measured: the program hung under ncu with this library preloaded). */
+static dlsym_fn next_dlsym(void)
+{
+  dlsym_fn f = __atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
+  if (!f) {
+    f = versioned(RTLD_NEXT);
+    __atomic_store_n(&real_dlsym_fn, f, __ATOMIC_RELEASE);
+  }
+  return f;
+}
+
 static void resolve(void)
 {
   void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-  real_dlsym_fn = versioned(RTLD_NEXT);
+  next_dlsym();
   libc_dlsym = libc ? versioned(libc) : NULL;
   if (!libc_dlsym)
     libc_dlsym = real_dlsym_fn;
   if (libc)
     dlclose(libc);
   dladdr((void *)resolve, &self);
+  __atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
 }
 
 /* Resolved before the program runs, while the process has one thread. */
@@ -138,7 +157,10 @@ __attribute__((visibility("default"))) void *dlsym(void *handle, const char *nam
 {
   const void *caller = __builtin_return_address(0);
   void *r, *w;
-  pthread_once(&once, resolve);
+  if (!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE)) { /* another library's constructor, before ours */
+    dlsym_fn next = next_dlsym();
+    return next ? next(handle, name) : NULL;
+  }
   if (!real_dlsym_fn || !libc_dlsym)
     return NULL;
   if (handle == RTLD_NEXT)

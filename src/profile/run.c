@@ -103,9 +103,22 @@ static void set(char **env, size_t *n, const char *fmt, ...)
   va_end(ap);
 }
 
+/* Nsight Compute or Nsight Systems, attached to this process or run as the command: they take
+ * CUPTI and refuse to start when CUDA_INJECTION64_PATH names another tool (measured: ncu, either
+ * way round), so then only the preload goes in. @return the reason, or NULL. */
+static const char *nsight_attached(char *const argv[])
+{
+  const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+  if (getenv("NV_NSIGHT_INJECTION_TRANSPORT_TYPE") || getenv("NV_TPS_LAUNCH_TOKEN"))
+    return "an Nsight tool runs this profile";
+  if (!strcmp(base, "ncu") || !strcmp(base, "nv-nsight-cu-cli") || !strcmp(base, "nsys"))
+    return "the command is an Nsight tool";
+  return NULL;
+}
+
 /* The environment of the command: ours, with the profile's variables set. */
 static char **environment(const char *inject, const char *cupti, const char *dir, const gpujit_profile_options *o,
-                          gpujit_profile *p)
+                          gpujit_profile *p, const char *nsight)
 {
   size_t n = 0;
   char **env, flags[64];
@@ -122,7 +135,11 @@ static char **environment(const char *inject, const char *cupti, const char *dir
       env[n++] = *e;
   set(env, &n, "LD_PRELOAD=%s%s%s", inject, old && *old ? " " : "", old ? old : "");
   /* another tool's injection (Nsight Systems sets its own): it stays, and CUPTI is theirs */
-  if (getenv("CUDA_INJECTION64_PATH") && *getenv("CUDA_INJECTION64_PATH")) {
+  if (nsight) {
+    gpujit__profile_note(p, "%s: it owns CUPTI, so kernels, copies and the driver's JIT are not recorded; "
+                            "compiles and module loads are",
+                         nsight);
+  } else if (getenv("CUDA_INJECTION64_PATH") && *getenv("CUDA_INJECTION64_PATH")) {
     set(env, &n, "CUDA_INJECTION64_PATH=%s", getenv("CUDA_INJECTION64_PATH"));
     gpujit__profile_note(p, "CUDA_INJECTION64_PATH is set by another tool: it owns the driver, so kernels, copies, "
                             "module loads and the driver's JIT are not recorded; compiles are");
@@ -133,7 +150,7 @@ static char **environment(const char *inject, const char *cupti, const char *dir
     set(env, &n, "CUDA_INJECTION64_PATH=%s", inject);
   if (getenv("NVTX_INJECTION64_PATH") && *getenv("NVTX_INJECTION64_PATH"))
     set(env, &n, "NVTX_INJECTION64_PATH=%s", getenv("NVTX_INJECTION64_PATH"));
-  else if (cupti[0] && !o->no_cupti)
+  else if (cupti[0] && !o->no_cupti && !nsight)
     set(env, &n, "NVTX_INJECTION64_PATH=%s", cupti);
   if (cupti[0])
     set(env, &n, "GPUJIT_CUPTI_LIBRARY=%s", cupti);
@@ -200,7 +217,7 @@ int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_pr
     p->dir = gpujit__strdup(tmpl);
     p->own_dir = true;
   }
-  if (!p->dir || !(env = environment(inject, cupti, p->dir, &o, p))) {
+  if (!p->dir || !(env = environment(inject, cupti, p->dir, &o, p, nsight_attached(argv)))) {
     gpujit_profile_free(p);
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   }

@@ -5,6 +5,7 @@ CUPTI's own per-launch records in the trace.
 Usage: python3 check.py GPUJIT OUTDIR [N]. Prints CHECK lines and the tables; exits 1 on a failure."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -128,6 +129,33 @@ if gpus.isdigit() and int(gpus) >= 2:
               "gj_both: %s launches on both, made %d; %s loads" % (m and m["launches"], 2 * n, m and m["loads"]))
 else:
     print("two-gpus: skipped, %s GPU on this machine" % (gpus or "no"))
+# Nsight Compute and gpujit profile together, either way round: the program runs to its end, ncu
+# profiles its kernels, gpujit lists the compiles and loads and says CUPTI was ncu's.
+ncu = shutil.which("ncu")
+if ncu:
+    small = [sys.executable, os.path.join(here, "cupy_kernels.py"), "3"]
+    ncu_args = [ncu, "--target-processes", "all", "-k", "regex:gj_scale2", "-c", "2"]
+    for name, cmd in (("ncu-outer", ncu_args + [g, "profile", "--json", "%s/ncu-outer.json" % out, "--"] + small),
+                      ("ncu-inner", [g, "profile", "--json", "%s/ncu-inner.json" % out, "--"] + ncu_args + small)):
+        try:
+            fresh = dict(env, CUPY_CACHE_DIR=tempfile.mkdtemp(prefix="cupy-", dir=caches))  # CuPy compiles again
+            r = subprocess.run(cmd, env=fresh, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
+            text, rc = r.stdout, r.returncode
+        except subprocess.TimeoutExpired:
+            text, rc = "still running after 240 s", -1
+        print("=== %s (exit %d)\n%s" % (name, rc, text[text.find("gpujit profile:"):][:2500]))
+        check(name, rc == 0 and "launches gj_scale2 3" in text, "the program ran to its end under ncu (exit %d)" % rc)
+        check(name, text.count('Profiling "gj_scale2"') == 2, "ncu profiled its 2 kernels")
+        try:
+            p = json.load(open("%s/%s.json" % (out, name)))
+        except (OSError, ValueError):
+            p = None
+        m = p and row(p, "gj_scale2") or (p and next((x for x in p["modules"] if x["origin"] == "nvrtc" and x["loads"]), None))
+        check(name, p is not None and p["totals"]["compiles"] >= 2 and m is not None and m["loads"] >= 1,
+              "gpujit lists the compiles (%s) and an NVRTC module's load" % (p and p["totals"]["compiles"]))
+        check(name, p is not None and any("Nsight tool" in x for x in p["notes"]), "the report says CUPTI was Nsight's")
+else:
+    print("ncu: skipped, not installed")
 runs = 1 + 3 + 20  # gpujit run: the first (cold) launch, the warm-ups, the timed runs
 p, t = profile("gpujit-run", [g, "run", "-q", "--no-lean", os.path.join(here, "../../../examples/saxpy.cu"), "--grid", "4096",
                               "--block", "256", "--arg", "i32:1048576", "--arg", "f32:2", "--arg", "buf:f32:1048576:random",
