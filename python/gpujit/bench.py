@@ -36,6 +36,8 @@ class BenchmarkResult:
         return s
 
     def to_str(self, show_gpu: bool = True) -> str:
+        """cupyx's line: the name, then CPU and (with ``show_gpu``) each device's mean ± std,
+        min and max in µs."""
         items = [self._item("CPU", self.cpu_times)]
         if show_gpu:
             items += [self._item("GPU-%d" % d, t) for d, t in zip(self.devices, self.gpu_times)]
