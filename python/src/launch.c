@@ -534,7 +534,7 @@ static int convert(KernelObject *k, int i, PyObject *o, void *slot, int *array_d
     memset(slot, 0, 8);
     return 0;
   }
-  if (PyFloat_Check(o) || (PyLong_Check(o) && !PyBool_Check(o)) || PyBool_Check(o)) {
+  if (PyFloat_Check(o) || PyLong_Check(o)) { /* bool included */
     if (t == GPUJIT_PARAM_POINTER && PyLong_Check(o) && !PyBool_Check(o)) { /* a raw device address */
       ptr = PyLong_AsUnsignedLongLong(o);
       if (PyErr_Occurred())

@@ -42,29 +42,38 @@ int gpujit_profile_options_init(gpujit_profile_options *opts, unsigned int versi
   return 0;
 }
 
-int gpujit_profile_load(gpujit_profile **out, const char *dir)
+/* Read `dir` (all of it, or one process's range) into a new profile. */
+static int load(gpujit_profile **out, const char *dir, bool range, int pid, uint64_t t0, uint64_t t1)
 {
   gpujit_profile *p;
   int err;
-  if (!out || !dir)
-    return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_load: NULL argument");
   *out = NULL;
   if (!(p = calloc(1, sizeof(*p))) || !(p->dir = gpujit__strdup(dir))) {
     free(p);
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   }
+  p->range = range;
+  p->range_pid = pid;
+  p->range_t0 = t0, p->range_t1 = t1;
   if ((err = gpujit__profile_read(p, dir)) < 0 || (err = gpujit__profile_attribute(p)) < 0) {
     gpujit_profile_free(p);
     return err;
   }
+  if (range)
+    p->totals.wall_ms = (double)(t1 - t0) / 1e6;
   *out = p;
   return 0;
 }
 
+int gpujit_profile_load(gpujit_profile **out, const char *dir)
+{
+  if (!out || !dir)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_load: NULL argument");
+  return load(out, dir, false, 0, 0, 0);
+}
+
 int gpujit_profile_load_range(gpujit_profile **out, const char *dir, int pid, uint64_t t0_ns, uint64_t t1_ns)
 {
-  gpujit_profile *p;
-  int err;
   if (!out || !dir)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_load_range: NULL argument");
   *out = NULL;
@@ -75,20 +84,7 @@ int gpujit_profile_load_range(gpujit_profile **out, const char *dir, int pid, ui
     if (flush)
       flush();
   }
-  if (!(p = calloc(1, sizeof(*p))) || !(p->dir = gpujit__strdup(dir))) {
-    free(p);
-    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  }
-  p->range = true;
-  p->range_pid = pid;
-  p->range_t0 = t0_ns, p->range_t1 = t1_ns;
-  if ((err = gpujit__profile_read(p, dir)) < 0 || (err = gpujit__profile_attribute(p)) < 0) {
-    gpujit_profile_free(p);
-    return err;
-  }
-  p->totals.wall_ms = (double)(t1_ns - t0_ns) / 1e6;
-  *out = p;
-  return 0;
+  return load(out, dir, true, pid, t0_ns, t1_ns);
 }
 
 int gpujit_profile_recording(const char **records_dir)

@@ -287,6 +287,13 @@ static int cmp_corr(const void *a, const void *b)
   return (x->correlation > y->correlation) - (x->correlation < y->correlation);
 }
 
+/* Under the lock, the correlations sorted: the gpujit id a CUPTI correlation id was issued under. */
+static corr *corr_of(uint32_t correlation)
+{
+  corr key = {correlation, 0};
+  return C.ncorr ? bsearch(&key, C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr) : NULL;
+}
+
 int gpujit__cupti_take(gpujit__cupti_rec **out, size_t *count, uint64_t first, uint64_t last, uint64_t *dropped)
 {
   gpujit__cupti_rec *res = NULL;
@@ -301,7 +308,7 @@ int gpujit__cupti_take(gpujit__cupti_rec **out, size_t *count, uint64_t first, u
     qsort(C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr);
   for (size_t i = 0; i < C.nrec; i++) {
     gpujit__cupti_rec r = C.recs[i];
-    corr key = {(uint32_t)r.external, 0}, *hit = C.ncorr ? bsearch(&key, C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr) : NULL;
+    corr *hit = corr_of((uint32_t)r.external);
     gpujit__cupti_rec *p;
     /* After a forced flush a record's correlation has come (CUPTI writes it when the call is
      * made): one without is not gpujit's. One after `last` is a later region's: kept. */
@@ -389,11 +396,9 @@ static void drop_foreign(void)
   size_t keep = 0;
   if (C.ncorr)
     qsort(C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr);
-  for (size_t i = 0; i < C.nrec; i++) {
-    corr key = {(uint32_t)C.recs[i].external, 0};
-    if (C.ncorr && bsearch(&key, C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr))
+  for (size_t i = 0; i < C.nrec; i++)
+    if (corr_of((uint32_t)C.recs[i].external))
       C.recs[keep++] = C.recs[i];
-  }
   C.nrec = keep;
 }
 
