@@ -20,15 +20,6 @@
 #define MANIFEST_MAGIC "gpujit-manifest-1"
 #define GROUP_MAGIC "gpujit-deps-2"    /* text (cache/deps.c) */
 #define GROUP_MAGIC_V1 "gpujit-deps-1" /* JSON, still read */
-/* A shared group verified this recently in this process is not checked again. */
-#define GROUP_TTL_US 1e6
-
-static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-  char digest[33];
-  double at_us;
-} memo[64];
-static unsigned memo_next;
 static _Thread_local const gpujit__voucher *voucher;
 
 const gpujit__voucher *gpujit__manifest_voucher(const gpujit__voucher *v)
@@ -36,26 +27,6 @@ const gpujit__voucher *gpujit__manifest_voucher(const gpujit__voucher *v)
   const gpujit__voucher *old = voucher;
   voucher = v;
   return old;
-}
-
-static bool memo_fresh(const char *digest)
-{
-  bool fresh = false;
-  double now = gpujit__now_us();
-  pthread_mutex_lock(&memo_lock);
-  for (size_t i = 0; i < sizeof(memo) / sizeof(memo[0]) && !fresh; i++)
-    fresh = strcmp(memo[i].digest, digest) == 0 && now - memo[i].at_us < GROUP_TTL_US;
-  pthread_mutex_unlock(&memo_lock);
-  return fresh;
-}
-
-static void memo_put(const char *digest)
-{
-  pthread_mutex_lock(&memo_lock);
-  snprintf(memo[memo_next].digest, sizeof(memo[0].digest), "%s", digest);
-  memo[memo_next].at_us = gpujit__now_us();
-  memo_next = (memo_next + 1) % (sizeof(memo) / sizeof(memo[0]));
-  pthread_mutex_unlock(&memo_lock);
 }
 
 static void path_of(char *out, size_t size, const gpujit_cache *c, const char *what, const char *hex)
@@ -158,17 +129,27 @@ static bool group_readable(const char *path)
   return ok;
 }
 
-/* A shared group (absolute paths), verified and remembered for this process. */
-static bool group_holds(gpujit_cache *c, const char *digest)
+/* A shared group (absolute paths) holds: vouched for by a watcher or verified here, once per
+ * lookup (the records of one manifest mostly share it). Never remembered past the lookup: a
+ * process that lives on (a server's worker, a Python session) would hit on a changed toolkit. */
+typedef struct group_memo {
+  char held[8][33];
+  size_t n;
+} group_memo;
+
+static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo)
 {
   char path[PATH_MAX], why[128];
   gpujit__deps deps;
   bool refresh = false, ok;
   int err;
-  if (memo_fresh(digest))
-    return true;
-  if (voucher && voucher->held(voucher->ctx, digest)) {
-    memo_put(digest);
+  for (size_t i = 0; i < memo->n; i++)
+    if (!strcmp(memo->held[i], digest))
+      return true;
+  ok = voucher && voucher->held(voucher->ctx, digest);
+  if (ok) {
+    if (memo->n < sizeof(memo->held) / sizeof(memo->held[0]))
+      snprintf(memo->held[memo->n++], sizeof(memo->held[0]), "%s", digest);
     return true;
   }
   path_of(path, sizeof(path), c, "deps", digest);
@@ -180,8 +161,8 @@ static bool group_holds(gpujit_cache *c, const char *digest)
   ok = gpujit__deps_verify(&deps, &refresh) == 0;
   if (ok && refresh && c->writable)
     write_group(c, path, &deps);
-  if (ok)
-    memo_put(digest);
+  if (ok && memo->n < sizeof(memo->held) / sizeof(memo->held[0]))
+    snprintf(memo->held[memo->n++], sizeof(memo->held[0]), "%s", digest);
   gpujit__deps_free(&deps);
   return ok;
 }
@@ -191,6 +172,7 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
   char path[PATH_MAX], why[128];
   cJSON *j = NULL, *r;
   int err = GPUJIT_ENOENT;
+  group_memo memo = {.n = 0};
 
   path_of(path, sizeof(path), c, "manifests", hex);
   if ((err = read_manifest(&j, path, why, sizeof(why))) < 0) {
@@ -213,7 +195,7 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
     gpujit__cache_entry_path(entry_dir, sizeof(entry_dir), c, entry->valuestring);
     if (access(entry_dir, F_OK) != 0)
       continue; /* evicted or cleared: not worth checking what it depends on */
-    if (cJSON_IsString(shared) && !group_holds(c, shared->valuestring))
+    if (cJSON_IsString(shared) && !group_holds(c, shared->valuestring, &memo))
       continue;
     if (gpujit__deps_from_json(&deps, cJSON_GetObjectItemCaseSensitive(r, "deps"), gpujit__cache_base(c)) < 0) {
       gpujit__cache_damaged(c, hex, "manifest dependencies do not parse");

@@ -13,6 +13,7 @@
 #include "cache/deps.h"
 #include "compile/includes.h"
 #include "cache/files.h"
+#include "cache/handle.h"
 #include "cache/manifest.h"
 #include "cache/store.h"
 #include "gpujit.h"
@@ -335,6 +336,34 @@ static void test_deps__toolkit_header(void **state)
   assert_non_null(strstr(strstr(out, " hit "), "miss"));
   free(out);
   free(tk);
+}
+
+/* A shared group (the toolkit's headers) changed between two lookups of one long-lived process
+ * (a build server's worker, a Python session): the second lookup must miss, however soon. */
+static void test_deps__shared_group_changed_in_process(void **state)
+{
+  fx *f = *state;
+  char *h = th_write(f->src, "tk.h", "#define V 2\n"), *tmp = th_path(f->src, "tk.h.new");
+  char entry_dir[PATH_MAX], found[33], *out = NULL;
+  const char *entry = "0123456789abcdef0123456789abcdef", *key = "fedcba9876543210fedcba9876543210";
+  gpujit__deps none = {0}, shared = {0};
+  FILE *w;
+  assert_int_equal(gpujit__deps_add_file(&shared, h, NULL, "#define V 2\n", 12, gpujit__deps_clock()), 0);
+  gpujit__cache_entry_path(entry_dir, sizeof(entry_dir), f->cache, entry);
+  assert_int_equal(th_run(&out, "mkdir -p '%s'", entry_dir), 0);
+  free(out);
+  assert_int_equal(gpujit__manifest_add(f->cache, key, entry, &none, &shared), 0);
+  assert_int_equal(gpujit__manifest_find(f->cache, key, found), 0);
+  assert_string_equal(found, entry);
+  /* the same size, renamed over it */
+  assert_non_null(w = fopen(tmp, "w"));
+  fputs("#define V 3\n", w);
+  fclose(w);
+  assert_int_equal(rename(tmp, h), 0);
+  assert_int_equal(gpujit__manifest_find(f->cache, key, found), GPUJIT_ENOENT);
+  gpujit__deps_free(&shared);
+  free(h);
+  free(tmp);
 }
 
 /* How many fields the manifest's "stat" of a dependency holds: 1 (size: untrusted) or 4. */
@@ -732,6 +761,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_deps__dotdot_through_a_symlink, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__toolkit_header, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__same_timestamp_race, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__shared_group_changed_in_process, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__damaged_manifest, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__large_ptx_hit_is_a_string, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__page_multiple_payload_is_terminated, setup, teardown),
