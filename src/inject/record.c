@@ -25,9 +25,15 @@ static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
 static char noted[16][32];
 static uint64_t lost;
 
+/* getpid and gettid, asked for every record, kept: a fork's child learns its own below */
+static pid_t self_pid;
+static __thread uint32_t self_tid;
+
 static void on_fork_child(void)
 {
   /* the child writes a file of its own; the parent's descriptor is left to the parent */
+  self_pid = getpid();
+  self_tid = 0;
   fd = -1;
   fd_pid = 0;
   pthread_mutex_init(&open_lock, NULL);
@@ -44,6 +50,7 @@ static void init(void)
     active = access(dir, W_OK) == 0;
   }
   snprintf(flags, sizeof(flags), ",%s,", f ? f : "");
+  self_pid = getpid();
   pthread_atfork(NULL, NULL, on_fork_child);
 }
 
@@ -76,7 +83,15 @@ uint64_t gji_now(void)
 
 uint32_t gji_tid(void)
 {
-  return (uint32_t)syscall(SYS_gettid);
+  if (!self_tid)
+    self_tid = (uint32_t)syscall(SYS_gettid);
+  return self_tid;
+}
+
+static pid_t gji_pid(void)
+{
+  pthread_once(&once, init);
+  return self_pid;
 }
 
 static void put(gji_line *l, const char *s, size_t n)
@@ -104,8 +119,24 @@ static void putf(gji_line *l, const char *fmt, ...)
 
 static void key(gji_line *l, const char *k)
 {
-  putf(l, "%s\"%s\":", l->first ? "" : ",", k);
+  if (!l->first)
+    put(l, ",", 1);
+  put(l, "\"", 1);
+  put(l, k, strlen(k));
+  put(l, "\":", 2);
   l->first = false;
+}
+
+/* Digits of v in base 10 or 16, without printf (a kernel record has eight numbers). */
+static void digits(gji_line *l, uint64_t v, unsigned base)
+{
+  char tmp[24];
+  size_t n = sizeof(tmp);
+  do {
+    tmp[--n] = "0123456789abcdef"[v % base];
+    v /= base;
+  } while (v);
+  put(l, tmp + n, sizeof(tmp) - n);
 }
 
 static void quoted(gji_line *l, const char *s, size_t n)
@@ -139,7 +170,7 @@ void gji_begin(gji_line *l, const char *k)
   l->first = true;
   put(l, "{", 1);
   gji_str(l, "k", k);
-  gji_i64(l, "pid", getpid());
+  gji_i64(l, "pid", gji_pid());
   gji_u64(l, "tid", gji_tid());
 }
 
@@ -157,13 +188,15 @@ void gji_strn(gji_line *l, const char *k, const char *v, size_t n)
 void gji_u64(gji_line *l, const char *k, uint64_t v)
 {
   key(l, k);
-  putf(l, "%llu", (unsigned long long)v);
+  digits(l, v, 10);
 }
 
 void gji_i64(gji_line *l, const char *k, int64_t v)
 {
   key(l, k);
-  putf(l, "%lld", (long long)v);
+  if (v < 0)
+    put(l, "-", 1);
+  digits(l, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, 10);
 }
 
 void gji_dbl(gji_line *l, const char *k, double v)
@@ -175,7 +208,9 @@ void gji_dbl(gji_line *l, const char *k, double v)
 void gji_hex(gji_line *l, const char *k, uint64_t v)
 {
   key(l, k);
-  putf(l, "\"0x%llx\"", (unsigned long long)v);
+  put(l, "\"0x", 3);
+  digits(l, v, 16);
+  put(l, "\"", 1);
 }
 
 void gji_strs(gji_line *l, const char *k, const char *const *v, int n)
@@ -208,6 +243,34 @@ static void write_line(const char *s, size_t n)
   }
 }
 
+/* A thread's batch (gji_batch_begin): whole lines, written together. */
+#define BATCH_BYTES (256u << 10)
+static __thread struct {
+  char *buf;
+  size_t len;
+  int depth;
+} batch;
+
+static void batch_write(void)
+{
+  if (batch.len && fd >= 0 && fd_pid == gji_pid())
+    write_line(batch.buf, batch.len);
+  batch.len = 0;
+}
+
+void gji_batch_begin(void)
+{
+  if (!batch.buf)
+    batch.buf = malloc(BATCH_BYTES);
+  batch.depth++;
+}
+
+void gji_batch_end(void)
+{
+  if (batch.depth > 0 && --batch.depth == 0)
+    batch_write();
+}
+
 void gji_end(gji_line *l)
 {
   if (!gji_active())
@@ -215,10 +278,18 @@ void gji_end(gji_line *l)
   if (l->cut) /* a string was cut short: the line stays valid and says so */
     put(l, ",\"cut\":true", 11);
   put(l, "}\n", 2);
-  if (fd < 0 || fd_pid != getpid())
+  if (fd < 0 || fd_pid != gji_pid())
     open_file();
-  if (fd >= 0)
+  if (fd < 0)
+    return;
+  if (batch.depth > 0 && batch.buf) {
+    if (batch.len + l->len > BATCH_BYTES)
+      batch_write();
+    memcpy(batch.buf + batch.len, l->buf, l->len);
+    batch.len += l->len;
+  } else {
     write_line(l->buf, l->len);
+  }
 }
 
 /* This process's file, opened on its first record (a forked child opens its own). */
@@ -229,7 +300,7 @@ static void open_file(void)
   ssize_t n;
   int f;
   pthread_mutex_lock(&open_lock);
-  if (fd >= 0 && fd_pid == getpid()) {
+  if (fd >= 0 && fd_pid == gji_pid()) {
     pthread_mutex_unlock(&open_lock);
     return;
   }
@@ -240,7 +311,7 @@ static void open_file(void)
     return;
   }
   fd = f;
-  fd_pid = getpid();
+  fd_pid = gji_pid();
   pthread_mutex_unlock(&open_lock);
   {
     static bool registered;

@@ -1,7 +1,8 @@
 /* The injection library's records (libgpujit_inject.so, loaded into the profiled program by
  * `gpujit profile`): one file of JSON lines per process in $GPUJIT_PROFILE_DIR, each line written
- * whole with one write(2), so a crash or a kill loses no line that was written and never leaves
- * half of one (a partial last line is dropped by the reader). This folder uses nothing else of
+ * whole with one write(2) (or many whole lines together, in a batch), so a crash or a kill loses
+ * no line that was written and never leaves half of one (a partial last line is dropped by the
+ * reader). This folder uses nothing else of
  * gpujit: it lives in other people's processes. */
 #ifndef GPUJIT_INJECT_RECORD_H
 #define GPUJIT_INJECT_RECORD_H
@@ -46,6 +47,11 @@ GJI_HIDDEN void gji_strs(gji_line *l, const char *key, const char *const *v, int
 GJI_HIDDEN void gji_raw(gji_line *l, const char *key, const char *json);
 /** Close the record and write it as one line. */
 GJI_HIDDEN void gji_end(gji_line *l);
+
+/** Between these, this thread's lines are kept and written together (at the end, or when 256 KiB
+ * are waiting): the lines of one CUPTI buffer cost one write, not one each. They nest. */
+GJI_HIDDEN void gji_batch_begin(void);
+GJI_HIDDEN void gji_batch_end(void);
 
 /** Say something once per process and kind of trouble (a "note" record). */
 GJI_HIDDEN void gji_note(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -112,10 +112,72 @@ static void test_range__one_process_one_block(void **state)
   rmdir(dir);
 }
 
+/* Kernels, copies and memsets come by the hundred thousand and are read by a scan of their flat
+ * fields; a line the scan does not follow (an escaped name, a cut mark) is parsed whole. Both
+ * read the same, nanosecond times exact at today's clock values (a double would round them). */
+static const char *const VOLUME[] = {
+    "{\"k\":\"proc\",\"pid\":300,\"ppid\":1,\"exe\":\"/usr/bin/python3\",\"cmd\":\"python3 v.py\",\"t\":1795503594000000000}",
+    "{\"k\":\"clock\",\"pid\":300,\"cupti\":1795503594329114863,\"host\":1795503594329134816}",
+    "{\"k\":\"nvrtc\",\"pid\":300,\"tid\":300,\"name\":\"vol.cu\",\"src_hash\":\"ee\",\"options\":[],\"result\":0,"
+    "\"t0\":1795503594330000000,\"t1\":1795503594331000000,\"cubin_bytes\":30,\"cubin_hash\":\"33333333333333333333333333333333\"}",
+    "{\"k\":\"load\",\"pid\":300,\"tid\":300,\"api\":\"cuModuleLoadData\",\"t0\":1795503594332000000,\"t1\":1795503594333000000,"
+    "\"result\":0,\"image\":\"cubin\",\"bytes\":30,\"hash\":\"33333333333333333333333333333333\",\"module\":\"0xc0ffee\"}",
+    "{\"k\":\"kernel\",\"pid\":300,\"tid\":301,\"name\":\"vol_k\",\"module\":\"0xc0ffee\",\"device\":0,\"stream\":7,\"corr\":9,"
+    "\"s\":1795503594400000001,\"e\":1795503594400001002}",
+    "{\"k\":\"kernel\",\"pid\":300,\"tid\":301,\"name\":\"vol\\\"q\",\"module\":\"0xc0ffee\",\"device\":0,\"stream\":7,\"corr\":10,"
+    "\"s\":1795503594400002001,\"e\":1795503594400004003}",
+    "{\"k\":\"kernel\",\"pid\":300,\"tid\":301,\"name\":\"vol_k\",\"module\":\"0xc0ffee\",\"device\":0,\"stream\":7,\"corr\":11,"
+    "\"s\":1795503594400005001,\"e\":1795503594400006002,\"cut\":true}",
+    "{\"k\":\"copy\",\"pid\":300,\"tid\":301,\"what\":\"HtoD\",\"device\":0,\"stream\":7,\"corr\":12,\"bytes\":4096,"
+    "\"s\":1795503594400007000,\"e\":1795503594400010000}",
+    "{\"k\":\"memset\",\"pid\":300,\"tid\":301,\"what\":\"memset\",\"device\":1,\"stream\":8,\"corr\":13,\"bytes\":64,"
+    "\"s\":1795503594400011000,\"e\":1795503594400011500}",
+    "{\"k\":\"kernel\",\"pid\":300,\"tid\":301,\"name\":\"vol_k\",\"module\":\"0xc0ffee\",\"device\":0,\"stream\":7,\"corr\":14,"
+    "\"s\":1795503599000000000,\"e\":1795503599000001000}", /* after the range */
+};
+
+static void test_range__volume_records(void **state)
+{
+  char dir[] = "/tmp/gpujit-range-XXXXXX", path[256];
+  gpujit_profile *p = NULL;
+  const gpujit_profile_module *m;
+  const gpujit_profile_device *d;
+  gpujit_profile_totals t;
+  size_t nm, nd;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof(path), "%s/p300-1.jsonl", dir);
+  write_lines(path, VOLUME, sizeof(VOLUME) / sizeof(VOLUME[0]));
+  /* host times: CUPTI's + 19953 */
+  assert_int_equal(gpujit_profile_load_range(&p, dir, 300, 1795503594329000000ull, 1795503594500000000ull), 0);
+  gpujit_profile_totals_get(p, &t);
+  assert_int_equal(t.launches, 3);
+  nm = gpujit_profile_modules(p, &m);
+  assert_int_equal(nm, 1);
+  assert_string_equal(m[0].name, "vol.cu");
+  assert_string_equal(m[0].kernel, "vol_k");
+  assert_int_equal(m[0].kernels, 2); /* vol_k and vol"q */
+  assert_int_equal(m[0].launches, 3);
+  assert_true(m[0].gpu_ms > 0.0040039 && m[0].gpu_ms < 0.0040041); /* 1001 + 2002 + 1001 ns */
+  nd = gpujit_profile_devices(p, &d);
+  assert_int_equal(nd, 2);
+  assert_int_equal(d[0].device, 0);
+  assert_int_equal(d[0].launches, 3);
+  assert_int_equal(d[0].copies, 1);
+  assert_int_equal(d[0].copy_bytes, 4096);
+  assert_true(d[0].copy_ms > 0.0029999 && d[0].copy_ms < 0.0030001);
+  assert_int_equal(d[1].memsets, 1);
+  assert_true(d[1].memset_ms > 0.0004999 && d[1].memset_ms < 0.0005001);
+  gpujit_profile_free(p);
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_range__one_process_one_block),
+      cmocka_unit_test(test_range__volume_records),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
