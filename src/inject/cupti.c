@@ -25,12 +25,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inject/buffers.h"
 #include "inject/image.h"
+#include "inject/nvtx.h"
 #include "inject/libs.h"
 #include "inject/record.h"
 #include "inject/spans.h"
 
-#define BUFFER_BYTES (4u << 20)
 #define MAX_SUMS 4096 /* distinct (module, kernel, device) per buffer */
 
 static struct {
@@ -179,43 +180,6 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain domain, CUpti_Callb
   }
 }
 
-/* Activity buffers. CUPTI asks for one in the thread that launches (the program's), and unless
- * told they come zeroed it zeroes each there: measured with CUPTI's overhead records, 2.7 ms a
- * 4 MiB buffer, 36 ms in 200,000 launches. So buffers come zeroed and touched: completed ones are
- * zeroed in CUPTI's own thread and kept for the next request (a few; the rest are freed). */
-#define SPARE_BUFFERS 4
-static struct {
-  pthread_mutex_t lock;
-  uint8_t *v[SPARE_BUFFERS];
-  size_t n;
-} spare = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
-{
-  *buffer = NULL;
-  pthread_mutex_lock(&spare.lock);
-  if (spare.n)
-    *buffer = spare.v[--spare.n];
-  pthread_mutex_unlock(&spare.lock);
-  if (!*buffer)
-    *buffer = calloc(1, BUFFER_BYTES); /* fresh pages read as zero */
-  *size = *buffer ? BUFFER_BYTES : 0;
-  *max_records = 0;
-}
-
-static void buffer_give_back(uint8_t *buffer, bool zero)
-{
-  if (zero)
-    memset(buffer, 0, BUFFER_BYTES);
-  pthread_mutex_lock(&spare.lock);
-  if (spare.n < SPARE_BUFFERS) {
-    spare.v[spare.n++] = buffer;
-    buffer = NULL;
-  }
-  pthread_mutex_unlock(&spare.lock);
-  free(buffer);
-}
-
 typedef struct sum {
   uint64_t module;
   const char *name;
@@ -348,43 +312,6 @@ static void gpu_op(const char *k, const char *what, uint32_t device, uint32_t st
   gji_end(&l);
 }
 
-/* NVTX ranges: a start waits for its end. */
-static struct {
-  uint32_t id;
-  uint64_t t;
-  char name[120];
-} open_ranges[256];
-
-static void marker(const CUpti_ActivityMarker2 *m)
-{
-  gji_line l;
-  if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-    pthread_mutex_lock(&C.lock);
-    open_ranges[m->id % 256].id = m->id;
-    open_ranges[m->id % 256].t = m->timestamp;
-    snprintf(open_ranges[m->id % 256].name, sizeof(open_ranges[0].name), "%s", m->name ? m->name : "");
-    pthread_mutex_unlock(&C.lock);
-    return;
-  }
-  gji_begin(&l, "nvtx");
-  if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
-    pthread_mutex_lock(&C.lock);
-    if (open_ranges[m->id % 256].id == m->id) {
-      gji_str(&l, "name", open_ranges[m->id % 256].name);
-      gji_u64(&l, "s", open_ranges[m->id % 256].t);
-      open_ranges[m->id % 256].id = 0;
-    }
-    pthread_mutex_unlock(&C.lock);
-  } else {
-    gji_str(&l, "name", m->name ? m->name : "");
-    gji_u64(&l, "s", m->timestamp);
-  }
-  gji_u64(&l, "e", m->timestamp);
-  gji_u64(&l, "thread", m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0);
-  gji_str(&l, "domain", m->domain ? m->domain : "");
-  gji_end(&l);
-}
-
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
   CUpti_Activity *a = NULL;
@@ -435,7 +362,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
       break;
     }
     case CUPTI_ACTIVITY_KIND_MARKER:
-      marker((const CUpti_ActivityMarker2 *)a);
+      gji_nvtx_marker((const CUpti_ActivityMarker2 *)a);
       break;
     default:
       break;
@@ -461,7 +388,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     gji_end(&l);
   }
   gji_batch_end();
-  buffer_give_back(buffer, true);
+  gji_buffer_give_back(buffer);
 }
 
 static pid_t started_pid;
@@ -606,19 +533,14 @@ int InitializeInjection(void)
     if (i < 9 /* the loads and unloads */ || !launch_cb || strcmp(launch_cb, "0"))
       C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
   __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE); /* loads come through the callbacks now */
-  if (C.set_attribute) { /* the buffers this library hands CUPTI are zeroed: it need not */
+  /* the buffers this library hands CUPTI are zeroed (buffers.c): CUPTI need not */
+  if (C.set_attribute) {
     uint8_t yes = 1;
     size_t len = sizeof(yes);
     C.set_attribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &yes);
   }
-  for (int i = 0; i < 2; i++) { /* the first buffers, their pages touched here, not in a launch */
-    uint8_t *b = malloc(BUFFER_BYTES);
-    if (b) {
-      explicit_bzero(b, BUFFER_BYTES);
-      buffer_give_back(b, false);
-    }
-  }
-  if ((r = C.register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
+  gji_buffers_prepare(2);
+  if ((r = C.register_callbacks(gji_buffer_request, buffer_completed)) != CUPTI_SUCCESS) {
     gji_note("cupti",
              "CUPTI activity records are unavailable (%s): kernels, copies and driver JIT are not "
              "recorded",

@@ -282,8 +282,8 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
  * their fields here, not a parse into a tree (a tenth of the time). A line this scan does not
  * follow (an escape, a nested value) goes to cJSON as before. */
 enum { F_K, F_PID, F_NAME, F_WHAT, F_MODULE, F_CORR, F_S, F_E, F_BYTES, F_DEVICE, F_STREAM, F_N };
-static const char *const flat_keys[F_N] = {"k",      "pid", "name",  "what",   "module", "corr",
-                                           "s",      "e",   "bytes", "device", "stream"};
+static const char *const flat_keys[F_N] = {"k", "pid", "name",  "what",   "module", "corr",
+                                           "s", "e",   "bytes", "device", "stream"};
 
 typedef struct flat {
   const char *v[F_N];
