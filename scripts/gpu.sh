@@ -89,7 +89,7 @@ mkdir -p /tmp/gpujit-profile-check
 python3 tests/profile/gpu/check.py "$PWD/$g" /tmp/gpujit-profile-check 100 >"$out/profile_check.txt" 2>&1
 grep -E "^CHECK" "$out/profile_check.txt"
 echo "== gpujit profile overhead: CuPy launches and compiles side by side, ten million launches"
-OUT="$out" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm 5 10000000 2>&1 | tee "$out/profile_overhead.txt"
+OUT="$out" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm 9 10000000 2>&1 | tee "$out/profile_overhead.txt"
 echo "== the Python package: its tests on CuPy and PyTorch, launch overhead against CuPy's RawKernel"
 scripts/gpu_python.sh "$out" "$prefix"
 echo "== main job"
