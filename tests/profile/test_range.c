@@ -49,9 +49,13 @@ static const char *const OTHER[] = {
     "\"t0\":1000000012000,\"t1\":1000000013000}",
 };
 
-static void write_lines(const char *path, const char *const *lines, size_t n)
+/* The records of one process image, as the file `name` in `dir`. */
+static void write_lines(const char *dir, const char *name, const char *const *lines, size_t n)
 {
-  FILE *f = fopen(path, "w");
+  char path[256];
+  FILE *f;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  f = fopen(path, "w");
   assert_non_null(f);
   for (size_t i = 0; i < n; i++)
     fprintf(f, "%s\n", lines[i]);
@@ -60,7 +64,7 @@ static void write_lines(const char *path, const char *const *lines, size_t n)
 
 static void test_range__one_process_one_block(void **state)
 {
-  char dir[] = "/tmp/gpujit-range-XXXXXX", path[256], *text = NULL;
+  char dir[] = "/tmp/gpujit-range-XXXXXX", *text = NULL;
   gpujit_profile *p = NULL;
   const gpujit_profile_module *m;
   const gpujit_profile_device *d;
@@ -68,10 +72,8 @@ static void test_range__one_process_one_block(void **state)
   size_t nm, nd;
   (void)state;
   assert_non_null(mkdtemp(dir));
-  snprintf(path, sizeof(path), "%s/p100-1.jsonl", dir);
-  write_lines(path, LINES, sizeof(LINES) / sizeof(LINES[0]));
-  snprintf(path, sizeof(path), "%s/p200-1.jsonl", dir);
-  write_lines(path, OTHER, sizeof(OTHER) / sizeof(OTHER[0]));
+  write_lines(dir, "p100-1.jsonl", LINES, sizeof(LINES) / sizeof(LINES[0]));
+  write_lines(dir, "p200-1.jsonl", OTHER, sizeof(OTHER) / sizeof(OTHER[0]));
   assert_int_equal(gpujit_profile_load_range(&p, dir, 100, 1000000010000ull, 1000000090000ull), 0);
   gpujit_profile_totals_get(p, &t);
   assert_int_equal(t.processes, 1);
@@ -106,10 +108,7 @@ static void test_range__one_process_one_block(void **state)
   assert_int_equal(gpujit_profile_load_range(&p, dir, 100, 2, 1), GPUJIT_EINVAL);
   assert_int_equal(gpujit_profile_load_range(&p, "/nonexistent/records", 100, 1, 2), GPUJIT_ENOENT);
   assert_int_equal(gpujit_profile_recording(NULL), 0); /* this test is not run under gpujit profile */
-  unlink(path);
-  snprintf(path, sizeof(path), "%s/p100-1.jsonl", dir);
-  unlink(path);
-  rmdir(dir);
+  th_rmrf(dir);
 }
 
 /* Kernels, copies and memsets come by the hundred thousand and are read by a scan of their flat
@@ -138,7 +137,7 @@ static const char *const VOLUME[] = {
 
 static void test_range__volume_records(void **state)
 {
-  char dir[] = "/tmp/gpujit-range-XXXXXX", path[256];
+  char dir[] = "/tmp/gpujit-range-XXXXXX";
   gpujit_profile *p = NULL;
   const gpujit_profile_module *m;
   const gpujit_profile_device *d;
@@ -146,8 +145,7 @@ static void test_range__volume_records(void **state)
   size_t nm, nd;
   (void)state;
   assert_non_null(mkdtemp(dir));
-  snprintf(path, sizeof(path), "%s/p300-1.jsonl", dir);
-  write_lines(path, VOLUME, sizeof(VOLUME) / sizeof(VOLUME[0]));
+  write_lines(dir, "p300-1.jsonl", VOLUME, sizeof(VOLUME) / sizeof(VOLUME[0]));
   /* host times: CUPTI's + 19953 */
   assert_int_equal(gpujit_profile_load_range(&p, dir, 300, 1795503594329000000ull, 1795503594500000000ull), 0);
   gpujit_profile_totals_get(p, &t);
@@ -169,8 +167,7 @@ static void test_range__volume_records(void **state)
   assert_int_equal(d[1].memsets, 1);
   assert_true(d[1].memset_ms > 0.0004999 && d[1].memset_ms < 0.0005001);
   gpujit_profile_free(p);
-  unlink(path);
-  rmdir(dir);
+  th_rmrf(dir);
 }
 
 int main(void)
