@@ -267,8 +267,11 @@ void gji_batch_begin(void)
 
 void gji_batch_end(void)
 {
-  if (batch.depth > 0 && --batch.depth == 0)
+  if (batch.depth > 0 && --batch.depth == 0) {
     batch_write();
+    free(batch.buf); /* a thread that flushed once (the program's) keeps nothing */
+    batch.buf = NULL;
+  }
 }
 
 void gji_end(gji_line *l)
