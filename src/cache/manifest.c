@@ -1,14 +1,12 @@
 /* Manifests: what a build was asked → the entries built for it and what they depend on. */
 #define _GNU_SOURCE
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/files.h"
@@ -146,24 +144,20 @@ static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo)
   for (size_t i = 0; i < memo->n; i++)
     if (!strcmp(memo->held[i], digest))
       return true;
-  ok = voucher && voucher->held(voucher->ctx, digest);
-  if (ok) {
-    if (memo->n < sizeof(memo->held) / sizeof(memo->held[0]))
-      snprintf(memo->held[memo->n++], sizeof(memo->held[0]), "%s", digest);
-    return true;
+  if (!(ok = voucher && voucher->held(voucher->ctx, digest))) {
+    path_of(path, sizeof(path), c, "deps", digest);
+    if ((err = gpujit__group_read(path, &deps, why, sizeof(why))) < 0) {
+      if (err == GPUJIT_ECORRUPT)
+        gpujit__cache_damaged(c, digest, why);
+      return false;
+    }
+    ok = gpujit__deps_verify(&deps, &refresh) == 0;
+    if (ok && refresh && c->writable)
+      write_group(c, path, &deps);
+    gpujit__deps_free(&deps);
   }
-  path_of(path, sizeof(path), c, "deps", digest);
-  if ((err = gpujit__group_read(path, &deps, why, sizeof(why))) < 0) {
-    if (err == GPUJIT_ECORRUPT)
-      gpujit__cache_damaged(c, digest, why);
-    return false;
-  }
-  ok = gpujit__deps_verify(&deps, &refresh) == 0;
-  if (ok && refresh && c->writable)
-    write_group(c, path, &deps);
   if (ok && memo->n < sizeof(memo->held) / sizeof(memo->held[0]))
     snprintf(memo->held[memo->n++], sizeof(memo->held[0]), "%s", digest);
-  gpujit__deps_free(&deps);
   return ok;
 }
 

@@ -16,7 +16,8 @@
 /**
  * Find the newest recorded build of `hex` whose dependencies all hold: `deps` are checked on
  * every lookup; `shared` (the toolkit's headers, say) once per lookup, unless a voucher (the
- * build server, which watches them) holds it. A record that verifies by content but not by stat is written back.
+ * build server, which watches them) holds it. A record that verifies by content but not by stat
+ * is written back.
  * @param out_entry receives the entry key (32 hex digits).
  * @return 0, or GPUJIT_ENOENT (no manifest, none holds, or a damaged manifest: logged, counted).
  */

@@ -27,8 +27,8 @@
 
 #include "inject/buffers.h"
 #include "inject/image.h"
-#include "inject/nvtx.h"
 #include "inject/libs.h"
+#include "inject/nvtx.h"
 #include "inject/record.h"
 #include "inject/spans.h"
 

@@ -2,8 +2,7 @@
  * `gpujit profile`): one file of JSON lines per process in $GPUJIT_PROFILE_DIR, each line written
  * whole with one write(2) (or many whole lines together, in a batch), so a crash or a kill loses
  * no line that was written and never leaves half of one (a partial last line is dropped by the
- * reader). This folder uses nothing else of
- * gpujit: it lives in other people's processes. */
+ * reader). This folder uses nothing else of gpujit: it lives in other people's processes. */
 #ifndef GPUJIT_INJECT_RECORD_H
 #define GPUJIT_INJECT_RECORD_H
 

@@ -1,8 +1,9 @@
 /* The cache's side of a build. A lookup reads no header: the request key (sources, options,
  * toolkit, arch) names a manifest, and the manifest lists the builds made for that request with
  * the dependencies each had — the user's headers and failed lookups checked by stat every time,
- * the toolkit's once per lookup (or vouched for by the build server, which watches them). On a miss the include scan (and, where it cannot follow the
- * source, NVRTC's own record of the files it opened) gives the next record. */
+ * the toolkit's once per lookup (or vouched for by the build server, which watches them). On a
+ * miss the include scan (and, where it cannot follow the source, NVRTC's own record of the files
+ * it opened) gives the next record. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>

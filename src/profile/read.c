@@ -123,8 +123,7 @@ static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, c
     return false;
   if (!strcmp(k, "proc") || !strcmp(k, "clock"))
     return true;
-  if ( !strcmp(k, "ksum") || !strcmp(k, "osum") || !strcmp(k, "exit") ||
-      !strcmp(k, "gpu_end") || !strcmp(k, "dropped"))
+  if (!strcmp(k, "ksum") || !strcmp(k, "osum") || !strcmp(k, "exit") || !strcmp(k, "gpu_end") || !strcmp(k, "dropped"))
     return false;
   if (!strcmp(k, "note"))
     return true;
@@ -153,6 +152,19 @@ static void range_sum(gpujit_profile *p, const pf_op *o)
     s->device = o->device;
     s->n = 1, s->bytes = o->bytes, s->ns = o->e > o->s ? o->e - o->s : 0;
   }
+}
+
+/* A kernel, copy or memset read (its name owned): kept, and in a range its own one-launch sum. */
+static void keep_op(gpujit_profile *p, const pf_op *in)
+{
+  pf_op *o = PF_PUSH(p->ops);
+  if (!o) {
+    free(in->name);
+    return;
+  }
+  *o = *in;
+  if (p->range)
+    range_sum(p, o);
 }
 
 static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON *j)
@@ -246,20 +258,17 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     x->cache_hit = !strcmp(s_of(j, "op"), "cache-load");
     x->device = (uint32_t)u_of(j, "device");
   } else if (!strcmp(k, "kernel") || !strcmp(k, "copy") || !strcmp(k, "memset")) {
-    pf_op *o = PF_PUSH(p->ops);
-    if (!o)
-      return;
-    o->pid = pid;
-    o->kind = k[0] == 'k' ? 'k' : k[0] == 'c' ? 'c' : 'm';
-    o->name = dup(k[0] == 'k' ? s_of(j, "name") : s_of(j, "what"));
-    o->handle = u_of(j, "module");
-    o->corr = u_of(j, "corr");
-    o->s = gpu_t(proc, line, "s"), o->e = gpu_t(proc, line, "e");
-    o->bytes = u_of(j, "bytes");
-    o->device = (uint32_t)u_of(j, "device");
-    o->stream = (uint32_t)u_of(j, "stream");
-    if (p->range)
-      range_sum(p, o);
+    pf_op o = {.pid = pid,
+               .kind = k[0],
+               .name = dup(k[0] == 'k' ? s_of(j, "name") : s_of(j, "what")),
+               .handle = u_of(j, "module"),
+               .corr = u_of(j, "corr"),
+               .s = gpu_t(proc, line, "s"),
+               .e = gpu_t(proc, line, "e"),
+               .bytes = u_of(j, "bytes"),
+               .device = (uint32_t)u_of(j, "device"),
+               .stream = (uint32_t)u_of(j, "stream")};
+    keep_op(p, &o);
   } else if (!strcmp(k, "nvtx")) {
     pf_nvtx *n = PF_PUSH(p->nvtx);
     if (!n)
@@ -358,25 +367,21 @@ static bool flat_op(gpujit_profile *p, pf_proc *proc, const flat *f)
   int pid = (int)strtol(f->v[F_PID] ? f->v[F_PID] : "0", NULL, 10);
   int nm = kind == 'k' ? F_NAME : F_WHAT;
   uint64_t s;
-  pf_op *o;
   if (!kind)
     return false;
   s = flat_gpu_t(proc, f, F_S);
   if (p->range && (pid != p->range_pid || s < p->range_t0 || s > p->range_t1))
     return true;
-  if (!(o = PF_PUSH(p->ops)))
-    return true;
-  o->pid = pid;
-  o->kind = kind;
-  o->name = gpujit__strndup(f->v[nm] ? f->v[nm] : "", f->v[nm] ? f->len[nm] : 0);
-  o->handle = flat_u(f, F_MODULE);
-  o->corr = flat_u(f, F_CORR);
-  o->s = s, o->e = flat_gpu_t(proc, f, F_E);
-  o->bytes = flat_u(f, F_BYTES);
-  o->device = (uint32_t)flat_u(f, F_DEVICE);
-  o->stream = (uint32_t)flat_u(f, F_STREAM);
-  if (p->range)
-    range_sum(p, o);
+  keep_op(p, &(pf_op){.pid = pid,
+                      .kind = kind,
+                      .name = gpujit__strndup(f->v[nm] ? f->v[nm] : "", f->v[nm] ? f->len[nm] : 0),
+                      .handle = flat_u(f, F_MODULE),
+                      .corr = flat_u(f, F_CORR),
+                      .s = s,
+                      .e = flat_gpu_t(proc, f, F_E),
+                      .bytes = flat_u(f, F_BYTES),
+                      .device = (uint32_t)flat_u(f, F_DEVICE),
+                      .stream = (uint32_t)flat_u(f, F_STREAM)});
   return true;
 }
 
