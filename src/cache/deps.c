@@ -89,6 +89,10 @@ int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, c
     return GPUJIT_ENOMEM;
   hash_hex(e->hash, data, size);
   e->size = size;
+  if (stat(path, &st) == 0) {
+    e->dev = (uint64_t)st.st_dev;
+    e->ino_now = (uint64_t)st.st_ino;
+  }
   if (stat(path, &st) == 0 && (uint64_t)st.st_size == size)
     set_stat(e, &st, read_start);
   /* else: it changed since it was read; untrusted: every lookup hashes it */
@@ -143,6 +147,92 @@ int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base)
   if (name_exists(e->path, name, strlen(name)))
     e->trusted = false; /* it is there after all: the directory cannot vouch */
   return 0;
+}
+
+int gpujit__deps_add_nofile(gpujit__deps *d, const char *path, const char *base)
+{
+  gpujit__dep *e = push(d, path, base);
+  if (!e)
+    return GPUJIT_ENOMEM;
+  e->nofile = true;
+  return 0;
+}
+
+static int by_identity(const void *a, const void *b)
+{
+  const gpujit__dep *x = *(gpujit__dep *const *)a, *y = *(gpujit__dep *const *)b;
+  if (x->dev != y->dev)
+    return x->dev < y->dev ? -1 : 1;
+  return (x->ino_now > y->ino_now) - (x->ino_now < y->ino_now);
+}
+
+/* The files in identity order (device, inode as last seen); *n set. NULL: out of memory. */
+static gpujit__dep **identity_order(gpujit__deps *d, size_t *n)
+{
+  gpujit__dep **v = malloc((d->count ? d->count : 1) * sizeof(*v));
+  *n = 0;
+  if (!v)
+    return NULL;
+  for (size_t i = 0; i < d->count; i++)
+    if (!d->items[i].absent && !d->items[i].nofile && d->items[i].ino_now)
+      v[(*n)++] = &d->items[i];
+  qsort(v, *n, sizeof(*v), by_identity);
+  return v;
+}
+
+void gpujit__deps_identities(gpujit__deps *d)
+{
+  size_t n, group = 0;
+  gpujit__dep **v = identity_order(d, &n);
+  for (size_t i = 0; v && i < n;) {
+    size_t j = i + 1;
+    while (j < n && by_identity(&v[i], &v[j]) == 0)
+      j++;
+    if (j - i > 1)
+      for (group++; i < j; i++)
+        v[i]->same = (unsigned)group;
+    i = j;
+  }
+  free(v);
+}
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+  unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+  return (x > y) - (x < y);
+}
+
+/* After every file was stat'ed: the files that are one file now are exactly those recorded as
+ * one — each run of one identity is one recorded group (or a lone file recorded alone), and no
+ * group is split over two runs. */
+static int identities_hold(gpujit__deps *d)
+{
+  size_t n, nruns = 0;
+  gpujit__dep **v = identity_order(d, &n);
+  unsigned *runs = v ? malloc((n ? n : 1) * sizeof(*runs)) : NULL;
+  int err = 0;
+  if (!runs) {
+    free(v);
+    return GPUJIT_ENOMEM;
+  }
+  for (size_t i = 0; i < n && err == 0;) {
+    size_t j = i + 1;
+    while (j < n && by_identity(&v[i], &v[j]) == 0)
+      j++;
+    for (size_t k = i; k < j; k++)
+      if (v[k]->same != v[i]->same || (j - i > 1) != (v[i]->same != 0))
+        err = GPUJIT_ENOENT;
+    if (v[i]->same)
+      runs[nruns++] = v[i]->same;
+    i = j;
+  }
+  qsort(runs, nruns, sizeof(*runs), cmp_unsigned);
+  for (size_t i = 1; i < nruns && err == 0; i++)
+    if (runs[i] == runs[i - 1])
+      err = GPUJIT_ENOENT;
+  free(runs);
+  free(v);
+  return err;
 }
 
 void gpujit__deps_free(gpujit__deps *d)
@@ -243,8 +333,12 @@ static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh)
   struct stat st;
   if (e->absent)
     return group_holds(e, refresh) ? 0 : GPUJIT_ENOENT;
+  if (e->nofile)
+    return stat(e->path, &st) == 0 && S_ISREG(st.st_mode) ? GPUJIT_ENOENT : 0;
   if (stat_in(cur, e->path, &st) != 0)
     return GPUJIT_ENOENT;
+  e->dev = (uint64_t)st.st_dev;
+  e->ino_now = (uint64_t)st.st_ino;
   if ((uint64_t)st.st_size != e->size)
     return GPUJIT_ENOENT; /* a different size is a different content */
   if (e->trusted && same_stat(e, &st))
@@ -319,6 +413,8 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
   }
   if (order != few)
     free(order);
+  if (err == 0)
+    err = identities_hold(d);
   return err;
 }
 
@@ -326,8 +422,16 @@ void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *lab
 {
   for (size_t i = 0; i < d->count; i++) {
     const gpujit__dep *e = &d->items[i];
+    char same[16];
     gpujit__hasher_str(h, label, e->rel);
+    if (e->nofile) {
+      gpujit__hasher_str(h, "nofile", "");
+      continue;
+    }
     gpujit__hasher_str(h, e->absent ? "absent" : "content", e->absent ? e->names : e->hash);
+    snprintf(same, sizeof(same), "%u", e->same);
+    if (e->same)
+      gpujit__hasher_str(h, "same", same);
   }
 }
 
@@ -344,6 +448,10 @@ cJSON *gpujit__deps_to_json(const gpujit__deps *d)
       return NULL;
     }
     cJSON_AddItemToArray(arr, o);
+    if (e->nofile) {
+      cJSON_AddStringToObject(o, "nofile", e->rel);
+      continue;
+    }
     if (e->absent) {
       cJSON_AddStringToObject(o, "dir", e->rel);
       cJSON_AddStringToObject(o, "absent", e->names ? e->names : "");
@@ -363,6 +471,8 @@ cJSON *gpujit__deps_to_json(const gpujit__deps *d)
     else
       snprintf(st, sizeof(st), "%llu", (unsigned long long)e->size);
     cJSON_AddStringToObject(o, "stat", st);
+    if (e->same)
+      cJSON_AddNumberToObject(o, "same", e->same);
   }
   return arr;
 }
@@ -375,7 +485,8 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
     return GPUJIT_ECORRUPT;
   cJSON_ArrayForEach(o, arr) {
     const cJSON *dir = cJSON_GetObjectItemCaseSensitive(o, "dir");
-    const cJSON *p = cJSON_IsString(dir) ? dir : cJSON_GetObjectItemCaseSensitive(o, "path");
+    const cJSON *nofile = cJSON_GetObjectItemCaseSensitive(o, "nofile");
+    const cJSON *p = cJSON_IsString(dir) ? dir : cJSON_IsString(nofile) ? nofile : cJSON_GetObjectItemCaseSensitive(o, "path");
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, cJSON_IsString(dir) ? "stamp" : "stat");
     char path[PATH_MAX];
     gpujit__dep *e;
@@ -392,6 +503,10 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
     free(e->rel);
     if (!(e->rel = gpujit__strdup(p->valuestring)))
       goto bad;
+    if (cJSON_IsString(nofile)) {
+      e->nofile = true;
+      continue;
+    }
     if (cJSON_IsString(dir)) {
       const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "absent");
       unsigned long long ino;
@@ -421,6 +536,10 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
       if (n != 1 && n != 4)
         goto bad;
       e->size = size;
+      const cJSON *same = cJSON_GetObjectItemCaseSensitive(o, "same");
+      if (same && (!cJSON_IsNumber(same) || same->valuedouble < 1 || same->valuedouble > 1e9))
+        goto bad;
+      e->same = same ? (unsigned)same->valuedouble : 0;
       if (n == 4) {
         e->ino = ino;
         e->mtime_ns = m;
@@ -438,7 +557,8 @@ bad:
 /* ---- text form: one line per dependency ---------------------------------------------------
  * A toolkit group records ~600 headers and every lookup reads it: lines parse in a fraction of
  * cJSON's time. `f SIZE INO MTIME CTIME XXH3 PATH` (INO MTIME CTIME "-" when the stat cannot be
- * trusted); `a INO MTIME CTIME NAMES DIR` (the stamp "-" likewise). NAMES and paths escape '%',
+ * trusted), behind `g SAME ` where files were one file; `a INO MTIME CTIME NAMES DIR` (the stamp
+ * "-" likewise); `n PATH` for a path that must stay no regular file. NAMES and paths escape '%',
  * blanks and control characters as %XX; an empty NAMES is "-". */
 
 static int put_escaped(gpujit__buf *b, const char *s)
@@ -458,6 +578,13 @@ int gpujit__deps_to_text(const gpujit__deps *d, gpujit__buf *out)
   int err = 0;
   for (size_t i = 0; i < d->count && err == 0; i++) {
     const gpujit__dep *e = &d->items[i];
+    if (e->nofile) {
+      if ((err = gpujit__buf_puts(out, "n ")) == 0 && (err = put_escaped(out, e->rel)) == 0)
+        err = gpujit__buf_puts(out, "\n");
+      continue;
+    }
+    if (!e->absent && e->same && (err = gpujit__buf_printf(out, "g %u ", e->same)) < 0)
+      break;
     if (e->absent)
       err = e->trusted ? gpujit__buf_printf(out, "a %llu %lld %lld ", (unsigned long long)e->ino,
                                             (long long)e->mtime_ns, (long long)e->ctime_ns)
@@ -521,10 +648,27 @@ static bool take_num(const char **p, const char *end, long long *v, bool *dash)
 static int parse_line(gpujit__deps *out, const char **p, const char *end)
 {
   long long size = 0, ino = 0, m = 0, c = 0;
-  bool d0 = false, d1 = false, d2 = false, d3 = false, file = **p == 'f';
+  long long same = 0;
+  bool d0 = false, d1 = false, d2 = false, d3 = false, file;
   char *hash = NULL, *names = NULL, *path = NULL;
   gpujit__dep *e;
   int err = GPUJIT_ECORRUPT;
+  if (end - *p >= 2 && (*p)[0] == 'n' && (*p)[1] == ' ') { /* n PATH: no regular file */
+    *p += 2;
+    if (!(path = take(p, end, true)) || !(e = push(out, path, NULL))) {
+      free(path);
+      return GPUJIT_ECORRUPT;
+    }
+    e->nofile = true;
+    free(path);
+    return 0;
+  }
+  if (end - *p >= 2 && (*p)[0] == 'g' && (*p)[1] == ' ') { /* g SAME, then a file's line */
+    *p += 2;
+    if (!take_num(p, end, &same, &d0) || d0 || same < 1 || same > 1000000000 || end - *p < 1 || **p != 'f')
+      return GPUJIT_ECORRUPT;
+  }
+  file = **p == 'f';
   if ((**p != 'f' && **p != 'a') || end - *p < 2 || (*p)[1] != ' ')
     return GPUJIT_ECORRUPT;
   *p += 2;
@@ -538,6 +682,7 @@ static int parse_line(gpujit__deps *out, const char **p, const char *end)
   if (!(path = take(p, end, true)) || strcmp(path, "-") == 0 || !(e = push(out, path, NULL)))
     goto done;
   e->absent = !file;
+  e->same = (unsigned)same;
   e->trusted = !d1;
   e->size = (uint64_t)size;
   e->ino = (uint64_t)ino;

@@ -23,6 +23,10 @@ typedef struct gpujit__dep {
   uint64_t size, ino;
   int64_t mtime_ns, ctime_ns;
   char hash[33];   /* a file's XXH3-128, hex */
+  bool nofile;     /* a path a lookup passed over: it exists as no regular file and must stay so */
+  unsigned same;   /* files that were one file (hard links, symlinks): the same number, from 1;
+                      0 for a file that was no other's. #pragma once sees identity, not content */
+  uint64_t dev, ino_now; /* identity as recorded (dev) and as the last verify found it */
 } gpujit__dep;
 
 typedef struct gpujit__deps {
@@ -43,11 +47,16 @@ int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, c
 /** Record a path that must stay absent: grouped with the others in its directory, which vouches
  *  for all of them with one stamp while its mtime and ctime stand. */
 int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base);
+/** Record a path that exists but is no regular file and must stay so (a lookup passed it over). */
+int gpujit__deps_add_nofile(gpujit__deps *d, const char *path, const char *base);
+/** Number the files that are one file (same device and inode) once every file was added. */
+void gpujit__deps_identities(gpujit__deps *d);
 void gpujit__deps_free(gpujit__deps *d);
 
 /**
  * Check every dependency. @param refresh set when one matched by content but not by stat and
  * its record was updated (write the records back so the next lookup reads nothing).
+ * Files recorded as one file must still be one, and no others may have become one.
  * @return 0 when all hold, GPUJIT_ENOENT when one changed, GPUJIT_ENOMEM (not verified).
  */
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh);

@@ -19,6 +19,7 @@
 #include "base/strset.h"
 #include "compile/directives.h"
 #include "compile/includes.h"
+#include "compile/nvrtc_opts.h"
 #include "compile/scan.h"
 #include "compile/toolkit.h"
 
@@ -71,8 +72,10 @@ static int add_absent(gpujit__includes *inc, const char *dir, const char *name)
   struct stat st;
   size_t at;
   join(full, sizeof(full), dir, name);
-  if (stat(full, &st) == 0) /* it exists (a directory, say): not a failed lookup, but no file either */
-    return gpujit__strvec_push(&inc->not_files, full);
+  if (stat(full, &st) == 0) { /* it exists (a directory, say): passed over, and must stay no file */
+    int err = gpujit__strvec_push(&inc->not_files, full);
+    return err ? err : gpujit__strvec_push(&inc->rejected, full);
+  }
   rest = gpujit__path_under(full, dir);
   at = rest ? (size_t)(rest - full) : 1;
   for (;;) {
@@ -414,6 +417,32 @@ static int push_abs(gpujit__strvec *v, const char *dir)
   return err;
 }
 
+/* Raw NVRTC options, read as NVRTC reads them (compile/nvrtc_opts.c): their -I directories go
+ * after the toolkit's, as gpujit__nvrtc_flags orders them; a pre-included header is read before
+ * every source; a form the scan cannot follow makes the compile say what it opened. */
+static int raw_options(gpujit__includes *inc, const gpujit_module_options *o)
+{
+  gpujit__nvrtc_opts parsed;
+  int err = gpujit__nvrtc_opts_parse(&parsed, (const char *const *)o->nvrtc_options, o->nvrtc_options_count);
+  for (size_t i = 0; err == 0 && i < parsed.count; i++) {
+    const gpujit__nvrtc_opt *it = &parsed.items[i];
+    if (it->unsure || it->role == GPUJIT__OPT_SCAN) {
+      inc->needs_trace = true; /* forms the scan does not follow: let the compile say */
+      snprintf(inc->why, sizeof(inc->why), "NVRTC option %s", o->nvrtc_options[it->at]);
+    } else if (it->role == GPUJIT__OPT_INCLUDE_DIR) {
+      err = gpujit__strvec_push(&inc->after, it->value);
+      if (err == 0)
+        gpujit__normpath(inc->after.items[inc->after.count - 1]);
+    } else if (it->role == GPUJIT__OPT_DEFINE) {
+      err = note_option_define(inc, it->value);
+    } else if (it->role == GPUJIT__OPT_PRE_INCLUDE) {
+      err = gpujit__strvec_push(&inc->pre_includes, it->value);
+    }
+  }
+  gpujit__nvrtc_opts_free(&parsed);
+  return err;
+}
+
 static int setup(gpujit__includes *inc, const gpujit_source *sources, const char *const *abs_paths, size_t count,
                  const gpujit_module_options *o)
 {
@@ -439,22 +468,8 @@ static int setup(gpujit__includes *inc, const gpujit_source *sources, const char
     err = gpujit__strvec_pushf(&inc->after, "%s/include", root);
   for (size_t i = 0; err == 0 && i < inc->after.count; i++)
     gpujit__normpath(inc->after.items[i]);
-  for (size_t i = 0; err == 0 && i < o->nvrtc_options_count; i++) {
-    const char *opt = o->nvrtc_options[i];
-    if (strncmp(opt, "-I", 2) == 0 && opt[2])
-      err = push_abs(&inc->after, opt + 2);
-    else if (strncmp(opt, "--include-path=", 15) == 0)
-      err = push_abs(&inc->after, opt + 15);
-    else if (strncmp(opt, "-D", 2) == 0 && opt[2])
-      err = note_option_define(inc, opt + 2);
-    else if (strncmp(opt, "--define-macro=", 15) == 0)
-      err = note_option_define(inc, opt + 15);
-    else if (strcmp(opt, "-I") == 0 || strcmp(opt, "-include") == 0 || strncmp(opt, "--pre-include", 13) == 0 ||
-             strcmp(opt, "-D") == 0) {
-      inc->needs_trace = true; /* forms the scan does not follow: let the compile say */
-      snprintf(inc->why, sizeof(inc->why), "NVRTC option %s", opt);
-    }
-  }
+  if (err == 0)
+    err = raw_options(inc, o);
   for (size_t i = 0; err == 0 && i < o->defines_count; i++)
     err = note_option_define(inc, o->defines[i]);
   return err;
@@ -479,6 +494,9 @@ int gpujit__includes_scan(gpujit__includes **out, const gpujit_source *sources, 
   if ((err = setup(inc, sources, abs_paths, count, o)) < 0)
     goto fail;
   for (size_t s = 0; s < count; s++) {
+    for (size_t i = 0; i < inc->pre_includes.count; i++)
+      if ((err = add_file(inc, s, inc->pre_includes.items[i], 0, true)) < 0)
+        goto fail;
     if (inc->prelude && (err = scan_text(inc, s, inc->source_paths[s], inc->prelude, strlen(inc->prelude), 0)) < 0)
       goto fail;
     if ((err = scan_text(inc, s, inc->source_paths[s], sources[s].data, sources[s].size, 0)) < 0)
@@ -580,4 +598,6 @@ const char *gpujit__includes_path(const gpujit__includes *inc, size_t i, const c
 }
 
 size_t gpujit__includes_absent_count(const gpujit__includes *inc) { return inc ? inc->absent.count : 0; }
+size_t gpujit__includes_rejected_count(const gpujit__includes *inc) { return inc ? inc->rejected.count : 0; }
+const char *gpujit__includes_rejected(const gpujit__includes *inc, size_t i) { return inc->rejected.items[i]; }
 const char *gpujit__includes_absent(const gpujit__includes *inc, size_t i) { return inc->absent.items[i]; }

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "compile/nvrtc.h"
+#include "compile/nvrtc_opts.h"
 #include "compile/options.h"
 #include "compile/toolkit.h"
 
@@ -155,10 +156,13 @@ int gpujit_module_options_validate(const gpujit_module_options *opts)
   for (i = 0; i < opts->undefines_count; i++)
     if ((err = check_macro("undefine", opts->undefines[i], false)) < 0)
       return err;
-  for (i = 0; i < opts->nvrtc_options_count; i++)
-    if (opts->nvrtc_options[i][0] != '-')
-      return gpujit__error(GPUJIT_EINVAL, "invalid NVRTC option '%s': options start with '-'",
-                           opts->nvrtc_options[i]);
+  {
+    gpujit__nvrtc_opts parsed; /* read as NVRTC reads them: a value may follow in the next element */
+    if ((err = gpujit__nvrtc_opts_parse(&parsed, (const char *const *)opts->nvrtc_options,
+                                        opts->nvrtc_options_count)) < 0)
+      return err;
+    gpujit__nvrtc_opts_free(&parsed);
+  }
   return 0;
 }
 
@@ -223,8 +227,8 @@ int gpujit__nvrtc_flags(gpujit__strvec *out, const gpujit_module_options *o, con
   PUSH("-I%s/include", root);
   if (time_trace_file)
     PUSH("--fdevice-time-trace=%s", time_trace_file);
-  for (i = 0; i < o->nvrtc_options_count; i++)
-    PUSH("%s", o->nvrtc_options[i]);
+  /* path-bearing ones made absolute: NVRTC would resolve them against the working directory */
+  err = gpujit__nvrtc_opts_given(out, (const char *const *)o->nvrtc_options, o->nvrtc_options_count);
 #undef PUSH
   return err;
 }

@@ -19,31 +19,16 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "compile/nvrtc_opts.h"
 #include "compile/ptxas.h"
 #include "compile/toolkit.h"
 
 extern char **environ;
 
-static char ptxas_exe[PATH_MAX];
-static pthread_once_t ptxas_once = PTHREAD_ONCE_INIT;
-
-static void find_ptxas(void)
-{
-  snprintf(ptxas_exe, sizeof(ptxas_exe), "%s/bin/ptxas", gpujit__cuda_root());
-  if (access(ptxas_exe, X_OK) != 0)
-    ptxas_exe[0] = '\0';
-}
-
-/* Looked for once: every build's key asks whether the lean path applies, hits included. */
-const char *gpujit__ptxas_path(void)
-{
-  pthread_once(&ptxas_once, find_ptxas);
-  return ptxas_exe[0] ? ptxas_exe : NULL;
-}
-
 static int ptxas_args(gpujit__strvec *a, const char *exe, const char *arch, const gpujit_module_options *o,
                       const char *in, const char *out)
 {
+  gpujit__nvrtc_opts raw;
   int err;
   if ((err = gpujit__strvec_push(a, exe)) < 0 || (err = gpujit__strvec_pushf(a, "-arch=%s", arch)) < 0 ||
       (err = gpujit__strvec_push(a, "-v")) < 0) /* per-kernel resources, as NVRTC's log has them */
@@ -56,13 +41,19 @@ static int ptxas_args(gpujit__strvec *a, const char *exe, const char *arch, cons
     return err;
   if (o->ofast_compile && (err = gpujit__strvec_pushf(a, "--Ofast-compile=%s", o->ofast_compile)) < 0)
     return err;
-  /* ptxas options given to NVRTC go to the ptxas that now runs here */
-  for (size_t i = 0; i < o->nvrtc_options_count; i++) {
-    const char *v = o->nvrtc_options[i];
-    const char *arg = strncmp(v, "--ptxas-options=", 16) == 0 ? v + 16 : strncmp(v, "-Xptxas=", 8) == 0 ? v + 8 : NULL;
-    if (arg && (err = gpujit__strvec_push(a, arg)) < 0)
-      return err;
+  /* what NVRTC would have given its own ptxas goes to the one that runs here, in any spelling */
+  if ((err = gpujit__nvrtc_opts_parse(&raw, (const char *const *)o->nvrtc_options, o->nvrtc_options_count)) < 0)
+    return err;
+  for (size_t i = 0; err == 0 && i < raw.count; i++) {
+    const gpujit__nvrtc_opt *it = &raw.items[i];
+    if (it->role == GPUJIT__OPT_PTXAS_MAXREG && it->value)
+      err = gpujit__strvec_pushf(a, "-maxrregcount=%s", it->value);
+    else if (it->role == GPUJIT__OPT_PTXAS_PASS && it->value)
+      err = gpujit__strvec_push(a, it->value);
   }
+  gpujit__nvrtc_opts_free(&raw);
+  if (err < 0)
+    return err;
   if ((err = gpujit__strvec_push(a, "-o")) < 0 || (err = gpujit__strvec_push(a, out)) < 0)
     return err;
   return gpujit__strvec_push(a, in);

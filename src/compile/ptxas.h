@@ -3,10 +3,8 @@
 #define GPUJIT_COMPILE_PTXAS_H
 
 #include "base/buf.h"
+#include "compile/toolkit.h"
 #include "gpujit/module.h"
-
-/** The toolkit's ptxas if it is there and executable, else NULL (static: looked for once). */
-const char *gpujit__ptxas_path(void);
 
 /**
  * Assemble `ptx` for `arch` (sm_XX) with the toolkit's ptxas: line info, -G, maxrregcount,

@@ -36,6 +36,8 @@ struct gpujit__includes {
   gpujit__strvec absent;
   gpujit__strset absent_set;
   gpujit__strvec not_files; /* paths looked up that exist but are no file, or found nowhere */
+  gpujit__strvec rejected;  /* candidates passed over before a hit because they are no file */
+  gpujit__strvec pre_includes; /* headers NVRTC reads before each source (--pre-include) */
   gpujit__strvec resolved; /* lookup cache keys */
   gpujit__strset resolved_set;
   gpujit__strvec macro_names, macro_values; /* object-like #define NAME value */

@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <glob.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,17 +90,65 @@ static void lib_id(char *out, size_t size, const char *path, const char *what)
   char real[PATH_MAX];
   struct stat st;
   if (realpath(path, real) && stat(real, &st) == 0)
-    snprintf(out, size, "%s=%s:%lld:%lld", what, real, (long long)st.st_size, (long long)st.st_mtime);
+    snprintf(out, size, "%s=%s:%lld:%llu:%lld.%09ld", what, real, (long long)st.st_size, (unsigned long long)st.st_ino,
+             (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   else
     snprintf(out, size, "%s=%s", what, path);
 }
 
+/* NVRTC's builtins library, beside the NVRTC it loads with (libnvrtc-builtins.so.MAJOR.MINOR):
+ * its headers and code reach every image NVRTC makes. */
+static void builtins_id(char *out, size_t size)
+{
+  char real[PATH_MAX], pattern[PATH_MAX + 32];
+  glob_t g;
+  size_t at = 0;
+  out[0] = '\0';
+  if (!realpath(gpujit__nvrtc_library_path(), real) || !strrchr(real, '/'))
+    return;
+  *strrchr(real, '/') = '\0';
+  snprintf(pattern, sizeof(pattern), "%s/libnvrtc-builtins.so.*", real);
+  if (glob(pattern, 0, NULL, &g) != 0)
+    return;
+  for (size_t i = 0; i < g.gl_pathc && at < size; i++) {
+    lib_id(out + at, size - at, g.gl_pathv[i], "builtins");
+    at += strlen(out + at);
+    if (at + 1 < size)
+      out[at++] = ';', out[at] = '\0';
+  }
+  globfree(&g);
+}
+
 static void compute_toolkit_id(void)
 {
-  char a[1024], b[1024];
+  char a[1024], b[1024], c[1024], d[2048];
+  const char *ptxas = gpujit__ptxas_path();
   lib_id(a, sizeof(a), gpujit__nvrtc_library_path(), "nvrtc");
   lib_id(b, sizeof(b), gpujit__nvjitlink_library_path(), "nvjitlink");
-  snprintf(toolkit_id, sizeof(toolkit_id), "%s;%s;root=%s", a, b, gpujit__cuda_root());
+  /* the lean path's cubins are ptxas's: pip and conda ship it apart from NVRTC */
+  if (ptxas)
+    lib_id(c, sizeof(c), ptxas, "ptxas");
+  else
+    snprintf(c, sizeof(c), "ptxas=none");
+  builtins_id(d, sizeof(d));
+  snprintf(toolkit_id, sizeof(toolkit_id), "%s;%s;%s;%s;root=%s", a, b, c, d, gpujit__cuda_root());
+}
+
+static char ptxas_exe[PATH_MAX];
+static pthread_once_t ptxas_once = PTHREAD_ONCE_INIT;
+
+static void find_ptxas(void)
+{
+  snprintf(ptxas_exe, sizeof(ptxas_exe), "%s/bin/ptxas", gpujit__cuda_root());
+  if (access(ptxas_exe, X_OK) != 0)
+    ptxas_exe[0] = '\0';
+}
+
+/* Looked for once: every build's key asks whether the lean path applies, hits included. */
+const char *gpujit__ptxas_path(void)
+{
+  pthread_once(&ptxas_once, find_ptxas);
+  return ptxas_exe[0] ? ptxas_exe : NULL;
 }
 
 const char *gpujit__toolkit_id(void)

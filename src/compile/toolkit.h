@@ -55,11 +55,14 @@ bool gpujit__nvjitlink_loaded(void);
 int gpujit__nvjitlink_api_get(const gpujit__nvjitlink_api **out);
 /** The toolkit root: $CUDA_PATH, else $CUDA_HOME, else the one gpujit was built against. */
 const char *gpujit__cuda_root(void);
-/** What identifies the toolkit for cache keys (library paths, sizes, mtimes, root), computed
+/** What identifies the toolkit for cache keys (NVRTC, its builtins, nvJitLink and ptxas: real
+ *  paths, sizes, inodes, mtimes; the root), computed
  *  once without loading either library. Borrowed, lives as long as the process. */
 const char *gpujit__toolkit_id(void);
 /** The file each library loads (or would load) from, without loading it. */
 const char *gpujit__nvrtc_library_path(void);
 const char *gpujit__nvjitlink_library_path(void);
+/** The toolkit's ptxas if it is there and executable, else NULL (looked for once). */
+const char *gpujit__ptxas_path(void);
 
 #endif

@@ -122,6 +122,7 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
                          const gpujit_module_options *opts, gpujit__built_hook *hook)
 {
   const char *base = gpujit__cache_base(opts->cache), *why = "the include scan failed";
+  char reason[600];
   gpujit__deps deps = {0}, shared = {0};
   gpujit__cache_file *dump = NULL;
   gpujit__key entry;
@@ -134,6 +135,11 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
     goto done;
   if (!miss->deps.complete && miss->deps.inc)
     gpujit__includes_needs_trace(miss->deps.inc, &why);
+  if (provable && !gpujit__module_cacheable(opts, sources, (const char *const *)m->sources.items, count,
+                                                   miss->deps.inc, reason, sizeof(reason))) {
+    provable = false;
+    why = reason;
+  }
   if (!provable) {
     gpujit__log(GPUJIT_LOG_INFO, "%s: not cached: what it reads cannot be proven later (%s)", m->name, why);
     goto done;

@@ -1,12 +1,19 @@
-/* A build's dependencies for the cache: the toolkit's headers apart from the user's. */
+/* A build's dependencies for the cache: the toolkit's headers apart from the user's; and whether
+ * a build may be cached at all. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "base/fs.h"
+#include "compile/nvrtc_opts.h"
 #include "compile/toolkit.h"
 #include "module/deps.h"
+
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
 bool gpujit__in_toolkit(const char *path)
 {
@@ -32,5 +39,71 @@ int gpujit__module_deps(gpujit__deps *deps, gpujit__deps *shared, const gpujit__
     bool tk = gpujit__in_toolkit(path);
     err = gpujit__deps_add_absent(tk ? shared : deps, path, tk ? NULL : base);
   }
+  for (size_t i = 0; err == 0 && i < gpujit__includes_rejected_count(inc); i++) {
+    const char *path = gpujit__includes_rejected(inc, i);
+    bool tk = gpujit__in_toolkit(path);
+    err = gpujit__deps_add_nofile(tk ? shared : deps, path, tk ? NULL : base);
+  }
+  gpujit__deps_identities(deps);
+  gpujit__deps_identities(shared);
   return err;
+}
+
+/* __TIME__, __DATE__ or __TIMESTAMP__ as a whole identifier in [p, p+n). */
+static const char *time_macro(const char *p, size_t n)
+{
+  static const char *const names[] = {"__TIME__", "__DATE__", "__TIMESTAMP__"};
+  const char *end = p + n;
+  for (int k = 0; k < 3; k++) {
+    size_t len = strlen(names[k]);
+    for (const char *at = p; at && at + len <= end; at++) {
+      if (!(at = memmem(at, (size_t)(end - at), names[k], len)))
+        break;
+      if ((at == p || !ident_char(at[-1])) && (at + len == end || !ident_char(at[len])))
+        return names[k];
+    }
+  }
+  return NULL;
+}
+
+bool gpujit__module_cacheable(const gpujit_module_options *o, const gpujit_source *sources, const char *const *paths,
+                              size_t count, const gpujit__includes *inc, char *why, size_t why_size)
+{
+  gpujit__nvrtc_opts raw;
+  const char *macro, *sloppy = getenv("GPUJIT_CACHE_TIME_MACROS");
+  bool ok;
+  if (gpujit__nvrtc_opts_parse(&raw, (const char *const *)o->nvrtc_options, o->nvrtc_options_count) < 0) {
+    gpujit_error_clear();
+    snprintf(why, why_size, "its NVRTC options do not parse");
+    return false;
+  }
+  ok = gpujit__nvrtc_opts_cacheable(&raw, why, why_size);
+  gpujit__nvrtc_opts_free(&raw);
+  if (!ok || (sloppy && strcmp(sloppy, "1") == 0))
+    return ok;
+  /* Like ccache: a build that expands the time or date would be served with the first one's. */
+  for (size_t i = 0; i < count; i++)
+    if ((macro = time_macro(sources[i].data, sources[i].size))) {
+      snprintf(why, why_size, "%s uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", paths[i], macro);
+      return false;
+    }
+  for (size_t i = 0; i < gpujit__includes_count(inc); i++) {
+    const char *data;
+    size_t size;
+    const char *path = gpujit__includes_path(inc, i, &data, &size);
+    if ((macro = time_macro(data, size))) {
+      snprintf(why, why_size, "%s uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", path, macro);
+      return false;
+    }
+  }
+  for (size_t i = 0; i < o->defines_count + o->nvrtc_options_count + (o->prelude ? 1 : 0); i++) {
+    const char *t = i < o->defines_count ? o->defines[i]
+                    : i < o->defines_count + o->nvrtc_options_count ? o->nvrtc_options[i - o->defines_count]
+                                                                    : o->prelude;
+    if ((macro = time_macro(t, strlen(t)))) {
+      snprintf(why, why_size, "an option or the prelude uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", macro);
+      return false;
+    }
+  }
+  return true;
 }

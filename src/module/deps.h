@@ -18,4 +18,13 @@ int gpujit__module_deps(gpujit__deps *deps, gpujit__deps *shared, const gpujit__
 /** Whether `path` lies in the toolkit's include tree. */
 bool gpujit__in_toolkit(const char *path);
 
+/**
+ * Whether what a build read can stand for its output next time: not when a raw NVRTC option
+ * names a file the cache cannot track or cannot be read for certain, nor (unless
+ * GPUJIT_CACHE_TIME_MACROS=1) when a source, header, define or the prelude uses __TIME__,
+ * __DATE__ or __TIMESTAMP__. `why` says which, when not.
+ */
+bool gpujit__module_cacheable(const gpujit_module_options *o, const gpujit_source *sources, const char *const *paths,
+                              size_t count, const gpujit__includes *inc, char *why, size_t why_size);
+
 #endif

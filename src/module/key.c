@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/files.h"
+#include "compile/nvrtc_opts.h"
 #include "compile/toolkit.h"
 #include "module/key.h"
 #include "module/lean.h"
@@ -53,6 +54,44 @@ static void sorted_macros(gpujit__hasher *st, cJSON *inputs, const char *label, 
   free(copy);
 }
 
+/* Raw NVRTC options as NVRTC reads them, each in one spelling: `-I=inc`, `-Iinc` and `-I` `inc`
+ * are one directory, made absolute (NVRTC resolves it against the working directory) and
+ * relative to the base directory like gpujit's own -I. Options that do not change the image
+ * (the NVRTC trace's file) stay out. Parse errors were reported by validation. */
+static int nvrtc_options(gpujit__hasher *st, cJSON *arr, const gpujit_module_options *o, const char *base)
+{
+  gpujit__nvrtc_opts parsed;
+  gpujit__buf text = {0};
+  int err = 0;
+  if (gpujit__nvrtc_opts_parse(&parsed, (const char *const *)o->nvrtc_options, o->nvrtc_options_count) < 0) {
+    gpujit_error_clear(); /* not a valid request: it cannot hit what a valid one stored */
+    gpujit__hasher_str(st, "nvrtc_option", "(invalid)");
+    return 0;
+  }
+  for (size_t i = 0; err == 0 && i < parsed.count; i++) {
+    gpujit__nvrtc_opt *it = &parsed.items[i];
+    if (it->role == GPUJIT__OPT_TRACE)
+      continue;
+    if (it->value && (it->role == GPUJIT__OPT_INCLUDE_DIR || it->role == GPUJIT__OPT_PRE_INCLUDE) && !it->unsure) {
+      char *rel = gpujit__strdup(relative(it->value, base));
+      if (!rel) {
+        err = GPUJIT_ENOMEM;
+        break;
+      }
+      free(it->value);
+      it->value = rel;
+    }
+    if ((err = gpujit__nvrtc_opt_text(&text, it)) < 0)
+      break;
+    gpujit__hasher_str(st, "nvrtc_option", text.data);
+    if (arr)
+      cJSON_AddItemToArray(arr, cJSON_CreateString(text.data));
+  }
+  gpujit__buf_free(&text);
+  gpujit__nvrtc_opts_free(&parsed);
+  return err;
+}
+
 int gpujit__module_key(gpujit__key *out, cJSON *in, const char *base, const gpujit_source *sources,
                        const char *const *abs_paths, size_t count, const gpujit_module_options *o, const char *arch,
                        gpujit_output_kind output)
@@ -81,6 +120,7 @@ int gpujit__module_key(gpujit__key *out, cJSON *in, const char *base, const gpuj
 #define ITEM(value) (arr ? cJSON_AddItemToArray(arr, cJSON_CreateString(value)) : 0)
   NUM("schema", GPUJIT_CACHE_SCHEMA);
   STR("gpujit", GPUJIT_VERSION_STRING);
+  NUM("rules", 2); /* what a record checks: identity, passed-over paths, options as NVRTC reads them */
   STR("toolkit", gpujit__toolkit_id());
   STR("arch", arch);
   STR("output", gpujit_output_kind_name(output));
@@ -106,11 +146,9 @@ int gpujit__module_key(gpujit__key *out, cJSON *in, const char *base, const gpuj
     ITEM(o->name_expressions[i]);
   }
   LIST("nvrtc_options");
-  for (size_t i = 0; i < o->nvrtc_options_count; i++) {
-    if (strncmp(o->nvrtc_options[i], "--fdevice-time-trace", 20) == 0)
-      continue; /* only affects the trace */
-    gpujit__hasher_str(st, "nvrtc_option", o->nvrtc_options[i]);
-    ITEM(o->nvrtc_options[i]);
+  if (nvrtc_options(st, arr, o, base) < 0) {
+    gpujit__hasher_free(st);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   }
   LIST("include_dirs");
   for (size_t i = 0; i < o->include_dirs_count; i++) {

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/strset.h"
+#include "compile/nvrtc_opts.h"
 #include "compile/ptxas.h"
 #include "compile/ptx.h"
 #include "module/deps.h"
@@ -17,12 +18,30 @@
 #include "module/stage.h"
 #include "trace/rows.h"
 
+/* A raw NVRTC option that changes what NVRTC's own ptxas makes and that gpujit's ptxas is not
+ * given (compile/ptxas.c gives it --maxrregcount and --ptxas-options): NVRTC makes the cubin. */
+static bool ptxas_declined(const gpujit_module_options *o)
+{
+  gpujit__nvrtc_opts parsed;
+  bool declined;
+  if (!o->nvrtc_options_count)
+    return false;
+  if (gpujit__nvrtc_opts_parse(&parsed, (const char *const *)o->nvrtc_options, o->nvrtc_options_count) < 0) {
+    gpujit_error_clear();
+    return true;
+  }
+  declined = gpujit__nvrtc_opts_find(&parsed, GPUJIT__OPT_PTXAS) != NULL;
+  gpujit__nvrtc_opts_free(&parsed);
+  return declined;
+}
+
 bool gpujit__lean_applies(const gpujit_module_options *o, gpujit_output_kind output)
 {
   /* a cubin needs the toolkit's ptxas; without one the build is NVRTC's whole image. With -G the
    * debug sections name every variable, so nothing could go: not worth a ptxas of its own */
   return o->lean && !o->device_debug &&
-         (output == GPUJIT_OUTPUT_PTX || (output == GPUJIT_OUTPUT_CUBIN && gpujit__ptxas_path()));
+         (output == GPUJIT_OUTPUT_PTX || (output == GPUJIT_OUTPUT_CUBIN && gpujit__ptxas_path() &&
+                                         !ptxas_declined(o)));
 }
 
 /*

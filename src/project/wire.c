@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "cache/handle.h"
+#include "compile/nvrtc_opts.h"
 #include "base/fs.h"
 #include "module/build.h"
 #include "module/lean.h"
@@ -335,6 +336,28 @@ static int absolute(cJSON *item)
   return err;
 }
 
+/* Raw NVRTC options with their paths made absolute here: the worker has another directory. */
+static int absolute_nvrtc_options(cJSON *opts)
+{
+  cJSON *arr = cJSON_GetObjectItemCaseSensitive(opts, "nvrtc_options"), *it, *fresh;
+  gpujit__strvec raw = {0}, given = {0};
+  int err = 0;
+  if (!cJSON_IsArray(arr))
+    return 0;
+  cJSON_ArrayForEach(it, arr)
+    if (err == 0 && cJSON_IsString(it))
+      err = gpujit__strvec_push(&raw, it->valuestring);
+  if (err == 0)
+    err = gpujit__nvrtc_opts_given(&given, (const char *const *)raw.items, raw.count);
+  if (err == 0 && !(fresh = cJSON_CreateStringArray((const char *const *)given.items, (int)given.count)))
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (err == 0)
+    cJSON_ReplaceItemInObjectCaseSensitive(opts, "nvrtc_options", fresh);
+  gpujit__strvec_free(&raw);
+  gpujit__strvec_free(&given);
+  return err;
+}
+
 int gpujit__job_portable(cJSON *job, gpujit_cache *cache)
 {
   cJSON *opts = cJSON_GetObjectItemCaseSensitive(job, "options"), *it;
@@ -347,6 +370,8 @@ int gpujit__job_portable(cJSON *job, gpujit_cache *cache)
   cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(opts, "include_dirs"))
     if (err == 0)
       err = absolute(it);
+  if (err == 0)
+    err = absolute_nvrtc_options(opts);
   if (err == 0 && (err = gpujit__resolve_arch(resolved, sizeof(resolved), cJSON_GetStringValue(arch), cache)) == 0) {
     cJSON_DeleteItemFromObjectCaseSensitive(opts, "arch");
     if (!cJSON_AddStringToObject(opts, "arch", resolved))
