@@ -177,6 +177,7 @@ int gpujit__nvrtc_opts_parse(gpujit__nvrtc_opts *out, const char *const *opts, s
       }
       it->at = at;
       it->taken = 1;
+      it->given = e;
       if (lead) {
         it->unsure = is_path_role(lead->role);
         it->role = is_path_role(lead->role) ? lead->role : GPUJIT__OPT_PLAIN;
@@ -190,6 +191,7 @@ int gpujit__nvrtc_opts_parse(gpujit__nvrtc_opts *out, const char *const *opts, s
     it->name = s->name;
     it->at = at;
     it->taken = i - at + 1;
+    it->given = e;
     if (is_path_role(s->role))
       err = make_absolute(it);
   }
@@ -218,15 +220,13 @@ bool gpujit__nvrtc_opts_cacheable(const gpujit__nvrtc_opts *o, char *why, size_t
 {
   for (size_t i = 0; i < o->count; i++) {
     const gpujit__nvrtc_opt *it = &o->items[i];
-    const char *name = it->name[0] == '-' ? "" : "--";
     if (it->role == GPUJIT__OPT_UNKNOWN)
-      snprintf(why, why_size, "NVRTC option %s is not one gpujit knows", it->name);
+      snprintf(why, why_size, "NVRTC option '%s' is not one gpujit knows", it->given);
     else if (it->role == GPUJIT__OPT_SIDE_FILE)
-      snprintf(why, why_size, "NVRTC option %s%s names a file the cache cannot stand for", name, it->name);
+      snprintf(why, why_size, "NVRTC option '%s' names a file the cache cannot stand for", it->given);
     else if (it->unsure)
-      snprintf(why, why_size, "NVRTC option %s%s%s%s: what it names is not certain (write --%s=PATH)", name,
-               it->name, it->value ? "=" : "", it->value ? it->value : "",
-               it->role == GPUJIT__OPT_PRE_INCLUDE ? "pre-include" : "include-path");
+      snprintf(why, why_size, "NVRTC option '%s': what it names is not certain (write --%s=PATH, a path from here)",
+               it->given, it->role == GPUJIT__OPT_PRE_INCLUDE ? "pre-include" : "include-path");
     else
       continue;
     return false;

@@ -31,6 +31,7 @@ typedef struct gpujit__nvrtc_opt {
                         PRE_INCLUDE when it could be made one */
   bool unsure;       /* a form whose meaning is not certain (blanks inside, an empty value) */
   size_t at, taken;  /* the input elements it was read from */
+  const char *given; /* the first of them, as written (borrowed from the input) */
 } gpujit__nvrtc_opt;
 
 typedef struct gpujit__nvrtc_opts {
