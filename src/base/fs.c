@@ -12,6 +12,12 @@
 #include "base/error.h"
 #include "base/fs.h"
 
+static const char *file_kind(mode_t m)
+{
+  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
 int gpujit__file_read(gpujit__buf *out, const char *path)
 {
   struct stat st;
@@ -19,7 +25,8 @@ int gpujit__file_read(gpujit__buf *out, const char *path)
   ssize_t n;
 
   out->len = 0;
-  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+  /* O_NONBLOCK: opening a FIFO that no one writes must not wait; it is refused below */
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
     return gpujit__error(gpujit__errno_code(errno), "%s: %s", path, strerror(errno));
   if (fstat(fd, &st) < 0) {
     err = gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
@@ -29,7 +36,18 @@ int gpujit__file_read(gpujit__buf *out, const char *path)
     err = gpujit__error(GPUJIT_EIO, "%s: is a directory, not a file", path);
     goto done;
   }
-  if ((err = gpujit__buf_reserve(out, S_ISREG(st.st_mode) ? (size_t)st.st_size : 4096)) < 0)
+  /* /dev/zero would be read until memory runs out, a FIFO until its writer ends */
+  if (!S_ISREG(st.st_mode)) {
+    err = gpujit__error(GPUJIT_EIO, "%s: is %s; gpujit reads regular files only", path, file_kind(st.st_mode));
+    goto done;
+  }
+  if ((uint64_t)st.st_size > GPUJIT__MAX_INPUT_BYTES) {
+    err = gpujit__error(GPUJIT_EIO, "%s: %lld bytes, over gpujit's limit of %llu MiB for one input file", path,
+                        (long long)st.st_size, (unsigned long long)(GPUJIT__MAX_INPUT_BYTES >> 20));
+    goto done;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if ((err = gpujit__buf_reserve(out, (size_t)st.st_size)) < 0)
     goto done;
   for (;;) {
     if ((err = gpujit__buf_reserve(out, 4096)) < 0)
@@ -44,6 +62,11 @@ int gpujit__file_read(gpujit__buf *out, const char *path)
     if (n == 0)
       break;
     out->len += (size_t)n;
+    if (out->len > GPUJIT__MAX_INPUT_BYTES) { /* it grew while being read */
+      err = gpujit__error(GPUJIT_EIO, "%s: over gpujit's limit of %llu MiB for one input file", path,
+                          (unsigned long long)(GPUJIT__MAX_INPUT_BYTES >> 20));
+      goto done;
+    }
   }
   out->data[out->len] = '\0';
 done:

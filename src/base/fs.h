@@ -3,10 +3,15 @@
 #define GPUJIT_BASE_FS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 
-/** Read a whole file; NUL-terminated. Errors name the path. */
+/** The largest file gpujit reads whole: a source, header, trace or record file (1 GiB). */
+#define GPUJIT__MAX_INPUT_BYTES ((uint64_t)1 << 30)
+
+/** Read a whole regular file; NUL-terminated. A FIFO, device, socket or directory is refused
+ *  (never waited on), and so is a file over GPUJIT__MAX_INPUT_BYTES. Errors name the path. */
 int gpujit__file_read(gpujit__buf *out, const char *path);
 /** Write atomically: temp file beside `path`, fsync, rename. */
 int gpujit__file_write_atomic(const char *path, const void *data, size_t len);

@@ -57,7 +57,7 @@ static bool same_stat(const gpujit__dep *e, const struct stat *st)
   return (uint64_t)st->st_ino == e->ino && ns(st->st_mtim) == e->mtime_ns && ns(st->st_ctim) == e->ctime_ns;
 }
 
-static gpujit__dep *push(gpujit__deps *d, const char *path, const char *base)
+gpujit__dep *gpujit__deps_push(gpujit__deps *d, const char *path, const char *base)
 {
   gpujit__dep *e = gpujit__grow(d->items, &d->cap, d->count, sizeof(*e), 16);
   const char *rel = gpujit__path_under(path, base);
@@ -84,7 +84,7 @@ int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, c
                           int64_t read_start)
 {
   struct stat st;
-  gpujit__dep *e = push(d, path, base);
+  gpujit__dep *e = gpujit__deps_push(d, path, base);
   if (!e)
     return GPUJIT_ENOMEM;
   hash_hex(e->hash, data, size);
@@ -134,7 +134,7 @@ int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base)
     if (d->items[i].absent && strcmp(d->items[i].path, dir) == 0)
       e = &d->items[i];
   if (!e) {
-    if (!(e = push(d, dir, base)))
+    if (!(e = gpujit__deps_push(d, dir, base)))
       return GPUJIT_ENOMEM;
     e->absent = true;
     stamp_dir(e); /* first the stamp, then the check: a creation in between changes the stamp */
@@ -151,7 +151,7 @@ int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base)
 
 int gpujit__deps_add_nofile(gpujit__deps *d, const char *path, const char *base)
 {
-  gpujit__dep *e = push(d, path, base);
+  gpujit__dep *e = gpujit__deps_push(d, path, base);
   if (!e)
     return GPUJIT_ENOMEM;
   e->nofile = true;
@@ -498,7 +498,7 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
       snprintf(path, sizeof(path), "%s", base);
     else
       snprintf(path, sizeof(path), "%s/%s", base, p->valuestring);
-    if (!(e = push(out, path, NULL)))
+    if (!(e = gpujit__deps_push(out, path, NULL)))
       goto bad;
     free(e->rel);
     if (!(e->rel = gpujit__strdup(p->valuestring)))
@@ -554,162 +554,3 @@ bad:
   return GPUJIT_ECORRUPT;
 }
 
-/* ---- text form: one line per dependency ---------------------------------------------------
- * A toolkit group records ~600 headers and every lookup reads it: lines parse in a fraction of
- * cJSON's time. `f SIZE INO MTIME CTIME XXH3 PATH` (INO MTIME CTIME "-" when the stat cannot be
- * trusted), behind `g SAME ` where files were one file; `a INO MTIME CTIME NAMES DIR` (the stamp
- * "-" likewise); `n PATH` for a path that must stay no regular file. NAMES and paths escape '%',
- * blanks and control characters as %XX; an empty NAMES is "-". */
-
-static int put_escaped(gpujit__buf *b, const char *s)
-{
-  int err = 0;
-  if (!*s)
-    return gpujit__buf_puts(b, "-");
-  for (; *s && err == 0; s++) {
-    unsigned char c = (unsigned char)*s;
-    err = c == '%' || c <= ' ' || c == 0x7f ? gpujit__buf_printf(b, "%%%02x", c) : gpujit__buf_put(b, s, 1);
-  }
-  return err;
-}
-
-int gpujit__deps_to_text(const gpujit__deps *d, gpujit__buf *out)
-{
-  int err = 0;
-  for (size_t i = 0; i < d->count && err == 0; i++) {
-    const gpujit__dep *e = &d->items[i];
-    if (e->nofile) {
-      if ((err = gpujit__buf_puts(out, "n ")) == 0 && (err = put_escaped(out, e->rel)) == 0)
-        err = gpujit__buf_puts(out, "\n");
-      continue;
-    }
-    if (!e->absent && e->same && (err = gpujit__buf_printf(out, "g %u ", e->same)) < 0)
-      break;
-    if (e->absent)
-      err = e->trusted ? gpujit__buf_printf(out, "a %llu %lld %lld ", (unsigned long long)e->ino,
-                                            (long long)e->mtime_ns, (long long)e->ctime_ns)
-                       : gpujit__buf_puts(out, "a - - - ");
-    else if (e->trusted)
-      err = gpujit__buf_printf(out, "f %llu %llu %lld %lld %s ", (unsigned long long)e->size,
-                               (unsigned long long)e->ino, (long long)e->mtime_ns, (long long)e->ctime_ns, e->hash);
-    else
-      err = gpujit__buf_printf(out, "f %llu - - - %s ", (unsigned long long)e->size, e->hash);
-    if (err == 0 && e->absent && (err = put_escaped(out, e->names ? e->names : "")) == 0)
-      err = gpujit__buf_puts(out, " ");
-    if (err == 0 && (err = put_escaped(out, e->rel)) == 0)
-      err = gpujit__buf_puts(out, "\n");
-  }
-  return err;
-}
-
-/* The next space- (or line-) terminated token of [*p, end), unescaped into a new string. */
-static char *take(const char **p, const char *end, bool last)
-{
-  const char *s = *p, *stop = memchr(s, last ? '\n' : ' ', (size_t)(end - s));
-  char *out, *o;
-  if (!stop || stop == s || (!last && memchr(s, '\n', (size_t)(stop - s))))
-    return NULL;
-  if (!(out = o = malloc((size_t)(stop - s) + 1)))
-    return NULL;
-  for (const char *q = s; q < stop; q++) {
-    if (*q != '%') {
-      *o++ = *q;
-      continue;
-    }
-    /* [s, end) need not end in a NUL: the two digits are read here, never through sscanf */
-    unsigned long long v;
-    if (stop - q < 3 || gpujit__hex_span(q + 1, q + 3, &v) < 0 || v == 0) {
-      free(out);
-      return NULL;
-    }
-    *o++ = (char)v;
-    q += 2;
-  }
-  *o = '\0';
-  *p = stop + 1;
-  return out;
-}
-
-/* A decimal field, or "-" (`*dash` set). */
-static bool take_num(const char **p, const char *end, long long *v, bool *dash)
-{
-  char *t = take(p, end, false), *stop;
-  bool ok = t != NULL;
-  *dash = ok && strcmp(t, "-") == 0;
-  if (ok && !*dash) {
-    errno = 0;
-    *v = strtoll(t, &stop, 10);
-    ok = *t && *stop == '\0' && errno == 0 && (isdigit((unsigned char)t[0]) || t[0] == '-');
-  }
-  free(t);
-  return ok;
-}
-
-static int parse_line(gpujit__deps *out, const char **p, const char *end)
-{
-  long long size = 0, ino = 0, m = 0, c = 0;
-  long long same = 0;
-  bool d0 = false, d1 = false, d2 = false, d3 = false, file;
-  char *hash = NULL, *names = NULL, *path = NULL;
-  gpujit__dep *e;
-  int err = GPUJIT_ECORRUPT;
-  if (end - *p >= 2 && (*p)[0] == 'n' && (*p)[1] == ' ') { /* n PATH: no regular file */
-    *p += 2;
-    if (!(path = take(p, end, true)) || !(e = push(out, path, NULL))) {
-      free(path);
-      return GPUJIT_ECORRUPT;
-    }
-    e->nofile = true;
-    free(path);
-    return 0;
-  }
-  if (end - *p >= 2 && (*p)[0] == 'g' && (*p)[1] == ' ') { /* g SAME, then a file's line */
-    *p += 2;
-    if (!take_num(p, end, &same, &d0) || d0 || same < 1 || same > 1000000000 || end - *p < 1 || **p != 'f')
-      return GPUJIT_ECORRUPT;
-  }
-  file = **p == 'f';
-  if ((**p != 'f' && **p != 'a') || end - *p < 2 || (*p)[1] != ' ')
-    return GPUJIT_ECORRUPT;
-  *p += 2;
-  if ((file && (!take_num(p, end, &size, &d0) || d0 || size < 0)) || !take_num(p, end, &ino, &d1) ||
-      !take_num(p, end, &m, &d2) || !take_num(p, end, &c, &d3) || d1 != d2 || d2 != d3)
-    return GPUJIT_ECORRUPT;
-  if (file && (!(hash = take(p, end, false)) || strlen(hash) != 32))
-    goto done;
-  if (!file && !(names = take(p, end, false)))
-    goto done;
-  if (!(path = take(p, end, true)) || strcmp(path, "-") == 0 || !(e = push(out, path, NULL)))
-    goto done;
-  e->absent = !file;
-  e->same = (unsigned)same;
-  e->trusted = !d1;
-  e->size = (uint64_t)size;
-  e->ino = (uint64_t)ino;
-  e->mtime_ns = m;
-  e->ctime_ns = c;
-  if (file)
-    memcpy(e->hash, hash, 33);
-  else if (strcmp(names, "-") != 0) {
-    e->names = names;
-    names = NULL;
-  }
-  err = 0;
-done:
-  free(hash);
-  free(names);
-  free(path);
-  return err;
-}
-
-int gpujit__deps_from_text(gpujit__deps *out, const char *text, size_t len)
-{
-  const char *p = text, *end = text + len;
-  memset(out, 0, sizeof(*out));
-  while (p < end)
-    if (parse_line(out, &p, end) < 0) {
-      gpujit__deps_free(out);
-      return GPUJIT_ECORRUPT;
-    }
-  return 0;
-}

@@ -34,6 +34,8 @@ typedef struct gpujit__deps {
   size_t count, cap;
 } gpujit__deps;
 
+/** A new record for `path` (relative to `base` when under it), zeroed; NULL out of memory. */
+gpujit__dep *gpujit__deps_push(gpujit__deps *d, const char *path, const char *base);
 /** Nanoseconds of CLOCK_REALTIME: take it before reading the files you record. */
 int64_t gpujit__deps_clock(void);
 

@@ -2,6 +2,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -205,8 +206,13 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
   }
   if ((rc = cli_module_prepare(ctx, &ma, "build", false)) != EXIT_OK)
     goto done;
-  if ((rc = cli_module_build(ctx, &ma, &m)) != EXIT_OK)
+  if ((rc = cli_module_build(ctx, &ma, &m)) != EXIT_OK) {
+    struct stat st;
+    /* a failed build leaves no output, as compilers do: never an older build's image */
+    if (out_path && stat(out_path, &st) == 0 && S_ISREG(st.st_mode))
+      unlink(out_path);
     goto done;
+  }
   if (!out_path) {
     snprintf(default_out, sizeof(default_out), "%s.%s", gpujit_module_name(m), gpujit_output_kind_name(gpujit_module_output(m)));
     out_path = default_out;

@@ -40,6 +40,20 @@ static bool ident_char(char c)
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+/* A ' at p separates digits only inside a pp-number (1'000, 0x1'ff, 1.5e+3'0): the token it
+ * ends began with a digit, or '.' and a digit. After an identifier (`case'x'`, `u8'a'`) it opens
+ * a character literal. */
+static bool digit_separator(const char *s, const char *p)
+{
+  const char *q = p;
+  while (q > s && (ident_char(q[-1]) || q[-1] == '.' || q[-1] == '\'' ||
+                   ((q[-1] == '+' || q[-1] == '-') && q - 1 > s && strchr("eEpP", q[-2]))))
+    q--;
+  if (q == p)
+    return false;
+  return (*q >= '0' && *q <= '9') || (*q == '.' && q + 1 < p && q[1] >= '0' && q[1] <= '9');
+}
+
 /* A raw string literal's opening at p (R" after an optional encoding prefix): its delimiter. */
 static bool raw_open(const char *s, const char *p, const char *end, const char **delim, size_t *dlen)
 {
@@ -73,8 +87,10 @@ static const char *comment_end(const char *p, const char *eol, bool *comment)
   return e + 2;
 }
 
-/* Phase 3 over spliced text: each directive line copied with its comments as one space. */
-static int directives(gpujit__buf *out, const char *s, size_t n)
+/* Phase 3 over spliced text: each directive line copied with its comments as one space.
+ * `*unsure` is set where the reading may have gone wrong: a literal left open at a line's end,
+ * a comment or raw string left open at the text's end. */
+static int directives(gpujit__buf *out, const char *s, size_t n, bool *unsure)
 {
   const char *p = s, *end = s + n;
   bool comment = false, carried = false;
@@ -124,6 +140,7 @@ static int directives(gpujit__buf *out, const char *s, size_t n)
           const char *close = memchr(q, ')', (size_t)(end - q));
           if (!close) {
             q = end;
+            *unsure = true;
             break;
           }
           if ((size_t)(end - close) > dlen + 1 && memcmp(close + 1, delim, dlen) == 0 && close[1 + dlen] == '"') {
@@ -141,11 +158,13 @@ static int directives(gpujit__buf *out, const char *s, size_t n)
             eol = end;
         }
         p = q;
-      } else if (c == '"' || (c == '\'' && !(p > s && ident_char(p[-1])))) {
-        /* a string or character literal (a ' after a digit separates digits) */
+      } else if (c == '"' || (c == '\'' && !digit_separator(s, p))) {
+        /* a string or character literal (a ' inside a number separates digits) */
         const char *q = p + 1;
         while (q < eol && *q != c)
           q += (*q == '\\' && q + 1 < eol) ? 2 : 1;
+        if (q >= eol) /* no literal ends a line: prose in an #if 0, or a misreading */
+          *unsure = true;
         q = q < eol ? q + 1 : eol;
         if (directive && gpujit__buf_put(out, p, (size_t)(q - p)) < 0)
           return GPUJIT_ENOMEM;
@@ -161,13 +180,19 @@ static int directives(gpujit__buf *out, const char *s, size_t n)
       return GPUJIT_ENOMEM;
     p = eol + 1;
   }
+  if (comment)
+    *unsure = true;
   return 0;
 }
 
-int gpujit__directive_lines(gpujit__buf *out, const char *data, size_t size)
+int gpujit__directive_lines(gpujit__buf *out, const char *data, size_t size, bool *unsure)
 {
   gpujit__buf spliced = {0};
+  bool ignored = false;
   int err = 0;
+  if (!unsure)
+    unsure = &ignored;
+  *unsure = false;
   out->len = 0;
   if (gpujit__buf_reserve(out, 1) < 0)
     return GPUJIT_ENOMEM;
@@ -178,7 +203,7 @@ int gpujit__directive_lines(gpujit__buf *out, const char *data, size_t size)
       break;
     spliced.len = 0;
     if ((err = splice(&spliced, data, size, tri)) == 0)
-      err = directives(out, spliced.data, spliced.len);
+      err = directives(out, spliced.data, spliced.len, unsure);
   }
   gpujit__buf_free(&spliced);
   return err;

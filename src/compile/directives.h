@@ -12,10 +12,12 @@
  * backslash-newlines joined, each comment one space, a directive introduced by "%:" spelled
  * '#', literals (raw strings across lines too) kept from starting a comment or a directive.
  * Every other line is left empty. Where the text holds "??" a second reading with trigraphs
- * follows (C++11 and C++14 have them; C++17 does not). Replaces `out`'s contents.
+ * follows (C++11 and C++14 have them; C++17 does not). Replaces `out`'s contents. `unsure`
+ * (may be NULL) is set when the reading may have missed a directive: a character or string
+ * literal open at a line's end, a comment or raw string open at the end.
  * @return 0 or GPUJIT_ENOMEM.
  */
-int gpujit__directive_lines(gpujit__buf *out, const char *data, size_t size);
+int gpujit__directive_lines(gpujit__buf *out, const char *data, size_t size, bool *unsure);
 
 /** The header-name token at p ("x" or <x>) into out; the end of the token, or NULL. */
 const char *gpujit__inc_header_name(const char *p, const char *end, char *out, size_t size, bool *quoted);

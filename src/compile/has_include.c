@@ -135,7 +135,7 @@ static int one_source_text(gpujit__includes *inc, size_t s, const char *data, si
 {
   gpujit__buf lines = {0};
   int err = one_text(inc, s, inc->source_paths[s], data, size, ps);
-  if (err == 0 && (err = gpujit__directive_lines(&lines, data, size)) == 0)
+  if (err == 0 && (err = gpujit__directive_lines(&lines, data, size, NULL)) == 0)
     err = one_text(inc, s, inc->source_paths[s], lines.data, lines.len, ps);
   gpujit__buf_free(&lines);
   return err;

@@ -74,7 +74,7 @@ static int add_absent(gpujit__includes *inc, const char *dir, const char *name)
   join(full, sizeof(full), dir, name);
   if (stat(full, &st) == 0) { /* it exists (a directory, say): passed over, and must stay no file */
     int err = gpujit__strvec_push(&inc->not_files, full);
-    return err ? err : gpujit__strvec_push(&inc->rejected, full);
+    return err || S_ISREG(st.st_mode) ? err : gpujit__strvec_push(&inc->rejected, full);
   }
   rest = gpujit__path_under(full, dir);
   at = rest ? (size_t)(rest - full) : 1;
@@ -223,32 +223,8 @@ int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, co
   return starts ? 0 : search(inc, s, list, 0, n, name, has_include, depth);
 }
 
-/* Every header name MACRO stands for, through object-like #defines and -D (depth-limited). */
-int gpujit__inc_macro_names(const gpujit__includes *inc, const char *macro, gpujit__strvec *out, int depth)
-{
-  int found = 0;
-  if (depth > 8)
-    return 0;
-  for (size_t i = 0; i < inc->macro_names.count; i++) {
-    const char *v = inc->macro_values.items[i];
-    if (strcmp(inc->macro_names.items[i], macro) != 0)
-      continue;
-    if (*v == '"' || *v == '<') {
-      if (gpujit__strvec_push(out, v) < 0)
-        return -1;
-      found++;
-    } else if (gpujit__inc_ident_start(*v)) {
-      int n = gpujit__inc_macro_names(inc, v, out, depth + 1);
-      if (n < 0)
-        return n;
-      found += n;
-    }
-  }
-  return found;
-}
-
 /* `#include MACRO`: follow what MACRO names, or leave it pending until more #defines are seen. */
-static int computed_include(gpujit__includes *inc, size_t s, const char *includer, const char *macro, bool next,
+int gpujit__inc_computed(gpujit__includes *inc, size_t s, const char *includer, const char *macro, bool next,
                             int depth, bool *resolved)
 {
   gpujit__strvec vals = {0};
@@ -265,7 +241,7 @@ static int computed_include(gpujit__includes *inc, size_t s, const char *include
   return n < 0 ? GPUJIT_ENOMEM : err;
 }
 
-static int add_pending(gpujit__includes *inc, size_t s, const char *includer, const char *macro, bool next)
+int gpujit__inc_add_pending(gpujit__includes *inc, size_t s, const char *includer, const char *macro, bool next)
 {
   gpujit__inc_pending *p = gpujit__grow(inc->pend, &inc->cappend, inc->npend, sizeof(*p), 8);
   if (!p)
@@ -279,33 +255,6 @@ static int add_pending(gpujit__includes *inc, size_t s, const char *includer, co
   if (!p->includer || !p->name)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   inc->npend++;
-  return 0;
-}
-
-/* `#define NAME value` with an object-like NAME and a header name or identifier for value. */
-static int note_define(gpujit__includes *inc, const char *p, const char *eol)
-{
-  const char *n0, *v0, *v1;
-  char name[256], value[PATH_MAX];
-  p = gpujit__inc_skip_ws(p, eol);
-  if (p >= eol || !gpujit__inc_ident_start(*p))
-    return 0;
-  for (n0 = p; p < eol && gpujit__inc_ident_char(*p); p++)
-    ;
-  if (p < eol && *p == '(') /* function-like: not a header name */
-    return 0;
-  v0 = gpujit__inc_skip_ws(p, eol);
-  for (v1 = eol; v1 > v0 && isspace((unsigned char)v1[-1]); v1--)
-    ;
-  if (v0 >= v1 || (*v0 != '"' && *v0 != '<' && !gpujit__inc_ident_start(*v0)) || (size_t)(p - n0) >= sizeof(name) ||
-      (size_t)(v1 - v0) >= sizeof(value))
-    return 0;
-  memcpy(name, n0, (size_t)(p - n0));
-  name[p - n0] = '\0';
-  memcpy(value, v0, (size_t)(v1 - v0));
-  value[v1 - v0] = '\0';
-  if (gpujit__strvec_push(&inc->macro_names, name) < 0 || gpujit__strvec_push(&inc->macro_values, value) < 0)
-    return GPUJIT_ENOMEM;
   return 0;
 }
 
@@ -324,7 +273,7 @@ static int scan_lines(gpujit__includes *inc, size_t s, const char *path, const c
     if (q < eol && *q == '#') {
       q = gpujit__inc_skip_ws(q + 1, eol);
       if (eol - q > 6 && strncmp(q, "define", 6) == 0 && (q[6] == ' ' || q[6] == '\t')) {
-        if ((err = note_define(inc, q + 6, eol)) < 0)
+        if ((err = gpujit__inc_note_define(inc, q + 6, eol)) < 0)
           return err;
       } else if (eol - q > 7 && strncmp(q, "include", 7) == 0) {
         char name[PATH_MAX];
@@ -342,9 +291,9 @@ static int scan_lines(gpujit__includes *inc, size_t s, const char *path, const c
           char macro[256];
           bool resolved;
           gpujit__inc_ident(q, eol, macro, sizeof(macro));
-          if ((err = computed_include(inc, s, path, macro, next, depth, &resolved)) < 0)
+          if ((err = gpujit__inc_computed(inc, s, path, macro, next, depth, &resolved)) < 0)
             return err;
-          if (!resolved && (err = add_pending(inc, s, path, macro, next)) < 0)
+          if (!resolved && (err = gpujit__inc_add_pending(inc, s, path, macro, next)) < 0)
             return err;
         }
       }
@@ -354,19 +303,32 @@ static int scan_lines(gpujit__includes *inc, size_t s, const char *path, const c
   return 0;
 }
 
+/* The reading of `path` may have missed a directive: the compile says what it opened. */
+static void not_certain(gpujit__includes *inc, const char *path)
+{
+  if (inc->needs_trace)
+    return;
+  inc->needs_trace = true;
+  snprintf(inc->why, sizeof(inc->why), "the directive scan is not certain of %s", path);
+}
+
 /* A text both as written and as the preprocessor reads its directives (comments, continuations,
  * "%:" and trigraphs: directives.c): a directive either reading finds is followed, so a comment
  * misread can only add dependencies. */
 static int scan_text(gpujit__includes *inc, size_t s, const char *path, const char *data, size_t size, int depth)
 {
   gpujit__buf lines = {0};
+  bool unsure;
   int err;
-  if ((err = scan_lines(inc, s, path, data, size, depth)) < 0 || (err = gpujit__directive_lines(&lines, data, size)) < 0 ||
+  if ((err = scan_lines(inc, s, path, data, size, depth)) < 0 ||
+      (err = gpujit__directive_lines(&lines, data, size, &unsure)) < 0 ||
       (err = scan_lines(inc, s, path, lines.data, lines.len, depth)) < 0) {
     gpujit__buf_free(&lines);
     return err;
   }
   gpujit__buf_free(&lines);
+  if (unsure)
+    not_certain(inc, path);
   return 0;
 }
 
@@ -375,9 +337,12 @@ int gpujit__inc_readings(gpujit__includes *inc, size_t i, const char *data[2], s
   gpujit__inc_file *f = &inc->files[i];
   int err;
   if (!f->has_directives) {
-    if ((err = gpujit__directive_lines(&f->directives, f->data.data ? f->data.data : "", f->data.len)) < 0)
+    bool unsure;
+    if ((err = gpujit__directive_lines(&f->directives, f->data.data ? f->data.data : "", f->data.len, &unsure)) < 0)
       return err;
     f->has_directives = true;
+    if (unsure)
+      not_certain(inc, f->path);
   }
   data[0] = f->data.data ? f->data.data : "";
   size[0] = f->data.len;
@@ -396,17 +361,6 @@ static int scan_file(gpujit__includes *inc, size_t s, size_t idx, int depth)
   for (int r = 0; err == 0 && r < 2; r++)
     err = scan_lines(inc, s, path, data[r], size[r], depth);
   return err;
-}
-
-/* -D NAME=value: a header name a computed include may use. */
-static int note_option_define(gpujit__includes *inc, const char *def)
-{
-  const char *eq = strchr(def, '=');
-  char line[PATH_MAX + 300];
-  if (!eq)
-    return 0;
-  snprintf(line, sizeof(line), "%.*s %s", (int)(eq - def), def, eq + 1);
-  return note_define(inc, line, line + strlen(line));
 }
 
 static int push_abs(gpujit__strvec *v, const char *dir)
@@ -434,7 +388,7 @@ static int raw_options(gpujit__includes *inc, const gpujit_module_options *o)
       if (err == 0)
         gpujit__normpath(inc->after.items[inc->after.count - 1]);
     } else if (it->role == GPUJIT__OPT_DEFINE) {
-      err = note_option_define(inc, it->value);
+      err = gpujit__inc_note_option_define(inc, it->value);
     } else if (it->role == GPUJIT__OPT_PRE_INCLUDE) {
       err = gpujit__strvec_push(&inc->pre_includes, it->value);
     }
@@ -471,7 +425,7 @@ static int setup(gpujit__includes *inc, const gpujit_source *sources, const char
   if (err == 0)
     err = raw_options(inc, o);
   for (size_t i = 0; err == 0 && i < o->defines_count; i++)
-    err = note_option_define(inc, o->defines[i]);
+    err = gpujit__inc_note_option_define(inc, o->defines[i]);
   return err;
 }
 
@@ -508,7 +462,7 @@ int gpujit__includes_scan(gpujit__includes **out, const gpujit_source *sources, 
     for (size_t i = 0; i < inc->npend; i++) {
       bool resolved;
       gpujit__inc_pending p = inc->pend[i];
-      if ((err = computed_include(inc, p.source, p.includer, p.name, p.next, 0, &resolved)) < 0)
+      if ((err = gpujit__inc_computed(inc, p.source, p.includer, p.name, p.next, 0, &resolved)) < 0)
         goto fail;
       if (resolved) {
         free(p.includer);

@@ -116,7 +116,7 @@ static XXH128_hash_t key_of(const gpujit_source *sources, const char *const *abs
     }
     XXH3_128bits_update(st, "\0", 1);
     /* and as the preprocessor reads them (a directive behind a comment or a continuation) */
-    if (gpujit__directive_lines(&lines, sources[s].data ? sources[s].data : "", sources[s].size) < 0) {
+    if (gpujit__directive_lines(&lines, sources[s].data ? sources[s].data : "", sources[s].size, NULL) < 0) {
       h.low64 = h.high64 = 0; /* no key: nothing is kept or taken */
       goto done;
     }

@@ -78,7 +78,7 @@ static size_t block_end(const char *s, size_t n, bool *has_include)
     last = i;
   }
   /* Whether one of its directives is an #include, as the preprocessor reads them. */
-  if (gpujit__directive_lines(&lines, s, last) == 0)
+  if (gpujit__directive_lines(&lines, s, last, NULL) == 0)
     for (const char *p = lines.data; p && *p && !*has_include; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
       if (*p == '#') {
         p++;

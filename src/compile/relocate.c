@@ -211,22 +211,121 @@ done:
   return err;
 }
 
-/* Replace every whole-prefix occurrence of `from` by `to` in a text image (PTX). */
-static int rebase_text(gpujit__buf *img, const char *from, const char *to)
+/* `base` as a whole path prefix at p: followed by '/', a NUL or a quote. */
+static bool whole_at(const char *p, const char *end, size_t n)
+{
+  return p + n == end || p[n] == '/' || p[n] == '\0' || p[n] == '"';
+}
+
+/* Whether [p, end) holds `base` as a whole path prefix. */
+static bool names_base(const char *p, const char *end, const char *base)
+{
+  size_t n = strlen(base);
+  for (const char *hit; p < end && (hit = memmem(p, (size_t)(end - p), base, n)); p = hit + 1)
+    if (whole_at(hit, end, n))
+      return true;
+  return false;
+}
+
+/* The range of a cubin's .debug_line, or false when it has none or cannot be read. */
+static bool line_section(const gpujit__buf *image, size_t *off, size_t *size)
+{
+  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image->data;
+  unsigned nsec;
+  const Elf64_Shdr *sh = gpujit__elf_sections(image->data, image->len, &nsec);
+  for (unsigned i = 0; sh && i < nsec; i++) {
+    const char *name = gpujit__elf_string(image->data, &sh[eh->e_shstrndx], sh[i].sh_name);
+    if (name && strcmp(name, ".debug_line") == 0 && sh[i].sh_type != SHT_NOBITS &&
+        sh[i].sh_offset <= image->len && sh[i].sh_size <= image->len - sh[i].sh_offset) {
+      *off = sh[i].sh_offset;
+      *size = sh[i].sh_size;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A PTX `.file N "path"` line starting at p (after blanks). */
+static bool file_directive(const char *p, const char *eol)
+{
+  while (p < eol && (*p == ' ' || *p == '\t'))
+    p++;
+  return eol - p > 6 && memcmp(p, ".file", 5) == 0 && (p[5] == ' ' || p[5] == '\t');
+}
+
+/* The bytes PTX spells as numbers on `.b8` lines — an initializer (`= {47, 104, ...}`: a string
+ * such as __FILE__) or a debug section's data. Appended to `out`, a NUL after each line. */
+static int ptx_data_bytes(gpujit__buf *out, const char *p, const char *end)
+{
+  int err = 0;
+  while (err == 0 && p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p)), *q;
+    if (!eol)
+      eol = end;
+    if ((q = memmem(p, (size_t)(eol - p), ".b8", 3))) {
+      const char *brace = memchr(p, '{', (size_t)(eol - p));
+      for (q = brace ? brace + 1 : q + 3; err == 0 && q < eol && *q != '}';) {
+        char *stop;
+        unsigned long v = strtoul(q, &stop, 0);
+        if (stop == q) {
+          q++;
+          continue;
+        }
+        char c = (char)v;
+        err = gpujit__buf_put(out, &c, 1);
+        q = stop;
+      }
+      err = err ? err : gpujit__buf_put(out, "", 1);
+    }
+    p = eol + 1;
+  }
+  return err;
+}
+
+/* A PTX image names `base` only in its .file directives. */
+static int ptx_only_line_info(const gpujit__buf *img, const char *base, bool *only)
+{
+  const char *p = img->data, *end = img->data + img->len;
+  gpujit__buf data = {0};
+  int err;
+  *only = true;
+  while (*only && p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol)
+      eol = end;
+    if (!file_directive(p, eol) && names_base(p, eol, base))
+      *only = false;
+    p = eol + 1;
+  }
+  if (*only && (err = ptx_data_bytes(&data, img->data, end)) < 0)
+    return err;
+  if (*only && data.len && names_base(data.data, data.data + data.len, base))
+    *only = false;
+  gpujit__buf_free(&data);
+  return 0;
+}
+
+/* Every whole-prefix `from` in the PTX's .file lines becomes `to`; nothing else changes. */
+static int rebase_ptx(gpujit__buf *img, const char *from, const char *to)
 {
   gpujit__buf out = {0};
   size_t n = strlen(from);
-  const char *p = img->data, *end = img->data + img->len, *hit;
+  const char *p = img->data, *end = img->data + img->len;
   int err = 0;
-  while (err == 0 && (hit = memmem(p, (size_t)(end - p), from, n)) != NULL) {
-    bool whole = hit + n < end && (hit[n] == '/' || hit[n] == '"');
-    err = gpujit__buf_put(&out, p, (size_t)(hit - p));
+  while (err == 0 && p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p)), *q = p, *hit;
+    eol = eol ? eol + 1 : end;
+    if (file_directive(p, eol))
+      while (err == 0 && (hit = memmem(q, (size_t)(eol - q), from, n)) != NULL) {
+        err = gpujit__buf_put(&out, q, (size_t)(hit - q));
+        if (err == 0)
+          err = whole_at(hit, eol, n) ? gpujit__buf_puts(&out, to) : gpujit__buf_put(&out, hit, n);
+        q = hit + n;
+      }
     if (err == 0)
-      err = whole ? gpujit__buf_puts(&out, to) : gpujit__buf_put(&out, hit, n);
-    p = hit + n;
+      err = gpujit__buf_put(&out, q, (size_t)(eol - q));
+    p = eol;
   }
-  if (err == 0)
-    err = gpujit__buf_put(&out, p, (size_t)(end - p));
   if (err < 0) {
     gpujit__buf_free(&out);
     return err;
@@ -236,30 +335,50 @@ static int rebase_text(gpujit__buf *img, const char *from, const char *to)
   return 0;
 }
 
-/* Same length: overwrite whole path components (the base followed by '/' or a NUL) in place. */
-static void rebase_in_place(gpujit__buf *img, const char *from, const char *to)
+/* Same length: overwrite whole path prefixes in [from_off, from_off + size) in place. */
+static void rebase_in_place(gpujit__buf *img, size_t at, size_t size, const char *from, const char *to)
 {
   size_t n = strlen(from);
-  char *p, *end = img->data + img->len;
-  for (p = img->data; p && p + n <= end; p++) {
-    p = memmem(p, (size_t)(end - p), from, n);
-    if (!p)
+  char *p, *end = img->data + at + size;
+  for (p = img->data + at; p && p + n <= end; p++) {
+    if (!(p = memmem(p, (size_t)(end - p), from, n)))
       break;
-    if (p + n < end && p[n] != '/' && p[n] != '\0')
-      continue;
-    memcpy(p, to, n);
+    if (whole_at(p, end, n))
+      memcpy(p, to, n);
   }
 }
 
+/*
+ * Only what is provably path metadata moves: a cubin's .debug_line directory and file tables, a
+ * PTX's .file directives. Where the program's own code or data names the old base (__FILE__ in a
+ * device assert or string, -G's debug info, LTO-IR, which cannot be read here), nothing is
+ * patched: GPUJIT_EUNSUPPORTED, and the caller compiles for this base instead.
+ */
 int gpujit__image_rebase(gpujit__buf *image, gpujit_output_kind kind, const char *old_base,
                          const char *new_base)
 {
+  size_t off = 0, size = 0;
+  int err;
   if (strcmp(old_base, new_base) == 0 || !image->len)
     return 0;
+  if (kind == GPUJIT_OUTPUT_PTX) {
+    bool only;
+    if ((err = ptx_only_line_info(image, old_base, &only)) < 0)
+      return err;
+    return only ? rebase_ptx(image, old_base, new_base) : GPUJIT_EUNSUPPORTED;
+  }
+  if (kind != GPUJIT_OUTPUT_CUBIN)
+    return names_base(image->data, image->data + image->len, old_base) ? GPUJIT_EUNSUPPORTED : 0;
+  if (!line_section(image, &off, &size))
+    return names_base(image->data, image->data + image->len, old_base) ? GPUJIT_EUNSUPPORTED : 0;
+  if (names_base(image->data, image->data + off, old_base) ||
+      names_base(image->data + off + size, image->data + image->len, old_base))
+    return GPUJIT_EUNSUPPORTED; /* the program's own bytes name the old checkout */
   if (strlen(old_base) == strlen(new_base)) {
-    rebase_in_place(image, old_base, new_base);
+    rebase_in_place(image, off, size, old_base, new_base);
     return 0;
   }
-  return kind == GPUJIT_OUTPUT_PTX ? rebase_text(image, old_base, new_base)
-                                   : gpujit__cubin_rebase(image, old_base, new_base);
+  if ((err = gpujit__cubin_rebase(image, old_base, new_base)) == 0)
+    memset(image->data + off, 0, size); /* the old table's bytes, now no section's */
+  return err;
 }

@@ -12,10 +12,12 @@
 int gpujit__cubin_rebase(gpujit__buf *image, const char *old_base, const char *new_base);
 
 /**
- * Move every path under `old_base` in an image to `new_base`: in place when both have the same
- * length (any kind), otherwise a cubin's line table is rebuilt and PTX text rewritten.
- * @return 0 (also when nothing named old_base), or GPUJIT_EUNSUPPORTED / GPUJIT_ENOMEM with
- *         the image untouched.
+ * Move the paths under `old_base` in an image's line info to `new_base`: a cubin's .debug_line
+ * (in place at the same length, else rebuilt), a PTX's .file directives. Nothing else is
+ * rewritten: when the image names `old_base` anywhere else (its code or data, -G's debug info,
+ * LTO-IR) it is left untouched and GPUJIT_EUNSUPPORTED returned.
+ * @return 0 (also when nothing named old_base), GPUJIT_EUNSUPPORTED or GPUJIT_ENOMEM (image
+ *         untouched).
  */
 int gpujit__image_rebase(gpujit__buf *image, gpujit_output_kind kind, const char *old_base,
                          const char *new_base);

@@ -57,6 +57,17 @@ int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, co
  *  directive lines (gpujit__directive_lines). Each is NUL-terminated; borrowed from `inc`. */
 int gpujit__inc_readings(gpujit__includes *inc, size_t i, const char *data[2], size_t size[2]);
 
+/** `#include MACRO` from `includer`: each header name MACRO stands for looked up; `*resolved`
+ *  false when MACRO names none yet. */
+int gpujit__inc_computed(gpujit__includes *inc, size_t s, const char *includer, const char *macro, bool next,
+                         int depth, bool *resolved);
+/** Keep `#include MACRO` for when a later #define names it. */
+int gpujit__inc_add_pending(gpujit__includes *inc, size_t s, const char *includer, const char *macro, bool next);
+/** A `#define NAME value` line's rest [p, eol): kept when value is a header name or identifier
+ *  (macros.c, with the two below). */
+int gpujit__inc_note_define(gpujit__includes *inc, const char *p, const char *eol);
+/** -D NAME=value: a header name a computed include may use. */
+int gpujit__inc_note_option_define(gpujit__includes *inc, const char *def);
 /** Every header name MACRO stands for (through object-like #defines and -D); -1 out of memory. */
 int gpujit__inc_macro_names(const gpujit__includes *inc, const char *macro, gpujit__strvec *out, int depth);
 /** A kept scan for these sources and options, its disk still as it was, copied into *out

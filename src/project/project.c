@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/error.h"
@@ -89,6 +90,10 @@ void gpujit__project_finish(gpujit_project *p, size_t i, gpujit_project_status s
 {
   gpujit__project_module *pm = &p->mods[i];
   const char *reason = "";
+  struct stat st;
+  /* a module that failed leaves no output, as compilers do: never an older build's image */
+  if (status == GPUJIT_PROJECT_FAILED && pm->output && lstat(pm->output, &st) == 0 && S_ISREG(st.st_mode))
+    unlink(pm->output);
   pm->r.status = status;
   pm->r.error = error;
   free(pm->message);

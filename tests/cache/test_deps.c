@@ -286,6 +286,54 @@ static void test_deps__directive_spellings(void **state)
   }
 }
 
+/* `case'/*':` is a character literal, not a digit separator that opens a comment: the
+ * directive split by a backslash-newline after it is read, and its header is a dependency. */
+static void test_deps__character_literal_after_identifier(void **state)
+{
+  fx *f = *state;
+  put(f, "w.h", "#define W 1\n");
+  put(f, "k.cu", "__device__ int g(int c) { switch (c) { case'/*': return 1; default: return 0; } }\n"
+                 "#\\\ninclude \"w.h\"\n"
+                 "#define V (W + 1)\n" KERNEL);
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+  assert_int_equal(status(f), GPUJIT_CACHE_HIT);
+  put(f, "w.h", "#define W 7\n");
+  assert_int_equal(status(f), GPUJIT_CACHE_MISS);
+}
+
+/* Where the directive reading may have gone wrong (a literal open at a line's end, a comment
+ * open at the end), the scan asks for NVRTC's own record of what the compile opened. */
+static void test_deps__uncertain_reading_asks_nvrtc(void **state)
+{
+  fx *f = *state;
+  static const char *const texts[] = {"#if 0\nit's prose\n#endif\n", "/* never closed\n"};
+  for (size_t i = 0; i < 2; i++) {
+    gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+    gpujit_source src = {NULL, texts[i], strlen(texts[i])};
+    char *path = th_path(f->src, "u.cu");
+    const char *p = path, *why = NULL;
+    gpujit__includes *inc = NULL;
+    assert_int_equal(gpujit__includes_scan(&inc, &src, &p, 1, &o), 0);
+    assert_true(gpujit__includes_needs_trace(inc, &why));
+    assert_non_null(strstr(why, "not certain of"));
+    gpujit__includes_free(inc);
+    free(path);
+  }
+  /* and a certain one does not */
+  {
+    gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+    const char *text = "int a = 1'000; char c = 'x'; // it's fine\n";
+    gpujit_source src = {NULL, text, strlen(text)};
+    char *path = th_path(f->src, "c.cu");
+    const char *p = path;
+    gpujit__includes *inc = NULL;
+    assert_int_equal(gpujit__includes_scan(&inc, &src, &p, 1, &o), 0);
+    assert_false(gpujit__includes_needs_trace(inc, NULL));
+    gpujit__includes_free(inc);
+    free(path);
+  }
+}
+
 /* "../x.h" from a header reached through a symlink is beside the link's target, as the kernel
  * resolves it, not beside the link. */
 static void test_deps__dotdot_through_a_symlink(void **state)
@@ -758,6 +806,8 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_deps__earlier_include_directory, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__include_next, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__directive_spellings, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__character_literal_after_identifier, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__uncertain_reading_asks_nvrtc, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__dotdot_through_a_symlink, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__toolkit_header, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__same_timestamp_race, setup, teardown),
