@@ -1,6 +1,11 @@
 /* `gpujit profile -- COMMAND`: JIT compile against execute for any CUDA program, unchanged. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -42,6 +47,40 @@ static int write_text(const char *path, const char *text)
   return fclose(f);
 }
 
+/* An option's file, never the "--" that starts the command (`--json -- cmd`). */
+static const char *file_value(cli_ctx *ctx, cli_args *a, const char *name)
+{
+  if (a->failed || !a->value || !strcmp(a->value, "--") || !a->value[0]) {
+    cli_usage_error(ctx, "profile", "option '%s' needs a value (a file, before '--')", name);
+    a->failed = false;
+    return NULL;
+  }
+  return a->value;
+}
+
+/* 0 when `cmd` can be run; else 127 (not found) or 126 (found, not runnable), as sh says. */
+static int runnable(const char *cmd)
+{
+  struct stat st;
+  const char *path = getenv("PATH");
+  char cand[4096];
+  int found = 127;
+  if (strchr(cmd, '/'))
+    return stat(cmd, &st) != 0 ? 127 : S_ISREG(st.st_mode) && access(cmd, X_OK) == 0 ? 0 : 126;
+  for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; p;) {
+    const char *colon = strchr(p, ':');
+    int n = colon ? (int)(colon - p) : (int)strlen(p);
+    snprintf(cand, sizeof(cand), "%.*s/%s", n ? n : 1, n ? p : ".", cmd);
+    if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+      if (access(cand, X_OK) == 0)
+        return 0;
+      found = 126;
+    }
+    p = colon ? colon + 1 : NULL;
+  }
+  return found;
+}
+
 int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 {
   gpujit_profile_options o = GPUJIT_PROFILE_OPTIONS_INIT;
@@ -51,6 +90,7 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
   gpujit_profile_totals t;
   long top = 20, n;
   int err, cmd = -1;
+  const char *failed = NULL;
   for (; a.i < argc; a.i++) {
     if (!strcmp(argv[a.i], "--")) {
       cmd = a.i + 1;
@@ -59,12 +99,16 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
     if (!strcmp(argv[a.i], "-h") || !strcmp(argv[a.i], "--help")) {
       profile_help();
       return EXIT_OK;
-    } else if (cli_opt(&a, "-o", true))
-      out = a.value;
-    else if (cli_opt(&a, "--json", true))
-      json = a.value;
-    else if (cli_opt(&a, "--trace", true))
-      trace = a.value;
+    } else if (cli_opt(&a, "-o", true)) {
+      if (!(out = file_value(ctx, &a, "-o")))
+        return EXIT_USAGE;
+    } else if (cli_opt(&a, "--json", true)) {
+      if (!(json = file_value(ctx, &a, "--json")))
+        return EXIT_USAGE;
+    } else if (cli_opt(&a, "--trace", true)) {
+      if (!(trace = file_value(ctx, &a, "--trace")))
+        return EXIT_USAGE;
+    }
     else if (cli_opt(&a, "-q", false) || cli_opt(&a, "--quiet", false))
       ctx->verbose = -1;
     else if (cli_opt(&a, "--lineinfo", false))
@@ -73,8 +117,13 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
       o.nvrtc_trace = 1;
     else if (cli_opt(&a, "--no-cupti", false))
       o.no_cupti = 1;
-    else if (cli_opt(&a, "--keep", true))
-      o.records_dir = a.value;
+    else if (cli_opt(&a, "--keep", true)) {
+      struct stat st;
+      if (!(o.records_dir = file_value(ctx, &a, "--keep")))
+        return EXIT_USAGE;
+      if (stat(o.records_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return cli_usage_error(ctx, "profile", "--keep %s: not a directory", o.records_dir);
+    }
     else if (cli_opt(&a, "--max-events", true)) {
       if (!cli_parse_int(a.value, 1, 1000000000L, &n))
         return cli_usage_error(ctx, "profile", "--max-events wants a count from 1, not '%s'", a.value);
@@ -83,7 +132,7 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
       if (!cli_parse_int(a.value, 0, 1000000L, &top))
         return cli_usage_error(ctx, "profile", "--top wants a count, not '%s'", a.value);
     } else if (a.failed)
-      return EXIT_USAGE;
+      return cli_usage_error(ctx, "profile", "option '%s' needs a value", argv[a.i]);
     else if (argv[a.i][0] == '-')
       return cli_usage_error(ctx, "profile", "unknown option '%s' (the command goes after --)", argv[a.i]);
     else {
@@ -92,47 +141,50 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
     }
   }
   if (a.failed)
-    return EXIT_USAGE;
+    return cli_usage_error(ctx, "profile", "option '%s' needs a value", argv[a.i]);
   if (cmd < 0 || cmd >= argc)
     return cli_usage_error(ctx, "profile", "no command to run: gpujit profile [options] -- COMMAND [ARGS...]");
+  if ((err = runnable(argv[cmd])) != 0) { /* as a shell says it: 127 not found, 126 not runnable */
+    fprintf(stderr, "%s: profile: %s: %s\n", ctx->prog, argv[cmd],
+            err == 127 ? "command not found" : "cannot run it (not an executable file)");
+    return err;
+  }
   if ((err = gpujit_profile_run(&p, argv + cmd, &o)) < 0)
     return cli_fail(ctx, err);
   gpujit_profile_totals_get(p, &t);
+  errno = 0;
   if (json) {
     char *text = NULL;
-    if ((err = gpujit_profile_json(p, &text)) < 0 || write_text(json, text) != 0) {
-      free(text);
-      if (err == 0)
-        cli_warn(ctx, "cannot write %s", json);
-      else
-        cli_fail(ctx, err);
-    } else
-      free(text);
+    if ((err = gpujit_profile_json(p, &text)) < 0 || write_text(json, text) != 0)
+      failed = failed ? failed : json;
+    free(text);
   }
-  if (trace && (err = gpujit_profile_trace(p, trace)) < 0)
-    cli_fail(ctx, err);
+  if (trace && gpujit_profile_trace(p, trace) < 0)
+    failed = failed ? failed : trace;
   if (ctx->verbose >= 0 || out) {
     FILE *f = out ? fopen(out, "w") : stderr;
-    if (!f)
-      cli_warn(ctx, "cannot write %s", out);
-    else {
-      char title[120], *text = NULL;
-      size_t len = 0;
-      for (int i = cmd; argv[i] && len < 100; i++) { /* the command, on one line */
-        if (i > cmd)
-          title[len++] = ' ';
-        for (const char *c = argv[i]; *c && len < 100; c++)
-          title[len++] = (*c == '\n' || *c == '\t') ? ' ' : *c;
-      }
-      snprintf(title + len, sizeof(title) - len, "%s", len >= 100 ? " ..." : "");
-      if ((err = gpujit_profile_format(p, title, top, &text)) < 0)
-        cli_fail(ctx, err);
-      else
-        fputs(text, f);
-      free(text);
-      if (out)
-        fclose(f);
+    char title[120], *text = NULL;
+    size_t len = 0;
+    for (int i = cmd; argv[i] && len < 100; i++) { /* the command, on one line */
+      if (i > cmd)
+        title[len++] = ' ';
+      for (const char *c = argv[i]; *c && len < 100; c++)
+        title[len++] = (*c == '\n' || *c == '\t') ? ' ' : *c;
     }
+    snprintf(title + len, sizeof(title) - len, "%s", len >= 100 ? " ..." : "");
+    if (!f || gpujit_profile_format(p, title, top, &text) < 0 || fputs(text, f) < 0)
+      failed = failed ? failed : out ? out : "the report";
+    free(text);
+    if (out && f && fclose(f) != 0)
+      failed = failed ? failed : out;
+  }
+  /* The command ran and its status is known: a report that could not be written still fails
+   * (even with -q), and says what the command did. */
+  if (failed) {
+    fprintf(stderr, "%s: profile: cannot write %s (%s); the command exited with status %d\n", ctx->prog, failed,
+            errno ? strerror(errno) : "write failed", t.exit_status);
+    gpujit_profile_free(p);
+    return EXIT_IO;
   }
   gpujit_profile_free(p);
   return t.exit_status; /* the command's, whatever gpujit wrote */

@@ -186,6 +186,8 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     free(proc->exe), free(proc->cmd);
     proc->exe = dup(s_of(j, "exe"));
     proc->cmd = dup(s_of(j, "cmd"));
+  } else if (!strcmp(k, "exec")) { /* this image ended by running another program */
+    proc->ended = true;
   } else if (!strcmp(k, "exit")) {
     proc->ended = true;
     proc->lost += u_of(j, "lost");

@@ -12,6 +12,8 @@
  *                     (tests/profile/fake_driver.c): linked directly (profile_target_direct), else
  *                     through dlsym, cuGetProcAddress (PTX, and cuLibraryLoadData) and a library
  *                     loaded RTLD_LOCAL ($PROFILE_TARGET_DRIVER, $PROFILE_TARGET_LOADER)
+ *   exec PATH ARGS... replace this image by PATH with ARGS (the rest of argv)
+ *   spawn-clean PATH ARGS...  run PATH with ARGS in a child whose environment is empty, wait
  *   exit N            exit with status N now
  *   signal N          raise signal N now
  * It prints what it did, one line per compile, so the tests compare the records with it.
@@ -211,6 +213,21 @@ int main(int argc, char **argv)
       free(ir);
     } else if (!strcmp(a, "load")) {
       load_images();
+    } else if (!strcmp(a, "exec")) { /* exec the rest of argv: this image ends */
+      fflush(stdout);
+      execv(v, argv + i + 1);
+      perror(v);
+      exit(127);
+    } else if (!strcmp(a, "spawn-clean")) { /* run the rest of argv with an empty environment */
+      char *const empty[] = {NULL};
+      pid_t pid = fork();
+      fflush(stdout);
+      if (pid == 0) {
+        execve(v, argv + i + 1, empty);
+        _exit(127);
+      }
+      waitpid(pid, NULL, 0);
+      break;
     } else if (!strcmp(a, "exit")) {
       fflush(stdout);
       exit(atoi(v));

@@ -91,6 +91,49 @@ static void dlsym_compiles(const char *target)
   gpujit_profile_free(p);
 }
 
+/* An image that execs another program ended normally: the report is not PARTIAL, and the
+ * program it became is recorded too. */
+static void test_exec_is_a_normal_end(void **state)
+{
+  const char *args[] = {GPUJIT_TARGET_DL, "compile", "before", "exec", "/bin/true", "true", NULL};
+  const char *args2[] = {GPUJIT_TARGET_DL, "compile", "first", "exec", GPUJIT_TARGET_DL, "target", "compile", "second", NULL};
+  gpujit_profile *p = run(args, NULL, 0);
+  gpujit_profile_totals t;
+  (void)state;
+  gpujit_profile_totals_get(p, &t);
+  assert_int_equal(t.exit_status, 0);
+  assert_int_equal(t.compiles, 1);
+  assert_false(t.partial);
+  gpujit_profile_free(p);
+  p = run(args2, NULL, 0);
+  gpujit_profile_totals_get(p, &t);
+  assert_int_equal(t.compiles, 2);
+  assert_false(t.partial);
+  gpujit_profile_free(p);
+}
+
+/* A child started with an empty environment (env -i) keeps being recorded: gpujit's variables
+ * are put back, and the report says so. */
+static void test_child_with_a_clean_environment(void **state)
+{
+  const char *args[] = {GPUJIT_TARGET_DL, "compile", "parent", "spawn-clean", GPUJIT_TARGET_DL, "child", "compile", "child", NULL};
+  gpujit_profile *p;
+  gpujit_profile_totals t;
+  cJSON *j;
+  char *text;
+  (void)state;
+  p = run(args, NULL, 0);
+  gpujit_profile_totals_get(p, &t);
+  j = json_of(p);
+  assert_int_equal(compiles_named(j, "parent", NULL, NULL), 1);
+  assert_int_equal(compiles_named(j, "child", NULL, NULL), 1);
+  text = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "notes"));
+  assert_non_null(strstr(text, "were put back"));
+  free(text);
+  cJSON_Delete(j);
+  gpujit_profile_free(p);
+}
+
 static void test_dlopen_dlsym(void **state)
 {
   (void)state;
@@ -317,6 +360,8 @@ int main(void)
   setenv("PROFILE_TARGET_LOADER", GPUJIT_LOADER, 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dlopen_dlsym),
+      cmocka_unit_test(test_exec_is_a_normal_end),
+      cmocka_unit_test(test_child_with_a_clean_environment),
       cmocka_unit_test(test_linked_directly),
       cmocka_unit_test(test_nvjitlink),
       cmocka_unit_test(test_fork),

@@ -2,7 +2,7 @@
 # expect: *no command: 2*
 # expect: *no command to run*
 # expect: *unknown option: 2*
-# expect: *missing: 4*
+# expect: *missing: 127*
 # expect: *command not found*
 # expect: *bad count: 2*
 # Bad command lines of gpujit profile: a clear error and a non-zero exit, nothing run.

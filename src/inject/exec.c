@@ -1,0 +1,266 @@
+/* A profiled program that runs another: the exec family and posix_spawn wrapped, so that (1) an
+ * image that execs records that it ended by exec (not "did not end normally"), and (2) a child
+ * whose environment dropped gpujit's variables (env -i, a program's own LD_PRELOAD) gets them
+ * back and is recorded too; each time that happens is noted once in the report. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inject/record.h"
+
+extern char **environ;
+
+/* The variables `gpujit profile` gave this process, as they were at its start. */
+static const char *const names[] = {"LD_PRELOAD",           "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
+                                    "GPUJIT_CUPTI_LIBRARY", "GPUJIT_PROFILE_DIR",    "GPUJIT_PROFILE_FLAGS",
+                                    "GPUJIT_PROFILE_MAX_EVENTS"};
+#define NNAMES (sizeof(names) / sizeof(names[0]))
+static char *start[NNAMES];
+static char self[4096];
+
+__attribute__((constructor)) static void remember(void)
+{
+  Dl_info info;
+  for (size_t i = 0; i < NNAMES; i++) {
+    const char *v = getenv(names[i]);
+    start[i] = v ? strdup(v) : NULL;
+  }
+  if (dladdr((void *)remember, &info) && info.dli_fname)
+    snprintf(self, sizeof(self), "%s", info.dli_fname);
+}
+
+static const char *find(char *const *env, const char *name)
+{
+  size_t n = strlen(name);
+  for (char *const *e = env; e && *e; e++)
+    if (!strncmp(*e, name, n) && (*e)[n] == '=')
+      return *e + n + 1;
+  return NULL;
+}
+
+/* `env` with gpujit's variables put back where they are missing (and this library ahead of a
+ * program's own LD_PRELOAD); `env` itself when nothing is missing. Allocated once per call and
+ * left to the exec (it replaces the image) or freed by the caller of a spawn. */
+static char **with_profile(char *const *env, bool *changed)
+{
+  size_t n = 0, k = 0;
+  char **out;
+  *changed = false;
+  if (!gji_active() || !start[4])
+    return (char **)env;
+  for (size_t i = 0; i < NNAMES; i++) {
+    const char *v = find(env, names[i]);
+    if (start[i] && (!v || (i == 0 && self[0] && !strstr(v, self))))
+      *changed = true;
+  }
+  if (!*changed)
+    return (char **)env;
+  while (env && env[n])
+    n++;
+  if (!(out = calloc(n + NNAMES + 1, sizeof(*out))))
+    return (char **)env;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(env[i], "LD_PRELOAD=", 11) != 0)
+      out[k++] = env[i];
+  for (size_t i = 0; i < NNAMES; i++) {
+    const char *v = find(env, names[i]);
+    char *s = NULL;
+    if (i == 0) { /* ours first, then the program's own */
+      int r = v && self[0] && !strstr(v, self) ? asprintf(&s, "LD_PRELOAD=%s %s", self, v)
+              : v                              ? asprintf(&s, "LD_PRELOAD=%s", v)
+                                               : asprintf(&s, "LD_PRELOAD=%s", start[0] ? start[0] : self);
+      if (r < 0)
+        s = NULL;
+    } else if (!v && start[i] && asprintf(&s, "%s=%s", names[i], start[i]) < 0) {
+      s = NULL;
+    }
+    if (s)
+      out[k++] = s;
+  }
+  out[k] = NULL;
+  return out;
+}
+
+static void free_env(char **env, char *const *given)
+{
+  size_t n = 0;
+  if ((char *const *)env == given)
+    return;
+  while (given && given[n])
+    n++;
+  for (char **e = env; *e; e++) {
+    bool theirs = false;
+    for (size_t i = 0; i < n && !theirs; i++)
+      theirs = *e == given[i];
+    if (!theirs)
+      free(*e);
+  }
+  free(env);
+}
+
+static void noted(bool changed, const char *what)
+{
+  if (changed)
+    gji_note("reinject", "a child (%s) was started with gpujit's variables dropped from its environment (env -i, "
+                         "its own LD_PRELOAD): they were put back, and it is recorded",
+             what);
+}
+
+/* This image ends by exec: say so before it goes (an exec that fails goes on as before). */
+static void exec_record(const char *path)
+{
+  gji_line l;
+  if (!gji_active())
+    return;
+  gji_begin(&l, "exec");
+  gji_u64(&l, "t", gji_now());
+  gji_str(&l, "path", path);
+  gji_end(&l);
+}
+
+typedef int (*execve_t)(const char *, char *const[], char *const[]);
+typedef int (*spawn_t)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+                       char *const[], char *const[]);
+
+/* libc's own (this library exports dlsym too: ask by version, past it) */
+static void *next(const char *sym)
+{
+  const char *ver = !strcmp(sym, "execvpe") ? "GLIBC_2.11" : !strncmp(sym, "posix_spawn", 11) ? "GLIBC_2.15" : "GLIBC_2.2.5";
+  return dlvsym(RTLD_NEXT, sym, ver);
+}
+
+static int run_exec(const char *sym, const char *path, char *const argv[], char *const envp[])
+{
+  execve_t real = (execve_t)next(sym);
+  bool changed;
+  char **env = with_profile(envp, &changed);
+  int rc, saved;
+  if (!real) {
+    errno = ENOSYS;
+    return -1;
+  }
+  noted(changed, path);
+  exec_record(path);
+  rc = real(path, argv, env);
+  saved = errno;
+  free_env(env, envp);
+  errno = saved;
+  return rc;
+}
+
+__attribute__((visibility("default"))) int execve(const char *path, char *const argv[], char *const envp[])
+{
+  return run_exec("execve", path, argv, envp);
+}
+
+__attribute__((visibility("default"))) int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+  return run_exec("execvpe", file, argv, envp);
+}
+
+__attribute__((visibility("default"))) int execv(const char *path, char *const argv[])
+{
+  return run_exec("execve", path, argv, environ);
+}
+
+__attribute__((visibility("default"))) int execvp(const char *file, char *const argv[])
+{
+  return run_exec("execvpe", file, argv, environ);
+}
+
+/* execl, execlp, execle: their arguments gathered into an array. */
+static int execl_common(const char *sym, const char *path, const char *arg, va_list ap, bool with_env)
+{
+  size_t n = 1, cap = 16;
+  char **argv = malloc(cap * sizeof(*argv)), *const *envp = environ;
+  int rc;
+  if (!argv) {
+    errno = ENOMEM;
+    return -1;
+  }
+  argv[0] = (char *)arg;
+  for (char *a; arg && (a = va_arg(ap, char *)) != NULL;) {
+    if (n + 1 >= cap) {
+      char **grown = realloc(argv, (cap *= 2) * sizeof(*argv));
+      if (!grown) {
+        free(argv);
+        errno = ENOMEM;
+        return -1;
+      }
+      argv = grown;
+    }
+    argv[n++] = a;
+  }
+  argv[arg ? n : 0] = NULL;
+  if (with_env)
+    envp = va_arg(ap, char *const *);
+  rc = run_exec(sym, path, argv, envp);
+  free(argv);
+  return rc;
+}
+
+__attribute__((visibility("default"))) int execl(const char *path, const char *arg, ...)
+{
+  va_list ap;
+  int rc;
+  va_start(ap, arg);
+  rc = execl_common("execve", path, arg, ap, false);
+  va_end(ap);
+  return rc;
+}
+
+__attribute__((visibility("default"))) int execlp(const char *file, const char *arg, ...)
+{
+  va_list ap;
+  int rc;
+  va_start(ap, arg);
+  rc = execl_common("execvpe", file, arg, ap, false);
+  va_end(ap);
+  return rc;
+}
+
+__attribute__((visibility("default"))) int execle(const char *path, const char *arg, ...)
+{
+  va_list ap;
+  int rc;
+  va_start(ap, arg);
+  rc = execl_common("execve", path, arg, ap, true);
+  va_end(ap);
+  return rc;
+}
+
+static int run_spawn(const char *sym, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+  spawn_t real = (spawn_t)next(sym);
+  bool changed;
+  char **env;
+  int rc;
+  if (!real)
+    return ENOSYS;
+  env = with_profile(envp, &changed);
+  noted(changed, path);
+  rc = real(pid, path, fa, attr, argv, env);
+  free_env(env, envp);
+  return rc;
+}
+
+__attribute__((visibility("default"))) int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                                                       const posix_spawnattr_t *attr, char *const argv[],
+                                                       char *const envp[])
+{
+  return run_spawn("posix_spawn", pid, path, fa, attr, argv, envp);
+}
+
+__attribute__((visibility("default"))) int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                                                        const posix_spawnattr_t *attr, char *const argv[],
+                                                        char *const envp[])
+{
+  return run_spawn("posix_spawnp", pid, file, fa, attr, argv, envp);
+}
