@@ -92,9 +92,9 @@ int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, c
   if (stat(path, &st) == 0) {
     e->dev = (uint64_t)st.st_dev;
     e->ino_now = (uint64_t)st.st_ino;
+    if ((uint64_t)st.st_size == size)
+      set_stat(e, &st, read_start);
   }
-  if (stat(path, &st) == 0 && (uint64_t)st.st_size == size)
-    set_stat(e, &st, read_start);
   /* else: it changed since it was read; untrusted: every lookup hashes it */
   return 0;
 }
@@ -328,7 +328,9 @@ static int by_path(const void *a, const void *b)
   return strcmp((*(gpujit__dep *const *)a)->path, (*(gpujit__dep *const *)b)->path);
 }
 
-static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh)
+/* `*moved` is set when a file's identity may differ from the one recorded (an untrusted record,
+ * another inode): only then can files have become one, or stopped being one. */
+static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh, bool *moved)
 {
   struct stat st;
   if (e->absent)
@@ -339,6 +341,8 @@ static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh)
     return GPUJIT_ENOENT;
   e->dev = (uint64_t)st.st_dev;
   e->ino_now = (uint64_t)st.st_ino;
+  if (!e->trusted || e->ino != e->ino_now)
+    *moved = true;
   if ((uint64_t)st.st_size != e->size)
     return GPUJIT_ENOENT; /* a different size is a different content */
   if (e->trusted && same_stat(e, &st))
@@ -350,7 +354,7 @@ static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh)
 typedef struct slice {
   gpujit__dep **items;
   size_t count;
-  bool refresh;
+  bool refresh, moved;
   int err;
   int *stop; /* another slice failed: the outcome is known (read and written atomically) */
 } slice;
@@ -360,7 +364,7 @@ static void *verify_slice(void *arg)
   slice *s = arg;
   dir_cursor cur = {.fd = -1};
   for (size_t i = 0; i < s->count && s->err == 0 && !__atomic_load_n(s->stop, __ATOMIC_RELAXED); i++)
-    s->err = verify_one(s->items[i], &cur, &s->refresh);
+    s->err = verify_one(s->items[i], &cur, &s->refresh, &s->moved);
   if (s->err)
     __atomic_store_n(s->stop, 1, __ATOMIC_RELAXED);
   if (cur.fd >= 0)
@@ -378,7 +382,7 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
   gpujit__dep *few[8], **order = d->count > 8 ? malloc(d->count * sizeof(*order)) : few;
   slice parts[MAX_THREADS];
   pthread_t tid[MAX_THREADS];
-  bool started[MAX_THREADS] = {false};
+  bool started[MAX_THREADS] = {false}, moved = false;
   int stop = 0;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t n = d->count / PER_THREAD + 1, at = 0;
@@ -395,7 +399,7 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
     n = (size_t)cpus;
   for (size_t t = 0; t < n; t++) {
     size_t len = d->count / n + (t < d->count % n);
-    parts[t] = (slice){order + at, len, false, 0, &stop};
+    parts[t] = (slice){order + at, len, false, false, 0, &stop};
     at += len;
   }
   for (size_t t = 1; t < n; t++)
@@ -410,10 +414,11 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
     if (err)
       __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     *refresh |= parts[t].refresh;
+    moved |= parts[t].moved;
   }
   if (order != few)
     free(order);
-  if (err == 0)
+  if (err == 0 && moved) /* every inode as recorded: the files are one file as they were */
     err = identities_hold(d);
   return err;
 }

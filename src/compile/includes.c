@@ -382,7 +382,7 @@ static int raw_options(gpujit__includes *inc, const gpujit_module_options *o)
     const gpujit__nvrtc_opt *it = &parsed.items[i];
     if (it->unsure || it->role == GPUJIT__OPT_SCAN) {
       inc->needs_trace = true; /* forms the scan does not follow: let the compile say */
-      snprintf(inc->why, sizeof(inc->why), "NVRTC option %s", o->nvrtc_options[it->at]);
+      snprintf(inc->why, sizeof(inc->why), "NVRTC option %s", it->given);
     } else if (it->role == GPUJIT__OPT_INCLUDE_DIR) {
       err = gpujit__strvec_push(&inc->after, it->value);
       if (err == 0)

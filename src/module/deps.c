@@ -1,7 +1,6 @@
 /* A build's dependencies for the cache: the toolkit's headers apart from the user's; and whether
  * a build may be cached at all. */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,11 +8,10 @@
 
 #include "base/error.h"
 #include "base/fs.h"
+#include "compile/directives.h"
 #include "compile/nvrtc_opts.h"
 #include "compile/toolkit.h"
 #include "module/deps.h"
-
-static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
 bool gpujit__in_toolkit(const char *path)
 {
@@ -59,11 +57,22 @@ static const char *time_macro(const char *p, size_t n)
     for (const char *at = p; at && at + len <= end; at++) {
       if (!(at = memmem(at, (size_t)(end - at), names[k], len)))
         break;
-      if ((at == p || !ident_char(at[-1])) && (at + len == end || !ident_char(at[len])))
+      if ((at == p || !gpujit__inc_ident_char(at[-1])) && (at + len == end || !gpujit__inc_ident_char(at[len])))
         return names[k];
     }
   }
   return NULL;
+}
+
+/* A time macro in a define, a raw NVRTC option or the prelude. */
+static const char *option_time_macro(const gpujit_module_options *o)
+{
+  const char *macro = NULL;
+  for (size_t i = 0; !macro && i < o->defines_count; i++)
+    macro = time_macro(o->defines[i], strlen(o->defines[i]));
+  for (size_t i = 0; !macro && i < o->nvrtc_options_count; i++)
+    macro = time_macro(o->nvrtc_options[i], strlen(o->nvrtc_options[i]));
+  return macro || !o->prelude ? macro : time_macro(o->prelude, strlen(o->prelude));
 }
 
 bool gpujit__module_cacheable(const gpujit_module_options *o, const gpujit_source *sources, const char *const *paths,
@@ -96,14 +105,9 @@ bool gpujit__module_cacheable(const gpujit_module_options *o, const gpujit_sourc
       return false;
     }
   }
-  for (size_t i = 0; i < o->defines_count + o->nvrtc_options_count + (o->prelude ? 1 : 0); i++) {
-    const char *t = i < o->defines_count ? o->defines[i]
-                    : i < o->defines_count + o->nvrtc_options_count ? o->nvrtc_options[i - o->defines_count]
-                                                                    : o->prelude;
-    if ((macro = time_macro(t, strlen(t)))) {
-      snprintf(why, why_size, "an option or the prelude uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", macro);
-      return false;
-    }
+  if ((macro = option_time_macro(o))) {
+    snprintf(why, why_size, "an option or the prelude uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", macro);
+    return false;
   }
   return true;
 }
