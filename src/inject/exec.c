@@ -27,6 +27,7 @@ static char self[4096];
 __attribute__((constructor)) static void remember(void)
 {
   Dl_info info;
+  (void)gji_active(); /* read the profile's directory now: a program may unset it before it execs */
   for (size_t i = 0; i < NNAMES; i++) {
     const char *v = getenv(names[i]);
     start[i] = v ? strdup(v) : NULL;

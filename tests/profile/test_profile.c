@@ -132,6 +132,16 @@ static void test_child_with_a_clean_environment(void **state)
   free(text);
   cJSON_Delete(j);
   gpujit_profile_free(p);
+  /* env unsets them, sets its own LD_PRELOAD, and execs: before it recorded anything */
+  {
+    const char *envargs[] = {"/usr/bin/env", "-u", "GPUJIT_PROFILE_DIR", "-u", "CUDA_INJECTION64_PATH",
+                             "LD_PRELOAD=libm.so.6", GPUJIT_TARGET_DL, "compile", "after-env", NULL};
+    p = run(envargs, NULL, 0);
+    j = json_of(p);
+    assert_int_equal(compiles_named(j, "after-env", NULL, NULL), 1);
+    cJSON_Delete(j);
+    gpujit_profile_free(p);
+  }
 }
 
 static void test_dlopen_dlsym(void **state)

@@ -74,6 +74,18 @@ p, t = run_script("cupy", "cupy_kernels.py")
 if p:
     nvrtc_module("cupy", p, t, "gj_scale2", n)
     nvrtc_module("cupy", p, t, "gj_axpb", n)
+# A shell that execs the program: the shell's image ended by exec, not abnormally (no PARTIAL).
+p, t = profile("cupy-exec", ["sh", "-c", 'exec "$0" "$@"', sys.executable, os.path.join(here, "cupy_kernels.py"), str(n)])
+if p:
+    nvrtc_module("cupy-exec", p, t, "gj_scale2", n)
+    check("cupy-exec", not p["totals"]["partial"], "an image that execs ended normally (partial: %s)" % p["totals"]["partial"])
+# A child whose environment dropped gpujit's variables (its own LD_PRELOAD, no injection path):
+# they are put back, it is recorded, and the report says so.
+p, t = profile("cupy-dropped-env", ["sh", "-c", 'env -u CUDA_INJECTION64_PATH -u GPUJIT_PROFILE_DIR LD_PRELOAD=libm.so.6 '
+                                    '"$0" "$@"', sys.executable, os.path.join(here, "cupy_kernels.py"), str(n)])
+if p:
+    nvrtc_module("cupy-dropped-env", p, t, "gj_scale2", n)
+    check("cupy-dropped-env", any("were put back" in x for x in p["notes"]), "the report notes it: %s" % p["notes"][:1])
 p, t = run_script("jiterator", "torch_jiterator.py")
 if p:
     nvrtc_module("jiterator", p, t, "gj_fused", n)
