@@ -1,7 +1,9 @@
 /* A profiled program that runs another: the exec family and posix_spawn wrapped, so that (1) an
  * image that execs records that it ended by exec (not "did not end normally"), and (2) a child
  * whose environment dropped gpujit's variables (env -i, a program's own LD_PRELOAD) gets them
- * back and is recorded too; each time that happens is noted once in the report. */
+ * back and is recorded too, and notes so in the report once it runs. An exec may run in a vfork
+ * child (Python's subprocess), which shares its parent's memory: it allocates nothing and opens
+ * no file. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -21,12 +23,15 @@ static const char *const names[] = {"LD_PRELOAD",           "CUDA_INJECTION64_PA
                                     "GPUJIT_CUPTI_LIBRARY", "GPUJIT_PROFILE_DIR",    "GPUJIT_PROFILE_FLAGS",
                                     "GPUJIT_PROFILE_MAX_EVENTS"};
 #define NNAMES (sizeof(names) / sizeof(names[0]))
+/* Set in a child's environment when they were put back: the child notes it once it runs. */
+#define REINJECTED "GPUJIT_PROFILE_REINJECTED"
 static char *start[NNAMES];
 static char self[4096];
 
 __attribute__((constructor)) static void remember(void)
 {
   Dl_info info;
+  const char *back = getenv(REINJECTED);
   (void)gji_active(); /* read the profile's directory now: a program may unset it before it execs */
   for (size_t i = 0; i < NNAMES; i++) {
     const char *v = getenv(names[i]);
@@ -34,6 +39,12 @@ __attribute__((constructor)) static void remember(void)
   }
   if (dladdr((void *)remember, &info) && info.dli_fname)
     snprintf(self, sizeof(self), "%s", info.dli_fname);
+  if (back) {
+    gji_note("reinject", "a process (%s) was started with gpujit's variables dropped from its environment (env -i, "
+                         "its own LD_PRELOAD): they were put back, and it is recorded",
+             back);
+    unsetenv(REINJECTED);
+  }
 }
 
 static const char *find(char *const *env, const char *name)
@@ -45,79 +56,78 @@ static const char *find(char *const *env, const char *name)
   return NULL;
 }
 
+/* An environment rebuilt on the caller's stack. An exec may run in a vfork child, which shares
+ * the parent's memory: nothing here allocates or writes anything but this struct. */
+#define MAX_ENV 512
+typedef struct env_buf {
+  char *ptrs[MAX_ENV + NNAMES + 2];
+  char pool[8192]; /* the variables put back, one after another */
+  size_t used;
+} env_buf;
+
+/* printf into the pool; NULL when it does not fit (that variable is then left out). */
+static char *pool_printf(env_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *pool_printf(env_buf *b, const char *fmt, ...)
+{
+  va_list ap;
+  char *t = b->pool + b->used;
+  size_t size = sizeof(b->pool) - b->used;
+  int w;
+  va_start(ap, fmt);
+  w = vsnprintf(t, size, fmt, ap);
+  va_end(ap);
+  if (w < 0 || (size_t)w >= size)
+    return NULL;
+  b->used += (size_t)w + 1;
+  return t;
+}
+
 /* `env` with gpujit's variables put back where they are missing (and this library ahead of a
- * program's own LD_PRELOAD); `env` itself when nothing is missing. Allocated once per call and
- * left to the exec (it replaces the image) or freed by the caller of a spawn. */
-static char **with_profile(char *const *env, bool *changed)
+ * program's own LD_PRELOAD), in `b`; `env` itself when nothing is missing (or it will not fit). */
+static char *const *with_profile(char *const *env, const char *path, env_buf *b)
 {
   size_t n = 0, k = 0;
-  char **out;
-  *changed = false;
+  bool changed = false;
   if (!gji_active() || !start[4])
-    return (char **)env;
+    return env;
   for (size_t i = 0; i < NNAMES; i++) {
     const char *v = find(env, names[i]);
     if (start[i] && (!v || (i == 0 && self[0] && !strstr(v, self))))
-      *changed = true;
+      changed = true;
   }
-  if (!*changed)
-    return (char **)env;
   while (env && env[n])
     n++;
-  if (!(out = calloc(n + NNAMES + 1, sizeof(*out))))
-    return (char **)env;
+  if (!changed || n > MAX_ENV)
+    return env;
   for (size_t i = 0; i < n; i++)
     if (strncmp(env[i], "LD_PRELOAD=", 11) != 0)
-      out[k++] = env[i];
+      b->ptrs[k++] = env[i];
+  b->used = 0;
   for (size_t i = 0; i < NNAMES; i++) {
     const char *v = find(env, names[i]);
-    char *s = NULL;
-    if (i == 0) { /* ours first, then the program's own */
-      int r = v && self[0] && !strstr(v, self) ? asprintf(&s, "LD_PRELOAD=%s %s", self, v)
-              : v                              ? asprintf(&s, "LD_PRELOAD=%s", v)
-                                               : asprintf(&s, "LD_PRELOAD=%s", start[0] ? start[0] : self);
-      if (r < 0)
-        s = NULL;
-    } else if (!v && start[i] && asprintf(&s, "%s=%s", names[i], start[i]) < 0) {
-      s = NULL;
-    }
-    if (s)
-      out[k++] = s;
+    char *t;
+    if (i == 0) /* ours first, then the program's own */
+      t = v && self[0] && !strstr(v, self) ? pool_printf(b, "LD_PRELOAD=%s %s", self, v)
+          : v                              ? pool_printf(b, "LD_PRELOAD=%s", v)
+                                           : pool_printf(b, "LD_PRELOAD=%s", start[0] ? start[0] : self);
+    else
+      t = !v && start[i] ? pool_printf(b, "%s=%s", names[i], start[i]) : NULL;
+    if (t)
+      b->ptrs[k++] = t;
   }
-  out[k] = NULL;
-  return out;
+  if ((b->ptrs[k] = pool_printf(b, REINJECTED "=%s", path)))
+    k++;
+  b->ptrs[k] = NULL;
+  return b->ptrs;
 }
 
-static void free_env(char **env, char *const *given)
-{
-  size_t n = 0;
-  if ((char *const *)env == given)
-    return;
-  while (given && given[n])
-    n++;
-  for (char **e = env; *e; e++) {
-    bool theirs = false;
-    for (size_t i = 0; i < n && !theirs; i++)
-      theirs = *e == given[i];
-    if (!theirs)
-      free(*e);
-  }
-  free(env);
-}
-
-static void noted(bool changed, const char *what)
-{
-  if (changed)
-    gji_note("reinject", "a child (%s) was started with gpujit's variables dropped from its environment (env -i, "
-                         "its own LD_PRELOAD): they were put back, and it is recorded",
-             what);
-}
-
-/* This image ends by exec: say so before it goes (an exec that fails goes on as before). */
+/* This image ends by exec: say so before it goes (an exec that fails goes on as before). Only a
+ * process with its own records file has an image to end; a vfork child has none, and must not
+ * open one in memory it shares with its parent. */
 static void exec_record(const char *path)
 {
   gji_line l;
-  if (!gji_active())
+  if (!gji_active() || !gji_owns_file())
     return;
   gji_begin(&l, "exec");
   gji_u64(&l, "t", gji_now());
@@ -139,20 +149,13 @@ static void *next(const char *sym)
 static int run_exec(const char *sym, const char *path, char *const argv[], char *const envp[])
 {
   execve_t real = (execve_t)next(sym);
-  bool changed;
-  char **env = with_profile(envp, &changed);
-  int rc, saved;
+  env_buf b;
   if (!real) {
     errno = ENOSYS;
     return -1;
   }
-  noted(changed, path);
   exec_record(path);
-  rc = real(path, argv, env);
-  saved = errno;
-  free_env(env, envp);
-  errno = saved;
-  return rc;
+  return real(path, argv, with_profile(envp, path, &b));
 }
 
 __attribute__((visibility("default"))) int execve(const char *path, char *const argv[], char *const envp[])
@@ -240,16 +243,10 @@ static int run_spawn(const char *sym, pid_t *pid, const char *path, const posix_
                      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
   spawn_t real = (spawn_t)next(sym);
-  bool changed;
-  char **env;
-  int rc;
+  env_buf b;
   if (!real)
     return ENOSYS;
-  env = with_profile(envp, &changed);
-  noted(changed, path);
-  rc = real(pid, path, fa, attr, argv, env);
-  free_env(env, envp);
-  return rc;
+  return real(pid, path, fa, attr, argv, with_profile(envp, path, &b));
 }
 
 __attribute__((visibility("default"))) int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,

@@ -94,6 +94,12 @@ static pid_t gji_pid(void)
   return self_pid;
 }
 
+/* getpid(), not the pid kept: a vfork child shares this memory (and runs no fork handlers). */
+bool gji_owns_file(void)
+{
+  return fd >= 0 && fd_pid == getpid();
+}
+
 static void put(gji_line *l, const char *s, size_t n)
 {
   if (l->len + n + 3 > sizeof(l->buf)) { /* room kept for "}\n" */

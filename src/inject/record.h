@@ -52,6 +52,9 @@ GJI_HIDDEN void gji_end(gji_line *l);
 GJI_HIDDEN void gji_batch_begin(void);
 GJI_HIDDEN void gji_batch_end(void);
 
+/** Whether this very process (not a vfork child sharing its memory) has its records file open. */
+GJI_HIDDEN bool gji_owns_file(void);
+
 /** Say something once per process and kind of trouble (a "note" record). */
 GJI_HIDDEN void gji_note(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
