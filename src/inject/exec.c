@@ -88,7 +88,7 @@ static char *const *with_profile(char *const *env, const char *path, env_buf *b)
 {
   size_t n = 0, k = 0;
   bool changed = false;
-  if (!gji_active() || !start[4])
+  if (!gji_active() || !start[4] || gji_flag("nsight")) /* Nsight's launchers get the environment it chose */
     return env;
   for (size_t i = 0; i < NNAMES; i++) {
     const char *v = find(env, names[i]);

@@ -155,8 +155,9 @@ static char **environment(const char *inject, const char *cupti, const char *dir
   if (cupti[0])
     set(env, &n, "GPUJIT_CUPTI_LIBRARY=%s", cupti);
   set(env, &n, "GPUJIT_PROFILE_DIR=%s", dir);
-  snprintf(flags, sizeof(flags), "%s%s%s", o->lineinfo ? "lineinfo" : "", o->lineinfo && o->nvrtc_trace ? "," : "",
-           o->nvrtc_trace ? "nvrtc-trace" : "");
+  /* nsight: Nsight builds its launchers' environments on purpose; children are left as they are */
+  snprintf(flags, sizeof(flags), "%s,%s,%s", o->lineinfo ? "lineinfo" : "", o->nvrtc_trace ? "nvrtc-trace" : "",
+           nsight ? "nsight" : "");
   set(env, &n, "GPUJIT_PROFILE_FLAGS=%s", flags);
   set(env, &n, "GPUJIT_PROFILE_MAX_EVENTS=%llu",
       (unsigned long long)(o->max_trace_events ? o->max_trace_events : 200000));

@@ -27,11 +27,12 @@ def check(name, ok, what):
     failed += not ok
 
 
-def profile(name, cmd, options=(), timeout=300):
+def profile(name, cmd, options=(), timeout=300, fresh_cupy=False):
     j, t = "%s/%s.json" % (out, name), "%s/%s.trace.json" % (out, name)
+    run_env = dict(env, CUPY_CACHE_DIR=tempfile.mkdtemp(prefix="cupy-", dir=caches)) if fresh_cupy else env
     try:
         r = subprocess.run([g, "profile", "--top", "6", "--json", j, "--trace", t] + list(options) + ["--"] + cmd,
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+                           env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         check(name, False, "still running after %d s" % timeout)
         return None, None
@@ -75,14 +76,16 @@ if p:
     nvrtc_module("cupy", p, t, "gj_scale2", n)
     nvrtc_module("cupy", p, t, "gj_axpb", n)
 # A shell that execs the program: the shell's image ended by exec, not abnormally (no PARTIAL).
-p, t = profile("cupy-exec", ["sh", "-c", 'exec "$0" "$@"', sys.executable, os.path.join(here, "cupy_kernels.py"), str(n)])
+p, t = profile("cupy-exec", ["sh", "-c", 'exec "$0" "$@"', sys.executable, os.path.join(here, "cupy_kernels.py"), str(n)],
+               fresh_cupy=True)
 if p:
     nvrtc_module("cupy-exec", p, t, "gj_scale2", n)
     check("cupy-exec", not p["totals"]["partial"], "an image that execs ended normally (partial: %s)" % p["totals"]["partial"])
 # A child whose environment dropped gpujit's variables (its own LD_PRELOAD, no injection path):
 # they are put back, it is recorded, and the report says so.
 p, t = profile("cupy-dropped-env", ["sh", "-c", 'env -u CUDA_INJECTION64_PATH -u GPUJIT_PROFILE_DIR LD_PRELOAD=libm.so.6 '
-                                    '"$0" "$@"', sys.executable, os.path.join(here, "cupy_kernels.py"), str(n)])
+                                    '"$0" "$@"', sys.executable, os.path.join(here, "cupy_kernels.py"), str(n)],
+               fresh_cupy=True)
 if p:
     nvrtc_module("cupy-dropped-env", p, t, "gj_scale2", n)
     check("cupy-dropped-env", any("were put back" in x for x in p["notes"]), "the report notes it: %s" % p["notes"][:1])
