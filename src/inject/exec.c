@@ -139,18 +139,28 @@ typedef int (*execve_t)(const char *, char *const[], char *const[]);
 typedef int (*spawn_t)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
                        char *const[], char *const[]);
 
-/* libc's own (this library exports dlsym too: ask by version, past it) */
-static void *next(const char *sym)
+/* The next definition after this library: another tool's wrapper where one is loaded after us
+ * (Nsight's follows a child into its target this way), else libc's. Looked up unversioned (a
+ * versioned look-up would match libc's alone and pass the other tool by), once, when the library
+ * loads: an exec may come in a vfork child, which should do no more than it must. */
+static execve_t next_execve, next_execvpe;
+static spawn_t next_spawn, next_spawnp;
+
+__attribute__((constructor)) static void resolve_next(void)
 {
-  const char *ver = !strcmp(sym, "execvpe") ? "GLIBC_2.11" : !strncmp(sym, "posix_spawn", 11) ? "GLIBC_2.15" : "GLIBC_2.2.5";
-  return dlvsym(RTLD_NEXT, sym, ver);
+  next_execve = (execve_t)dlsym(RTLD_NEXT, "execve");
+  next_execvpe = (execve_t)dlsym(RTLD_NEXT, "execvpe");
+  next_spawn = (spawn_t)dlsym(RTLD_NEXT, "posix_spawn");
+  next_spawnp = (spawn_t)dlsym(RTLD_NEXT, "posix_spawnp");
 }
 
-static int run_exec(const char *sym, const char *path, char *const argv[], char *const envp[])
+static int run_exec(execve_t *next, const char *path, char *const argv[], char *const envp[])
 {
-  execve_t real = (execve_t)next(sym);
   env_buf b;
-  if (!real) {
+  execve_t real;
+  if (!*next) /* another library's constructor, before ours */
+    resolve_next();
+  if (!(real = *next)) {
     errno = ENOSYS;
     return -1;
   }
@@ -160,26 +170,26 @@ static int run_exec(const char *sym, const char *path, char *const argv[], char 
 
 __attribute__((visibility("default"))) int execve(const char *path, char *const argv[], char *const envp[])
 {
-  return run_exec("execve", path, argv, envp);
+  return run_exec(&next_execve, path, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-  return run_exec("execvpe", file, argv, envp);
+  return run_exec(&next_execvpe, file, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execv(const char *path, char *const argv[])
 {
-  return run_exec("execve", path, argv, environ);
+  return run_exec(&next_execve, path, argv, environ);
 }
 
 __attribute__((visibility("default"))) int execvp(const char *file, char *const argv[])
 {
-  return run_exec("execvpe", file, argv, environ);
+  return run_exec(&next_execvpe, file, argv, environ);
 }
 
 /* execl, execlp, execle: their arguments gathered into an array. */
-static int execl_common(const char *sym, const char *path, const char *arg, va_list ap, bool with_env)
+static int execl_common(execve_t *next, const char *path, const char *arg, va_list ap, bool with_env)
 {
   size_t n = 1, cap = 16;
   char **argv = malloc(cap * sizeof(*argv)), *const *envp = environ;
@@ -204,7 +214,7 @@ static int execl_common(const char *sym, const char *path, const char *arg, va_l
   argv[arg ? n : 0] = NULL;
   if (with_env)
     envp = va_arg(ap, char *const *);
-  rc = run_exec(sym, path, argv, envp);
+  rc = run_exec(next, path, argv, envp);
   free(argv);
   return rc;
 }
@@ -214,7 +224,7 @@ __attribute__((visibility("default"))) int execl(const char *path, const char *a
   va_list ap;
   int rc;
   va_start(ap, arg);
-  rc = execl_common("execve", path, arg, ap, false);
+  rc = execl_common(&next_execve, path, arg, ap, false);
   va_end(ap);
   return rc;
 }
@@ -224,7 +234,7 @@ __attribute__((visibility("default"))) int execlp(const char *file, const char *
   va_list ap;
   int rc;
   va_start(ap, arg);
-  rc = execl_common("execvpe", file, arg, ap, false);
+  rc = execl_common(&next_execvpe, file, arg, ap, false);
   va_end(ap);
   return rc;
 }
@@ -234,17 +244,19 @@ __attribute__((visibility("default"))) int execle(const char *path, const char *
   va_list ap;
   int rc;
   va_start(ap, arg);
-  rc = execl_common("execve", path, arg, ap, true);
+  rc = execl_common(&next_execve, path, arg, ap, true);
   va_end(ap);
   return rc;
 }
 
-static int run_spawn(const char *sym, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+static int run_spawn(spawn_t *next, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
                      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-  spawn_t real = (spawn_t)next(sym);
   env_buf b;
-  if (!real)
+  spawn_t real;
+  if (!*next)
+    resolve_next();
+  if (!(real = *next))
     return ENOSYS;
   return real(pid, path, fa, attr, argv, with_profile(envp, path, &b));
 }
@@ -253,12 +265,12 @@ __attribute__((visibility("default"))) int posix_spawn(pid_t *pid, const char *p
                                                        const posix_spawnattr_t *attr, char *const argv[],
                                                        char *const envp[])
 {
-  return run_spawn("posix_spawn", pid, path, fa, attr, argv, envp);
+  return run_spawn(&next_spawn, pid, path, fa, attr, argv, envp);
 }
 
 __attribute__((visibility("default"))) int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                                                         const posix_spawnattr_t *attr, char *const argv[],
                                                         char *const envp[])
 {
-  return run_spawn("posix_spawnp", pid, file, fa, attr, argv, envp);
+  return run_spawn(&next_spawnp, pid, file, fa, attr, argv, envp);
 }
