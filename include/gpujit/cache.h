@@ -42,6 +42,15 @@ GPUJIT_API int gpujit_cache_options_init(gpujit_cache_options *opts, unsigned in
  */
 GPUJIT_API int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts);
 
+/**
+ * Open a cache for inspecting and maintaining it, creating nothing where there is none: a missing
+ * directory opens as an empty cache that stores nothing (stats are zeros, nothing is listed),
+ * and a directory holding files that are not a gpujit cache's is refused, never written into.
+ * @return 0, GPUJIT_EINVAL (a file, or a directory of other files), GPUJIT_ENOMEM,
+ *         GPUJIT_EVERSION.
+ */
+GPUJIT_API int gpujit_cache_open_existing(gpujit_cache **out, const gpujit_cache_options *opts);
+
 /** Close a cache; NULL is a no-op. */
 GPUJIT_API void gpujit_cache_free(gpujit_cache *cache);
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Optional, Union
 
-from . import _gpujit
+from . import _args, _gpujit
 from ._errors import _raise_from
 
 
@@ -19,7 +19,9 @@ def stats(directory: Optional[Union[str, os.PathLike]] = None) -> dict:
 
 
 def clear(directory: Optional[Union[str, os.PathLike]] = None) -> int:
-    """Remove every entry; returns how many were removed."""
+    """Remove every entry; returns how many were removed. Like ``stats`` and ``export``, it makes
+    nothing: a missing directory is an empty cache (0 removed), and a directory holding files that
+    are no gpujit cache's raises ``InvalidArgumentError`` and is left alone."""
     try:
         return _gpujit.cache_clear(None if directory is None else os.fspath(directory))
     except _gpujit.Error as e:
@@ -51,7 +53,7 @@ def export(path: Union[str, os.PathLike], *, used_since: float = 0.0,
     their manifests and dependency groups, into an archive (``.tar.zst``, ``.tar.gz``, ``.tar``).
     Returns how many entries were written."""
     try:
-        return _gpujit.cache_export(_dir(directory), os.fspath(path), float(used_since))
+        return _gpujit.cache_export(_dir(directory), os.fspath(path), _args.number("used_since", used_since, 0))
     except _gpujit.Error as e:
         _raise_from(e)
 

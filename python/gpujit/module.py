@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
-from . import _gpujit
+from . import _args, _gpujit
 from ._errors import _raise_from
 
 
@@ -85,18 +85,6 @@ class Module:
             {True: "cache hit", False: "compiled", None: "no cache"}[self.cache_hit])
 
 
-def _str_list(what: str, v) -> Optional[list]:
-    if v is None:
-        return None
-    if isinstance(v, (str, bytes)):
-        raise TypeError("%s must be a sequence of str, not a single %s" % (what, type(v).__name__))
-    out = list(v)
-    for x in out:
-        if not isinstance(x, str):
-            raise TypeError("%s must hold str, not %s" % (what, type(x).__name__))
-    return out
-
-
 def build(path_or_source: Union[str, os.PathLike], *, name: Optional[str] = None, arch: Optional[str] = None,
           options: Optional[Sequence[str]] = None, defines: Optional[Union[Mapping[str, object], Iterable[str]]] = None,
           include_dirs: Optional[Sequence[Union[str, os.PathLike]]] = None,
@@ -107,10 +95,12 @@ def build(path_or_source: Union[str, os.PathLike], *, name: Optional[str] = None
     ``path_or_source``: a path (a PathLike, or a str of one line without ``{``, ``}`` or ``;``),
     else CUDA C++ source text (named ``name``, default "module.cu", in diagnostics). ``arch``: "sm_90", "compute_90", …
     (default: the GPU's, else $GPUJIT_ARCH, else sm_90). ``options``: NVRTC options passed through.
-    ``defines``: {"N": 4} or ["N=4"]. ``name_expressions``: template kernels to instantiate
-    ("scale<float>"), looked up with ``Module.kernel``. ``cache``: True (the default cache), False,
-    or a cache directory. ``time_trace``: write a Trace Event Format file of the build there.
-    ``lean``: the lean pass (default on).
+    ``defines``: {"N": 4} or ["N=4"] (a key is a macro name; True and False define 1 and 0, None
+    no value). ``name_expressions``: template kernels to instantiate ("scale<float>"), looked up
+    with ``Module.kernel``. ``cache``: True (the default cache), False,
+    or a cache directory (made when missing; ValueError when it cannot be). ``time_trace``: write a Trace Event Format file of the build there.
+    ``lean``: the lean pass (True, the default, or False). A wrong type or value of any of them is a
+    TypeError or ValueError that names it.
 
     Raises ``CompileError`` (diagnostics with file:line:col in its message and ``log``), or the
     exception class of any other gpujit error."""
@@ -124,18 +114,23 @@ def build(path_or_source: Union[str, os.PathLike], *, name: Optional[str] = None
         paths, sources = None, [(name or "module.cu", path_or_source)]
     else:
         raise TypeError("path_or_source must be a path or source text (str), not %s" % type(path_or_source).__name__)
-    if isinstance(defines, Mapping):
-        defines = ["%s=%s" % (k, v) if v is not None else str(k) for k, v in defines.items()]
+    if not isinstance(cache, (bool, str, os.PathLike)):
+        raise TypeError("cache must be True, False or a cache directory, not %s" % type(cache).__name__)
     if arch is not None and not isinstance(arch, str):
         raise TypeError("arch must be a str such as 'sm_90', not %s" % type(arch).__name__)
     cache_dir = None
     if not isinstance(cache, bool):
         cache_dir, cache = os.fspath(cache), True
+        if not os.path.isdir(cache_dir):  # made now, or said why not: never a build quietly uncached
+            try:
+                os.makedirs(cache_dir, exist_ok=True)
+            except OSError as e:
+                raise ValueError("cache=%r: the cache directory cannot be made (%s)" % (cache_dir, e.strerror)) from None
     try:
-        d = _gpujit.build(paths, sources, arch, _str_list("options", options), _str_list("defines", defines),
-                          _str_list("include_dirs", None if include_dirs is None else [os.fspath(p) for p in include_dirs]),
-                          _str_list("name_expressions", name_expressions), bool(cache), cache_dir,
-                          None if time_trace is None else os.fspath(time_trace), bool(lean))
+        d = _gpujit.build(paths, sources, arch, _args.str_list("options", options), _args.defines(defines),
+                          _args.path_list("include_dirs", include_dirs), _args.str_list("name_expressions", name_expressions),
+                          cache, cache_dir, None if time_trace is None else os.fspath(time_trace),
+                          _args.flag("lean", lean))
     except _gpujit.Error as e:
         _raise_from(e)
     return Module(d)

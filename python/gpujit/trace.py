@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Optional, Union
 
-from . import _gpujit
+from . import _args, _gpujit
 from ._errors import _raise_from
 
 
@@ -35,12 +35,9 @@ def diff(base, new, *, fail_above_pct: Optional[float] = None, min_ms: float = 0
     ``min_ms``)."""
     def paths(v):
         return [os.fspath(p) for p in (v if isinstance(v, (list, tuple)) else [v])]
-    if fail_above_pct is not None and fail_above_pct < 0:
-        raise ValueError("fail_above_pct must be >= 0, not %r" % fail_above_pct)
-    if min_ms < 0:
-        raise ValueError("min_ms must be >= 0, not %r" % min_ms)
+    gate = -1.0 if fail_above_pct is None else _args.number("fail_above_pct", fail_above_pct, 0)
+    floor = _args.number("min_ms", min_ms, 0)
     try:
-        return _gpujit.diff(paths(base), paths(new), -1.0 if fail_above_pct is None else float(fail_above_pct),
-                            float(min_ms))
+        return _gpujit.diff(paths(base), paths(new), gate, floor)
     except _gpujit.Error as e:
         _raise_from(e)

@@ -7,6 +7,8 @@
  * Errors raise _gpujit.Error(code, name, message, log): the C error code, its symbolic name
  * ("GPUJIT_ECOMPILE"), gpujit_error_last() and, for compiles, the diagnostics.
  */
+#include <stdbool.h>
+
 #include "ext.h"
 
 #include <stdlib.h>
@@ -250,14 +252,15 @@ done:
   return result;
 }
 
-/* The cache at `dir` (NULL: the default), opened; NULL with an exception set. */
-static gpujit_cache *open_cache(const char *dir)
+/* The cache at `dir` (NULL: the default), opened; NULL with an exception set. `existing`: one
+ * that is there already (nothing is made in a missing or foreign directory). */
+static gpujit_cache *open_cache(const char *dir, bool existing)
 {
   gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
   gpujit_cache *cache = NULL;
   int err;
   co.dir = dir;
-  if ((err = gpujit_cache_open(&cache, &co)) < 0) {
+  if ((err = existing ? gpujit_cache_open_existing(&cache, &co) : gpujit_cache_open(&cache, &co)) < 0) {
     gpujit_cache_free(cache);
     gpujit_py_raise(err);
     return NULL;
@@ -276,7 +279,7 @@ static PyObject *cache_stats(PyObject *self, PyObject *args)
   PyObject *d;
   int err;
   (void)self;
-  if (!PyArg_ParseTuple(args, "z", &dir) || !(cache = open_cache(dir)))
+  if (!PyArg_ParseTuple(args, "z", &dir) || !(cache = open_cache(dir, true)))
     return NULL;
   if ((err = gpujit_cache_stats_get(cache, &s)) < 0 || (err = gpujit_cache_limit_get(cache, &limit, &source)) < 0) {
     gpujit_cache_free(cache);
@@ -299,7 +302,7 @@ static PyObject *cache_clear(PyObject *self, PyObject *args)
   uint64_t removed = 0;
   int err;
   (void)self;
-  if (!PyArg_ParseTuple(args, "z", &dir) || !(cache = open_cache(dir)))
+  if (!PyArg_ParseTuple(args, "z", &dir) || !(cache = open_cache(dir, true)))
     return NULL;
   if ((err = gpujit_cache_clear(cache, &removed)) < 0) {
     gpujit_cache_free(cache);
@@ -317,7 +320,7 @@ static PyObject *cache_limit(PyObject *self, PyObject *args)
   uint64_t bytes = 0;
   int err = 0;
   (void)self;
-  if (!PyArg_ParseTuple(args, "zz", &dir, &size) || !(cache = open_cache(dir)))
+  if (!PyArg_ParseTuple(args, "zz", &dir, &size) || !(cache = open_cache(dir, false)))
     return NULL;
   if (size && ((err = gpujit_cache_parse_size(size, &bytes)) < 0 || (err = gpujit_cache_limit_set(cache, bytes)) < 0)) {
     gpujit_cache_free(cache);
@@ -340,7 +343,7 @@ static PyObject *cache_export(PyObject *self, PyObject *args)
   uint64_t n = 0;
   int err;
   (void)self;
-  if (!PyArg_ParseTuple(args, "zsd", &dir, &path, &o.used_since) || !(cache = open_cache(dir)))
+  if (!PyArg_ParseTuple(args, "zsd", &dir, &path, &o.used_since) || !(cache = open_cache(dir, true)))
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   err = gpujit_cache_export(cache, path, &o, &n);
@@ -357,7 +360,7 @@ static PyObject *cache_import(PyObject *self, PyObject *args)
   gpujit_cache_import_result r = {0, 0, 0, 0};
   int err;
   (void)self;
-  if (!PyArg_ParseTuple(args, "zs", &dir, &path) || !(cache = open_cache(dir)))
+  if (!PyArg_ParseTuple(args, "zs", &dir, &path) || !(cache = open_cache(dir, false)))
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   err = gpujit_cache_import(cache, path, 0, &r);

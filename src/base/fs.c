@@ -211,6 +211,12 @@ bool gpujit__is_dir(const char *path)
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool gpujit__exists(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
 /* mkdir -p from the deepest missing directory down: an existing directory costs one mkdir, not
  * one per component of its path (each an EEXIST after a walk of the path so far). */
 static int mkdirs_at(char *buf, size_t len, mode_t mode)

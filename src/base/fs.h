@@ -37,5 +37,7 @@ const char *gpujit__basename(const char *path);
 /** mkdir -p with mode. */
 int gpujit__mkdirs(const char *path, unsigned mode);
 bool gpujit__is_dir(const char *path);
+/** Whether anything (a file, directory, device ...) is at `path` (symlinks followed). */
+bool gpujit__exists(const char *path);
 
 #endif

@@ -72,7 +72,7 @@ static bool prepare(gpujit_cache *c)
   return access(p, W_OK) == 0;
 }
 
-int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
+static int open_cache(gpujit_cache **out, const gpujit_cache_options *opts, bool create)
 {
   gpujit_cache_options defaults = GPUJIT_CACHE_OPTIONS_INIT;
   gpujit_cache *c;
@@ -116,8 +116,8 @@ int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
       return err;
     }
   }
-  c->writable = prepare(c);
-  if (!c->writable) {
+  c->writable = create && prepare(c);
+  if (!c->writable && create) {
     gpujit__log(GPUJIT_LOG_WARN, "cache %s is not writable: building without storing (%s)", c->dir,
                 gpujit_error_last());
     c->warned = true;
@@ -125,6 +125,52 @@ int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
   gpujit_error_clear();
   *out = c;
   return 0;
+}
+
+int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
+{
+  return open_cache(out, opts, true);
+}
+
+/* What a directory holds: -1 nothing (it is missing), 0 a gpujit cache or nothing yet, 1 other
+ * files. A cache's own top-level names only (a cache whose making was cut short is still one). */
+static int holds(const char *dir)
+{
+  static const char *const ours[] = {"VERSION", "entries", "manifests", "deps", "tmp", "locks",
+                                     "notes", "stats", "remote_stats", "size", "max_size"};
+  struct dirent *e;
+  DIR *d;
+  int what = 0;
+  if (!(d = opendir(dir)))
+    return errno == ENOENT || errno == ENOTDIR ? -1 : 0;
+  while (what == 0 && (e = readdir(d))) {
+    bool known = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    for (size_t i = 0; !known && i < sizeof(ours) / sizeof(ours[0]); i++)
+      known = !strcmp(e->d_name, ours[i]) || !strncmp(e->d_name, "VERSION.tmp", 11);
+    what = !known;
+  }
+  closedir(d);
+  return what;
+}
+
+int gpujit_cache_open_existing(gpujit_cache **out, const gpujit_cache_options *opts)
+{
+  char *dir = opts && opts->dir ? gpujit__abspath(opts->dir) : gpujit__cache_default_dir();
+  struct stat st;
+  int what = 0, err = 0;
+  if (!out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_open_existing: NULL out");
+  *out = NULL;
+  if (!dir)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+    err = gpujit__error(GPUJIT_EINVAL, "cache directory '%s' is not a directory", dir);
+  else if ((what = holds(dir)) > 0)
+    err = gpujit__error(GPUJIT_EINVAL, "%s holds files that are no gpujit cache's: left alone", dir);
+  free(dir);
+  if (err < 0)
+    return err;
+  return open_cache(out, opts, what == 0); /* a missing one: an empty cache to look at, made nowhere */
 }
 
 void gpujit_cache_free(gpujit_cache *c)

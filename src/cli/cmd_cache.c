@@ -230,7 +230,10 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
   }
   if ((!strcmp(verb, "show") || !strcmp(verb, "source")) && !key)
     return cli_usage_error(ctx, "cache", "'%s' needs a KEY", verb);
-  if ((err = gpujit_cache_open(&cache, &copts)) < 0)
+  /* import and limit may make a cache; every other verb looks at one that is there */
+  if ((err = (!strcmp(verb, "import") || !strcmp(verb, "path") || !strcmp(verb, "limit")
+                  ? gpujit_cache_open(&cache, &copts)
+                  : gpujit_cache_open_existing(&cache, &copts))) < 0)
     return cli_fail(ctx, err);
 
   if (!strcmp(verb, "path")) {

@@ -149,7 +149,10 @@ int gpujit_module_options_validate(const gpujit_module_options *opts)
     return err;
   for (i = 0; i < opts->include_dirs_count; i++)
     if (!gpujit__is_dir(opts->include_dirs[i]))
-      return gpujit__error(GPUJIT_EINVAL, "include directory '%s' does not exist", opts->include_dirs[i]);
+      return gpujit__error(GPUJIT_EINVAL, gpujit__exists(opts->include_dirs[i])
+                                              ? "include directory '%s' is a file, not a directory"
+                                              : "include directory '%s' does not exist",
+                           opts->include_dirs[i]);
   for (i = 0; i < opts->defines_count; i++)
     if ((err = check_macro("define", opts->defines[i], true)) < 0)
       return err;

@@ -1,0 +1,124 @@
+"""Arguments a user gets wrong, each refused with a TypeError or ValueError that names it (or
+done as the docs say), and inputs that never end: nothing is taken for something else, nothing
+is created where the user did not ask, nothing hangs."""
+import os
+import re
+
+import pytest
+
+import gpujit
+
+SRC = 'extern "C" __global__ void gj_args(int *o) { *o = V; }\n'
+
+
+def value_of(m):
+    """The constant the kernel stores, from its PTX."""
+    return int(re.search(r"mov\.u32\s+%r\d+, (-?\d+);", m.image.decode()).group(1))
+
+
+def build(**kw):
+    kw.setdefault("arch", "compute_90")
+    kw.setdefault("cache", False)
+    return gpujit.build(SRC, name="gj_args.cu", **kw)
+
+
+def test_defines_keys_are_macro_names():
+    with pytest.raises(ValueError, match=r"defines: 'V=3' is not a macro name"):
+        build(defines={"V=3": 2})
+    with pytest.raises(ValueError, match="defines: 7 is not a macro name"):
+        build(defines={7: 2})
+    assert value_of(build(defines={"V": 5})) == 5
+    assert value_of(build(defines=["V=6"])) == 6
+
+
+def test_defines_values():
+    assert value_of(build(defines={"V": True})) == 1  # not the text True
+    assert value_of(build(defines={"V": False})) == 0
+    with pytest.raises(TypeError, match=r"defines\['V'\] must be a str, int, float, bool or None, not list"):
+        build(defines={"V": [1]})
+    with pytest.raises(TypeError, match="defines must be a sequence of str, not a single str"):
+        build(defines="V=1")
+
+
+def test_include_dirs(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "v.h").write_text("#define V 9\n")
+    src = '#include "v.h"\n' + SRC
+    with pytest.raises(TypeError, match="include_dirs must be a sequence of paths, not a single str"):
+        gpujit.build(src, include_dirs=str(tmp_path / "inc"), cache=False, arch="compute_90")
+    with pytest.raises(TypeError, match="include_dirs must be a sequence of paths, not a single PosixPath"):
+        gpujit.build(src, include_dirs=tmp_path / "inc", cache=False, arch="compute_90")
+    assert value_of(gpujit.build(src, include_dirs=[tmp_path / "inc"], cache=False, arch="compute_90")) == 9
+    with pytest.raises(gpujit.InvalidArgumentError, match="include directory '.*v.h' is a file, not a directory"):
+        gpujit.build(src, include_dirs=[tmp_path / "inc" / "v.h"], cache=False, arch="compute_90")
+    with pytest.raises(gpujit.InvalidArgumentError, match="include directory '.*nope' does not exist"):
+        gpujit.build(src, include_dirs=[tmp_path / "nope"], cache=False, arch="compute_90")
+
+
+def test_flags_are_bools():
+    with pytest.raises(TypeError, match="lean must be True or False, not 'no'"):
+        build(defines={"V": 1}, lean="no")
+    with pytest.raises(TypeError, match="cache must be True, False or a cache directory, not int"):
+        build(defines={"V": 1}, cache=1)
+
+
+def test_relative_include_in_raw_options_follows_the_working_directory(tmp_path):
+    """options=["-I."] names the working directory, as NVRTC reads it: from another directory
+    with its own header the build must not be served the first directory's."""
+    cache = tmp_path / "cache"
+    for d, v in (("a", 1), ("b", 2)):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "v.h").write_text("#define V %d\n" % v)
+    src = '#include "v.h"\n' + SRC
+    old = os.getcwd()
+    try:
+        got = []
+        for d in ("a", "b", "a"):
+            os.chdir(tmp_path / d)
+            got.append(value_of(gpujit.build(src, name="rel.cu", options=["-I."], cache=cache, arch="compute_90")))
+    finally:
+        os.chdir(old)
+    assert got == [1, 2, 1]
+
+
+def test_numbers_are_named():
+    with pytest.raises(TypeError, match="fail_above_pct must be a number, not str"):
+        gpujit.trace.diff("a.json", "b.json", fail_above_pct="5")
+    with pytest.raises(ValueError, match="fail_above_pct must be >= 0"):
+        gpujit.trace.diff("a.json", "b.json", fail_above_pct=-1)
+    with pytest.raises(TypeError, match="used_since must be a number, not str"):
+        gpujit.cache.export("x.tar", used_since="yesterday")
+
+
+def test_cache_admin_creates_nothing(tmp_path):
+    missing = tmp_path / "missing" / "cache"
+    s = gpujit.cache.stats(missing)  # an empty cache to look at, made nowhere
+    assert (s["entries"], s["hits"], s["bytes"]) == (0, 0, 0)
+    assert gpujit.cache.clear(missing) == 0
+    assert not (tmp_path / "missing").exists()
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine\n")
+    with pytest.raises(gpujit.InvalidArgumentError, match="holds files that are no gpujit cache's: left alone"):
+        gpujit.cache.clear(foreign)
+    with pytest.raises(gpujit.InvalidArgumentError):
+        gpujit.cache.stats(foreign)
+    assert sorted(os.listdir(foreign)) == ["notes.txt"]
+
+
+def test_a_cache_that_cannot_be_made_is_said(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(ValueError, match=r"cache=.*afile/dir.*cannot be made"):
+        build(defines={"V": 1}, cache=afile / "dir")
+
+
+def test_inputs_that_never_end(tmp_path):
+    fifo = tmp_path / "k.cu"
+    os.mkfifo(fifo)
+    with pytest.raises(gpujit.GpujitIOError, match="is a FIFO; gpujit reads regular files only"):
+        gpujit.build(fifo, cache=False, arch="compute_90")
+    with pytest.raises(gpujit.GpujitIOError, match="is a character device"):
+        gpujit.build("/dev/zero", cache=False, arch="compute_90")
+    with pytest.raises(gpujit.GpujitIOError, match="is a character device"):
+        gpujit.trace.analyze("/dev/zero")
