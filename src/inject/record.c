@@ -237,14 +237,38 @@ void gji_raw(gji_line *l, const char *k, const char *json)
   put(l, json, strlen(json));
 }
 
+/* A write that failed (a full disk, a quota): the lines are counted lost, and an empty file
+ * `lost-PID-ERRNO` beside the records says so — it needs no data block, so it can be made where
+ * the records could not be written. Once per process and error. */
+static void records_lost(const char *s, size_t n, int err)
+{
+  static pid_t marked_pid;
+  static int marked_err;
+  char path[sizeof(dir) + 64];
+  uint64_t lines = 0;
+  int f;
+  for (const char *p = s; (p = memchr(p, '\n', (size_t)(s + n - p))); p++)
+    lines++;
+  gji_lost(lines ? lines : 1);
+  if (marked_pid == getpid() && marked_err == err)
+    return;
+  marked_pid = getpid();
+  marked_err = err;
+  snprintf(path, sizeof(path), "%s/lost-%d-%d", dir, (int)getpid(), err);
+  if ((f = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0)
+    close(f);
+}
+
 static void write_line(const char *s, size_t n)
 {
   while (n > 0) {
     ssize_t w = write(fd, s, n);
     if (w < 0 && errno == EINTR)
       continue;
-    if (w <= 0)
+    if (w <= 0) {
+      records_lost(s, n, w < 0 ? errno : EIO);
       return;
+    }
     s += w, n -= (size_t)w;
   }
 }

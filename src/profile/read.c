@@ -426,6 +426,14 @@ int gpujit__profile_read(gpujit_profile *p, const char *dir)
   while (err == 0 && (e = readdir(d)) != NULL) {
     char path[4096];
     size_t len = strlen(e->d_name);
+    int pid, code;
+    /* a process that could not write its records left this empty file (inject/record.c) */
+    if (sscanf(e->d_name, "lost-%d-%d", &pid, &code) == 2) {
+      gpujit__profile_note(p, "process %d could not write its records (%s): what it did after that is missing "
+                              "from this report",
+                           pid, strerror(code));
+      continue;
+    }
     if (e->d_name[0] != 'p' || len < 7 || strcmp(e->d_name + len - 6, ".jsonl"))
       continue;
     snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
