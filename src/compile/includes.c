@@ -31,6 +31,18 @@ static bool is_file(const char *p)
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* A candidate that is a FIFO, device or socket: NVRTC opens it and waits (a FIFO no one writes,
+ * a device that never ends). The first is kept for the build to refuse. */
+static void refuse_special(gpujit__includes *inc, const char *p)
+{
+  struct stat st;
+  if (inc->refused[0] || stat(p, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+    return;
+  snprintf(inc->refused, sizeof(inc->refused), "%s: is %s, where NVRTC would read a header (it would wait on it); "
+           "gpujit reads regular files only",
+           p, S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+}
+
 /* `path` (absolute) as the kernel resolves it: ".." is the parent of the directory reached so
  * far, which a symlink makes another directory than the lexical one ("link/../x.h" is beside
  * link's target). A prefix ending in ".." is resolved on disk; the rest is normalised. A prefix
@@ -158,6 +170,7 @@ static int search(gpujit__includes *inc, size_t s, const char *const *list, size
     join(cand, sizeof(cand), list[k], name);
     if (is_file(cand))
       break;
+    refuse_special(inc, cand);
   }
   if (k == n && !has_include) { /* only reachable in an inactive #if branch of a compile that succeeded */
     for (k = first; k < n; k++) { /* a scan kept for later holds only while none of them appears */
@@ -552,6 +565,7 @@ const char *gpujit__includes_path(const gpujit__includes *inc, size_t i, const c
 }
 
 size_t gpujit__includes_absent_count(const gpujit__includes *inc) { return inc ? inc->absent.count : 0; }
+const char *gpujit__includes_refused(const gpujit__includes *inc) { return inc && inc->refused[0] ? inc->refused : NULL; }
 size_t gpujit__includes_rejected_count(const gpujit__includes *inc) { return inc ? inc->rejected.count : 0; }
 const char *gpujit__includes_rejected(const gpujit__includes *inc, size_t i) { return inc->rejected.items[i]; }
 const char *gpujit__includes_absent(const gpujit__includes *inc, size_t i) { return inc->absent.items[i]; }

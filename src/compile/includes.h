@@ -54,6 +54,9 @@ const char *gpujit__includes_absent(const gpujit__includes *inc, size_t i);
 /** Paths a lookup passed over because they exist but are no regular file (a directory `A/h.h`
  *  before `B/h.h`): each must stay no file. */
 size_t gpujit__includes_rejected_count(const gpujit__includes *inc);
+/** Why the compile must not run (a FIFO, device or socket where NVRTC would read a header), or
+ *  NULL. */
+const char *gpujit__includes_refused(const gpujit__includes *inc);
 const char *gpujit__includes_rejected(const gpujit__includes *inc, size_t i);
 
 void gpujit__includes_free(gpujit__includes *inc);

@@ -293,7 +293,7 @@ void gpujit__inc_memo_put(gpujit__includes *inc, const uint64_t key[2], int64_t 
 {
   stamp *stamps;
   memo *slot = NULL;
-  if (!capacity || inc->needs_trace || inc->npend || (!key[0] && !key[1]))
+  if (!capacity || inc->needs_trace || inc->npend || inc->refused[0] || (!key[0] && !key[1]))
     return;
   if (!(stamps = calloc(inc->nfiles ? inc->nfiles : 1, sizeof(*stamps))))
     return;

@@ -45,6 +45,7 @@ struct gpujit__includes {
   size_t npend, cappend;
   bool needs_trace;
   char why[512];
+  char refused[600]; /* a candidate NVRTC would open that is a FIFO, device or socket: it would wait */
 };
 
 /** One lookup of `name` from `includer` in NVRTC's order for source `s`: the header found is

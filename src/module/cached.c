@@ -103,6 +103,8 @@ int gpujit__cached_scan(gpujit__miss *miss, gpujit_module *m, const gpujit_sourc
       gpujit__stage_arg_str(&stage, "traced because", why);
   }
   m->timings.hash_ms += gpujit__stage_end(&stage);
+  if (err == 0 && gpujit__includes_refused(miss->deps.inc)) /* NVRTC would hang on it */
+    return gpujit__error(GPUJIT_EIO, "%s", gpujit__includes_refused(miss->deps.inc));
   if (err < 0) { /* an unreadable header: the compile will say so better; nothing is cached */
     gpujit__log(GPUJIT_LOG_DEBUG, "include scan failed (%s): not caching this build", gpujit_error_last());
     gpujit_error_clear();
