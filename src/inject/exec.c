@@ -23,6 +23,7 @@ static const char *const names[] = {"LD_PRELOAD",           "CUDA_INJECTION64_PA
                                     "GPUJIT_CUPTI_LIBRARY", "GPUJIT_PROFILE_DIR",    "GPUJIT_PROFILE_FLAGS",
                                     "GPUJIT_PROFILE_MAX_EVENTS"};
 #define NNAMES (sizeof(names) / sizeof(names[0]))
+enum { PRELOAD = 0, PROFILE_DIR = 4 }; /* where names[] holds them */
 /* Set in a child's environment when they were put back: the child notes it once it runs. */
 #define REINJECTED "GPUJIT_PROFILE_REINJECTED"
 static char *start[NNAMES];
@@ -88,11 +89,11 @@ static char *const *with_profile(char *const *env, const char *path, env_buf *b)
 {
   size_t n = 0, k = 0;
   bool changed = false;
-  if (!gji_active() || !start[4] || gji_flag("nsight")) /* Nsight's launchers get the environment it chose */
+  if (!gji_active() || !start[PROFILE_DIR] || gji_flag("nsight")) /* Nsight's launchers get the environment it chose */
     return env;
   for (size_t i = 0; i < NNAMES; i++) {
     const char *v = find(env, names[i]);
-    if (start[i] && (!v || (i == 0 && self[0] && !strstr(v, self))))
+    if (start[i] && (!v || (i == PRELOAD && self[0] && !strstr(v, self))))
       changed = true;
   }
   while (env && env[n])
@@ -106,10 +107,10 @@ static char *const *with_profile(char *const *env, const char *path, env_buf *b)
   for (size_t i = 0; i < NNAMES; i++) {
     const char *v = find(env, names[i]);
     char *t;
-    if (i == 0) /* ours first, then the program's own */
+    if (i == PRELOAD) /* ours first, then the program's own */
       t = v && self[0] && !strstr(v, self) ? pool_printf(b, "LD_PRELOAD=%s %s", self, v)
           : v                              ? pool_printf(b, "LD_PRELOAD=%s", v)
-                                           : pool_printf(b, "LD_PRELOAD=%s", start[0] ? start[0] : self);
+                                           : pool_printf(b, "LD_PRELOAD=%s", start[PRELOAD] ? start[PRELOAD] : self);
     else
       t = !v && start[i] ? pool_printf(b, "%s=%s", names[i], start[i]) : NULL;
     if (t)
