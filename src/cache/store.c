@@ -132,25 +132,29 @@ int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
   return open_cache(out, opts, true);
 }
 
-/* What a directory holds: -1 nothing (it is missing), 0 a gpujit cache or nothing yet, 1 other
- * files. A cache's own top-level names only (a cache whose making was cut short is still one). */
+/* What a directory holds: -1 nothing (it is missing), 0 a gpujit cache (any of its own top-level
+ * names: a cache whose making was cut short is one too, and a README beside one changes nothing)
+ * or nothing yet, 1 only files that are no gpujit cache's. */
 static int holds(const char *dir)
 {
   static const char *const ours[] = {"VERSION", "entries", "manifests", "deps", "tmp", "locks",
                                      "notes", "stats", "remote_stats", "size", "max_size"};
   struct dirent *e;
   DIR *d;
-  int what = 0;
+  bool cache = false, other = false;
   if (!(d = opendir(dir)))
     return errno == ENOENT || errno == ENOTDIR ? -1 : 0;
-  while (what == 0 && (e = readdir(d))) {
-    bool known = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+  while (!cache && (e = readdir(d))) {
+    bool known = false;
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
     for (size_t i = 0; !known && i < sizeof(ours) / sizeof(ours[0]); i++)
-      known = !strcmp(e->d_name, ours[i]) || !strncmp(e->d_name, "VERSION.tmp", 11);
-    what = !known;
+      known = !strcmp(e->d_name, ours[i]);
+    cache = known;
+    other |= !known;
   }
   closedir(d);
-  return what;
+  return !cache && other;
 }
 
 int gpujit_cache_open_existing(gpujit_cache **out, const gpujit_cache_options *opts)
