@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inject/protocol.h"
 #include "inject/buffers.h"
 #include "inject/image.h"
 #include "inject/libs.h"
@@ -68,7 +69,7 @@ static void on_load(CUpti_CallbackId id, const CUpti_CallbackData *cb)
     load_t0 = gji_now();
     return;
   }
-  gji_begin(&l, "load");
+  gji_begin(&l, GPUJIT_KIND(LOAD));
   gji_str(&l, "api", cb->functionName);
   gji_u64(&l, "corr", cb->correlationId);
   gji_u64(&l, "t0", load_t0);
@@ -197,7 +198,7 @@ static void add_sum(sum *s, size_t *ns, uint64_t module, const char *name, uint3
   if (*ns == MAX_SUMS) { /* written out and started again: nothing is dropped */
     for (size_t i = 0; i < *ns; i++) {
       gji_line l;
-      gji_begin(&l, "ksum");
+      gji_begin(&l, GPUJIT_KIND(KSUM));
       gji_hex(&l, "module", s[i].module);
       gji_str(&l, "name", s[i].name);
       gji_u64(&l, "device", s[i].device);
@@ -232,7 +233,7 @@ static void one_kernel(const CUpti_ActivityKernel10 *k, sum *sums, size_t *ns)
   add_sum(sums, ns, module, k->name, k->deviceId, k->end - k->start);
   if (trace_one()) {
     gji_line l;
-    gji_begin(&l, "kernel");
+    gji_begin(&l, GPUJIT_KIND(KERNEL));
     gji_str(&l, "name", k->name);
     gji_hex(&l, "module", module);
     gji_u64(&l, "device", k->deviceId);
@@ -248,7 +249,7 @@ static void sums_out(const sum *s, size_t n)
 {
   for (size_t i = 0; i < n; i++) {
     gji_line l;
-    gji_begin(&l, "ksum");
+    gji_begin(&l, GPUJIT_KIND(KSUM));
     gji_hex(&l, "module", s[i].module);
     gji_str(&l, "name", s[i].name);
     gji_u64(&l, "device", s[i].device);
@@ -331,20 +332,20 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
       break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const CUpti_ActivityMemcpy6 *m = (const void *)a;
-      add_op(ops, &nops, "copy", copy_kind(m->copyKind), m->deviceId, m->bytes, m->end - m->start);
-      gpu_op("copy", copy_kind(m->copyKind), m->deviceId, m->streamId, m->correlationId, m->bytes, m->start, m->end);
+      add_op(ops, &nops, GPUJIT_KIND(COPY), copy_kind(m->copyKind), m->deviceId, m->bytes, m->end - m->start);
+      gpu_op(GPUJIT_KIND(COPY), copy_kind(m->copyKind), m->deviceId, m->streamId, m->correlationId, m->bytes, m->start, m->end);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const CUpti_ActivityMemset4 *m = (const void *)a;
-      add_op(ops, &nops, "memset", "memset", m->deviceId, m->bytes, m->end - m->start);
-      gpu_op("memset", "memset", m->deviceId, m->streamId, m->correlationId, m->bytes, m->start, m->end);
+      add_op(ops, &nops, GPUJIT_KIND(MEMSET), "memset", m->deviceId, m->bytes, m->end - m->start);
+      gpu_op(GPUJIT_KIND(MEMSET), "memset", m->deviceId, m->streamId, m->correlationId, m->bytes, m->start, m->end);
       break;
     }
     case CUPTI_ACTIVITY_KIND_JIT: {
       const CUpti_ActivityJit2 *j = (const void *)a;
       gji_line l;
-      gji_begin(&l, "jit");
+      gji_begin(&l, GPUJIT_KIND(JIT));
       gji_str(&l, "entry",
               j->jitEntryType == CUPTI_ACTIVITY_JIT_ENTRY_PTX_TO_CUBIN     ? "ptx-to-cubin"
               : j->jitEntryType == CUPTI_ACTIVITY_JIT_ENTRY_NVVM_IR_TO_PTX ? "nvvm-ir-to-ptx"
@@ -372,7 +373,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
   free(sums);
   for (size_t i = 0; i < nops; i++) {
     gji_line l;
-    gji_begin(&l, "osum");
+    gji_begin(&l, GPUJIT_KIND(OSUM));
     gji_str(&l, "op", ops[i].k);
     gji_str(&l, "what", ops[i].what);
     gji_u64(&l, "device", ops[i].device);
@@ -383,7 +384,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
   }
   if (C.dropped && C.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
     gji_line l;
-    gji_begin(&l, "dropped");
+    gji_begin(&l, GPUJIT_KIND(DROPPED));
     gji_u64(&l, "records", dropped); /* CUPTI's own count: records it had no buffer for */
     gji_end(&l);
   }
@@ -426,8 +427,8 @@ void gji_cupti_yield(const char *api)
 }
 
 /* gpujit_profile_load_range, in this process, asks for what CUPTI holds before reading records. */
-__attribute__((visibility("default"))) void gpujit_inject_flush(void);
-void gpujit_inject_flush(void)
+__attribute__((visibility("default"))) void GPUJIT_RECORD_FLUSH_FN(void);
+void GPUJIT_RECORD_FLUSH_FN(void)
 {
   if (started_pid == getpid() && C.flush_all && gji_cupti_records_loads())
     C.flush_all(1);
@@ -441,7 +442,7 @@ static void at_exit(void)
   started_pid = 0; /* once */
   if (C.flush_all && gji_cupti_records_loads())
     C.flush_all(1);
-  gji_begin(&l, "gpu_end");
+  gji_begin(&l, GPUJIT_KIND(GPU_END));
   pthread_mutex_lock(&C.lock);
   gji_u64(&l, "traced", C.traced);
   gji_u64(&l, "untraced", C.untraced);
@@ -460,7 +461,7 @@ static const char *cupti_error(CUptiResult r)
 
 static bool load_cupti(void)
 {
-  const char *path = getenv("GPUJIT_CUPTI_LIBRARY");
+  const char *path = getenv(GPUJIT_ENV(CUPTI_LIBRARY));
   void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   C.lib = dlopen(path && *path ? path : "libcupti.so", RTLD_NOW | RTLD_LOCAL);
   if (!C.lib) {
@@ -512,7 +513,7 @@ int InitializeInjection(void)
                                          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
                                          CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
                                          CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
-  const char *budget = getenv("GPUJIT_PROFILE_MAX_EVENTS");
+  const char *budget = getenv(GPUJIT_ENV(MAX_EVENTS));
   CUptiResult r;
   uint64_t ts = 0;
   gji_line l;
@@ -528,7 +529,7 @@ int InitializeInjection(void)
   }
   /* $GPUJIT_PROFILE_LAUNCH_CALLBACKS=0 measures what the launch callbacks cost (bench/
    * profile_overhead.py): launches are then not tied to their modules */
-  const char *launch_cb = getenv("GPUJIT_PROFILE_LAUNCH_CALLBACKS");
+  const char *launch_cb = getenv(GPUJIT_ENV(LAUNCH_CALLBACKS));
   for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
     if (i < 9 /* the loads and unloads */ || !launch_cb || strcmp(launch_cb, "0"))
       C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
@@ -555,7 +556,7 @@ int InitializeInjection(void)
     C.flush_period(500); /* a process that ends in _exit keeps all but the last half second */
   /* the two clocks side by side: activity times are CUPTI's */
   if (C.timestamp && C.timestamp(&ts) == CUPTI_SUCCESS) {
-    gji_begin(&l, "clock");
+    gji_begin(&l, GPUJIT_KIND(CLOCK));
     gji_u64(&l, "cupti", ts);
     gji_u64(&l, "host", gji_now());
     gji_end(&l);

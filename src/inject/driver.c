@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inject/protocol.h"
 #include "inject/image.h"
 #include "inject/libs.h"
 
@@ -58,7 +59,7 @@ static void *real_of(int i)
 static void loaded(const char *api, uint64_t t0, int result, const void *image, const char *file, void *module)
 {
   gji_line l;
-  gji_begin(&l, "load");
+  gji_begin(&l, GPUJIT_KIND(LOAD));
   gji_str(&l, "api", api);
   gji_str(&l, "seen", "wrapper");
   gji_u64(&l, "t0", t0);
@@ -146,7 +147,7 @@ static int w_link_complete(void *state, void **cubin, size_t *size)
   int r = f ? f(state, cubin, size) : CU_NOT_INITIALIZED;
   if (recording()) {
     gji_line l;
-    gji_begin(&l, "load");
+    gji_begin(&l, GPUJIT_KIND(LOAD));
     gji_str(&l, "api", "cuLinkComplete");
     gji_str(&l, "seen", "wrapper");
     gji_u64(&l, "t0", t0);
@@ -257,7 +258,7 @@ static void find_tool(void)
 {
   char mine[PATH_MAX], theirs[PATH_MAX];
   Dl_info self;
-  const char *path = getenv("CUDA_INJECTION64_PATH");
+  const char *path = getenv(GPUJIT_ENV(CUDA_INJECTION));
   if (!path || !*path)
     return;
   tool_owns_driver = !(dladdr((void *)find_tool, &self) && self.dli_fname && realpath(path, theirs) &&

@@ -14,28 +14,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "inject/protocol.h"
 #include "inject/record.h"
 
 extern char **environ;
 
-/* The variables `gpujit profile` gave this process, as they were at its start. */
-static const char *const names[] = {"LD_PRELOAD",           "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
-                                    "GPUJIT_CUPTI_LIBRARY", "GPUJIT_PROFILE_DIR",    "GPUJIT_PROFILE_FLAGS",
-                                    "GPUJIT_PROFILE_MAX_EVENTS"};
-#define NNAMES (sizeof(names) / sizeof(names[0]))
-enum { PRELOAD = 0, PROFILE_DIR = 4 }; /* where names[] holds them */
-/* Set in a child's environment when they were put back: the child notes it once it runs. */
-#define REINJECTED "GPUJIT_PROFILE_REINJECTED"
+/* The variables `gpujit profile` gave this process (inject/protocol.h), as they were at its start.
+ * REINJECTED is the one this file sets itself. */
+#define NNAMES GPUJIT_RECORD_ENV_COUNT
+#define start_of(id) start[GPUJIT_RECORD_ENV_##id]
 static char *start[NNAMES];
 static char self[4096];
 
 __attribute__((constructor)) static void remember(void)
 {
   Dl_info info;
-  const char *back = getenv(REINJECTED);
+  const char *back = getenv(GPUJIT_ENV(REINJECTED));
   (void)gji_active(); /* read the profile's directory now: a program may unset it before it execs */
   for (size_t i = 0; i < NNAMES; i++) {
-    const char *v = getenv(names[i]);
+    const char *v = i == GPUJIT_RECORD_ENV_REINJECTED ? NULL : getenv(gpujit_record_env_names[i]);
     start[i] = v ? strdup(v) : NULL;
   }
   if (dladdr((void *)remember, &info) && info.dli_fname)
@@ -44,17 +41,23 @@ __attribute__((constructor)) static void remember(void)
     gji_note("reinject", "a process (%s) was started with gpujit's variables dropped from its environment (env -i, "
                          "its own LD_PRELOAD): they were put back, and it is recorded",
              back);
-    unsetenv(REINJECTED);
+    unsetenv(GPUJIT_ENV(REINJECTED));
   }
+}
+
+/* `entry` ("NAME=value") sets `name`: its value, else NULL. */
+static const char *is_var(const char *entry, const char *name)
+{
+  size_t n = strlen(name);
+  return !strncmp(entry, name, n) && entry[n] == '=' ? entry + n + 1 : NULL;
 }
 
 static const char *find(char *const *env, const char *name)
 {
-  size_t n = strlen(name);
-  for (char *const *e = env; e && *e; e++)
-    if (!strncmp(*e, name, n) && (*e)[n] == '=')
-      return *e + n + 1;
-  return NULL;
+  const char *v = NULL;
+  for (char *const *e = env; e && *e && !v; e++)
+    v = is_var(*e, name);
+  return v;
 }
 
 /* An environment rebuilt on the caller's stack. An exec may run in a vfork child, which shares
@@ -89,11 +92,11 @@ static char *const *with_profile(char *const *env, const char *path, env_buf *b)
 {
   size_t n = 0, k = 0;
   bool changed = false;
-  if (!gji_active() || !start[PROFILE_DIR] || gji_flag("nsight")) /* Nsight's launchers get the environment it chose */
+  if (!gji_active() || !start_of(DIR) || gji_flag(GPUJIT_FLAG_NSIGHT)) /* Nsight's launchers get the environment it chose */
     return env;
   for (size_t i = 0; i < NNAMES; i++) {
-    const char *v = find(env, names[i]);
-    if (start[i] && (!v || (i == PRELOAD && self[0] && !strstr(v, self))))
+    const char *v = find(env, gpujit_record_env_names[i]);
+    if (start[i] && (!v || (i == GPUJIT_RECORD_ENV_PRELOAD && self[0] && !strstr(v, self))))
       changed = true;
   }
   while (env && env[n])
@@ -101,22 +104,22 @@ static char *const *with_profile(char *const *env, const char *path, env_buf *b)
   if (!changed || n > MAX_ENV)
     return env;
   for (size_t i = 0; i < n; i++)
-    if (strncmp(env[i], "LD_PRELOAD=", 11) != 0)
+    if (!is_var(env[i], GPUJIT_ENV(PRELOAD)))
       b->ptrs[k++] = env[i];
   b->used = 0;
   for (size_t i = 0; i < NNAMES; i++) {
-    const char *v = find(env, names[i]);
+    const char *v = find(env, gpujit_record_env_names[i]);
     char *t;
-    if (i == PRELOAD) /* ours first, then the program's own */
-      t = v && self[0] && !strstr(v, self) ? pool_printf(b, "LD_PRELOAD=%s %s", self, v)
-          : v                              ? pool_printf(b, "LD_PRELOAD=%s", v)
-                                           : pool_printf(b, "LD_PRELOAD=%s", start[PRELOAD] ? start[PRELOAD] : self);
+    if (i == GPUJIT_RECORD_ENV_PRELOAD) /* ours first, then the program's own */
+      t = v && self[0] && !strstr(v, self) ? pool_printf(b, "%s=%s %s", GPUJIT_ENV(PRELOAD), self, v)
+          : v ? pool_printf(b, "%s=%s", GPUJIT_ENV(PRELOAD), v)
+              : pool_printf(b, "%s=%s", GPUJIT_ENV(PRELOAD), start_of(PRELOAD) ? start_of(PRELOAD) : self);
     else
-      t = !v && start[i] ? pool_printf(b, "%s=%s", names[i], start[i]) : NULL;
+      t = !v && start[i] ? pool_printf(b, "%s=%s", gpujit_record_env_names[i], start[i]) : NULL;
     if (t)
       b->ptrs[k++] = t;
   }
-  if ((b->ptrs[k] = pool_printf(b, REINJECTED "=%s", path)))
+  if ((b->ptrs[k] = pool_printf(b, "%s=%s", GPUJIT_ENV(REINJECTED), path)))
     k++;
   b->ptrs[k] = NULL;
   return b->ptrs;
@@ -130,7 +133,7 @@ static void exec_record(const char *path)
   gji_line l;
   if (!gji_active() || !gji_owns_file())
     return;
-  gji_begin(&l, "exec");
+  gji_begin(&l, GPUJIT_KIND(EXEC));
   gji_u64(&l, "t", gji_now());
   gji_str(&l, "path", path);
   gji_end(&l);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inject/protocol.h"
 #include "inject/libs.h"
 #include "inject/record.h"
 
@@ -160,7 +161,7 @@ static int do_complete(link_lib *L, int slot, void *h)
   if ((e = find(h, false)) != NULL)
     meta = *e;
   pthread_mutex_unlock(&lock);
-  gji_begin(&l, "nvjitlink");
+  gji_begin(&l, GPUJIT_KIND(NVJITLINK));
   gji_u64(&l, "lib", (uint64_t)slot);
   gji_str(&l, "lib_path", L->path);
   gji_str(&l, "options", meta.opts);
@@ -204,7 +205,7 @@ static int do_nvvm(link_lib *L, int slot, void *p, int n, const char **opts)
   t1 = gji_now();
   if (!gji_active())
     return r;
-  gji_begin(&l, "nvvm");
+  gji_begin(&l, GPUJIT_KIND(NVVM));
   gji_u64(&l, "lib", (uint64_t)slot);
   gji_str(&l, "lib_path", L->path);
   gji_strs(&l, "options", opts, n);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "inject/protocol.h"
 #include "inject/libs.h"
 #include "inject/record.h"
 
@@ -181,9 +182,9 @@ static nvrtcResult do_compile(nvrtc_lib *L, int slot, nvrtcProgram p, int n, con
   gji_line l;
   if (!gji_active())
     return L->compile(p, n, opts);
-  if (gji_flag("lineinfo") && !has_option(n, opts, "-lineinfo", "--generate-line-info"))
+  if (gji_flag(GPUJIT_FLAG_LINEINFO) && !has_option(n, opts, "-lineinfo", "--generate-line-info"))
     extra[added++] = "-lineinfo";
-  if (gji_flag("nvrtc-trace") && !has_option(n, opts, "--fdevice-time-trace", "-fdevice-time-trace")) {
+  if (gji_flag(GPUJIT_FLAG_NVRTC_TRACE) && !has_option(n, opts, "--fdevice-time-trace", "-fdevice-time-trace")) {
     unsigned long long k = __atomic_add_fetch(&compiles, 1, __ATOMIC_RELAXED);
     snprintf(trace, sizeof(trace), "--fdevice-time-trace=%s/nvrtc-%d-%llu", gji_dir(), (int)getpid(), k);
     extra[added++] = trace;
@@ -201,7 +202,7 @@ static nvrtcResult do_compile(nvrtc_lib *L, int slot, nvrtcProgram p, int n, con
   if ((e = find(p, false)) != NULL)
     meta = *e;
   pthread_mutex_unlock(&lock);
-  gji_begin(&l, "nvrtc");
+  gji_begin(&l, GPUJIT_KIND(NVRTC));
   gji_u64(&l, "lib", (uint64_t)slot);
   gji_str(&l, "lib_path", L->path);
   if (L->version && L->version(&major, &minor) == NVRTC_SUCCESS)

@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "inject/protocol.h"
 #include "inject/nvtx.h"
 #include "inject/record.h"
 
@@ -23,7 +24,7 @@ void gji_nvtx_marker(const CUpti_ActivityMarker2 *m)
     pthread_mutex_unlock(&lock);
     return;
   }
-  gji_begin(&l, "nvtx");
+  gji_begin(&l, GPUJIT_KIND(NVTX));
   if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
     pthread_mutex_lock(&lock);
     if (open_ranges[m->id % 256].id == m->id) {

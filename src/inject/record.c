@@ -13,6 +13,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "inject/protocol.h"
 #include "inject/record.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -44,7 +45,7 @@ static void on_fork_child(void)
 
 static void init(void)
 {
-  const char *d = getenv("GPUJIT_PROFILE_DIR"), *f = getenv("GPUJIT_PROFILE_FLAGS");
+  const char *d = getenv(GPUJIT_ENV(DIR)), *f = getenv(GPUJIT_ENV(FLAGS));
   if (d && *d && strlen(d) < sizeof(dir) - 64) {
     snprintf(dir, sizeof(dir), "%s", d);
     active = access(dir, W_OK) == 0;
@@ -254,7 +255,7 @@ static void records_lost(const char *s, size_t n, int err)
     return;
   marked_pid = getpid();
   marked_err = err;
-  snprintf(path, sizeof(path), "%s/lost-%d-%d", dir, (int)getpid(), err);
+  snprintf(path, sizeof(path), "%s/" GPUJIT_RECORD_LOST_FORMAT, dir, (int)getpid(), err);
   if ((f = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0)
     close(f);
 }
@@ -337,7 +338,7 @@ static void open_file(void)
     pthread_mutex_unlock(&open_lock);
     return;
   }
-  snprintf(path, sizeof(path), "%s/p%d-%llu.jsonl", dir, (int)getpid(), (unsigned long long)gji_now());
+  snprintf(path, sizeof(path), "%s/" GPUJIT_RECORD_FILE_FORMAT, dir, (int)getpid(), (unsigned long long)gji_now());
   f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (f < 0) {
     pthread_mutex_unlock(&open_lock);
@@ -353,7 +354,8 @@ static void open_file(void)
   }
   if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0)
     exe[n] = '\0';
-  gji_begin(&l, "proc");
+  gji_begin(&l, GPUJIT_KIND(PROC));
+  gji_i64(&l, "v", GPUJIT_RECORD_VERSION);
   gji_i64(&l, "ppid", getppid());
   gji_str(&l, "exe", exe);
   if ((f = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)) >= 0) {
@@ -391,7 +393,7 @@ void gji_note(const char *what, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  gji_begin(&l, "note");
+  gji_begin(&l, GPUJIT_KIND(NOTE));
   gji_str(&l, "what", what);
   gji_str(&l, "msg", msg);
   gji_u64(&l, "t", gji_now());
@@ -432,7 +434,7 @@ void gji_exit_record(int status)
   if (gpu_flush)
     gpu_flush();
   ended_pid = getpid();
-  gji_begin(&l, "exit");
+  gji_begin(&l, GPUJIT_KIND(EXIT));
   gji_u64(&l, "t", gji_now());
   if (status >= 0)
     gji_i64(&l, "status", status);

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/fs.h"
+#include "inject/protocol.h"
 #include "profile/model.h"
 
 void pf_remove_dir(const char *dir)
@@ -80,7 +81,7 @@ int gpujit_profile_load_range(gpujit_profile **out, const char *dir, int pid, ui
   if (t1_ns < t0_ns)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_load_range: the range ends before it starts");
   if (pid == (int)getpid()) { /* this process: what CUPTI holds goes to its records first */
-    void (*flush)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gpujit_inject_flush");
+    gpujit_record_flush_fn flush = (gpujit_record_flush_fn)dlsym(RTLD_DEFAULT, GPUJIT_RECORD_FLUSH_SYMBOL);
     if (flush)
       flush();
   }
@@ -89,10 +90,10 @@ int gpujit_profile_load_range(gpujit_profile **out, const char *dir, int pid, ui
 
 int gpujit_profile_recording(const char **records_dir)
 {
-  const char *dir = getenv("GPUJIT_PROFILE_DIR");
+  const char *dir = getenv(GPUJIT_ENV(DIR));
   if (records_dir)
     *records_dir = NULL;
-  if (!dir || !*dir || !dlsym(RTLD_DEFAULT, "gpujit_inject_flush"))
+  if (!dir || !*dir || !dlsym(RTLD_DEFAULT, GPUJIT_RECORD_FLUSH_SYMBOL))
     return 0;
   if (records_dir)
     *records_dir = dir;

@@ -15,6 +15,7 @@ typedef struct pf_proc {
   char *exe, *cmd;
   uint64_t t0, t1; /* first and last record */
   bool ended;      /* its exit record */
+  int version;     /* the record format its proc record says ("v") */
   uint64_t lost, untraced;
   int64_t clock_offset; /* host - CUPTI */
   bool has_clock, gpu;

@@ -11,6 +11,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "inject/protocol.h"
 #include "profile/model.h"
 
 int pf_grow(void **v, size_t *cap, size_t size)
@@ -114,19 +115,28 @@ static uint64_t gpu_t(const pf_proc *proc, const char *line, const char *k)
 /* A range's view: the records of its process that began inside it. Kernels, copies and memsets
  * count from their own records (the process's running sums carry no time); the sums, the exit
  * and the end of GPU recording belong to the whole process. @return whether to read the record. */
-static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, const char *k, int pid)
+static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, int kind, int pid)
 {
   uint64_t t;
   if (!p->range)
     return true;
   if (pid != p->range_pid)
     return false;
-  if (!strcmp(k, "proc") || !strcmp(k, "clock"))
+  switch (kind) {
+  case GPUJIT_RECORD_PROC:
+  case GPUJIT_RECORD_CLOCK:
+  case GPUJIT_RECORD_NOTE:
     return true;
-  if (!strcmp(k, "ksum") || !strcmp(k, "osum") || !strcmp(k, "exit") || !strcmp(k, "gpu_end") || !strcmp(k, "dropped"))
+  case GPUJIT_RECORD_KSUM:
+  case GPUJIT_RECORD_OSUM:
+  case GPUJIT_RECORD_EXIT:
+  case GPUJIT_RECORD_EXEC:
+  case GPUJIT_RECORD_GPU_END:
+  case GPUJIT_RECORD_DROPPED:
     return false;
-  if (!strcmp(k, "note"))
-    return true;
+  default:
+    break;
+  }
   t = t_of(line, "t0") ? t_of(line, "t0") : gpu_t(proc, line, "s");
   return t >= p->range_t0 && t <= p->range_t1;
 }
@@ -170,9 +180,9 @@ static void keep_op(gpujit_profile *p, const pf_op *in)
 static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON *j)
 {
   const char *k = s_of(j, "k");
-  int pid = (int)i_of(j, "pid");
+  int kind = gpujit_record_kind_of(k), pid = (int)i_of(j, "pid");
   uint64_t t = t_of(line, "t") ? t_of(line, "t") : t_of(line, "t1");
-  if (!in_range(p, proc, line, k, pid))
+  if (!in_range(p, proc, line, kind, pid))
     return;
   if (t) {
     if (!proc->t0 || t < proc->t0)
@@ -180,28 +190,38 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     if (t > proc->t1)
       proc->t1 = t;
   }
-  if (!strcmp(k, "proc")) {
+  switch (kind) {
+  case GPUJIT_RECORD_PROC: {
+    proc->version = (int)i_of(j, "v"); /* 0: written before versions */
     proc->pid = pid;
     proc->ppid = (int)i_of(j, "ppid");
     free(proc->exe), free(proc->cmd);
     proc->exe = dup(s_of(j, "exe"));
     proc->cmd = dup(s_of(j, "cmd"));
-  } else if (!strcmp(k, "exec")) { /* this image ended by running another program */
+    break;
+  }
+  case GPUJIT_RECORD_EXEC: { /* this image ended by running another program */
     proc->ended = true;
-  } else if (!strcmp(k, "exit")) {
+    break;
+  }
+  case GPUJIT_RECORD_EXIT: {
     proc->ended = true;
     proc->lost += u_of(j, "lost");
-  } else if (!strcmp(k, "clock")) {
+    break;
+  }
+  case GPUJIT_RECORD_CLOCK: {
     proc->clock_offset = (int64_t)(t_of(line, "host") - t_of(line, "cupti"));
     proc->has_clock = proc->gpu = true;
-  } else if (!strcmp(k, "nvrtc") || !strcmp(k, "nvjitlink") || !strcmp(k, "nvvm")) {
+    break;
+  }
+  case GPUJIT_RECORD_NVRTC: case GPUJIT_RECORD_NVJITLINK: case GPUJIT_RECORD_NVVM: {
     pf_compile *c = PF_PUSH(p->compiles);
     if (!c)
       return;
     snprintf(c->kind, sizeof(c->kind), "%s", k);
     c->pid = pid;
     c->tid = (uint32_t)u_of(j, "tid");
-    c->name = dup(!strcmp(k, "nvrtc") ? s_of(j, "name") : k);
+    c->name = dup(kind == GPUJIT_RECORD_NVRTC ? s_of(j, "name") : k);
     c->options = joined_options(j);
     c->log = dup(s_of(j, "log"));
     c->lib_path = dup(s_of(j, "lib_path"));
@@ -217,7 +237,9 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     copy_hash(c->cubin_hash, s_of(j, "cubin_hash"));
     copy_hash(c->ltoir_hash, s_of(j, "ltoir_hash"));
     c->module = -1;
-  } else if (!strcmp(k, "load")) {
+    break;
+  }
+  case GPUJIT_RECORD_LOAD: {
     pf_load *l = PF_PUSH(p->loads);
     if (!l)
       return;
@@ -233,7 +255,9 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     l->handle = u_of(j, "module");
     l->result = (int)i_of(j, "result");
     l->module = -1;
-  } else if (!strcmp(k, "ksum")) {
+    break;
+  }
+  case GPUJIT_RECORD_KSUM: {
     pf_ksum *s = PF_PUSH(p->ksums);
     if (!s)
       return;
@@ -242,7 +266,9 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     s->name = dup(s_of(j, "name"));
     s->device = (uint32_t)u_of(j, "device");
     s->n = u_of(j, "n"), s->ns = u_of(j, "ns");
-  } else if (!strcmp(k, "osum")) {
+    break;
+  }
+  case GPUJIT_RECORD_OSUM: {
     pf_osum *s = PF_PUSH(p->osums);
     if (!s)
       return;
@@ -250,7 +276,9 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     snprintf(s->op, sizeof(s->op), "%s", s_of(j, "op"));
     s->device = (uint32_t)u_of(j, "device");
     s->n = u_of(j, "n"), s->bytes = u_of(j, "bytes"), s->ns = u_of(j, "ns");
-  } else if (!strcmp(k, "jit")) {
+    break;
+  }
+  case GPUJIT_RECORD_JIT: {
     pf_jit *x = PF_PUSH(p->jits);
     if (!x)
       return;
@@ -259,7 +287,9 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     x->s = gpu_t(proc, line, "s"), x->e = gpu_t(proc, line, "e");
     x->cache_hit = !strcmp(s_of(j, "op"), "cache-load");
     x->device = (uint32_t)u_of(j, "device");
-  } else if (!strcmp(k, "kernel") || !strcmp(k, "copy") || !strcmp(k, "memset")) {
+    break;
+  }
+  case GPUJIT_RECORD_KERNEL: case GPUJIT_RECORD_COPY: case GPUJIT_RECORD_MEMSET: {
     pf_op o = {.pid = pid,
                .kind = k[0],
                .name = dup(k[0] == 'k' ? s_of(j, "name") : s_of(j, "what")),
@@ -271,7 +301,9 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
                .device = (uint32_t)u_of(j, "device"),
                .stream = (uint32_t)u_of(j, "stream")};
     keep_op(p, &o);
-  } else if (!strcmp(k, "nvtx")) {
+    break;
+  }
+  case GPUJIT_RECORD_NVTX: {
     pf_nvtx *n = PF_PUSH(p->nvtx);
     if (!n)
       return;
@@ -279,12 +311,22 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     n->thread = (uint32_t)u_of(j, "thread");
     n->name = dup(s_of(j, "name"));
     n->s = gpu_t(proc, line, "s"), n->e = gpu_t(proc, line, "e");
-  } else if (!strcmp(k, "gpu_end")) {
+    break;
+  }
+  case GPUJIT_RECORD_GPU_END: {
     proc->untraced += u_of(j, "untraced");
-  } else if (!strcmp(k, "dropped")) {
+    break;
+  }
+  case GPUJIT_RECORD_DROPPED: {
     proc->lost += u_of(j, "records");
-  } else if (!strcmp(k, "note")) {
+    break;
+  }
+  case GPUJIT_RECORD_NOTE: {
     gpujit__profile_note(p, "process %d: %s", pid, s_of(j, "msg"));
+    break;
+  }
+  default: /* a kind this version does not know: skipped */
+    break;
   }
 }
 
@@ -413,6 +455,11 @@ static int read_file(gpujit_profile *p, const char *path)
     }
   }
   gpujit__buf_free(&b);
+  if (proc->pid && proc->version != GPUJIT_RECORD_VERSION) /* never misread another format */
+    return gpujit__error(GPUJIT_EUNSUPPORTED,
+                         "%s: profile records of format version %d%s; this gpujit reads version %d (the injection "
+                         "library is from another build of gpujit: use the libgpujit_inject.so installed with it)",
+                         path, proc->version, proc->version ? "" : " (before versions)", GPUJIT_RECORD_VERSION);
   return 0;
 }
 
@@ -428,13 +475,15 @@ int gpujit__profile_read(gpujit_profile *p, const char *dir)
     size_t len = strlen(e->d_name);
     int pid, code;
     /* a process that could not write its records left this empty file (inject/record.c) */
-    if (sscanf(e->d_name, "lost-%d-%d", &pid, &code) == 2) {
+    if (sscanf(e->d_name, GPUJIT_RECORD_LOST_FORMAT, &pid, &code) == 2) {
       gpujit__profile_note(p, "process %d could not write its records (%s): what it did after that is missing "
                               "from this report",
                            pid, strerror(code));
       continue;
     }
-    if (e->d_name[0] != 'p' || len < 7 || strcmp(e->d_name + len - 6, ".jsonl"))
+    if (strncmp(e->d_name, GPUJIT_RECORD_FILE_PREFIX, strlen(GPUJIT_RECORD_FILE_PREFIX)) ||
+        len <= strlen(GPUJIT_RECORD_FILE_SUFFIX) ||
+        strcmp(e->d_name + len - strlen(GPUJIT_RECORD_FILE_SUFFIX), GPUJIT_RECORD_FILE_SUFFIX))
       continue;
     snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
     err = read_file(p, path);

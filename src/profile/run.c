@@ -24,6 +24,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "compile/toolkit.h"
+#include "inject/protocol.h"
 #include "profile/model.h"
 
 extern char **environ;
@@ -116,50 +117,64 @@ static const char *nsight_attached(char *const argv[])
   return NULL;
 }
 
+/* `e` ("NAME=value") sets one of the variables gpujit profile sets (inject/protocol.h): the
+ * command gets gpujit's. LAUNCH_CALLBACKS is the user's knob and passes through. */
+static bool profile_var(const char *e)
+{
+  for (int i = 0; i < GPUJIT_RECORD_ENV_COUNT; i++) {
+    if (i == GPUJIT_RECORD_ENV_LAUNCH_CALLBACKS)
+      continue;
+    size_t n = strlen(gpujit_record_env_names[i]);
+    if (!strncmp(e, gpujit_record_env_names[i], n) && e[n] == '=')
+      return true;
+  }
+  return false;
+}
+
 /* The environment of the command: ours, with the profile's variables set. */
 static char **environment(const char *inject, const char *cupti, const char *dir, const gpujit_profile_options *o,
                           gpujit_profile *p, const char *nsight)
 {
   size_t n = 0;
   char **env, flags[64];
-  const char *old = getenv("LD_PRELOAD");
+  const char *old = getenv(GPUJIT_ENV(PRELOAD)), *cuda = getenv(GPUJIT_ENV(CUDA_INJECTION)),
+             *nvtx = getenv(GPUJIT_ENV(NVTX_INJECTION));
   while (environ[n])
     n++;
-  if (!(env = calloc(n + 12, sizeof(*env))))
+  if (!(env = calloc(n + GPUJIT_RECORD_ENV_COUNT + 2, sizeof(*env))))
     return NULL;
   n = 0;
   for (char **e = environ; *e; e++)
-    if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "GPUJIT_PROFILE_", 15) &&
-        strncmp(*e, "GPUJIT_CUPTI_LIBRARY=", 21) && strncmp(*e, "CUDA_INJECTION64_PATH=", 22) &&
-        strncmp(*e, "NVTX_INJECTION64_PATH=", 22))
+    if (!profile_var(*e))
       env[n++] = *e;
-  set(env, &n, "LD_PRELOAD=%s%s%s", inject, old && *old ? " " : "", old ? old : "");
+  set(env, &n, "%s=%s%s%s", GPUJIT_ENV(PRELOAD), inject, old && *old ? " " : "", old ? old : "");
   /* another tool's injection (Nsight Systems sets its own): it stays, and CUPTI is theirs */
   if (nsight) {
     gpujit__profile_note(p, "%s: it owns CUPTI, so kernels, copies and the driver's JIT are not recorded; "
                             "compiles and module loads are",
                          nsight);
-  } else if (getenv("CUDA_INJECTION64_PATH") && *getenv("CUDA_INJECTION64_PATH")) {
-    set(env, &n, "CUDA_INJECTION64_PATH=%s", getenv("CUDA_INJECTION64_PATH"));
-    gpujit__profile_note(p, "CUDA_INJECTION64_PATH is set by another tool: it owns the driver, so kernels, copies, "
-                            "module loads and the driver's JIT are not recorded; compiles are");
+  } else if (cuda && *cuda) {
+    set(env, &n, "%s=%s", GPUJIT_ENV(CUDA_INJECTION), cuda);
+    gpujit__profile_note(p, "%s is set by another tool: it owns the driver, so kernels, copies, module loads and "
+                            "the driver's JIT are not recorded; compiles are",
+                         GPUJIT_ENV(CUDA_INJECTION));
   } else if (o->no_cupti)
     gpujit__profile_note(p, "--no-cupti: CUPTI was left to the program; kernels, copies and the driver's JIT are "
                             "not recorded, compiles and module loads are");
   else
-    set(env, &n, "CUDA_INJECTION64_PATH=%s", inject);
-  if (getenv("NVTX_INJECTION64_PATH") && *getenv("NVTX_INJECTION64_PATH"))
-    set(env, &n, "NVTX_INJECTION64_PATH=%s", getenv("NVTX_INJECTION64_PATH"));
+    set(env, &n, "%s=%s", GPUJIT_ENV(CUDA_INJECTION), inject);
+  if (nvtx && *nvtx)
+    set(env, &n, "%s=%s", GPUJIT_ENV(NVTX_INJECTION), nvtx);
   else if (cupti[0] && !o->no_cupti && !nsight)
-    set(env, &n, "NVTX_INJECTION64_PATH=%s", cupti);
+    set(env, &n, "%s=%s", GPUJIT_ENV(NVTX_INJECTION), cupti);
   if (cupti[0])
-    set(env, &n, "GPUJIT_CUPTI_LIBRARY=%s", cupti);
-  set(env, &n, "GPUJIT_PROFILE_DIR=%s", dir);
+    set(env, &n, "%s=%s", GPUJIT_ENV(CUPTI_LIBRARY), cupti);
+  set(env, &n, "%s=%s", GPUJIT_ENV(DIR), dir);
   /* nsight: Nsight builds its launchers' environments on purpose; children are left as they are */
-  snprintf(flags, sizeof(flags), "%s,%s,%s", o->lineinfo ? "lineinfo" : "", o->nvrtc_trace ? "nvrtc-trace" : "",
-           nsight ? "nsight" : "");
-  set(env, &n, "GPUJIT_PROFILE_FLAGS=%s", flags);
-  set(env, &n, "GPUJIT_PROFILE_MAX_EVENTS=%llu",
+  snprintf(flags, sizeof(flags), "%s,%s,%s", o->lineinfo ? GPUJIT_FLAG_LINEINFO : "",
+           o->nvrtc_trace ? GPUJIT_FLAG_NVRTC_TRACE : "", nsight ? GPUJIT_FLAG_NSIGHT : "");
+  set(env, &n, "%s=%s", GPUJIT_ENV(FLAGS), flags);
+  set(env, &n, "%s=%llu", GPUJIT_ENV(MAX_EVENTS),
       (unsigned long long)(o->max_trace_events ? o->max_trace_events : 200000));
   return env;
 }

@@ -10,7 +10,7 @@
 
 /* host ns = CUPTI ns + 1e12 in this process */
 static const char *const LINES[] = {
-    "{\"k\":\"proc\",\"pid\":100,\"ppid\":1,\"exe\":\"/usr/bin/python3\",\"cmd\":\"python3 app.py\",\"t\":1000000000000}",
+    "{\"k\":\"proc\",\"v\":1,\"pid\":100,\"ppid\":1,\"exe\":\"/usr/bin/python3\",\"cmd\":\"python3 app.py\",\"t\":1000000000000}",
     "{\"k\":\"clock\",\"pid\":100,\"cupti\":0,\"host\":1000000000000}",
     /* before the range: a compile and its load */
     "{\"k\":\"nvrtc\",\"pid\":100,\"tid\":100,\"name\":\"early.cu\",\"src_hash\":\"aa\",\"options\":[],\"result\":0,"
@@ -44,7 +44,7 @@ static const char *const LINES[] = {
 };
 
 static const char *const OTHER[] = {
-    "{\"k\":\"proc\",\"pid\":200,\"ppid\":100,\"exe\":\"/usr/bin/python3\",\"cmd\":\"worker\",\"t\":1000000000000}",
+    "{\"k\":\"proc\",\"v\":1,\"pid\":200,\"ppid\":100,\"exe\":\"/usr/bin/python3\",\"cmd\":\"worker\",\"t\":1000000000000}",
     "{\"k\":\"nvrtc\",\"pid\":200,\"tid\":200,\"name\":\"worker.cu\",\"src_hash\":\"dd\",\"options\":[],\"result\":0,"
     "\"t0\":1000000012000,\"t1\":1000000013000}",
 };
@@ -115,7 +115,7 @@ static void test_range__one_process_one_block(void **state)
  * fields; a line the scan does not follow (an escaped name, a cut mark) is parsed whole. Both
  * read the same, nanosecond times exact at today's clock values (a double would round them). */
 static const char *const VOLUME[] = {
-    "{\"k\":\"proc\",\"pid\":300,\"ppid\":1,\"exe\":\"/usr/bin/python3\",\"cmd\":\"python3 v.py\",\"t\":1795503594000000000}",
+    "{\"k\":\"proc\",\"v\":1,\"pid\":300,\"ppid\":1,\"exe\":\"/usr/bin/python3\",\"cmd\":\"python3 v.py\",\"t\":1795503594000000000}",
     "{\"k\":\"clock\",\"pid\":300,\"cupti\":1795503594329114863,\"host\":1795503594329134816}",
     "{\"k\":\"nvrtc\",\"pid\":300,\"tid\":300,\"name\":\"vol.cu\",\"src_hash\":\"ee\",\"options\":[],\"result\":0,"
     "\"t0\":1795503594330000000,\"t1\":1795503594331000000,\"cubin_bytes\":30,\"cubin_hash\":\"33333333333333333333333333333333\"}",
@@ -170,11 +170,37 @@ static void test_range__volume_records(void **state)
   th_rmrf(dir);
 }
 
+/* Records of another format version (an injection library from another build, an older writer
+ * before versions) are refused with both versions named, never misread. */
+static void test_range__other_format_version_refused(void **state)
+{
+  static const char *const v2[] = {
+      "{\"k\":\"proc\",\"v\":2,\"pid\":400,\"ppid\":1,\"exe\":\"/bin/x\",\"cmd\":\"x\",\"t\":1000}"};
+  static const char *const v0[] = {
+      "{\"k\":\"proc\",\"pid\":401,\"ppid\":1,\"exe\":\"/bin/x\",\"cmd\":\"x\",\"t\":1000}"};
+  char dir[] = "/tmp/gpujit-range-XXXXXX", dir0[] = "/tmp/gpujit-range-XXXXXX";
+  gpujit_profile *p = NULL;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  write_lines(dir, "p400-1.jsonl", v2, 1);
+  assert_int_equal(gpujit_profile_load(&p, dir), GPUJIT_EUNSUPPORTED);
+  assert_null(p);
+  assert_non_null(strstr(gpujit_error_last(), "format version 2"));
+  assert_non_null(strstr(gpujit_error_last(), "this gpujit reads version 1"));
+  th_rmrf(dir);
+  assert_non_null(mkdtemp(dir0));
+  write_lines(dir0, "p401-1.jsonl", v0, 1);
+  assert_int_equal(gpujit_profile_load(&p, dir0), GPUJIT_EUNSUPPORTED);
+  assert_non_null(strstr(gpujit_error_last(), "version 0 (before versions)"));
+  th_rmrf(dir0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_range__one_process_one_block),
       cmocka_unit_test(test_range__volume_records),
+      cmocka_unit_test(test_range__other_format_version_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,102 @@
+/* The contract between `gpujit profile` (src/profile) and what writes its records — the injection
+ * library (src/inject), and any other writer that follows docs/record-format.md: the environment
+ * the profiled program is given, the records directory's file names, the record kinds, the
+ * format version, and the flush entry point. Both sides include this header and spell none of
+ * these names themselves. */
+#ifndef GPUJIT_INJECT_PROTOCOL_H
+#define GPUJIT_INJECT_PROTOCOL_H
+
+#include <string.h>
+
+/* The version of the record format, written as "v" in each process's "proc" record. A reader
+ * refuses records of another version, naming both (docs/record-format.md says what changed). */
+#define GPUJIT_RECORD_VERSION 1
+
+/* The environment of the profiled program: X(ID, NAME). Set by `gpujit profile`; passed on to
+ * children (and put back where a program dropped them, inject/exec.c). */
+#define GPUJIT_RECORD_ENV(X)                                                                     \
+  X(PRELOAD, "LD_PRELOAD")                     /* the injection library, ahead of the program's */ \
+  X(CUDA_INJECTION, "CUDA_INJECTION64_PATH")   /* the driver's injection hook: CUPTI at cuInit */  \
+  X(NVTX_INJECTION, "NVTX_INJECTION64_PATH")   /* NVTX ranges to CUPTI */                          \
+  X(CUPTI_LIBRARY, "GPUJIT_CUPTI_LIBRARY")     /* which libcupti to load */                        \
+  X(DIR, "GPUJIT_PROFILE_DIR")                 /* where each process writes its records file */    \
+  X(FLAGS, "GPUJIT_PROFILE_FLAGS")             /* comma-separated words: GPUJIT_RECORD_FLAGS */    \
+  X(MAX_EVENTS, "GPUJIT_PROFILE_MAX_EVENTS")   /* per-launch records kept per process */          \
+  X(LAUNCH_CALLBACKS, "GPUJIT_PROFILE_LAUNCH_CALLBACKS") /* 0: no launch callbacks (measuring) */ \
+  X(REINJECTED, "GPUJIT_PROFILE_REINJECTED")   /* set in a child whose variables were put back */
+
+#define GPUJIT_RECORD_ENV_ID(id, name) GPUJIT_RECORD_ENV_##id,
+typedef enum gpujit_record_env_id { GPUJIT_RECORD_ENV(GPUJIT_RECORD_ENV_ID) GPUJIT_RECORD_ENV_COUNT } gpujit_record_env_id;
+#undef GPUJIT_RECORD_ENV_ID
+#define GPUJIT_RECORD_ENV_NAME(id, name) name,
+static const char *const gpujit_record_env_names[] = {GPUJIT_RECORD_ENV(GPUJIT_RECORD_ENV_NAME)};
+#undef GPUJIT_RECORD_ENV_NAME
+/** The variable's name: GPUJIT_ENV(DIR) is "GPUJIT_PROFILE_DIR". */
+#define GPUJIT_ENV(id) (gpujit_record_env_names[GPUJIT_RECORD_ENV_##id])
+
+/* The words of GPUJIT_PROFILE_FLAGS: X(ID, WORD). */
+#define GPUJIT_RECORD_FLAGS(X)                                                                   \
+  X(LINEINFO, "lineinfo")       /* add -lineinfo to NVRTC compiles that lack it */               \
+  X(NVRTC_TRACE, "nvrtc-trace") /* add --fdevice-time-trace to NVRTC compiles */                 \
+  X(NSIGHT, "nsight")           /* an Nsight tool owns CUPTI and builds its launchers' environments */
+
+#define GPUJIT_RECORD_FLAG_WORD(id, word) static const char GPUJIT_FLAG_##id[] = word;
+GPUJIT_RECORD_FLAGS(GPUJIT_RECORD_FLAG_WORD)
+#undef GPUJIT_RECORD_FLAG_WORD
+
+/* The records directory: one JSON-lines file per process image, p<PID>-<NS>.jsonl, and an empty
+ * lost-<PID>-<ERRNO> where a process could not write its records. */
+#define GPUJIT_RECORD_FILE_FORMAT "p%d-%llu.jsonl" /* pid, CLOCK_REALTIME ns at its first record */
+#define GPUJIT_RECORD_FILE_PREFIX "p"
+#define GPUJIT_RECORD_FILE_SUFFIX ".jsonl"
+#define GPUJIT_RECORD_LOST_FORMAT "lost-%d-%d" /* pid, errno */
+
+/* The flush entry point the injection library exports: what CUPTI holds is written out now (a
+ * block of Python measured by gpujit.profile() reads its records right after). */
+#define GPUJIT_RECORD_FLUSH_FN gpujit_inject_flush /* the exported function (inject/cupti.c) */
+#define GPUJIT_RECORD_STR2(x) #x
+#define GPUJIT_RECORD_STR(x) GPUJIT_RECORD_STR2(x)
+#define GPUJIT_RECORD_FLUSH_SYMBOL GPUJIT_RECORD_STR(GPUJIT_RECORD_FLUSH_FN) /* its name, for dlsym */
+typedef void (*gpujit_record_flush_fn)(void);
+
+/* The record kinds: X(ID, "k"). Each line is one JSON object {"k": KIND, "pid", "tid", ...};
+ * docs/record-format.md lists each kind's fields. */
+#define GPUJIT_RECORD_KINDS(X)                                                                   \
+  X(PROC, "proc")           /* a process image starts; "v": GPUJIT_RECORD_VERSION */             \
+  X(EXIT, "exit")           /* it ended normally; what it could not keep ("lost") */             \
+  X(EXEC, "exec")           /* it ended by running another program */                            \
+  X(CLOCK, "clock")         /* the host and CUPTI clocks side by side */                         \
+  X(NVRTC, "nvrtc")         /* an NVRTC compile */                                               \
+  X(NVJITLINK, "nvjitlink") /* an nvJitLink link */                                              \
+  X(NVVM, "nvvm")           /* a libNVVM compile */                                              \
+  X(LOAD, "load")           /* a module load, with the hash of its image */                      \
+  X(KSUM, "ksum")           /* kernels of one function summed (launches, GPU time) */            \
+  X(OSUM, "osum")           /* copies or memsets summed */                                       \
+  X(JIT, "jit")             /* the driver's JIT of PTX */                                        \
+  X(KERNEL, "kernel")       /* one launch, for the trace */                                      \
+  X(COPY, "copy")           /* one copy, for the trace */                                        \
+  X(MEMSET, "memset")       /* one memset, for the trace */                                      \
+  X(NVTX, "nvtx")           /* an NVTX range */                                                  \
+  X(GPU_END, "gpu_end")     /* CUPTI's records of this process are all written */                \
+  X(DROPPED, "dropped")     /* records CUPTI dropped */                                          \
+  X(NOTE, "note")           /* something the report must say, once per kind of trouble */
+
+#define GPUJIT_RECORD_KIND_ID(id, k) GPUJIT_RECORD_##id,
+typedef enum gpujit_record_kind { GPUJIT_RECORD_KINDS(GPUJIT_RECORD_KIND_ID) GPUJIT_RECORD_KIND_COUNT } gpujit_record_kind;
+#undef GPUJIT_RECORD_KIND_ID
+#define GPUJIT_RECORD_KIND_NAME(id, k) k,
+static const char *const gpujit_record_kind_names[] = {GPUJIT_RECORD_KINDS(GPUJIT_RECORD_KIND_NAME)};
+#undef GPUJIT_RECORD_KIND_NAME
+/** The kind's "k": GPUJIT_KIND(PROC) is "proc". */
+#define GPUJIT_KIND(id) (gpujit_record_kind_names[GPUJIT_RECORD_##id])
+
+/** The kind a record's "k" names, or -1 for one this version does not know (a reader skips it). */
+static inline int gpujit_record_kind_of(const char *k)
+{
+  for (int i = 0; i < GPUJIT_RECORD_KIND_COUNT; i++)
+    if (!strcmp(k, gpujit_record_kind_names[i]))
+      return i;
+  return -1;
+}
+
+#endif
