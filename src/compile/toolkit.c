@@ -134,6 +134,30 @@ static void compute_toolkit_id(void)
   snprintf(toolkit_id, sizeof(toolkit_id), "%s;%s;%s;%s;root=%s", a, b, c, d, gpujit__cuda_root());
 }
 
+static char cupti_lib[PATH_MAX];
+static pthread_once_t cupti_once = PTHREAD_ONCE_INIT;
+
+static void find_cupti(void)
+{
+  static const char *const sub[] = {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib"};
+  char cand[PATH_MAX];
+  for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+    snprintf(cand, sizeof(cand), "%s/%s/libcupti.so", gpujit__cuda_root(), sub[i]);
+    if (access(cand, R_OK) == 0) {
+      if (!realpath(cand, cupti_lib))
+        snprintf(cupti_lib, sizeof(cupti_lib), "%s", cand);
+      return;
+    }
+  }
+}
+
+/* The one search: the timing layer and the profile's injection library load the same CUPTI. */
+const char *gpujit__cupti_library_path(void)
+{
+  pthread_once(&cupti_once, find_cupti);
+  return cupti_lib[0] ? cupti_lib : NULL;
+}
+
 static char ptxas_exe[PATH_MAX];
 static pthread_once_t ptxas_once = PTHREAD_ONCE_INIT;
 

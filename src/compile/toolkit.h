@@ -62,6 +62,9 @@ const char *gpujit__toolkit_id(void);
 /** The file each library loads (or would load) from, without loading it. */
 const char *gpujit__nvrtc_library_path(void);
 const char *gpujit__nvjitlink_library_path(void);
+/** The toolkit's libcupti (its real path: lib64, lib, extras/CUPTI/lib64 or
+ *  targets/x86_64-linux/lib under the root), else NULL; looked for once. */
+const char *gpujit__cupti_library_path(void);
 /** The toolkit's ptxas if it is there and executable, else NULL (looked for once). */
 const char *gpujit__ptxas_path(void);
 

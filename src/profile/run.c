@@ -74,18 +74,6 @@ static int find_inject(char *out, size_t size, const char *asked)
                        tried[0] ? tried : "nothing");
 }
 
-/* The toolkit's CUPTI (the injection library loads it; NVTX is handed to it). */
-static void find_cupti(char *out, size_t size)
-{
-  static const char *const sub[] = {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib"};
-  out[0] = '\0';
-  for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]) && !out[0]; i++) {
-    snprintf(out, size, "%s/%s/libcupti.so", gpujit__cuda_root(), sub[i]);
-    if (access(out, R_OK) != 0)
-      out[0] = '\0';
-  }
-}
-
 static volatile sig_atomic_t child;
 static void forward(int sig)
 {
@@ -213,7 +201,8 @@ int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_pr
     return gpujit__error(GPUJIT_EVERSION, "profile options version %u is not supported", o.version);
   if ((err = find_inject(inject, sizeof(inject), o.inject_path)) < 0)
     return err;
-  find_cupti(cupti, sizeof(cupti));
+  /* the toolkit's CUPTI, as the timing layer finds it: the injection library loads it, NVTX too */
+  snprintf(cupti, sizeof(cupti), "%s", gpujit__cupti_library_path() ? gpujit__cupti_library_path() : "");
   if (!(p = calloc(1, sizeof(*p))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   p->opts = o;

@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "compile/toolkit.h"
 #include "timing/cupti.h"
 
 /* CUPTI asks for buffers as it fills them; 8 MiB holds about 40 000 kernel records. */
@@ -61,22 +62,18 @@ static const char *result_text(CUptiResult r)
 
 static bool load(void)
 {
-  static const char *const subdirs[] = {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib"};
-  const char *roots[] = {getenv("CUDA_PATH"), getenv("CUDA_HOME"), "/usr/local/cuda"};
-  char path[4096];
+  const char *path = gpujit__cupti_library_path(); /* the toolkit's, as gpujit profile finds it */
   if (C.loaded)
     return C.lib != NULL;
   C.loaded = true;
-  for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]) && !C.lib; r++)
-    for (size_t s = 0; s < sizeof(subdirs) / sizeof(subdirs[0]) && roots[r] && *roots[r] && !C.lib; s++) {
-      snprintf(path, sizeof(path), "%s/%s/libcupti.so", roots[r], subdirs[s]);
-      C.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    }
+  if (path)
+    C.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!C.lib)
     C.lib = dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
   if (!C.lib) {
-    snprintf(C.why, sizeof(C.why), "libcupti not found (looked in $CUDA_PATH, $CUDA_HOME and /usr/local/cuda: "
-                                   "lib64, lib, extras/CUPTI/lib64; then the loader's path)");
+    snprintf(C.why, sizeof(C.why), "libcupti not found (looked under the toolkit %s: lib64, lib, extras/CUPTI/lib64, "
+                                   "targets/x86_64-linux/lib; then the loader's path)",
+             gpujit__cuda_root());
     return false;
   }
 #define SYM(field, name)                                                                                     \
