@@ -21,7 +21,9 @@
 
 #include "inject/protocol.h"
 #include "inject/image.h"
-#include "inject/libs.h"
+#include "inject/cupti.h"
+#include "inject/driver.h"
+#include "inject/resolve.h"
 
 #define CU_NOT_INITIALIZED 3 /* what a call gets when there is no driver to forward it to */
 #define CUPTI_NOT_INITIALIZED 15

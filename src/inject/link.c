@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "inject/protocol.h"
-#include "inject/libs.h"
+#include "inject/link.h"
+#include "inject/resolve.h"
 #include "inject/record.h"
 
 typedef struct link_lib {

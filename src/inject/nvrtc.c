@@ -1,6 +1,6 @@
 /*
  * NVRTC compiles as the program makes them: nvrtcCreateProgram, nvrtcCompileProgram and
- * nvrtcDestroyProgram wrapped for each loaded copy of NVRTC (inject/libs.h). A compile record
+ * nvrtcDestroyProgram wrapped for each loaded copy of NVRTC (inject/resolve.h). A compile record
  * holds the program's name, the hash of its source, its options, header count, wall time,
  * result, the first error line of a failure's log and the sizes and hashes of its PTX, CUBIN and
  * LTO-IR (the hashes tie a module load to the compile that made its image). With the profile's
@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "inject/protocol.h"
-#include "inject/libs.h"
+#include "inject/nvrtc.h"
+#include "inject/resolve.h"
 #include "inject/record.h"
 
 typedef struct nvrtc_lib {
