@@ -8,7 +8,13 @@ Checks, and prints every violation found before failing:
   3. with --objects: each object file's undefined symbols are defined in an allowed folder, no
      two object files call each other round a loop, only module/stage.c opens and closes
      trace spans, and the CLI's objects use public symbols only (no gpujit__*);
-  4. no file under src/ is over 600 lines.
+  4. no file under src/ is over 600 lines;
+  5. the wings that live outside the library — the injection library (src/inject, with
+     --inject-objects: its object files) and the Python extension (python/src, with --python) —
+     keep the same rules: no file over 600 lines, no two files reaching each other through
+     includes or calls, round a loop; the injection library uses nothing else of gpujit
+     (no gpujit_ or gpujit__ symbol), the extension the public API only (no gpujit__ symbol,
+     public headers and its own files only).
 --self-test plants each kind of violation in a scratch tree and checks that it is caught.
 """
 import argparse
@@ -21,6 +27,7 @@ import sys
 import tempfile
 
 MAX_LINES = 600
+NEWLINE = "\n"
 # Stage spans are opened and closed in one place: the build pipeline's stage helper.
 SPAN_OWNER = "module/stage.c"
 SPAN_SYMBOLS = {"gpujit_trace_span_begin", "gpujit_trace_span_end"}
@@ -212,11 +219,91 @@ def check_objects(src, obj_dir, cli_dir, allowed, public_only):
     return errors
 
 
+def check_inject_objects(obj_dir, src):
+    """The injection library: no call loop among its files; nothing of gpujit's besides itself."""
+    objs = [(p, r) for p, r in objects_under(obj_dir) if os.path.exists(os.path.join(src, r))]
+    if not objs:
+        return [f"{obj_dir}: no object files of the injection library (build it first)"]
+    defined, graph, errors = {}, collections.defaultdict(set), []
+    for path, rel in objs:
+        for s in nm(path, "--defined-only"):
+            defined[s] = rel
+    for path, rel in objs:
+        for s in nm(path, "--undefined-only"):
+            owner = defined.get(s)
+            if owner and owner != rel:
+                graph[unit(rel)].add(unit(owner))
+            elif not owner and s.startswith("gpujit"):
+                errors.append(f"src/inject/{rel}: uses {s}: the injection library uses nothing else of gpujit")
+    cycle = find_cycle(graph)
+    if cycle:
+        errors.append("src/inject: object files call each other round a loop: " + " -> ".join(cycle))
+    return errors
+
+
+# A function defined at file scope (not static) and the identifiers called in a C file.
+DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{", re.M)
+CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def check_python(py_src):
+    """The extension's sources: lengths, includes (its own files and the public headers), the
+    internal API unused, and no loop of calls between its files (read from the sources: the
+    extension is built by pip, not by this build)."""
+    errors, includes, defined, texts = [], collections.defaultdict(set), {}, {}
+    for name in sorted(os.listdir(py_src)):
+        if not name.endswith((".c", ".h")):
+            continue
+        with open(os.path.join(py_src, name), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        texts[name] = text
+        rel = f"python/src/{name}"
+        if text.count("\n") > MAX_LINES:
+            errors.append(f"{rel}: {text.count(NEWLINE)} lines (at most {MAX_LINES}): split it by responsibility")
+        for m in INCLUDE.finditer(text):
+            inc = m.group(1)
+            if inc == "gpujit.h" or inc.startswith("gpujit/"):
+                continue
+            if "/" in inc or not os.path.exists(os.path.join(py_src, inc)):
+                errors.append(f'{rel}: #include "{inc}": the extension includes its own files and the public '
+                              "headers only")
+                continue
+            includes[unit(name)].add(unit(inc))
+        internal = re.search(r"\b(gpujit__\w+)\s*\(", text)
+        if internal:
+            errors.append(f"{rel}: calls {internal.group(1)}: the extension is on the public API only")
+        if name.endswith(".c"):
+            for m in DEFINITION.finditer(text):
+                defined[m.group(1)] = unit(name)
+    for n in list(includes):
+        includes[n].discard(n)
+    cycle = find_cycle(includes)
+    if cycle:
+        errors.append("python/src: files include each other round a loop: " + " -> ".join(cycle))
+    calls = collections.defaultdict(set)
+    for name, text in texts.items():
+        if not name.endswith(".c"):
+            continue
+        body = re.sub(r"/\*.*?\*/|//[^\n]*|\"(\\.|[^\"\\])*\"", " ", text, flags=re.S)
+        for m in CALL.finditer(body):
+            owner = defined.get(m.group(1))
+            if owner and owner != unit(name):
+                calls[unit(name)].add(owner)
+    cycle = find_cycle(calls)
+    if cycle:
+        errors.append("python/src: files call each other round a loop: " + " -> ".join(cycle))
+    return errors
+
+
 def run(args):
     allowed, public_only = parse_table(args.doc)
     errors = check_sources(args.src, allowed, public_only)
     if args.objects:
         errors += check_objects(args.src, args.objects, args.cli_objects, allowed, public_only)
+    if args.inject_objects:
+        errors += check_inject_objects(args.inject_objects, os.path.join(args.src, "inject"))
+    if args.python:
+        errors += check_python(args.python)
     for e in errors:
         print("layers: " + e)
     if errors:
@@ -256,7 +343,35 @@ def self_test(doc):
                   + (f" ({errors[0]})" if errors else ""))
             failures += not ok
         failures += self_test_objects(tmp, allowed, public_only)
+        failures += self_test_python(tmp)
     return 1 if failures else 0
+
+
+def self_test_python(tmp):
+    """The Python wing: a call loop between two files, a long file, an internal symbol, a header
+    from elsewhere; each must be caught, and a clean pair must pass."""
+    cases = {
+        "clean": ({"a.c": "int a_fn(void);\nint a_fn(void) { return b_fn(); }\n",
+                   "b.c": "int b_fn(void);\nint b_fn(void) { return 1; }\n"}, None),
+        "call loop": ({"a.c": "int a_fn(int n)\n{ return n ? b_fn(n - 1) : 0; }\n",
+                       "b.c": "int b_fn(int n)\n{ return n ? a_fn(n - 1) : 0; }\n"}, "call each other round a loop"),
+        "long file": ({"a.c": "/* x */\n" * (MAX_LINES + 1)}, "lines (at most"),
+        "internal symbol": ({"a.c": "int a_fn(void)\n{ return gpujit__thing(); }\n"}, "public API only"),
+        "foreign header": ({"a.c": '#include "cache/store.h"\n'}, "its own files and the public headers"),
+    }
+    failures = 0
+    for name, (files, want) in cases.items():
+        d = os.path.join(tmp, "py-" + name.replace(" ", "-"))
+        os.makedirs(d)
+        for rel, text in files.items():
+            with open(os.path.join(d, rel), "w") as f:
+                f.write(text)
+        errors = check_python(d)
+        ok = not errors if want is None else any(want in e for e in errors)
+        print(f"self-test python {name}: {'ok' if ok else 'NOT CAUGHT' if want else 'false alarm'}"
+              + (f" ({errors[0]})" if errors else ""))
+        failures += not ok
+    return failures
 
 
 def self_test_objects(tmp, allowed, public_only):
@@ -296,6 +411,8 @@ def main():
     p.add_argument("--doc", required=True)
     p.add_argument("--objects", help="the library's object directory (…/gpujit_static.dir/src)")
     p.add_argument("--cli-objects", help="the CLI's object directory")
+    p.add_argument("--inject-objects", help="the injection library's object directory (…/gpujit_inject.dir/src/inject)")
+    p.add_argument("--python", help="the Python extension's sources (python/src)")
     p.add_argument("--self-test", action="store_true")
     args = p.parse_args()
     rc = self_test(args.doc) if args.self_test else 0

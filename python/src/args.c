@@ -1,202 +1,15 @@
-/*
- * Launching gpujit kernels on other frameworks' arrays: a built module's handle (loaded once per
- * device), and Kernel objects whose call turns each argument into the parameter the kernel's
- * table says (the C library reads C++ kernels' types from their mangled names; extern "C" ones
- * give sizes only, so a 4- or 8-byte scalar there needs a NumPy scalar or a written signature).
- * The call is the hot path: no Python frame, attribute lookups cached per argument type.
- */
+/* Argument conversion for a launch: each Python argument into the parameter a kernel's table
+ * says (gpujit_py_params) — a device array (PyTorch, CuPy, __cuda_array_interface__, DLPack), a
+ * raw address, a Python or NumPy number (into its C type, half and bfloat16 included), bytes for a
+ * struct — and the launch's grid, block and stream. What an argument's type is, is cached. */
 #include "ext.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEVICES 64
-#define MAX_PARAMS 64
-
-/* ---- devices ------------------------------------------------------------------------------ */
-
-static gpujit_device *devices[MAX_DEVICES];
-
-gpujit_device *gpujit_py_device(int ordinal)
-{
-  int err;
-  if (ordinal < 0 || ordinal >= MAX_DEVICES) {
-    PyErr_Format(PyExc_ValueError, "device %d: gpujit handles devices 0 to %d", ordinal, MAX_DEVICES - 1);
-    return NULL;
-  }
-  if (!devices[ordinal]) {
-    gpujit_device *d = NULL;
-    if ((err = gpujit_device_open(&d, ordinal)) < 0 || (err = gpujit_device_set_stream(d, GPUJIT_STREAM_LEGACY)) < 0) {
-      gpujit_device_free(d);
-      gpujit_py_raise(err);
-      return NULL;
-    }
-    devices[ordinal] = d;
-  }
-  return devices[ordinal];
-}
-
-gpujit_device *gpujit_py_current_device(int *ordinal)
-{
-  int cur = -1, err;
-  if ((err = gpujit_device_current(&cur)) < 0) {
-    gpujit_py_raise(err);
-    return NULL;
-  }
-  if (cur < 0) { /* no framework made a context current: gpujit's default device */
-    const char *env = getenv("GPUJIT_DEVICE");
-    cur = env && *env ? atoi(env) : 0;
-  }
-  *ordinal = cur;
-  return gpujit_py_device(cur);
-}
-
-size_t gpujit_py_open_devices(gpujit_device **out, size_t max)
-{
-  size_t n = 0;
-  for (int i = 0; i < MAX_DEVICES && n < max; i++)
-    if (devices[i])
-      out[n++] = devices[i];
-  return n;
-}
-
-/* ---- module handles ------------------------------------------------------------------------- */
-
-typedef struct {
-  PyObject_HEAD
-  gpujit_module *module;
-  gpujit_loaded *loaded[MAX_DEVICES];
-} HandleObject;
-
-static PyTypeObject *HandleType;
-
-static void handle_dealloc(PyObject *o)
-{
-  HandleObject *h = (HandleObject *)o;
-  PyTypeObject *tp = Py_TYPE(o);
-  for (int i = 0; i < MAX_DEVICES; i++)
-    gpujit_loaded_free(h->loaded[i]);
-  gpujit_module_free(h->module);
-  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(o);
-  Py_DECREF(tp);
-}
-
-/* Wrap a built module (the handle owns it). */
-PyObject *gpujit_py_handle_new(gpujit_module *m);
-PyObject *gpujit_py_handle_new(gpujit_module *m)
-{
-  HandleObject *h = PyObject_New(HandleObject, HandleType);
-  if (!h)
-    return NULL;
-  h->module = m;
-  memset(h->loaded, 0, sizeof(h->loaded));
-  return (PyObject *)h;
-}
-
-static PyType_Slot handle_slots[] = {
-    {Py_tp_dealloc, (void *)handle_dealloc},
-    {Py_tp_doc, (void *)"A built module as the C library holds it (loaded on a device at first launch)."},
-    {0, NULL},
-};
-static PyType_Spec handle_spec = {"_gpujit.ModuleHandle", sizeof(HandleObject), 0, Py_TPFLAGS_DEFAULT, handle_slots};
-
-/* ---- kernels -------------------------------------------------------------------------------- */
-
-typedef struct {
-  PyObject_HEAD
-  PyObject *handle; /* HandleObject */
-  char symbol[1024];
-  char name[256];   /* as the user named it (a name expression, or the symbol) */
-  int nparams;      /* -1: unknown (a PTX image of an extern "C" kernel) */
-  gpujit_param_type types[MAX_PARAMS];
-  int sizes[MAX_PARAMS];
-  int typed;        /* types came from a written signature */
-  gpujit_kernel *on[MAX_DEVICES];
-} KernelObject;
-
-static PyTypeObject *KernelType;
-
-static int kernel_init(PyObject *o, PyObject *args, PyObject *kw)
-{
-  KernelObject *k = (KernelObject *)o;
-  PyObject *handle;
-  const char *symbol, *name, *signature = NULL;
-  gpujit_module *m;
-  int err, sizes[MAX_PARAMS], n = -1;
-  (void)kw;
-  if (!PyArg_ParseTuple(args, "O!ssz", HandleType, &handle, &symbol, &name, &signature))
-    return -1;
-  m = ((HandleObject *)handle)->module;
-  snprintf(k->symbol, sizeof(k->symbol), "%s", symbol);
-  snprintf(k->name, sizeof(k->name), "%s", name);
-  if ((err = gpujit_module_kernel_param_types(m, symbol, k->types, k->sizes, MAX_PARAMS, &k->nparams)) < 0) {
-    gpujit_py_raise(err);
-    return -1;
-  }
-  if (signature) {
-    gpujit_param_type t[MAX_PARAMS];
-    if ((err = gpujit_param_types_parse(t, MAX_PARAMS, &n, signature)) < 0) {
-      gpujit_py_raise(err);
-      return -1;
-    }
-    if (k->nparams >= 0 && n != k->nparams) {
-      PyErr_Format(PyExc_ValueError, "signature of %s has %d parameters; the kernel has %d", name, n, k->nparams);
-      return -1;
-    }
-    for (int i = 0; i < n; i++) {
-      size_t want = gpujit_param_type_size(t[i]);
-      sizes[i] = k->nparams >= 0 ? k->sizes[i] : (int)want;
-      if (k->nparams >= 0 && want != (size_t)k->sizes[i]) {
-        PyErr_Format(PyExc_ValueError, "signature of %s: parameter %d is %s (%d bytes) but the kernel's is %d bytes",
-                     name, i + 1, gpujit_param_type_name(t[i]), (int)want, k->sizes[i]);
-        return -1;
-      }
-      if (k->nparams >= 0 && k->types[i] != GPUJIT_PARAM_UNKNOWN && k->types[i] != t[i]) {
-        PyErr_Format(PyExc_ValueError, "signature of %s: parameter %d is %s but the kernel's symbol says %s", name,
-                     i + 1, gpujit_param_type_name(t[i]), gpujit_param_type_name(k->types[i]));
-        return -1;
-      }
-    }
-    memcpy(k->types, t, (size_t)n * sizeof(t[0]));
-    memcpy(k->sizes, sizes, (size_t)n * sizeof(sizes[0]));
-    k->nparams = n;
-    k->typed = 1;
-  }
-  Py_INCREF(handle);
-  Py_XDECREF(k->handle);
-  k->handle = handle;
-  return 0;
-}
-
-static void kernel_dealloc(PyObject *o)
-{
-  PyTypeObject *tp = Py_TYPE(o);
-  Py_XDECREF(((KernelObject *)o)->handle);
-  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(o);
-  Py_DECREF(tp);
-}
-
-/* The kernel on device `ordinal`, its module loaded there at first use. */
-static gpujit_kernel *kernel_on(KernelObject *k, gpujit_device *dev, int ordinal)
-{
-  HandleObject *h = (HandleObject *)k->handle;
-  int err;
-  if (k->on[ordinal])
-    return k->on[ordinal];
-  if (!h->loaded[ordinal] && (err = gpujit_module_load(&h->loaded[ordinal], dev, h->module)) < 0) {
-    gpujit_py_raise(err);
-    return NULL;
-  }
-  if ((err = gpujit_kernel_get(&k->on[ordinal], h->loaded[ordinal], k->symbol)) < 0) {
-    gpujit_py_raise(err);
-    return NULL;
-  }
-  return k->on[ordinal];
-}
-
 /* grid/block: an int or a tuple of 1 to 3 ints. */
-static int dims(PyObject *o, unsigned out[3], const char *what)
+int gpujit_py_dims(PyObject *o, unsigned out[3], const char *what)
 {
   out[0] = out[1] = out[2] = 1;
   if (PyLong_Check(o)) {
@@ -227,7 +40,7 @@ static int dims(PyObject *o, unsigned out[3], const char *what)
 }
 
 /* Parameter i's description for messages: "parameter 3 (float32) of scale<float>". */
-static void where(char *buf, size_t cap, const KernelObject *k, int i)
+void gpujit_py_where(char *buf, size_t cap, const gpujit_py_params *k, int i)
 {
   snprintf(buf, cap, "parameter %d (%s%s) of %s", i + 1, k->types[i] == GPUJIT_PARAM_UNKNOWN ? "" : gpujit_param_type_name(k->types[i]),
            k->types[i] == GPUJIT_PARAM_UNKNOWN ? "untyped" : "", k->name);
@@ -310,12 +123,12 @@ typedef struct {
 } dl_tensor;
 
 /* A device array's address and device; 1 when `o` is one, 0 when not, -1 with an exception. */
-static int device_array(PyObject *o, const kind_entry *e, uint64_t *ptr, int *dev, const KernelObject *k, int i)
+static int device_array(PyObject *o, const kind_entry *e, uint64_t *ptr, int *dev, const gpujit_py_params *k, int i)
 {
   PyObject *v = NULL, *w = NULL;
   char at[400];
   int rc = 1;
-#define AT (where(at, sizeof(at), k, i), at)
+#define AT (gpujit_py_where(at, sizeof(at), k, i), at)
   switch (e->kind) {
   case K_TORCH:
     if (!(v = PyObject_CallMethodObjArgs(o, s_get_device, NULL)))
@@ -523,7 +336,7 @@ static gpujit_param_type np_type(const kind_entry *e)
 }
 
 /* Argument i into its slot. */
-static int convert(KernelObject *k, int i, PyObject *o, void *slot, int *array_dev)
+int gpujit_py_convert(const gpujit_py_params *k, int i, PyObject *o, void *slot, int *array_dev)
 {
   gpujit_param_type t = k->types[i];
   int size = k->sizes[i], dev = -1, r;
@@ -542,7 +355,7 @@ static int convert(KernelObject *k, int i, PyObject *o, void *slot, int *array_d
       memcpy(slot, &ptr, 8);
       return 0;
     }
-    where(at, sizeof(at), k, i);
+    gpujit_py_where(at, sizeof(at), k, i);
     if (t == GPUJIT_PARAM_UNKNOWN) {
       PyErr_Format(PyExc_TypeError,
                    "%s: the kernel is extern \"C\", so its %d-byte parameter could be an integer or a float: pass a NumPy "
@@ -561,7 +374,7 @@ static int convert(KernelObject *k, int i, PyObject *o, void *slot, int *array_d
   if ((r = device_array(o, e, &ptr, &dev, k, i)) != 0) {
     if (r < 0)
       return -1;
-    where(at, sizeof(at), k, i);
+    gpujit_py_where(at, sizeof(at), k, i);
     if (t != GPUJIT_PARAM_POINTER && !(t == GPUJIT_PARAM_UNKNOWN && size == 8)) {
       PyErr_Format(PyExc_TypeError, "%s: an array for a %s parameter", at, t == GPUJIT_PARAM_UNKNOWN ? "non-pointer" : gpujit_param_type_name(t));
       return -1;
@@ -570,7 +383,7 @@ static int convert(KernelObject *k, int i, PyObject *o, void *slot, int *array_d
     memcpy(slot, &ptr, 8);
     return 0;
   }
-  where(at, sizeof(at), k, i);
+  gpujit_py_where(at, sizeof(at), k, i);
   if (e->kind == K_NPSCALAR) {
     gpujit_param_type st = np_type(e);
     if (t == GPUJIT_PARAM_UNKNOWN) {
@@ -613,7 +426,7 @@ static int convert(KernelObject *k, int i, PyObject *o, void *slot, int *array_d
 
 /* stream=: None (CUDA's legacy default stream), an int handle, a CuPy stream (.ptr), a PyTorch
  * stream (.cuda_stream) or any object with __cuda_stream__ (cuda.core). */
-static int stream_of(PyObject *o, void **out)
+int gpujit_py_stream_of(PyObject *o, void **out)
 {
   PyObject *v = NULL;
   uint64_t h;
@@ -649,119 +462,8 @@ static int stream_of(PyObject *o, void **out)
   return 0;
 }
 
-static PyObject *kernel_call(PyObject *o, PyObject *args, PyObject *kw)
-{
-  KernelObject *k = (KernelObject *)o;
-  Py_ssize_t nargs = PyTuple_Size(args), nkw = kw ? PyDict_Size(kw) : 0;
-  unsigned grid[3], block[3], shared = 0;
-  uint64_t slots[MAX_PARAMS];
-  int array_dev[MAX_PARAMS];
-  void *ptrs[MAX_PARAMS], *stream = GPUJIT_STREAM_LEGACY;
-  gpujit_device *dev;
-  gpujit_kernel *kern;
-  int ordinal, err;
-  if (nargs < 2) {
-    PyErr_Format(PyExc_TypeError, "%s(grid, block, *args, shared=0, stream=None): grid and block are missing", k->name);
-    return NULL;
-  }
-  if (dims(PyTuple_GetItem(args, 0), grid, "grid") < 0 || dims(PyTuple_GetItem(args, 1), block, "block") < 0)
-    return NULL;
-  if (nkw) {
-    PyObject *sh = PyDict_GetItemString(kw, "shared"), *st = PyDict_GetItemString(kw, "stream");
-    if (nkw > (sh != NULL) + (st != NULL)) {
-      PyErr_Format(PyExc_TypeError, "%s: the only keyword arguments are shared= and stream=", k->name);
-      return NULL;
-    }
-    if (sh) {
-      long v = PyLong_AsLong(sh);
-      if (v < 0 || v > 0x7fffffffL) {
-        if (!PyErr_Occurred())
-          PyErr_Format(PyExc_ValueError, "shared must be 0 or more bytes (got %ld)", v);
-        return NULL;
-      }
-      shared = (unsigned)v;
-    }
-    if (stream_of(st, &stream) < 0)
-      return NULL;
-  }
-  if (k->nparams < 0) {
-    PyErr_Format(PyExc_TypeError, "%s: the image does not say its parameters (a PTX image of an extern \"C\" kernel): "
-                 "give module.kernel(name, signature=\"...\")", k->name);
-    return NULL;
-  }
-  if (nargs - 2 != k->nparams) {
-    PyErr_Format(PyExc_TypeError, "%s takes %d kernel arguments (%zd given)", k->name, k->nparams, nargs - 2);
-    return NULL;
-  }
-  for (int i = 0; i < k->nparams; i++) { /* before the device: bad arguments fail the same everywhere */
-    ptrs[i] = &slots[i];
-    array_dev[i] = -1;
-    if (convert(k, i, PyTuple_GetItem(args, i + 2), &slots[i], &array_dev[i]) < 0)
-      return NULL;
-  }
-  if (!(dev = gpujit_py_current_device(&ordinal)) || !(kern = kernel_on(k, dev, ordinal)))
-    return NULL;
-  for (int i = 0; i < k->nparams; i++)
-    if (array_dev[i] >= 0 && array_dev[i] != ordinal) {
-      char at[400];
-      where(at, sizeof(at), k, i);
-      PyErr_Format(PyExc_ValueError, "%s: the array is on device %d but the kernel launches on device %d (the current "
-                   "device)", at, array_dev[i], ordinal);
-      return NULL;
-    }
-  gpujit_device_set_stream(dev, stream);
-  if ((err = gpujit_launch(kern, grid, block, shared, ptrs)) < 0)
-    return gpujit_py_raise(err);
-  Py_RETURN_NONE;
-}
-
-static PyObject *kernel_get_name(PyObject *o, void *c) { (void)c; return PyUnicode_FromString(((KernelObject *)o)->name); }
-static PyObject *kernel_get_symbol(PyObject *o, void *c) { (void)c; return PyUnicode_FromString(((KernelObject *)o)->symbol); }
-
-static PyObject *kernel_get_params(PyObject *o, void *c)
-{
-  KernelObject *k = (KernelObject *)o;
-  PyObject *l;
-  (void)c;
-  if (k->nparams < 0)
-    Py_RETURN_NONE;
-  if (!(l = PyList_New(0)))
-    return NULL;
-  for (int i = 0; i < k->nparams; i++) {
-    PyObject *p = Py_BuildValue("(si)", gpujit_param_type_name(k->types[i]), k->sizes[i]);
-    if (!p || PyList_Append(l, p) < 0) {
-      Py_XDECREF(p);
-      Py_DECREF(l);
-      return NULL;
-    }
-    Py_DECREF(p);
-  }
-  return l;
-}
-
-static PyGetSetDef kernel_getset[] = {
-    {"name", kernel_get_name, NULL, "The kernel as it was asked for (a name expression or a symbol).", NULL},
-    {"symbol", kernel_get_symbol, NULL, "The kernel's symbol in the image.", NULL},
-    {"params", kernel_get_params, NULL,
-     "Each parameter as (type, bytes); type is 'unknown' where only the size is known (extern \"C\"), "
-     "None when not even that is.", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyType_Slot kernel_slots[] = {
-    {Py_tp_init, (void *)kernel_init},
-    {Py_tp_new, (void *)PyType_GenericNew},
-    {Py_tp_dealloc, (void *)kernel_dealloc},
-    {Py_tp_call, (void *)kernel_call},
-    {Py_tp_getset, (void *)kernel_getset},
-    {Py_tp_doc, (void *)"Kernel(handle, symbol, name, signature): a kernel of a built module; call it as "
-                        "kernel(grid, block, *args, shared=0, stream=None)."},
-    {0, NULL},
-};
-static PyType_Spec kernel_spec = {"_gpujit.Kernel", sizeof(KernelObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-                                  kernel_slots};
-
-int gpujit_py_add_launch(PyObject *m)
+/* The attribute names argument conversion looks up, interned once. */
+int gpujit_py_args_init(void)
 {
   static const struct {
     PyObject **slot;
@@ -776,13 +478,5 @@ int gpujit_py_add_launch(PyObject *m)
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (!(*names[i].slot = PyUnicode_InternFromString(names[i].text)))
       return -1;
-  if (!(HandleType = (PyTypeObject *)PyType_FromSpec(&handle_spec)) ||
-      !(KernelType = (PyTypeObject *)PyType_FromSpec(&kernel_spec)))
-    return -1;
-  Py_INCREF(HandleType);
-  Py_INCREF(KernelType);
-  if (PyModule_AddObject(m, "ModuleHandle", (PyObject *)HandleType) < 0 ||
-      PyModule_AddObject(m, "Kernel", (PyObject *)KernelType) < 0)
-    return -1;
   return 0;
 }
