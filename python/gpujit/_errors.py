@@ -37,14 +37,8 @@ for _code, (_symbol, _text) in sorted(_gpujit.error_names().items(), reverse=Tru
 del _code, _symbol, _text, _cls
 
 
-_gpujit._set_error_classes(dict(_BY_CODE))  # the extension raises these classes itself
-
-
-def _raise_from(e: _gpujit.Error):
-    if isinstance(e, GpujitError):
-        raise e.with_traceback(None) from None
-    code, name, message, log = e.args
-    raise _BY_CODE.get(code, GpujitError)(code, name, message, log) from None
+# The extension raises these classes itself, straight from the C call: no wrapper re-raises.
+_gpujit._set_error_classes(dict(_BY_CODE))
 
 
 __all__ = ["GpujitError"] + sorted(c.__name__ for c in _BY_CODE.values())

@@ -8,7 +8,7 @@ import time
 from typing import List, Optional, Union
 
 from . import _gpujit
-from ._errors import _BY_CODE, _raise_from
+from ._errors import _BY_CODE
 from .timing import synchronize as _synchronize
 
 
@@ -63,10 +63,7 @@ class profile:
         t1 = time.time_ns()
         title = self.title or "%s (pid %d), a block of %.1f ms" % (
             os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python", os.getpid(), (t1 - self._t0) / 1e6)
-        try:
-            text, js = _gpujit.profile_range(self._dir, os.getpid(), self._t0, t1, title, self.top, self.trace_path)
-        except _gpujit.Error as e:
-            _raise_from(e)
+        text, js = _gpujit.profile_range(self._dir, os.getpid(), self._t0, t1, title, self.top, self.trace_path)
         self.report, self.data = text, _json.loads(js)
         if self.json_path:
             with open(self.json_path, "w") as f:

@@ -6,7 +6,6 @@ import math
 from typing import Callable, Dict, List, Optional, Sequence
 
 from . import _gpujit
-from ._errors import _raise_from
 
 
 class BenchmarkResult:
@@ -72,16 +71,13 @@ def benchmark(fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, *, 
         raise ValueError("n_warmup must be 0 or more")
     if not max_noise > 0:
         raise ValueError("max_noise must be positive")
-    try:
-        if devices is None:
-            devices = [_gpujit.current_device()]
-        devices = [int(d) for d in devices]
-        if n_repeat is not None:
-            spec = (n_repeat, n_repeat, 0.0, 0.0)
-        else:
-            spec = (10, 100000, float(min_time), float(timeout))
-        d = _gpujit.benchmark(fn, args, kwargs, devices, n_warmup, spec[0], spec[1], spec[2], spec[3],
-                              float(max_noise), bool(l2_flush))
-    except _gpujit.Error as e:
-        _raise_from(e)
+    if devices is None:
+        devices = [_gpujit.current_device()]
+    devices = [int(d) for d in devices]
+    if n_repeat is not None:
+        spec = (n_repeat, n_repeat, 0.0, 0.0)
+    else:
+        spec = (10, 100000, float(min_time), float(timeout))
+    d = _gpujit.benchmark(fn, args, kwargs, devices, n_warmup, spec[0], spec[1], spec[2], spec[3],
+                          float(max_noise), bool(l2_flush))
     return BenchmarkResult(name or getattr(fn, "__name__", "fn"), d)

@@ -5,27 +5,20 @@ import os
 from typing import Optional, Union
 
 from . import _args, _gpujit
-from ._errors import _raise_from
 
 
 def stats(directory: Optional[Union[str, os.PathLike]] = None) -> dict:
     """The cache's counters: path, entries, bytes (disk use, what the size limit counts), hits,
     misses, stores, corrupt, compile_ms_saved, limit (0: none). ``directory``: default cache
     ($GPUJIT_CACHE_DIR, else ~/.cache/gpujit)."""
-    try:
-        return _gpujit.cache_stats(None if directory is None else os.fspath(directory))
-    except _gpujit.Error as e:
-        _raise_from(e)
+    return _gpujit.cache_stats(None if directory is None else os.fspath(directory))
 
 
 def clear(directory: Optional[Union[str, os.PathLike]] = None) -> int:
     """Remove every entry; returns how many were removed. Like ``stats`` and ``export``, it makes
     nothing: a missing directory is an empty cache (0 removed), and a directory holding files that
     are no gpujit cache's raises ``InvalidArgumentError`` and is left alone."""
-    try:
-        return _gpujit.cache_clear(None if directory is None else os.fspath(directory))
-    except _gpujit.Error as e:
-        _raise_from(e)
+    return _gpujit.cache_clear(None if directory is None else os.fspath(directory))
 
 
 def _dir(directory):
@@ -40,10 +33,7 @@ def limit(size: Optional[Union[str, int]] = None, directory: Optional[Union[str,
         raise TypeError("size must be a str such as '2G' or a byte count, not %s" % type(size).__name__)
     if isinstance(size, int) and (isinstance(size, bool) or size < 0):
         raise ValueError("size must be a byte count >= 0, not %r" % size)
-    try:
-        b, source = _gpujit.cache_limit(_dir(directory), None if size is None else str(size))
-    except _gpujit.Error as e:
-        _raise_from(e)
+    b, source = _gpujit.cache_limit(_dir(directory), None if size is None else str(size))
     return {"bytes": b, "source": source}
 
 
@@ -52,16 +42,10 @@ def export(path: Union[str, os.PathLike], *, used_since: float = 0.0,
     """Write the cache's entries (those used since the Unix time ``used_since``, else all), with
     their manifests and dependency groups, into an archive (``.tar.zst``, ``.tar.gz``, ``.tar``).
     Returns how many entries were written."""
-    try:
-        return _gpujit.cache_export(_dir(directory), os.fspath(path), _args.number("used_since", used_since, 0))
-    except _gpujit.Error as e:
-        _raise_from(e)
+    return _gpujit.cache_export(_dir(directory), os.fspath(path), _args.number("used_since", used_since, 0))
 
 
 def import_(path: Union[str, os.PathLike], *, directory: Optional[Union[str, os.PathLike]] = None) -> dict:
     """Import an archive made by ``export``: every entry is verified before it is stored, a hostile
     archive is refused whole. Returns ``{"entries", "present", "manifests", "rejected"}``."""
-    try:
-        return _gpujit.cache_import(_dir(directory), os.fspath(path))
-    except _gpujit.Error as e:
-        _raise_from(e)
+    return _gpujit.cache_import(_dir(directory), os.fspath(path))

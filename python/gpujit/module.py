@@ -5,7 +5,6 @@ import os
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from . import _args, _gpujit
-from ._errors import _raise_from
 
 
 class Kernel(_gpujit.Kernel):
@@ -72,10 +71,7 @@ class Module:
         key = (name, signature)
         k = self._kernels.get(key)
         if k is None:
-            try:
-                k = Kernel(self._handle, self.symbol(name), name, signature)
-            except _gpujit.Error as e:
-                _raise_from(e)
+            k = Kernel(self._handle, self.symbol(name), name, signature)
             self._kernels[key] = k
         return k
 
@@ -126,11 +122,8 @@ def build(path_or_source: Union[str, os.PathLike], *, name: Optional[str] = None
                 os.makedirs(cache_dir, exist_ok=True)
             except OSError as e:
                 raise ValueError("cache=%r: the cache directory cannot be made (%s)" % (cache_dir, e.strerror)) from None
-    try:
-        d = _gpujit.build(paths, sources, arch, _args.str_list("options", options), _args.defines(defines),
-                          _args.path_list("include_dirs", include_dirs), _args.str_list("name_expressions", name_expressions),
-                          cache, cache_dir, None if time_trace is None else os.fspath(time_trace),
-                          _args.flag("lean", lean))
-    except _gpujit.Error as e:
-        _raise_from(e)
+    d = _gpujit.build(paths, sources, arch, _args.str_list("options", options), _args.defines(defines),
+                      _args.path_list("include_dirs", include_dirs), _args.str_list("name_expressions", name_expressions),
+                      cache, cache_dir, None if time_trace is None else os.fspath(time_trace),
+                      _args.flag("lean", lean))
     return Module(d)

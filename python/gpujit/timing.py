@@ -13,7 +13,6 @@ import time
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 from . import _gpujit
-from ._errors import _raise_from
 
 TIMING_KERNEL = 1
 TIMING_MEMCPY = 2
@@ -33,31 +32,29 @@ class TimingResult:
     ``missing`` (CUPTI gave no record: ``elapsed`` is 0, never a made-up time)."""
 
     __slots__ = ("device", "name", "kind", "filter", "elapsed", "start_us", "host_us", "launch_us", "bytes",
-                 "graph_node", "missing", "_t")
+                 "graph_node", "missing", "_d")
 
-    def __init__(self, t: tuple):
-        self._t = t
-        (self.device, self.name, kind, self.elapsed, self.start_us, self.host_us, self.launch_us, self.bytes,
-         self.graph_node, missing) = t
+    def __init__(self, d: dict):
+        self._d = d  # the C layer's named fields, handed back to timing_format as they came
+        self.device, self.name, self.elapsed = d["device"], d["name"], d["elapsed_ms"]
+        self.start_us, self.host_us, self.launch_us = d["start_us"], d["host_us"], d["launch_us"]
+        self.bytes, self.graph_node, self.missing = d["bytes"], d["graph_node"], d["missing"]
+        kind = d["kind"]
         self.kind = _KINDS[kind] if 0 <= kind < len(_KINDS) else "unknown"
         self.filter = _KIND_FILTER[kind] if 0 <= kind < len(_KINDS) else 0
-        self.missing = bool(missing)
 
     def __repr__(self) -> str:
         return "TimingResult(device=%d, name=%r, kind=%r, elapsed=%.4f ms)" % (self.device, self.name, self.kind,
                                                                                self.elapsed)
 
 
-def _results(tuples) -> List[TimingResult]:
-    return [TimingResult(t) for t in tuples]
+def _results(rows) -> List[TimingResult]:
+    return [TimingResult(d) for d in rows]
 
 
 def synchronize() -> None:
     """Wait for all work of every device gpujit has opened and of the current device."""
-    try:
-        _gpujit.synchronize()
-    except _gpujit.Error as e:
-        _raise_from(e)
+    _gpujit.synchronize()
 
 
 class _Region:
@@ -69,23 +66,17 @@ class _Region:
         if timer not in _TIMERS:
             raise ValueError("timer must be 'events', 'cupti' or 'cupti-serial', not %r" % (timer,))
         self.lost = 0
-        try:
-            if _TIMERS[timer] is None:
-                self._capture, self._devices = _gpujit.capture_begin(cuda_filter), None
-            else:
-                self._capture, self._devices = None, _gpujit.timing_begin(cuda_filter, _TIMERS[timer])
-        except _gpujit.Error as e:
-            _raise_from(e)
+        if _TIMERS[timer] is None:
+            self._capture, self._devices = _gpujit.capture_begin(cuda_filter), None
+        else:
+            self._capture, self._devices = None, _gpujit.timing_begin(cuda_filter, _TIMERS[timer])
 
     def end(self) -> List[TimingResult]:
-        try:
-            if self._capture is not None:
-                tuples, self.lost = _gpujit.capture_end(self._capture)
-            else:
-                tuples = _gpujit.timing_end(self._devices)
-        except _gpujit.Error as e:
-            _raise_from(e)
-        return _results(tuples)
+        if self._capture is not None:
+            rows, self.lost = _gpujit.capture_end(self._capture)
+        else:
+            rows = _gpujit.timing_end(self._devices)
+        return _results(rows)
 
 
 _open: List[Tuple[_Region, bool]] = []
@@ -120,10 +111,7 @@ def timing_print(results: Sequence[TimingResult], indent: str = "", sections: Se
         if s not in _SECTIONS:
             raise ValueError("sections are 'timeline', 'activity' and 'device', not %r" % (s,))
         mask |= _SECTIONS[s]
-    try:
-        text = _gpujit.timing_format([r._t for r in results], mask)
-    except _gpujit.Error as e:
-        _raise_from(e)
+    text = _gpujit.timing_format([r._d for r in results], mask)
     out = file or sys.stdout
     for line in text.splitlines():
         print(indent + line, file=out)

@@ -5,7 +5,6 @@ import os
 from typing import Optional, Union
 
 from . import _args, _gpujit
-from ._errors import _raise_from
 
 
 def analyze(*paths: Union[str, os.PathLike]) -> dict:
@@ -16,10 +15,7 @@ def analyze(*paths: Union[str, os.PathLike]) -> dict:
     ``recorded``/``unmeasured``: cache hits whose compile profile was/was not recorded."""
     if not paths:
         raise TypeError("analyze() needs at least one trace file or directory")
-    try:
-        r = _gpujit.analyze([os.fspath(p) for p in paths])
-    except _gpujit.Error as e:
-        _raise_from(e)
+    r = _gpujit.analyze([os.fspath(p) for p in paths])
     r["tables"] = {t: [{"name": n, "total_ms": tot / 1e3, "max_ms": mx / 1e3, "count": c} for n, tot, mx, c in rows]
                    for t, rows in r["tables"].items()}
     return r
@@ -37,7 +33,4 @@ def diff(base, new, *, fail_above_pct: Optional[float] = None, min_ms: float = 0
         return [os.fspath(p) for p in (v if isinstance(v, (list, tuple)) else [v])]
     gate = -1.0 if fail_above_pct is None else _args.number("fail_above_pct", fail_above_pct, 0)
     floor = _args.number("min_ms", min_ms, 0)
-    try:
-        return _gpujit.diff(paths(base), paths(new), gate, floor)
-    except _gpujit.Error as e:
-        _raise_from(e)
+    return _gpujit.diff(paths(base), paths(new), gate, floor)

@@ -79,17 +79,32 @@ static PyObject *nvtx_pop(PyObject *self, PyObject *cap)
   Py_RETURN_NONE;
 }
 
-static PyObject *result_tuple(const gpujit_timing_result *r)
+/* One timed activity, named: what TimingResult is made from, and what timing_format reads back. */
+static PyObject *result_dict(const gpujit_timing_result *r)
 {
-  return Py_BuildValue("(isiddddKKi)", r->device, r->name, (int)r->kind, r->elapsed_ms, r->start_us, r->host_us,
-                       r->launch_us, (unsigned long long)r->bytes, (unsigned long long)r->graph_node, r->missing);
+  return Py_BuildValue("{s:i,s:s,s:i,s:d,s:d,s:d,s:d,s:K,s:K,s:O}", "device", r->device, "name", r->name, "kind",
+                       (int)r->kind, "elapsed_ms", r->elapsed_ms, "start_us", r->start_us, "host_us", r->host_us,
+                       "launch_us", r->launch_us, "bytes", (unsigned long long)r->bytes, "graph_node",
+                       (unsigned long long)r->graph_node, "missing", r->missing ? Py_True : Py_False);
+}
+
+/* Field `key` of a result dict as a number; -1 with an exception set when it is missing. */
+static int field(PyObject *d, const char *key, double *out)
+{
+  PyObject *v = PyDict_Check(d) ? PyDict_GetItemString(d, key) : NULL;
+  if (!v) {
+    PyErr_Format(PyExc_TypeError, "a timing result needs '%s'", key);
+    return -1;
+  }
+  *out = PyFloat_AsDouble(v);
+  return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
 }
 
 static PyObject *result_list(const gpujit_timing_result *r, size_t n)
 {
   PyObject *l = PyList_New(0);
   for (size_t i = 0; l && i < n; i++) {
-    PyObject *t = result_tuple(&r[i]);
+    PyObject *t = result_dict(&r[i]);
     if (!t || PyList_Append(l, t) < 0) {
       Py_XDECREF(t);
       Py_CLEAR(l);
@@ -235,18 +250,26 @@ static PyObject *timing_format(PyObject *self, PyObject *args)
   if (!(r = calloc((size_t)n + 1, sizeof(*r))))
     return PyErr_NoMemory();
   for (Py_ssize_t i = 0; i < n; i++) {
-    const char *name;
-    int kind;
-    unsigned long long bytes, node;
-    if (!PyArg_ParseTuple(PyList_GetItem(l, i), "isiddddKKi", &r[i].device, &name, &kind, &r[i].elapsed_ms,
-                          &r[i].start_us, &r[i].host_us, &r[i].launch_us, &bytes, &node, &r[i].missing)) {
+    PyObject *d = PyList_GetItem(l, i), *name = PyDict_Check(d) ? PyDict_GetItemString(d, "name") : NULL,
+             *b = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8String(name) : NULL;
+    double device, kind, bytes, node, missing;
+    if (!b || field(d, "device", &device) < 0 || field(d, "kind", &kind) < 0 ||
+        field(d, "elapsed_ms", &r[i].elapsed_ms) < 0 || field(d, "start_us", &r[i].start_us) < 0 ||
+        field(d, "host_us", &r[i].host_us) < 0 || field(d, "launch_us", &r[i].launch_us) < 0 ||
+        field(d, "bytes", &bytes) < 0 || field(d, "graph_node", &node) < 0 || field(d, "missing", &missing) < 0) {
+      if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError, "a timing result needs 'name' (str)");
+      Py_XDECREF(b);
       free(r);
       return NULL;
     }
-    snprintf(r[i].name, sizeof(r[i].name), "%s", name);
-    r[i].kind = (gpujit_activity_kind)kind;
-    r[i].bytes = bytes;
-    r[i].graph_node = node;
+    snprintf(r[i].name, sizeof(r[i].name), "%s", PyBytes_AsString(b));
+    Py_DECREF(b);
+    r[i].device = (int)device;
+    r[i].kind = (gpujit_activity_kind)(int)kind;
+    r[i].bytes = (uint64_t)bytes;
+    r[i].graph_node = (uint64_t)node;
+    r[i].missing = missing != 0;
     r[i].order = (uint64_t)i;
   }
   err = gpujit_timing_format(&text, r, (size_t)n, sections);

@@ -16,7 +16,7 @@
 #include "module/entry.h"
 #include "module/lean.h"
 #include "module/module.h"
-#include "trace/profile.h"
+#include "trace/compile_profile.h"
 
 /* Rows a stored profile keeps per table (headers, templates, …): the largest. */
 #define PROFILE_ROWS 50

@@ -4,7 +4,7 @@
 
 #include "gpujit/module.h"
 #include "base/buf.h"
-#include "trace/profile.h"
+#include "trace/compile_profile.h"
 
 struct gpujit_module {
   char *name;

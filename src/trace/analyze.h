@@ -2,7 +2,7 @@
 #ifndef GPUJIT_TRACE_ANALYZE_H
 #define GPUJIT_TRACE_ANALYZE_H
 
-#include "trace/profile.h"
+#include "trace/compile_profile.h"
 
 struct gpujit_trace_analysis {
   gpujit__rows tables[GPUJIT_TRACE_TABLE_COUNT];

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "trace/profile.h"
+#include "trace/compile_profile.h"
 
 /** What one trace holds: a profile per module build (or cache hit), and the rest. */
 typedef struct gpujit__trace_read {

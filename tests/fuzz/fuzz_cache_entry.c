@@ -9,7 +9,7 @@
 #include "cache/store.h"
 #include "module/entry.h"
 #include "module/module.h"
-#include "trace/profile.h"
+#include "trace/compile_profile.h"
 
 #define KEY "0123456789abcdef0123456789abcdef"
 

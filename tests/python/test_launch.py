@@ -95,7 +95,8 @@ def test_without_a_gpu_a_launch_says_why(mod):
 
 
 def _result(device, name, kind, ms, nbytes=0):
-    return gpujit.TimingResult((device, name, kind, ms, 0.0, 0.0, 0.0, nbytes, 0, 0))
+    return gpujit.TimingResult({"device": device, "name": name, "kind": kind, "elapsed_ms": ms, "start_us": 0.0,
+                                "host_us": 0.0, "launch_us": 0.0, "bytes": nbytes, "graph_node": 0, "missing": False})
 
 
 def test_timing_tables_and_scoped_timer_without_gpu_work(capsys):

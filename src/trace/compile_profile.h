@@ -1,7 +1,7 @@
 /* A module's compile profile: NVRTC's phases, headers, templates and functions, and its times.
  * Read from traces (events.c), kept in cache entries, replayed into the trace of a cache hit. */
-#ifndef GPUJIT_TRACE_PROFILE_H
-#define GPUJIT_TRACE_PROFILE_H
+#ifndef GPUJIT_TRACE_COMPILE_PROFILE_H
+#define GPUJIT_TRACE_COMPILE_PROFILE_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

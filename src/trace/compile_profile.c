@@ -6,7 +6,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
-#include "trace/profile.h"
+#include "trace/compile_profile.h"
 #include "trace/sink.h"
 
 #define PROFILE_FORMAT "gpujit-compile-profile"
