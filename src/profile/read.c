@@ -106,11 +106,8 @@ static char *joined_options(const cJSON *j)
 }
 
 /* A GPU time (CUPTI's clock) on the host's: the process's clock record comes before its activity. */
-static uint64_t gpu_t(const pf_proc *proc, const char *line, const char *k)
-{
-  uint64_t t = t_of(line, k);
-  return proc->has_clock ? (uint64_t)((int64_t)t + proc->clock_offset) : t;
-}
+static uint64_t host_of(const pf_proc *proc, uint64_t t);
+static uint64_t gpu_t(const pf_proc *proc, const char *line, const char *k) { return host_of(proc, t_of(line, k)); }
 
 /* A range's view: the records of its process that began inside it. Kernels, copies and memsets
  * count from their own records (the process's running sums carry no time); the sums, the exit
@@ -126,6 +123,10 @@ static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, i
   case GPUJIT_RECORD_PROC:
   case GPUJIT_RECORD_CLOCK:
   case GPUJIT_RECORD_NOTE:
+    return true;
+  case GPUJIT_RECORD_KERNEL: /* tested once, in op_record, whichever reading found them */
+  case GPUJIT_RECORD_COPY:
+  case GPUJIT_RECORD_MEMSET:
     return true;
   case GPUJIT_RECORD_KSUM:
   case GPUJIT_RECORD_OSUM:
@@ -175,6 +176,26 @@ static void keep_op(gpujit_profile *p, const pf_op *in)
   *o = *in;
   if (p->range)
     range_sum(p, o);
+}
+
+/* Host time of a GPU timestamp: CUPTI's clock moved by the process's clock record. */
+static uint64_t host_of(const pf_proc *proc, uint64_t t)
+{
+  return proc->has_clock ? (uint64_t)((int64_t)t + proc->clock_offset) : t;
+}
+
+/* A kernel, copy or memset record, whichever reading found its fields (the flat scan or cJSON):
+ * the one constructor, and the one range test (a range keeps its process's ops that began in it).
+ * `name` is owned by the op, or freed here when the op is not kept. */
+static void op_record(gpujit_profile *p, const pf_proc *proc, pf_op o)
+{
+  o.s = host_of(proc, o.s);
+  o.e = host_of(proc, o.e);
+  if (p->range && (o.pid != p->range_pid || o.s < p->range_t0 || o.s > p->range_t1)) {
+    free(o.name);
+    return;
+  }
+  keep_op(p, &o);
 }
 
 static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON *j)
@@ -290,17 +311,17 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     break;
   }
   case GPUJIT_RECORD_KERNEL: case GPUJIT_RECORD_COPY: case GPUJIT_RECORD_MEMSET: {
-    pf_op o = {.pid = pid,
-               .kind = k[0],
-               .name = dup(k[0] == 'k' ? s_of(j, "name") : s_of(j, "what")),
-               .handle = u_of(j, "module"),
-               .corr = u_of(j, "corr"),
-               .s = gpu_t(proc, line, "s"),
-               .e = gpu_t(proc, line, "e"),
-               .bytes = u_of(j, "bytes"),
-               .device = (uint32_t)u_of(j, "device"),
-               .stream = (uint32_t)u_of(j, "stream")};
-    keep_op(p, &o);
+    op_record(p, proc,
+              (pf_op){.pid = pid,
+                      .kind = k[0],
+                      .name = dup(k[0] == 'k' ? s_of(j, "name") : s_of(j, "what")),
+                      .handle = u_of(j, "module"),
+                      .corr = u_of(j, "corr"),
+                      .s = t_of(line, "s"),
+                      .e = t_of(line, "e"),
+                      .bytes = u_of(j, "bytes"),
+                      .device = (uint32_t)u_of(j, "device"),
+                      .stream = (uint32_t)u_of(j, "stream")});
     break;
   }
   case GPUJIT_RECORD_NVTX: {
@@ -398,34 +419,24 @@ static uint64_t flat_u(const flat *f, int i)
   return f->v[i][0] == '-' ? 0 : strtoull(f->v[i], NULL, 10);
 }
 
-static uint64_t flat_gpu_t(const pf_proc *proc, const flat *f, int i)
-{
-  uint64_t t = flat_u(f, i);
-  return proc->has_clock ? (uint64_t)((int64_t)t + proc->clock_offset) : t;
-}
-
 /* A kernel, copy or memset line read by flat_scan; @return false when the line is another kind. */
 static bool flat_op(gpujit_profile *p, pf_proc *proc, const flat *f)
 {
   char kind = flat_is(f, F_K, "kernel") ? 'k' : flat_is(f, F_K, "copy") ? 'c' : flat_is(f, F_K, "memset") ? 'm' : 0;
-  int pid = (int)strtol(f->v[F_PID] ? f->v[F_PID] : "0", NULL, 10);
   int nm = kind == 'k' ? F_NAME : F_WHAT;
-  uint64_t s;
   if (!kind)
     return false;
-  s = flat_gpu_t(proc, f, F_S);
-  if (p->range && (pid != p->range_pid || s < p->range_t0 || s > p->range_t1))
-    return true;
-  keep_op(p, &(pf_op){.pid = pid,
-                      .kind = kind,
-                      .name = gpujit__strndup(f->v[nm] ? f->v[nm] : "", f->v[nm] ? f->len[nm] : 0),
-                      .handle = flat_u(f, F_MODULE),
-                      .corr = flat_u(f, F_CORR),
-                      .s = s,
-                      .e = flat_gpu_t(proc, f, F_E),
-                      .bytes = flat_u(f, F_BYTES),
-                      .device = (uint32_t)flat_u(f, F_DEVICE),
-                      .stream = (uint32_t)flat_u(f, F_STREAM)});
+  op_record(p, proc,
+            (pf_op){.pid = (int)strtol(f->v[F_PID] ? f->v[F_PID] : "0", NULL, 10),
+                    .kind = kind,
+                    .name = gpujit__strndup(f->v[nm] ? f->v[nm] : "", f->v[nm] ? f->len[nm] : 0),
+                    .handle = flat_u(f, F_MODULE),
+                    .corr = flat_u(f, F_CORR),
+                    .s = flat_u(f, F_S),
+                    .e = flat_u(f, F_E),
+                    .bytes = flat_u(f, F_BYTES),
+                    .device = (uint32_t)flat_u(f, F_DEVICE),
+                    .stream = (uint32_t)flat_u(f, F_STREAM)});
   return true;
 }
 

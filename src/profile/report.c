@@ -139,12 +139,10 @@ static int by_cost(const void *a, const void *b, void *ctx)
   return (cx < cy) - (cx > cy);
 }
 
-int gpujit__profile_attribute(gpujit_profile *p)
+/* Pass 1: a row per image loaded, named for the compile that made it (by hash), else its kind. */
+static int rows_of_loads(gpujit_profile *p, char ***keys)
 {
-  char **keys = NULL;
   gpujit_profile_totals *t = &p->totals;
-  int err = 0;
-  mark_repeats(p);
   /* modules: one row per image loaded */
   for (size_t i = 0; i < p->loads.n; i++) {
     pf_load *l = &p->loads.v[i];
@@ -168,9 +166,8 @@ int gpujit__profile_attribute(gpujit_profile *p)
       snprintf(name, sizeof(name), "%s", l->file);
     else
       snprintf(name, sizeof(name), "%s %.8s", l->image[0] ? l->image : "image", l->hash);
-    if ((l->module = row(p, &keys, key, name, origin, !strcmp(l->image, "file") ? "file" : l->image, l->pid)) < 0) {
-      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-      goto done;
+    if ((l->module = row(p, keys, key, name, origin, !strcmp(l->image, "file") ? "file" : l->image, l->pid)) < 0) {
+      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
     }
     p->rows[l->module].loads++;
     p->rows[l->module].image_bytes = l->bytes;
@@ -178,20 +175,26 @@ int gpujit__profile_attribute(gpujit_profile *p)
     t->loads++;
     t->load_ms += ms(l->t0, l->t1);
   }
+  return 0;
+}
+
+/* Pass 2: compiles into the row of the image they made, else a row of their own. */
+static int rows_of_compiles(gpujit_profile *p, char ***keys)
+{
+  gpujit_profile_totals *t = &p->totals;
   /* compiles: into the row of the image they made, else a row of their own */
   for (size_t i = 0; i < p->compiles.n; i++) {
     pf_compile *c = &p->compiles.v[i];
     double d = ms(c->t0, c->t1);
     gpujit_profile_module *m;
     for (size_t r = 0; r < p->nrows && c->module < 0; r++)
-      if (!strncmp(keys[r], "image ", 6) && matches(c, keys[r] + 6))
+      if (!strncmp((*keys)[r], "image ", 6) && matches(c, (*keys)[r] + 6))
         c->module = (int)r;
     if (c->module < 0) {
       char key[700];
       snprintf(key, sizeof(key), "compile %s %s %d", c->kind, c->name, c->result != 0);
-      if ((c->module = row(p, &keys, key, c->name, c->result ? "failed" : "not loaded", "", c->pid)) < 0) {
-        err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-        goto done;
+      if ((c->module = row(p, keys, key, c->name, c->result ? "failed" : "not loaded", "", c->pid)) < 0) {
+        return gpujit__error(GPUJIT_ENOMEM, "out of memory");
       }
     }
     m = &p->rows[c->module];
@@ -206,6 +209,13 @@ int gpujit__profile_attribute(gpujit_profile *p)
     else
       t->compile_ms += d;
   }
+  return 0;
+}
+
+/* Pass 3: the driver's JIT into the row of the load it served (by correlation id). */
+static int jit_of_loads(gpujit_profile *p)
+{
+  gpujit_profile_totals *t = &p->totals;
   /* the driver's JIT, by the load's correlation id */
   for (size_t i = 0; i < p->jits.n; i++) {
     const pf_jit *j = &p->jits.v[i];
@@ -217,15 +227,21 @@ int gpujit__profile_attribute(gpujit_profile *p)
         break;
       }
   }
+  return 0;
+}
+
+/* Pass 4: launches and their GPU time into the row of the module their function belongs to. */
+static int rows_of_launches(gpujit_profile *p, char ***keys)
+{
+  gpujit_profile_totals *t = &p->totals;
   /* launches, by the module their function belongs to */
   for (size_t i = 0; i < p->ksums.n; i++) {
     const pf_ksum *s = &p->ksums.v[i];
     int r = row_of_handle(p, s->pid, s->handle);
     gpujit_profile_module *m;
     bool seen = false;
-    if (r < 0 && (r = row(p, &keys, "unattributed", "kernels of modules not seen loading", "unknown", "", s->pid)) < 0) {
-      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-      goto done;
+    if (r < 0 && (r = row(p, keys, "unattributed", "kernels of modules not seen loading", "unknown", "", s->pid)) < 0) {
+      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
     }
     m = &p->rows[r];
     for (size_t k = 0; k < i && !seen; k++) /* distinct kernels of the row */
@@ -246,6 +262,13 @@ int gpujit__profile_attribute(gpujit_profile *p)
     m->gpu_ms += (double)s->ns / 1e6;
     t->launches += s->n;
   }
+  return 0;
+}
+
+/* Pass 5: devices' totals, and each row's break-even in launches. */
+static int gpu_and_break_even(gpujit_profile *p)
+{
+  gpujit_profile_totals *t = &p->totals;
   devices(p);
   for (size_t d = 0; d < p->ndevices; d++)
     t->gpu_ms += p->devices[d].kernel_ms + p->devices[d].copy_ms + p->devices[d].memset_ms;
@@ -254,13 +277,18 @@ int gpujit__profile_attribute(gpujit_profile *p)
     if (m->launches && m->gpu_ms > 0)
       m->break_even = (m->compile_ms + m->load_ms) / (m->gpu_ms / (double)m->launches);
   }
+  return 0;
+}
+
+/* Pass 6: rows by cost, largest first; loads and compiles follow their rows. */
+static int sort_rows(gpujit_profile *p)
+{
   { /* largest cost first; loads and compiles follow their rows */
     size_t *order = malloc(p->nrows * sizeof(*order) + 1), *where = malloc(p->nrows * sizeof(*where) + 1);
     gpujit_profile_module *sorted = malloc(p->nrows * sizeof(*sorted) + 1);
     if (!order || !where || !sorted) {
       free(order), free(where), free(sorted);
-      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-      goto done;
+      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
     }
     for (size_t r = 0; r < p->nrows; r++)
       order[r] = r;
@@ -277,6 +305,13 @@ int gpujit__profile_attribute(gpujit_profile *p)
     p->rows = sorted;
     free(order), free(where);
   }
+  return 0;
+}
+
+/* Pass 7: processes, partial ones, what was lost. */
+static int process_totals(gpujit_profile *p)
+{
+  gpujit_profile_totals *t = &p->totals;
   for (size_t i = 0; i < p->procs.n; i++) {
     const pf_proc *pr = &p->procs.v[i];
     t->processes++;
@@ -286,7 +321,17 @@ int gpujit__profile_attribute(gpujit_profile *p)
     t->gpu_recorded |= pr->gpu;
   }
   t->partial = t->processes_partial > 0;
-done:
+  return 0;
+}
+
+int gpujit__profile_attribute(gpujit_profile *p)
+{
+  char **keys = NULL; /* each row's key, while rows are made */
+  int err;
+  mark_repeats(p);
+  if ((err = rows_of_loads(p, &keys)) == 0 && (err = rows_of_compiles(p, &keys)) == 0 && (err = jit_of_loads(p)) == 0 &&
+      (err = rows_of_launches(p, &keys)) == 0 && (err = gpu_and_break_even(p)) == 0 && (err = sort_rows(p)) == 0)
+    err = process_totals(p);
   for (size_t r = 0; r < p->nrows; r++)
     free(keys ? keys[r] : NULL);
   free(keys);
