@@ -74,6 +74,78 @@ typedef struct gpujit_profile_totals {
   int gpu_recorded;           /**< CUPTI ran in at least one process */
 } gpujit_profile_totals;
 
+/** A compile (NVRTC, nvJitLink, libNVVM) as the run recorded it. */
+typedef struct gpujit_profile_compile {
+  const char *kind;       /**< "nvrtc", "nvjitlink", "nvvm" */
+  const char *name;       /**< the program's name */
+  const char *options;    /**< its options, as given */
+  const char *log;        /**< the compiler's log when it failed, or "" */
+  const char *library;    /**< the compiler library the program loaded */
+  const char *module;     /**< the name of the module row its output went to, or "" */
+  int pid;
+  uint32_t tid;
+  int headers;            /**< headers given to it in memory */
+  int result;             /**< the compiler's result code (0: success) */
+  double ms;              /**< wall time */
+  int repeat;             /**< the same source and options were compiled before */
+  uint64_t ptx_bytes, cubin_bytes, ltoir_bytes;
+} gpujit_profile_compile;
+
+/** A process of the run. */
+typedef struct gpujit_profile_process {
+  int pid, ppid;
+  const char *command;
+  int ended;              /**< it said it ended (0: crashed, killed, or exec'd) */
+  int gpu_recorded;       /**< CUPTI ran in it */
+} gpujit_profile_process;
+
+/** The kinds of values a profile's tables hold. */
+typedef enum gpujit_profile_field_type {
+  GPUJIT_FIELD_STR,  /**< const char * */
+  GPUJIT_FIELD_INT,  /**< int */
+  GPUJIT_FIELD_U32,  /**< uint32_t */
+  GPUJIT_FIELD_U64,  /**< uint64_t */
+  GPUJIT_FIELD_F64,  /**< double */
+  GPUJIT_FIELD_BOOL  /**< int, 0 or 1 */
+} gpujit_profile_field_type;
+
+/** One field of a profile's table: its key in the JSON (and in Python's dicts), what it holds,
+ *  and where it is in the table's struct. */
+typedef struct gpujit_profile_field {
+  const char *key;
+  gpujit_profile_field_type type;
+  size_t offset;
+  int optional;           /**< left out of the JSON when zero or "" */
+} gpujit_profile_field;
+
+/** The tables of a profile; each is one JSON section. */
+typedef enum gpujit_profile_table {
+  GPUJIT_PROFILE_TOTALS,    /**< "totals": gpujit_profile_totals */
+  GPUJIT_PROFILE_OPTIONS,   /**< "options": gpujit_profile_options (what the run changed in the program) */
+  GPUJIT_PROFILE_DEVICES,   /**< "devices": gpujit_profile_device rows */
+  GPUJIT_PROFILE_MODULES,   /**< "modules": gpujit_profile_module rows */
+  GPUJIT_PROFILE_COMPILES,  /**< "compiles": gpujit_profile_compile rows */
+  GPUJIT_PROFILE_PROCESSES, /**< "processes": gpujit_profile_process rows */
+  GPUJIT_PROFILE_NTABLES
+} gpujit_profile_table;
+
+/**
+ * The fields of one table, in the order the JSON writes them: the one description `gpujit
+ * profile --json`, gpujit.profile() and any other reader of the structs share.
+ * @param name receives the table's JSON key ("totals", "modules", …); may be NULL.
+ * @param n receives the number of fields.
+ * @return the fields, or NULL for an unknown table.
+ */
+GPUJIT_API const gpujit_profile_field *gpujit_profile_fields(gpujit_profile_table table, const char **name, size_t *n);
+
+/**
+ * A table's rows: a pointer to the first struct and how many (1 for totals and options).
+ * @param stride receives the size of one row's struct.
+ * @return the number of rows (0 for an unknown table or a NULL profile).
+ */
+GPUJIT_API size_t gpujit_profile_table_rows(const gpujit_profile *p, gpujit_profile_table table, const void **rows,
+                                            size_t *stride);
+
 /**
  * Run argv (argv[0] looked up in PATH) with the injection library inside it and its children,
  * wait for it (SIGINT, SIGTERM and SIGHUP are passed on to it), and read what it recorded.
@@ -110,10 +182,13 @@ GPUJIT_API void gpujit_profile_free(gpujit_profile *p);
 GPUJIT_API size_t gpujit_profile_modules(const gpujit_profile *p, const gpujit_profile_module **rows);
 GPUJIT_API size_t gpujit_profile_devices(const gpujit_profile *p, const gpujit_profile_device **rows);
 GPUJIT_API void gpujit_profile_totals_get(const gpujit_profile *p, gpujit_profile_totals *out);
+/** The compiles, in the order they started. */
+GPUJIT_API size_t gpujit_profile_compiles(const gpujit_profile *p, const gpujit_profile_compile **rows);
+/** The processes of the run (of a range: the one process). */
+GPUJIT_API size_t gpujit_profile_processes(const gpujit_profile *p, const gpujit_profile_process **rows);
 /** What the run noted once each (CUPTI unavailable, options that changed the compiles, …), one per line. */
 GPUJIT_API const char *gpujit_profile_notes(const gpujit_profile *p);
 
-/** The whole profile as JSON (totals, devices, modules, processes, compiles, notes); free() it. */
 /**
  * The report as text: the title line, totals, one line per device, the module rows (the first
  * `top`, 0 for all) and the notes — the table `gpujit profile` prints.
@@ -122,6 +197,8 @@ GPUJIT_API const char *gpujit_profile_notes(const gpujit_profile *p);
  */
 GPUJIT_API int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, char **out);
 
+/** The whole profile as JSON: each table of gpujit_profile_fields() under its name, then "notes"
+ *  (a list of lines). @param out receives the text (caller frees with gpujit_free()). */
 GPUJIT_API int gpujit_profile_json(const gpujit_profile *p, char **out);
 
 /** Write a Trace Event Format file (Perfetto, chrome://tracing, `gpujit trace analyze`): a track

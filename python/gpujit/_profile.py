@@ -1,7 +1,6 @@
 """``gpujit.profile``: the compile-against-execute report of a region of Python code."""
 from __future__ import annotations
 
-import json as _json
 import os
 import sys
 import time
@@ -63,11 +62,8 @@ class profile:
         t1 = time.time_ns()
         title = self.title or "%s (pid %d), a block of %.1f ms" % (
             os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python", os.getpid(), (t1 - self._t0) / 1e6)
-        text, js = _gpujit.profile_range(self._dir, os.getpid(), self._t0, t1, title, self.top, self.trace_path)
-        self.report, self.data = text, _json.loads(js)
-        if self.json_path:
-            with open(self.json_path, "w") as f:
-                f.write(js)
+        self.report, self.data = _gpujit.profile_range(self._dir, os.getpid(), self._t0, t1, title, self.top,
+                                                       self.trace_path, self.json_path)
         if self.print:
             print(text, file=self.file or sys.stderr)
 

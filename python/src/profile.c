@@ -1,8 +1,11 @@
 /* gpujit.profile for Python: a range of the profile that `gpujit profile` records of this
- * process, read back as the report's text and JSON. */
+ * process, read back as the report's text and its tables — dicts built from the structs through
+ * gpujit_profile_fields(), with the keys `gpujit profile --json` writes. */
 #include "ext.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* recording() -> the records directory when this process runs under `gpujit profile`, else None */
 static PyObject *recording(PyObject *self, PyObject *unused)
@@ -14,32 +17,117 @@ static PyObject *recording(PyObject *self, PyObject *unused)
   return PyUnicode_FromString(dir);
 }
 
-/* profile_range(dir, pid, t0_ns, t1_ns, title, top, trace_path) -> (text, json) */
+/* One struct of a table as a dict of its fields. */
+static PyObject *row_dict(const gpujit_profile_field *f, size_t nf, const char *row)
+{
+  PyObject *d = PyDict_New();
+  for (size_t i = 0; d && i < nf; i++) {
+    const void *v = row + f[i].offset;
+    PyObject *o = NULL;
+    if (f[i].optional && (f[i].type == GPUJIT_FIELD_STR ? !*(const char *const *)v || !**(const char *const *)v
+                                                        : f[i].type == GPUJIT_FIELD_U64 && !*(const uint64_t *)v))
+      continue; /* as the JSON: an optional field only when set */
+    switch (f[i].type) {
+    case GPUJIT_FIELD_STR: {
+      const char *s = *(const char *const *)v;
+      o = PyUnicode_DecodeUTF8(s ? s : "", (Py_ssize_t)strlen(s ? s : ""), "replace");
+      break;
+    }
+    case GPUJIT_FIELD_INT: o = PyLong_FromLong(*(const int *)v); break;
+    case GPUJIT_FIELD_U32: o = PyLong_FromUnsignedLong(*(const uint32_t *)v); break;
+    case GPUJIT_FIELD_U64: o = PyLong_FromUnsignedLongLong(*(const uint64_t *)v); break;
+    case GPUJIT_FIELD_F64: o = PyFloat_FromDouble(*(const double *)v); break;
+    case GPUJIT_FIELD_BOOL: o = PyBool_FromLong(*(const int *)v); break;
+    }
+    if (!o || gpujit_py_set_item(d, f[i].key, o) < 0)
+      Py_CLEAR(d);
+  }
+  return d;
+}
+
+/* The profile's tables and notes as one dict, shaped as its JSON. */
+static PyObject *tables(const gpujit_profile *p)
+{
+  PyObject *data = PyDict_New(), *notes;
+  const char *n;
+  for (int t = 0; data && t < GPUJIT_PROFILE_NTABLES; t++) {
+    const char *name, *rows;
+    size_t nf, stride, nrows = gpujit_profile_table_rows(p, (gpujit_profile_table)t, (const void **)&rows, &stride);
+    const gpujit_profile_field *f = gpujit_profile_fields((gpujit_profile_table)t, &name, &nf);
+    PyObject *v;
+    if (t == GPUJIT_PROFILE_TOTALS || t == GPUJIT_PROFILE_OPTIONS)
+      v = row_dict(f, nf, rows);
+    else {
+      v = PyList_New((Py_ssize_t)nrows);
+      for (size_t i = 0; v && i < nrows; i++) {
+        PyObject *r = row_dict(f, nf, rows + i * stride);
+        if (!r)
+          Py_CLEAR(v);
+        else
+          PyList_SetItem(v, (Py_ssize_t)i, r);
+      }
+    }
+    if (!v || gpujit_py_set_item(data, name, v) < 0)
+      Py_CLEAR(data);
+  }
+  if (!data || !(notes = PyList_New(0)))
+    goto fail;
+  for (n = gpujit_profile_notes(p); *n;) {
+    size_t len = strcspn(n, "\n");
+    PyObject *line = PyUnicode_DecodeUTF8(n, (Py_ssize_t)len, "replace");
+    if (!line || PyList_Append(notes, line) < 0) {
+      Py_XDECREF(line), Py_DECREF(notes);
+      goto fail;
+    }
+    Py_DECREF(line);
+    n += len + (n[len] == '\n');
+  }
+  if (gpujit_py_set_item(data, "notes", notes) < 0)
+    goto fail;
+  return data;
+fail:
+  Py_XDECREF(data);
+  return NULL;
+}
+
+static int write_file(const char *path, const char *text)
+{
+  FILE *f = fopen(path, "w");
+  int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+  if (f && fclose(f) != 0)
+    ok = 0;
+  return ok ? 0 : -1;
+}
+
+/* profile_range(dir, pid, t0_ns, t1_ns, title, top, trace_path, json_path) -> (text, data) */
 static PyObject *profile_range(PyObject *self, PyObject *args)
 {
-  const char *dir, *title, *trace = NULL;
-  int pid, err;
+  const char *dir, *title, *trace = NULL, *json_path = NULL;
+  int pid, err, io = 0;
   unsigned long long t0, t1;
   long top;
   gpujit_profile *p = NULL;
   char *text = NULL, *json = NULL;
-  PyObject *res = NULL;
+  PyObject *res = NULL, *data;
   (void)self;
-  if (!PyArg_ParseTuple(args, "siKKslz", &dir, &pid, &t0, &t1, &title, &top, &trace))
+  if (!PyArg_ParseTuple(args, "siKKslzz", &dir, &pid, &t0, &t1, &title, &top, &trace, &json_path))
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   err = gpujit_profile_load_range(&p, dir, pid, t0, t1);
   if (err == 0)
     err = gpujit_profile_format(p, title, top, &text);
-  if (err == 0)
-    err = gpujit_profile_json(p, &json);
   if (err == 0 && trace)
     err = gpujit_profile_trace(p, trace);
+  if (err == 0 && json_path && (err = gpujit_profile_json(p, &json)) == 0)
+    io = write_file(json_path, json);
   Py_END_ALLOW_THREADS;
   if (err < 0)
     gpujit_py_raise(err);
-  else
-    res = Py_BuildValue("(ss)", text, json);
+  else if (io < 0)
+    PyErr_SetFromErrnoWithFilename(PyExc_OSError, json_path);
+  else if ((data = tables(p)) != NULL) {
+    res = Py_BuildValue("(sN)", text, data);
+  }
   gpujit_free(text);
   gpujit_free(json);
   gpujit_profile_free(p);
@@ -48,7 +136,8 @@ static PyObject *profile_range(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"profile_recording", recording, METH_NOARGS, "The records directory of `gpujit profile`, or None."},
-    {"profile_range", profile_range, METH_VARARGS, "A range of this process's profile: (text, json)."},
+    {"profile_range", profile_range, METH_VARARGS,
+     "A range of this process's profile: (text, tables as dicts); writes the trace and JSON files given."},
     {NULL, NULL, 0, NULL},
 };
 

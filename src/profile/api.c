@@ -56,7 +56,8 @@ static int load(gpujit_profile **out, const char *dir, bool range, int pid, uint
   p->range = range;
   p->range_pid = pid;
   p->range_t0 = t0, p->range_t1 = t1;
-  if ((err = gpujit__profile_read(p, dir)) < 0 || (err = gpujit__profile_attribute(p)) < 0) {
+  if ((err = gpujit__profile_read(p, dir)) < 0 || (err = gpujit__profile_attribute(p)) < 0 ||
+      (err = gpujit__profile_views(p)) < 0) {
     gpujit_profile_free(p);
     return err;
   }
@@ -124,6 +125,7 @@ void gpujit_profile_free(gpujit_profile *p)
     free(p->row_names[i]), free(p->row_kernels[i]);
   free(p->procs.v), free(p->compiles.v), free(p->loads.v), free(p->ksums.v), free(p->osums.v);
   free(p->jits.v), free(p->ops.v), free(p->nvtx.v), free(p->rows), free(p->row_names), free(p->row_kernels), free(p->devices);
+  free(p->compile_rows), free(p->process_rows);
   gpujit__buf_free(&p->notes);
   free(p->dir);
   free(p);

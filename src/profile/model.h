@@ -109,6 +109,8 @@ struct gpujit_profile {
   char **row_names; /* the rows' own strings */
   char **row_kernels;
   gpujit_profile_options opts;
+  gpujit_profile_compile *compile_rows; /* the compiles and processes as the public tables have them */
+  gpujit_profile_process *process_rows;
   bool range;              /* only one process's records inside [range_t0, range_t1] */
   int range_pid;
   uint64_t range_t0, range_t1; /* host clock, ns */
@@ -123,6 +125,8 @@ int pf_grow(void **v, size_t *cap, size_t size);
 int gpujit__profile_read(gpujit_profile *p, const char *dir);
 /** Tie loads, compiles, JIT and kernels together into module rows, device rows and totals. */
 int gpujit__profile_attribute(gpujit_profile *p);
+/** The public views of the compiles and processes (fields.c), after attribution. */
+int gpujit__profile_views(gpujit_profile *p);
 /** Remove a records directory (its files, then it). */
 void pf_remove_dir(const char *dir);
 /** A note for the report (one line). */

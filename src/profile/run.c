@@ -259,7 +259,8 @@ int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_pr
   child = 0;
   for (int i = 0; i < 4; i++)
     sigaction(sigs[i], &old[i], NULL);
-  if ((err = gpujit__profile_read(p, p->dir)) < 0 || (err = gpujit__profile_attribute(p)) < 0) {
+  if ((err = gpujit__profile_read(p, p->dir)) < 0 || (err = gpujit__profile_attribute(p)) < 0 ||
+      (err = gpujit__profile_views(p)) < 0) {
     gpujit_profile_free(p);
     return err;
   }

@@ -6,6 +6,9 @@
 
 #include "helpers.h"
 
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
 #include "gpujit.h"
 
 /* host ns = CUPTI ns + 1e12 in this process */
@@ -111,6 +114,80 @@ static void test_range__one_process_one_block(void **state)
   th_rmrf(dir);
 }
 
+/* The JSON is the tables of gpujit_profile_fields(): every row of every table, every field under
+ * its key with the struct's value (optional fields only when set), and nothing else but notes. */
+static void test_range__json_is_the_tables(void **state)
+{
+  char dir[] = "/tmp/gpujit-range-XXXXXX", *text = NULL;
+  gpujit_profile *p = NULL;
+  cJSON *j;
+  size_t sections = 0;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  write_lines(dir, "p100-1.jsonl", LINES, sizeof(LINES) / sizeof(LINES[0]));
+  assert_int_equal(gpujit_profile_load_range(&p, dir, 100, 1000000010000ull, 1000000090000ull), 0);
+  assert_int_equal(gpujit_profile_json(p, &text), 0);
+  assert_non_null(j = cJSON_Parse(text));
+  assert_null(gpujit_profile_fields(GPUJIT_PROFILE_NTABLES, NULL, NULL));
+  for (int t = 0; t < GPUJIT_PROFILE_NTABLES; t++) {
+    const char *name, *rows;
+    size_t nf, stride, n = gpujit_profile_table_rows(p, (gpujit_profile_table)t, (const void **)&rows, &stride);
+    const gpujit_profile_field *f = gpujit_profile_fields((gpujit_profile_table)t, &name, &nf);
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(j, name);
+    bool one = t == GPUJIT_PROFILE_TOTALS || t == GPUJIT_PROFILE_OPTIONS;
+    assert_non_null(f);
+    assert_non_null(sec);
+    assert_int_equal(one ? 1 : cJSON_GetArraySize(sec), n);
+    assert_true(n > 0); /* the fixture has a row in every table */
+    sections++;
+    for (size_t i = 0; i < n; i++) {
+      const cJSON *o = one ? sec : cJSON_GetArrayItem(sec, (int)i);
+      const char *row = rows + i * stride;
+      int present = 0;
+      for (size_t k = 0; k < nf; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, f[k].key);
+        const void *at = row + f[k].offset;
+        double want = 0;
+        if (f[k].type == GPUJIT_FIELD_STR) {
+          const char *s = *(const char *const *)at;
+          if (f[k].optional && !*s) {
+            assert_null(v);
+            continue;
+          }
+          assert_true(cJSON_IsString(v));
+          assert_string_equal(v->valuestring, s);
+          present++;
+          continue;
+        }
+        switch (f[k].type) {
+        case GPUJIT_FIELD_INT: case GPUJIT_FIELD_BOOL: want = *(const int *)at; break;
+        case GPUJIT_FIELD_U32: want = *(const uint32_t *)at; break;
+        case GPUJIT_FIELD_U64: want = (double)*(const uint64_t *)at; break;
+        case GPUJIT_FIELD_F64: want = *(const double *)at; break;
+        default: fail();
+        }
+        if (f[k].optional && want == 0) {
+          assert_null(v);
+          continue;
+        }
+        assert_non_null(v);
+        present++;
+        if (f[k].type == GPUJIT_FIELD_BOOL)
+          assert_int_equal(cJSON_IsTrue(v), want != 0);
+        else
+          assert_true(cJSON_IsNumber(v) && v->valuedouble == want);
+      }
+      assert_int_equal(cJSON_GetArraySize(o), present); /* no key outside the table */
+    }
+  }
+  assert_int_equal(cJSON_GetArraySize(j), sections + 1); /* and "notes" */
+  assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "notes")));
+  cJSON_Delete(j);
+  gpujit_free(text);
+  gpujit_profile_free(p);
+  th_rmrf(dir);
+}
+
 /* Kernels, copies and memsets come by the hundred thousand and are read by a scan of their flat
  * fields; a line the scan does not follow (an escaped name, a cut mark) is parsed whole. Both
  * read the same, nanosecond times exact at today's clock values (a double would round them). */
@@ -199,6 +276,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_range__one_process_one_block),
+      cmocka_unit_test(test_range__json_is_the_tables),
       cmocka_unit_test(test_range__volume_records),
       cmocka_unit_test(test_range__other_format_version_refused),
   };

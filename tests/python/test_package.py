@@ -149,7 +149,8 @@ with gpujit.profile(json=sys.argv[1], print=False) as p:
         gpujit.build('extern "C" __global__ void in_region(float *x) { x[0] = 2; }', name="inside.cu", cache=False)
 gpujit.build('extern "C" __global__ void after_region(float *x) { x[0] = 3; }', name="after.cu", cache=False)
 print(json.dumps({"modules": [(m["name"], m["compiles"], m["repeats"]) for m in p.modules],
-                  "compiles": p.totals["compiles"], "processes": p.totals["processes"], "report": p.report}))
+                  "compiles": p.totals["compiles"], "processes": p.totals["processes"], "report": p.report,
+                  "data": p.data, "written": json.load(open(sys.argv[1]))}))
 '''
 
 
@@ -166,6 +167,11 @@ def test_profile_of_a_block(tmp_path):
     assert got["compiles"] == 2 and got["processes"] == 1
     assert "JIT compile" in got["report"] and "1 identical repeat" in got["report"]
     assert json.loads(out.read_text())["totals"]["compiles"] == 2
+    # the block's tables come from the structs, not from its JSON text, and say the same
+    assert got["data"] == got["written"]
+    assert [c["kind"] for c in got["data"]["compiles"]] == ["nvrtc", "nvrtc"]
+    assert [c["repeat"] for c in got["data"]["compiles"]] == [False, True]
+    assert got["data"]["processes"][0]["pid"] > 0 and got["data"]["options"] == {"lineinfo": False, "nvrtc_trace": False}
     with pytest.raises(gpujit.UnsupportedError, match="not run under it: python -m gpujit profile"):
         with gpujit.profile():
             pass

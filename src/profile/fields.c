@@ -1,0 +1,187 @@
+/* A profile's tables described once: each field's JSON key, type and place in its public struct
+ * (gpujit_profile_fields). The JSON writer (json.c) and the Python extension read the structs
+ * through these tables, so a field added here appears in both with one name. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "profile/model.h"
+
+#define F(S, key, type, member) {key, GPUJIT_FIELD_##type, offsetof(S, member), 0}
+#define OPT(S, key, type, member) {key, GPUJIT_FIELD_##type, offsetof(S, member), 1}
+
+static const gpujit_profile_field totals[] = {
+    F(gpujit_profile_totals, "exit_status", INT, exit_status),
+    F(gpujit_profile_totals, "signal", INT, signal),
+    F(gpujit_profile_totals, "wall_ms", F64, wall_ms),
+    F(gpujit_profile_totals, "processes", U64, processes),
+    F(gpujit_profile_totals, "processes_partial", U64, processes_partial),
+    F(gpujit_profile_totals, "partial", BOOL, partial),
+    F(gpujit_profile_totals, "compiles", U64, compiles),
+    F(gpujit_profile_totals, "failed", U64, failed),
+    F(gpujit_profile_totals, "repeats", U64, repeats),
+    F(gpujit_profile_totals, "compile_ms", F64, compile_ms),
+    F(gpujit_profile_totals, "repeat_ms", F64, repeat_ms),
+    F(gpujit_profile_totals, "link_ms", F64, link_ms),
+    F(gpujit_profile_totals, "loads", U64, loads),
+    F(gpujit_profile_totals, "load_ms", F64, load_ms),
+    F(gpujit_profile_totals, "jit_ms", F64, jit_ms),
+    F(gpujit_profile_totals, "launches", U64, launches),
+    F(gpujit_profile_totals, "gpu_ms", F64, gpu_ms),
+    F(gpujit_profile_totals, "untraced", U64, untraced),
+    F(gpujit_profile_totals, "lost", U64, lost),
+    F(gpujit_profile_totals, "gpu_recorded", BOOL, gpu_recorded),
+};
+
+static const gpujit_profile_field options[] = {
+    F(gpujit_profile_options, "lineinfo", BOOL, lineinfo),
+    F(gpujit_profile_options, "nvrtc_trace", BOOL, nvrtc_trace),
+};
+
+static const gpujit_profile_field devices[] = {
+    F(gpujit_profile_device, "device", U32, device),
+    F(gpujit_profile_device, "launches", U64, launches),
+    F(gpujit_profile_device, "kernel_ms", F64, kernel_ms),
+    F(gpujit_profile_device, "copies", U64, copies),
+    F(gpujit_profile_device, "copy_bytes", U64, copy_bytes),
+    F(gpujit_profile_device, "copy_ms", F64, copy_ms),
+    F(gpujit_profile_device, "memsets", U64, memsets),
+    F(gpujit_profile_device, "memset_ms", F64, memset_ms),
+};
+
+static const gpujit_profile_field modules[] = {
+    F(gpujit_profile_module, "name", STR, name),
+    F(gpujit_profile_module, "kernel", STR, kernel),
+    F(gpujit_profile_module, "origin", STR, origin),
+    F(gpujit_profile_module, "image", STR, image),
+    F(gpujit_profile_module, "image_bytes", U64, image_bytes),
+    F(gpujit_profile_module, "pid", INT, pid),
+    F(gpujit_profile_module, "loads", U64, loads),
+    F(gpujit_profile_module, "compiles", U64, compiles),
+    F(gpujit_profile_module, "repeats", U64, repeats),
+    F(gpujit_profile_module, "compile_ms", F64, compile_ms),
+    F(gpujit_profile_module, "repeat_ms", F64, repeat_ms),
+    F(gpujit_profile_module, "load_ms", F64, load_ms),
+    F(gpujit_profile_module, "jit_ms", F64, jit_ms),
+    F(gpujit_profile_module, "jit_cache_hits", U64, jit_cache_hits),
+    F(gpujit_profile_module, "kernels", U64, kernels),
+    F(gpujit_profile_module, "launches", U64, launches),
+    F(gpujit_profile_module, "gpu_ms", F64, gpu_ms),
+    F(gpujit_profile_module, "break_even_launches", F64, break_even),
+};
+
+static const gpujit_profile_field compiles[] = {
+    F(gpujit_profile_compile, "kind", STR, kind),
+    F(gpujit_profile_compile, "name", STR, name),
+    F(gpujit_profile_compile, "pid", INT, pid),
+    F(gpujit_profile_compile, "tid", U32, tid),
+    F(gpujit_profile_compile, "options", STR, options),
+    F(gpujit_profile_compile, "headers", INT, headers),
+    F(gpujit_profile_compile, "ms", F64, ms),
+    F(gpujit_profile_compile, "result", INT, result),
+    OPT(gpujit_profile_compile, "log", STR, log),
+    F(gpujit_profile_compile, "repeat", BOOL, repeat),
+    OPT(gpujit_profile_compile, "ptx_bytes", U64, ptx_bytes),
+    OPT(gpujit_profile_compile, "cubin_bytes", U64, cubin_bytes),
+    OPT(gpujit_profile_compile, "ltoir_bytes", U64, ltoir_bytes),
+    F(gpujit_profile_compile, "library", STR, library),
+    F(gpujit_profile_compile, "module", STR, module),
+};
+
+static const gpujit_profile_field processes[] = {
+    F(gpujit_profile_process, "pid", INT, pid),
+    F(gpujit_profile_process, "ppid", INT, ppid),
+    F(gpujit_profile_process, "command", STR, command),
+    F(gpujit_profile_process, "ended", BOOL, ended),
+    F(gpujit_profile_process, "gpu_recorded", BOOL, gpu_recorded),
+};
+
+#define TABLE(a) a, sizeof(a) / sizeof(a[0])
+static const struct {
+  const char *name;
+  const gpujit_profile_field *fields;
+  size_t n;
+} tables[GPUJIT_PROFILE_NTABLES] = {
+    [GPUJIT_PROFILE_TOTALS] = {"totals", TABLE(totals)},
+    [GPUJIT_PROFILE_OPTIONS] = {"options", TABLE(options)},
+    [GPUJIT_PROFILE_DEVICES] = {"devices", TABLE(devices)},
+    [GPUJIT_PROFILE_MODULES] = {"modules", TABLE(modules)},
+    [GPUJIT_PROFILE_COMPILES] = {"compiles", TABLE(compiles)},
+    [GPUJIT_PROFILE_PROCESSES] = {"processes", TABLE(processes)},
+};
+
+const gpujit_profile_field *gpujit_profile_fields(gpujit_profile_table table, const char **name, size_t *n)
+{
+  bool known = (unsigned)table < GPUJIT_PROFILE_NTABLES;
+  if (name)
+    *name = known ? tables[table].name : NULL;
+  if (n)
+    *n = known ? tables[table].n : 0;
+  return known ? tables[table].fields : NULL;
+}
+
+size_t gpujit_profile_table_rows(const gpujit_profile *p, gpujit_profile_table table, const void **rows, size_t *stride)
+{
+  const void *r = NULL;
+  size_t n = 0, size = 0;
+  if (p) {
+    switch (table) {
+    case GPUJIT_PROFILE_TOTALS: r = &p->totals, n = 1, size = sizeof(p->totals); break;
+    case GPUJIT_PROFILE_OPTIONS: r = &p->opts, n = 1, size = sizeof(p->opts); break;
+    case GPUJIT_PROFILE_DEVICES: r = p->devices, n = p->ndevices, size = sizeof(*p->devices); break;
+    case GPUJIT_PROFILE_MODULES: r = p->rows, n = p->nrows, size = sizeof(*p->rows); break;
+    case GPUJIT_PROFILE_COMPILES: r = p->compile_rows, n = p->compiles.n, size = sizeof(*p->compile_rows); break;
+    case GPUJIT_PROFILE_PROCESSES: r = p->process_rows, n = p->procs.n, size = sizeof(*p->process_rows); break;
+    default: break;
+    }
+  }
+  if (rows)
+    *rows = n ? r : NULL;
+  if (stride)
+    *stride = size;
+  return n;
+}
+
+size_t gpujit_profile_compiles(const gpujit_profile *p, const gpujit_profile_compile **rows)
+{
+  const void *r;
+  size_t n = gpujit_profile_table_rows(p, GPUJIT_PROFILE_COMPILES, &r, NULL);
+  if (rows)
+    *rows = r;
+  return n;
+}
+
+size_t gpujit_profile_processes(const gpujit_profile *p, const gpujit_profile_process **rows)
+{
+  const void *r;
+  size_t n = gpujit_profile_table_rows(p, GPUJIT_PROFILE_PROCESSES, &r, NULL);
+  if (rows)
+    *rows = r;
+  return n;
+}
+
+static double ms(uint64_t a, uint64_t b) { return b > a ? (double)(b - a) / 1e6 : 0; }
+
+int gpujit__profile_views(gpujit_profile *p)
+{
+  p->compile_rows = calloc(p->compiles.n + 1, sizeof(*p->compile_rows));
+  p->process_rows = calloc(p->procs.n + 1, sizeof(*p->process_rows));
+  if (!p->compile_rows || !p->process_rows)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    const pf_compile *c = &p->compiles.v[i];
+    p->compile_rows[i] = (gpujit_profile_compile){
+        .kind = c->kind, .name = c->name ? c->name : "", .options = c->options ? c->options : "",
+        .log = c->log ? c->log : "", .library = c->lib_path ? c->lib_path : "",
+        .module = c->module >= 0 ? p->rows[c->module].name : "", .pid = c->pid, .tid = c->tid,
+        .headers = c->headers, .result = c->result, .ms = ms(c->t0, c->t1), .repeat = c->repeat,
+        .ptx_bytes = c->ptx_bytes, .cubin_bytes = c->cubin_bytes, .ltoir_bytes = c->ltoir_bytes};
+  }
+  for (size_t i = 0; i < p->procs.n; i++) {
+    const pf_proc *pr = &p->procs.v[i];
+    p->process_rows[i] = (gpujit_profile_process){.pid = pr->pid, .ppid = pr->ppid, .command = pr->cmd ? pr->cmd : "",
+                                                  .ended = pr->ended, .gpu_recorded = pr->gpu};
+  }
+  return 0;
+}
