@@ -52,6 +52,9 @@ typedef struct gpujit_profile_module {
   double gpu_ms;          /**< their GPU time (sum of kernel durations) */
   double break_even;      /**< launches whose GPU time equals compile + load (0: none launched) */
   int pid;                /**< the process that loaded it first (or compiled it) */
+  uint64_t cache_hits;    /**< framework compiles of it that its framework's cache served */
+  uint64_t autotune_launches; /**< launches during its framework's compile (autotuning, benchmarks): compile work */
+  double autotune_ms;     /**< their GPU time, left out of gpu_ms */
 } gpujit_profile_module;
 
 typedef struct gpujit_profile_device {
@@ -89,7 +92,34 @@ typedef struct gpujit_profile_compile {
   double ms;              /**< wall time */
   int repeat;             /**< the same source and options were compiled before */
   uint64_t ptx_bytes, cubin_bytes, ltoir_bytes;
+  int id;                 /**< its index in the compiles */
+  int within;             /**< the compile it ran inside (a framework's compile, a compiler driver), or -1:
+                               its time is in that one's, not again in the totals */
+  const char *cache;      /**< a framework's compile: "hit", "miss", or "" (not said) */
+  double cpu_ms;          /**< a toolchain process: its CPU time (its children's included) */
+  double start_ms;        /**< when it started, from the start of the run (of the range) */
 } gpujit_profile_compile;
+
+/** A stage of a framework's compile (tracing, lowering, backend; ttir, ptx, cubin ...), as the
+ *  framework measured it. */
+typedef struct gpujit_profile_stage {
+  int compile;            /**< the compile's id */
+  const char *name;
+  double start_ms;        /**< from the start of its compile */
+  double ms;
+} gpujit_profile_stage;
+
+/** JIT compile of one compiler over the run: "nvrtc", "ptxas", "xla", "triton", "inductor" ... */
+typedef struct gpujit_profile_compiler {
+  const char *compiler;
+  uint64_t compiles;      /**< its compiles not inside another's */
+  double ms;              /**< their wall time: what the program waited for */
+  uint64_t within;        /**< its compiles inside another compiler's (ptxas under XLA), counted there */
+  double within_ms;
+  uint64_t cache_hits;    /**< compiles its own cache served */
+  uint64_t failed;
+  double cpu_ms;          /**< toolchain processes: CPU time */
+} gpujit_profile_compiler;
 
 /** A process of the run. */
 typedef struct gpujit_profile_process {
@@ -126,6 +156,8 @@ typedef enum gpujit_profile_table {
   GPUJIT_PROFILE_MODULES,   /**< "modules": gpujit_profile_module rows */
   GPUJIT_PROFILE_COMPILES,  /**< "compiles": gpujit_profile_compile rows */
   GPUJIT_PROFILE_PROCESSES, /**< "processes": gpujit_profile_process rows */
+  GPUJIT_PROFILE_COMPILERS, /**< "compilers": gpujit_profile_compiler rows */
+  GPUJIT_PROFILE_STAGES,    /**< "stages": gpujit_profile_stage rows */
   GPUJIT_PROFILE_NTABLES
 } gpujit_profile_table;
 

@@ -96,7 +96,8 @@ static char *const *with_profile(char *const *env, const char *path, env_buf *b)
     return env;
   for (size_t i = 0; i < NNAMES; i++) {
     const char *v = find(env, gpujit_record_env_names[i]);
-    if (start[i] && (!v || (i == GPUJIT_RECORD_ENV_PRELOAD && self[0] && !strstr(v, self))))
+    if (i == GPUJIT_RECORD_ENV_PYTHONPATH ? start_of(HOOK) && (!v || !strstr(v, start_of(HOOK)))
+                                          : start[i] && (!v || (i == GPUJIT_RECORD_ENV_PRELOAD && self[0] && !strstr(v, self))))
       changed = true;
   }
   while (env && env[n])
@@ -104,7 +105,7 @@ static char *const *with_profile(char *const *env, const char *path, env_buf *b)
   if (!changed || n > MAX_ENV)
     return env;
   for (size_t i = 0; i < n; i++)
-    if (!is_var(env[i], GPUJIT_ENV(PRELOAD)))
+    if (!is_var(env[i], GPUJIT_ENV(PRELOAD)) && !is_var(env[i], GPUJIT_ENV(PYTHONPATH)))
       b->ptrs[k++] = env[i];
   b->used = 0;
   for (size_t i = 0; i < NNAMES; i++) {
@@ -114,6 +115,11 @@ static char *const *with_profile(char *const *env, const char *path, env_buf *b)
       t = v && self[0] && !strstr(v, self) ? pool_printf(b, "%s=%s %s", GPUJIT_ENV(PRELOAD), self, v)
           : v ? pool_printf(b, "%s=%s", GPUJIT_ENV(PRELOAD), v)
               : pool_printf(b, "%s=%s", GPUJIT_ENV(PRELOAD), start_of(PRELOAD) ? start_of(PRELOAD) : self);
+    else if (i == GPUJIT_RECORD_ENV_PYTHONPATH) /* the start-up hook first (only it), then the program's own */
+      t = !start_of(HOOK) ? (v ? pool_printf(b, "%s=%s", GPUJIT_ENV(PYTHONPATH), v) : NULL)
+          : !v ? pool_printf(b, "%s=%s", GPUJIT_ENV(PYTHONPATH), start_of(HOOK))
+          : !strstr(v, start_of(HOOK)) ? pool_printf(b, "%s=%s:%s", GPUJIT_ENV(PYTHONPATH), start_of(HOOK), v)
+                                       : pool_printf(b, "%s=%s", GPUJIT_ENV(PYTHONPATH), v);
     else
       t = !v && start[i] ? pool_printf(b, "%s=%s", gpujit_record_env_names[i], start[i]) : NULL;
     if (t)

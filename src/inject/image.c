@@ -6,7 +6,10 @@
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "inject/image.h"
 
@@ -72,12 +75,34 @@ void gji_image_fields(gji_line *l, const void *p)
   }
 }
 
-void gji_file_fields(gji_line *l, const char *path)
+bool gji_file_hash(const char *path, char out[33], uint64_t *bytes)
 {
   struct stat st;
+  void *m;
+  int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  bool ok = false;
+  if (fd < 0)
+    return false;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (1 << 30) &&
+      (m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
+    gji_hash(out, m, (size_t)st.st_size);
+    *bytes = (uint64_t)st.st_size;
+    munmap(m, (size_t)st.st_size);
+    ok = true;
+  }
+  close(fd);
+  return ok;
+}
+
+void gji_file_fields(gji_line *l, const char *path)
+{
+  char h[33];
+  uint64_t n = 0;
   gji_str(l, "file", path ? path : "");
-  if (path && stat(path, &st) == 0)
-    gji_u64(l, "bytes", (uint64_t)st.st_size);
+  if (gji_file_hash(path, h, &n)) { /* a module loaded from a file is matched to its maker by content too */
+    gji_u64(l, "bytes", n);
+    gji_str(l, "hash", h);
+  }
 }
 
 void gji_linked_fields(gji_line *l, const void *cubin, size_t size)

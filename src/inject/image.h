@@ -9,7 +9,10 @@
 GJI_HIDDEN void gji_image_fields(gji_line *l, const void *p);
 /** "image", "bytes" and "hash" of the cubin cuLinkComplete made (nothing for none). */
 GJI_HIDDEN void gji_linked_fields(gji_line *l, const void *cubin, size_t size);
-/** "file" and "bytes" of an image loaded from a file. */
+/** "file", "bytes" and "hash" of an image loaded from a file. */
 GJI_HIDDEN void gji_file_fields(gji_line *l, const char *path);
+
+/** XXH3-128 of a regular file's bytes (under 1 GiB) and its size; false when it cannot be read. */
+GJI_HIDDEN bool gji_file_hash(const char *path, char out[33], uint64_t *bytes);
 
 #endif

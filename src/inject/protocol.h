@@ -23,7 +23,9 @@
   X(FLAGS, "GPUJIT_PROFILE_FLAGS")             /* comma-separated words: GPUJIT_RECORD_FLAGS */    \
   X(MAX_EVENTS, "GPUJIT_PROFILE_MAX_EVENTS")   /* per-launch records kept per process */          \
   X(LAUNCH_CALLBACKS, "GPUJIT_PROFILE_LAUNCH_CALLBACKS") /* 0: no launch callbacks (measuring) */ \
-  X(REINJECTED, "GPUJIT_PROFILE_REINJECTED")   /* set in a child whose variables were put back */
+  X(REINJECTED, "GPUJIT_PROFILE_REINJECTED")   /* set in a child whose variables were put back */ \
+  X(PYTHONPATH, "PYTHONPATH")                  /* the start-up hook's directory first */          \
+  X(HOOK, "GPUJIT_PROFILE_PYTHON_HOOK")        /* that directory (put back first where dropped) */
 
 #define GPUJIT_RECORD_ENV_ID(id, name) GPUJIT_RECORD_ENV_##id,
 typedef enum gpujit_record_env_id { GPUJIT_RECORD_ENV(GPUJIT_RECORD_ENV_ID) GPUJIT_RECORD_ENV_COUNT } gpujit_record_env_id;
@@ -50,6 +52,34 @@ GPUJIT_RECORD_FLAGS(GPUJIT_RECORD_FLAG_WORD)
 #define GPUJIT_RECORD_FILE_PREFIX "p"
 #define GPUJIT_RECORD_FILE_SUFFIX ".jsonl"
 #define GPUJIT_RECORD_LOST_FORMAT "lost-%d-%d" /* pid, errno */
+
+/* The toolchain programs recorded as compiles when they run in the profiled tree: X(ID, NAME,
+ * WHAT). A name matches the program's file name, also with a target prefix
+ * (x86_64-linux-gnu-gcc) or a version suffix (gcc-12). */
+#define GPUJIT_RECORD_TOOLS(X)                                            \
+  X(PTXAS, "ptxas", "PTX to cubin")                                       \
+  X(NVLINK, "nvlink", "device link")                                      \
+  X(FATBINARY, "fatbinary", "fatbin packing")                             \
+  X(CICC, "cicc", "CUDA C++ to PTX")                                      \
+  X(NVCC, "nvcc", "the CUDA compiler driver")                             \
+  X(CUDAFE, "cudafe++", "CUDA front end")                                 \
+  X(GCC, "gcc", "C compiler (launchers, extensions)")                     \
+  X(GXX, "g++", "C++ compiler")                                           \
+  X(CC, "cc", "C compiler")                                               \
+  X(CXX, "c++", "C++ compiler")                                           \
+  X(CLANG, "clang", "C compiler")                                         \
+  X(CLANGXX, "clang++", "C++ compiler")
+
+#define GPUJIT_RECORD_TOOL_NAME(id, name, what) name,
+static const char *const gpujit_record_tool_names[] = {GPUJIT_RECORD_TOOLS(GPUJIT_RECORD_TOOL_NAME)};
+#undef GPUJIT_RECORD_TOOL_NAME
+#define GPUJIT_RECORD_TOOL_COUNT (sizeof(gpujit_record_tool_names) / sizeof(gpujit_record_tool_names[0]))
+
+/* The framework compilers the Python adapters write "unit" records for ("fw"), and the
+ * directory of the start-up hook beside the injection library (a `sitecustomize` that
+ * `gpujit profile` puts first on PYTHONPATH). */
+#define GPUJIT_RECORD_FRAMEWORKS(X) X(XLA, "xla") X(TRITON, "triton") X(INDUCTOR, "inductor")
+#define GPUJIT_RECORD_PYTHON_HOOK_DIR "gpujit-python-hook"
 
 /* The flush entry point the injection library exports: what CUPTI holds is written out now (a
  * block of Python measured by gpujit.profile() reads its records right after). */
@@ -79,7 +109,12 @@ typedef void (*gpujit_record_flush_fn)(void);
   X(NVTX, "nvtx")           /* an NVTX range */                                                  \
   X(GPU_END, "gpu_end")     /* CUPTI's records of this process are all written */                \
   X(DROPPED, "dropped")     /* records CUPTI dropped */                                          \
-  X(NOTE, "note")           /* something the report must say, once per kind of trouble */
+  X(NOTE, "note")           /* something the report must say, once per kind of trouble */        \
+  X(TOOL, "tool")           /* this process is a toolchain program (ptxas, nvlink, a C compiler) */ \
+  X(TOOL_END, "tool_end")   /* it ends: CPU time, what it wrote */                               \
+  X(REAP, "reap")           /* a child ended abnormally (status), as its parent's wait saw it */ \
+  X(UNIT, "unit")           /* a framework's compile of one function, kernel or graph (adapters) */ \
+  X(BIND, "bind")           /* a framework's compile tied to the module handle it loaded */
 
 #define GPUJIT_RECORD_KIND_ID(id, k) GPUJIT_RECORD_##id,
 typedef enum gpujit_record_kind { GPUJIT_RECORD_KINDS(GPUJIT_RECORD_KIND_ID) GPUJIT_RECORD_KIND_COUNT } gpujit_record_kind;

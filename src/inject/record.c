@@ -326,6 +326,40 @@ void gji_end(gji_line *l)
   }
 }
 
+/* The parent of `pid` from /proc (0 when unknown). */
+static int parent_of(int pid)
+{
+  char path[64], buf[512], *p;
+  int f, ppid = 0;
+  ssize_t n;
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  if ((f = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+    return 0;
+  n = read(f, buf, sizeof(buf) - 1);
+  close(f);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  if ((p = strrchr(buf, ')')) != NULL && sscanf(p + 1, " %*c %d", &ppid) != 1) /* "pid (comm) S ppid" */
+    ppid = 0;
+  return ppid;
+}
+
+/* "ancestors": the parent's parent and up (to 16), so the report ties a compile in a grandchild
+ * (a compiler driver's shell, a worker pool's worker) to the compile that started it. */
+static void ancestors(gji_line *l)
+{
+  char json[256];
+  size_t len = 0;
+  int pid = getppid();
+  json[len++] = '[';
+  for (int i = 0; i < 16 && (pid = parent_of(pid)) > 1 && len < sizeof(json) - 16; i++)
+    len += (size_t)snprintf(json + len, sizeof(json) - len, "%s%d", i ? "," : "", pid);
+  json[len++] = ']';
+  json[len] = '\0';
+  gji_raw(l, "ancestors", json);
+}
+
 /* This process's file, opened on its first record (a forked child opens its own). */
 static void open_file(void)
 {
@@ -357,6 +391,7 @@ static void open_file(void)
   gji_begin(&l, GPUJIT_KIND(PROC));
   gji_i64(&l, "v", GPUJIT_RECORD_VERSION);
   gji_i64(&l, "ppid", getppid());
+  ancestors(&l);
   gji_str(&l, "exe", exe);
   if ((f = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC)) >= 0) {
     n = read(f, cmd, sizeof(cmd) - 1);
@@ -420,6 +455,12 @@ void gji_lost(uint64_t n)
  * multiprocessing's workers) or this library's destructor. */
 static pid_t ended_pid;
 static void (*gpu_flush)(void);
+static void (*end_hook)(void);
+
+void gji_set_end_hook(void (*fn)(void))
+{
+  end_hook = fn;
+}
 
 void gji_set_gpu_flush(void (*fn)(void))
 {
@@ -434,6 +475,8 @@ void gji_exit_record(int status)
   if (gpu_flush)
     gpu_flush();
   ended_pid = getpid();
+  if (end_hook)
+    end_hook();
   gji_begin(&l, GPUJIT_KIND(EXIT));
   gji_u64(&l, "t", gji_now());
   if (status >= 0)

@@ -66,6 +66,8 @@ GJI_HIDDEN void gji_lost(uint64_t n);
 
 /** Write this process's exit record now (once; `status` -1 when not known). */
 GJI_HIDDEN void gji_exit_record(int status);
+/** What to write just before the exit record (a toolchain program's end record, tool.c). */
+GJI_HIDDEN void gji_set_end_hook(void (*fn)(void));
 /** What to flush before the exit record (CUPTI's buffers, in the process that started them). */
 GJI_HIDDEN void gji_set_gpu_flush(void (*fn)(void));
 

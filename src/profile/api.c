@@ -111,10 +111,13 @@ void gpujit_profile_free(gpujit_profile *p)
     free(p->procs.v[i].exe), free(p->procs.v[i].cmd);
   for (size_t i = 0; i < p->compiles.n; i++) {
     pf_compile *c = &p->compiles.v[i];
-    free(c->name), free(c->options), free(c->log), free(c->lib_path), free(c->nvrtc_trace);
+    free(c->name), free(c->options), free(c->log), free(c->lib_path), free(c->nvrtc_trace), free(c->key);
   }
   for (size_t i = 0; i < p->loads.n; i++)
     free(p->loads.v[i].file);
+  for (size_t i = 0; i < p->binds.n; i++)
+    free(p->binds.v[i].key);
+  free(p->binds.v), free(p->reaps.v);
   for (size_t i = 0; i < p->ksums.n; i++)
     free(p->ksums.v[i].name);
   for (size_t i = 0; i < p->ops.n; i++)
@@ -125,7 +128,7 @@ void gpujit_profile_free(gpujit_profile *p)
     free(p->row_names[i]), free(p->row_kernels[i]);
   free(p->procs.v), free(p->compiles.v), free(p->loads.v), free(p->ksums.v), free(p->osums.v);
   free(p->jits.v), free(p->ops.v), free(p->nvtx.v), free(p->rows), free(p->row_names), free(p->row_kernels), free(p->devices);
-  free(p->compile_rows), free(p->process_rows);
+  free(p->compile_rows), free(p->process_rows), free(p->compilers), free(p->stage_rows);
   gpujit__buf_free(&p->notes);
   free(p->dir);
   free(p);

@@ -8,6 +8,8 @@
 #include "base/error.h"
 #include "profile/model.h"
 
+static double ms(uint64_t a, uint64_t b) { return b > a ? (double)(b - a) / 1e6 : 0; }
+
 #define F(S, key, type, member) {key, GPUJIT_FIELD_##type, offsetof(S, member), 0}
 #define OPT(S, key, type, member) {key, GPUJIT_FIELD_##type, offsetof(S, member), 1}
 
@@ -69,9 +71,13 @@ static const gpujit_profile_field modules[] = {
     F(gpujit_profile_module, "launches", U64, launches),
     F(gpujit_profile_module, "gpu_ms", F64, gpu_ms),
     F(gpujit_profile_module, "break_even_launches", F64, break_even),
+    F(gpujit_profile_module, "cache_hits", U64, cache_hits),
+    F(gpujit_profile_module, "autotune_launches", U64, autotune_launches),
+    F(gpujit_profile_module, "autotune_ms", F64, autotune_ms),
 };
 
 static const gpujit_profile_field compiles[] = {
+    F(gpujit_profile_compile, "id", INT, id),
     F(gpujit_profile_compile, "kind", STR, kind),
     F(gpujit_profile_compile, "name", STR, name),
     F(gpujit_profile_compile, "pid", INT, pid),
@@ -87,6 +93,28 @@ static const gpujit_profile_field compiles[] = {
     OPT(gpujit_profile_compile, "ltoir_bytes", U64, ltoir_bytes),
     F(gpujit_profile_compile, "library", STR, library),
     F(gpujit_profile_compile, "module", STR, module),
+    F(gpujit_profile_compile, "within", INT, within),
+    OPT(gpujit_profile_compile, "cache", STR, cache),
+    F(gpujit_profile_compile, "cpu_ms", F64, cpu_ms),
+    F(gpujit_profile_compile, "start_ms", F64, start_ms),
+};
+
+static const gpujit_profile_field compilers[] = {
+    F(gpujit_profile_compiler, "compiler", STR, compiler),
+    F(gpujit_profile_compiler, "compiles", U64, compiles),
+    F(gpujit_profile_compiler, "ms", F64, ms),
+    F(gpujit_profile_compiler, "within", U64, within),
+    F(gpujit_profile_compiler, "within_ms", F64, within_ms),
+    F(gpujit_profile_compiler, "cache_hits", U64, cache_hits),
+    F(gpujit_profile_compiler, "failed", U64, failed),
+    F(gpujit_profile_compiler, "cpu_ms", F64, cpu_ms),
+};
+
+static const gpujit_profile_field stages[] = {
+    F(gpujit_profile_stage, "compile", INT, compile),
+    F(gpujit_profile_stage, "name", STR, name),
+    F(gpujit_profile_stage, "start_ms", F64, start_ms),
+    F(gpujit_profile_stage, "ms", F64, ms),
 };
 
 static const gpujit_profile_field processes[] = {
@@ -109,6 +137,8 @@ static const struct {
     [GPUJIT_PROFILE_MODULES] = {"modules", TABLE(modules)},
     [GPUJIT_PROFILE_COMPILES] = {"compiles", TABLE(compiles)},
     [GPUJIT_PROFILE_PROCESSES] = {"processes", TABLE(processes)},
+    [GPUJIT_PROFILE_COMPILERS] = {"compilers", TABLE(compilers)},
+    [GPUJIT_PROFILE_STAGES] = {"stages", TABLE(stages)},
 };
 
 const gpujit_profile_field *gpujit_profile_fields(gpujit_profile_table table, const char **name, size_t *n)
@@ -132,7 +162,9 @@ size_t gpujit_profile_table_rows(const gpujit_profile *p, gpujit_profile_table t
     case GPUJIT_PROFILE_DEVICES: r = p->devices, n = p->ndevices, size = sizeof(*p->devices); break;
     case GPUJIT_PROFILE_MODULES: r = p->rows, n = p->nrows, size = sizeof(*p->rows); break;
     case GPUJIT_PROFILE_COMPILES: r = p->compile_rows, n = p->compiles.n, size = sizeof(*p->compile_rows); break;
-    case GPUJIT_PROFILE_PROCESSES: r = p->process_rows, n = p->procs.n, size = sizeof(*p->process_rows); break;
+    case GPUJIT_PROFILE_PROCESSES: r = p->process_rows, n = p->nprocess_rows, size = sizeof(*p->process_rows); break;
+    case GPUJIT_PROFILE_COMPILERS: r = p->compilers, n = p->ncompilers, size = sizeof(*p->compilers); break;
+    case GPUJIT_PROFILE_STAGES: r = p->stage_rows, n = p->nstage_rows, size = sizeof(*p->stage_rows); break;
     default: break;
     }
   }
@@ -161,13 +193,24 @@ size_t gpujit_profile_processes(const gpujit_profile *p, const gpujit_profile_pr
   return n;
 }
 
-static double ms(uint64_t a, uint64_t b) { return b > a ? (double)(b - a) / 1e6 : 0; }
-
 int gpujit__profile_views(gpujit_profile *p)
 {
+  uint64_t start = UINT64_MAX;
+  size_t nstages = 0;
+  for (size_t i = 0; i < p->procs.n; i++)
+    if (p->procs.v[i].t0 && p->procs.v[i].t0 < start)
+      start = p->procs.v[i].t0;
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    nstages += (size_t)p->compiles.v[i].nstages;
+    if (p->compiles.v[i].t0 && p->compiles.v[i].t0 < start)
+      start = p->compiles.v[i].t0;
+  }
+  if (p->range)
+    start = p->range_t0;
   p->compile_rows = calloc(p->compiles.n + 1, sizeof(*p->compile_rows));
   p->process_rows = calloc(p->procs.n + 1, sizeof(*p->process_rows));
-  if (!p->compile_rows || !p->process_rows)
+  p->stage_rows = calloc(nstages + 1, sizeof(*p->stage_rows));
+  if (!p->compile_rows || !p->process_rows || !p->stage_rows)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   for (size_t i = 0; i < p->compiles.n; i++) {
     const pf_compile *c = &p->compiles.v[i];
@@ -176,12 +219,19 @@ int gpujit__profile_views(gpujit_profile *p)
         .log = c->log ? c->log : "", .library = c->lib_path ? c->lib_path : "",
         .module = c->module >= 0 ? p->rows[c->module].name : "", .pid = c->pid, .tid = c->tid,
         .headers = c->headers, .result = c->result, .ms = ms(c->t0, c->t1), .repeat = c->repeat,
-        .ptx_bytes = c->ptx_bytes, .cubin_bytes = c->cubin_bytes, .ltoir_bytes = c->ltoir_bytes};
+        .ptx_bytes = c->ptx_bytes, .cubin_bytes = c->cubin_bytes, .ltoir_bytes = c->ltoir_bytes, .id = (int)i,
+        .within = c->parent, .cache = c->cache, .cpu_ms = (double)c->cpu_ns / 1e6, .start_ms = ms(start, c->t0)};
+    for (int k = 0; k < c->nstages; k++)
+      p->stage_rows[p->nstage_rows++] = (gpujit_profile_stage){.compile = (int)i, .name = c->stages[k].name,
+                                                               .start_ms = ms(c->t0, c->stages[k].t0),
+                                                               .ms = ms(c->stages[k].t0, c->stages[k].t1)};
   }
   for (size_t i = 0; i < p->procs.n; i++) {
     const pf_proc *pr = &p->procs.v[i];
-    p->process_rows[i] = (gpujit_profile_process){.pid = pr->pid, .ppid = pr->ppid, .command = pr->cmd ? pr->cmd : "",
-                                                  .ended = pr->ended, .gpu_recorded = pr->gpu};
+    if (pr->adapter)
+      continue;
+    p->process_rows[p->nprocess_rows++] = (gpujit_profile_process){
+        .pid = pr->pid, .ppid = pr->ppid, .command = pr->cmd ? pr->cmd : "", .ended = pr->ended, .gpu_recorded = pr->gpu};
   }
   return 0;
 }

@@ -17,6 +17,30 @@ static void ms_cell(gpujit__buf *f, double v)
     gpujit__buf_printf(f, " %10s", "");
 }
 
+/* "by compiler: xla 3 compiles 412.0 ms (1 cache hit); ptxas 29 inside them 1598.2 ms" — where
+ * the time went when more than NVRTC compiled. */
+static void by_compiler(const gpujit_profile *p, gpujit__buf *f)
+{
+  const gpujit_profile_compiler *c;
+  size_t n = gpujit_profile_table_rows(p, GPUJIT_PROFILE_COMPILERS, (const void **)&c, NULL);
+  if (n == 0 || (n == 1 && !c[0].within && (!strcmp(c[0].compiler, "nvrtc") || !strcmp(c[0].compiler, "nvjitlink"))))
+    return;
+  gpujit__buf_printf(f, "  by compiler:");
+  for (size_t i = 0; i < n; i++) {
+    gpujit__buf_printf(f, "%s %s", i ? ";" : "", c[i].compiler);
+    if (c[i].compiles)
+      gpujit__buf_printf(f, " %llu × %.1f ms", (unsigned long long)c[i].compiles, c[i].ms);
+    if (c[i].within)
+      gpujit__buf_printf(f, "%s%llu inside others %.1f ms", c[i].compiles ? ", " : " ", (unsigned long long)c[i].within,
+                         c[i].within_ms);
+    if (c[i].cache_hits)
+      gpujit__buf_printf(f, " (%llu cache hit%s)", (unsigned long long)c[i].cache_hits, c[i].cache_hits == 1 ? "" : "s");
+    if (c[i].failed)
+      gpujit__buf_printf(f, " (%llu failed)", (unsigned long long)c[i].failed);
+  }
+  gpujit__buf_printf(f, "\n");
+}
+
 int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, char **out)
 {
   gpujit_profile_totals t;
@@ -44,6 +68,7 @@ int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, 
     gpujit__buf_printf(f, "; %llu identical repeat%s: %.1f ms a persistent cache would save", (unsigned long long)t.repeats,
             t.repeats == 1 ? "" : "s", t.repeat_ms);
   gpujit__buf_printf(f, "\n");
+  by_compiler(p, f);
   if (t.link_ms > 0)
     gpujit__buf_printf(f, "  nvJitLink %.1f ms\n", t.link_ms);
   if (t.gpu_recorded) {

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/buf.h"
 #include "gpujit/profile.h"
 
@@ -19,10 +21,19 @@ typedef struct pf_proc {
   uint64_t lost, untraced;
   int64_t clock_offset; /* host - CUPTI */
   bool has_clock, gpu;
+  bool adapter;         /* a framework adapter's file (its proc record says "writer"): not a process of its own */
+  int anc[17], nanc;    /* ppid, then its ancestors */
+  int tool;             /* the compile its "tool" record made, or -1 */
 } pf_proc;
 
+#define PF_MAX_STAGES 16
+typedef struct pf_stage { /* a stage of a framework's compile, as its adapter measured it */
+  char name[32];
+  uint64_t t0, t1;
+} pf_stage;
+
 typedef struct pf_compile {
-  char kind[12]; /* nvrtc, nvjitlink, nvvm */
+  char kind[12]; /* nvrtc, nvjitlink, nvvm; a tool (ptxas, nvlink, gcc ...); a framework (xla, triton, inductor) */
   int pid;
   uint32_t tid;
   char *name, *options, *log, *lib_path, *nvrtc_trace;
@@ -33,6 +44,17 @@ typedef struct pf_compile {
   char ptx_hash[33], cubin_hash[33], ltoir_hash[33];
   bool repeat; /* the same source and options compiled before */
   int module;  /* the row its output went to, or -1 */
+  bool tool, unit;      /* a toolchain process; a framework's compile (an adapter's "unit") */
+  char *key;            /* a unit's identity (Triton's hash), a tool's output path */
+  char cache[8];        /* a unit: "hit", "miss" or "" (unknown) */
+  uint64_t handle;      /* a unit: the module handle it loaded ("bind"), 0 */
+  int bind_pid;         /* the process that loaded it (a worker compiles, the parent loads) */
+  uint64_t cpu_ns;      /* a tool: CPU time, its children's included */
+  bool ended;           /* a tool: its end record was seen */
+  int anc[17], nanc;    /* its process's parent and ancestors */
+  int parent;           /* the compile it ran inside (a unit or a tool), or -1 */
+  pf_stage stages[PF_MAX_STAGES];
+  int nstages;
 } pf_compile;
 
 typedef struct pf_load {
@@ -83,6 +105,17 @@ typedef struct pf_nvtx {
   uint64_t s, e;
 } pf_nvtx;
 
+typedef struct pf_bind { /* a framework's compile tied to a module handle ("bind") */
+  int pid;
+  char fw[12];
+  char *key;
+  uint64_t handle;
+} pf_bind;
+
+typedef struct pf_reap { /* a child that ended abnormally, as its parent's wait saw it */
+  int child, status;
+} pf_reap;
+
 #define PF_VEC(T)                                                                                            \
   struct {                                                                                                   \
     T *v;                                                                                                    \
@@ -100,6 +133,8 @@ struct gpujit_profile {
   PF_VEC(pf_jit) jits;
   PF_VEC(pf_op) ops;
   PF_VEC(pf_nvtx) nvtx;
+  PF_VEC(pf_bind) binds;
+  PF_VEC(pf_reap) reaps;
   gpujit__buf notes;
   gpujit_profile_totals totals;
   gpujit_profile_module *rows;
@@ -111,6 +146,11 @@ struct gpujit_profile {
   gpujit_profile_options opts;
   gpujit_profile_compile *compile_rows; /* the compiles and processes as the public tables have them */
   gpujit_profile_process *process_rows;
+  size_t nprocess_rows;
+  gpujit_profile_compiler *compilers;
+  size_t ncompilers;
+  gpujit_profile_stage *stage_rows;
+  size_t nstage_rows;
   bool range;              /* only one process's records inside [range_t0, range_t1] */
   int range_pid;
   uint64_t range_t0, range_t1; /* host clock, ns */
@@ -123,8 +163,27 @@ int pf_grow(void **v, size_t *cap, size_t size);
 
 /** Read every record file of `dir` into `p` (empty otherwise). */
 int gpujit__profile_read(gpujit_profile *p, const char *dir);
+/** A toolchain process's or a framework adapter's record (read_compilers.c): "tool", "tool_end",
+ *  "reap", "unit", "bind". */
+void gpujit__profile_read_compiler(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON *j, int kind);
+/** A proc record's "ancestors" and "writer" into proc. */
+void gpujit__profile_read_lineage(pf_proc *proc, const cJSON *j);
+/** After every file: tools' statuses from their parents' reaps, units' handles from binds. */
+void gpujit__profile_compilers_joined(gpujit_profile *p);
+/** Whether `proc` (by its lineage) descends from `pid`. */
+bool gpujit__profile_descends(const int *anc, int nanc, int pid);
 /** Tie loads, compiles, JIT and kernels together into module rows, device rows and totals. */
 int gpujit__profile_attribute(gpujit_profile *p);
+/** Pass 0 of attribution (compilers.c): each compile's container (a framework's compile, a
+ *  compiler driver), by time, process lineage and thread. */
+void gpujit__profile_nest(gpujit_profile *p);
+/** The outermost compile `c` ran inside (itself when none). */
+const pf_compile *gpujit__profile_top(const gpujit_profile *p, const pf_compile *c);
+/** The compile that made what load `l` loaded (its outermost): by the image's hash, a bound
+ *  module handle, or (XLA) the process's next load after its compile; NULL when none did. */
+const pf_compile *gpujit__profile_maker(const gpujit_profile *p, const pf_load *l);
+/** The per-compiler totals (compilers.c). */
+int gpujit__profile_compilers(gpujit_profile *p);
 /** The public views of the compiles and processes (fields.c), after attribution. */
 int gpujit__profile_views(gpujit_profile *p);
 /** Remove a records directory (its files, then it). */

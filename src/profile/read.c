@@ -13,16 +13,7 @@
 #include "base/fs.h"
 #include "inject/protocol.h"
 #include "profile/model.h"
-
-int pf_grow(void **v, size_t *cap, size_t size)
-{
-  size_t n = *cap ? *cap * 2 : 64;
-  void *g = realloc(*v, n * size);
-  if (!g)
-    return -1;
-  *v = g, *cap = n;
-  return 0;
-}
+#include "profile/record_fields.h"
 
 void gpujit__profile_note(gpujit_profile *p, const char *fmt, ...)
 {
@@ -42,57 +33,13 @@ void gpujit__profile_note(gpujit_profile *p, const char *fmt, ...)
   gpujit__buf_put(&p->notes, line, (size_t)n + 1);
 }
 
-static const char *s_of(const cJSON *j, const char *k)
-{
-  const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, k));
-  return s ? s : "";
-}
-
-static uint64_t u_of(const cJSON *j, const char *k)
-{
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
-  if (cJSON_IsString(v) && !strncmp(v->valuestring, "0x", 2))
-    return strtoull(v->valuestring + 2, NULL, 16);
-  /* a number no record writes (beyond 64 bits, NaN) reads as 0, never as undefined behaviour */
-  return cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 18446744073709549568.0 ? (uint64_t)v->valuedouble
-                                                                                            : 0;
-}
-
-/* Exact 64-bit integers: cJSON keeps numbers as doubles, nanosecond times need all 64 bits. */
-static uint64_t t_of(const char *line, const char *k)
-{
-  char key[40];
-  const char *at;
-  snprintf(key, sizeof(key), "\"%s\":", k);
-  at = strstr(line, key);
-  return at ? strtoull(at + strlen(key), NULL, 10) : 0;
-}
-
-static int64_t i_of(const cJSON *j, const char *k)
-{
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
-  return cJSON_IsNumber(v) && v->valuedouble > -9223372036854774784.0 && v->valuedouble < 9223372036854774784.0
-             ? (int64_t)v->valuedouble
-             : 0;
-}
-
-static char *dup(const char *s)
-{
-  return gpujit__strdup(s ? s : "");
-}
-
-static void copy_hash(char out[33], const char *s)
-{
-  snprintf(out, 33, "%s", s);
-}
-
 static char *joined_options(const cJSON *j)
 {
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, "options"), *e;
   gpujit__buf b = {0};
   char *s;
   if (cJSON_IsString(o))
-    return dup(o->valuestring);
+    return pf_dup(o->valuestring);
   cJSON_ArrayForEach(e, o)
   {
     if (b.len)
@@ -100,14 +47,14 @@ static char *joined_options(const cJSON *j)
     if (cJSON_IsString(e))
       gpujit__buf_put(&b, e->valuestring, strlen(e->valuestring));
   }
-  s = dup(b.data ? b.data : "");
+  s = pf_dup(b.data ? b.data : "");
   gpujit__buf_free(&b);
   return s;
 }
 
 /* A GPU time (CUPTI's clock) on the host's: the process's clock record comes before its activity. */
 static uint64_t host_of(const pf_proc *proc, uint64_t t);
-static uint64_t gpu_t(const pf_proc *proc, const char *line, const char *k) { return host_of(proc, t_of(line, k)); }
+static uint64_t gpu_t(const pf_proc *proc, const char *line, const char *k) { return host_of(proc, pf_t_of(line, k)); }
 
 /* A range's view: the records of its process that began inside it. Kernels, copies and memsets
  * count from their own records (the process's running sums carry no time); the sums, the exit
@@ -117,8 +64,16 @@ static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, i
   uint64_t t;
   if (!p->range)
     return true;
-  if (pid != p->range_pid)
-    return false;
+  if (kind == GPUJIT_RECORD_PROC) /* every process's lineage: a range takes its children's tools */
+    return true;
+  if (pid != p->range_pid) { /* a toolchain process the range's process started, inside the range */
+    if (!gpujit__profile_descends(proc->anc, proc->nanc, p->range_pid))
+      return false;
+    if (kind == GPUJIT_RECORD_TOOL_END)
+      return proc->tool >= 0;
+    if (kind != GPUJIT_RECORD_TOOL)
+      return false;
+  }
   switch (kind) {
   case GPUJIT_RECORD_PROC:
   case GPUJIT_RECORD_CLOCK:
@@ -138,7 +93,7 @@ static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, i
   default:
     break;
   }
-  t = t_of(line, "t0") ? t_of(line, "t0") : gpu_t(proc, line, "s");
+  t = pf_t_of(line, "t0") ? pf_t_of(line, "t0") : gpu_t(proc, line, "s");
   return t >= p->range_t0 && t <= p->range_t1;
 }
 
@@ -151,7 +106,7 @@ static void range_sum(gpujit_profile *p, const pf_op *o)
       return;
     s->pid = o->pid;
     s->handle = o->handle;
-    s->name = dup(o->name);
+    s->name = pf_dup(o->name);
     s->device = o->device;
     s->n = 1, s->ns = o->e > o->s ? o->e - o->s : 0;
   } else {
@@ -200,9 +155,9 @@ static void op_record(gpujit_profile *p, const pf_proc *proc, pf_op o)
 
 static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON *j)
 {
-  const char *k = s_of(j, "k");
-  int kind = gpujit_record_kind_of(k), pid = (int)i_of(j, "pid");
-  uint64_t t = t_of(line, "t") ? t_of(line, "t") : t_of(line, "t1");
+  const char *k = pf_s_of(j, "k");
+  int kind = gpujit_record_kind_of(k), pid = (int)pf_i_of(j, "pid");
+  uint64_t t = pf_t_of(line, "t") ? pf_t_of(line, "t") : pf_t_of(line, "t1");
   if (!in_range(p, proc, line, kind, pid))
     return;
   if (t) {
@@ -213,12 +168,13 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
   }
   switch (kind) {
   case GPUJIT_RECORD_PROC: {
-    proc->version = (int)i_of(j, "v"); /* 0: written before versions */
+    proc->version = (int)pf_i_of(j, "v"); /* 0: written before versions */
     proc->pid = pid;
-    proc->ppid = (int)i_of(j, "ppid");
+    proc->ppid = (int)pf_i_of(j, "ppid");
     free(proc->exe), free(proc->cmd);
-    proc->exe = dup(s_of(j, "exe"));
-    proc->cmd = dup(s_of(j, "cmd"));
+    proc->exe = pf_dup(pf_s_of(j, "exe"));
+    proc->cmd = pf_dup(pf_s_of(j, "cmd"));
+    gpujit__profile_read_lineage(proc, j);
     break;
   }
   case GPUJIT_RECORD_EXEC: { /* this image ended by running another program */
@@ -227,11 +183,11 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
   }
   case GPUJIT_RECORD_EXIT: {
     proc->ended = true;
-    proc->lost += u_of(j, "lost");
+    proc->lost += pf_u_of(j, "lost");
     break;
   }
   case GPUJIT_RECORD_CLOCK: {
-    proc->clock_offset = (int64_t)(t_of(line, "host") - t_of(line, "cupti"));
+    proc->clock_offset = (int64_t)(pf_t_of(line, "host") - pf_t_of(line, "cupti"));
     proc->has_clock = proc->gpu = true;
     break;
   }
@@ -241,22 +197,22 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
       return;
     snprintf(c->kind, sizeof(c->kind), "%s", k);
     c->pid = pid;
-    c->tid = (uint32_t)u_of(j, "tid");
-    c->name = dup(kind == GPUJIT_RECORD_NVRTC ? s_of(j, "name") : k);
+    c->tid = (uint32_t)pf_u_of(j, "tid");
+    c->name = pf_dup(kind == GPUJIT_RECORD_NVRTC ? pf_s_of(j, "name") : k);
     c->options = joined_options(j);
-    c->log = dup(s_of(j, "log"));
-    c->lib_path = dup(s_of(j, "lib_path"));
-    c->nvrtc_trace = dup(s_of(j, "nvrtc_trace"));
-    copy_hash(c->src, s_of(j, "src_hash"));
-    c->headers = (int)i_of(j, "headers");
-    c->result = (int)i_of(j, "result");
-    c->version = (int)i_of(j, "version");
-    c->t0 = t_of(line, "t0"), c->t1 = t_of(line, "t1");
-    c->ptx_bytes = u_of(j, "ptx_bytes"), c->cubin_bytes = u_of(j, "cubin_bytes"),
-    c->ltoir_bytes = u_of(j, "ltoir_bytes");
-    copy_hash(c->ptx_hash, s_of(j, "ptx_hash"));
-    copy_hash(c->cubin_hash, s_of(j, "cubin_hash"));
-    copy_hash(c->ltoir_hash, s_of(j, "ltoir_hash"));
+    c->log = pf_dup(pf_s_of(j, "log"));
+    c->lib_path = pf_dup(pf_s_of(j, "lib_path"));
+    c->nvrtc_trace = pf_dup(pf_s_of(j, "nvrtc_trace"));
+    pf_copy_hash(c->src, pf_s_of(j, "src_hash"));
+    c->headers = (int)pf_i_of(j, "headers");
+    c->result = (int)pf_i_of(j, "result");
+    c->version = (int)pf_i_of(j, "version");
+    c->t0 = pf_t_of(line, "t0"), c->t1 = pf_t_of(line, "t1");
+    c->ptx_bytes = pf_u_of(j, "ptx_bytes"), c->cubin_bytes = pf_u_of(j, "cubin_bytes"),
+    c->ltoir_bytes = pf_u_of(j, "ltoir_bytes");
+    pf_copy_hash(c->ptx_hash, pf_s_of(j, "ptx_hash"));
+    pf_copy_hash(c->cubin_hash, pf_s_of(j, "cubin_hash"));
+    pf_copy_hash(c->ltoir_hash, pf_s_of(j, "ltoir_hash"));
     c->module = -1;
     break;
   }
@@ -265,16 +221,16 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     if (!l)
       return;
     l->pid = pid;
-    l->tid = (uint32_t)u_of(j, "tid");
-    snprintf(l->api, sizeof(l->api), "%s", s_of(j, "api"));
-    snprintf(l->image, sizeof(l->image), "%s", *s_of(j, "file") ? "file" : s_of(j, "image"));
-    copy_hash(l->hash, s_of(j, "hash"));
-    l->file = dup(s_of(j, "file"));
-    l->corr = u_of(j, "corr");
-    l->t0 = t_of(line, "t0"), l->t1 = t_of(line, "t1");
-    l->bytes = u_of(j, "bytes");
-    l->handle = u_of(j, "module");
-    l->result = (int)i_of(j, "result");
+    l->tid = (uint32_t)pf_u_of(j, "tid");
+    snprintf(l->api, sizeof(l->api), "%s", pf_s_of(j, "api"));
+    snprintf(l->image, sizeof(l->image), "%s", *pf_s_of(j, "file") ? "file" : pf_s_of(j, "image"));
+    pf_copy_hash(l->hash, pf_s_of(j, "hash"));
+    l->file = pf_dup(pf_s_of(j, "file"));
+    l->corr = pf_u_of(j, "corr");
+    l->t0 = pf_t_of(line, "t0"), l->t1 = pf_t_of(line, "t1");
+    l->bytes = pf_u_of(j, "bytes");
+    l->handle = pf_u_of(j, "module");
+    l->result = (int)pf_i_of(j, "result");
     l->module = -1;
     break;
   }
@@ -283,10 +239,10 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     if (!s)
       return;
     s->pid = pid;
-    s->handle = u_of(j, "module");
-    s->name = dup(s_of(j, "name"));
-    s->device = (uint32_t)u_of(j, "device");
-    s->n = u_of(j, "n"), s->ns = u_of(j, "ns");
+    s->handle = pf_u_of(j, "module");
+    s->name = pf_dup(pf_s_of(j, "name"));
+    s->device = (uint32_t)pf_u_of(j, "device");
+    s->n = pf_u_of(j, "n"), s->ns = pf_u_of(j, "ns");
     break;
   }
   case GPUJIT_RECORD_OSUM: {
@@ -294,9 +250,9 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     if (!s)
       return;
     s->pid = pid;
-    snprintf(s->op, sizeof(s->op), "%s", s_of(j, "op"));
-    s->device = (uint32_t)u_of(j, "device");
-    s->n = u_of(j, "n"), s->bytes = u_of(j, "bytes"), s->ns = u_of(j, "ns");
+    snprintf(s->op, sizeof(s->op), "%s", pf_s_of(j, "op"));
+    s->device = (uint32_t)pf_u_of(j, "device");
+    s->n = pf_u_of(j, "n"), s->bytes = pf_u_of(j, "bytes"), s->ns = pf_u_of(j, "ns");
     break;
   }
   case GPUJIT_RECORD_JIT: {
@@ -304,24 +260,24 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     if (!x)
       return;
     x->pid = pid;
-    x->corr = u_of(j, "corr");
+    x->corr = pf_u_of(j, "corr");
     x->s = gpu_t(proc, line, "s"), x->e = gpu_t(proc, line, "e");
-    x->cache_hit = !strcmp(s_of(j, "op"), "cache-load");
-    x->device = (uint32_t)u_of(j, "device");
+    x->cache_hit = !strcmp(pf_s_of(j, "op"), "cache-load");
+    x->device = (uint32_t)pf_u_of(j, "device");
     break;
   }
   case GPUJIT_RECORD_KERNEL: case GPUJIT_RECORD_COPY: case GPUJIT_RECORD_MEMSET: {
     op_record(p, proc,
               (pf_op){.pid = pid,
                       .kind = k[0],
-                      .name = dup(k[0] == 'k' ? s_of(j, "name") : s_of(j, "what")),
-                      .handle = u_of(j, "module"),
-                      .corr = u_of(j, "corr"),
-                      .s = t_of(line, "s"),
-                      .e = t_of(line, "e"),
-                      .bytes = u_of(j, "bytes"),
-                      .device = (uint32_t)u_of(j, "device"),
-                      .stream = (uint32_t)u_of(j, "stream")});
+                      .name = pf_dup(k[0] == 'k' ? pf_s_of(j, "name") : pf_s_of(j, "what")),
+                      .handle = pf_u_of(j, "module"),
+                      .corr = pf_u_of(j, "corr"),
+                      .s = pf_t_of(line, "s"),
+                      .e = pf_t_of(line, "e"),
+                      .bytes = pf_u_of(j, "bytes"),
+                      .device = (uint32_t)pf_u_of(j, "device"),
+                      .stream = (uint32_t)pf_u_of(j, "stream")});
     break;
   }
   case GPUJIT_RECORD_NVTX: {
@@ -329,23 +285,27 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     if (!n)
       return;
     n->pid = pid;
-    n->thread = (uint32_t)u_of(j, "thread");
-    n->name = dup(s_of(j, "name"));
+    n->thread = (uint32_t)pf_u_of(j, "thread");
+    n->name = pf_dup(pf_s_of(j, "name"));
     n->s = gpu_t(proc, line, "s"), n->e = gpu_t(proc, line, "e");
     break;
   }
   case GPUJIT_RECORD_GPU_END: {
-    proc->untraced += u_of(j, "untraced");
+    proc->untraced += pf_u_of(j, "untraced");
     break;
   }
   case GPUJIT_RECORD_DROPPED: {
-    proc->lost += u_of(j, "records");
+    proc->lost += pf_u_of(j, "records");
     break;
   }
   case GPUJIT_RECORD_NOTE: {
-    gpujit__profile_note(p, "process %d: %s", pid, s_of(j, "msg"));
+    gpujit__profile_note(p, "process %d: %s", pid, pf_s_of(j, "msg"));
     break;
   }
+  case GPUJIT_RECORD_TOOL: case GPUJIT_RECORD_TOOL_END: case GPUJIT_RECORD_REAP: case GPUJIT_RECORD_UNIT:
+  case GPUJIT_RECORD_BIND:
+    gpujit__profile_read_compiler(p, proc, line, j, kind);
+    break;
   default: /* a kind this version does not know: skipped */
     break;
   }
@@ -452,6 +412,7 @@ static int read_file(gpujit_profile *p, const char *path)
     gpujit__buf_free(&b);
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   }
+  proc->tool = -1;
   for (line = b.data; line && line < b.data + b.len; line = end + 1) {
     cJSON *j;
     flat f;
@@ -500,6 +461,7 @@ int gpujit__profile_read(gpujit_profile *p, const char *dir)
     err = read_file(p, path);
   }
   closedir(d);
+  gpujit__profile_compilers_joined(p);
   if (p->range) { /* the range's process alone; it goes on, so nothing in the range is partial */
     size_t keep = 0;
     for (size_t i = 0; i < p->procs.n; i++) {
@@ -516,7 +478,8 @@ int gpujit__profile_read(gpujit_profile *p, const char *dir)
   /* A process image without an exit record was replaced by exec when a later image has its pid. */
   for (size_t i = 0; i < p->procs.n; i++)
     for (size_t k = 0; k < p->procs.n && !p->procs.v[i].ended; k++)
-      if (k != i && p->procs.v[k].pid == p->procs.v[i].pid && p->procs.v[k].t0 >= p->procs.v[i].t1)
+      if (k != i && !p->procs.v[k].adapter && p->procs.v[k].pid == p->procs.v[i].pid &&
+          p->procs.v[k].t0 >= p->procs.v[i].t1)
         p->procs.v[i].ended = true;
   return err;
 }

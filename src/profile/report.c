@@ -52,22 +52,6 @@ static int row(gpujit_profile *p, char ***keys, const char *key, const char *nam
   return (int)p->nrows++;
 }
 
-/* The compile whose output is `hash` (the latest one before `before`, else any). */
-static const pf_compile *producer(const gpujit_profile *p, const char *hash, uint64_t before)
-{
-  const pf_compile *best = NULL;
-  if (!hash[0])
-    return NULL;
-  for (size_t i = 0; i < p->compiles.n; i++) {
-    const pf_compile *c = &p->compiles.v[i];
-    if (c->result != 0 || (strcmp(c->cubin_hash, hash) && strcmp(c->ptx_hash, hash)))
-      continue;
-    if (!best || (c->t1 <= before && (best->t1 > before || c->t1 > best->t1)))
-      best = c;
-  }
-  return best;
-}
-
 static bool matches(const pf_compile *c, const char *hash)
 {
   return hash[0] && c->result == 0 && (!strcmp(c->cubin_hash, hash) || !strcmp(c->ptx_hash, hash));
@@ -151,8 +135,10 @@ static int rows_of_loads(gpujit_profile *p, char ***keys)
     const char *origin;
     if (l->result != 0)
       continue;
-    c = producer(p, l->hash, l->t0);
-    if (l->hash[0])
+    c = gpujit__profile_maker(p, l);
+    if (c && c->unit) /* every module of a framework's compile in its row */
+      snprintf(key, sizeof(key), "unit %zu", (size_t)(c - p->compiles.v));
+    else if (l->hash[0])
       snprintf(key, sizeof(key), "image %s", l->hash);
     else
       snprintf(key, sizeof(key), "file %s %d %llx", l->file, l->pid, (unsigned long long)l->handle);
@@ -169,6 +155,8 @@ static int rows_of_loads(gpujit_profile *p, char ***keys)
     if ((l->module = row(p, keys, key, name, origin, !strcmp(l->image, "file") ? "file" : l->image, l->pid)) < 0) {
       return gpujit__error(GPUJIT_ENOMEM, "out of memory");
     }
+    if (c && c->unit && p->rows[l->module].loads && p->rows[l->module].image_bytes != l->bytes)
+      p->rows[l->module].image = "modules"; /* several images */
     p->rows[l->module].loads++;
     p->rows[l->module].image_bytes = l->bytes;
     p->rows[l->module].load_ms += ms(l->t0, l->t1);
@@ -187,17 +175,23 @@ static int rows_of_compiles(gpujit_profile *p, char ***keys)
     pf_compile *c = &p->compiles.v[i];
     double d = ms(c->t0, c->t1);
     gpujit_profile_module *m;
+    char unit_key[40];
+    if (c->parent >= 0) /* its time is its container's */
+      continue;
+    snprintf(unit_key, sizeof(unit_key), "unit %zu", i);
     for (size_t r = 0; r < p->nrows && c->module < 0; r++)
-      if (!strncmp((*keys)[r], "image ", 6) && matches(c, (*keys)[r] + 6))
+      if (c->unit ? !strcmp((*keys)[r], unit_key) : !strncmp((*keys)[r], "image ", 6) && matches(c, (*keys)[r] + 6))
         c->module = (int)r;
     if (c->module < 0) {
       char key[700];
       snprintf(key, sizeof(key), "compile %s %s %d", c->kind, c->name, c->result != 0);
-      if ((c->module = row(p, keys, key, c->name, c->result ? "failed" : "not loaded", "", c->pid)) < 0) {
+      if ((c->module = row(p, keys, key, c->name,
+                           c->result ? "failed" : c->unit || c->tool ? c->kind : "not loaded", "", c->pid)) < 0) {
         return gpujit__error(GPUJIT_ENOMEM, "out of memory");
       }
     }
     m = &p->rows[c->module];
+    m->cache_hits += !strcmp(c->cache, "hit");
     m->compiles++;
     m->compile_ms += d;
     if (c->repeat)
@@ -208,6 +202,35 @@ static int rows_of_compiles(gpujit_profile *p, char ***keys)
       t->link_ms += d;
     else
       t->compile_ms += d;
+  }
+  for (size_t i = 0; i < p->compiles.n; i++) /* inner compiles: their container's row */
+    if (p->compiles.v[i].parent >= 0)
+      p->compiles.v[i].module = gpujit__profile_top(p, &p->compiles.v[i])->module;
+  return 0;
+}
+
+/* Pass 4b: kernels a framework ran while it compiled (autotuning's benchmarks) are compile work,
+ * not the program's GPU time: taken out of their rows' launches and GPU time, counted apart. */
+static int autotuning(gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->ops.n; i++) {
+    const pf_op *o = &p->ops.v[i];
+    bool during = false;
+    int r;
+    for (size_t k = 0; k < p->compiles.n && !during; k++) {
+      const pf_compile *c = &p->compiles.v[k];
+      during = c->unit && c->parent < 0 && c->pid == o->pid &&
+               o->s >= c->t0 && o->e <= c->t1;
+    }
+    if (!during || o->kind != 'k' || (r = row_of_handle(p, o->pid, o->handle)) < 0 || !p->rows[r].launches)
+      continue;
+    p->rows[r].autotune_launches++;
+    p->rows[r].autotune_ms += ms(o->s, o->e);
+    p->rows[r].launches--;
+    p->rows[r].gpu_ms -= ms(o->s, o->e);
+    if (p->rows[r].gpu_ms < 0)
+      p->rows[r].gpu_ms = 0;
+    p->totals.launches--;
   }
   return 0;
 }
@@ -314,6 +337,8 @@ static int process_totals(gpujit_profile *p)
   gpujit_profile_totals *t = &p->totals;
   for (size_t i = 0; i < p->procs.n; i++) {
     const pf_proc *pr = &p->procs.v[i];
+    if (pr->adapter) /* a framework adapter's file of a process counted by its own */
+      continue;
     t->processes++;
     t->processes_partial += !pr->ended;
     t->lost += pr->lost;
@@ -329,8 +354,10 @@ int gpujit__profile_attribute(gpujit_profile *p)
   char **keys = NULL; /* each row's key, while rows are made */
   int err;
   mark_repeats(p);
+  gpujit__profile_nest(p);
   if ((err = rows_of_loads(p, &keys)) == 0 && (err = rows_of_compiles(p, &keys)) == 0 && (err = jit_of_loads(p)) == 0 &&
-      (err = rows_of_launches(p, &keys)) == 0 && (err = gpu_and_break_even(p)) == 0 && (err = sort_rows(p)) == 0)
+      (err = rows_of_launches(p, &keys)) == 0 && (err = autotuning(p)) == 0 && (err = gpu_and_break_even(p)) == 0 &&
+      (err = sort_rows(p)) == 0 && (err = gpujit__profile_compilers(p)) == 0)
     err = process_totals(p);
   for (size_t r = 0; r < p->nrows; r++)
     free(keys ? keys[r] : NULL);

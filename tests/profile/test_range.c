@@ -114,6 +114,14 @@ static void test_range__one_process_one_block(void **state)
   th_rmrf(dir);
 }
 
+/* A framework adapter's file of the same process: a unit with its stages, inside the range. */
+static const char *const ADAPTER[] = {
+    "{\"k\":\"proc\",\"v\":1,\"pid\":100,\"tid\":100,\"ppid\":1,\"writer\":\"python\",\"t\":1000000030000}",
+    "{\"k\":\"unit\",\"pid\":100,\"tid\":100,\"fw\":\"xla\",\"name\":\"jit(f)\",\"t0\":1000000030000,"
+    "\"t1\":1000000040000,\"cache\":\"miss\",\"stages\":[[\"trace\",1000000030000,1000000032000],"
+    "[\"backend_compile\",1000000033000,1000000040000]]}",
+};
+
 /* The JSON is the tables of gpujit_profile_fields(): every row of every table, every field under
  * its key with the struct's value (optional fields only when set), and nothing else but notes. */
 static void test_range__json_is_the_tables(void **state)
@@ -125,6 +133,7 @@ static void test_range__json_is_the_tables(void **state)
   (void)state;
   assert_non_null(mkdtemp(dir));
   write_lines(dir, "p100-1.jsonl", LINES, sizeof(LINES) / sizeof(LINES[0]));
+  write_lines(dir, "p100-2.jsonl", ADAPTER, sizeof(ADAPTER) / sizeof(ADAPTER[0]));
   assert_int_equal(gpujit_profile_load_range(&p, dir, 100, 1000000010000ull, 1000000090000ull), 0);
   assert_int_equal(gpujit_profile_json(p, &text), 0);
   assert_non_null(j = cJSON_Parse(text));
@@ -181,6 +190,17 @@ static void test_range__json_is_the_tables(void **state)
     }
   }
   assert_int_equal(cJSON_GetArraySize(j), sections + 1); /* and "notes" */
+  { /* the adapter's file is no process of its own; its unit is a compile with its stages */
+    const gpujit_profile_process *pr;
+    const gpujit_profile_stage *st;
+    gpujit_profile_totals t;
+    gpujit_profile_totals_get(p, &t);
+    assert_int_equal(gpujit_profile_processes(p, &pr), 1);
+    assert_int_equal(t.processes, 1);
+    assert_int_equal(gpujit_profile_table_rows(p, GPUJIT_PROFILE_STAGES, (const void **)&st, NULL), 2);
+    assert_string_equal(st[1].name, "backend_compile");
+    assert_true(st[1].start_ms > 0.0029 && st[1].start_ms < 0.0031 && st[1].ms > 0.0069 && st[1].ms < 0.0071);
+  }
   assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "notes")));
   cJSON_Delete(j);
   gpujit_free(text);

@@ -1,0 +1,149 @@
+/* Compilers inside compilers: a framework's compile (an adapter's unit: a JAX function, a Triton
+ * specialization, a torch.compile graph) runs other compilers — ptxas and nvlink as processes,
+ * Triton inside Inductor, NVRTC or libNVVM in the process — and a compiler driver (nvcc) runs
+ * its own tools. The report counts each millisecond once, in the outermost compile, with the
+ * inner ones as its parts; modules are tied to that outermost compile, whichever inner compiler
+ * wrote the bytes; and the run's JIT time is given per compiler. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "profile/model.h"
+
+#define SLACK_NS 2000000ull /* a process's start or a framework's clock read: 2 ms either side */
+
+/* Whether compile `c` ran inside `d`: within its span, and in its process (on its thread: another
+ * thread's compiles in the meantime are the program's own) or in a process it started. */
+static bool inside(const pf_compile *c, const pf_compile *d)
+{
+  if (c == d || !(d->unit || d->tool) || c->t0 + SLACK_NS < d->t0 || c->t1 > d->t1 + SLACK_NS)
+    return false;
+  if (c->pid == d->pid)
+    return d->unit && (c->tid == d->tid || c->tool);
+  return gpujit__profile_descends(c->anc, c->nanc, d->pid);
+}
+
+void gpujit__profile_nest(gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    pf_compile *c = &p->compiles.v[i];
+    uint64_t own = c->t1 - c->t0, best = UINT64_MAX;
+    c->parent = -1;
+    for (size_t k = 0; k < p->compiles.n; k++) {
+      const pf_compile *d = &p->compiles.v[k];
+      uint64_t span = d->t1 - d->t0;
+      /* the innermost container, longer than c (of equal spans, the earlier record): no cycles */
+      if ((span > own || (span == own && k < i)) && span < best && inside(c, d)) {
+        best = span;
+        c->parent = (int)k;
+      }
+    }
+  }
+}
+
+const pf_compile *gpujit__profile_top(const gpujit_profile *p, const pf_compile *c)
+{
+  size_t steps = 0;
+  while (c && c->parent >= 0 && steps++ < p->compiles.n)
+    c = &p->compiles.v[c->parent];
+  return c;
+}
+
+/* The latest successful compile before `before` whose output is `hash` (else any). */
+static const pf_compile *by_hash(const gpujit_profile *p, const char *hash, uint64_t before)
+{
+  const pf_compile *best = NULL;
+  if (!hash[0])
+    return NULL;
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    const pf_compile *c = &p->compiles.v[i];
+    if (c->result != 0 || (strcmp(c->cubin_hash, hash) && strcmp(c->ptx_hash, hash)))
+      continue;
+    if (!best || (c->t1 <= before && (best->t1 > before || c->t1 > best->t1)))
+      best = c;
+  }
+  return best;
+}
+
+/* XLA loads the module of a function's executable when it first runs it, right after compiling
+ * it: the first load of the process after the compile ends, before its next compile starts. */
+static const pf_compile *by_next_load(const gpujit_profile *p, const pf_load *l)
+{
+  const pf_compile *best = NULL;
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    const pf_compile *c = &p->compiles.v[i];
+    if (!c->unit || strcmp(c->kind, "xla") || c->pid != l->pid || c->handle || l->t0 + SLACK_NS < c->t1)
+      continue;
+    if (!best || c->t1 > best->t1)
+      best = c; /* the latest compile before the load */
+  }
+  if (!best)
+    return NULL;
+  for (size_t i = 0; i < p->loads.n; i++) { /* an earlier load after it is that compile's */
+    const pf_load *o = &p->loads.v[i];
+    if (o != l && o->pid == l->pid && o->result == 0 && o->t0 + SLACK_NS >= best->t1 && o->t0 < l->t0 &&
+        !by_hash(p, o->hash, o->t0))
+      return NULL;
+  }
+  for (size_t i = 0; i < p->compiles.n; i++) { /* another unit of the process started between */
+    const pf_compile *c = &p->compiles.v[i];
+    if (c != best && c->unit && c->pid == l->pid && c->t0 > best->t1 && c->t0 < l->t0)
+      return NULL;
+  }
+  return best;
+}
+
+const pf_compile *gpujit__profile_maker(const gpujit_profile *p, const pf_load *l)
+{
+  const pf_compile *c = by_hash(p, l->hash, l->t0);
+  for (size_t i = 0; i < p->compiles.n && !c && l->handle; i++) {
+    const pf_compile *u = &p->compiles.v[i];
+    if (u->unit && u->handle == l->handle && u->bind_pid == l->pid)
+      c = u;
+  }
+  if (!c)
+    c = by_next_load(p, l);
+  return c ? gpujit__profile_top(p, c) : NULL;
+}
+
+/* The compilers the program waited for first (their own time), then those inside them. */
+static int by_time(const void *a, const void *b)
+{
+  const gpujit_profile_compiler *x = a, *y = b;
+  if (x->ms != y->ms)
+    return (x->ms < y->ms) - (x->ms > y->ms);
+  return (x->within_ms < y->within_ms) - (x->within_ms > y->within_ms);
+}
+
+int gpujit__profile_compilers(gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    const pf_compile *c = &p->compiles.v[i];
+    gpujit_profile_compiler *r = NULL;
+    double d = c->t1 > c->t0 ? (double)(c->t1 - c->t0) / 1e6 : 0;
+    for (size_t k = 0; k < p->ncompilers && !r; k++)
+      if (!strcmp(p->compilers[k].compiler, c->kind))
+        r = &p->compilers[k];
+    if (!r) {
+      gpujit_profile_compiler *g = realloc(p->compilers, (p->ncompilers + 1) * sizeof(*g));
+      if (!g)
+        return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+      p->compilers = g;
+      r = &p->compilers[p->ncompilers++];
+      memset(r, 0, sizeof(*r));
+      r->compiler = c->kind;
+    }
+    if (c->parent >= 0)
+      r->within++, r->within_ms += d;
+    else
+      r->compiles++, r->ms += d;
+    r->cache_hits += !strcmp(c->cache, "hit");
+    r->failed += c->result != 0;
+    r->cpu_ms += (double)c->cpu_ns / 1e6;
+  }
+  if (p->ncompilers > 1)
+    qsort(p->compilers, p->ncompilers, sizeof(*p->compilers), by_time);
+  return 0;
+}
