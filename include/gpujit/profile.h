@@ -23,9 +23,11 @@ typedef struct gpujit_profile_options {
   const char *records_dir;   /**< where records go; NULL: a new directory, removed by gpujit_profile_free() */
   int no_cupti;              /**< leave CUPTI to the program (PyTorch's profiler links its own CUPTI): compiles
                                   and module loads are recorded, kernels, copies and the driver's JIT are not */
+  int no_frameworks;         /**< no Python start-up hook: the compiles of JAX, Triton and torch.compile are
+                                  not recorded (their ptxas processes and NVRTC compiles are) */
 } gpujit_profile_options;
 
-#define GPUJIT_PROFILE_OPTIONS_INIT { GPUJIT_PROFILE_OPTIONS_VERSION, 0, 0, 0, NULL, NULL, 0 }
+#define GPUJIT_PROFILE_OPTIONS_INIT { GPUJIT_PROFILE_OPTIONS_VERSION, 0, 0, 0, NULL, NULL, 0, 0 }
 
 /** @return 0, or GPUJIT_EVERSION. */
 GPUJIT_API int gpujit_profile_options_init(gpujit_profile_options *opts, unsigned int version);
@@ -105,7 +107,7 @@ typedef struct gpujit_profile_compile {
 typedef struct gpujit_profile_stage {
   int compile;            /**< the compile's id */
   const char *name;
-  double start_ms;        /**< from the start of its compile */
+  double start_ms;        /**< from the start of its compile; -1: not known (the framework gives its length only) */
   double ms;
 } gpujit_profile_stage;
 

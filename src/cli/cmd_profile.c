@@ -14,7 +14,9 @@ static void profile_help(void)
   printf("usage: gpujit profile [options] -- COMMAND [ARGS...]\n\n"
          "Run COMMAND as it is, with gpujit's injection library inside it and its children, and report\n"
          "what JIT compiling cost against what executing cost: every NVRTC compile, nvJitLink link and\n"
-         "libNVVM compile (also those a framework resolves with dlopen + dlsym), every module load with\n"
+         "libNVVM compile (also those a framework resolves with dlopen + dlsym), every toolchain process\n"
+         "(ptxas, nvlink, nvcc, the C compilers), the compiles of Python frameworks (JAX/XLA, Triton,\n"
+         "torch.compile) through a start-up hook in every Python process, every module load with\n"
          "the driver's JIT, every kernel, copy and memset (CUPTI), per module. The exit status is\n"
          "COMMAND's (128 + N when signal N ended it). The table goes to stderr when it ends.\n\n"
          "options:\n"
@@ -28,6 +30,8 @@ static void profile_help(void)
          "  --no-cupti       leave CUPTI to the program: PyTorch's profiler (its CUPTI is linked into\n"
          "                   libtorch) or another CUPTI tool inside COMMAND; compiles and module loads\n"
          "                   are still recorded, kernels, copies and the driver's JIT are not\n"
+         "  --no-frameworks  no Python start-up hook: JAX, Triton and torch.compile compiles are not\n"
+         "                   recorded as theirs (their ptxas processes and NVRTC compiles still are)\n"
          "  --max-events N   kernels, copies and memsets kept for the trace per process (default\n"
          "                   200000; past it they are counted, not drawn)\n"
          "  --keep DIR       keep the raw records (JSON lines per process) in DIR\n"
@@ -117,6 +121,8 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
       o.nvrtc_trace = 1;
     else if (cli_opt(&a, "--no-cupti", false))
       o.no_cupti = 1;
+    else if (cli_opt(&a, "--no-frameworks", false))
+      o.no_frameworks = 1;
     else if (cli_opt(&a, "--keep", true)) {
       struct stat st;
       if (!(o.records_dir = file_value(ctx, &a, "--keep")))

@@ -222,9 +222,9 @@ int gpujit__profile_views(gpujit_profile *p)
         .ptx_bytes = c->ptx_bytes, .cubin_bytes = c->cubin_bytes, .ltoir_bytes = c->ltoir_bytes, .id = (int)i,
         .within = c->parent, .cache = c->cache, .cpu_ms = (double)c->cpu_ns / 1e6, .start_ms = ms(start, c->t0)};
     for (int k = 0; k < c->nstages; k++)
-      p->stage_rows[p->nstage_rows++] = (gpujit_profile_stage){.compile = (int)i, .name = c->stages[k].name,
-                                                               .start_ms = ms(c->t0, c->stages[k].t0),
-                                                               .ms = ms(c->stages[k].t0, c->stages[k].t1)};
+      p->stage_rows[p->nstage_rows++] = (gpujit_profile_stage){
+          .compile = (int)i, .name = c->stages[k].name,
+          .start_ms = c->stages[k].known ? ms(c->t0, c->stages[k].t0) : -1, .ms = ms(c->stages[k].t0, c->stages[k].t1)};
   }
   for (size_t i = 0; i < p->procs.n; i++) {
     const pf_proc *pr = &p->procs.v[i];

@@ -29,7 +29,8 @@ typedef struct pf_proc {
 #define PF_MAX_STAGES 16
 typedef struct pf_stage { /* a stage of a framework's compile, as its adapter measured it */
   char name[32];
-  uint64_t t0, t1;
+  uint64_t t0, t1; /* t1 - t0 its length; an unknown start: t0 0, t1 the length */
+  bool known;
 } pf_stage;
 
 typedef struct pf_compile {

@@ -119,16 +119,19 @@ static void unit_record(gpujit_profile *p, pf_proc *proc, const char *line, cons
   c->handle = pf_u_of(j, "module");
   c->bind_pid = c->pid;
   snprintf(c->cache, sizeof(c->cache), "%s", !strcmp(cache, "hit") || !strcmp(cache, "miss") ? cache : "");
-  cJSON_ArrayForEach(st, stages) /* ["name", t0, t1] */
+  cJSON_ArrayForEach(st, stages) /* ["name", t0, t1], or ["name", null, length] */
   {
     const cJSON *n = cJSON_GetArrayItem(st, 0), *a = cJSON_GetArrayItem(st, 1), *b = cJSON_GetArrayItem(st, 2);
     pf_stage *s;
-    if (!cJSON_IsString(n) || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || c->nstages >= PF_MAX_STAGES ||
-        a->valuedouble < 0 || b->valuedouble < a->valuedouble || b->valuedouble > 1.8e19)
+    bool known = cJSON_IsNumber(a);
+    if (!cJSON_IsString(n) || !(known || cJSON_IsNull(a)) || !cJSON_IsNumber(b) || c->nstages >= PF_MAX_STAGES ||
+        b->valuedouble < 0 || b->valuedouble > 1.8e19 || (known && (a->valuedouble < 0 || b->valuedouble < a->valuedouble)))
       continue;
     s = &c->stages[c->nstages++];
     snprintf(s->name, sizeof(s->name), "%s", n->valuestring);
-    s->t0 = (uint64_t)a->valuedouble, s->t1 = (uint64_t)b->valuedouble;
+    s->known = known;
+    s->t0 = known ? (uint64_t)a->valuedouble : 0;
+    s->t1 = (uint64_t)b->valuedouble; /* unknown start: the length */
   }
 }
 

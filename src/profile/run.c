@@ -158,6 +158,24 @@ static char **environment(const char *inject, const char *cupti, const char *dir
   if (cupti[0])
     set(env, &n, "%s=%s", GPUJIT_ENV(CUPTI_LIBRARY), cupti);
   set(env, &n, "%s=%s", GPUJIT_ENV(DIR), dir);
+  { /* the Python start-up hook (framework adapters) beside the injection library, first on PYTHONPATH */
+    char hook[PATH_MAX], probe[PATH_MAX + 32];
+    const char *slash = strrchr(inject, '/'), *py = getenv(GPUJIT_ENV(PYTHONPATH));
+    snprintf(hook, sizeof(hook), "%.*s/%s", slash ? (int)(slash - inject) : 1, slash ? inject : ".",
+             GPUJIT_RECORD_PYTHON_HOOK_DIR);
+    snprintf(probe, sizeof(probe), "%s/sitecustomize.py", hook);
+    if (o->no_frameworks || access(probe, R_OK) != 0) {
+      if (!o->no_frameworks)
+        gpujit__profile_note(p, "%s: not found beside the injection library: Python frameworks' compiles (JAX, "
+                                "Triton, torch.compile) are not recorded",
+                             probe);
+      if (py)
+        set(env, &n, "%s=%s", GPUJIT_ENV(PYTHONPATH), py);
+    } else {
+      set(env, &n, "%s=%s", GPUJIT_ENV(HOOK), hook);
+      set(env, &n, "%s=%s%s%s", GPUJIT_ENV(PYTHONPATH), hook, py && *py ? ":" : "", py && *py ? py : "");
+    }
+  }
   /* nsight: Nsight builds its launchers' environments on purpose; children are left as they are */
   snprintf(flags, sizeof(flags), "%s,%s,%s", o->lineinfo ? GPUJIT_FLAG_LINEINFO : "",
            o->nvrtc_trace ? GPUJIT_FLAG_NVRTC_TRACE : "", nsight ? GPUJIT_FLAG_NSIGHT : "");

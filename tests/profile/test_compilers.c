@@ -1,0 +1,141 @@
+/* Compilers inside compilers, from records as the injection library and the Python adapters
+ * write them: a Triton compile (an adapter's unit) that ran ptxas (a toolchain process), its module
+ * tied by the handle Triton bound and by the bytes ptxas wrote; an XLA function tied to the next
+ * module its process loads; kernels launched while a framework compiled (autotuning) kept apart;
+ * each millisecond counted once, per compiler. */
+#include <sys/stat.h>
+
+#include "helpers.h"
+
+#include "gpujit.h"
+
+#define H1 "11111111111111111111111111111111" /* what ptxas wrote */
+#define H2 "22222222222222222222222222222222" /* an image Triton loaded, bound to its compile */
+#define H3 "33333333333333333333333333333333" /* XLA's module */
+
+/* host ns = CUPTI ns + 1e12; times below are 1e12 + microseconds * 1000 */
+static const char *const MAIN[] = {
+    "{\"k\":\"proc\",\"v\":1,\"pid\":500,\"tid\":500,\"ppid\":1,\"exe\":\"/usr/bin/python3\",\"cmd\":\"python3 app.py\",\"t\":1000000000000}",
+    "{\"k\":\"clock\",\"pid\":500,\"tid\":500,\"cupti\":0,\"host\":1000000000000}",
+    "{\"k\":\"load\",\"pid\":500,\"tid\":500,\"api\":\"cuModuleLoadData\",\"t0\":1000006000000,\"t1\":1000006100000,"
+    "\"result\":0,\"image\":\"cubin\",\"bytes\":200,\"hash\":\"" H2 "\",\"module\":\"0xaa\"}",
+    "{\"k\":\"load\",\"pid\":500,\"tid\":500,\"api\":\"cuModuleLoadData\",\"t0\":1000021000000,\"t1\":1000021500000,"
+    "\"result\":0,\"image\":\"cubin\",\"bytes\":300,\"hash\":\"" H3 "\",\"module\":\"0xbb\"}",
+    "{\"k\":\"load\",\"pid\":500,\"tid\":500,\"api\":\"cuModuleLoadData\",\"t0\":1000030000000,\"t1\":1000030100000,"
+    "\"result\":0,\"image\":\"cubin\",\"bytes\":100,\"hash\":\"" H1 "\",\"module\":\"0xcc\"}",
+    /* one launch of Triton's kernel while it compiled (a benchmark), then the program's */
+    "{\"k\":\"kernel\",\"pid\":500,\"name\":\"k1\",\"module\":\"0xaa\",\"device\":0,\"stream\":7,\"corr\":1,"
+    "\"s\":4000000,\"e\":4100000}",
+    "{\"k\":\"kernel\",\"pid\":500,\"name\":\"k1\",\"module\":\"0xaa\",\"device\":0,\"stream\":7,\"corr\":2,"
+    "\"s\":7000000,\"e\":7100000}",
+    "{\"k\":\"ksum\",\"pid\":500,\"module\":\"0xaa\",\"name\":\"k1\",\"device\":0,\"n\":10,\"ns\":1000000}",
+    "{\"k\":\"ksum\",\"pid\":500,\"module\":\"0xbb\",\"name\":\"loop_add_fusion\",\"device\":0,\"n\":4,\"ns\":400000}",
+    "{\"k\":\"exit\",\"pid\":500,\"tid\":500,\"t\":1000040000000,\"lost\":0}",
+};
+
+static const char *const ADAPTER[] = {
+    "{\"k\":\"proc\",\"v\":1,\"pid\":500,\"tid\":500,\"ppid\":1,\"writer\":\"python\",\"t\":1000000001000}",
+    "{\"k\":\"unit\",\"pid\":500,\"tid\":500,\"fw\":\"triton\",\"name\":\"k1\",\"key\":\"hk\",\"t0\":1000000001000,"
+    "\"t1\":1000005001000,\"cache\":\"miss\",\"stages\":[[\"ttir\",1000000001000,1000001001000],"
+    "[\"cubin\",1000001001000,1000005001000]]}",
+    "{\"k\":\"bind\",\"pid\":500,\"tid\":500,\"fw\":\"triton\",\"key\":\"hk\",\"module\":\"0xaa\"}",
+    "{\"k\":\"unit\",\"pid\":500,\"tid\":500,\"fw\":\"xla\",\"name\":\"jit(f)\",\"key\":\"\",\"t0\":1000010000000,"
+    "\"t1\":1000020000000,\"cache\":\"hit\",\"stages\":[[\"backend_compile\",null,9000000]]}",
+};
+
+static const char *const PTXAS[] = {
+    "{\"k\":\"proc\",\"v\":1,\"pid\":501,\"tid\":501,\"ppid\":500,\"ancestors\":[],\"exe\":\"/x/ptxas\",\"cmd\":\"ptxas\",\"t\":1000002000000}",
+    "{\"k\":\"tool\",\"pid\":501,\"tid\":501,\"tool\":\"ptxas\",\"arch\":\"sm_90\",\"input\":\"/tmp/k1.ptx\",\"inputs\":1,"
+    "\"output\":\"/tmp/k1.cubin\",\"args\":[\"-arch=sm_90\",\"/tmp/k1.ptx\",\"-o\",\"/tmp/k1.cubin\"],\"t0\":1000002000000}",
+    "{\"k\":\"tool_end\",\"pid\":501,\"tid\":501,\"t1\":1000003000000,\"cpu_ns\":900000,\"output_bytes\":100,"
+    "\"output_hash\":\"" H1 "\"}",
+    "{\"k\":\"exit\",\"pid\":501,\"tid\":501,\"t\":1000003000100,\"lost\":0}",
+};
+
+static void write_lines(const char *dir, const char *name, const char *const *lines, size_t n)
+{
+  char path[256];
+  FILE *f;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  f = fopen(path, "w");
+  assert_non_null(f);
+  for (size_t i = 0; i < n; i++)
+    fprintf(f, "%s\n", lines[i]);
+  fclose(f);
+}
+
+#define WRITE(dir, name, lines) write_lines(dir, name, lines, sizeof(lines) / sizeof(lines[0]))
+
+static void test_compilers__nested_tied_counted_once(void **state)
+{
+  char dir[] = "/tmp/gpujit-compilers-XXXXXX", *text = NULL;
+  gpujit_profile *p = NULL;
+  const gpujit_profile_module *m, *tri = NULL, *xla = NULL;
+  const gpujit_profile_compile *c;
+  const gpujit_profile_compiler *k;
+  gpujit_profile_totals t;
+  size_t nm, nc, nk;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  WRITE(dir, "p500-1000000000000.jsonl", MAIN);
+  WRITE(dir, "p500-1000000001000.jsonl", ADAPTER);
+  WRITE(dir, "p501-1000002000000.jsonl", PTXAS);
+  assert_int_equal(gpujit_profile_load(&p, dir), 0);
+  nm = gpujit_profile_modules(p, &m);
+  for (size_t i = 0; i < nm; i++) {
+    if (!strcmp(m[i].origin, "triton"))
+      tri = &m[i];
+    if (!strcmp(m[i].origin, "xla"))
+      xla = &m[i];
+  }
+  assert_non_null(tri);
+  assert_non_null(xla);
+  /* Triton's row: its compile (ptxas inside it), both modules (bound, and ptxas's bytes) */
+  assert_string_equal(tri->name, "k1");
+  assert_int_equal(tri->compiles, 1);
+  assert_true(tri->compile_ms > 4.99 && tri->compile_ms < 5.01);
+  assert_int_equal(tri->loads, 2);
+  assert_int_equal(tri->launches, 9); /* the benchmark launch during its compile is compile work */
+  assert_int_equal(tri->autotune_launches, 1);
+  assert_true(tri->autotune_ms > 0.099 && tri->autotune_ms < 0.101);
+  assert_true(tri->break_even > 0);
+  /* XLA's function: the next module its process loaded, its cache hit */
+  assert_string_equal(xla->name, "jit(f)");
+  assert_true(xla->compile_ms > 9.99 && xla->compile_ms < 10.01);
+  assert_int_equal(xla->loads, 1);
+  assert_int_equal(xla->launches, 4);
+  assert_int_equal(xla->cache_hits, 1);
+  /* once each: the two frameworks' compiles; ptxas inside Triton's */
+  gpujit_profile_totals_get(p, &t);
+  assert_int_equal(t.compiles, 2);
+  assert_true(t.compile_ms > 14.99 && t.compile_ms < 15.01);
+  assert_int_equal(t.processes, 2); /* the adapter's file is not a process */
+  nc = gpujit_profile_compiles(p, &c);
+  assert_int_equal(nc, 3);
+  for (size_t i = 0; i < nc; i++)
+    if (!strcmp(c[i].kind, "ptxas")) {
+      assert_string_equal(c[c[i].within].kind, "triton");
+      assert_string_equal(c[i].module, "k1");
+      assert_true(c[i].cpu_ms > 0.89 && c[i].cpu_ms < 0.91);
+    }
+  nk = gpujit_profile_table_rows(p, GPUJIT_PROFILE_COMPILERS, (const void **)&k, NULL);
+  assert_int_equal(nk, 3);
+  assert_string_equal(k[0].compiler, "xla"); /* the longest first */
+  assert_string_equal(k[1].compiler, "triton");
+  assert_string_equal(k[2].compiler, "ptxas");
+  assert_int_equal(k[2].compiles, 0);
+  assert_int_equal(k[2].within, 1);
+  assert_int_equal(gpujit_profile_format(p, "app", 0, &text), 0);
+  assert_non_null(strstr(text, "by compiler: xla 1 × 10.0 ms (1 cache hit); triton 1 × 5.0 ms; ptxas 1 inside others 1.0 ms"));
+  gpujit_free(text);
+  gpujit_profile_free(p);
+  th_rmrf(dir);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_compilers__nested_tied_counted_once),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
