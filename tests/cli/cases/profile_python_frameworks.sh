@@ -43,11 +43,11 @@ import sys, os
 sys.path.insert(0, "$fakes")
 import triton
 calls = []
-inner = triton.knobs.compilation.listener          # the adapter's
+inner = triton.knobs.compilation.listener          # what is in the slot (the adapter's), called back
 def mine(**kw):
     calls.append(kw["metadata"]["name"])
     if inner: inner(**kw)
-triton.knobs.compilation.listener = mine
+triton.knobs.compilation.listener = mine           # set after the adapter: both run
 cubin = triton.compile("k1", "hash-k1", os.getcwd())
 triton.loaded(0x7000, "k1", "hash-k1")
 print("program's listener still called:", len(calls))

@@ -19,6 +19,31 @@ caches = tempfile.mkdtemp(prefix="caches-", dir=out)
 env = dict(os.environ, CUPY_CACHE_DIR=caches + "/cupy", TRITON_CACHE_DIR=caches + "/triton",
            PYTORCH_KERNEL_CACHE_PATH=caches + "/torch", XLA_PYTHON_CLIENT_PREALLOCATE="false", GPUJIT_NO_CACHE="1")
 failed = 0
+last_stdout = ""
+
+
+def own_measures():
+    """OWN <name> <ms> lines a script printed: the framework's own measure of its compiles."""
+    return {l.split()[1]: float(l.split()[2]) for l in last_stdout.splitlines() if l.startswith("OWN ")}
+
+
+def close(a, b):
+    """Within 5 % or 2 ms of the framework's own figure."""
+    return abs(a - b) <= max(2.0, 0.05 * b)
+
+
+def framework_row(name, p, origin, unit, own_ms, launches=None):
+    m = next((m for m in p["modules"] if m["origin"] == origin and m["name"] == unit), None)
+    check(name, m is not None and close(m["compile_ms"], own_ms),
+          "%s %s: compile %.1f ms in the report, %.1f ms by its own measure" % (origin, unit, m["compile_ms"] if m else -1, own_ms))
+    if launches is not None:
+        check(name, m is not None and m["launches"] == launches and m["loads"] >= 1,
+              "%s: %s launches from its module (%s loads), made %d" % (unit, m and m["launches"], m and m["loads"], launches))
+    if m is not None and m["launches"]:
+        real = (m["compile_ms"] + m["load_ms"]) / (m["gpu_ms"] / m["launches"])
+        check(name, abs(m["break_even_launches"] - real) <= 1e-6 * real + 1,
+              "break-even from the real cost: %.0f launches" % m["break_even_launches"])
+    return m
 
 
 def check(name, ok, what):
@@ -37,6 +62,8 @@ def profile(name, cmd, options=(), timeout=300, fresh_cupy=False):
         check(name, False, "still running after %d s" % timeout)
         return None, None
     print("=== %s (exit %d)\n%s" % (name, r.returncode, r.stderr[-3000:]))
+    global last_stdout
+    last_stdout = r.stdout
     if r.returncode != 0 or not os.path.exists(j):
         check(name, False, "the program ran (exit %d): %s" % (r.returncode, r.stdout[-300:]))
         return None, None
@@ -67,8 +94,8 @@ def nvrtc_module(name, p, trace, kernel, launches):
     gpu_agrees(name, p, trace)
 
 
-def run_script(name, script, options=()):
-    return profile(name, [sys.executable, os.path.join(here, script), str(n)], options)
+def run_script(name, script, options=(), timeout=300):
+    return profile(name, [sys.executable, os.path.join(here, script), str(n)], options, timeout=timeout)
 
 
 p, t = run_script("cupy", "cupy_kernels.py")
@@ -97,17 +124,38 @@ if p:
     nvrtc_module("cuda.core", p, t, "gj_core", n)
 p, t = run_script("jax", "jax_jit.py")
 if p:
+    own = own_measures()
     tot = p["totals"]
-    check("jax", tot["compiles"] == 0 and tot["loads"] > 0 and tot["load_ms"] > 0,
-          "no NVRTC; %d module loads, %.1f ms, driver JIT %.1f ms" % (tot["loads"], tot["load_ms"], tot["jit_ms"]))
-    check("jax", tot["launches"] >= n, "%d launches for %d calls" % (tot["launches"], n))
+    ptxas = next((c for c in p["compilers"] if c["compiler"] == "ptxas"), None)
+    check("jax", "jit(f)" in own, "JAX measured its compile of f: %s" % own)
+    m = framework_row("jax", p, "xla", "jit(f)", own.get("jit(f)", -1))
+    check("jax", m is not None and m["launches"] >= n and m["launches"] % n == 0,
+          "jit(f): %s launches for %d calls, in its own row" % (m and m["launches"], n))
+    check("jax", ptxas is not None and ptxas["within"] >= 1 and ptxas["compiles"] == 0,
+          "ptxas processes inside XLA's compiles: %s" % (ptxas and (ptxas["within"], round(ptxas["within_ms"], 1))))
+    xla = sum(v for k, v in own.items())
+    check("jax", close(sum(c["ms"] for c in p["compilers"] if c["compiler"] == "xla"), xla),
+          "XLA total %.1f ms in the report, %.1f ms by JAX" % (sum(c["ms"] for c in p["compilers"] if c["compiler"] == "xla"), xla))
     gpu_agrees("jax", p, t)
 p, t = run_script("triton", "triton_add.py")
 if p:
-    m = row(p, "gj_add")
-    check("triton", m is not None and m["launches"] == n and m["loads"] >= 1,
-          "gj_add: module loaded (%s), %s launches" % (m and m["origin"], m and m["launches"]))
+    own = own_measures()
+    check("triton", "gj_add" in own, "Triton measured its compile (its listener, chained): %s" % own)
+    framework_row("triton", p, "triton", "gj_add", own.get("gj_add", -1), n)
+    inner = [c for c in p["compiles"] if c["kind"] == "ptxas" and c["within"] >= 0]
+    check("triton", len(inner) >= 1, "ptxas inside Triton's compile: %d" % len(inner))
     gpu_agrees("triton", p, t)
+p, t = run_script("torch.compile", "torch_compile.py", timeout=400)
+if p:
+    own = own_measures()
+    frame = next((m for m in p["modules"] if m["origin"] == "inductor"), None)
+    check("torch.compile", frame is not None and "frame" in own and close(frame["compile_ms"], own["frame"]),
+          "the graph's compile: %.1f ms in the report, %.1f ms by Dynamo's metrics" % (frame["compile_ms"] if frame else -1, own.get("frame", -1)))
+    check("torch.compile", frame is not None and frame["launches"] >= n and frame["launches"] % n == 0,
+          "its kernels: %s launches for %d calls (autotuning apart: %s)" % (frame and frame["launches"], n, frame and frame["autotune_launches"]))
+    tri = [c for c in p["compiles"] if c["kind"] == "triton"]
+    check("torch.compile", len(tri) >= 1 and all(c["within"] >= 0 for c in tri),
+          "Triton's compiles inside the graph's: %d (in processes %s)" % (len(tri), sorted({c["pid"] for c in tri})))
 # PyTorch's profiler links its own CUPTI into libtorch: with --no-cupti gpujit leaves CUPTI to it.
 # Its profiler must see every launch (the script exits 3 otherwise); gpujit still lists the
 # jiterator compile and its module load.

@@ -50,22 +50,49 @@ def _loaded(*args, **kw):
         _record.write("bind", fw="triton", key=str(key), module="0x%x" % module)
 
 
+def _chain(comp, ours):
+    """The listener slot holds one function: ours stays in it and calls the program's — the one
+    that was there, and any the program sets later (its class gets a property for the slot)."""
+    held = {"program": getattr(comp, "listener", None), "busy": False}
+
+    def listener(**kw):
+        if held["busy"]:  # the program's listener calling the one it read back (ours)
+            return
+        held["busy"] = True
+        try:
+            try:
+                ours(**kw)
+            except Exception:
+                pass
+            if held["program"] is not None:
+                held["program"](**kw)
+        finally:
+            held["busy"] = False
+
+    base = type(comp)
+
+    def get(self):
+        return listener
+
+    def put(self, f):
+        held["program"] = None if f is listener else f
+
+    try:
+        comp.__class__ = type(base.__name__, (base,), {"listener": property(get, put), "__module__": base.__module__})
+    except TypeError:  # a class that cannot be extended: the slot is ours until the program sets its own
+        comp.listener = listener
+
+
 def install(triton):
     knobs = getattr(triton, "knobs", None)
     comp = getattr(knobs, "compilation", None)
     if comp is None or not hasattr(comp, "listener"):
         raise RuntimeError("%s has no triton.knobs.compilation.listener" % _version())
-    previous = comp.listener
 
-    def listener(*, src, metadata, metadata_group, times, cache_hit, **kw):
-        try:
-            _compiled(src, metadata, times, cache_hit)
-        except Exception:
-            pass
-        if previous is not None:  # one slot: the program's own listener still runs
-            previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times, cache_hit=cache_hit, **kw)
+    def ours(*, src, metadata, metadata_group, times, cache_hit, **kw):
+        _compiled(src, metadata, times, cache_hit)
 
-    comp.listener = listener
+    _chain(comp, ours)
     hook = getattr(getattr(knobs, "runtime", None), "kernel_load_end_hook", None)
     if hook is not None and hasattr(hook, "add"):
         def on_load(*args, **kw):
