@@ -122,7 +122,7 @@ int gpujit__profile_compilers(gpujit_profile *p)
   for (size_t i = 0; i < p->compiles.n; i++) {
     const pf_compile *c = &p->compiles.v[i];
     gpujit_profile_compiler *r = NULL;
-    double d = c->t1 > c->t0 ? (double)(c->t1 - c->t0) / 1e6 : 0;
+    double d = pf_compile_ms(c);
     for (size_t k = 0; k < p->ncompilers && !r; k++)
       if (!strcmp(p->compilers[k].compiler, c->kind))
         r = &p->compilers[k];

@@ -218,7 +218,7 @@ int gpujit__profile_views(gpujit_profile *p)
         .kind = c->kind, .name = c->name ? c->name : "", .options = c->options ? c->options : "",
         .log = c->log ? c->log : "", .library = c->lib_path ? c->lib_path : "",
         .module = c->module >= 0 ? p->rows[c->module].name : "", .pid = c->pid, .tid = c->tid,
-        .headers = c->headers, .result = c->result, .ms = ms(c->t0, c->t1), .repeat = c->repeat,
+        .headers = c->headers, .result = c->result, .ms = pf_compile_ms(c), .repeat = c->repeat,
         .ptx_bytes = c->ptx_bytes, .cubin_bytes = c->cubin_bytes, .ltoir_bytes = c->ltoir_bytes, .id = (int)i,
         .within = c->parent, .cache = c->cache, .cpu_ms = (double)c->cpu_ns / 1e6, .start_ms = ms(start, c->t0)};
     for (int k = 0; k < c->nstages; k++)

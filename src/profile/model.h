@@ -56,7 +56,15 @@ typedef struct pf_compile {
   int parent;           /* the compile it ran inside (a unit or a tool), or -1 */
   pf_stage stages[PF_MAX_STAGES];
   int nstages;
+  uint64_t busy_ns;     /* a unit: its framework's own measure of the compile, when not its whole span
+                           (JAX: tracing, lowering and the backend, not the wait between them) */
 } pf_compile;
+
+/** A compile's time in ms: its framework's measure where given, else its span. */
+static inline double pf_compile_ms(const pf_compile *c)
+{
+  return c->busy_ns ? (double)c->busy_ns / 1e6 : c->t1 > c->t0 ? (double)(c->t1 - c->t0) / 1e6 : 0;
+}
 
 typedef struct pf_load {
   int pid;

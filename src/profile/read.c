@@ -462,6 +462,15 @@ int gpujit__profile_read(gpujit_profile *p, const char *dir)
   }
   closedir(d);
   gpujit__profile_compilers_joined(p);
+  /* A process only an adapter wrote for (a Python process that compiled through a framework and
+   * called nothing the injection library records) is a process of the run, with no end to say. */
+  for (size_t i = 0; i < p->procs.n; i++) {
+    bool lone = p->procs.v[i].adapter;
+    for (size_t k = 0; k < p->procs.n && lone; k++)
+      lone = k == i || p->procs.v[k].adapter || p->procs.v[k].pid != p->procs.v[i].pid;
+    if (lone) /* the first such file of its pid; later ones of that pid stay adapters' */
+      p->procs.v[i].adapter = false, p->procs.v[i].ended = true;
+  }
   if (p->range) { /* the range's process alone; it goes on, so nothing in the range is partial */
     size_t keep = 0;
     for (size_t i = 0; i < p->procs.n; i++) {

@@ -118,6 +118,7 @@ static void unit_record(gpujit_profile *p, pf_proc *proc, const char *line, cons
   c->result = c->log[0] ? 1 : 0;
   c->handle = pf_u_of(j, "module");
   c->bind_pid = c->pid;
+  c->busy_ns = pf_t_of(line, "busy_ns");
   snprintf(c->cache, sizeof(c->cache), "%s", !strcmp(cache, "hit") || !strcmp(cache, "miss") ? cache : "");
   cJSON_ArrayForEach(st, stages) /* ["name", t0, t1], or ["name", null, length] */
   {

@@ -173,7 +173,7 @@ static int rows_of_compiles(gpujit_profile *p, char ***keys)
   /* compiles: into the row of the image they made, else a row of their own */
   for (size_t i = 0; i < p->compiles.n; i++) {
     pf_compile *c = &p->compiles.v[i];
-    double d = ms(c->t0, c->t1);
+    double d = pf_compile_ms(c);
     gpujit_profile_module *m;
     char unit_key[40];
     if (c->parent >= 0) /* its time is its container's */

@@ -132,7 +132,7 @@ if p:
     check("jax", m is not None and m["launches"] >= n and m["launches"] % n == 0,
           "jit(f): %s launches for %d calls, in its own row" % (m and m["launches"], n))
     check("jax", ptxas is not None and ptxas["within"] >= 1 and ptxas["compiles"] == 0,
-          "ptxas processes inside XLA's compiles: %s" % (ptxas and (ptxas["within"], round(ptxas["within_ms"], 1))))
+          "ptxas processes inside XLA's compiles: %s" % str(ptxas and (ptxas["within"], round(ptxas["within_ms"], 1))))
     xla = sum(v for k, v in own.items())
     check("jax", close(sum(c["ms"] for c in p["compilers"] if c["compiler"] == "xla"), xla),
           "XLA total %.1f ms in the report, %.1f ms by JAX" % (sum(c["ms"] for c in p["compilers"] if c["compiler"] == "xla"), xla))
