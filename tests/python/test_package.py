@@ -175,14 +175,17 @@ def test_profile_of_a_block(tmp_path):
     got = json.loads(r.stdout.strip().splitlines()[-1])
     # the block's two compiles of one source, one a repeat; the builds before and after are not its
     assert got["modules"] == [[str(tmp_path / "inside.cu"), 2, 1]]
-    assert got["compiles"] == 2 and got["processes"] == 1
+    # each build is NVRTC's compile and (lean modules) a ptxas process that gpujit runs: both compiles
+    nvrtc = [c for c in got["data"]["compiles"] if c["kind"] == "nvrtc"]
+    others = {c["kind"] for c in got["data"]["compiles"] if c["kind"] != "nvrtc"}
+    assert len(nvrtc) == 2 and others <= {"ptxas"} and got["compiles"] == len(got["data"]["compiles"])
+    assert got["processes"] == 1
     assert "JIT compile" in got["report"] and "1 identical repeat" in got["report"]
-    assert json.loads(out.read_text())["totals"]["compiles"] == 2
+    assert json.loads(out.read_text())["totals"]["compiles"] == got["compiles"]
     # the block's tables come from the structs, not from its JSON text, and say the same (cJSON
     # prints a double in 15 digits when that reads back within an ulp)
     assert _same(got["data"], got["written"])
-    assert [c["kind"] for c in got["data"]["compiles"]] == ["nvrtc", "nvrtc"]
-    assert [c["repeat"] for c in got["data"]["compiles"]] == [False, True]
+    assert [c["repeat"] for c in nvrtc] == [False, True]
     assert got["data"]["processes"][0]["pid"] > 0 and got["data"]["options"] == {"lineinfo": False, "nvrtc_trace": False}
     with pytest.raises(gpujit.UnsupportedError, match="not run under it: python -m gpujit profile"):
         with gpujit.profile():
