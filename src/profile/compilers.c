@@ -12,13 +12,14 @@
 #include "base/error.h"
 #include "profile/model.h"
 
-#define SLACK_NS 2000000ull /* a process's start or a framework's clock read: 2 ms either side */
+#define SLACK_NS 2000000ull /* a toolchain process's start and end against its parent's: 2 ms either side */
 
 /* Whether compile `c` ran inside `d`: within its span, and in its process (on its thread: another
  * thread's compiles in the meantime are the program's own) or in a process it started. */
 static bool inside(const pf_compile *c, const pf_compile *d)
 {
-  if (c == d || !(d->unit || d->tool) || c->t0 + SLACK_NS < d->t0 || c->t1 > d->t1 + SLACK_NS)
+  uint64_t slack = c->tool ? SLACK_NS : 0; /* a process's own clock reads against its parent's */
+  if (c == d || !(d->unit || d->tool) || c->t0 + slack < d->t0 || c->t1 > d->t1 + slack)
     return false;
   if (c->pid == d->pid)
     return d->unit && (c->tid == d->tid || c->tool);

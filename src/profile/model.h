@@ -56,6 +56,7 @@ typedef struct pf_compile {
   int parent;           /* the compile it ran inside (a unit or a tool), or -1 */
   pf_stage stages[PF_MAX_STAGES];
   int nstages;
+  bool autotune;        /* a unit that benchmarks what another compiled (Inductor's autotuner) */
   uint64_t busy_ns;     /* a unit: its framework's own measure of the compile, when not its whole span
                            (JAX: tracing, lowering and the backend, not the wait between them) */
 } pf_compile;

@@ -119,6 +119,7 @@ static void unit_record(gpujit_profile *p, pf_proc *proc, const char *line, cons
   c->handle = pf_u_of(j, "module");
   c->bind_pid = c->pid;
   c->busy_ns = pf_t_of(line, "busy_ns");
+  c->autotune = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "autotune"));
   snprintf(c->cache, sizeof(c->cache), "%s", !strcmp(cache, "hit") || !strcmp(cache, "miss") ? cache : "");
   cJSON_ArrayForEach(st, stages) /* ["name", t0, t1], or ["name", null, length] */
   {

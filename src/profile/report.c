@@ -166,6 +166,23 @@ static int rows_of_loads(gpujit_profile *p, char ***keys)
   return 0;
 }
 
+/* An autotuner's row: the framework's compile whose kernels it ran (else any it ran), or -1. */
+static int benchmarked(const gpujit_profile *p, const pf_compile *c, char **keys)
+{
+  int any = -1;
+  for (size_t i = 0; i < p->ops.n; i++) {
+    const pf_op *o = &p->ops.v[i];
+    int r;
+    if (o->kind != 'k' || o->pid != c->pid || o->s < c->t0 || o->e > c->t1 || (r = row_of_handle(p, o->pid, o->handle)) < 0)
+      continue;
+    if (!strncmp(keys[r], "unit ", 5))
+      return r;
+    if (any < 0)
+      any = r;
+  }
+  return any;
+}
+
 /* Pass 2: compiles into the row of the image they made, else a row of their own. */
 static int rows_of_compiles(gpujit_profile *p, char ***keys)
 {
@@ -182,6 +199,8 @@ static int rows_of_compiles(gpujit_profile *p, char ***keys)
     for (size_t r = 0; r < p->nrows && c->module < 0; r++)
       if (c->unit ? !strcmp((*keys)[r], unit_key) : !strncmp((*keys)[r], "image ", 6) && matches(c, (*keys)[r] + 6))
         c->module = (int)r;
+    if (c->module < 0 && c->autotune)
+      c->module = benchmarked(p, c, *keys);
     if (c->module < 0) {
       char key[700];
       snprintf(key, sizeof(key), "compile %s %s %d", c->kind, c->name, c->result != 0);

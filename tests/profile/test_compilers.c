@@ -28,6 +28,8 @@ static const char *const MAIN[] = {
     "\"s\":4000000,\"e\":4100000}",
     "{\"k\":\"kernel\",\"pid\":500,\"name\":\"k1\",\"module\":\"0xaa\",\"device\":0,\"stream\":7,\"corr\":2,"
     "\"s\":7000000,\"e\":7100000}",
+    "{\"k\":\"kernel\",\"pid\":500,\"name\":\"k1\",\"module\":\"0xaa\",\"device\":0,\"stream\":7,\"corr\":3,"
+    "\"s\":8200000,\"e\":8300000}",
     "{\"k\":\"ksum\",\"pid\":500,\"module\":\"0xaa\",\"name\":\"k1\",\"device\":0,\"n\":10,\"ns\":1000000}",
     "{\"k\":\"ksum\",\"pid\":500,\"module\":\"0xbb\",\"name\":\"loop_add_fusion\",\"device\":0,\"n\":4,\"ns\":400000}",
     "{\"k\":\"exit\",\"pid\":500,\"tid\":500,\"t\":1000040000000,\"lost\":0}",
@@ -41,6 +43,9 @@ static const char *const ADAPTER[] = {
     "{\"k\":\"bind\",\"pid\":500,\"tid\":500,\"fw\":\"triton\",\"key\":\"hk\",\"module\":\"0xaa\"}",
     "{\"k\":\"unit\",\"pid\":500,\"tid\":500,\"fw\":\"xla\",\"name\":\"jit(f)\",\"key\":\"\",\"t0\":1000010000000,"
     "\"t1\":1000020000000,\"cache\":\"hit\",\"stages\":[[\"backend_compile\",null,9000000]]}",
+    /* Inductor's autotuner benchmarking k1 at its first call: compile work, in k1's row */
+    "{\"k\":\"unit\",\"pid\":500,\"tid\":500,\"fw\":\"inductor\",\"name\":\"autotune k1\",\"key\":\"k1\","
+    "\"t0\":1000008000000,\"t1\":1000009000000,\"cache\":\"\",\"stages\":[],\"autotune\":true}",
 };
 
 static const char *const PTXAS[] = {
@@ -92,12 +97,12 @@ static void test_compilers__nested_tied_counted_once(void **state)
   assert_non_null(xla);
   /* Triton's row: its compile (ptxas inside it), both modules (bound, and ptxas's bytes) */
   assert_string_equal(tri->name, "k1");
-  assert_int_equal(tri->compiles, 1);
-  assert_true(tri->compile_ms > 4.99 && tri->compile_ms < 5.01);
+  assert_int_equal(tri->compiles, 2); /* its compile, and its autotuning */
+  assert_true(tri->compile_ms > 5.99 && tri->compile_ms < 6.01);
   assert_int_equal(tri->loads, 2);
-  assert_int_equal(tri->launches, 9); /* the benchmark launch during its compile is compile work */
-  assert_int_equal(tri->autotune_launches, 1);
-  assert_true(tri->autotune_ms > 0.099 && tri->autotune_ms < 0.101);
+  assert_int_equal(tri->launches, 8); /* the benchmark launches during its compile and autotuning are compile work */
+  assert_int_equal(tri->autotune_launches, 2);
+  assert_true(tri->autotune_ms > 0.199 && tri->autotune_ms < 0.201);
   assert_true(tri->break_even > 0);
   /* XLA's function: the next module its process loaded, its cache hit */
   assert_string_equal(xla->name, "jit(f)");
@@ -107,11 +112,11 @@ static void test_compilers__nested_tied_counted_once(void **state)
   assert_int_equal(xla->cache_hits, 1);
   /* once each: the two frameworks' compiles; ptxas inside Triton's */
   gpujit_profile_totals_get(p, &t);
-  assert_int_equal(t.compiles, 2);
-  assert_true(t.compile_ms > 14.99 && t.compile_ms < 15.01);
+  assert_int_equal(t.compiles, 3);
+  assert_true(t.compile_ms > 15.99 && t.compile_ms < 16.01);
   assert_int_equal(t.processes, 2); /* the adapter's file is not a process */
   nc = gpujit_profile_compiles(p, &c);
-  assert_int_equal(nc, 3);
+  assert_int_equal(nc, 4);
   for (size_t i = 0; i < nc; i++)
     if (!strcmp(c[i].kind, "ptxas")) {
       assert_string_equal(c[c[i].within].kind, "triton");
@@ -119,14 +124,15 @@ static void test_compilers__nested_tied_counted_once(void **state)
       assert_true(c[i].cpu_ms > 0.89 && c[i].cpu_ms < 0.91);
     }
   nk = gpujit_profile_table_rows(p, GPUJIT_PROFILE_COMPILERS, (const void **)&k, NULL);
-  assert_int_equal(nk, 3);
+  assert_int_equal(nk, 4);
   assert_string_equal(k[0].compiler, "xla"); /* the longest first */
   assert_string_equal(k[1].compiler, "triton");
-  assert_string_equal(k[2].compiler, "ptxas");
-  assert_int_equal(k[2].compiles, 0);
-  assert_int_equal(k[2].within, 1);
+  assert_string_equal(k[2].compiler, "inductor");
+  assert_string_equal(k[3].compiler, "ptxas");
+  assert_int_equal(k[3].compiles, 0);
+  assert_int_equal(k[3].within, 1);
   assert_int_equal(gpujit_profile_format(p, "app", 0, &text), 0);
-  assert_non_null(strstr(text, "by compiler: xla 1 × 10.0 ms (1 cache hit); triton 1 × 5.0 ms; ptxas 1 inside others 1.0 ms"));
+  assert_non_null(strstr(text, "by compiler: xla 1 × 10.0 ms (1 cache hit); triton 1 × 5.0 ms; inductor 1 × 1.0 ms; ptxas 1 inside others 1.0 ms"));
   gpujit_free(text);
   gpujit_profile_free(p);
   th_rmrf(dir);

@@ -151,8 +151,9 @@ if p:
     frame = next((m for m in p["modules"] if m["origin"] == "inductor"), None)
     check("torch.compile", frame is not None and "frame" in own and close(frame["compile_ms"], own["frame"]),
           "the graph's compile: %.1f ms in the report, %.1f ms by Dynamo's metrics" % (frame["compile_ms"] if frame else -1, own.get("frame", -1)))
-    check("torch.compile", frame is not None and frame["launches"] >= n and frame["launches"] % n == 0,
-          "its kernels: %s launches for %d calls (autotuning apart: %s)" % (frame and frame["launches"], n, frame and frame["autotune_launches"]))
+    check("torch.compile", frame is not None and frame["launches"] == n and frame["autotune_launches"] > 0,
+          "its kernel: %s launches for %d calls; autotuning's benchmarks apart, as compile work: %s" % (
+              frame and frame["launches"], n, frame and frame["autotune_launches"]))
     tri = [c for c in p["compiles"] if c["kind"] == "triton"]
     check("torch.compile", len(tri) >= 1 and all(c["within"] >= 0 for c in tri),
           "Triton's compiles inside the graph's: %d (in processes %s)" % (len(tri), sorted({c["pid"] for c in tri})))

@@ -15,6 +15,7 @@ WATCHED = {
     "jax": ("_xla", "install"),
     "triton": ("_triton", "install"),
     "torch._dynamo": ("_inductor", "install"),
+    "torch._inductor.runtime.triton_heuristics": ("_inductor", "install_autotune"),
 }
 
 

@@ -3,7 +3,8 @@ start and end callbacks (``torch._dynamo.callback``), with its parts from Dynamo
 metrics (Dynamo, AOTAutograd, Inductor, its code generation, Triton's compiles) and whether the
 FX-graph or AOTAutograd cache served it. Triton's own compiles — in this process or in Inductor's
 compile workers — are recorded by the Triton adapter and nested in this frame by the report;
-kernels launched while the frame compiles (autotuning) count as compile work."""
+kernels launched while the frame compiles, and while Inductor's autotuner benchmarks a kernel's
+configurations at its first call, count as compile work (an autotuning span per kernel)."""
 import sys
 import threading
 
@@ -104,3 +105,34 @@ def install(dynamo):
 
     on_start(started)
     on_end(ended)
+
+
+def install_autotune(heuristics):
+    """Inductor's autotuner benchmarks a kernel's configurations at its first call, after the
+    frame compiled: each benchmark is a span of compile work, tied to the kernel it tunes."""
+    cls = getattr(heuristics, "CachingAutotuner", None)
+    name = next((m for m in ("autotune_to_one_config", "benchmark_all_configs") if hasattr(cls, m)), None)
+    if cls is None or name is None:
+        raise RuntimeError("%s has no CachingAutotuner.autotune_to_one_config" % _version())
+    original = getattr(cls, name)
+    depth = threading.local()
+
+    def timed(self, *args, **kw):
+        if getattr(depth, "n", 0):
+            return original(self, *args, **kw)
+        depth.n = 1
+        t0 = _record.now()
+        try:
+            return original(self, *args, **kw)
+        finally:
+            depth.n = 0
+            try:
+                meta = getattr(self, "inductor_meta", None) or {}
+                kernel = meta.get("kernel_name") or getattr(getattr(self, "fn", None), "__name__", "kernel")
+                _record.unit("inductor", "autotune %s" % kernel, t0, _record.now(), (), key=str(kernel),
+                             version=_version(), autotune=True)
+            except Exception:
+                pass
+
+    timed.__wrapped__ = original
+    setattr(cls, name, timed)
