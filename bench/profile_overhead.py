@@ -8,8 +8,12 @@ CUPTI's per-launch cost (its kernel records and the launch callbacks that tie la
 modules) shows most, and the breakdown line says how much of it is whose.
   - ten million launches through the driver API (bench/launch_storm.c): the report must count
     every launch while the profiled process's memory stays bounded.
+  - compile-heavy framework runs (bench/profile_frameworks.py): 20 JAX functions through XLA, 20
+    Triton specializations, with the Python start-up hook and its adapters recording each
+    compile (target: <= 3 % of the run's wall time).
 The injection library's peak memory is the profiled process's peak resident memory minus the
-plain run's. Usage: python3 profile_overhead.py GPUJIT LAUNCH_STORM [PAIRS] [STORM_LAUNCHES]"""
+plain run's. Usage: python3 profile_overhead.py GPUJIT LAUNCH_STORM [PAIRS] [STORM_LAUNCHES] [SECTIONS]
+(SECTIONS: comma-separated of cupy, storm, frameworks; default all)"""
 import json
 import os
 import statistics
@@ -21,13 +25,15 @@ import time
 g, storm = sys.argv[1], sys.argv[2]
 pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 storm_n = int(sys.argv[4]) if len(sys.argv) > 4 else 10_000_000
+sections = set((sys.argv[5] if len(sys.argv) > 5 else "cupy,storm,frameworks").split(","))
 here = os.path.dirname(os.path.abspath(__file__))
 work = tempfile.mkdtemp(prefix="gpujit-profile-bench-")
 
 
 def once(cmd, profiled, tag, options=(), extra_env=None):
     """Run cmd (plain or under the profile) and return (whole-process wall s, its JSON line, profile)."""
-    env = dict(os.environ, CUPY_CACHE_DIR=tempfile.mkdtemp(dir=work), **(extra_env or {}))  # real compiles
+    env = dict(os.environ, CUPY_CACHE_DIR=tempfile.mkdtemp(dir=work), TRITON_CACHE_DIR=tempfile.mkdtemp(dir=work),
+               **(extra_env or {}))  # real compiles
     js = os.path.join(work, "%s.json" % tag)
     full = ([g, "profile", "-o", os.devnull, "--json", js] + list(options) + ["--"] if profiled else []) + cmd
     t0 = time.perf_counter()
@@ -60,34 +66,45 @@ def side_by_side(name, cmd, target):
 
 results = []
 print("gpujit profile overhead: %d pairs, medians (plain -> profiled)" % pairs)
-results.append(side_by_side("cupy 10000 launches", [sys.executable, os.path.join(here, "profile_workload.py"), "launches", "10000"], 1.10))
-# Where a launch loop's overhead goes: the profile as it is, without its launch callbacks (which
-# tie each launch to its module), and with CUPTI left alone (--no-cupti: the wrappers only).
-launch_cmd = [sys.executable, os.path.join(here, "profile_workload.py"), "launches", "10000"]
-variants = [("plain", False, (), None), ("profile", True, (), None),
-            ("no launch callbacks", True, (), {"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "0"}),
-            ("--no-cupti", True, ("--no-cupti",), None)]
-loops = {v[0]: [] for v in variants}
-for i in range(pairs):
-    for k in range(len(variants)):
-        name, profiled, opts, extra = variants[(i + k) % len(variants)]  # rotate the order
-        loops[name].append(once(launch_cmd, profiled, "variant-%d-%d" % (i, k), opts, extra)[1]["loop_s"])
-base = statistics.median(loops["plain"])
-print("cupy 10000 launches, where it goes: " + ", ".join(
-    "%s %.1f ms (%.3fx)" % (v[0], statistics.median(loops[v[0]]) * 1e3, statistics.median(loops[v[0]]) / base) for v in variants))
-results.append(side_by_side("cupy 50 compiles", [sys.executable, os.path.join(here, "profile_workload.py"), "compiles", "50"], 1.03))
-# ten million launches: once each way (each is tens of seconds)
-w0, plain, _ = once([storm, str(storm_n)], False, "storm-plain")
-w1, prof, p = once([storm, str(storm_n)], True, "storm")
-t = p["totals"]
-row = next((m for m in p["modules"] if m["kernel"] == "gj_empty"), {"launches": 0})
-counted = t["launches"] == storm_n and row["launches"] == storm_n  # counted, and tied to gj_empty's module
-print("launch_storm %d       loop %8.0f -> %8.0f ms (%.3fx)  peak %d -> %d KiB (+%d KiB)  report: %d launches, %d left out of "
-      "the trace, %d lost, %d in gj_empty's module: %s" % (storm_n, plain["seconds"] * 1e3, prof["seconds"] * 1e3, prof["seconds"] / plain["seconds"],
-                                  plain["peak_kib"], prof["peak_kib"], prof["peak_kib"] - plain["peak_kib"], t["launches"],
-                                  t["untraced"], t["lost"], row["launches"], "every launch counted" if counted else "LAUNCHES MISSING"))
-results.append({"name": "launch_storm", "launches": t["launches"], "expected": storm_n, "untraced": t["untraced"],
-                "lost": t["lost"], "peak_plain_kib": plain["peak_kib"], "peak_profiled_kib": prof["peak_kib"],
-                "loop_ratio": prof["seconds"] / plain["seconds"], "met": counted})
+if "frameworks" in sections:
+    fw = os.path.join(here, "profile_frameworks.py")
+    for mod, name in (("jax", "jax 20 compiles"), ("triton", "triton 20 compiles")):
+        if subprocess.run([sys.executable, "-c", "import " + mod], capture_output=True).returncode == 0:
+            results.append(side_by_side(name, [sys.executable, fw, mod, "20"], 1.03))
+            t = results[-1]["report"] or {}
+            print("%-22s the report: %s compiles, %.0f ms of JIT compile" % ("", t.get("compiles"), t.get("compile_ms", 0)))
+        else:
+            print("%s: skipped, %s is not installed" % (name, mod))
+if "cupy" in sections:
+    results.append(side_by_side("cupy 10000 launches", [sys.executable, os.path.join(here, "profile_workload.py"), "launches", "10000"], 1.10))
+    # Where a launch loop's overhead goes: the profile as it is, without its launch callbacks (which
+    # tie each launch to its module), and with CUPTI left alone (--no-cupti: the wrappers only).
+    launch_cmd = [sys.executable, os.path.join(here, "profile_workload.py"), "launches", "10000"]
+    variants = [("plain", False, (), None), ("profile", True, (), None),
+                ("no launch callbacks", True, (), {"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "0"}),
+                ("--no-cupti", True, ("--no-cupti",), None)]
+    loops = {v[0]: [] for v in variants}
+    for i in range(pairs):
+        for k in range(len(variants)):
+            name, profiled, opts, extra = variants[(i + k) % len(variants)]  # rotate the order
+            loops[name].append(once(launch_cmd, profiled, "variant-%d-%d" % (i, k), opts, extra)[1]["loop_s"])
+    base = statistics.median(loops["plain"])
+    print("cupy 10000 launches, where it goes: " + ", ".join(
+        "%s %.1f ms (%.3fx)" % (v[0], statistics.median(loops[v[0]]) * 1e3, statistics.median(loops[v[0]]) / base) for v in variants))
+    results.append(side_by_side("cupy 50 compiles", [sys.executable, os.path.join(here, "profile_workload.py"), "compiles", "50"], 1.03))
+if "storm" in sections:
+    # ten million launches: once each way (each is tens of seconds)
+    w0, plain, _ = once([storm, str(storm_n)], False, "storm-plain")
+    w1, prof, p = once([storm, str(storm_n)], True, "storm")
+    t = p["totals"]
+    row = next((m for m in p["modules"] if m["kernel"] == "gj_empty"), {"launches": 0})
+    counted = t["launches"] == storm_n and row["launches"] == storm_n  # counted, and tied to gj_empty's module
+    print("launch_storm %d       loop %8.0f -> %8.0f ms (%.3fx)  peak %d -> %d KiB (+%d KiB)  report: %d launches, %d left out of "
+          "the trace, %d lost, %d in gj_empty's module: %s" % (storm_n, plain["seconds"] * 1e3, prof["seconds"] * 1e3, prof["seconds"] / plain["seconds"],
+                                      plain["peak_kib"], prof["peak_kib"], prof["peak_kib"] - plain["peak_kib"], t["launches"],
+                                      t["untraced"], t["lost"], row["launches"], "every launch counted" if counted else "LAUNCHES MISSING"))
+    results.append({"name": "launch_storm", "launches": t["launches"], "expected": storm_n, "untraced": t["untraced"],
+                    "lost": t["lost"], "peak_plain_kib": plain["peak_kib"], "peak_profiled_kib": prof["peak_kib"],
+                    "loop_ratio": prof["seconds"] / plain["seconds"], "met": counted})
 json.dump(results, open(os.path.join(os.environ.get("OUT", work), "profile_overhead.json"), "w"), indent=1)
 sys.exit(0 if all(r["met"] for r in results) else 1)
