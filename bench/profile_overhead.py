@@ -13,7 +13,8 @@ modules) shows most, and the breakdown line says how much of it is whose.
     compile (target: <= 3 % of the run's wall time).
 The injection library's peak memory is the profiled process's peak resident memory minus the
 plain run's. Usage: python3 profile_overhead.py GPUJIT LAUNCH_STORM [PAIRS] [STORM_LAUNCHES] [SECTIONS]
-(SECTIONS: comma-separated of cupy, storm, frameworks; default all)"""
+(SECTIONS: comma-separated of cupy, storm, frameworks, breakdown (frameworks' variants); default
+cupy,storm,frameworks)"""
 import json
 import os
 import statistics
@@ -64,6 +65,23 @@ def side_by_side(name, cmd, target):
             "target": target, "met": r_wall <= target, "report": last and last["totals"]}
 
 
+def breakdown(name, cmd, variants):
+    """Where a run's overhead goes: each variant (name, profiled, options, env) rotated in order;
+    medians of the whole run and of its loop, against the plain run."""
+    runs = {v[0]: [] for v in variants}
+    for i in range(pairs):
+        for k in range(len(variants)):
+            vname, profiled, opts, extra = variants[(i + k) % len(variants)]  # rotate the order
+            wall, line, _ = once(cmd, profiled, "variant-%d-%d" % (i, k), opts, extra)
+            runs[vname].append((wall, line["loop_s"]))
+    base = [statistics.median(x[j] for x in runs["plain"]) for j in (0, 1)]
+    print("%s, where it goes: " % name + ", ".join(
+        "%s run %.0f ms (%.3fx) loop %.0f ms (%.3fx)" % (
+            v[0], statistics.median(x[0] for x in runs[v[0]]) * 1e3, statistics.median(x[0] for x in runs[v[0]]) / base[0],
+            statistics.median(x[1] for x in runs[v[0]]) * 1e3, statistics.median(x[1] for x in runs[v[0]]) / base[1])
+        for v in variants))
+
+
 results = []
 print("gpujit profile overhead: %d pairs, medians (plain -> profiled)" % pairs)
 if "frameworks" in sections:
@@ -73,6 +91,11 @@ if "frameworks" in sections:
             results.append(side_by_side(name, [sys.executable, fw, mod, "20"], 1.03))
             t = results[-1]["report"] or {}
             print("%-22s the report: %s compiles, %.0f ms of JIT compile" % ("", t.get("compiles"), t.get("compile_ms", 0)))
+            if "breakdown" in sections:
+                breakdown(name, [sys.executable, fw, mod, "20"],
+                          [("plain", False, (), None), ("profile", True, (), None),
+                           ("--no-frameworks", True, ("--no-frameworks",), None), ("--no-cupti", True, ("--no-cupti",), None),
+                           ("no launch callbacks", True, (), {"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "0"})])
         else:
             print("%s: skipped, %s is not installed" % (name, mod))
 if "cupy" in sections:
