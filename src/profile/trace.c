@@ -129,6 +129,15 @@ static void compiles(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
     cJSON *x, *args;
     bool link = !strcmp(c->kind, "nvjitlink");
     host_track(arr, v, n, p, c->pid, c->tid);
+    if (c->parent >= 0) { /* inside another's compile (ptxas under XLA): a part of that build, not one */
+      snprintf(name, sizeof(name), "%s%s%s", strncmp(c->name, c->kind, strlen(c->kind)) ? c->kind : "",
+               strncmp(c->name, c->kind, strlen(c->kind)) ? " " : "", c->name);
+      args = cJSON_AddObjectToObject(span(arr, "gpujit.profile", name, c->pid, c->tid, c->t0, c->t1), "args");
+      cJSON_AddStringToObject(args, "compiler", c->kind);
+      cJSON_AddStringToObject(args, "within", p->compiles.v[c->parent].name);
+      cJSON_AddNumberToObject(args, "result", c->result);
+      continue;
+    }
     snprintf(name, sizeof(name), "build %s", c->name);
     x = span(arr, "gpujit", name, c->pid, c->tid, c->t0, c->t1);
     args = cJSON_AddObjectToObject(x, "args");
@@ -142,9 +151,15 @@ static void compiles(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
       cJSON_AddBoolToObject(args, "repeat", true);
     if (c->module >= 0)
       cJSON_AddStringToObject(args, "module", p->rows[c->module].name);
+    if (c->unit && !strcmp(c->cache, "hit"))
+      cJSON_ReplaceItemInObject(args, "cache", cJSON_CreateString("hit"));
     snprintf(name, sizeof(name), link ? "link (nvJitLink)" : "compile %s", c->name);
-    span(arr, "gpujit", name, c->pid, c->tid, c->t0, c->t1);
+    /* the compile itself: its framework's measure where given (JAX's stages, not the wait before) */
+    span(arr, "gpujit", name, c->pid, c->tid, c->busy_ns && c->busy_ns < c->t1 - c->t0 ? c->t1 - c->busy_ns : c->t0, c->t1);
     nvrtc_phases(arr, c);
+    for (int k = 0; k < c->nstages; k++) /* the framework's stages, where it said when */
+      if (c->stages[k].known)
+        span(arr, "gpujit.stage", c->stages[k].name, c->pid, c->tid, c->stages[k].t0, c->stages[k].t1);
   }
 }
 

@@ -8,6 +8,8 @@
 # expect: *by compiler: xla 4 ×*
 # expect: *note once: 1*
 # expect: *processes: at least 4 (main, spawned child, two subprocesses), adapters' files not counted: True*
+# expect: *analyze modules: jit(child) jit(dash_c) jit(f) jit(g)*
+# expect: *stages on the compiling thread: trace lower backend_compile*
 # reject: *Traceback*
 # The Python start-up hook in every Python process of the tree (a spawned child and -c too):
 # adapters register only when the program imports their framework (here stand-ins of JAX's
@@ -52,7 +54,16 @@ cubin = triton.compile("k1", "hash-k1", os.getcwd())
 triton.loaded(0x7000, "k1", "hash-k1")
 print("program's listener still called:", len(calls))
 PY
-PYTHONPATH=$PWD/own $GPUJIT profile -q --json p.json -- python3 prog.py || echo "profile failed: $?"
+PYTHONPATH=$PWD/own $GPUJIT profile -q --json p.json --trace tr.json -- python3 prog.py || echo "profile failed: $?"
+# the trace: each function a module of `trace analyze` (what trace diff gates on), its stages nested
+echo "analyze modules: $($GPUJIT trace analyze --json tr.json | python3 -c 'import json,sys; print(" ".join(sorted(m["name"] for m in json.load(sys.stdin)["modules"])))')"
+python3 - <<'PY'
+import json
+t = json.load(open("tr.json"))["traceEvents"]
+f = next(e for e in t if e.get("name") == "build jit(f)")
+st = [e["name"] for e in t if e.get("cat") == "gpujit.stage" and e["tid"] == f["tid"] and f["ts"] <= e["ts"] <= f["ts"] + f["dur"]]
+print("stages on the compiling thread:", " ".join(st))
+PY
 $GPUJIT profile -q --json t.json -- python3 tri2.py || echo "profile failed: $?"
 python3 - <<'PY'
 import json
