@@ -78,7 +78,7 @@ static const char *const gpujit_record_tool_names[] = {GPUJIT_RECORD_TOOLS(GPUJI
 /* The framework compilers the Python adapters write "unit" records for ("fw"), and the
  * directory of the start-up hook beside the injection library (a `sitecustomize` that
  * `gpujit profile` puts first on PYTHONPATH). */
-#define GPUJIT_RECORD_FRAMEWORKS(X) X(XLA, "xla") X(TRITON, "triton") X(INDUCTOR, "inductor")
+#define GPUJIT_RECORD_FRAMEWORKS(X) X(XLA, "xla") X(TRITON, "triton") X(INDUCTOR, "inductor") X(NUMBA, "numba") X(WARP, "warp")
 #define GPUJIT_RECORD_PYTHON_HOOK_DIR "gpujit-python-hook"
 
 /* The flush entry point the injection library exports: what CUPTI holds is written out now (a

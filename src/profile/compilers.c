@@ -96,6 +96,20 @@ static const pf_compile *by_next_load(const gpujit_profile *p, const pf_load *l)
   return best;
 }
 
+/* A framework that loads its module inside its own compile (Warp's Module.load): the innermost
+ * compile of that thread whose span holds the load. */
+static const pf_compile *by_span(const gpujit_profile *p, const pf_load *l)
+{
+  const pf_compile *best = NULL;
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    const pf_compile *c = &p->compiles.v[i];
+    if (c->unit && c->pid == l->pid && c->tid == l->tid && l->t0 >= c->t0 && l->t1 <= c->t1 &&
+        (!best || c->t1 - c->t0 < best->t1 - best->t0))
+      best = c;
+  }
+  return best;
+}
+
 const pf_compile *gpujit__profile_maker(const gpujit_profile *p, const pf_load *l)
 {
   const pf_compile *c = by_hash(p, l->hash, l->t0);
@@ -104,6 +118,8 @@ const pf_compile *gpujit__profile_maker(const gpujit_profile *p, const pf_load *
     if (u->unit && u->handle == l->handle && u->bind_pid == l->pid)
       c = u;
   }
+  if (!c)
+    c = by_span(p, l);
   if (!c)
     c = by_next_load(p, l);
   return c ? gpujit__profile_top(p, c) : NULL;

@@ -59,3 +59,70 @@ def test_jax_functions_under_the_profile(tmp_path):
     assert xla["compiles"] == len([c for c in p["compiles"] if c["kind"] == "xla"]) >= 2
     # the block: its function alone, not the one compiled before it
     assert [b[:2] for b in got["block"]] == [["jit(inside)", "xla"]]
+
+
+NUMBA = r'''
+import time
+from numba import cuda, float32
+def gj_twice(x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = x[i] * 2.0
+t = time.perf_counter()
+ptx, _ = cuda.compile_ptx(gj_twice, (float32[:], float32[:]), cc=(9, 0))
+print("OWN %.3f" % ((time.perf_counter() - t) * 1e3))
+'''
+
+WARP = r'''
+import sys, time
+import warp as wp
+wp.config.kernel_cache_dir = sys.argv[1]
+wp.config.quiet = True
+wp.init()
+@wp.kernel
+def gj_scale(x: wp.array(dtype=float), s: float):
+    i = wp.tid()
+    x[i] = x[i] * s
+x = wp.zeros(100, dtype=float, device="cpu")
+t = time.perf_counter()
+wp.load_module(device="cpu")
+print("OWN %.3f" % ((time.perf_counter() - t) * 1e3))
+for _ in range(3):
+    wp.launch(gj_scale, dim=100, inputs=[x, 2.0], device="cpu")
+'''
+
+
+def _profiled(tmp_path, source, *args):
+    script = tmp_path / "prog.py"
+    script.write_text(source)
+    out = tmp_path / ("p%d.json" % len(list(tmp_path.glob("p*.json"))))
+    r = subprocess.run([sys.executable, "-m", "gpujit", "profile", "-q", "--json", str(out), "--", sys.executable,
+                        str(script)] + list(args), capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    own = float(next(l.split()[1] for l in r.stdout.splitlines() if l.startswith("OWN ")))
+    return json.loads(out.read_text()), own
+
+
+def test_numba_cuda_compile_under_the_profile(tmp_path):
+    pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install 'numba-cuda[cu13]')")
+    p, own = _profiled(tmp_path, NUMBA)
+    units = [c for c in p["compiles"] if c["kind"] == "numba"]
+    assert [u["name"] for u in units] == ["gj_twice(array(float32, 1d, A), array(float32, 1d, A))"]
+    u = units[0]
+    # the whole compile, as the program timed it; libNVVM inside it, counted once
+    assert abs(u["ms"] - own) <= max(2.0, 0.05 * own), (u["ms"], own)
+    nvvm = [c for c in p["compiles"] if c["kind"] == "nvvm"]
+    assert nvvm and all(c["within"] == u["id"] for c in nvvm)
+    assert p["totals"]["compiles"] == 1
+    assert {"typing_lowering"} <= {s["name"] for s in p["stages"] if s["compile"] == u["id"]}
+
+
+def test_warp_module_under_the_profile(tmp_path):
+    pytest.importorskip("warp", reason="warp-lang is not installed (pip install warp-lang)")
+    cache = str(tmp_path / "kernels")
+    for expect in ("miss", "hit"):  # compiled, then served by Warp's kernel cache
+        p, own = _profiled(tmp_path, WARP, cache)
+        units = [c for c in p["compiles"] if c["kind"] == "warp"]
+        assert len(units) == 1 and units[0]["name"].endswith("on cpu"), units
+        assert units[0]["cache"] == expect
+        assert abs(units[0]["ms"] - own) <= max(2.0, 0.05 * own), (units[0]["ms"], own)
