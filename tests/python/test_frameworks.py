@@ -126,3 +126,33 @@ def test_warp_module_under_the_profile(tmp_path):
         assert len(units) == 1 and units[0]["name"].endswith("on cpu"), units
         assert units[0]["cache"] == expect
         assert abs(units[0]["ms"] - own) <= max(2.0, 0.05 * own), (units[0]["ms"], own)
+
+
+TAICHI = r'''
+import sys, time
+import gstaichi as ti
+ti.init(arch=ti.cpu, offline_cache_file_path=sys.argv[1])
+x = ti.field(ti.f32, shape=1000)
+@ti.kernel
+def gj_fill(s: ti.f32):
+    for i in x:
+        x[i] = i * s
+t = time.perf_counter()
+gj_fill(2.0)
+ti.sync()
+print("OWN %.3f" % ((time.perf_counter() - t) * 1e3))
+for _ in range(3):
+    gj_fill(3.0)
+'''
+
+
+def test_gstaichi_kernel_under_the_profile(tmp_path):
+    pytest.importorskip("gstaichi", reason="gstaichi is not installed (pip install gstaichi)")
+    cache = str(tmp_path / "offline")
+    for expect in ("miss", "hit"):  # compiled, then served by the offline cache
+        p, own = _profiled(tmp_path, TAICHI, cache)
+        units = [c for c in p["compiles"] if c["kind"] == "taichi"]
+        assert [(u["name"], u["cache"]) for u in units] == [("gj_fill", expect)]  # later calls compile nothing
+        assert abs(units[0]["ms"] - own) <= max(2.0, 0.05 * own), (units[0]["ms"], own)
+        stages = [s["name"] for s in p["stages"] if s["compile"] == units[0]["id"]]
+        assert stages == ["front_end", "back_end_and_first_launch"]

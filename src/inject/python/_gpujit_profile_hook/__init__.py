@@ -1,7 +1,7 @@
 """Framework adapters of ``gpujit profile`` (standard library only).
 
 ``install()`` puts a finder on ``sys.meta_path`` that lets each watched module (``jax``,
-``triton``, ``torch._dynamo``, Numba-CUDA's compiler and dispatcher, Warp's context) import as usual and then calls its adapter, which registers with
+``triton``, ``torch._dynamo``, Numba-CUDA's compiler and dispatcher, Warp's context, gstaichi's kernels) import as usual and then calls its adapter, which registers with
 the framework's own hooks (chaining any hook already there). Each event is one JSON line appended
 to this process's records file at once (docs/record-format.md), so a worker that leaves by
 ``os._exit`` loses nothing. An adapter that meets an API it does not know writes a note once and
@@ -19,6 +19,8 @@ WATCHED = {
     "numba.cuda.compiler": ("_numba", "install_compiler"),
     "numba.cuda.dispatcher": ("_numba", "install_dispatcher"),
     "warp._src.context": ("_warp", "install"),
+    "gstaichi.lang.kernel": ("_taichi", "install"),
+    "taichi.lang.kernel": ("_taichi", "install"),
 }
 
 

@@ -49,7 +49,8 @@ class Outer:
                 t1 = _record.now()
                 s.depth -= 1
                 try:
-                    s.stages.append((stage, t0, t1))
+                    if s.depth or not s.stages:  # the outermost call is the unit itself, not a stage of it
+                        s.stages.append((stage, t0, t1))
                     if s.depth == 0 and not (only_noted and "cache" not in s.extra):
                         name = name_of(args, kw)
                         extra = dict(s.extra)
