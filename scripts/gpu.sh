@@ -86,7 +86,10 @@ if [ -f .base/CMakeLists.txt ]; then
 fi
 echo "== gpujit profile: CuPy, PyTorch jiterator, cuda.core, JAX, Triton and gpujit run under it"
 mkdir -p /tmp/gpujit-profile-check
-python3 tests/profile/gpu/check.py "$PWD/$g" /tmp/gpujit-profile-check 100 >"$out/profile_check.txt" 2>&1
+# Warp and gstaichi, where their wheels were carried (scripts/gpu_frameworks.sh says how)
+fw=$(scripts/gpu_frameworks.sh)
+PYTHONPATH="$fw${PYTHONPATH:+:$PYTHONPATH}" \
+  python3 tests/profile/gpu/check.py "$PWD/$g" /tmp/gpujit-profile-check 100 >"$out/profile_check.txt" 2>&1
 grep -E "^CHECK" "$out/profile_check.txt"
 echo "== gpujit profile overhead: CuPy launches and compiles side by side, ten million launches"
 OUT="$out" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm 9 10000000 2>&1 | tee "$out/profile_overhead.txt"

@@ -2,7 +2,8 @@
 program runs under the profile with N launches; the report must list its module with the
 compile that made it and exactly the launches made, and the GPU total must agree with the sum of
 CUPTI's own per-launch records in the trace.
-Usage: python3 check.py GPUJIT OUTDIR [N]. Prints CHECK lines and the tables; exits 1 on a failure."""
+Usage: python3 check.py GPUJIT OUTDIR [N] ($GPUJIT_CHECK_ONLY=name,...: those checks alone).
+Prints CHECK lines and the tables; exits 1 on a failure."""
 import json
 import os
 import shutil
@@ -52,7 +53,12 @@ def check(name, ok, what):
     failed += not ok
 
 
+ONLY = set(filter(None, os.environ.get("GPUJIT_CHECK_ONLY", "").split(",")))  # e.g. warp,taichi: those alone
+
+
 def profile(name, cmd, options=(), timeout=300, fresh_cupy=False):
+    if ONLY and name not in ONLY:
+        return None, None
     j, t = "%s/%s.json" % (out, name), "%s/%s.trace.json" % (out, name)
     run_env = dict(env, CUPY_CACHE_DIR=tempfile.mkdtemp(prefix="cupy-", dir=caches)) if fresh_cupy else env
     try:
@@ -157,6 +163,38 @@ if p:
     tri = [c for c in p["compiles"] if c["kind"] == "triton"]
     check("torch.compile", len(tri) >= 1 and all(c["within"] >= 0 for c in tri),
           "Triton's compiles inside the graph's: %d (in processes %s)" % (len(tri), sorted({c["pid"] for c in tri})))
+# Warp (its NVRTC linked into warp.so) and gstaichi, where installed (the GPU machine has neither:
+# scripts/gpu.sh installs them from carried wheels when .deps has them).
+def importable(mod):
+    return subprocess.run([sys.executable, "-c", "import " + mod], capture_output=True, env=env).returncode == 0
+
+
+if importable("warp"):
+    p, t = profile("warp", [sys.executable, os.path.join(here, "warp_kernel.py"), str(n), os.path.join(caches, "warp")])
+    if p:
+        own = own_measures()
+        unit = next((m for m in p["modules"] if m["origin"] == "warp"), None)
+        check("warp", "__main__" in own and unit is not None and close(unit["compile_ms"], own["__main__"]),
+              "the module's load: %.1f ms in the report, %.1f ms by Warp's own timer" % (
+                  unit["compile_ms"] if unit else -1, own.get("__main__", -1)))
+        check("warp", unit is not None and unit["launches"] == n and unit["loads"] >= 1 and "gj_warp_scale" in unit["kernel"],
+              "its kernel: %s launches (%s), made %d" % (unit and unit["launches"], unit and unit["kernel"][:40], n))
+        gpu_agrees("warp", p, t)
+else:
+    print("warp: skipped, not installed")
+if importable("gstaichi"):
+    p, t = profile("taichi", [sys.executable, os.path.join(here, "taichi_kernel.py"), str(n)])
+    if p:
+        own = own_measures()
+        unit = next((m for m in p["modules"] if m["origin"] == "taichi" and m["name"] == "gj_taichi_fill"), None)
+        check("taichi", unit is not None and "gj_taichi_fill" in own and close(unit["compile_ms"], own["gj_taichi_fill"]),
+              "the kernel's first call: %.1f ms in the report, %.1f ms timed by the program" % (
+                  unit["compile_ms"] if unit else -1, own.get("gj_taichi_fill", -1)))
+        check("taichi", unit is not None and unit["launches"] >= n and unit["loads"] >= 1,
+              "its module (the driver's JIT of its PTX %.1f ms): %s launches for %d calls" % (
+                  unit["jit_ms"] if unit else -1, unit and unit["launches"], n))
+else:
+    print("taichi: skipped, gstaichi not installed")
 # PyTorch's profiler links its own CUPTI into libtorch: with --no-cupti gpujit leaves CUPTI to it.
 # Its profiler must see every launch (the script exits 3 otherwise); gpujit still lists the
 # jiterator compile and its module load.
@@ -196,7 +234,7 @@ else:
 # Nsight Compute and gpujit profile together, either way round: the program runs to its end, ncu
 # profiles its kernels, gpujit lists the compiles and loads and says CUPTI was ncu's.
 ncu = shutil.which("ncu")
-if ncu:
+if ncu and (not ONLY or ONLY & {"ncu-outer", "ncu-inner"}):
     small = [sys.executable, os.path.join(here, "cupy_kernels.py"), "3"]
     ncu_args = [ncu, "--target-processes", "all", "-k", "regex:gj_scale2", "-c", "2"]
     for name, cmd in (("ncu-outer", ncu_args + [g, "profile", "--json", "%s/ncu-outer.json" % out, "--"] + small),
