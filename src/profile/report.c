@@ -228,6 +228,13 @@ static int rows_of_compiles(gpujit_profile *p, char ***keys)
   return 0;
 }
 
+/* Compilers that run kernels to choose between candidates while they compile: Inductor's
+ * autotuning, XLA's. (Taichi's and Warp's compiles end with the program's own first launch.) */
+static bool benchmarks(const pf_compile *c)
+{
+  return !strcmp(c->kind, "inductor") || !strcmp(c->kind, "xla");
+}
+
 /* Pass 4b: kernels a framework ran while it compiled (autotuning's benchmarks) are compile work,
  * not the program's GPU time: taken out of their rows' launches and GPU time, counted apart. */
 static int autotuning(gpujit_profile *p)
@@ -238,8 +245,7 @@ static int autotuning(gpujit_profile *p)
     int r;
     for (size_t k = 0; k < p->compiles.n && !during; k++) {
       const pf_compile *c = &p->compiles.v[k];
-      during = c->unit && c->parent < 0 && c->pid == o->pid &&
-               o->s >= c->t0 && o->e <= c->t1;
+      during = c->unit && c->parent < 0 && benchmarks(c) && c->pid == o->pid && o->s >= c->t0 && o->e <= c->t1;
     }
     if (!during || o->kind != 'k' || (r = row_of_handle(p, o->pid, o->handle)) < 0 || !p->rows[r].launches)
       continue;

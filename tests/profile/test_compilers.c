@@ -23,7 +23,7 @@ static const char *const MAIN[] = {
     "\"result\":0,\"image\":\"cubin\",\"bytes\":300,\"hash\":\"" H3 "\",\"module\":\"0xbb\"}",
     "{\"k\":\"load\",\"pid\":500,\"tid\":500,\"api\":\"cuModuleLoadData\",\"t0\":1000030000000,\"t1\":1000030100000,"
     "\"result\":0,\"image\":\"cubin\",\"bytes\":100,\"hash\":\"" H1 "\",\"module\":\"0xcc\"}",
-    /* one launch of Triton's kernel while it compiled (a benchmark), then the program's */
+    /* one launch of Triton's kernel while Triton compiled (the program's: Triton benchmarks nothing), then the program's */
     "{\"k\":\"kernel\",\"pid\":500,\"name\":\"k1\",\"module\":\"0xaa\",\"device\":0,\"stream\":7,\"corr\":1,"
     "\"s\":4000000,\"e\":4100000}",
     "{\"k\":\"kernel\",\"pid\":500,\"name\":\"k1\",\"module\":\"0xaa\",\"device\":0,\"stream\":7,\"corr\":2,"
@@ -100,9 +100,11 @@ static void test_compilers__nested_tied_counted_once(void **state)
   assert_int_equal(tri->compiles, 2); /* its compile, and its autotuning */
   assert_true(tri->compile_ms > 5.99 && tri->compile_ms < 6.01);
   assert_int_equal(tri->loads, 2);
-  assert_int_equal(tri->launches, 8); /* the benchmark launches during its compile and autotuning are compile work */
-  assert_int_equal(tri->autotune_launches, 2);
-  assert_true(tri->autotune_ms > 0.199 && tri->autotune_ms < 0.201);
+  /* Inductor's autotuning benchmark is compile work; a launch while Triton itself compiled (no
+   * benchmarking compiler) is the program's */
+  assert_int_equal(tri->launches, 9);
+  assert_int_equal(tri->autotune_launches, 1);
+  assert_true(tri->autotune_ms > 0.099 && tri->autotune_ms < 0.101);
   assert_true(tri->break_even > 0);
   /* XLA's function: the next module its process loaded, its cache hit */
   assert_string_equal(xla->name, "jit(f)");
