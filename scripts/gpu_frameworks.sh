@@ -16,8 +16,8 @@ cp -n .deps/wheels/* "$carry"/ 2>/dev/null
 ls "$carry"/*.whl >/dev/null 2>&1 &&
   python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" "$carry"/*.whl >&2
 if [ -f "$carry/warp-py.tar.xz" ] && [ -f "$carry/warp.so.xz.part-aa" ] && [ -f "$carry/warp.so.xz.part-ab" ] &&
-   [ ! -f "$site/warp/bin/warp.so" ]; then
+   [ ! -s "$site/warp/bin/warp.so" ]; then
   tar xJf "$carry/warp-py.tar.xz" -C "$site" &&
-    cat "$carry/warp.so.xz.part-aa" "$carry/warp.so.xz.part-ab" | xz -d > "$site/warp/bin/warp.so" >&2
+    cat "$carry/warp.so.xz.part-aa" "$carry/warp.so.xz.part-ab" | xz -d > "$site/warp/bin/warp.so"
 fi
 echo "$site"
