@@ -166,8 +166,8 @@ static char **environment(const char *inject, const char *cupti, const char *dir
     snprintf(probe, sizeof(probe), "%s/sitecustomize.py", hook);
     if (o->no_frameworks || access(probe, R_OK) != 0) {
       if (!o->no_frameworks)
-        gpujit__profile_note(p, "%s: not found beside the injection library: Python frameworks' compiles (JAX, "
-                                "Triton, torch.compile) are not recorded",
+        gpujit__profile_note(p, "%s: not found beside the injection library: the compiles of Python frameworks "
+                                "(JAX, Triton, torch.compile, Warp, Numba-CUDA, Taichi) are not recorded as theirs",
                              probe);
       if (py)
         set(env, &n, "%s=%s", GPUJIT_ENV(PYTHONPATH), py);
