@@ -18,8 +18,8 @@ static void profile_help(void)
          "(ptxas, nvlink, nvcc, the C compilers), the compiles of Python frameworks (JAX/XLA, Triton,\n"
          "torch.compile, Warp, Numba-CUDA, Taichi) through a start-up hook in every Python process,\n"
          "every module load with the driver's JIT, every kernel, copy and memset (CUPTI), per module.\n"
-         "The exit status is
-         " COMMAND's (128 + N when signal N ended it). The table goes to stderr when it ends.\n\n"
+         "The exit status is COMMAND's (128 + N when signal N ended it). The table goes to stderr\n"
+         "when it ends.\n\n"
          "options:\n"
          "  -o FILE          write the table to FILE instead of stderr\n"
          "  --json FILE      write the whole profile as JSON\n"
