@@ -51,6 +51,19 @@ static inline char *th_write(const char *dir, const char *name, const char *cont
   return p;
 }
 
+/** Lines written to `dir`/`name`, each ended by a newline (records files, JSON lines). */
+static inline void th_write_lines(const char *dir, const char *name, const char *const *lines, size_t n)
+{
+  char path[4096];
+  FILE *f;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  f = fopen(path, "w");
+  assert_non_null(f);
+  for (size_t i = 0; i < n; i++)
+    fprintf(f, "%s\n", lines[i]);
+  fclose(f);
+}
+
 static inline bool th_exists(const char *path) { return access(path, F_OK) == 0; }
 
 static inline char *th_read(const char *path, size_t *len)

@@ -57,19 +57,8 @@ static const char *const PTXAS[] = {
     "{\"k\":\"exit\",\"pid\":501,\"tid\":501,\"t\":1000003000100,\"lost\":0}",
 };
 
-static void write_lines(const char *dir, const char *name, const char *const *lines, size_t n)
-{
-  char path[256];
-  FILE *f;
-  snprintf(path, sizeof(path), "%s/%s", dir, name);
-  f = fopen(path, "w");
-  assert_non_null(f);
-  for (size_t i = 0; i < n; i++)
-    fprintf(f, "%s\n", lines[i]);
-  fclose(f);
-}
 
-#define WRITE(dir, name, lines) write_lines(dir, name, lines, sizeof(lines) / sizeof(lines[0]))
+#define WRITE(dir, name, lines) th_write_lines(dir, name, lines, sizeof(lines) / sizeof(lines[0]))
 
 static void test_compilers__nested_tied_counted_once(void **state)
 {

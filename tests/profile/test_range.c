@@ -52,18 +52,6 @@ static const char *const OTHER[] = {
     "\"t0\":1000000012000,\"t1\":1000000013000}",
 };
 
-/* The records of one process image, as the file `name` in `dir`. */
-static void write_lines(const char *dir, const char *name, const char *const *lines, size_t n)
-{
-  char path[256];
-  FILE *f;
-  snprintf(path, sizeof(path), "%s/%s", dir, name);
-  f = fopen(path, "w");
-  assert_non_null(f);
-  for (size_t i = 0; i < n; i++)
-    fprintf(f, "%s\n", lines[i]);
-  fclose(f);
-}
 
 static void test_range__one_process_one_block(void **state)
 {
@@ -75,8 +63,8 @@ static void test_range__one_process_one_block(void **state)
   size_t nm, nd;
   (void)state;
   assert_non_null(mkdtemp(dir));
-  write_lines(dir, "p100-1.jsonl", LINES, sizeof(LINES) / sizeof(LINES[0]));
-  write_lines(dir, "p200-1.jsonl", OTHER, sizeof(OTHER) / sizeof(OTHER[0]));
+  th_write_lines(dir, "p100-1.jsonl", LINES, sizeof(LINES) / sizeof(LINES[0]));
+  th_write_lines(dir, "p200-1.jsonl", OTHER, sizeof(OTHER) / sizeof(OTHER[0]));
   assert_int_equal(gpujit_profile_load_range(&p, dir, 100, 1000000010000ull, 1000000090000ull), 0);
   gpujit_profile_totals_get(p, &t);
   assert_int_equal(t.processes, 1);
@@ -132,8 +120,8 @@ static void test_range__json_is_the_tables(void **state)
   size_t sections = 0;
   (void)state;
   assert_non_null(mkdtemp(dir));
-  write_lines(dir, "p100-1.jsonl", LINES, sizeof(LINES) / sizeof(LINES[0]));
-  write_lines(dir, "p100-2.jsonl", ADAPTER, sizeof(ADAPTER) / sizeof(ADAPTER[0]));
+  th_write_lines(dir, "p100-1.jsonl", LINES, sizeof(LINES) / sizeof(LINES[0]));
+  th_write_lines(dir, "p100-2.jsonl", ADAPTER, sizeof(ADAPTER) / sizeof(ADAPTER[0]));
   assert_int_equal(gpujit_profile_load_range(&p, dir, 100, 1000000010000ull, 1000000090000ull), 0);
   assert_int_equal(gpujit_profile_json(p, &text), 0);
   assert_non_null(j = cJSON_Parse(text));
@@ -242,7 +230,7 @@ static void test_range__volume_records(void **state)
   size_t nm, nd;
   (void)state;
   assert_non_null(mkdtemp(dir));
-  write_lines(dir, "p300-1.jsonl", VOLUME, sizeof(VOLUME) / sizeof(VOLUME[0]));
+  th_write_lines(dir, "p300-1.jsonl", VOLUME, sizeof(VOLUME) / sizeof(VOLUME[0]));
   /* host times: CUPTI's + 19953 */
   assert_int_equal(gpujit_profile_load_range(&p, dir, 300, 1795503594329000000ull, 1795503594500000000ull), 0);
   gpujit_profile_totals_get(p, &t);
@@ -279,14 +267,14 @@ static void test_range__other_format_version_refused(void **state)
   gpujit_profile *p = NULL;
   (void)state;
   assert_non_null(mkdtemp(dir));
-  write_lines(dir, "p400-1.jsonl", v2, 1);
+  th_write_lines(dir, "p400-1.jsonl", v2, 1);
   assert_int_equal(gpujit_profile_load(&p, dir), GPUJIT_EUNSUPPORTED);
   assert_null(p);
   assert_non_null(strstr(gpujit_error_last(), "format version 2"));
   assert_non_null(strstr(gpujit_error_last(), "this gpujit reads version 1"));
   th_rmrf(dir);
   assert_non_null(mkdtemp(dir0));
-  write_lines(dir0, "p401-1.jsonl", v0, 1);
+  th_write_lines(dir0, "p401-1.jsonl", v0, 1);
   assert_int_equal(gpujit_profile_load(&p, dir0), GPUJIT_EUNSUPPORTED);
   assert_non_null(strstr(gpujit_error_last(), "version 0 (before versions)"));
   th_rmrf(dir0);
