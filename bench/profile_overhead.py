@@ -13,7 +13,7 @@ modules) shows most, and the breakdown line says how much of it is whose.
     compile (target: <= 3 % of the run's wall time).
 The injection library's peak memory is the profiled process's peak resident memory minus the
 plain run's. Usage: python3 profile_overhead.py GPUJIT LAUNCH_STORM [PAIRS] [STORM_LAUNCHES] [SECTIONS]
-(SECTIONS: comma-separated of cupy, storm, frameworks, breakdown (frameworks' variants); default
+(SECTIONS: comma-separated of cupy, storm, frameworks (or jax, triton alone), breakdown (frameworks' variants); default
 cupy,storm,frameworks)"""
 import json
 import os
@@ -84,9 +84,11 @@ def breakdown(name, cmd, variants):
 
 results = []
 print("gpujit profile overhead: %d pairs, medians (plain -> profiled)" % pairs)
-if "frameworks" in sections:
+if "frameworks" in sections or sections & {"jax", "triton"}:
     fw = os.path.join(here, "profile_frameworks.py")
     for mod, name in (("jax", "jax 20 compiles"), ("triton", "triton 20 compiles")):
+        if "frameworks" not in sections and mod not in sections:
+            continue
         if subprocess.run([sys.executable, "-c", "import " + mod], capture_output=True).returncode == 0:
             results.append(side_by_side(name, [sys.executable, fw, mod, "20"], 1.03))
             t = results[-1]["report"] or {}
