@@ -23,15 +23,26 @@
 #define GPUJIT__STR2(x) #x
 #define GPUJIT__STR(x) GPUJIT__STR2(x)
 
+/* The root as named ($CUDA_PATH, $CUDA_HOME, the built-in one) and as it is: /usr/local/cuda and
+ * /usr/local/cuda-13.0 (a symlink) are one toolkit, spelled one way in every path gpujit derives
+ * from it (include directories, dependency records, keys). */
+static pthread_mutex_t root_lock = PTHREAD_MUTEX_INITIALIZER;
+static char root_named[PATH_MAX], root_real[PATH_MAX];
+
 const char *gpujit__cuda_root(void)
 {
-  const char *env = getenv("CUDA_PATH");
-  if (env && *env)
-    return env;
-  env = getenv("CUDA_HOME");
-  if (env && *env)
-    return env;
-  return GPUJIT_CUDA_ROOT;
+  const char *env = getenv("CUDA_PATH"), *named;
+  char real[PATH_MAX];
+  if (!env || !*env)
+    env = getenv("CUDA_HOME");
+  named = env && *env ? env : GPUJIT_CUDA_ROOT;
+  pthread_mutex_lock(&root_lock);
+  if (strcmp(named, root_named) != 0) {
+    snprintf(root_named, sizeof(root_named), "%s", named);
+    snprintf(root_real, sizeof(root_real), "%s", realpath(named, real) ? real : named);
+  }
+  pthread_mutex_unlock(&root_lock);
+  return root_real;
 }
 
 typedef struct lib_slot {
@@ -80,60 +91,6 @@ const char *gpujit__nvjitlink_library_path(void)
   return link_slot.path;
 }
 
-/* Toolkit identity without loading NVRTC: the libraries' real paths, sizes and mtimes. A hit
- * must not initialise NVRTC. */
-static char toolkit_id[2048];
-static pthread_once_t toolkit_id_once = PTHREAD_ONCE_INIT;
-
-static void lib_id(char *out, size_t size, const char *path, const char *what)
-{
-  char real[PATH_MAX];
-  struct stat st;
-  if (realpath(path, real) && stat(real, &st) == 0)
-    snprintf(out, size, "%s=%s:%lld:%llu:%lld.%09ld", what, real, (long long)st.st_size, (unsigned long long)st.st_ino,
-             (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-  else
-    snprintf(out, size, "%s=%s", what, path);
-}
-
-/* NVRTC's builtins library, beside the NVRTC it loads with (libnvrtc-builtins.so.MAJOR.MINOR):
- * its headers and code reach every image NVRTC makes. */
-static void builtins_id(char *out, size_t size)
-{
-  char real[PATH_MAX], pattern[PATH_MAX + 32];
-  glob_t g;
-  size_t at = 0;
-  out[0] = '\0';
-  if (!realpath(gpujit__nvrtc_library_path(), real) || !strrchr(real, '/'))
-    return;
-  *strrchr(real, '/') = '\0';
-  snprintf(pattern, sizeof(pattern), "%s/libnvrtc-builtins.so.*", real);
-  if (glob(pattern, 0, NULL, &g) != 0)
-    return;
-  for (size_t i = 0; i < g.gl_pathc && at < size; i++) {
-    lib_id(out + at, size - at, g.gl_pathv[i], "builtins");
-    at += strlen(out + at);
-    if (at + 1 < size)
-      out[at++] = ';', out[at] = '\0';
-  }
-  globfree(&g);
-}
-
-static void compute_toolkit_id(void)
-{
-  char a[1024], b[1024], c[1024], d[2048];
-  const char *ptxas = gpujit__ptxas_path();
-  lib_id(a, sizeof(a), gpujit__nvrtc_library_path(), "nvrtc");
-  lib_id(b, sizeof(b), gpujit__nvjitlink_library_path(), "nvjitlink");
-  /* the lean path's cubins are ptxas's: pip and conda ship it apart from NVRTC */
-  if (ptxas)
-    lib_id(c, sizeof(c), ptxas, "ptxas");
-  else
-    snprintf(c, sizeof(c), "ptxas=none");
-  builtins_id(d, sizeof(d));
-  snprintf(toolkit_id, sizeof(toolkit_id), "%s;%s;%s;%s;root=%s", a, b, c, d, gpujit__cuda_root());
-}
-
 static char cupti_lib[PATH_MAX];
 static pthread_once_t cupti_once = PTHREAD_ONCE_INIT;
 
@@ -173,12 +130,6 @@ const char *gpujit__ptxas_path(void)
 {
   pthread_once(&ptxas_once, find_ptxas);
   return ptxas_exe[0] ? ptxas_exe : NULL;
-}
-
-const char *gpujit__toolkit_id(void)
-{
-  pthread_once(&toolkit_id_once, compute_toolkit_id);
-  return toolkit_id;
 }
 
 static gpujit__nvrtc_api nvrtc_api;

@@ -53,11 +53,12 @@ const gpujit__nvrtc_pch_api *gpujit__nvrtc_pch_api_get(void);
 bool gpujit__nvjitlink_loaded(void);
 /** Load nvJitLink once; GPUJIT_ELINK with the reason when it cannot be loaded. */
 int gpujit__nvjitlink_api_get(const gpujit__nvjitlink_api **out);
-/** The toolkit root: $CUDA_PATH, else $CUDA_HOME, else the one gpujit was built against. */
+/** The toolkit root: $CUDA_PATH, else $CUDA_HOME, else the one gpujit was built against — its
+ *  real path (one spelling for a toolkit reached through a symlink). */
 const char *gpujit__cuda_root(void);
-/** What identifies the toolkit for cache keys (NVRTC, its builtins, nvJitLink and ptxas: real
- *  paths, sizes, inodes, mtimes; the root), computed
- *  once without loading either library. Borrowed, lives as long as the process. */
+/** What identifies the toolkit for cache keys: the content hashes of NVRTC, its builtins,
+ *  nvJitLink and ptxas (toolkit_id.c; remembered per file stat in toolkit-hashes beside the
+ *  cache), computed once without loading either library. Borrowed, lives as long as the process. */
 const char *gpujit__toolkit_id(void);
 /** The file each library loads (or would load) from, without loading it. */
 const char *gpujit__nvrtc_library_path(void);

@@ -496,27 +496,36 @@ static void test_cache__dump_matches_binary_after_edit(void **state)
   gpujit_cache_free(c);
 }
 
-/* Another toolkit (another NVRTC library file) must miss; the same one hits. */
-static void test_cache__toolkit_change_misses(void **state)
+/* The toolkit is what its files hold: a byte-identical copy of NVRTC elsewhere (another image's
+ * install) and the root reached through a symlink (/usr/local/cuda against /usr/local/cuda-13.0)
+ * hit; an NVRTC whose bytes differ misses. */
+static void test_cache__toolkit_by_content(void **state)
 {
   fixture *f = *state;
-  char *out, *tk = th_path(f->root, "toolkit");
+  char *out, *tk = th_path(f->root, "toolkit"), *other = th_path(f->root, "other"), *link = th_path(f->root, "cuda-link");
   int rc;
   rc = th_run(&out,
-              "set -e; mkdir -p '%s'; cp -L /usr/local/cuda/lib64/libnvrtc.so.13 /usr/local/cuda/lib64/libnvrtc-builtins.so.13.* '%s'/; "
-              "cd '%s'; g='%s'; $g build --arch sm_90 --cache-dir '%s' -o a.cubin k.cu | head -1; "
-              "$g build --arch sm_90 --cache-dir '%s' -o a.cubin k.cu | head -1; "
-              "GPUJIT_NVRTC_LIBRARY='%s/libnvrtc.so.13' $g build --arch sm_90 --cache-dir '%s' -o b.cubin k.cu | head -1",
-              tk, tk, f->checkout, GPUJIT_CLI, f->cache_dir, f->cache_dir, tk, f->cache_dir);
-  if (rc != 0 || !strstr(out, "  miss\n") || !strstr(out, " hit ") || strstr(strstr(out, " hit ") + 1, " hit "))
+              "set -e; mkdir -p '%s' '%s'; cp -L /usr/local/cuda/lib64/libnvrtc.so.13 /usr/local/cuda/lib64/libnvrtc-builtins.so.13.* '%s'/; "
+              "cp -L /usr/local/cuda/lib64/libnvrtc.so.13 /usr/local/cuda/lib64/libnvrtc-builtins.so.13.* '%s'/; "
+              "printf x >> '%s'/libnvrtc.so.13; ln -sfn \"$(readlink -f /usr/local/cuda)\" '%s'; "
+              "cd '%s'; g='%s'; echo first; $g build --arch sm_90 --cache-dir '%s' -o a.cubin k.cu | head -1; "
+              "echo copy; GPUJIT_NVRTC_LIBRARY='%s/libnvrtc.so.13' $g build --arch sm_90 --cache-dir '%s' -o b.cubin k.cu | head -1; "
+              "echo link; CUDA_PATH='%s' $g build --arch sm_90 --cache-dir '%s' -o c.cubin k.cu | head -1; "
+              "echo changed; GPUJIT_NVRTC_LIBRARY='%s/libnvrtc.so.13' $g build --arch sm_90 --cache-dir '%s' -o d.cubin k.cu | head -1",
+              tk, other, tk, other, other, link, f->checkout, GPUJIT_CLI, f->cache_dir, tk, f->cache_dir, link, f->cache_dir,
+              other, f->cache_dir);
+  if (rc != 0)
     fail_msg("rc %d:\n%s", rc, out);
-  /* miss, hit, then a miss again for the other NVRTC */
   {
-    const char *second = strstr(out, " hit ");
-    assert_non_null(strstr(second, "miss"));
+    const char *first = strstr(out, "first\n"), *copy = strstr(out, "copy\n"), *lnk = strstr(out, "link\n"),
+               *changed = strstr(out, "changed\n");
+    assert_non_null(first), assert_non_null(copy), assert_non_null(lnk), assert_non_null(changed);
+    if (!strstr(first, "miss") || strstr(first, "miss") > copy || !strstr(copy, " hit ") || strstr(copy, " hit ") > lnk ||
+        !strstr(lnk, " hit ") || strstr(lnk, " hit ") > changed || !strstr(changed, "miss"))
+      fail_msg("want miss, hit (a copy), hit (through a symlink), miss (other bytes):\n%s", out);
   }
   free(out);
-  free(tk);
+  free(tk), free(other), free(link);
 }
 
 /* Copy cache and checkout elsewhere: a hit, and the image names the new checkout's files. */
@@ -603,7 +612,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_cache__source_dump, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache__relocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache__dump_matches_binary_after_edit, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_cache__toolkit_change_misses, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cache__toolkit_by_content, setup, teardown),
   };
   if (getenv("TEST_FILTER"))
     cmocka_set_test_filter(getenv("TEST_FILTER"));
