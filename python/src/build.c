@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static PyObject *str_or_none(const char *s)
 {
@@ -83,6 +84,7 @@ static PyObject *build(PyObject *self, PyObject *args)
   gpujit_source *sources = NULL;
   gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
   gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  char cwd[4096];
   gpujit_trace_options to = GPUJIT_TRACE_OPTIONS_INIT;
   gpujit_cache *cache = NULL;
   gpujit_trace *trace = NULL;
@@ -124,7 +126,13 @@ static PyObject *build(PyObject *self, PyObject *args)
   Py_BEGIN_ALLOW_THREADS;
   err = 0;
   if (use_cache) {
+    const char *base = getenv("GPUJIT_BASE_DIR");
     co.dir = cache_dir;
+    /* Source text is named under the working directory (its quote includes resolve there): that
+     * directory is its base, so its key, its headers' records and its line table name it
+     * relatively — the same text from another directory hits, its headers checked there. */
+    if (sources && !(base && *base) && getcwd(cwd, sizeof(cwd)))
+      co.base_dir = cwd;
     err = gpujit_cache_open(&cache, &co);
     o.cache = cache;
   }

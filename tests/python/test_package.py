@@ -28,6 +28,25 @@ def test_build_from_source_then_a_hit(tmp_path):
     assert gpujit.cache.stats(tmp_path)["entries"] == 0
 
 
+def test_source_text_hits_from_any_directory(tmp_path, monkeypatch):
+    """Source text is keyed by its content, options and what it includes, not by the directory a
+    script runs from; a header it includes from the working directory is checked there."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    plain = 'extern "C" __global__ void k(float *x) { x[0] = 1; }'
+    with_header = '#include "kern.cuh"\nextern "C" __global__ void k(float *x) { x[0] = SCALE; }'
+    for d, scale in (("a", 1), ("b", 2), ("c", 1)):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "kern.cuh").write_text("#define SCALE %d.0f\n" % scale)
+    got = []
+    for d in ("a", "b", "a", "c"):
+        monkeypatch.chdir(tmp_path / d)
+        got.append((gpujit.build(plain, cache=cache, arch="sm_90").cache_hit,
+                    gpujit.build(with_header, cache=cache, arch="sm_90").cache_hit))
+    # plain: miss, then hits everywhere; with a header: b's differs (a miss), a hits, c's equals a's (a hit)
+    assert got == [(False, False), (True, False), (True, True), (True, True)]
+
+
 def test_build_a_file_with_name_expressions(tmp_path):
     src = tmp_path / "scale.cu"
     src.write_text("template <typename T> __global__ void scale(T *x, T a) { x[threadIdx.x] *= a; }\n")
