@@ -1,6 +1,8 @@
 """gpujit's exceptions: one class for every C error code (include/gpujit/error.h)."""
 from __future__ import annotations
 
+import errno
+
 from . import _gpujit
 
 
@@ -8,13 +10,36 @@ class GpujitError(_gpujit.Error):
     """An error from gpujit's C library.
 
     Attributes: ``code`` (the C error code), ``name`` (its symbol, e.g. ``"GPUJIT_ECOMPILE"``),
-    ``message`` (what failed, naming the input), ``log`` (a compile's diagnostics, else "")."""
+    ``message`` (what failed, naming the input), ``log`` (a compile's diagnostics, else "").
+    Each class also derives from the built-in exception a caller would catch for it: a missing
+    file or device is a ``FileNotFoundError``, an invalid argument a ``ValueError``, an I/O
+    failure an ``OSError``, running out of memory a ``MemoryError``."""
 
     code = 0
+
+    def __new__(cls, code: int = 0, name: str = "", message: str = "", log: str = "", *rest):
+        if issubclass(cls, OSError):  # OSError's layout: its own constructor, with the errno it stands for
+            return OSError.__new__(cls, _ERRNO.get(name, 0), message)
+        return super().__new__(cls, message)
 
     def __init__(self, code: int, name: str, message: str, log: str = ""):
         self.code, self.name, self.message, self.log = code, name, message, log
         super().__init__(message + ("\n" + log.rstrip() if log else ""))
+
+    def __str__(self) -> str:
+        return self.message + ("\n" + self.log.rstrip() if self.log else "")
+
+    def __reduce__(self):
+        return (type(self), (self.code, self.name, self.message, self.log))
+
+
+GpujitError.__module__ = "gpujit"
+
+_ERRNO = {"GPUJIT_ENOENT": errno.ENOENT, "GPUJIT_ENODEVICE": errno.ENODEV, "GPUJIT_EIO": errno.EIO}
+
+# the built-in exception each code also is
+_BUILTIN = {"ENOENT": FileNotFoundError, "EINVAL": ValueError, "EIO": OSError, "ENOMEM": MemoryError,
+            "EUNSUPPORTED": NotImplementedError, "ENODEVICE": FileNotFoundError, "EPARSE": ValueError}
 
 
 def _class_name(symbol: str) -> str:
@@ -31,10 +56,12 @@ def _class_name(symbol: str) -> str:
 
 _BY_CODE: dict[int, type] = {}
 for _code, (_symbol, _text) in sorted(_gpujit.error_names().items(), reverse=True):
-    _cls = type(_class_name(_symbol), (GpujitError,), {"code": _code, "__doc__": "%s: %s." % (_symbol, _text)})
+    _base = _BUILTIN.get(_symbol[len("GPUJIT_"):])
+    _cls = type(_class_name(_symbol), (GpujitError,) + ((_base,) if _base else ()),
+                {"code": _code, "__doc__": "%s: %s." % (_symbol, _text), "__module__": "gpujit"})
     _BY_CODE[_code] = _cls
     globals()[_cls.__name__] = _cls
-del _code, _symbol, _text, _cls
+del _code, _symbol, _text, _cls, _base
 
 
 # The extension raises these classes itself, straight from the C call: no wrapper re-raises.

@@ -99,6 +99,24 @@ def test_every_error_code_has_one_class():
     assert len(codes) == len(set(codes)) == 17 and min(codes) == -17 and max(codes) == -1
 
 
+def test_errors_are_the_builtin_exceptions_users_catch(tmp_path):
+    import pickle
+    import traceback
+    with pytest.raises(FileNotFoundError) as e:
+        gpujit.build(tmp_path / "missing.cu")
+    assert isinstance(e.value, gpujit.NotFoundError) and e.value.errno == 2 and "missing.cu" in str(e.value)
+    # printed under the package's name, not its private module's
+    assert traceback.format_exception_only(e.type, e.value)[0].startswith("gpujit.NotFoundError: ")
+    assert type(pickle.loads(pickle.dumps(e.value))) is gpujit.NotFoundError
+    (tmp_path / "notacache").mkdir()
+    (tmp_path / "notacache" / "mine.txt").write_text("the user's own file")
+    with pytest.raises(ValueError) as v:  # a directory that is no gpujit cache: an invalid argument
+        gpujit.cache.stats(tmp_path / "notacache")
+    assert isinstance(v.value, gpujit.InvalidArgumentError)
+    assert issubclass(gpujit.InvalidArgumentError, ValueError) and issubclass(gpujit.GpujitIOError, OSError)
+    assert issubclass(gpujit.OutOfMemoryError, MemoryError) and issubclass(gpujit.CompileError, gpujit.GpujitError)
+
+
 def test_the_bundled_command_and_profile(tmp_path):
     out = subprocess.run([sys.executable, "-m", "gpujit", "--version"], stdout=subprocess.PIPE, text=True, check=True)
     assert out.stdout.startswith("gpujit ")
