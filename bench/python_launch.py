@@ -34,7 +34,7 @@ def per_call_us(launch, calls):
 def main():
     calls = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 7
-    m = gpujit.build(SRC, name="launch_bench.cu", name_expressions=["axpy<float>"])
+    m = gpujit.build(source=SRC, name="launch_bench.cu", name_expressions=["axpy<float>"])
     raw = cp.RawModule(code=SRC, options=("-std=c++17",)).get_function("saxpy")
     n = 256
     x = cp.ones(n, dtype=cp.float32)

@@ -81,15 +81,18 @@ class Module:
             {True: "cache hit", False: "compiled", None: "no cache"}[self.cache_hit])
 
 
-def build(path_or_source: Union[str, os.PathLike], *, name: Optional[str] = None, arch: Optional[str] = None,
+def build(path: Optional[Union[str, os.PathLike]] = None, *, source: Optional[str] = None, name: Optional[str] = None,
+          arch: Optional[str] = None,
           options: Optional[Sequence[str]] = None, defines: Optional[Union[Mapping[str, object], Iterable[str]]] = None,
           include_dirs: Optional[Sequence[Union[str, os.PathLike]]] = None,
           name_expressions: Optional[Sequence[str]] = None, cache: Union[bool, str, os.PathLike] = True,
           time_trace: Optional[Union[str, os.PathLike]] = None, lean: bool = True) -> Module:
-    """Build a module from a file path or from source text.
+    """Build a module from a file (``build(path)``) or from source text (``build(source=text)``).
 
-    ``path_or_source``: a path (a PathLike, or a str of one line without ``{``, ``}`` or ``;``),
-    else CUDA C++ source text (named ``name``, default "module.cu", in diagnostics). ``arch``: "sm_90", "compute_90", …
+    ``path``: a file (str or PathLike). ``source``: CUDA C++ source text, named ``name`` (default
+    "module.cu") in diagnostics; its quote includes resolve in the working directory. One of the
+    two, never a guess: text given as the path is refused with a TypeError saying to pass
+    ``source=``. ``arch``: "sm_90", "compute_90", …
     (default: the GPU's, else $GPUJIT_ARCH, else sm_90). ``options``: NVRTC options passed through.
     ``defines``: {"N": 4} or ["N=4"] (a key is a macro name; True and False define 1 and 0, None
     no value). ``name_expressions``: template kernels to instantiate ("scale<float>"), looked up
@@ -100,16 +103,27 @@ def build(path_or_source: Union[str, os.PathLike], *, name: Optional[str] = None
 
     Raises ``CompileError`` (diagnostics with file:line:col in its message and ``log``), or the
     exception class of any other gpujit error."""
-    if isinstance(path_or_source, os.PathLike) or (
-            isinstance(path_or_source, str) and path_or_source.strip() and "\n" not in path_or_source
-            and not any(c in path_or_source for c in "{};")):  # one line and no code in it: a path
-        paths, sources = [os.fspath(path_or_source)], None
-    elif isinstance(path_or_source, str):
-        if not path_or_source.strip():
-            raise ValueError("path_or_source is empty: give a file path or CUDA C++ source text")
-        paths, sources = None, [(name or "module.cu", path_or_source)]
+    if (path is None) == (source is None):
+        raise TypeError("build() takes a file path or source= text (one of the two): build(\"kernels.cu\") or "
+                        "build(source=text)")
+    if source is not None:
+        if not isinstance(source, str):
+            raise TypeError("source must be CUDA C++ source text (str), not %s" % type(source).__name__)
+        if not source.strip():
+            raise ValueError("source is empty: give CUDA C++ source text")
+        paths, sources = None, [(name or "module.cu", source)]
+    elif isinstance(path, (str, os.PathLike)):
+        p = os.fspath(path)
+        if not isinstance(p, str):
+            raise TypeError("path must be a str or PathLike of one, not bytes")
+        if not p.strip():
+            raise ValueError("path is empty: give a file path, or source= for source text")
+        if ("\n" in p or "{" in p) and not os.path.exists(p):
+            raise TypeError("path %r is source text, not a file: pass it as gpujit.build(source=...)" % (p[:60],))
+        paths, sources = [p], None
     else:
-        raise TypeError("path_or_source must be a path or source text (str), not %s" % type(path_or_source).__name__)
+        raise TypeError("path must be a file path (str or PathLike), not %s; source text goes in source="
+                        % type(path).__name__)
     if not isinstance(cache, (bool, str, os.PathLike)):
         raise TypeError("cache must be True, False or a cache directory, not %s" % type(cache).__name__)
     if arch is not None and not isinstance(arch, str):

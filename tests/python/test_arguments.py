@@ -19,7 +19,7 @@ def value_of(m):
 def build(**kw):
     kw.setdefault("arch", "compute_90")
     kw.setdefault("cache", False)
-    return gpujit.build(SRC, name="gj_args.cu", **kw)
+    return gpujit.build(source=SRC, name="gj_args.cu", **kw)
 
 
 def test_defines_keys_are_macro_names():
@@ -45,14 +45,14 @@ def test_include_dirs(tmp_path):
     (tmp_path / "inc" / "v.h").write_text("#define V 9\n")
     src = '#include "v.h"\n' + SRC
     with pytest.raises(TypeError, match="include_dirs must be a sequence of paths, not a single str"):
-        gpujit.build(src, include_dirs=str(tmp_path / "inc"), cache=False, arch="compute_90")
+        gpujit.build(source=src, include_dirs=str(tmp_path / "inc"), cache=False, arch="compute_90")
     with pytest.raises(TypeError, match="include_dirs must be a sequence of paths, not a single PosixPath"):
-        gpujit.build(src, include_dirs=tmp_path / "inc", cache=False, arch="compute_90")
-    assert value_of(gpujit.build(src, include_dirs=[tmp_path / "inc"], cache=False, arch="compute_90")) == 9
+        gpujit.build(source=src, include_dirs=tmp_path / "inc", cache=False, arch="compute_90")
+    assert value_of(gpujit.build(source=src, include_dirs=[tmp_path / "inc"], cache=False, arch="compute_90")) == 9
     with pytest.raises(gpujit.InvalidArgumentError, match="include directory '.*v.h' is a file, not a directory"):
-        gpujit.build(src, include_dirs=[tmp_path / "inc" / "v.h"], cache=False, arch="compute_90")
+        gpujit.build(source=src, include_dirs=[tmp_path / "inc" / "v.h"], cache=False, arch="compute_90")
     with pytest.raises(gpujit.InvalidArgumentError, match="include directory '.*nope' does not exist"):
-        gpujit.build(src, include_dirs=[tmp_path / "nope"], cache=False, arch="compute_90")
+        gpujit.build(source=src, include_dirs=[tmp_path / "nope"], cache=False, arch="compute_90")
 
 
 def test_flags_are_bools():
@@ -75,7 +75,7 @@ def test_relative_include_in_raw_options_follows_the_working_directory(tmp_path)
         got = []
         for d in ("a", "b", "a"):
             os.chdir(tmp_path / d)
-            got.append(value_of(gpujit.build(src, name="rel.cu", options=["-I."], cache=cache, arch="compute_90")))
+            got.append(value_of(gpujit.build(source=src, name="rel.cu", options=["-I."], cache=cache, arch="compute_90")))
     finally:
         os.chdir(old)
     assert got == [1, 2, 1]

@@ -39,7 +39,7 @@ __global__ void spin(long long cycles, int *out)
 
 @pytest.fixture(scope="module")
 def mod():
-    return gpujit.build(SRC, name="gpu_test.cu", name_expressions=["axpb<float>", "axpb<double>", "halve", "spin"])
+    return gpujit.build(source=SRC, name="gpu_test.cu", name_expressions=["axpb<float>", "axpb<double>", "halve", "spin"])
 
 
 def test_cupy_arrays_give_cupys_results(mod):

@@ -21,7 +21,7 @@ __global__ void take(Pair p, bool flag, unsigned char c, __half h) {}
 
 @pytest.fixture(scope="module")
 def mod():
-    return gpujit.build("#include <cuda_fp16.h>\n" + SRC, name="launch.cu", name_expressions=["scale<float>", "take"],
+    return gpujit.build(source="#include <cuda_fp16.h>\n" + SRC, name="launch.cu", name_expressions=["scale<float>", "take"],
                         cache=False, arch="sm_90")
 
 

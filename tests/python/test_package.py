@@ -16,16 +16,25 @@ SRC = 'extern "C" __global__ void gj_py(float *x) { x[threadIdx.x] *= 2.0f; }\n'
 
 
 def test_build_from_source_then_a_hit(tmp_path):
-    m = gpujit.build(SRC, name="gj_py.cu", cache=tmp_path, arch="sm_90")
+    m = gpujit.build(source=SRC, name="gj_py.cu", cache=tmp_path, arch="sm_90")
     assert m.kernels == ["gj_py"]
     assert m.cache_hit is False and m.compile_ms > 0
     assert m.output == "cubin" and m.arch == "sm_90" and m.image[:4] == b"\x7fELF"
-    again = gpujit.build(SRC, name="gj_py.cu", cache=tmp_path, arch="sm_90")
+    again = gpujit.build(source=SRC, name="gj_py.cu", cache=tmp_path, arch="sm_90")
     assert again.cache_hit is True
     assert again.image == m.image
     assert gpujit.cache.stats(tmp_path)["hits"] == 1
     assert gpujit.cache.clear(tmp_path) == 1
     assert gpujit.cache.stats(tmp_path)["entries"] == 0
+
+
+def test_a_one_line_source_is_source(tmp_path, monkeypatch):
+    """'#include "kern.cuh"' is source when given as source=, a path only when given as the path."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kern.cuh").write_text('extern "C" __global__ void from_header(float *x) { x[0] = 1; }\n')
+    assert gpujit.build(source='#include "kern.cuh"', cache=False, arch="sm_90").kernels == ["from_header"]
+    with pytest.raises(FileNotFoundError):
+        gpujit.build('#include "kern.cuh"', cache=False, arch="sm_90")
 
 
 def test_source_text_hits_from_any_directory(tmp_path, monkeypatch):
@@ -41,8 +50,8 @@ def test_source_text_hits_from_any_directory(tmp_path, monkeypatch):
     got = []
     for d in ("a", "b", "a", "c"):
         monkeypatch.chdir(tmp_path / d)
-        got.append((gpujit.build(plain, cache=cache, arch="sm_90").cache_hit,
-                    gpujit.build(with_header, cache=cache, arch="sm_90").cache_hit))
+        got.append((gpujit.build(source=plain, cache=cache, arch="sm_90").cache_hit,
+                    gpujit.build(source=with_header, cache=cache, arch="sm_90").cache_hit))
     # plain: miss, then hits everywhere; with a header: b's differs (a miss), a hits, c's equals a's (a hit)
     assert got == [(False, False), (True, False), (True, True), (True, True)]
 
@@ -63,7 +72,7 @@ def test_build_a_file_with_name_expressions(tmp_path):
 
 def test_compile_error_names_file_line_column():
     with pytest.raises(gpujit.CompileError) as e:
-        gpujit.build('extern "C" __global__ void k(float *x) {\n  x[0] = undefined_name;\n}\n', name="broken.cu",
+        gpujit.build(source='extern "C" __global__ void k(float *x) {\n  x[0] = undefined_name;\n}\n', name="broken.cu",
                      cache=False)
     assert isinstance(e.value, gpujit.GpujitError) and e.value.code == -6 and e.value.name == "GPUJIT_ECOMPILE"
     assert "broken.cu:2:" in str(e.value) and "undefined_name" in e.value.log
@@ -72,22 +81,29 @@ def test_compile_error_names_file_line_column():
 def test_defines_and_options(tmp_path):
     src = 'extern "C" __global__ void k(int *x) { x[0] = N; }\n'
     with pytest.raises(gpujit.CompileError):
-        gpujit.build(src, cache=False)
-    assert gpujit.build(src, defines={"N": 4}, options=["-std=c++17"], cache=False).kernels == ["k"]
+        gpujit.build(source=src, cache=False)
+    assert gpujit.build(source=src, defines={"N": 4}, options=["-std=c++17"], cache=False).kernels == ["k"]
     trace = tmp_path / "t.json"
-    gpujit.build(src, defines=["N=5"], cache=False, time_trace=trace)
+    gpujit.build(source=src, defines=["N=5"], cache=False, time_trace=trace)
     assert json.loads(trace.read_text())["traceEvents"]
 
 
 def test_bad_arguments_are_refused():
     with pytest.raises(TypeError, match="options must be a sequence of str"):
-        gpujit.build(SRC, options="-G", cache=False)
-    with pytest.raises(TypeError, match="path_or_source"):
+        gpujit.build(source=SRC, options="-G", cache=False)
+    with pytest.raises(TypeError, match="path must be a file path"):
         gpujit.build(123)
     with pytest.raises(ValueError, match="empty"):
         gpujit.build("   ")
+    with pytest.raises(TypeError, match="one of the two"):
+        gpujit.build()
+    with pytest.raises(TypeError, match="one of the two"):
+        gpujit.build("k.cu", source=SRC)
+    # text given as the path: refused, saying what to write, never guessed
+    with pytest.raises(TypeError, match=r"pass it as gpujit.build\(source=...\)"):
+        gpujit.build(SRC, cache=False)
     with pytest.raises(gpujit.InvalidArgumentError, match="sm_1"):
-        gpujit.build(SRC, arch="sm_1", cache=False)
+        gpujit.build(source=SRC, arch="sm_1", cache=False)
     with pytest.raises(gpujit.NotFoundError):
         gpujit.build(os.path.join(EXAMPLES, "no_such_file.cu"), cache=False)
 
@@ -121,7 +137,7 @@ def test_the_bundled_command_and_profile(tmp_path):
     out = subprocess.run([sys.executable, "-m", "gpujit", "--version"], stdout=subprocess.PIPE, text=True, check=True)
     assert out.stdout.startswith("gpujit ")
     j = tmp_path / "p.json"
-    code = "import gpujit; gpujit.build(%r, cache=False)" % SRC
+    code = "import gpujit; gpujit.build(source=%r, cache=False)" % SRC
     subprocess.run([sys.executable, "-m", "gpujit", "profile", "-q", "--no-cupti", "--json", str(j), "--",
                     sys.executable, "-c", code], check=True)
     p = json.loads(j.read_text())
@@ -149,8 +165,8 @@ def test_trace_diff_gates(tmp_path):
     small = 'extern "C" __global__ void k(float *x) { x[0] = 1; }\n'
     big = "#include <cub/block/block_reduce.cuh>\n" + small
     for i in range(2):
-        gpujit.build(small, name="k.cu", cache=False, time_trace=base / ("%d.json" % i))
-        gpujit.build(big, name="k.cu", cache=False, time_trace=new / ("%d.json" % i))
+        gpujit.build(source=small, name="k.cu", cache=False, time_trace=base / ("%d.json" % i))
+        gpujit.build(source=big, name="k.cu", cache=False, time_trace=new / ("%d.json" % i))
     d = gpujit.trace.diff(base, new, fail_above_pct=10)
     assert d["total"]["new_ms"] > d["total"]["base_ms"] and d["total"]["change"] == "slower"
     assert d["verdict"]["gated"] and d["verdict"]["failed"]
@@ -162,7 +178,7 @@ def test_trace_diff_gates(tmp_path):
 
 def test_cache_limit_export_import(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    m = gpujit.build(SRC, cache=a, arch="sm_90")
+    m = gpujit.build(source=SRC, cache=a, arch="sm_90")
     assert gpujit.cache.limit(directory=a)["bytes"] == 0
     assert gpujit.cache.limit("2M", directory=a)["bytes"] == 2 << 20
     with pytest.raises(gpujit.InvalidArgumentError):
@@ -171,7 +187,7 @@ def test_cache_limit_export_import(tmp_path):
     assert gpujit.cache.export(archive, directory=a) == 1
     r = gpujit.cache.import_(archive, directory=b)
     assert r["entries"] == 1 and r["rejected"] == 0
-    hit = gpujit.build(SRC, cache=b, arch="sm_90")
+    hit = gpujit.build(source=SRC, cache=b, arch="sm_90")
     assert hit.cache_hit is True and hit.image == m.image
     (tmp_path / "junk.tar").write_bytes(b"not an archive")
     with pytest.raises(gpujit.GpujitError):
@@ -181,11 +197,11 @@ def test_cache_limit_export_import(tmp_path):
 REGION = '''
 import json, sys
 import gpujit
-gpujit.build('extern "C" __global__ void before_region(float *x) { x[0] = 1; }', name="before.cu", cache=False)
+gpujit.build(source='extern "C" __global__ void before_region(float *x) { x[0] = 1; }', name="before.cu", cache=False)
 with gpujit.profile(json=sys.argv[1], print=False) as p:
     for _ in range(2):
-        gpujit.build('extern "C" __global__ void in_region(float *x) { x[0] = 2; }', name="inside.cu", cache=False)
-gpujit.build('extern "C" __global__ void after_region(float *x) { x[0] = 3; }', name="after.cu", cache=False)
+        gpujit.build(source='extern "C" __global__ void in_region(float *x) { x[0] = 2; }', name="inside.cu", cache=False)
+gpujit.build(source='extern "C" __global__ void after_region(float *x) { x[0] = 3; }', name="after.cu", cache=False)
 print(json.dumps({"modules": [(m["name"], m["compiles"], m["repeats"]) for m in p.modules if m["origin"] != "ptxas"],
                   "compiles": p.totals["compiles"], "processes": p.totals["processes"], "report": p.report,
                   "data": p.data, "written": json.load(open(sys.argv[1]))}))
