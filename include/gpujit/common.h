@@ -42,6 +42,14 @@ GPUJIT_API int gpujit_toolkit_versions(int *nvrtc_major, int *nvrtc_minor,
 /** Free memory that gpujit returned through an out-parameter. */
 GPUJIT_API void gpujit_free(void *ptr);
 
+/**
+ * A C++ symbol as people read it: "_Z5scaleIfEvPT_S0_i" -> "void scale<float>(float*, float, int)"
+ * (the C++ runtime's demangler, loaded when first needed). A name that is not mangled, or that
+ * cannot be demangled, is copied as it is. The result is cut to fit `size`.
+ * @return 1 demangled, 0 copied as it is, -1 bad arguments.
+ */
+GPUJIT_API int gpujit_demangle(const char *name, char *out, size_t size);
+
 GPUJIT_END_DECLS
 
 #endif

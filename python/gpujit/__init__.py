@@ -3,6 +3,7 @@ timing and profiling — the C library's Python face (one abi3 extension over it
 from . import cache, trace
 from ._errors import *  # noqa: F401,F403 (one exception class per C error code)
 from ._errors import GpujitError
+from ._gpujit import demangle
 from ._gpujit import version as _version
 from ._profile import profile
 from .bench import BenchmarkResult, benchmark
@@ -11,6 +12,6 @@ from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_MEMCPY, TIM
                      TimingResult, synchronize, timing_begin, timing_end, timing_print)
 
 __version__ = _version()
-__all__ = ["build", "Module", "Kernel", "cache", "trace", "GpujitError", "CompileError", "ScopedTimer",
+__all__ = ["build", "demangle", "Module", "Kernel", "cache", "trace", "GpujitError", "CompileError", "ScopedTimer",
            "TimingResult", "timing_begin", "timing_end", "timing_print", "synchronize", "benchmark",
            "BenchmarkResult", "profile", "TIMING_ALL", "TIMING_KERNEL", "TIMING_MEMCPY", "TIMING_MEMSET", "TIMING_GRAPH"]

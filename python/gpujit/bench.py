@@ -80,4 +80,13 @@ def benchmark(fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, *, 
         spec = (10, 100000, float(min_time), float(timeout))
     d = _gpujit.benchmark(fn, args, kwargs, devices, n_warmup, spec[0], spec[1], spec[2], spec[3],
                           float(max_noise), bool(l2_flush))
-    return BenchmarkResult(name or getattr(fn, "__name__", "fn"), d)
+    return BenchmarkResult(name or _name_of(fn), d)
+
+
+def _name_of(fn) -> str:
+    """A benchmark's line is named after what it times: a kernel as it was asked for
+    ("scale<float>", a symbol demangled), a function by its name."""
+    kernel = getattr(fn, "name", None)
+    if isinstance(kernel, str) and kernel:
+        return _gpujit.demangle(kernel) if kernel.startswith("_Z") else kernel
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__

@@ -19,8 +19,21 @@ static PyObject *version(PyObject *self, PyObject *unused)
   return PyUnicode_FromString(gpujit_version());
 }
 
+/* demangle(name) -> the C++ symbol as people read it (the name itself when not mangled) */
+static PyObject *demangle(PyObject *self, PyObject *args)
+{
+  const char *name;
+  char out[2048];
+  (void)self;
+  if (!PyArg_ParseTuple(args, "s", &name))
+    return NULL;
+  gpujit_demangle(name, out, sizeof(out));
+  return PyUnicode_FromString(out);
+}
+
 static PyMethodDef methods[] = {
     {"version", version, METH_NOARGS, "gpujit's version."},
+    {"demangle", demangle, METH_VARARGS, "A C++ symbol as people read it; other names as they are."},
     {NULL, NULL, 0, NULL},
 };
 

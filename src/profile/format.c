@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/demangle.h"
 #include "base/error.h"
 #include "gpujit/profile.h"
 
@@ -87,9 +88,10 @@ int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, 
     gpujit__buf_printf(f, "\n  %-40s %-17s %8s %4s %10s %10s %8s %9s %10s %10s\n", "module", "origin", "compiles", "rep",
             "compile ms", "load ms", "kernels", "launches", "GPU ms", "break-even");
     for (size_t i = 0; i < nm && (top <= 0 || (long)i < top); i++) {
-      char label[200];
+      char label[200], kernel[512];
+      gpujit__kernel_name(m[i].kernel, kernel, sizeof(kernel));
       if (m[i].kernel[0] && strcmp(m[i].kernel, m[i].name))
-        snprintf(label, sizeof(label), "%s (%s)", m[i].kernel, m[i].name);
+        snprintf(label, sizeof(label), "%s (%s)", kernel, m[i].name);
       else
         snprintf(label, sizeof(label), "%s", m[i].name);
       gpujit__buf_printf(f, "  %-40.40s %-17.17s %8llu %4llu", label, m[i].origin, (unsigned long long)m[i].compiles,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/demangle.h"
 #include "base/error.h"
 #include "base/fs.h"
 #include "profile/model.h"
@@ -205,7 +206,10 @@ static void gpu(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
       for (size_t k = 0; k < p->loads.n && o->handle; k++)
         if (p->loads.v[k].pid == o->pid && p->loads.v[k].handle == o->handle && p->loads.v[k].result == 0)
           r = p->loads.v[k].module;
-      args = cJSON_AddObjectToObject(span(arr, "kernel", o->name, pid, o->stream + 1.0, o->s, o->e), "args");
+      char shown[512];
+      gpujit__kernel_name(o->name, shown, sizeof(shown)); /* as people read it; the symbol in its args */
+      args = cJSON_AddObjectToObject(span(arr, "kernel", shown, pid, o->stream + 1.0, o->s, o->e), "args");
+      cJSON_AddStringToObject(args, "symbol", o->name);
       cJSON_AddStringToObject(args, "module", r >= 0 ? p->rows[r].name : "");
       cJSON_AddNumberToObject(args, "process", o->pid);
     } else {

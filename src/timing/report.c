@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/demangle.h"
 #include "base/error.h"
 #include "gpujit/timing.h"
 
@@ -48,12 +49,14 @@ int gpujit_timing_format(char **out, const gpujit_timing_result *r, size_t n, un
   if (sections & GPUJIT_REPORT_TIMELINE) {
     gpujit__buf_printf(&b, "timeline\n  %6s %-12s %12s  %s\n", "order", "kind", "ms", "name");
     for (size_t i = 0; i < n; i++) {
+      char name[512];
+      gpujit__kernel_name(r[i].name, name, sizeof(name)); /* as Nsight shows it; results keep the symbol */
       if (r[i].missing) /* CUPTI gave no time for it */
         gpujit__buf_printf(&b, "  %6llu %-12s %12s  %s\n", (unsigned long long)r[i].order,
-                           gpujit_activity_kind_name(r[i].kind), "no record", r[i].name);
+                           gpujit_activity_kind_name(r[i].kind), "no record", name);
       else
         gpujit__buf_printf(&b, "  %6llu %-12s %12.6f  %s\n", (unsigned long long)r[i].order,
-                           gpujit_activity_kind_name(r[i].kind), r[i].elapsed_ms, r[i].name);
+                           gpujit_activity_kind_name(r[i].kind), r[i].elapsed_ms, name);
     }
   }
   if (sections & GPUJIT_REPORT_ACTIVITY) {
@@ -62,9 +65,12 @@ int gpujit_timing_format(char **out, const gpujit_timing_result *r, size_t n, un
       if (!r[i].missing)
         k = aggregate(rows, k, r[i].name, r[i].elapsed_ms);
     gpujit__buf_printf(&b, "activity summary\n  %12s %8s %12s  %s\n", "total ms", "count", "mean ms", "name");
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+      char name[512];
+      gpujit__kernel_name(rows[i].name, name, sizeof(name));
       gpujit__buf_printf(&b, "  %12.6f %8zu %12.6f  %s\n", rows[i].total, rows[i].count,
-                         rows[i].total / (double)rows[i].count, rows[i].name);
+                         rows[i].total / (double)rows[i].count, name);
+    }
   }
   if (sections & GPUJIT_REPORT_DEVICE) {
     k = 0;

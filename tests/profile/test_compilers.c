@@ -7,6 +7,8 @@
 
 #include "helpers.h"
 
+#include "base/fs.h"
+
 #include "gpujit.h"
 
 #define H1 "11111111111111111111111111111111" /* what ptxas wrote */
@@ -129,10 +131,49 @@ static void test_compilers__nested_tied_counted_once(void **state)
   th_rmrf(dir);
 }
 
+/* Names people can read: the report's rows and the trace's kernels demangled (as Nsight shows
+ * them: no "void "), the symbol kept in the JSON and as the trace event's argument. */
+static void test_compilers__kernel_names_demangled(void **state)
+{
+  static const char *const lines[] = {
+      "{\"k\":\"proc\",\"v\":1,\"pid\":600,\"tid\":600,\"ppid\":1,\"exe\":\"/bin/app\",\"cmd\":\"app\",\"t\":1000000000000}",
+      "{\"k\":\"clock\",\"pid\":600,\"tid\":600,\"cupti\":0,\"host\":1000000000000}",
+      "{\"k\":\"load\",\"pid\":600,\"tid\":600,\"api\":\"cuModuleLoadData\",\"t0\":1000001000000,\"t1\":1000001100000,"
+      "\"result\":0,\"image\":\"cubin\",\"bytes\":10,\"hash\":\"" H2 "\",\"module\":\"0xdd\"}",
+      "{\"k\":\"kernel\",\"pid\":600,\"name\":\"_Z5scaleIfEvPT_S0_i\",\"module\":\"0xdd\",\"device\":0,\"stream\":7,"
+      "\"corr\":1,\"s\":2000000,\"e\":2100000}",
+      "{\"k\":\"ksum\",\"pid\":600,\"module\":\"0xdd\",\"name\":\"_Z5scaleIfEvPT_S0_i\",\"device\":0,\"n\":1,\"ns\":100000}",
+      "{\"k\":\"exit\",\"pid\":600,\"tid\":600,\"t\":1000003000000,\"lost\":0}",
+  };
+  char dir[] = "/tmp/gpujit-compilers-XXXXXX", *text = NULL, trace[300];
+  gpujit_profile *p = NULL;
+  const gpujit_profile_module *m;
+  gpujit__buf b = {0};
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  th_write_lines(dir, "p600-1.jsonl", lines, sizeof(lines) / sizeof(lines[0]));
+  assert_int_equal(gpujit_profile_load(&p, dir), 0);
+  assert_int_equal(gpujit_profile_modules(p, &m), 1);
+  assert_string_equal(m[0].kernel, "_Z5scaleIfEvPT_S0_i"); /* the JSON's and the API's: the symbol */
+  assert_int_equal(gpujit_profile_format(p, "app", 0, &text), 0);
+  assert_non_null(strstr(text, "scale<float>(float*, float, int)"));
+  assert_null(strstr(text, "void scale"));
+  snprintf(trace, sizeof(trace), "%s/t.json", dir);
+  assert_int_equal(gpujit_profile_trace(p, trace), 0);
+  assert_int_equal(gpujit__file_read(&b, trace), 0);
+  assert_non_null(strstr(b.data, "\"name\":\"scale<float>(float*, float, int)\""));
+  assert_non_null(strstr(b.data, "\"symbol\":\"_Z5scaleIfEvPT_S0_i\""));
+  gpujit__buf_free(&b);
+  gpujit_free(text);
+  gpujit_profile_free(p);
+  th_rmrf(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_compilers__nested_tied_counted_once),
+      cmocka_unit_test(test_compilers__kernel_names_demangled),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

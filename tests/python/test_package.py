@@ -115,6 +115,20 @@ def test_every_error_code_has_one_class():
     assert len(codes) == len(set(codes)) == 17 and min(codes) == -17 and max(codes) == -1
 
 
+def test_names_people_can_read():
+    assert gpujit.demangle("_Z5scaleIfEvPT_S0_i") == "void scale<float>(float*, float, int)"
+    assert gpujit.demangle("saxpy") == "saxpy" and gpujit.demangle("_Znot_a_symbol") == "_Znot_a_symbol"
+    from gpujit.bench import _name_of
+
+    class K:  # what a gpujit.Kernel answers: the name it was asked for
+        name = "_Z5scaleIfEvPT_S0_i"
+
+    def saxpy_step():
+        pass
+    assert _name_of(K()) == "void scale<float>(float*, float, int)"
+    assert _name_of(saxpy_step) == "test_names_people_can_read.<locals>.saxpy_step"
+
+
 def test_errors_are_the_builtin_exceptions_users_catch(tmp_path):
     import pickle
     import traceback
