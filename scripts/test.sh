@@ -56,6 +56,10 @@ else
   echo "the Python package did not install"; rc=1
 fi
 
+echo "== gpujit with CUDA from NVIDIA's pip wheels alone (the system toolkit hidden)"
+scripts/pip_toolkit_test.sh; r=$?
+[ "$r" = 0 ] || [ "$r" = 77 ] || rc=1
+
 if [ "${GPUJIT_TEST_SANITIZE:-1}" != 0 ]; then
   echo "== the suite under AddressSanitizer and UndefinedBehaviorSanitizer"
   # Leaks of NVRTC's own are suppressed (tests/lsan.supp); nothing of gpujit's is.

@@ -28,6 +28,73 @@
  * from it (include directories, dependency records, keys). */
 static pthread_mutex_t root_lock = PTHREAD_MUTEX_INITIALIZER;
 static char root_named[PATH_MAX], root_real[PATH_MAX];
+static char pip_root[PATH_MAX];
+static pthread_once_t pip_once = PTHREAD_ONCE_INIT;
+
+/* NVIDIA's pip toolkits (nvidia-cuda-nvrtc, nvidia-nvjitlink, nvidia-cuda-cccl, cuda-toolkit),
+ * used where no toolkit is named ($CUDA_PATH, $CUDA_HOME) and none is at the built-in root:
+ * site-packages/nvidia/cu13 (or cu12) with lib/, include/ and, with nvidia-cuda-nvcc, bin/ —
+ * laid out as a toolkit root. Found in the site-packages gpujit itself was installed into (the
+ * wheel's extension, library and command sit in site-packages/gpujit/; a venv's bin/ reaches
+ * lib/pythonX.Y/site-packages), as CuPy and cuda.core find the same wheels. */
+static bool pip_candidate(const char *site)
+{
+  static const char *const majors[] = {"cu" GPUJIT__STR(GPUJIT_CUDA_MAJOR), "cu13", "cu12"};
+  for (size_t i = 0; i < sizeof(majors) / sizeof(majors[0]); i++) {
+    char lib[PATH_MAX + 64];
+    snprintf(lib, sizeof(lib), "%s/nvidia/%s/lib/libnvrtc.so.%s", site, majors[i], majors[i] + 2);
+    if (access(lib, R_OK) == 0) {
+      snprintf(pip_root, sizeof(pip_root), "%s/nvidia/%s", site, majors[i]);
+      return true;
+    }
+  }
+  return false;
+}
+
+static void find_pip_root(void)
+{
+  Dl_info info;
+  char self[PATH_MAX], real[PATH_MAX];
+  const char *from[2] = {NULL, NULL};
+  ssize_t n;
+  if (dladdr((void *)find_pip_root, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
+    from[0] = info.dli_fname;
+  if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0)
+    self[n] = '\0', from[1] = self;
+  for (int f = 0; f < 2; f++) {
+    char *slash;
+    if (!from[f] || !realpath(from[f], real))
+      continue;
+    for (int up = 0; up < 4 && (slash = strrchr(real, '/')) != NULL && slash != real; up++) {
+      glob_t g;
+      char pattern[PATH_MAX + 64];
+      *slash = '\0'; /* the directory above */
+      if (pip_candidate(real))
+        return;
+      snprintf(pattern, sizeof(pattern), "%s/lib/python3*/site-packages", real); /* a venv's bin/ */
+      if (glob(pattern, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+          if (pip_candidate(g.gl_pathv[i])) {
+            globfree(&g);
+            return;
+          }
+        globfree(&g);
+      }
+    }
+  }
+}
+
+/* Whether a toolkit root holds an NVRTC (an empty or half-removed directory is no toolkit). */
+static bool has_nvrtc(const char *root)
+{
+  glob_t g;
+  char pattern[PATH_MAX + 32];
+  bool found;
+  snprintf(pattern, sizeof(pattern), "%s/lib*/libnvrtc.so.*", root);
+  found = glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+  globfree(&g);
+  return found;
+}
 
 const char *gpujit__cuda_root(void)
 {
@@ -35,6 +102,10 @@ const char *gpujit__cuda_root(void)
   char real[PATH_MAX];
   if (!env || !*env)
     env = getenv("CUDA_HOME");
+  if ((!env || !*env) && !has_nvrtc(GPUJIT_CUDA_ROOT)) { /* none asked for, none installed: */
+    pthread_once(&pip_once, find_pip_root);               /* NVIDIA's pip wheels beside gpujit */
+    env = pip_root[0] ? pip_root : NULL;
+  }
   named = env && *env ? env : GPUJIT_CUDA_ROOT;
   pthread_mutex_lock(&root_lock);
   if (strcmp(named, root_named) != 0) {
@@ -65,14 +136,17 @@ static void find(lib_slot *s)
     snprintf(s->path, sizeof(s->path), "%s", env);
     return;
   }
-  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-    snprintf(cand, sizeof(cand), "%s/%s/%s.so.%s", root, dirs[i], s->stem, GPUJIT__STR(GPUJIT_CUDA_MAJOR));
-    if (access(cand, R_OK) == 0) {
-      if (!realpath(cand, s->path))
-        snprintf(s->path, sizeof(s->path), "%s", cand);
-      return;
+  /* the CUDA major version is the toolkit's, found at run time: this build's first, then 13, 12 */
+  static const char *const majors[] = {GPUJIT__STR(GPUJIT_CUDA_MAJOR), "13", "12"};
+  for (size_t m = 0; m < sizeof(majors) / sizeof(majors[0]); m++)
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+      snprintf(cand, sizeof(cand), "%s/%s/%s.so.%s", root, dirs[i], s->stem, majors[m]);
+      if (access(cand, R_OK) == 0) {
+        if (!realpath(cand, s->path))
+          snprintf(s->path, sizeof(s->path), "%s", cand);
+        return;
+      }
     }
-  }
   snprintf(s->path, sizeof(s->path), "%s.so.%s", s->stem, GPUJIT__STR(GPUJIT_CUDA_MAJOR));
 }
 
@@ -97,15 +171,17 @@ static pthread_once_t cupti_once = PTHREAD_ONCE_INIT;
 static void find_cupti(void)
 {
   static const char *const sub[] = {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib"};
+  static const char *const names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"}; /* pip: versioned only */
   char cand[PATH_MAX];
-  for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
-    snprintf(cand, sizeof(cand), "%s/%s/libcupti.so", gpujit__cuda_root(), sub[i]);
-    if (access(cand, R_OK) == 0) {
-      if (!realpath(cand, cupti_lib))
-        snprintf(cupti_lib, sizeof(cupti_lib), "%s", cand);
-      return;
+  for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+    for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+      snprintf(cand, sizeof(cand), "%s/%s/%s", gpujit__cuda_root(), sub[i], names[k]);
+      if (access(cand, R_OK) == 0) {
+        if (!realpath(cand, cupti_lib))
+          snprintf(cupti_lib, sizeof(cupti_lib), "%s", cand);
+        return;
+      }
     }
-  }
 }
 
 /* The one search: the timing layer and the profile's injection library load the same CUPTI. */

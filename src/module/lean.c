@@ -39,6 +39,11 @@ bool gpujit__lean_applies(const gpujit_module_options *o, gpujit_output_kind out
 {
   /* a cubin needs the toolkit's ptxas; without one the build is NVRTC's whole image. With -G the
    * debug sections name every variable, so nothing could go: not worth a ptxas of its own */
+  static int said;
+  if (o->lean && output == GPUJIT_OUTPUT_CUBIN && !gpujit__ptxas_path() && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+    gpujit__log(GPUJIT_LOG_WARN, "lean modules need the toolkit's ptxas, and %s/bin/ptxas is not there (NVIDIA's pip "
+                                 "wheels ship it in nvidia-cuda-nvcc): cubins are NVRTC's own",
+                gpujit__cuda_root());
   return o->lean && !o->device_debug &&
          (output == GPUJIT_OUTPUT_PTX || (output == GPUJIT_OUTPUT_CUBIN && gpujit__ptxas_path() &&
                                          !ptxas_declined(o)));
