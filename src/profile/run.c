@@ -33,7 +33,8 @@ extern char **environ;
  * code is in (the library or an executable linking it), then in ../lib and ../lib64 of it. */
 static int find_inject(char *out, size_t size, const char *asked)
 {
-  static const char *const rel[] = {"", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu"};
+  static const char *const rel[] = {"", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu", "/../gpujit",
+                                    "/../lib/python3*/site-packages/gpujit"}; /* the wheel's, from its bin/ */
   const char *env = getenv("GPUJIT_INJECT_LIBRARY");
   Dl_info info;
   char tried[2048] = "", self[PATH_MAX];
@@ -57,8 +58,10 @@ static int find_inject(char *out, size_t size, const char *asked)
     if (!froms[f] || !realpath(froms[f], real) || !(dir = gpujit__dirname(real)))
       continue;
     for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-      char path[PATH_MAX];
-      snprintf(path, sizeof(path), "%s%s/libgpujit_inject.so", dir, rel[i]);
+      char path[PATH_MAX], pattern[PATH_MAX];
+      snprintf(pattern, sizeof(pattern), "%s%s/libgpujit_inject.so", dir, rel[i]);
+      if (!gpujit__glob_first(pattern, path, sizeof(path)))
+        snprintf(path, sizeof(path), "%s", pattern);
       if (access(path, R_OK) == 0 && realpath(path, out)) {
         free(dir);
         return 0;

@@ -158,6 +158,23 @@ def test_the_bundled_command_and_profile(tmp_path):
     assert p["totals"]["compiles"] >= 1 and p["totals"]["exit_status"] == 0
 
 
+def test_the_installed_command_is_the_binary(tmp_path):
+    """`gpujit` on PATH is the program itself, not a Python script that execs it, and it finds the
+    package's injection library and worker from the environment's bin/."""
+    exe = os.path.join(os.path.dirname(sys.executable), "gpujit")
+    if not os.path.exists(exe):
+        pytest.skip("no gpujit command beside %s (installed with --target?)" % sys.executable)
+    with open(exe, "rb") as f:
+        assert f.read(4) == b"\x7fELF"
+    j = tmp_path / "p.json"
+    subprocess.run([exe, "profile", "-q", "--no-cupti", "--json", str(j), "--", sys.executable, "-c", "pass"], check=True)
+    assert json.loads(j.read_text())["totals"]["exit_status"] == 0
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "k.cu").write_text(SRC)
+    r = subprocess.run([exe, "build", "-j", "2", "--no-cache", str(tmp_path / "proj")], capture_output=True, text=True)
+    assert r.returncode == 0 and "1 built" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
 def test_trace_analyze(tmp_path):
     t = tmp_path / "build.json"
     gpujit.build(os.path.join(EXAMPLES, "saxpy.cu"), cache=False, time_trace=t)
