@@ -162,6 +162,13 @@ int gpujit_cache_export(gpujit_cache *c, const char *path, const gpujit_cache_ex
     opts = &defaults;
   if (opts->version != GPUJIT_CACHE_EXPORT_OPTIONS_VERSION)
     return gpujit__error(GPUJIT_EVERSION, "export options version %u is not supported", opts->version);
+  { /* a name that promises another format gets none it does not promise */
+    static const char *const other[] = {".zip", ".7z", ".rar", ".cpio", ".iso", ".ar"};
+    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+      if (ends_with(path, other[i]))
+        return gpujit__error(GPUJIT_EINVAL, "%s: gpujit exports tar archives (.tar, .tar.gz or .tgz, .tar.xz, .tar.zst), "
+                                            "not %s: name the file for one of those", path, other[i] + 1);
+  }
   if ((err = gpujit__archive_need()) < 0)
     return err;
   if ((err = gpujit__entries(&list, c->dir, true)) < 0)

@@ -54,6 +54,9 @@ typedef struct cli_args {
 
 /** True when argv[i] is `name`; with `takes_value`, the value is in a->value. */
 bool cli_opt(cli_args *a, const char *name, bool takes_value);
+/** Of `names`, the one nearest `word` (at most two insertions, deletions, substitutions or
+ *  swaps away), or NULL. */
+const char *cli_nearest(const char *word, const char *const *names, size_t n);
 /** Report a usage error for the current command. */
 int cli_usage_error(cli_ctx *ctx, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /** Parse a whole non-negative integer; false on garbage. */

@@ -239,7 +239,7 @@ int cmd_server(cli_ctx *ctx, int argc, char **argv)
           printf("{\"running\": false}\n");
         else if (ctx->verbose >= 0)
           printf("no gpujit server runs for this cache (builds compile in-process)\n");
-        return EXIT_OK;
+        return EXIT_FAILURE_; /* as `systemctl status` does: scripts test for a server with it */
       }
       return cli_fail(ctx, err);
     }

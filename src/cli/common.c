@@ -35,6 +35,42 @@ bool cli_opt(cli_args *a, const char *name, bool takes_value)
   return true;
 }
 
+/* Optimal string alignment distance (Levenshtein with transpositions), bounded words. */
+static size_t distance(const char *a, const char *b)
+{
+  size_t la = strlen(a), lb = strlen(b), d[33][33];
+  if (la > 32 || lb > 32)
+    return 99;
+  for (size_t i = 0; i <= la; i++)
+    d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++)
+    d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      size_t cost = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + cost;
+      if (d[i - 1][j] + 1 < best)
+        best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best)
+        best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[la][lb];
+}
+
+const char *cli_nearest(const char *word, const char *const *names, size_t n)
+{
+  const char *best = NULL;
+  size_t bd = 3;
+  for (size_t i = 0; i < n; i++) {
+    size_t dd = distance(word, names[i]);
+    if (dd < bd)
+      bd = dd, best = names[i];
+  }
+  return best;
+}
+
 int cli_usage_error(cli_ctx *ctx, const char *cmd, const char *fmt, ...)
 {
   va_list ap;

@@ -97,5 +97,13 @@ int main(int argc, char **argv)
   for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
     if (!strcmp(argv[i], commands[k].name))
       return commands[k].fn(&ctx, argc - i, argv + i);
+  { /* the nearest command, where one is near (two edits or fewer) */
+    const char *names[sizeof(commands) / sizeof(commands[0])];
+    const char *near;
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+      names[k] = commands[k].name;
+    if ((near = cli_nearest(argv[i], names, sizeof(names) / sizeof(names[0]))) != NULL)
+      return cli_usage_error(&ctx, NULL, "unknown command '%s' (did you mean '%s'?)", argv[i], near);
+  }
   return cli_usage_error(&ctx, NULL, "unknown command '%s'", argv[i]);
 }

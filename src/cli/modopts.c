@@ -33,7 +33,8 @@ const char *const cli_module_help =
     "                       GPUJIT_REMOTE_CACHE): http(s)://HOST/PATH or redis://HOST:PORT/DB,\n"
     "                       with |layout=bazel, |timeout=MS, … (docs/cache-in-ci.md)\n"
     "  --remote-read-only   only read the remote stores (GPUJIT_REMOTE_READ_ONLY=1)\n"
-    "  --time-trace[=FILE]  write a compile-time trace (opens in ui.perfetto.dev)\n"
+    "  --time-trace[=FILE]  write a compile-time trace (opens in ui.perfetto.dev); --time-trace\n"
+    "                       FILE.json also names it\n"
     "  --json               print the result as JSON\n"
     "  -q, -v               quiet (errors only) or verbose (logs)\n";
 
@@ -94,7 +95,11 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
   } else if (cli_opt(a, "-Xnvrtc", true)) {
     ok = push(&m->xopts, a->value);
   } else if (!strcmp(arg, "--time-trace")) {
+    size_t next = a->i + 1 < a->argc ? strlen(a->argv[a->i + 1]) : 0;
     m->want_trace = true;
+    /* `--time-trace t.json`: a trace is JSON and a source never is, so the file is the trace's */
+    if (next > 5 && !strcmp(a->argv[a->i + 1] + next - 5, ".json"))
+      m->trace_arg = a->argv[++a->i];
   } else if (!strncmp(arg, "--time-trace=", 13)) {
     m->want_trace = true;
     m->trace_arg = arg + 13;

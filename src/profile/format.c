@@ -82,7 +82,8 @@ int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, 
     if (!nd)
       gpujit__buf_printf(f, "  GPU: nothing ran\n");
   } else {
-    gpujit__buf_printf(f, "  GPU: not recorded (no CUDA context, or CUPTI unavailable: see the notes)\n");
+    gpujit__buf_printf(f, "  GPU: not recorded (%s)\n", notes[0] ? "no CUDA context, or CUPTI unavailable: see the notes"
+                                                                  : "no process created a CUDA context");
   }
   if (nm) {
     gpujit__buf_printf(f, "\n  %-40s %-17s %8s %4s %10s %10s %8s %9s %10s %10s\n", "module", "origin", "compiles", "rep",
