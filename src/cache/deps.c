@@ -330,24 +330,42 @@ static int by_path(const void *a, const void *b)
 
 /* `*moved` is set when a file's identity may differ from the one recorded (an untrusted record,
  * another inode): only then can files have become one, or stopped being one. */
-static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh, bool *moved)
+/* Why a dependency no longer holds, for a miss's explanation (ninja's -d explain, ccache's log). */
+static int changed(char *why, size_t n, const gpujit__dep *e, const char *how)
+{
+  if (why && n && e->absent) { /* a directory the search passed: one of the names it looked for is there now */
+    char names[512] = "";
+    size_t k = 0;
+    for (const char *c = e->names ? e->names : ""; *c && k + 3 < sizeof(names); c++) /* "a/b/" -> "a or b" */
+      if (*c != '/')
+        names[k++] = *c;
+      else if (c[1] && k + 5 < sizeof(names))
+        memcpy(names + k, " or ", 4), k += 4;
+    names[k] = '\0';
+    snprintf(why, n, "%s now holds %s, which the include search finds first", e->path, names[0] ? names : "a header");
+  } else if (why && n)
+    snprintf(why, n, "%s %s", e->path, how);
+  return GPUJIT_ENOENT;
+}
+
+static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh, bool *moved, char *why, size_t n)
 {
   struct stat st;
   if (e->absent)
-    return group_holds(e, refresh) ? 0 : GPUJIT_ENOENT;
+    return group_holds(e, refresh) ? 0 : changed(why, n, e, "");
   if (e->nofile)
-    return stat(e->path, &st) == 0 && S_ISREG(st.st_mode) ? GPUJIT_ENOENT : 0;
+    return stat(e->path, &st) == 0 && S_ISREG(st.st_mode) ? changed(why, n, e, "is now a file (the search finds it first)") : 0;
   if (stat_in(cur, e->path, &st) != 0)
-    return GPUJIT_ENOENT;
+    return changed(why, n, e, "was removed");
   e->dev = (uint64_t)st.st_dev;
   e->ino_now = (uint64_t)st.st_ino;
   if (!e->trusted || e->ino != e->ino_now)
     *moved = true;
   if ((uint64_t)st.st_size != e->size)
-    return GPUJIT_ENOENT; /* a different size is a different content */
+    return changed(why, n, e, "changed (content: its size)"); /* a different size is a different content */
   if (e->trusted && same_stat(e, &st))
     return 0;
-  return content_matches(e, refresh) ? 0 : GPUJIT_ENOENT;
+  return content_matches(e, refresh) ? 0 : changed(why, n, e, "changed (content)");
 }
 
 /* A slice of the dependencies, checked by one thread. */
@@ -357,6 +375,7 @@ typedef struct slice {
   bool refresh, moved;
   int err;
   int *stop; /* another slice failed: the outcome is known (read and written atomically) */
+  char why[PATH_MAX + 96];
 } slice;
 
 static void *verify_slice(void *arg)
@@ -364,7 +383,7 @@ static void *verify_slice(void *arg)
   slice *s = arg;
   dir_cursor cur = {.fd = -1};
   for (size_t i = 0; i < s->count && s->err == 0 && !__atomic_load_n(s->stop, __ATOMIC_RELAXED); i++)
-    s->err = verify_one(s->items[i], &cur, &s->refresh, &s->moved);
+    s->err = verify_one(s->items[i], &cur, &s->refresh, &s->moved, s->why, sizeof(s->why));
   if (s->err)
     __atomic_store_n(s->stop, 1, __ATOMIC_RELAXED);
   if (cur.fd >= 0)
@@ -377,7 +396,9 @@ static void *verify_slice(void *arg)
 #define PER_THREAD 128
 #define MAX_THREADS 4
 
-int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
+int gpujit__deps_verify(gpujit__deps *d, bool *refresh) { return gpujit__deps_verify_why(d, refresh, NULL, 0); }
+
+int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t why_size)
 {
   gpujit__dep *few[8], **order = d->count > 8 ? malloc(d->count * sizeof(*order)) : few;
   slice parts[MAX_THREADS];
@@ -399,7 +420,7 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
     n = (size_t)cpus;
   for (size_t t = 0; t < n; t++) {
     size_t len = d->count / n + (t < d->count % n);
-    parts[t] = (slice){order + at, len, false, false, 0, &stop};
+    parts[t] = (slice){order + at, len, false, false, 0, &stop, ""};
     at += len;
   }
   for (size_t t = 1; t < n; t++)
@@ -409,8 +430,11 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
       verify_slice(&parts[t]); /* the first slice here; one whose thread did not start, too */
     else
       pthread_join(tid[t], NULL);
-    if (parts[t].err && !err)
+    if (parts[t].err && !err) {
       err = parts[t].err;
+      if (why && why_size)
+        snprintf(why, why_size, "%s", parts[t].why);
+    }
     if (err)
       __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     *refresh |= parts[t].refresh;
@@ -419,7 +443,8 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh)
   if (order != few)
     free(order);
   if (err == 0 && moved) /* every inode as recorded: the files are one file as they were */
-    err = identities_hold(d);
+    if ((err = identities_hold(d)) != 0 && why && why_size)
+      snprintf(why, why_size, "headers that were one file (a link) are not now, or the other way round");
   return err;
 }
 

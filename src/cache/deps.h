@@ -62,6 +62,8 @@ void gpujit__deps_free(gpujit__deps *d);
  * @return 0 when all hold, GPUJIT_ENOENT when one changed, GPUJIT_ENOMEM (not verified).
  */
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh);
+/** The same, saying in `why` which dependency no longer holds and how, when one does not. */
+int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t why_size);
 
 /** Add what identifies the dependencies (paths as recorded, content hashes, absent paths). */
 void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *label);

@@ -135,7 +135,7 @@ typedef struct group_memo {
   size_t n;
 } group_memo;
 
-static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo)
+static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo, char *miss, size_t miss_size)
 {
   char path[PATH_MAX], why[128];
   gpujit__deps deps;
@@ -151,7 +151,7 @@ static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo)
         gpujit__cache_damaged(c, digest, why);
       return false;
     }
-    ok = gpujit__deps_verify(&deps, &refresh) == 0;
+    ok = gpujit__deps_verify_why(&deps, &refresh, miss, miss_size) == 0;
     if (ok && refresh && c->writable)
       write_group(c, path, &deps);
     gpujit__deps_free(&deps);
@@ -163,7 +163,13 @@ static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo)
 
 int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
 {
-  char path[PATH_MAX], why[128];
+  return gpujit__manifest_find_why(c, hex, out_entry, NULL, 0);
+}
+
+int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[33], char *miss, size_t miss_size)
+{
+  char path[PATH_MAX], why[128], first[PATH_MAX + 128] = "";
+  size_t records = 0, evicted = 0;
   cJSON *j = NULL, *r;
   int err = GPUJIT_ENOENT;
   group_memo memo = {.n = 0};
@@ -172,6 +178,9 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
   if ((err = read_manifest(&j, path, why, sizeof(why))) < 0) {
     if (err == GPUJIT_ECORRUPT)
       gpujit__cache_damaged(c, hex, why);
+    if (miss && miss_size)
+      snprintf(miss, miss_size, err == GPUJIT_ECORRUPT ? "its cache record was damaged (%s)"
+                                : "never built with this source, these options and this toolkit%s", err == GPUJIT_ECORRUPT ? why : "");
     gpujit_error_clear();
     return GPUJIT_ENOENT;
   }
@@ -187,15 +196,18 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
       break;
     }
     gpujit__cache_entry_path(entry_dir, sizeof(entry_dir), c, entry->valuestring);
-    if (access(entry_dir, F_OK) != 0)
+    records++;
+    if (access(entry_dir, F_OK) != 0) {
+      evicted++;
       continue; /* evicted or cleared: not worth checking what it depends on */
-    if (cJSON_IsString(shared) && !group_holds(c, shared->valuestring, &memo))
+    }
+    if (cJSON_IsString(shared) && !group_holds(c, shared->valuestring, &memo, first[0] ? NULL : first, sizeof(first)))
       continue;
     if (gpujit__deps_from_json(&deps, cJSON_GetObjectItemCaseSensitive(r, "deps"), gpujit__cache_base(c)) < 0) {
       gpujit__cache_damaged(c, hex, "manifest dependencies do not parse");
       break;
     }
-    ok = gpujit__deps_verify(&deps, &refresh) == 0;
+    ok = gpujit__deps_verify_why(&deps, &refresh, first[0] ? NULL : first, sizeof(first)) == 0;
     if (ok && refresh && c->writable) {
       /* Matched by content, not by stat (a touch, a checkout): keep the new stat. */
       cJSON *n = gpujit__deps_to_json(&deps);
@@ -212,6 +224,14 @@ int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
     }
   }
   cJSON_Delete(j);
+  if (err != 0 && miss && miss_size) { /* the first record's reason: the build most like this one */
+    if (first[0])
+      snprintf(miss, miss_size, "%s%s", first, records > 1 ? " (and the other builds on record differ too)" : "");
+    else if (records && evicted == records)
+      snprintf(miss, miss_size, "built before, but its cache entry was evicted or cleared");
+    else
+      snprintf(miss, miss_size, "never built with this source, these options and this toolkit");
+  }
   gpujit_error_clear();
   return err;
 }

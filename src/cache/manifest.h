@@ -22,6 +22,9 @@
  * @return 0, or GPUJIT_ENOENT (no manifest, none holds, or a damaged manifest: logged, counted).
  */
 int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33]);
+/** The same, saying in `miss` why nothing matched: never built with these inputs (source,
+ *  options, toolkit: the request key), which recorded header changed and how, or evicted. */
+int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[33], char *miss, size_t miss_size);
 
 /** Something that watches the files of shared groups (the build server) and may vouch that one
  *  holds now: `held` true only when it can say so for certain; false leaves the check here. */

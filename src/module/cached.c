@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -38,7 +39,17 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
   if (err < 0)
     return err;
   gpujit__stage_begin(&stage, opts->trace, "cache lookup");
-  err = gpujit__manifest_find(opts->cache, miss->request.hex, entry.hex);
+  {
+    char why[PATH_MAX + 160] = "";
+    err = gpujit__manifest_find_why(opts->cache, miss->request.hex, entry.hex, why, sizeof(why));
+    /* -v: why it missed, as ninja -d explain says why it rebuilt; once per request and thread
+     * (a build looks up again under its lock) */
+    static __thread char said[33];
+    if (err != 0 && why[0] && strcmp(said, miss->request.hex) != 0) {
+      gpujit__log(GPUJIT_LOG_INFO, "%s: cache miss: %s", m->name, why);
+      snprintf(said, sizeof(said), "%s", miss->request.hex);
+    }
+  }
   if (err == 0) {
     snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
     /* a traced hit replays the profile its entry recorded: read with the entry */
