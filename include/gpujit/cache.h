@@ -129,6 +129,10 @@ GPUJIT_API int gpujit_cache_sources(gpujit_cache *cache, const char *key, gpujit
  *  processes' temp files. */
 GPUJIT_API int gpujit_cache_clear(gpujit_cache *cache, uint64_t *removed);
 
+/** Zero the counters (hits, misses, stores, corrupt, time saved; the remote stores' too) and
+ *  keep every entry — ccache's -z, to measure one CI run. @return 0, GPUJIT_EINVAL, GPUJIT_EIO. */
+GPUJIT_API int gpujit_cache_zero_stats(gpujit_cache *cache);
+
 /**
  * Remove least recently used entries until the cache holds at most `max_bytes` (0: no size
  * limit), and every entry unused for more than `older_than_s` seconds (0: no age limit).

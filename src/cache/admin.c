@@ -126,13 +126,23 @@ int gpujit_cache_clear(gpujit_cache *c, uint64_t *removed)
       return err;
     mkdir(p, 0700); /* the layout stays as a new cache has it */
   }
+  if ((err = gpujit_cache_zero_stats(c)) < 0)
+    return err;
+  if (removed)
+    *removed = n;
+  return 0;
+}
+
+int gpujit_cache_zero_stats(gpujit_cache *c)
+{
+  char p[PATH_MAX];
+  if (!c)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_zero_stats: NULL cache");
   for (size_t i = 0; i < 2; i++) {
     snprintf(p, sizeof(p), "%s/%s", c->dir, i ? "remote_stats" : "stats");
     if (unlink(p) < 0 && errno != ENOENT)
       return gpujit__error(GPUJIT_EIO, "%s: %s", p, strerror(errno));
   }
-  if (removed)
-    *removed = n;
   return 0;
 }
 

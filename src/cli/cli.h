@@ -122,6 +122,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv);
 int cmd_ncu(cli_ctx *ctx, int argc, char **argv);
 int cmd_server(cli_ctx *ctx, int argc, char **argv);
 int cmd_profile(cli_ctx *ctx, int argc, char **argv);
+int cmd_env(cli_ctx *ctx, int argc, char **argv);
 
 /* The build server on demand: `gpujit server run` started detached (`wait`: until it listens; returns its pid, or -1 and why). */
 /* The server for these options: 1 runs and takes our builds, 0 runs but is stale, -1 none. */

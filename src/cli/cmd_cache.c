@@ -18,7 +18,9 @@ static void cache_help(void)
          "  ls                         list entries, most recently used first\n"
          "  show KEY                   print an entry's metadata (KEY: 4+ hex digits)\n"
          "  source KEY [--extract DIR] print the dumped sources, or copy them under DIR\n"
-         "  stats                      entries, bytes, hits, misses, corrupt, time saved, limit\n"
+         "  stats                      entries, bytes, hits, misses, hit rate, corrupt, time saved,\n"
+         "                             limit\n"
+         "  zero                       zero the counters, keep the entries (to measure one run)\n"
          "  limit [SIZE|none]          show or set the size limit kept in the cache (SIZE: 500M,\n"
          "                             2G); $GPUJIT_CACHE_MAX_SIZE overrides it. Past the limit,\n"
          "                             a store evicts least recently used entries to 90 %% of it\n"
@@ -354,6 +356,10 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
       cJSON_AddNumberToObject(o, "bytes", (double)st.bytes);
       cJSON_AddNumberToObject(o, "hits", (double)st.hits);
       cJSON_AddNumberToObject(o, "misses", (double)st.misses);
+      if (st.hits + st.misses)
+        cJSON_AddNumberToObject(o, "hit_rate", (double)st.hits / (double)(st.hits + st.misses));
+      else
+        cJSON_AddNullToObject(o, "hit_rate");
       cJSON_AddNumberToObject(o, "stores", (double)st.stores);
       cJSON_AddNumberToObject(o, "corrupt", (double)st.corrupt);
       cJSON_AddNumberToObject(o, "compile_ms_saved", st.compile_ms_saved);
@@ -375,6 +381,11 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
              gpujit_cache_path(cache), (unsigned long long)st.entries, cli_size(sz, sizeof(sz), (double)st.bytes),
              (unsigned long long)st.hits, (unsigned long long)st.misses, (unsigned long long)st.stores,
              (unsigned long long)st.corrupt, st.compile_ms_saved);
+      if (st.hits + st.misses)
+        printf("hit rate  %.1f %% (%llu of %llu lookups)\n", 100.0 * (double)st.hits / (double)(st.hits + st.misses),
+               (unsigned long long)st.hits, (unsigned long long)(st.hits + st.misses));
+      else
+        printf("hit rate  - (no lookups since the counters were zeroed)\n");
       printf("limit     %s\n", limit ? cli_size(lim, sizeof(lim), (double)limit) : "none");
       if (gpujit_cache_remote_stats_get(cache, &rs) == 0 && (rs.hits || rs.misses || rs.errors || rs.bytes_out)) {
         char in[32], out[32];
@@ -384,6 +395,13 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
                rs.compile_ms_saved);
       }
     }
+  } else if (!strcmp(verb, "zero")) {
+    if ((err = gpujit_cache_zero_stats(cache)) < 0)
+      rc = cli_fail(ctx, err);
+    else if (json)
+      printf("{\"zeroed\": true}\n");
+    else if (ctx->verbose >= 0)
+      printf("counters zeroed (entries kept)\n");
   } else if (!strcmp(verb, "clear")) {
     uint64_t n = 0;
     if ((err = gpujit_cache_clear(cache, &n)) < 0) {
@@ -440,7 +458,11 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
         rc = EXIT_INPUT;
     }
   } else {
-    rc = cli_usage_error(ctx, "cache", "unknown command '%s'", verb);
+    static const char *const verbs[] = {"path", "ls", "show", "source", "stats", "zero", "limit",
+                                        "clear", "prune", "verify", "export", "import"};
+    const char *near = cli_nearest(verb, verbs, sizeof(verbs) / sizeof(verbs[0]));
+    rc = near ? cli_usage_error(ctx, "cache", "unknown command '%s' (did you mean '%s'?)", verb, near)
+              : cli_usage_error(ctx, "cache", "unknown command '%s'", verb);
   }
   gpujit_cache_free(cache);
   return rc;

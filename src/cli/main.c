@@ -11,11 +11,13 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv);
 static const cli_command commands[] = {
     {"build", cmd_build, "compile CUDA C modules with NVRTC (and nvJitLink)"},
     {"run", cmd_run, "build, load and run kernels; report compile against execute cost"},
-    {"cache", cmd_cache, "inspect and maintain the kernel cache (ls, show, source, stats, clear, prune, verify)"},
+    {"cache", cmd_cache, "the kernel cache: path, ls, show, source, stats, zero, limit, clear, prune, verify, export,\n"
+                         "             import"},
     {"ncu", cmd_ncu, "Nsight Compute helpers (ncu hotspots: per-line table from --page source CSV)"},
     {"trace", cmd_trace, "analyze and compare compile-time traces (trace analyze, trace diff)"},
     {"server", cmd_server, "a warm build server: NVRTC and precompiled headers kept between calls (start, stop, status)"},
     {"profile", cmd_profile, "run any CUDA program and report its JIT compiles and module loads against its GPU time"},
+    {"env", cmd_env, "every environment setting gpujit reads, what it does, and its value now"},
     {"version", cmd_version, "print gpujit, NVRTC and nvJitLink versions"},
     {"help", cmd_help, "show this help"},
 };
