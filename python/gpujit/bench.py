@@ -85,8 +85,8 @@ def benchmark(fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, *, 
 
 def _name_of(fn) -> str:
     """A benchmark's line is named after what it times: a kernel as it was asked for
-    ("scale<float>", a symbol demangled), a function by its name."""
+    ("scale<float>", a symbol demangled), a function by its name (as cupyx names it)."""
     kernel = getattr(fn, "name", None)
     if isinstance(kernel, str) and kernel:
         return _gpujit.demangle(kernel) if kernel.startswith("_Z") else kernel
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return getattr(fn, "__name__", None) or type(fn).__name__  # cupyx's: the function's own name

@@ -104,7 +104,8 @@ def _profiled(tmp_path, source, *args):
 
 
 def test_numba_cuda_compile_under_the_profile(tmp_path):
-    pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install 'numba-cuda[cu13]')")
+    # NVIDIA's numba-cuda (the adapter's reference); Numba's own deprecated numba.cuda is not verified
+    pytest.importorskip("numba_cuda", reason="numba-cuda is not installed (pip install 'numba-cuda[cu13]')")
     p, own = _profiled(tmp_path, NUMBA)
     units = [c for c in p["compiles"] if c["kind"] == "numba"]
     assert [u["name"] for u in units] == ["gj_twice(array(float32, 1d, A), array(float32, 1d, A))"]

@@ -126,7 +126,7 @@ def test_names_people_can_read():
     def saxpy_step():
         pass
     assert _name_of(K()) == "void scale<float>(float*, float, int)"
-    assert _name_of(saxpy_step) == "test_names_people_can_read.<locals>.saxpy_step"
+    assert _name_of(saxpy_step) == "saxpy_step"  # as cupyx.profiler.benchmark names it
 
 
 def test_errors_are_the_builtin_exceptions_users_catch(tmp_path):
