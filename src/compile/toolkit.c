@@ -39,12 +39,12 @@ static pthread_once_t pip_once = PTHREAD_ONCE_INIT;
  * lib/pythonX.Y/site-packages), as CuPy and cuda.core find the same wheels. */
 static bool pip_candidate(const char *site)
 {
-  static const char *const majors[] = {"cu" GPUJIT__STR(GPUJIT_CUDA_MAJOR), "cu13", "cu12"};
+  static const char *const majors[] = {GPUJIT__STR(GPUJIT_CUDA_MAJOR), "13", "12"};
   for (size_t i = 0; i < sizeof(majors) / sizeof(majors[0]); i++) {
     char lib[PATH_MAX + 64];
-    snprintf(lib, sizeof(lib), "%s/nvidia/%s/lib/libnvrtc.so.%s", site, majors[i], majors[i] + 2);
+    snprintf(lib, sizeof(lib), "%s/nvidia/cu%s/lib/libnvrtc.so.%s", site, majors[i], majors[i]);
     if (access(lib, R_OK) == 0) {
-      snprintf(pip_root, sizeof(pip_root), "%s/nvidia/%s", site, majors[i]);
+      snprintf(pip_root, sizeof(pip_root), "%s/nvidia/cu%s", site, majors[i]);
       return true;
     }
   }
