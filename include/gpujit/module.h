@@ -59,8 +59,8 @@ typedef enum gpujit_pch_status {
 /** Compile options. Initialise with GPUJIT_MODULE_OPTIONS_INIT or gpujit_module_options_init(). */
 typedef struct gpujit_module_options {
   unsigned int version;
-  /** "sm_90", "sm_90a", "compute_90", … NULL: the GPU's arch when a driver and device are
-   *  present, else $GPUJIT_ARCH, else GPUJIT_DEFAULT_ARCH. */
+  /** "sm_90", "sm_90a", "compute_90", … NULL: $GPUJIT_ARCH, else the GPU's arch when a
+   *  driver and device are present, else GPUJIT_DEFAULT_ARCH. */
   const char *arch;
   gpujit_output_kind output;
   const char *const *include_dirs;
@@ -113,7 +113,7 @@ GPUJIT_API int gpujit_module_options_init(gpujit_module_options *opts, unsigned 
 GPUJIT_API int gpujit_module_options_validate(const gpujit_module_options *opts);
 
 /**
- * The arch a NULL `arch` resolves to right now (GPU, $GPUJIT_ARCH, or the default).
+ * The arch a NULL `arch` resolves to right now ($GPUJIT_ARCH, else the GPU's, else the default).
  * @return static or thread-local storage, valid until the next call on this thread.
  */
 GPUJIT_API const char *gpujit_default_arch(void);

@@ -49,15 +49,17 @@ class BenchmarkResult:
         return "<gpujit.BenchmarkResult %s>" % self.to_str()
 
 
-def benchmark(fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, *, n_repeat: Optional[int] = None,
-              n_warmup: int = 10, max_noise: float = 0.005, min_time: float = 0.5, timeout: float = 15.0,
-              l2_flush: bool = False, devices: Optional[Sequence[int]] = None,
-              name: Optional[str] = None) -> BenchmarkResult:
+def benchmark(fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, n_repeat: Optional[int] = None, *,
+              name: Optional[str] = None, n_warmup: int = 10, max_duration: Optional[float] = None,
+              devices: Optional[Sequence[int]] = None, max_noise: float = 0.005, min_time: float = 0.5,
+              timeout: float = 15.0, l2_flush: bool = False) -> BenchmarkResult:
     """Time ``fn(*args, **kwargs)``: ``n_warmup`` untimed calls, then samples, each bracketed by a
     CUDA event pair on every device in ``devices`` (default: the current one) on CUDA's legacy
     default stream — where CuPy and PyTorch work unless told otherwise — and by the host clock.
 
-    ``n_repeat``: exactly that many samples (as cupyx does). Without it, sampling stops once the
+    Called as cupyx's ``benchmark(func, args, kwargs, n_repeat, name=, n_warmup=, max_duration=,
+    devices=)`` is, code written for it runs unchanged. ``n_repeat``: that many samples (as cupyx
+    does), fewer when ``max_duration`` seconds have passed first. Without it, sampling stops once the
     GPU times' noise (1.4826·MAD/median) falls under ``max_noise`` after at least 10 samples and
     ``min_time`` seconds, or at ``timeout``. ``l2_flush``: overwrite the L2 cache before each
     sample (cold timings; the flush is not timed). An exception in ``fn`` propagates."""
@@ -67,6 +69,8 @@ def benchmark(fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, *, 
         raise TypeError("args must be a tuple")
     if n_repeat is not None and (not isinstance(n_repeat, int) or n_repeat < 1):
         raise ValueError("n_repeat must be a positive int")
+    if max_duration is not None and not max_duration > 0:
+        raise ValueError("max_duration must be a positive number of seconds")
     if not isinstance(n_warmup, int) or n_warmup < 0:
         raise ValueError("n_warmup must be 0 or more")
     if not max_noise > 0:
@@ -74,10 +78,11 @@ def benchmark(fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, *, 
     if devices is None:
         devices = [_gpujit.current_device()]
     devices = [int(d) for d in devices]
-    if n_repeat is not None:
-        spec = (n_repeat, n_repeat, 0.0, 0.0)
+    if n_repeat is not None:  # cupyx: n_repeat samples, or as many as max_duration allows
+        spec = (n_repeat, n_repeat, 0.0, 0.0 if max_duration is None or max_duration == float("inf")
+                else float(max_duration))
     else:
-        spec = (10, 100000, float(min_time), float(timeout))
+        spec = (10, 100000, float(min_time), float(timeout if max_duration is None else min(timeout, max_duration)))
     d = _gpujit.benchmark(fn, args, kwargs, devices, n_warmup, spec[0], spec[1], spec[2], spec[3],
                           float(max_noise), bool(l2_flush))
     return BenchmarkResult(name or _name_of(fn), d)

@@ -93,7 +93,7 @@ def build(path: Optional[Union[str, os.PathLike]] = None, *, source: Optional[st
     "module.cu") in diagnostics; its quote includes resolve in the working directory. One of the
     two, never a guess: text given as the path is refused with a TypeError saying to pass
     ``source=``. ``arch``: "sm_90", "compute_90", …
-    (default: the GPU's, else $GPUJIT_ARCH, else sm_90). ``options``: NVRTC options passed through.
+    (default: $GPUJIT_ARCH, else the GPU's, else sm_90). ``options``: NVRTC options passed through.
     ``defines``: {"N": 4} or ["N=4"] (a key is a macro name; True and False define 1 and 0, None
     no value). ``name_expressions``: template kernels to instantiate ("scale<float>"), looked up
     with ``Module.kernel``. ``cache``: True (the default cache), False,

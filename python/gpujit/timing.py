@@ -142,7 +142,8 @@ class ScopedTimer:
     """Time a block: ``with gpujit.ScopedTimer("step"): ...``.
 
     ``print``: print "<name> took <ms> ms" at exit (indented by nesting). ``synchronize``: wait
-    for the GPU at entry and exit so ``elapsed`` holds the GPU work issued inside. ``nvtx``: an NVTX
+    for the GPU at entry and exit so ``elapsed`` holds the GPU work issued inside. ``nvtx`` (or
+    Warp's ``use_nvtx``): an NVTX
     range named ``name`` (``color``: an ARGB int, (r, g, b) or a name) for Nsight Systems.
     ``cuda_filter``: also record each GPU activity (TIMING_KERNEL | TIMING_MEMCPY | ...), by
     ``timer`` ("events": gpujit's own work; "cupti": every framework's, on every device), kept in
@@ -155,11 +156,12 @@ class ScopedTimer:
     def __init__(self, name: str, active: bool = True, print: bool = True, detailed: bool = False,
                  dict: Optional[dict] = None, nvtx: bool = False, color=None, synchronize: bool = False,
                  cuda_filter: int = 0, report_func: Optional[Callable[[List[TimingResult], str], None]] = None,
-                 timer: str = "events"):
+                 timer: str = "events", use_nvtx: Optional[bool] = None):
         if detailed:
             raise ValueError("detailed (cProfile) timing is not supported; use gpujit.profile for compile costs")
         self.name, self.active, self.print, self.dict = name, active, print, dict
-        self.nvtx, self.color, self.synchronize = nvtx, _argb(color), synchronize
+        self.nvtx = nvtx if use_nvtx is None else bool(use_nvtx)  # use_nvtx: Warp's name for it
+        self.color, self.synchronize = _argb(color), synchronize
         self.cuda_filter, self.report_func, self.timer = cuda_filter, report_func, timer
         self.elapsed = 0.0
         self.timing_results: List[TimingResult] = []

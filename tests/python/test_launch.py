@@ -135,3 +135,16 @@ def test_benchmark_line_is_cupyx_format():
         gpujit.benchmark(lambda: None, n_repeat=0)
     with pytest.raises(TypeError, match="args must be a tuple"):
         gpujit.benchmark(lambda x: None, [1])
+    # code written for cupyx.profiler.benchmark runs unchanged: (func, args, kwargs, n_repeat, *,
+    # name, n_warmup, max_duration, devices)
+    import inspect
+    params = inspect.signature(gpujit.benchmark).parameters
+    assert list(params)[:4] == ["fn", "args", "kwargs", "n_repeat"]
+    assert params["n_repeat"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert {"name", "n_warmup", "max_duration", "devices"} <= set(params)
+    with pytest.raises(ValueError, match="n_repeat must be a positive int"):
+        gpujit.benchmark(lambda: None, (), {}, 0)  # n_repeat given positionally, as cupyx takes it
+    with pytest.raises(ValueError, match="max_duration must be a positive"):
+        gpujit.benchmark(lambda: None, (), {}, 10, max_duration=0)
+    # Warp's ScopedTimer spelling
+    assert gpujit.ScopedTimer("w", use_nvtx=True).nvtx is True and gpujit.ScopedTimer("w").nvtx is False
