@@ -191,6 +191,16 @@ int cli_build_project(cli_ctx *ctx, cli_module_args *ma, const cli_project_args 
       snprintf(out, sizeof(out), "%s/%s", pa->out_dir, slash ? slash + 1 : base);
     else if (pa->out_dir)
       snprintf(out, sizeof(out), "%s", pa->out_dir);
+    { /* a directory that says what its modules are (DIR/modules.json) is built as it says, as
+       * make reads a Makefile: files that belong together (an LTO module) stay one module */
+      char manifest[8192];
+      struct stat st;
+      snprintf(manifest, sizeof(manifest), "%s/modules.json", base);
+      if (stat(manifest, &st) == 0 && S_ISREG(st.st_mode)) {
+        err = gpujit_project_add_manifest(p, manifest, pa->out_dir ? out : NULL, &ma->opts, ext);
+        continue;
+      }
+    }
     err = gpujit_project_add_dir(p, d, pa->out_dir ? out : NULL, &ma->opts, ext);
   }
   if (err < 0) {
