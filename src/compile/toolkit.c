@@ -51,12 +51,17 @@ static bool pip_candidate(const char *site)
   return false;
 }
 
+static bool has_nvrtc(const char *root);
+
+/* Only where the built-in root holds no NVRTC (looked at once, with the pip wheels). */
 static void find_pip_root(void)
 {
   Dl_info info;
   char self[PATH_MAX], real[PATH_MAX];
   const char *from[2] = {NULL, NULL};
   ssize_t n;
+  if (has_nvrtc(GPUJIT_CUDA_ROOT))
+    return;
   if (dladdr((void *)find_pip_root, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
     from[0] = info.dli_fname;
   if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0)
@@ -102,8 +107,8 @@ const char *gpujit__cuda_root(void)
   char real[PATH_MAX];
   if (!env || !*env)
     env = getenv("CUDA_HOME");
-  if ((!env || !*env) && !has_nvrtc(GPUJIT_CUDA_ROOT)) { /* none asked for, none installed: */
-    pthread_once(&pip_once, find_pip_root);               /* NVIDIA's pip wheels beside gpujit */
+  if (!env || !*env) { /* none asked for: the built-in root, else NVIDIA's pip wheels beside gpujit */
+    pthread_once(&pip_once, find_pip_root); /* looked for once: every build asks for the root */
     env = pip_root[0] ? pip_root : NULL;
   }
   named = env && *env ? env : GPUJIT_CUDA_ROOT;

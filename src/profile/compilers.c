@@ -28,11 +28,16 @@ static bool inside(const pf_compile *c, const pf_compile *d)
 
 void gpujit__profile_nest(gpujit_profile *p)
 {
+  size_t *holders = malloc(p->compiles.n * sizeof(*holders) + 1), nh = 0; /* units and tools: few */
+  for (size_t k = 0; holders && k < p->compiles.n; k++)
+    if (p->compiles.v[k].unit || p->compiles.v[k].tool)
+      holders[nh++] = k;
   for (size_t i = 0; i < p->compiles.n; i++) {
     pf_compile *c = &p->compiles.v[i];
     uint64_t own = c->t1 - c->t0, best = UINT64_MAX;
     c->parent = -1;
-    for (size_t k = 0; k < p->compiles.n; k++) {
+    for (size_t h = 0; h < nh; h++) {
+      size_t k = holders[h];
       const pf_compile *d = &p->compiles.v[k];
       uint64_t span = d->t1 - d->t0;
       /* the innermost container, longer than c (of equal spans, the earlier record): no cycles */
@@ -42,6 +47,7 @@ void gpujit__profile_nest(gpujit_profile *p)
       }
     }
   }
+  free(holders);
 }
 
 const pf_compile *gpujit__profile_top(const gpujit_profile *p, const pf_compile *c)

@@ -239,13 +239,19 @@ static bool benchmarks(const pf_compile *c)
  * not the program's GPU time: taken out of their rows' launches and GPU time, counted apart. */
 static int autotuning(gpujit_profile *p)
 {
-  for (size_t i = 0; i < p->ops.n; i++) {
+  size_t *bench = malloc(p->compiles.n * sizeof(*bench) + 1), nb = 0; /* the compiles that benchmark */
+  if (!bench)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  for (size_t k = 0; k < p->compiles.n; k++)
+    if (p->compiles.v[k].unit && p->compiles.v[k].parent < 0 && benchmarks(&p->compiles.v[k]))
+      bench[nb++] = k;
+  for (size_t i = 0; nb && i < p->ops.n; i++) {
     const pf_op *o = &p->ops.v[i];
     bool during = false;
     int r;
-    for (size_t k = 0; k < p->compiles.n && !during; k++) {
-      const pf_compile *c = &p->compiles.v[k];
-      during = c->unit && c->parent < 0 && benchmarks(c) && c->pid == o->pid && o->s >= c->t0 && o->e <= c->t1;
+    for (size_t b = 0; b < nb && !during; b++) {
+      const pf_compile *c = &p->compiles.v[bench[b]];
+      during = c->pid == o->pid && o->s >= c->t0 && o->e <= c->t1;
     }
     if (!during || o->kind != 'k' || (r = row_of_handle(p, o->pid, o->handle)) < 0 || !p->rows[r].launches)
       continue;
@@ -257,6 +263,7 @@ static int autotuning(gpujit_profile *p)
       p->rows[r].gpu_ms = 0;
     p->totals.launches--;
   }
+  free(bench);
   return 0;
 }
 
