@@ -231,8 +231,13 @@ GPUJIT_API const char *gpujit_profile_notes(const gpujit_profile *p);
  */
 GPUJIT_API int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, char **out);
 
-/** The whole profile as JSON: each table of gpujit_profile_fields() under its name, then "notes"
- *  (a list of lines). @param out receives the text (caller frees with gpujit_free()). */
+/** The version of the profile's JSON ("format": "gpujit-profile"): raised when a key changes
+ *  meaning or goes away (new keys may come within a version). docs/json.md. */
+#define GPUJIT_PROFILE_JSON_VERSION 1
+
+/** The whole profile as JSON: "format" ("gpujit-profile") and "version" first, then each table
+ *  of gpujit_profile_fields() under its name, then "notes" (a list of lines).
+ *  @param out receives the text (caller frees with gpujit_free()). */
 GPUJIT_API int gpujit_profile_json(const gpujit_profile *p, char **out);
 
 /** Write a Trace Event Format file (Perfetto, chrome://tracing, `gpujit trace analyze`): a track

@@ -8,8 +8,9 @@ from . import _args, _gpujit
 
 
 def stats(directory: Optional[Union[str, os.PathLike]] = None) -> dict:
-    """The cache's counters: path, entries, bytes (disk use, what the size limit counts), hits,
-    misses, stores, corrupt, compile_ms_saved, limit (0: none). ``directory``: default cache
+    """The cache's counters, with the keys of ``gpujit cache stats --json``: path, entries, bytes
+    (disk use, what the size limit counts), hits, misses, hit_rate (None before any lookup),
+    stores, corrupt, compile_ms_saved, limit_bytes (0: none). ``directory``: default cache
     ($GPUJIT_CACHE_DIR, else ~/.cache/gpujit)."""
     return _gpujit.cache_stats(None if directory is None else os.fspath(directory))
 
@@ -27,14 +28,14 @@ def _dir(directory):
 
 def limit(size: Optional[Union[str, int]] = None, directory: Optional[Union[str, os.PathLike]] = None) -> dict:
     """The cache's size limit on disk use: with ``size`` ("2G", "500M", a byte count, or "none"),
-    keep it as the cache's setting and evict down to it now. Returns ``{"bytes", "source"}``
-    (0 bytes: no limit; source: where the limit came from)."""
+    keep it as the cache's setting and evict down to it now. Returns ``{"limit_bytes", "source"}``
+    as ``gpujit cache limit --json`` does (0: no limit; source: where the limit came from)."""
     if size is not None and not isinstance(size, (str, int)):
         raise TypeError("size must be a str such as '2G' or a byte count, not %s" % type(size).__name__)
     if isinstance(size, int) and (isinstance(size, bool) or size < 0):
         raise ValueError("size must be a byte count >= 0, not %r" % size)
     b, source = _gpujit.cache_limit(_dir(directory), None if size is None else str(size))
-    return {"bytes": b, "source": source}
+    return {"limit_bytes": b, "source": source}
 
 
 def export(path: Union[str, os.PathLike], *, used_since: float = 0.0,

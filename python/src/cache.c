@@ -47,11 +47,14 @@ static PyObject *cache_stats(PyObject *self, PyObject *args)
     gpujit_cache_free(cache);
     return gpujit_py_raise(err);
   }
-  d = Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:K}", "path", gpujit_cache_path(cache), "entries",
+  /* the keys and meaning of `gpujit cache stats --json` (docs/json.md), hit_rate None before a lookup */
+  d = Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:N,s:K,s:K,s:d,s:K}", "path", gpujit_cache_path(cache), "entries",
                     (unsigned long long)s.entries, "bytes", (unsigned long long)s.bytes, "hits",
-                    (unsigned long long)s.hits, "misses", (unsigned long long)s.misses, "stores",
-                    (unsigned long long)s.stores, "corrupt", (unsigned long long)s.corrupt, "compile_ms_saved",
-                    s.compile_ms_saved, "limit", (unsigned long long)limit);
+                    (unsigned long long)s.hits, "misses", (unsigned long long)s.misses, "hit_rate",
+                    s.hits + s.misses ? PyFloat_FromDouble((double)s.hits / (double)(s.hits + s.misses))
+                                      : (Py_INCREF(Py_None), Py_None),
+                    "stores", (unsigned long long)s.stores, "corrupt", (unsigned long long)s.corrupt,
+                    "compile_ms_saved", s.compile_ms_saved, "limit_bytes", (unsigned long long)limit);
   gpujit_cache_free(cache);
   return d;
 }

@@ -33,17 +33,6 @@ static void clear_line(view *v)
   }
 }
 
-static const char *status_name(const view *v, gpujit_project_status s)
-{
-  switch (s) {
-  case GPUJIT_PROJECT_HIT: return "hit";
-  case GPUJIT_PROJECT_BUILT: return v->cached ? "miss" : "uncached";
-  case GPUJIT_PROJECT_FAILED: return "error";
-  case GPUJIT_PROJECT_CANCELLED: return "cancelled";
-  default: return "pending";
-  }
-}
-
 static void on_module(void *user, const gpujit_project_result *r)
 {
   view *v = user;
@@ -85,52 +74,34 @@ static void on_progress(void *user, const gpujit_project_progress *p)
   v->line_shown = true;
 }
 
-static void print_json(const view *v, const gpujit_project *p, const char *trace_path)
+static int emit_json(cli_ctx *ctx, const view *v, const gpujit_project *p, const char *trace_path, const char *file)
 {
-  cJSON *root = cJSON_CreateObject(), *mods = cJSON_AddArrayToObject(root, "modules"), *s;
+  cJSON *mods = cJSON_CreateArray();
   gpujit_project_summary sum;
-  char *text;
-  for (size_t i = 0; i < gpujit_project_count(p); i++) {
+  cli_build_summary s = {0};
+  for (size_t i = 0; mods && i < gpujit_project_count(p); i++) {
     const gpujit_project_result *r = gpujit_project_result_get(p, i);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "name", r->name);
-    if (r->output)
-      cJSON_AddStringToObject(j, "output", r->output);
-    cJSON_AddStringToObject(j, "status", status_name(v, r->status));
-    cJSON_AddNumberToObject(j, "compile_ms", r->compile_ms);
-    cJSON_AddNumberToObject(j, "wall_ms", r->wall_ms);
-    cJSON_AddNumberToObject(j, "start_ms", r->start_ms);
-    cJSON_AddNumberToObject(j, "worker", r->worker);
-    cJSON_AddStringToObject(j, "pch", gpujit_pch_status_name(r->pch));
-    if (*r->pch_reason)
-      cJSON_AddStringToObject(j, "pch_reason", r->pch_reason);
-    if (r->error) {
-      cJSON_AddStringToObject(j, "error", gpujit_error_name(r->error));
-      cJSON_AddStringToObject(j, "message", r->message);
-      cJSON_AddStringToObject(j, "log", r->log);
-    }
-    cJSON_AddItemToArray(mods, j);
+    cli_build_row row = {0};
+    row.name = r->name;
+    row.output = r->output;
+    row.status = r->status == GPUJIT_PROJECT_HIT      ? "hit"
+                 : r->status == GPUJIT_PROJECT_BUILT  ? "built"
+                 : r->status == GPUJIT_PROJECT_FAILED ? "failed"
+                                                      : "cancelled";
+    row.cached = v->cached;
+    row.module = r->module;
+    row.compile_ms = r->compile_ms, row.total_ms = r->wall_ms, row.start_ms = r->start_ms;
+    row.worker = r->worker;
+    row.pch = r->pch, row.pch_reason = r->pch_reason;
+    row.error = r->error, row.message = r->message, row.log = r->log;
+    cJSON_AddItemToArray(mods, cli_build_record(&row));
   }
   gpujit_project_summary_get(p, &sum);
-  s = cJSON_AddObjectToObject(root, "summary");
-  cJSON_AddNumberToObject(s, "modules", (double)sum.modules);
-  cJSON_AddNumberToObject(s, "hits", (double)sum.hits);
-  cJSON_AddNumberToObject(s, "built", (double)sum.built);
-  cJSON_AddNumberToObject(s, "failed", (double)sum.failed);
-  cJSON_AddNumberToObject(s, "cancelled", (double)sum.cancelled);
-  cJSON_AddNumberToObject(s, "workers", sum.workers);
-  cJSON_AddNumberToObject(s, "served", (double)v->served);
-  cJSON_AddNumberToObject(s, "wall_ms", sum.wall_ms);
-  cJSON_AddNumberToObject(s, "compile_ms", sum.compile_ms);
-  cJSON_AddNumberToObject(s, "critical_ms", sum.critical_ms);
-  cJSON_AddNumberToObject(s, "pch_created", (double)sum.pch_created);
-  cJSON_AddNumberToObject(s, "pch_used", (double)sum.pch_used);
-  if (trace_path)
-    cJSON_AddStringToObject(s, "trace", trace_path);
-  text = cJSON_Print(root);
-  printf("%s\n", text);
-  free(text);
-  cJSON_Delete(root);
+  s.modules = sum.modules, s.hits = sum.hits, s.built = sum.built, s.failed = sum.failed;
+  s.cancelled = sum.cancelled, s.workers = sum.workers, s.served = v->served;
+  s.wall_ms = sum.wall_ms, s.compile_ms = sum.compile_ms, s.critical_ms = sum.critical_ms;
+  s.pch_created = sum.pch_created, s.pch_used = sum.pch_used, s.trace = trace_path;
+  return cli_json_emit(ctx, cli_build_document(mods, &s), "gpujit-build", file);
 }
 
 static void print_summary(view *v, const gpujit_project *p, const char *trace_path)
@@ -235,9 +206,10 @@ int cli_build_project(cli_ctx *ctx, cli_module_args *ma, const cli_project_args 
     if ((terr = gpujit_trace_write(ma->trace, trace_path)) < 0)
       rc = cli_fail(ctx, terr);
   }
-  if (ma->json)
-    print_json(&v, p, ma->trace ? trace_path : NULL);
-  else
+  if (ma->json) {
+    int jrc = emit_json(ctx, &v, p, ma->trace ? trace_path : NULL, ma->json_file);
+    rc = rc == EXIT_OK ? jrc : rc;
+  } else
     print_summary(&v, p, ma->trace ? trace_path : NULL);
   if (err == GPUJIT_ECANCELLED) {
     fprintf(stderr, "%s: build: interrupted; the cache is consistent\n", ctx->prog);

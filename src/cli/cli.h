@@ -50,10 +50,32 @@ typedef struct cli_args {
   const char *cmd;
   const char *value; /* set by cli_opt when it matched an option with a value */
   bool failed;
+  bool rest;         /* past "--": every argument is an operand */
+  int tried_at;      /* the argument the names below were tried against (+1; 0: none) */
+  size_t ntried;
+  const char *tried[96]; /* the option names cli_opt tried on argv[tried_at - 1] */
 } cli_args;
 
-/** True when argv[i] is `name`; with `takes_value`, the value is in a->value. */
+/** True when argv[i] is `name`; with `takes_value`, the value is in a->value. Never past "--". */
 bool cli_opt(cli_args *a, const char *name, bool takes_value);
+/** True (and from then on every argument is an operand) when argv[i] is the first "--". */
+bool cli_end_of_options(cli_args *a);
+/** Whether argv[i] is an option (starts with '-', is not "-" alone, and "--" was not seen). */
+bool cli_is_option(const cli_args *a);
+/** "unknown option 'X'" for `cmd`, with the nearest of the options tried on it, if one is near. */
+int cli_unknown_option(cli_ctx *ctx, cli_args *a, const char *cmd);
+/** Split combined short flags in place of argv (before "--", and for `profile` before its
+ *  command): -qv -> -q -v, -vj4 -> -v -j4. Returns the new vector (argv itself when nothing was
+ *  combined), *argc updated; NULL when out of memory. */
+char **cli_split_short_flags(int *argc, char **argv, bool stop_at_operand);
+
+/** `--json` (print on stdout) or `--json=FILE` (write FILE): true when argv[i] is either. */
+bool cli_json_opt(cli_args *a, bool *json, const char **file);
+/** Emit a result document: "format" (e.g. "gpujit-build") and "version" first, numbers that are
+ *  not whole to 6 significant digits (at least 3 decimals), to `file` or stdout; frees `root`.
+ *  Returns an exit code. docs/json.md describes every format. */
+int cli_json_emit(cli_ctx *ctx, cJSON *root, const char *format, const char *file);
+#define CLI_JSON_VERSION 1
 /** Of `names`, the one nearest `word` (at most two insertions, deletions, substitutions or
  *  swaps away), or NULL. */
 const char *cli_nearest(const char *word, const char *const *names, size_t n);
@@ -83,6 +105,8 @@ typedef struct cli_module_args {
   cli_list incs, defs, undefs, exprs, xopts, files;
   const char *cache_dir, *base_dir, *trace_arg;
   bool no_cache, want_trace, json;
+  int build_error; /* the library's error of a failed cli_module_build */
+  const char *json_file; /* --json=FILE */
   bool files_optional; /* `build --modules FILE` takes its files from the manifest */
   char remote[4096];    /* --remote-cache URLs, space-separated */
   bool remote_read_only;
@@ -99,6 +123,29 @@ int cli_module_prepare(cli_ctx *ctx, cli_module_args *m, const char *cmd, bool n
 /** Build, printing NVRTC's diagnostics on failure. Returns an exit code. */
 int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out);
 void cli_module_args_free(cli_module_args *m);
+
+/* The "gpujit-build" document (build_json.c): one record per module, single build or project. */
+typedef struct cli_build_row {
+  const char *name, *output, *status; /* status: hit, built, failed, cancelled */
+  bool cached;                        /* looked up in (and stored to) a cache */
+  const gpujit_module *module;        /* its facts and timings when there is one, else: */
+  double compile_ms, total_ms;
+  double start_ms;                    /* from a project's start; < 0: not part of one */
+  int worker;                         /* < 0: not part of a project */
+  gpujit_pch_status pch;
+  const char *pch_reason;
+  int error;                          /* 0, or the gpujit error, with message and log */
+  const char *message, *log;
+} cli_build_row;
+typedef struct cli_build_summary {
+  size_t modules, hits, built, failed, cancelled, served, pch_created, pch_used;
+  int workers;
+  double wall_ms, compile_ms, critical_ms;
+  const char *trace;
+} cli_build_summary;
+cJSON *cli_build_record(const cli_build_row *r);
+/** The document's body (records: a JSON array, taken over); cli_json_emit adds format/version. */
+cJSON *cli_build_document(cJSON *records, const cli_build_summary *s);
 
 /* `gpujit build` over directories or a manifest (build_project.c). */
 typedef struct cli_project_args {

@@ -76,65 +76,52 @@ static void print_text(cli_ctx *ctx, const gpujit_module *m, const char *out_pat
     printf("  trace %s\n", trace_path);
 }
 
-static void print_json(const gpujit_module *m, const char *out_path, const char *trace_path)
+/* One module's build as the "gpujit-build" document: `m` built, or NULL after `err` failed. */
+static int emit_json(cli_ctx *ctx, const cli_module_args *ma, const gpujit_module *m, int err, const char *out_path,
+                     const char *trace_path)
 {
-  cJSON *root = cJSON_CreateObject(), *mods = cJSON_AddArrayToObject(root, "modules");
-  cJSON *j = cJSON_CreateObject(), *arr, *names, *timing;
-  gpujit_module_timings t;
-  size_t size;
-  char *text;
-
-  gpujit_module_timings_get(m, &t);
-  gpujit_module_image(m, &size);
-  cJSON_AddStringToObject(j, "module", gpujit_module_name(m));
-  cJSON_AddStringToObject(j, "output", out_path);
-  cJSON_AddStringToObject(j, "arch", gpujit_module_arch(m));
-  cJSON_AddStringToObject(j, "kind", gpujit_output_kind_name(gpujit_module_output(m)));
-  cJSON_AddNumberToObject(j, "size", (double)size);
-  arr = cJSON_AddArrayToObject(j, "kernels");
-  for (size_t i = 0; i < gpujit_module_kernel_count(m); i++)
-    cJSON_AddItemToArray(arr, cJSON_CreateString(gpujit_module_kernel(m, i)));
-  names = cJSON_AddObjectToObject(j, "lowered_names");
-  for (size_t i = 0; i < gpujit_module_name_expression_count(m); i++) {
-    const char *lowered;
-    const char *expr = gpujit_module_name_expression(m, i, &lowered);
-    cJSON_AddStringToObject(names, expr, lowered ? lowered : "");
+  cli_build_row r = {0};
+  cli_build_summary s = {0};
+  gpujit_module_timings t = {0};
+  char name[256];
+  const char *first = ma->files.count ? ma->files.items[0] : "", *slash = strrchr(first, '/'), *dot;
+  gpujit_cache_status cs = m ? gpujit_module_cache_status(m) : GPUJIT_CACHE_NONE;
+  /* a failed build has no module to name it: its first file's name, as a build would say */
+  slash = slash ? slash + 1 : first;
+  dot = strrchr(slash, '.');
+  snprintf(name, sizeof(name), "%.*s", dot ? (int)(dot - slash) : (int)strlen(slash), slash);
+  r.name = m ? gpujit_module_name(m) : name;
+  r.output = m ? out_path : NULL;
+  r.status = !m ? "failed" : cs == GPUJIT_CACHE_HIT ? "hit" : "built";
+  r.cached = ma->cache != NULL;
+  r.module = m;
+  r.start_ms = -1, r.worker = -1;
+  if (m) {
+    r.pch = gpujit_module_pch(m, &r.pch_reason);
+    gpujit_module_timings_get(m, &t);
+  } else {
+    r.error = err, r.message = gpujit_error_last(), r.log = gpujit_error_log();
   }
-  timing = cJSON_AddObjectToObject(j, "time_ms");
-  cJSON_AddNumberToObject(timing, "read", t.read_ms);
-  cJSON_AddNumberToObject(timing, "hash", t.hash_ms);
-  cJSON_AddNumberToObject(timing, "lookup", t.lookup_ms);
-  cJSON_AddNumberToObject(timing, "compile", t.compile_ms);
-  cJSON_AddNumberToObject(timing, "link", t.link_ms);
-  cJSON_AddNumberToObject(timing, "store", t.store_ms);
-  cJSON_AddNumberToObject(timing, "total", t.total_ms);
-  cJSON_AddNumberToObject(timing, "saved", t.saved_ms);
-  cJSON_AddStringToObject(j, "cache", gpujit_module_cache_status(m) == GPUJIT_CACHE_HIT    ? "hit"
-                                      : gpujit_module_cache_status(m) == GPUJIT_CACHE_MISS ? "miss"
-                                                                                            : "none");
-  if (gpujit_module_cache_key(m))
-    cJSON_AddStringToObject(j, "key", gpujit_module_cache_key(m));
+  s.modules = 1;
+  s.hits = cs == GPUJIT_CACHE_HIT;
+  s.built = m && cs != GPUJIT_CACHE_HIT;
+  s.failed = !m;
+  s.wall_ms = t.total_ms;
+  s.compile_ms = t.compile_ms + t.link_ms;
+  s.critical_ms = t.total_ms;
+  s.trace = trace_path;
   {
-    const char *why;
-    cJSON_AddStringToObject(j, "pch", gpujit_pch_status_name(gpujit_module_pch(m, &why)));
-    if (*why)
-      cJSON_AddStringToObject(j, "pch_reason", why);
+    cJSON *records = cJSON_CreateArray();
+    if (records)
+      cJSON_AddItemToArray(records, cli_build_record(&r));
+    return cli_json_emit(ctx, cli_build_document(records, &s), "gpujit-build", ma->json_file);
   }
-  if ((arr = cli_lean_json(m)))
-    cJSON_AddItemToObject(j, "lean", arr);
-  if (trace_path)
-    cJSON_AddStringToObject(j, "trace", trace_path);
-  cJSON_AddItemToArray(mods, j);
-  text = cJSON_Print(root);
-  printf("%s\n", text);
-  free(text);
-  cJSON_Delete(root);
 }
 
 int cmd_build(cli_ctx *ctx, int argc, char **argv)
 {
   cli_module_args ma;
-  cli_args a = {argc, 1, argv, "build", NULL, false};
+  cli_args a = {.argc = argc, .i = 1, .argv = argv, .cmd = "build"};
   const char *out_path = NULL;
   bool show_log = false, ptx = false, ltoir = false, ncu = false;
   gpujit_module *m = NULL;
@@ -148,7 +135,9 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
   for (; a.i < argc; a.i++) {
     const char *arg = argv[a.i];
     int r;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+    if (cli_end_of_options(&a)) {
+      continue;
+    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
       build_help();
       return EXIT_OK;
     } else if ((r = cli_module_opt(ctx, &a, &ma)) != 0) {
@@ -175,7 +164,7 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
     } else if (cli_opt(&a, "--out-dir", true)) {
       pa.out_dir = a.value;
     } else {
-      return cli_usage_error(ctx, "build", "unknown option '%s'", arg);
+      return cli_unknown_option(ctx, &a, "build");
     }
     if (a.failed)
       return cli_usage_error(ctx, "build", "option '%s' needs a value", arg);
@@ -212,6 +201,8 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
     /* a failed build leaves no output, as compilers do: never an older build's image */
     if (out_path && stat(out_path, &st) == 0 && S_ISREG(st.st_mode))
       unlink(out_path);
+    if (ma.json && ma.build_error) /* the failure as a result too: status "failed" and its error */
+      emit_json(ctx, &ma, NULL, ma.build_error, NULL, NULL);
     goto done;
   }
   if (!out_path) {
@@ -244,7 +235,7 @@ int cmd_build(cli_ctx *ctx, int argc, char **argv)
     }
   }
   if (ma.json)
-    print_json(m, out_path, ma.trace ? trace_path : NULL);
+    rc = emit_json(ctx, &ma, m, 0, out_path, ma.trace ? trace_path : NULL);
   else
     print_text(ctx, m, out_path, ma.trace ? trace_path : NULL);
   if (ncu)

@@ -12,7 +12,7 @@
 
 static void cache_help(void)
 {
-  printf("usage: gpujit cache [--cache-dir DIR] [--json] COMMAND\n\n"
+  printf("usage: gpujit cache [--cache-dir DIR] [--json[=FILE]] COMMAND\n\n"
          "commands:\n"
          "  path                       print the cache directory\n"
          "  ls                         list entries, most recently used first\n"
@@ -59,13 +59,6 @@ static bool parse_suffixed(const char *s, const char *units, const double *scale
   return true;
 }
 
-static void print_json(cJSON *j)
-{
-  char *text = cJSON_Print(j);
-  printf("%s\n", text);
-  free(text);
-  cJSON_Delete(j);
-}
 
 typedef struct ls_ctx {
   bool json;
@@ -80,12 +73,21 @@ static int ls_one(const gpujit_cache_entry *e, void *payload)
   time_t t = (time_t)e->last_used;
   l->n++;
   if (l->json) {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = cJSON_CreateObject(), *k;
     cJSON_AddStringToObject(o, "key", e->key);
-    cJSON_AddStringToObject(o, "module", e->module);
+    cJSON_AddStringToObject(o, "name", e->module); /* the keys of a build's record (docs/json.md) */
     cJSON_AddStringToObject(o, "arch", e->arch);
     cJSON_AddStringToObject(o, "kind", e->kind);
-    cJSON_AddStringToObject(o, "kernels", e->kernels);
+    k = cJSON_AddArrayToObject(o, "kernels");
+    for (const char *c = e->kernels; k && *c;) {
+      size_t n = strcspn(c, " ");
+      char name[1024];
+      if (n) {
+        snprintf(name, sizeof(name), "%.*s", (int)n, c);
+        cJSON_AddItemToArray(k, cJSON_CreateString(name));
+      }
+      c += n + (c[n] == ' ');
+    }
     cJSON_AddNumberToObject(o, "bytes", (double)e->bytes);
     cJSON_AddNumberToObject(o, "created", (double)e->created);
     cJSON_AddNumberToObject(o, "last_used", (double)e->last_used);
@@ -187,18 +189,21 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
   const char *max_member = NULL, *keys[256];
   size_t nkeys = 0;
   bool json = false, remove_bad = false;
-  cli_args a = {argc, 1, argv, "cache", NULL, false};
+  const char *json_file = NULL; /* --json=FILE */
+  char format[64];
+  cli_args a = {.argc = argc, .i = 1, .argv = argv, .cmd = "cache"};
   int err, rc = EXIT_OK;
 
   for (; a.i < argc; a.i++) {
     const char *arg = argv[a.i];
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+    if (cli_end_of_options(&a)) {
+      continue;
+    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
       cache_help();
       return EXIT_OK;
     } else if (cli_opt(&a, "--cache-dir", true)) {
       copts.dir = a.value;
-    } else if (cli_opt(&a, "--json", false)) {
-      json = true;
+    } else if (cli_json_opt(&a, &json, &json_file)) {
     } else if (cli_opt(&a, "--extract", true)) {
       extract = a.value;
     } else if (cli_opt(&a, "--max-size", true)) {
@@ -214,8 +219,8 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
     } else if (cli_opt(&a, "--key", true)) {
       if (a.value && nkeys < sizeof(keys) / sizeof(keys[0]))
         keys[nkeys++] = a.value;
-    } else if (arg[0] == '-' && arg[1]) {
-      return cli_usage_error(ctx, "cache", "unknown option '%s'", arg);
+    } else if (cli_is_option(&a)) {
+      return cli_unknown_option(ctx, &a, "cache");
     } else if (!verb) {
       verb = arg;
     } else if (!key) {
@@ -230,6 +235,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
     cache_help();
     return EXIT_USAGE;
   }
+  snprintf(format, sizeof(format), "gpujit-cache-%s", verb); /* docs/json.md */
   if ((!strcmp(verb, "show") || !strcmp(verb, "source")) && !key)
     return cli_usage_error(ctx, "cache", "'%s' needs a KEY", verb);
   /* import and limit may make a cache; every other verb looks at one that is there */
@@ -242,18 +248,23 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
     if (json) {
       cJSON *o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "path", gpujit_cache_path(cache));
-      print_json(o);
+      rc = cli_json_emit(ctx, o, format, json_file);
     } else {
       printf("%s\n", gpujit_cache_path(cache));
     }
   } else if (!strcmp(verb, "ls")) {
     ls_ctx l = {json, json ? cJSON_CreateArray() : NULL, 0};
+    cJSON *o = json ? cJSON_CreateObject() : NULL;
     if ((err = gpujit_cache_list(cache, ls_one, &l)) < 0)
       rc = cli_fail(ctx, err);
-    else if (json)
-      print_json(l.arr);
-    else if (!l.n && ctx->verbose >= 0)
+    else if (json) {
+      cJSON_AddStringToObject(o, "path", gpujit_cache_path(cache));
+      cJSON_AddItemToObject(o, "entries", l.arr), l.arr = NULL;
+      rc = cli_json_emit(ctx, o, format, json_file), o = NULL;
+    } else if (!l.n && ctx->verbose >= 0)
       printf("(empty: %s)\n", gpujit_cache_path(cache));
+    cJSON_Delete(l.arr);
+    cJSON_Delete(o);
   } else if (!strcmp(verb, "show")) {
     char *text = NULL;
     if ((err = gpujit_cache_show(&text, cache, key)) < 0)
@@ -267,8 +278,12 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
       rc = cli_fail(ctx, err);
     else if (s.err)
       rc = s.err;
-    else if (json)
-      print_json(s.arr), s.arr = NULL;
+    else if (json) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "key", key);
+      cJSON_AddItemToObject(o, "files", s.arr), s.arr = NULL;
+      rc = cli_json_emit(ctx, o, format, json_file);
+    }
     cJSON_Delete(s.arr);
   } else if (!strcmp(verb, "export")) {
     static const double secs[] = {1, 60, 3600, 86400, 604800};
@@ -293,7 +308,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", key);
         cJSON_AddNumberToObject(o, "entries", (double)n);
-        print_json(o);
+        rc = cli_json_emit(ctx, o, format, json_file);
       } else {
         printf("exported %llu entr%s to %s\n", (unsigned long long)n, n == 1 ? "y" : "ies", key);
       }
@@ -313,7 +328,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
       cJSON_AddNumberToObject(o, "present", (double)r.present);
       cJSON_AddNumberToObject(o, "manifests", (double)r.manifests);
       cJSON_AddNumberToObject(o, "rejected", (double)r.rejected);
-      print_json(o);
+      rc = cli_json_emit(ctx, o, format, json_file);
     } else {
       printf("imported %llu entr%s (%llu already here, %llu refused), %llu manifest%s\n",
              (unsigned long long)r.entries, r.entries == 1 ? "y" : "ies", (unsigned long long)r.present,
@@ -333,7 +348,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
       cJSON *o = cJSON_CreateObject();
       cJSON_AddNumberToObject(o, "limit_bytes", (double)bytes);
       cJSON_AddStringToObject(o, "source", source);
-      print_json(o);
+      rc = cli_json_emit(ctx, o, format, json_file);
     } else if (bytes) {
       printf("limit     %s (%s)\n", cli_size(sz, sizeof(sz), (double)bytes), source);
     } else {
@@ -373,7 +388,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
         cJSON_AddNumberToObject(r, "bytes_out", (double)rs.bytes_out);
         cJSON_AddNumberToObject(r, "compile_ms_saved", rs.compile_ms_saved);
       }
-      print_json(o);
+      rc = cli_json_emit(ctx, o, format, json_file);
     } else {
       char sz[32], lim[32];
       printf("path      %s\nentries   %llu\nsize      %s\nhits      %llu\nmisses    %llu\n"
@@ -398,8 +413,11 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
   } else if (!strcmp(verb, "zero")) {
     if ((err = gpujit_cache_zero_stats(cache)) < 0)
       rc = cli_fail(ctx, err);
-    else if (json)
-      printf("{\"zeroed\": true}\n");
+    else if (json) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddBoolToObject(o, "zeroed", true);
+      rc = cli_json_emit(ctx, o, format, json_file);
+    }
     else if (ctx->verbose >= 0)
       printf("counters zeroed (entries kept)\n");
   } else if (!strcmp(verb, "clear")) {
@@ -409,7 +427,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
     } else if (json) {
       cJSON *o = cJSON_CreateObject();
       cJSON_AddNumberToObject(o, "removed", (double)n);
-      print_json(o);
+      rc = cli_json_emit(ctx, o, format, json_file);
     } else {
       printf("removed %llu entr%s\n", (unsigned long long)n, n == 1 ? "y" : "ies");
     }
@@ -430,7 +448,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
       cJSON *o = cJSON_CreateObject();
       cJSON_AddNumberToObject(o, "removed", (double)n);
       cJSON_AddNumberToObject(o, "freed_bytes", (double)freed);
-      print_json(o);
+      rc = cli_json_emit(ctx, o, format, json_file);
     } else {
       char sz[32];
       printf("removed %llu entr%s, freed %s\n", (unsigned long long)n, n == 1 ? "y" : "ies",
@@ -449,7 +467,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
         cJSON_AddNumberToObject(o, "bad", (double)bad);
         cJSON_AddBoolToObject(o, "removed", remove_bad && bad);
         cJSON_AddItemToObject(o, "problems", arr);
-        print_json(o);
+        rc = cli_json_emit(ctx, o, format, json_file);
       } else {
         printf("checked %llu entr%s, %llu bad%s\n", (unsigned long long)checked, checked == 1 ? "y" : "ies",
                (unsigned long long)bad, bad && remove_bad ? " (removed)" : "");

@@ -50,14 +50,19 @@ static void env_help(void)
 int cmd_env(cli_ctx *ctx, int argc, char **argv)
 {
   bool names = false;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--names"))
+  cli_args a = {.argc = argc, .i = 1, .argv = argv, .cmd = "env"};
+  for (; a.i < argc; a.i++) {
+    if (cli_end_of_options(&a))
+      continue;
+    if (cli_opt(&a, "--names", false))
       names = true;
-    else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+    else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
       env_help();
       return EXIT_OK;
-    } else
-      return cli_usage_error(ctx, "env", "unknown option '%s'", argv[i]);
+    } else if (cli_is_option(&a))
+      return cli_unknown_option(ctx, &a, "env");
+    else
+      return cli_usage_error(ctx, "env", "unexpected argument '%s'", argv[a.i]);
   }
   for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
     const char *v = getenv(settings[i].name);

@@ -8,7 +8,7 @@
 
 static void ncu_help(void)
 {
-  printf("usage: gpujit ncu hotspots [--metric NAME] [--kernel NAME] [--file TEXT] [--top N] [--json]\n"
+  printf("usage: gpujit ncu hotspots [--metric NAME] [--kernel NAME] [--file TEXT] [--top N] [--json[=FILE]]\n"
          "                            REPORT.ncu-rep | SOURCE.csv\n\n"
          "A table of the CUDA source lines that cost the most (default metric: \"%s\"),\n"
          "from a report (ncu exports its source page: ncu is found through $GPUJIT_NCU, PATH or\n"
@@ -54,14 +54,15 @@ static char *slurp(const char *path, size_t *len)
 
 int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
 {
-  cli_args a = {argc, 2, argv, "ncu", NULL, false};
+  cli_args a = {.argc = argc, .i = 2, .argv = argv, .cmd = "ncu"};
   const char *metric = NULL, *kernel = NULL, *path = NULL, *file = NULL;
   gpujit_ncu_hotspots *h = NULL;
   bool json = false;
+  const char *json_file = NULL;
   long top = 15;
   char *csv;
   size_t len;
-  int err;
+  int err, rc = EXIT_OK;
 
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
     ncu_help();
@@ -71,7 +72,9 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
     return cli_usage_error(ctx, "ncu", "unknown subcommand '%s' (expected 'hotspots')", argv[1]);
   for (; a.i < argc; a.i++) {
     const char *arg = argv[a.i];
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+    if (cli_end_of_options(&a)) {
+      continue;
+    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
       ncu_help();
       return EXIT_OK;
     } else if (cli_opt(&a, "--metric", true)) {
@@ -83,10 +86,9 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
     } else if (cli_opt(&a, "--top", true)) {
       if (!a.failed && !cli_parse_int(a.value, 0, 1000000, &top))
         return cli_usage_error(ctx, "ncu", "invalid --top '%s'", a.value);
-    } else if (cli_opt(&a, "--json", false)) {
-      json = true;
-    } else if (arg[0] == '-' && arg[1]) {
-      return cli_usage_error(ctx, "ncu", "unknown option '%s'", arg);
+    } else if (cli_json_opt(&a, &json, &json_file)) {
+    } else if (cli_is_option(&a)) {
+      return cli_unknown_option(ctx, &a, "ncu");
     } else if (!path) {
       path = arg;
     } else {
@@ -120,7 +122,6 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
   if (json) {
     long shown = 0;
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "lines");
-    char *text;
     cJSON_AddStringToObject(root, "metric", gpujit_ncu_hotspots_metric(h));
     cJSON_AddStringToObject(root, "rows",
                             gpujit_ncu_hotspots_rows(h) == GPUJIT_NCU_BY_INSTRUCTION ? "instruction" : "line");
@@ -141,10 +142,7 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
         cJSON_AddStringToObject(o, "address", l->address);
       cJSON_AddItemToArray(arr, o);
     }
-    text = cJSON_Print(root);
-    printf("%s\n", text);
-    free(text);
-    cJSON_Delete(root);
+    rc = cli_json_emit(ctx, root, "gpujit-ncu-hotspots", json_file);
   } else {
     long shown = 0;
     bool by_insn = gpujit_ncu_hotspots_rows(h) == GPUJIT_NCU_BY_INSTRUCTION;
@@ -172,5 +170,5 @@ int cmd_ncu(cli_ctx *ctx, int argc, char **argv)
     }
   }
   gpujit_ncu_hotspots_free(h);
-  return EXIT_OK;
+  return rc;
 }

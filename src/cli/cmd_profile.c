@@ -22,7 +22,8 @@ static void profile_help(void)
          "when it ends.\n\n"
          "options:\n"
          "  -o FILE          write the table to FILE instead of stderr\n"
-         "  --json FILE      write the whole profile as JSON\n"
+         "  --json[=FILE]    the whole profile as JSON (docs/json.md): on stdout when COMMAND ends\n"
+         "                   (no table then, unless -o), or written to FILE (--json FILE.json too)\n"
          "  --trace FILE     write a trace (Perfetto, chrome://tracing, gpujit trace analyze/diff)\n"
          "  --lineinfo       add -lineinfo to NVRTC compiles that lack it (changes the compiles:\n"
          "                   Nsight Compute source correlation for any framework's kernels)\n"
@@ -89,8 +90,9 @@ static int runnable(const char *cmd)
 int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 {
   gpujit_profile_options o = GPUJIT_PROFILE_OPTIONS_INIT;
-  cli_args a = {argc, 1, argv, "profile", NULL, false};
+  cli_args a = {.argc = argc, .i = 1, .argv = argv, .cmd = "profile"};
   const char *out = NULL, *json = NULL, *trace = NULL;
+  bool json_out = false; /* --json: the profile's JSON on stdout when COMMAND ends */
   gpujit_profile *p = NULL;
   gpujit_profile_totals t;
   long top = 20, n;
@@ -107,9 +109,17 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
     } else if (cli_opt(&a, "-o", true)) {
       if (!(out = file_value(ctx, &a, "-o")))
         return EXIT_USAGE;
-    } else if (cli_opt(&a, "--json", true)) {
-      if (!(json = file_value(ctx, &a, "--json")))
-        return EXIT_USAGE;
+    } else if (cli_json_opt(&a, &json_out, &json)) {
+      const char *next = a.i + 1 < argc ? argv[a.i + 1] : NULL;
+      size_t len = next ? strlen(next) : 0;
+      bool dashes = false; /* a "--" further on: what comes before it is options and their values */
+      for (int k = a.i + 2; k < argc && !dashes; k++)
+        dashes = !strcmp(argv[k], "--");
+      /* `--json FILE` as before: a FILE.json (a command is never named so), or a word before "--" */
+      if (!json && next && next[0] != '-' && (dashes || (len > 5 && !strcmp(next + len - 5, ".json"))))
+        json = argv[++a.i];
+      if (json && !*json)
+        return cli_usage_error(ctx, "profile", "--json= needs a file name");
     } else if (cli_opt(&a, "--trace", true)) {
       if (!(trace = file_value(ctx, &a, "--trace")))
         return EXIT_USAGE;
@@ -141,7 +151,7 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
     } else if (a.failed)
       return cli_usage_error(ctx, "profile", "option '%s' needs a value", argv[a.i]);
     else if (argv[a.i][0] == '-')
-      return cli_usage_error(ctx, "profile", "unknown option '%s' (the command goes after --)", argv[a.i]);
+      return cli_unknown_option(ctx, &a, "profile");
     else {
       cmd = a.i; /* the command without "--" */
       break;
@@ -160,15 +170,16 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
     return cli_fail(ctx, err);
   gpujit_profile_totals_get(p, &t);
   errno = 0;
-  if (json) {
+  if (json_out) {
     char *text = NULL;
-    if ((err = gpujit_profile_json(p, &text)) < 0 || write_text(json, text) != 0)
-      failed = failed ? failed : json;
+    if ((err = gpujit_profile_json(p, &text)) < 0 ||
+        (json ? write_text(json, text) != 0 : (printf("%s\n", text) < 0 || fflush(stdout) != 0)))
+      failed = failed ? failed : json ? json : "the JSON";
     free(text);
   }
   if (trace && gpujit_profile_trace(p, trace) < 0)
     failed = failed ? failed : trace;
-  if (ctx->verbose >= 0 || out) {
+  if ((ctx->verbose >= 0 && !(json_out && !json)) || out) { /* --json on stdout: the JSON alone */
     FILE *f = out ? fopen(out, "w") : stderr;
     char title[120], *text = NULL;
     size_t len = 0;

@@ -8,37 +8,6 @@
 
 #include "run.h"
 
-static void run_help(void)
-{
-  printf("usage: gpujit run [options] FILE.cu... --kernel NAME --grid X[,Y,Z] --block X[,Y,Z]\n"
-         "                  [--shared BYTES] --arg SPEC...\n"
-         "       gpujit run [options] FILE.cu... --launch SPEC.json\n\n"
-         "Build (through the cache), load and run kernels, time them with CUDA events, and report\n"
-         "what compiling cost against what executing costs.\n\n"
-         "argument specs:\n"
-         "  i32:V u32:V i64:V u64:V f32:V f64:V   scalars\n"
-         "  buf:TYPE:COUNT[:INIT][,name=N][,out=checksum|out=FILE]\n"
-         "                       a device buffer; INIT: zeros, ones, iota, random[:SEED] or a number\n"
-         "  @N                   the buffer named N by an earlier argument\n"
-         "  e.g. saxpy: --arg i32:1048576 --arg f32:2.0 --arg buf:f32:1048576:random\n"
-         "              --arg buf:f32:1048576:zeros,out=checksum\n\n"
-         "launch file: {\"launches\": [{\"kernel\": \"saxpy\", \"grid\": [4096], \"block\": [256],\n"
-         "              \"shared\": 0, \"args\": [\"i32:1048576\", …]}, …]}  (run in order)\n\n"
-         "run options:\n"
-         "  --warmup N           untimed runs first (default 3)\n"
-         "  --repeat N           timed runs (default 20)\n"
-         "  --bench              sample until the noise criterion (see --noise, --timeout)\n"
-         "  --noise F            relative noise to stop at, default 0.005\n"
-         "  --timeout S          benchmark time limit, default 15\n"
-         "  --l2-flush           overwrite L2 before each benchmark sample (cold timings)\n"
-         "  --timeline           print every timed activity\n"
-         "  --timer T            events (default), cupti (serialised kernel records: as ncu) or\n"
-         "                       cupti-concurrent (overlap on the timeline; short kernels read short)\n"
-         "  --device N           device ordinal (default $GPUJIT_DEVICE, else 0)\n"
-         "  --ncu-command        print a ready Nsight Compute command line per kernel, run nothing\n"
-         "options shared with build:\n%s", cli_module_help);
-}
-
 static int run_all(run_ctx *r)
 {
   for (size_t i = 0; i < r->nlaunches; i++) {
@@ -86,7 +55,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 {
   static run_ctx r;
   cli_module_args ma;
-  cli_args a = {argc, 1, argv, "run", NULL, false};
+  cli_args a = {.argc = argc, .i = 1, .argv = argv, .cmd = "run"};
   const char *kernel = NULL, *grid = NULL, *block = NULL, *launch_file = NULL;
   gpujit_arg_spec cli_args_specs[MAX_ARGS];
   size_t ncli = 0;
@@ -109,7 +78,9 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
   for (; a.i < argc; a.i++) {
     const char *arg = argv[a.i];
     int m_r;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+    if (cli_end_of_options(&a)) {
+      continue;
+    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
       run_help();
       cJSON_Delete(out);
       return EXIT_OK;
@@ -186,7 +157,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
         goto done;
       }
     } else {
-      rc = cli_usage_error(ctx, "run", "unknown option '%s'", arg);
+      rc = cli_unknown_option(ctx, &a, "run");
       goto done;
     }
     if (a.failed) {
@@ -254,12 +225,10 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 
   /* The execute half. */
   if ((err = gpujit_device_open(&r.dev, (int)device)) < 0) {
-    compile_report(m, mj, -1, -1);
+    compile_report(m, mj, ma.cache != NULL, -1, -1);
     if (ma.json) {
       cJSON_AddStringToObject(out, "execution", gpujit_error_last());
-      char *text = cJSON_Print(out);
-      printf("%s\n", text);
-      free(text);
+      cli_json_emit(ctx, out, "gpujit-run", ma.json_file), out = NULL;
     } else if (ctx->verbose >= 0) {
       print_compile(mj, phases);
     }
@@ -413,7 +382,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
       cJSON_AddNumberToObject(bj, "seconds", br.elapsed_s);
       cJSON_AddNumberToObject(bj, "break_even_launches", br.gpu.median > 0 ? compile_cost / br.gpu.median : 0);
       if (!ma.json && ctx->verbose >= 0) {
-        compile_report(m, mj, load_ms, first_ms);
+        compile_report(m, mj, ma.cache != NULL, load_ms, first_ms);
         print_compile(mj, phases);
         printf("benchmark (%zu launch%s per sample, %zu samples, %.2f s, stopped by %s)\n", r.nlaunches,
                r.nlaunches == 1 ? "" : "es", br.gpu.n, br.elapsed_s, stops[br.stop]);
@@ -469,7 +438,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
         free(mark);
       }
       if (!ma.json && ctx->verbose >= 0) {
-        compile_report(m, mj, load_ms, first_ms);
+        compile_report(m, mj, ma.cache != NULL, load_ms, first_ms);
         print_compile(mj, phases);
       }
       for (size_t i = 0; i < nks; i++) {
@@ -561,11 +530,10 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
     }
   }
   if (ma.json) {
-    char *text;
-    compile_report(m, mj, load_ms, first_ms);
-    text = cJSON_Print(out);
-    printf("%s\n", text);
-    free(text);
+    int jrc;
+    compile_report(m, mj, ma.cache != NULL, load_ms, first_ms);
+    jrc = cli_json_emit(ctx, out, "gpujit-run", ma.json_file), out = NULL;
+    rc = rc == EXIT_OK ? jrc : rc;
   }
   if (ma.want_trace) {
     char path[4200];

@@ -38,7 +38,7 @@ static void server_help(void)
          "  --auto               start: also start it on demand from now on (a setting in the cache\n"
          "                       directory; stop --auto removes it). GPUJIT_SERVER=1 does the same\n"
          "                       for one shell, GPUJIT_SERVER=0 keeps every build in-process\n"
-         "  --json               status as JSON\n"
+         "  --json[=FILE]        status as JSON (docs/json.md), or written to FILE\n"
          "  -q, -v               quiet, or verbose\n"
          "  -h, --help           this help\n");
 }
@@ -177,9 +177,10 @@ static void print_status(const char *json)
 int cmd_server(cli_ctx *ctx, int argc, char **argv)
 {
   gpujit_server_options so = GPUJIT_SERVER_OPTIONS_INIT;
-  cli_args a = {argc, 2, argv, "server", NULL, false};
+  cli_args a = {.argc = argc, .i = 2, .argv = argv, .cmd = "server"};
   const char *verb = argc > 1 ? argv[1] : NULL;
   bool json = false, autostart = false;
+  const char *json_file = NULL;
   int ready_fd = -1, err;
   char why[512], path[PATH_MAX];
 
@@ -192,7 +193,9 @@ int cmd_server(cli_ctx *ctx, int argc, char **argv)
   for (; a.i < argc; a.i++) {
     const char *arg = argv[a.i];
     long v;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+    if (cli_end_of_options(&a)) {
+      continue;
+    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
       server_help();
       return EXIT_OK;
     } else if (cli_opt(&a, "--cache-dir", true)) {
@@ -212,8 +215,7 @@ int cmd_server(cli_ctx *ctx, int argc, char **argv)
         return cli_usage_error(ctx, "server", "invalid --idle-timeout '%s': expected seconds > 0", a.value);
     } else if (cli_opt(&a, "--ready-fd", true)) {
       ready_fd = a.failed ? -1 : atoi(a.value);
-    } else if (cli_opt(&a, "--json", false)) {
-      json = true;
+    } else if (cli_json_opt(&a, &json, &json_file)) {
     } else if (cli_opt(&a, "-q", false) || cli_opt(&a, "--quiet", false)) {
       cli_set_verbosity(ctx, -1);
     } else if (cli_opt(&a, "-v", false) || cli_opt(&a, "--verbose", false)) {
@@ -221,7 +223,7 @@ int cmd_server(cli_ctx *ctx, int argc, char **argv)
     } else if (cli_opt(&a, "--auto", false)) {
       autostart = true;
     } else {
-      return cli_usage_error(ctx, "server", "unknown option '%s'", arg);
+      return cli_unknown_option(ctx, &a, "server");
     }
     if (a.failed)
       return cli_usage_error(ctx, "server", "option '%s' needs a value", arg);
@@ -235,17 +237,26 @@ int cmd_server(cli_ctx *ctx, int argc, char **argv)
     char *text = NULL;
     if ((err = gpujit_server_status(&text, &so)) < 0) {
       if (err == GPUJIT_ENOENT) {
-        if (json)
-          printf("{\"running\": false}\n");
+        if (json) {
+          cJSON *o = cJSON_CreateObject();
+          cJSON_AddBoolToObject(o, "running", false);
+          cli_json_emit(ctx, o, "gpujit-server-status", json_file);
+        }
         else if (ctx->verbose >= 0)
           printf("no gpujit server runs for this cache (builds compile in-process)\n");
         return EXIT_FAILURE_; /* as `systemctl status` does: scripts test for a server with it */
       }
       return cli_fail(ctx, err);
     }
-    if (json)
-      printf("%s\n", text);
-    else
+    if (json) { /* the server's answer, as the document (with "running": true) */
+      cJSON *o = cJSON_Parse(text);
+      int rc;
+      if (o && !cJSON_GetObjectItemCaseSensitive(o, "running"))
+        cJSON_AddBoolToObject(o, "running", true);
+      rc = o ? cli_json_emit(ctx, o, "gpujit-server-status", json_file) : EXIT_INPUT;
+      gpujit_free(text);
+      return rc;
+    } else
       print_status(text);
     gpujit_free(text);
     return EXIT_OK;

@@ -7,14 +7,14 @@
 
 static void trace_help(void)
 {
-  printf("usage: gpujit trace analyze [--top N] [--json] TRACE.json|DIR...\n"
+  printf("usage: gpujit trace analyze [--top N] [--json[=FILE]] TRACE.json|DIR...\n"
          "       gpujit trace diff [options] BASE NEW   (gpujit trace diff --help)\n\n"
          "Aggregate gpujit traces, or raw NVRTC/nvcc --fdevice-time-trace files: time per\n"
          "phase, the most expensive headers, template instantiations (grouped by template and\n"
          "individually), functions (IR generation, optimization, ptxas), and modules.\n\n"
          "options:\n"
          "  --top N     rows per table (default 10; 0 for all)\n"
-         "  --json      print JSON\n"
+         "  --json[=FILE]  print JSON (docs/json.md), or write it to FILE\n"
          "  -h, --help  this help\n");
 }
 
@@ -40,11 +40,10 @@ static void print_table(const gpujit_trace_analysis *an, gpujit_trace_table t, s
   (void)total;
 }
 
-static void print_json(const gpujit_trace_analysis *an, size_t top)
+static int emit_json(cli_ctx *ctx, const gpujit_trace_analysis *an, size_t top, const char *file)
 {
   cJSON *root = cJSON_CreateObject();
   size_t files, events;
-  char *text;
   gpujit_trace_analysis_totals(an, &files, &events);
   cJSON_AddNumberToObject(root, "files", (double)files);
   cJSON_AddNumberToObject(root, "events", (double)events);
@@ -66,17 +65,15 @@ static void print_json(const gpujit_trace_analysis *an, size_t top)
       cJSON_AddItemToArray(arr, o);
     }
   }
-  text = cJSON_Print(root);
-  printf("%s\n", text);
-  free(text);
-  cJSON_Delete(root);
+  return cli_json_emit(ctx, root, "gpujit-trace-analysis", file);
 }
 
 int cmd_trace(cli_ctx *ctx, int argc, char **argv)
 {
-  cli_args a = {argc, 2, argv, "trace", NULL, false};
+  cli_args a = {.argc = argc, .i = 2, .argv = argv, .cmd = "trace"};
   gpujit_trace_analysis *an = NULL;
   bool json = false;
+  const char *json_file = NULL;
   long top = 10;
   int err, rc = EXIT_OK, nfiles = 0;
 
@@ -92,7 +89,9 @@ int cmd_trace(cli_ctx *ctx, int argc, char **argv)
     return cli_fail(ctx, err);
   for (; a.i < argc; a.i++) {
     const char *arg = argv[a.i];
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+    if (cli_end_of_options(&a)) {
+      continue;
+    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
       trace_help();
       goto done;
     } else if (cli_opt(&a, "--top", true)) {
@@ -101,10 +100,9 @@ int cmd_trace(cli_ctx *ctx, int argc, char **argv)
                              a.value ? a.value : "");
         goto done;
       }
-    } else if (cli_opt(&a, "--json", false)) {
-      json = true;
-    } else if (arg[0] == '-' && arg[1]) {
-      rc = cli_usage_error(ctx, "trace", "unknown option '%s'", arg);
+    } else if (cli_json_opt(&a, &json, &json_file)) {
+    } else if (cli_is_option(&a)) {
+      rc = cli_unknown_option(ctx, &a, "trace");
       goto done;
     } else {
       nfiles++;
@@ -119,7 +117,7 @@ int cmd_trace(cli_ctx *ctx, int argc, char **argv)
     goto done;
   }
   if (json) {
-    print_json(an, (size_t)top);
+    rc = emit_json(ctx, an, (size_t)top, json_file);
   } else {
     size_t files, events;
     gpujit_trace_analysis_totals(an, &files, &events);

@@ -24,7 +24,7 @@ static void diff_help(void)
          "                      more than PCT percent ...\n"
          "  --min-ms MS         ... and by at least MS milliseconds (default 0)\n"
          "  --top N             rows per table (default 10; 0 for all)\n"
-         "  --json              print JSON\n"
+         "  --json[=FILE]       print JSON (docs/json.md), or write it to FILE\n"
          "  --markdown          print Markdown (a pull-request comment)\n"
          "  -h, --help          this help\n\n"
          "exit codes:\n"
@@ -133,11 +133,11 @@ static cJSON *json_side(const side_info *s)
   return o;
 }
 
-static void print_json(const gpujit_trace_diff *d, const side_info *b, const side_info *n, double pct, double min_ms,
-                       size_t top)
+static int emit_json(cli_ctx *ctx, const gpujit_trace_diff *d, const side_info *b, const side_info *n, double pct,
+                     double min_ms, size_t top, const char *file)
 {
   gpujit_trace_diff_verdict v;
-  char why[512], *text;
+  char why[512];
   cJSON *root = cJSON_CreateObject(), *o, *tables;
   gpujit_trace_diff_outcome(d, &v);
   cJSON_AddItemToObject(root, "base", json_side(b));
@@ -167,10 +167,7 @@ static void print_json(const gpujit_trace_diff *d, const side_info *b, const sid
     for (size_t i = 0; i < count && (top == 0 || i < top || t == GPUJIT_TRACE_MODULES); i++)
       cJSON_AddItemToArray(arr, json_row(gpujit_trace_diff_row_at(d, (gpujit_trace_table)t, i)));
   }
-  text = cJSON_Print(root);
-  printf("%s\n", text);
-  free(text);
-  cJSON_Delete(root);
+  return cli_json_emit(ctx, root, "gpujit-trace-diff", file);
 }
 
 /* Modules by relative change, for the text and Markdown reports. */
@@ -306,7 +303,7 @@ static bool parse_number(const char *s, double *out)
 
 int cmd_trace_diff(cli_ctx *ctx, int argc, char **argv)
 {
-  cli_args a = {argc, 2, argv, "trace diff", NULL, false};
+  cli_args a = {.argc = argc, .i = 2, .argv = argv, .cmd = "trace diff"};
   gpujit_trace_diff_options o = GPUJIT_TRACE_DIFF_OPTIONS_INIT;
   side_info base = {0}, next = {0};
   gpujit_trace_diff *d = NULL;
@@ -314,6 +311,8 @@ int cmd_trace_diff(cli_ctx *ctx, int argc, char **argv)
   size_t npos = 0;
   bool named = false;
   out_format fmt = TEXT;
+  bool json = false;
+  const char *json_file = NULL;
   long top = 10;
   int err, rc = EXIT_OK;
 
@@ -323,7 +322,9 @@ int cmd_trace_diff(cli_ctx *ctx, int argc, char **argv)
   }
   for (; a.i < argc && rc == EXIT_OK; a.i++) {
     const char *arg = argv[a.i];
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+    if (cli_end_of_options(&a)) {
+      continue;
+    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
       diff_help();
       goto done;
     } else if (cli_opt(&a, "--base", true) || cli_opt(&a, "--new", true)) {
@@ -344,12 +345,12 @@ int cmd_trace_diff(cli_ctx *ctx, int argc, char **argv)
     } else if (cli_opt(&a, "--top", true)) {
       if (a.failed || !cli_parse_int(a.value, 0, 1000000, &top))
         rc = cli_usage_error(ctx, "trace diff", "invalid --top '%s': expected a number >= 0", a.value ? a.value : "");
-    } else if (cli_opt(&a, "--json", false)) {
+    } else if (cli_json_opt(&a, &json, &json_file)) {
       fmt = JSON;
     } else if (cli_opt(&a, "--markdown", false)) {
       fmt = MARKDOWN;
-    } else if (arg[0] == '-' && arg[1]) {
-      rc = cli_usage_error(ctx, "trace diff", "unknown option '%s'", arg);
+    } else if (cli_is_option(&a)) {
+      rc = cli_unknown_option(ctx, &a, "trace diff");
     } else if (npos < 2) {
       positional[npos++] = arg;
     } else {
@@ -379,10 +380,10 @@ int cmd_trace_diff(cli_ctx *ctx, int argc, char **argv)
     goto done;
   }
   if (fmt == JSON)
-    print_json(d, &base, &next, o.fail_above_pct, o.min_ms, (size_t)top);
+    rc = emit_json(ctx, d, &base, &next, o.fail_above_pct, o.min_ms, (size_t)top, json_file);
   else
     print_report(d, &base, &next, o.fail_above_pct, o.min_ms, (size_t)top, fmt == MARKDOWN);
-  {
+  if (rc == EXIT_OK) {
     gpujit_trace_diff_verdict v;
     gpujit_trace_diff_outcome(d, &v);
     rc = v.failed ? EXIT_REGRESSION : EXIT_OK;

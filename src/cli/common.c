@@ -1,5 +1,6 @@
 /* CLI helpers: argument cursor, exit-code mapping, error and warning output. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,12 @@ bool cli_opt(cli_args *a, const char *name, bool takes_value)
   const char *arg = a->argv[a->i];
   size_t n = strlen(name);
   a->value = NULL;
+  if (a->rest)
+    return false;
+  if (a->tried_at != a->i + 1)
+    a->tried_at = a->i + 1, a->ntried = 0;
+  if (a->ntried < sizeof(a->tried) / sizeof(a->tried[0]))
+    a->tried[a->ntried++] = name;
   if (strncmp(arg, name, n) != 0)
     return false;
   if (!takes_value)
@@ -33,6 +40,196 @@ bool cli_opt(cli_args *a, const char *name, bool takes_value)
   }
   a->value = a->argv[++a->i];
   return true;
+}
+
+bool cli_end_of_options(cli_args *a)
+{
+  if (a->rest || strcmp(a->argv[a->i], "--") != 0)
+    return false;
+  a->rest = true;
+  return true;
+}
+
+bool cli_is_option(const cli_args *a)
+{
+  const char *arg = a->argv[a->i];
+  return !a->rest && arg[0] == '-' && arg[1] != '\0';
+}
+
+int cli_unknown_option(cli_ctx *ctx, cli_args *a, const char *cmd)
+{
+  const char *arg = a->argv[a->i], *eq = strchr(arg, '='), *near;
+  char word[64];
+  const char *names[sizeof(a->tried) / sizeof(a->tried[0]) + 1];
+  size_t n = 0;
+  snprintf(word, sizeof(word), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+  if (a->tried_at == a->i + 1)
+    for (; n < a->ntried; n++)
+      names[n] = a->tried[n];
+  names[n++] = "--help";
+  /* a short option's one letter is near anything short: suggest only for long words */
+  near = strlen(word) > 3 ? cli_nearest(word, names, n) : NULL;
+  if (near && strlen(near) > 2)
+    return cli_usage_error(ctx, cmd, "unknown option '%s' (did you mean '%s'?)", arg, near);
+  return cli_usage_error(ctx, cmd, "unknown option '%s'", arg);
+}
+
+/* Short options without a value, and those that take one (glued: -j4, -oFILE, -DNAME). */
+static const char flag_letters[] = "qvhG", value_letters[] = "ojIDU";
+/* Long options (of any command) whose value may be the next argument: for `profile`, an operand
+ * after one of these is its value, not the command. */
+static const char *const value_longs[] = {"--json", "--trace", "--keep", "--max-events", "--top"};
+
+static bool combined(const char *arg)
+{
+  if (arg[0] != '-' || !arg[1] || !arg[2] || !strchr(flag_letters, arg[1]))
+    return false;
+  for (const char *c = arg + 1; *c; c++) {
+    if (strchr(value_letters, *c))
+      return true; /* the rest is its value */
+    if (!strchr(flag_letters, *c))
+      return false;
+  }
+  return true;
+}
+
+char **cli_split_short_flags(int *argc, char **argv, bool stop_at_operand)
+{
+  int n = *argc, extra = 0, end = n;
+  char **out, *buf, *w;
+  size_t bytes = 0;
+  for (int i = 1; i < n; i++) {
+    const char *arg = argv[i];
+    if (!strcmp(arg, "--")) {
+      end = i;
+      break;
+    }
+    if (stop_at_operand && arg[0] != '-') {
+      bool value = !strcmp(argv[i - 1], "-o");
+      for (size_t k = 0; k < sizeof(value_longs) / sizeof(value_longs[0]); k++)
+        value |= !strcmp(argv[i - 1], value_longs[k]);
+      if (!value) {
+        end = i;
+        break;
+      }
+    }
+    if (combined(arg)) {
+      extra += (int)strlen(arg) - 2;
+      bytes += 3 * strlen(arg);
+    }
+  }
+  if (!extra)
+    return argv;
+  if (!(out = malloc((size_t)(n + extra + 1) * sizeof(*out) + bytes)))
+    return NULL;
+  { /* lives as long as the process: kept reachable (a leak checker's view) */
+    static char **kept[4];
+    static size_t nkept;
+    if (nkept < sizeof(kept) / sizeof(kept[0]))
+      kept[nkept++] = out;
+  }
+  w = buf = (char *)(out + n + extra + 1);
+  {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      const char *arg = argv[i];
+      if (i == 0 || i >= end || !combined(arg)) {
+        out[k++] = argv[i];
+        continue;
+      }
+      for (const char *c = arg + 1; *c; c++) {
+        out[k++] = w;
+        *w++ = '-';
+        if (strchr(value_letters, *c)) { /* -oFILE: the letter and its glued value, if any */
+          size_t len = strlen(c);
+          memcpy(w, c, len + 1);
+          w += len + 1;
+          break;
+        }
+        *w++ = *c, *w++ = '\0';
+      }
+    }
+    out[k] = NULL;
+    *argc = k;
+  }
+  return out;
+}
+
+bool cli_json_opt(cli_args *a, bool *json, const char **file)
+{
+  if (cli_opt(a, "--json", false)) {
+    *json = true;
+    return true;
+  }
+  if (!a->rest && !strncmp(a->argv[a->i], "--json=", 7)) {
+    *json = true;
+    *file = a->argv[a->i] + 7;
+    return true;
+  }
+  return false;
+}
+
+/* Whole numbers as they are; others to 6 significant digits, and never fewer than 3 decimals (a
+ * microsecond of a millisecond count): cJSON prints the shortest text that reads back the same. */
+static void round_numbers(cJSON *j)
+{
+  for (cJSON *c = j; c; c = c->next) {
+    if (cJSON_IsNumber(c)) {
+      double v = c->valuedouble, a = fabs(v);
+      if (v != floor(v) && isfinite(v)) {
+        char text[40];
+        if (a >= 1000)
+          v = round(v * 1000) / 1000;
+        else {
+          snprintf(text, sizeof(text), "%.6g", v);
+          v = strtod(text, NULL);
+        }
+        cJSON_SetNumberValue(c, v);
+      }
+    }
+    if (c->child)
+      round_numbers(c->child);
+  }
+}
+
+int cli_json_emit(cli_ctx *ctx, cJSON *root, const char *format, const char *file)
+{
+  cJSON *doc = cJSON_CreateObject();
+  char *text;
+  int rc = EXIT_OK;
+  /* "format" and "version" first, so a reader (or a person) sees which it is before the rest */
+  if (!root || !doc || !cJSON_AddStringToObject(doc, "format", format) ||
+      !cJSON_AddNumberToObject(doc, "version", CLI_JSON_VERSION)) {
+    cJSON_Delete(root), cJSON_Delete(doc);
+    fprintf(stderr, "%s: error: out of memory\n", ctx->prog);
+    return EXIT_FAILURE_;
+  }
+  while (root->child) {
+    cJSON *c = cJSON_DetachItemViaPointer(root, root->child);
+    cJSON_AddItemToObject(doc, c->string, c);
+  }
+  cJSON_Delete(root);
+  root = doc;
+  round_numbers(root->child);
+  if (!(text = cJSON_Print(root))) {
+    cJSON_Delete(root);
+    fprintf(stderr, "%s: error: out of memory\n", ctx->prog);
+    return EXIT_FAILURE_;
+  }
+  if (file) {
+    FILE *out = fopen(file, "w");
+    if (!out || fprintf(out, "%s\n", text) < 0 || fclose(out) != 0) {
+      fprintf(stderr, "%s: error: %s: %s\n", ctx->prog, file, strerror(errno));
+      if (out)
+        fclose(out);
+      rc = EXIT_IO;
+    }
+  } else {
+    printf("%s\n", text);
+  }
+  free(text);
+  cJSON_Delete(root);
+  return rc;
 }
 
 /* Optimal string alignment distance (Levenshtein with transpositions), bounded words. */

@@ -79,7 +79,11 @@ int main(int argc, char **argv)
   int i = 1;
 
   ctx.color = isatty(STDERR_FILENO) && !(nc && *nc);
+  if (!(argv = cli_split_short_flags(&argc, argv, true))) /* -qv before the command */
+    return cli_fail(&ctx, GPUJIT_ENOMEM);
   for (; i < argc && argv[i][0] == '-'; i++) {
+    static const char *const names[] = {"-q", "--quiet", "-v", "--verbose", "--version", "-h", "--help"};
+    const char *near;
     if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
       ctx.verbose = -1;
     else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
@@ -88,6 +92,11 @@ int main(int argc, char **argv)
       return cmd_version(&ctx, 0, NULL);
     else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
       return cmd_help(&ctx, 0, NULL);
+    else if (!strcmp(argv[i], "--")) {
+      i++;
+      break;
+    } else if (strlen(argv[i]) > 3 && (near = cli_nearest(argv[i], names, sizeof(names) / sizeof(names[0]))))
+      return cli_usage_error(&ctx, NULL, "unknown option '%s' (did you mean '%s'?)", argv[i], near);
     else
       return cli_usage_error(&ctx, NULL, "unknown option '%s'", argv[i]);
   }
@@ -97,8 +106,14 @@ int main(int argc, char **argv)
     return EXIT_USAGE;
   }
   for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-    if (!strcmp(argv[i], commands[k].name))
-      return commands[k].fn(&ctx, argc - i, argv + i);
+    if (!strcmp(argv[i], commands[k].name)) {
+      int n = argc - i;
+      /* -qv after the command too; profile's own command after its options is left alone */
+      char **v = cli_split_short_flags(&n, argv + i, commands[k].fn == cmd_profile);
+      if (!v)
+        return cli_fail(&ctx, GPUJIT_ENOMEM);
+      return commands[k].fn(&ctx, n, v);
+    }
   { /* the nearest command, where one is near (two edits or fewer) */
     const char *names[sizeof(commands) / sizeof(commands[0])];
     const char *near;

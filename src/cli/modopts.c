@@ -35,7 +35,7 @@ const char *const cli_module_help =
     "  --remote-read-only   only read the remote stores (GPUJIT_REMOTE_READ_ONLY=1)\n"
     "  --time-trace[=FILE]  write a compile-time trace (opens in ui.perfetto.dev); --time-trace\n"
     "                       FILE.json also names it\n"
-    "  --json               print the result as JSON\n"
+    "  --json[=FILE]        print the result as JSON (docs/json.md), or write it to FILE\n"
     "  -q, -v               quiet (errors only) or verbose (logs)\n";
 
 void cli_module_args_init(cli_module_args *m)
@@ -94,19 +94,18 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
     ok = push(&m->exprs, a->value);
   } else if (cli_opt(a, "-Xnvrtc", true)) {
     ok = push(&m->xopts, a->value);
-  } else if (!strcmp(arg, "--time-trace")) {
+  } else if (cli_opt(a, "--time-trace", false)) {
     size_t next = a->i + 1 < a->argc ? strlen(a->argv[a->i + 1]) : 0;
     m->want_trace = true;
     /* `--time-trace t.json`: a trace is JSON and a source never is, so the file is the trace's */
     if (next > 5 && !strcmp(a->argv[a->i + 1] + next - 5, ".json"))
       m->trace_arg = a->argv[++a->i];
-  } else if (!strncmp(arg, "--time-trace=", 13)) {
+  } else if (!a->rest && !strncmp(arg, "--time-trace=", 13)) {
     m->want_trace = true;
     m->trace_arg = arg + 13;
     if (!*m->trace_arg)
       return -cli_usage_error(ctx, a->cmd, "--time-trace= needs a file name");
-  } else if (cli_opt(a, "--json", false)) {
-    m->json = true;
+  } else if (cli_json_opt(a, &m->json, &m->json_file)) {
   } else if (cli_opt(a, "--cache-dir", true)) {
     m->cache_dir = a->value;
   } else if (cli_opt(a, "--base-dir", true)) {
@@ -124,7 +123,7 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
     cli_set_verbosity(ctx, -1);
   } else if (cli_opt(a, "-v", false) || cli_opt(a, "--verbose", false)) {
     cli_set_verbosity(ctx, 1);
-  } else if (arg[0] == '-' && arg[1] != '\0') {
+  } else if (cli_is_option(a)) {
     return 0;
   } else {
     ok = push(&m->files, arg);
@@ -211,6 +210,7 @@ int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out)
   cli_server_after(ctx, &so, served != 0, err < 0 || gpujit_module_cache_status(*out) != GPUJIT_CACHE_HIT);
   if (err < 0) {
     const char *log = gpujit_error_log();
+    m->build_error = err;
     if (*log)
       fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
     return cli_fail(ctx, err);

@@ -42,6 +42,9 @@ typedef struct kstats {
   size_t n;
 } kstats;
 
+/* run_help.c */
+void run_help(void);
+
 /* run_plan.c */
 bool parse_dims(const char *s, unsigned out[3]);
 int load_launch_file(cli_ctx *ctx, run_ctx *r, const char *path);
@@ -52,7 +55,8 @@ int validate_plan(cli_ctx *ctx, run_ctx *r, const gpujit_module *m);
 /* run_report.c */
 void checksum(const buffer *b, const void *host, double *sum, char hex[17]);
 cJSON *stats_json(const gpujit_stats *s);
-void compile_report(const gpujit_module *m, cJSON *mj, double load_ms, double first_ms);
+/** The module's record of a build (the keys of "gpujit-build"), with load and first-launch times. */
+void compile_report(const gpujit_module *m, cJSON *mj, bool cached, double load_ms, double first_ms);
 void print_compile(const cJSON *mj, const double phases[4]);
 void phase_times(const gpujit_module *m, double out[4]);
 void trace_results(gpujit_trace *trace, const gpujit_timing_result *res, size_t n, int device);

@@ -39,50 +39,58 @@ cJSON *stats_json(const gpujit_stats *s)
 }
 
 /* The compile half of the report: what building the module cost. */
-void compile_report(const gpujit_module *m, cJSON *mj, double load_ms, double first_ms)
+void compile_report(const gpujit_module *m, cJSON *mj, bool cached, double load_ms, double first_ms)
 {
   gpujit_module_timings t;
-  gpujit_cache_status cs = gpujit_module_cache_status(m);
-  const char *status = cs == GPUJIT_CACHE_HIT ? "hit" : cs == GPUJIT_CACHE_MISS ? "miss" : "uncached";
+  cli_build_row row = {0};
+  cJSON *rec, *tj;
   gpujit_module_timings_get(m, &t);
-  cJSON_AddStringToObject(mj, "module", gpujit_module_name(m));
-  cJSON_AddStringToObject(mj, "arch", gpujit_module_arch(m));
-  cJSON_AddStringToObject(mj, "cache", status);
-  cJSON_AddNumberToObject(mj, "hash_lookup_ms", t.hash_ms + t.lookup_ms);
-  cJSON_AddNumberToObject(mj, "compile_ms", t.compile_ms);
-  cJSON_AddNumberToObject(mj, "link_ms", t.link_ms);
-  cJSON_AddNumberToObject(mj, "store_ms", t.store_ms);
-  cJSON_AddNumberToObject(mj, "saved_ms", t.saved_ms);
-  cJSON_AddNumberToObject(mj, "front_end_ms", t.front_end_ms);
-  cJSON_AddNumberToObject(mj, "optimizer_ms", t.optimizer_ms);
-  cJSON_AddNumberToObject(mj, "codegen_ms", t.codegen_ms);
-  cJSON_AddNumberToObject(mj, "ptxas_ms", t.ptxas_ms);
-  {
-    cJSON *lean = cli_lean_json(m);
-    if (lean)
-      cJSON_AddItemToObject(mj, "lean", lean);
+  /* the module's record of a build (docs/json.md), its times with what running added */
+  row.name = gpujit_module_name(m);
+  row.status = gpujit_module_cache_status(m) == GPUJIT_CACHE_HIT ? "hit" : "built";
+  row.cached = cached;
+  row.module = m;
+  row.start_ms = -1, row.worker = -1;
+  row.pch = gpujit_module_pch(m, &row.pch_reason);
+  if (!(rec = cli_build_record(&row)))
+    return;
+  while (rec->child) {
+    cJSON *c = cJSON_DetachItemViaPointer(rec, rec->child);
+    cJSON_AddItemToObject(mj, c->string, c);
   }
+  cJSON_Delete(rec);
+  tj = cJSON_GetObjectItemCaseSensitive(mj, "time_ms");
+  cJSON_AddNumberToObject(tj, "front_end", t.front_end_ms);
+  cJSON_AddNumberToObject(tj, "optimizer", t.optimizer_ms);
+  cJSON_AddNumberToObject(tj, "codegen", t.codegen_ms);
+  cJSON_AddNumberToObject(tj, "ptxas", t.ptxas_ms);
   if (load_ms >= 0)
-    cJSON_AddNumberToObject(mj, "load_ms", load_ms);
+    cJSON_AddNumberToObject(tj, "load", load_ms);
   if (first_ms >= 0)
-    cJSON_AddNumberToObject(mj, "first_launch_ms", first_ms);
+    cJSON_AddNumberToObject(tj, "first_launch", first_ms);
+}
+
+static double ms_of(const cJSON *mj, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mj, "time_ms"), key);
+  return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
 void print_compile(const cJSON *mj, const double phases[4])
 {
-  const char *cache = cJSON_GetObjectItemCaseSensitive(mj, "cache")->valuestring;
-  printf("module %s (%s)  cache %s\n", cJSON_GetObjectItemCaseSensitive(mj, "module")->valuestring,
-         cJSON_GetObjectItemCaseSensitive(mj, "arch")->valuestring, cache);
-  printf("  %-22s %10.3f ms\n", "hash + lookup", cJSON_GetObjectItemCaseSensitive(mj, "hash_lookup_ms")->valuedouble);
-  if (strcmp(cache, "hit") != 0) {
-    printf("  %-22s %10.3f ms", "compile (NVRTC)", cJSON_GetObjectItemCaseSensitive(mj, "compile_ms")->valuedouble);
+  const char *status = cJSON_GetObjectItemCaseSensitive(mj, "status")->valuestring;
+  bool hit = !strcmp(status, "hit"), cached = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(mj, "cached"));
+  printf("module %s (%s)  cache %s\n", cJSON_GetObjectItemCaseSensitive(mj, "name")->valuestring,
+         cJSON_GetObjectItemCaseSensitive(mj, "arch")->valuestring, hit ? "hit" : cached ? "miss" : "uncached");
+  printf("  %-22s %10.3f ms\n", "hash + lookup", ms_of(mj, "hash") + ms_of(mj, "lookup"));
+  if (!hit) {
+    printf("  %-22s %10.3f ms", "compile (NVRTC)", ms_of(mj, "compile"));
     if (phases[0] > 0)
       printf("   front end %.1f, NVVM optimizer %.1f, codegen %.1f, ptxas %.1f", phases[0], phases[1], phases[2],
              phases[3]);
-    printf("\n  %-22s %10.3f ms\n", "link (nvJitLink)", cJSON_GetObjectItemCaseSensitive(mj, "link_ms")->valuedouble);
+    printf("\n  %-22s %10.3f ms\n", "link (nvJitLink)", ms_of(mj, "link"));
   } else {
-    printf("  %-22s %10.3f ms (the compile this hit saved", "compile saved",
-           cJSON_GetObjectItemCaseSensitive(mj, "saved_ms")->valuedouble);
+    printf("  %-22s %10.3f ms (the compile this hit saved", "compile saved", ms_of(mj, "saved"));
     if (phases[0] > 0)
       printf(": front end %.1f, NVVM optimizer %.1f, codegen %.1f, ptxas %.1f", phases[0], phases[1], phases[2],
              phases[3]);
@@ -99,10 +107,10 @@ void print_compile(const cJSON *mj, const double phases[4])
              cJSON_GetObjectItemCaseSensitive(lean, "variables")->valuedouble);
     }
   }
-  if (cJSON_GetObjectItemCaseSensitive(mj, "load_ms"))
-    printf("  %-22s %10.3f ms\n", "load (cuModuleLoadData)", cJSON_GetObjectItemCaseSensitive(mj, "load_ms")->valuedouble);
-  if (cJSON_GetObjectItemCaseSensitive(mj, "first_launch_ms"))
-    printf("  %-22s %10.3f ms\n", "first launch", cJSON_GetObjectItemCaseSensitive(mj, "first_launch_ms")->valuedouble);
+  if (ms_of(mj, "load") >= 0)
+    printf("  %-22s %10.3f ms\n", "load (cuModuleLoadData)", ms_of(mj, "load"));
+  if (ms_of(mj, "first_launch") >= 0)
+    printf("  %-22s %10.3f ms\n", "first launch", ms_of(mj, "first_launch"));
 }
 
 /* NVRTC's phase times (ms), as the build recorded them. */

@@ -1,4 +1,5 @@
 /* gpujit_profile_json: a profile as JSON, the form `gpujit profile --json` writes — each table of
+ * "format": "gpujit-profile" and "version" first (docs/json.md), then each table of
  * fields.c under its name (totals and options as objects, the rest as lists of rows), then the
  * notes as a list of lines. */
 #define _GNU_SOURCE
@@ -43,8 +44,11 @@ int gpujit_profile_json(const gpujit_profile *p, char **out)
   const char *notes;
   if (!out || !p)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_json: NULL argument");
-  if (!(j = cJSON_CreateObject()))
+  if (!(j = cJSON_CreateObject()) || !cJSON_AddStringToObject(j, "format", "gpujit-profile") ||
+      !cJSON_AddNumberToObject(j, "version", GPUJIT_PROFILE_JSON_VERSION)) {
+    cJSON_Delete(j);
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
   for (int t = 0; t < GPUJIT_PROFILE_NTABLES; t++) {
     const char *name, *rows;
     size_t nf, stride, n = gpujit_profile_table_rows(p, (gpujit_profile_table)t, (const void **)&rows, &stride);

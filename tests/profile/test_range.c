@@ -177,7 +177,10 @@ static void test_range__json_is_the_tables(void **state)
       assert_int_equal(cJSON_GetArraySize(o), present); /* no key outside the table */
     }
   }
-  assert_int_equal(cJSON_GetArraySize(j), sections + 1); /* and "notes" */
+  assert_int_equal(cJSON_GetArraySize(j), sections + 3); /* and "format", "version", "notes" */
+  assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "format")->valuestring, "gpujit-profile");
+  assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "version")->valueint, GPUJIT_PROFILE_JSON_VERSION);
+  assert_string_equal(j->child->string, "format"); /* first, so a reader knows the document at once */
   { /* the adapter's file is no process of its own; its unit is a compile with its stages */
     const gpujit_profile_process *pr;
     const gpujit_profile_stage *st;

@@ -1,8 +1,8 @@
 # exit: 0
 # expect: *missing: 127 *no-such-command-here: command not found*
 # expect: *not executable: 126 *cannot run it*
-# expect: *json before --: 2 *option '--json' needs a value*
-# expect: *json at the end: 2 *option '--json' needs a value*
+# expect: *json before --: 0 *"format":*"gpujit-profile",*
+# expect: *json at the end: 2 *no command to run*
 # expect: *json unwritable: 4 *cannot write nowhere/p.json*status 3*
 # expect: *out unwritable: 4 *cannot write nowhere/o.txt*
 # expect: *trace unwritable: 4 *cannot write nowhere/t.json*
@@ -10,7 +10,7 @@
 # expect: *kept file untouched: yes*
 # reject: *wrote a file named --*
 # gpujit profile follows the shell's conventions for a command it cannot start, names an option
-# left without its value, fails visibly (after the command ran, with its status) when the report
+# left without its value (--json alone is JSON on stdout, as everywhere), fails visibly (after the command ran, with its status) when the report
 # cannot be written, even with -q, and checks --keep before the command starts.
 r() { out=$("$@" 2>&1); echo "$? $out"; }
 echo "missing: $(r $GPUJIT profile -- no-such-command-here)"

@@ -1,7 +1,7 @@
 # exit: 0
 # expect: *gpujit server started (pid *
-# expect: *first: miss created*
-# expect: *second: miss used*
+# expect: *first: built created*
+# expect: *second: built used*
 # expect: *same cubin as in-process*
 # expect: *same diagnostics and exit code 3*
 # expect: *2 modules: 0 hits, 2 built, 0 failed in * on the build server (compile*
@@ -14,7 +14,7 @@
 c="$PWD/c"
 "$GPUJIT" server start --cache-dir "$c" --workers 1
 printf '#include <cuda/std/type_traits>\nextern "C" __global__ void k(float *x) { x[0] *= 2.0f; }\n' >k.cu
-j() { python3 -c 'import json,sys; m=json.load(sys.stdin)["modules"][0]; print(m["cache"], m["pch"])'; }
+j() { python3 -c 'import json,sys; m=json.load(sys.stdin)["modules"][0]; print(m["status"], m["pch"])'; }
 echo "first: $("$GPUJIT" build --json --arch sm_90 --cache-dir "$c" -o k1.cubin k.cu | j)"
 printf '#include <cuda/std/type_traits>\nextern "C" __global__ void k(float *x) { x[1] *= 3.0f; }\n' >k.cu
 echo "second: $("$GPUJIT" build --json --arch sm_90 --cache-dir "$c" -o k2.cubin k.cu | j)"

@@ -3,7 +3,7 @@
 # expect: *rc=2*unknown server command 'frob'*
 # expect: *rc=2*invalid --workers '0': expected 1..64*
 # expect: *no gpujit server runs for this cache (builds compile in-process)*status rc=1*
-# expect: *{"running": false}*status rc=1*
+# expect: *"format":*"gpujit-server-status",*"running":*false*status rc=1*
 # expect: *no gpujit server was running*
 # With no server: status says so and exits 1 (a script's test for a server), stop says so and
 # succeeds; bad commands and values are refused.
