@@ -12,6 +12,8 @@ scripts/setup.sh build
 need=()
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v nginx >/dev/null || need+=(nginx)
+command -v zsh >/dev/null || need+=(zsh)           # the zsh completion's test
+command -v groff >/dev/null || need+=(groff-base)  # the man page's lint
 [ "${GPUJIT_FUZZ_SECONDS:-60}" = 0 ] || command -v clang >/dev/null || need+=(clang)
 # the Python package's tests: a venv, and CPython's headers for the extension
 python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)

@@ -13,9 +13,9 @@ static void trace_help(void)
          "phase, the most expensive headers, template instantiations (grouped by template and\n"
          "individually), functions (IR generation, optimization, ptxas), and modules.\n\n"
          "options:\n"
-         "  --top N     rows per table (default 10; 0 for all)\n"
+         "  --top N        rows per table (default 10; 0 for all)\n"
          "  --json[=FILE]  print JSON (docs/json.md), or write it to FILE\n"
-         "  -h, --help  this help\n");
+         "  -h, --help     this help\n");
 }
 
 static void print_table(const gpujit_trace_analysis *an, gpujit_trace_table t, size_t top)

@@ -175,6 +175,20 @@ def test_the_installed_command_is_the_binary(tmp_path):
     assert r.returncode == 0 and "1 built" in r.stdout + r.stderr, r.stdout + r.stderr
 
 
+def test_the_wheel_installs_man_page_and_completions():
+    """The environment's share/ has `man gpujit` and the bash and zsh completions, as the bin/
+    beside it has the command."""
+    if not os.path.exists(os.path.join(os.path.dirname(sys.executable), "gpujit")):
+        pytest.skip("gpujit not installed into %s (installed with --target?)" % sys.prefix)
+    share = os.path.join(sys.prefix, "share")
+    with open(os.path.join(share, "man", "man1", "gpujit.1")) as f:
+        assert f.readline().startswith(".TH GPUJIT 1")
+    with open(os.path.join(share, "bash-completion", "completions", "gpujit")) as f:
+        assert "complete -F _gpujit gpujit" in f.read()
+    with open(os.path.join(share, "zsh", "site-functions", "_gpujit")) as f:
+        assert f.readline().strip() == "#compdef gpujit"
+
+
 def test_trace_analyze(tmp_path):
     t = tmp_path / "build.json"
     gpujit.build(os.path.join(EXAMPLES, "saxpy.cu"), cache=False, time_trace=t)
