@@ -180,7 +180,7 @@ int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[3
       gpujit__cache_damaged(c, hex, why);
     if (miss && miss_size)
       snprintf(miss, miss_size, err == GPUJIT_ECORRUPT ? "its cache record was damaged (%s)"
-                                : "never built with this source, these options and this toolkit%s", err == GPUJIT_ECORRUPT ? why : "");
+                                : GPUJIT__NEVER_BUILT "%s", err == GPUJIT_ECORRUPT ? why : "");
     gpujit_error_clear();
     return GPUJIT_ENOENT;
   }
@@ -230,7 +230,7 @@ int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[3
     else if (records && evicted == records)
       snprintf(miss, miss_size, "built before, but its cache entry was evicted or cleared");
     else
-      snprintf(miss, miss_size, "never built with this source, these options and this toolkit");
+      snprintf(miss, miss_size, GPUJIT__NEVER_BUILT);
   }
   gpujit_error_clear();
   return err;

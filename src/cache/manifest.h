@@ -10,6 +10,9 @@
 #include "cache/deps.h"
 #include "gpujit/cache.h"
 
+/** How gpujit__manifest_find_why's reason starts when the request key was never built. */
+#define GPUJIT__NEVER_BUILT "never built with this source, these options and this toolkit"
+
 /** At most this many recorded builds per manifest (the newest kept). */
 #define GPUJIT__MANIFEST_MAX 8
 

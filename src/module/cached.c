@@ -18,6 +18,7 @@
 #include "module/cached.h"
 #include "module/deps.h"
 #include "module/entry.h"
+#include "module/explain.h"
 #include "module/key.h"
 #include "module/stage.h"
 
@@ -46,6 +47,19 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
      * (a build looks up again under its lock) */
     static __thread char said[33];
     if (err != 0 && why[0] && strcmp(said, miss->request.hex) != 0) {
+      char changed[1024] = "";
+      cJSON *in;
+      /* never built so: name what differs from this module's last build, field by field */
+      if (!strncmp(why, GPUJIT__NEVER_BUILT, strlen(GPUJIT__NEVER_BUILT)) && gpujit__log_wants(GPUJIT_LOG_INFO) &&
+          (in = cJSON_CreateObject()) != NULL) {
+        gpujit__key again;
+        if (gpujit__module_key(&again, in, gpujit__cache_base(opts->cache), sources,
+                               (const char *const *)m->sources.items, count, opts, m->arch, m->output) == 0 &&
+            gpujit__explain_diff(opts->cache, m->name, (const char *const *)m->sources.items, count, in, changed,
+                                 sizeof(changed)))
+          snprintf(why, sizeof(why), "since its last build: %s", changed);
+        cJSON_Delete(in);
+      }
       gpujit__log(GPUJIT_LOG_INFO, "%s: cache miss: %s", m->name, why);
       snprintf(said, sizeof(said), "%s", miss->request.hex);
     }
@@ -166,6 +180,7 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
     err = err ? err : gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;
   }
+  gpujit__explain_put(opts->cache, m->name, (const char *const *)m->sources.items, count, inputs);
   /* The module is final: its key is the entry's, whether or not the entry gets written. */
   snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
   built(hook, m);

@@ -167,6 +167,17 @@ int gpujit__module_key(gpujit__key *out, cJSON *in, const char *base, const gpuj
     gpujit__hasher_field(st, "source", sources[i].data, sources[i].size);
     ITEM(relative(abs_paths[i], base));
   }
+  LIST("source_digests"); /* readable only (the text is in the key): which source changed, for -v */
+  for (size_t i = 0; arr && i < count; i++) {
+    gpujit__hasher *h = gpujit__hasher_new();
+    gpujit__key k;
+    if (!h)
+      break;
+    gpujit__hasher_field(h, "source", sources[i].data, sources[i].size);
+    gpujit__hasher_digest(h, &k);
+    gpujit__hasher_free(h);
+    ITEM(k.hex);
+  }
 #undef STR
 #undef NUM
 #undef LIST
