@@ -21,6 +21,8 @@ fi
 echo "wheel: $wheel"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" "$wheel" || exit 1
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+# the docs' C examples link against the GPU build (tests/python/test_docs.py)
+export GPUJIT_BUILD_DIR=${GPUJIT_BUILD_DIR:-$PWD/build-gpu}
 (cd tests/python && timeout 400 python3 -m pytest -v -s -p no:cacheprovider . 2>&1) | tee "$out/python_tests.txt" |
   grep -E "PASSED|FAILED|SKIPPED|ERROR|GPU median|passed|failed"
 timeout 200 python3 bench/python_launch.py 20000 7 2>&1 | tee "$out/python_launch.txt"
