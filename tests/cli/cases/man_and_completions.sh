@@ -18,6 +18,9 @@
 # The man page (docs/man/gpujit.1) lints clean and names every command and every option the
 # help texts give; the bash and zsh completions offer commands, verbs, options (read from the
 # help of the gpujit that runs) and values, and the profiled program's command line after --.
+for tool in groff zsh; do
+  command -v $tool >/dev/null || { echo "skip: no $tool here (scripts/test.sh installs it)"; exit 77; }
+done
 root=$(cd "$EXAMPLES/.." && pwd)
 man=$root/docs/man/gpujit.1
 dir=$(dirname "$GPUJIT")
