@@ -65,7 +65,7 @@ class profile:
         self.report, self.data = _gpujit.profile_range(self._dir, os.getpid(), self._t0, t1, title, self.top,
                                                        self.trace_path, self.json_path)
         if self.print:
-            print(text, file=self.file or sys.stderr)
+            print(self.report, file=self.file or sys.stderr)
 
     @property
     def modules(self) -> List[dict]:

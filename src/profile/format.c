@@ -93,6 +93,8 @@ int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, 
       gpujit__kernel_name(m[i].kernel, kernel, sizeof(kernel));
       if (m[i].kernel[0] && strcmp(m[i].kernel, m[i].name))
         snprintf(label, sizeof(label), "%s (%s)", kernel, m[i].name);
+      else if (strlen(m[i].name) > 40 && strchr(m[i].name, '/')) /* a path: its end names it */
+        snprintf(label, sizeof(label), "...%s", m[i].name + strlen(m[i].name) - 37);
       else
         snprintf(label, sizeof(label), "%s", m[i].name);
       gpujit__buf_printf(f, "  %-40.40s %-17.17s %8llu %4llu", label, m[i].origin, (unsigned long long)m[i].compiles,

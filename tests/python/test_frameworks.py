@@ -106,6 +106,12 @@ def _profiled(tmp_path, source, *args):
 def test_numba_cuda_compile_under_the_profile(tmp_path):
     # NVIDIA's numba-cuda (the adapter's reference); Numba's own deprecated numba.cuda is not verified
     pytest.importorskip("numba_cuda", reason="numba-cuda is not installed (pip install 'numba-cuda[cu13]')")
+    # the same program without gpujit first: an installed numba-cuda that cannot compile here
+    # (numba-cuda 0.30 against NumPy 2.5, which dropped np.row_stack) is the environment's fault
+    (tmp_path / "alone.py").write_text(NUMBA)
+    alone = subprocess.run([sys.executable, str(tmp_path / "alone.py")], capture_output=True, text=True, timeout=300)
+    if alone.returncode != 0:
+        pytest.skip("numba-cuda fails here without gpujit too: " + alone.stderr.strip().splitlines()[-1])
     p, own = _profiled(tmp_path, NUMBA)
     units = [c for c in p["compiles"] if c["kind"] == "numba"]
     assert [u["name"] for u in units] == ["gj_twice(array(float32, 1d, A), array(float32, 1d, A))"]

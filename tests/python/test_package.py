@@ -247,6 +247,8 @@ with gpujit.profile(json=sys.argv[1], print=False) as p:
     for _ in range(2):
         gpujit.build(source='extern "C" __global__ void in_region(float *x) { x[0] = 2; }', name="inside.cu", cache=False)
 gpujit.build(source='extern "C" __global__ void after_region(float *x) { x[0] = 3; }', name="after.cu", cache=False)
+with gpujit.profile(title="the printed block"):  # by default the block's table goes to stderr at its end
+    gpujit.build(source='extern "C" __global__ void printed(float *x) { x[0] = 4; }', name="printed.cu", cache=False)
 print(json.dumps({"modules": [(m["name"], m["compiles"], m["repeats"]) for m in p.modules if m["origin"] != "ptxas"],
                   "compiles": p.totals["compiles"], "processes": p.totals["processes"], "report": p.report,
                   "data": p.data, "written": json.load(open(sys.argv[1]))}))
@@ -279,6 +281,7 @@ def test_profile_of_a_block(tmp_path):
     assert len(nvrtc) == 2 and others <= {"ptxas"} and got["compiles"] == len(got["data"]["compiles"])
     assert got["processes"] == 1
     assert "JIT compile" in got["report"] and "1 identical repeat" in got["report"]
+    assert "the printed block" in r.stderr and "printed.cu" in r.stderr, r.stderr
     assert json.loads(out.read_text())["totals"]["compiles"] == got["compiles"]
     # the block's tables come from the structs, not from its JSON text, and say the same (cJSON
     # prints a double in 15 digits when that reads back within an ulp)
