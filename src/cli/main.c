@@ -33,7 +33,9 @@ static void print_help(cli_ctx *ctx)
          "  -q, --quiet     print errors only\n"
          "  -v, --verbose   print more (NVRTC logs, library messages)\n"
          "  --version       same as 'gpujit version'\n"
-         "  -h, --help      this help; '%s <command> --help' for a command's options\n\n"
+         "  -h, --help      this help; '%s <command> --help' for a command's options\n"
+         "Short flags combine (-qv), '--' ends the options, --json[=FILE] prints (or writes) one\n"
+         "versioned JSON document (docs/json.md); 'gpujit env' lists every setting, 'man gpujit'.\n\n"
          "exit codes:\n"
          "  0  success\n"
          "  1  internal error (out of memory, unexpected failure)\n"
@@ -50,7 +52,8 @@ static void print_help(cli_ctx *ctx)
          "  GPUJIT_NO_CACHE   1: bypass the cache\n"
          "  GPUJIT_BASE_DIR   paths under it enter cache keys relative to it\n"
          "  GPUJIT_SERVER     1: start a build server on demand; 0: never use one\n"
-         "  NO_COLOR          disable colour\n", ctx->prog, GPUJIT_DEFAULT_ARCH);
+         "  NO_COLOR          disable colour\n"
+         "  (and more: gpujit env)\n", ctx->prog, GPUJIT_DEFAULT_ARCH);
 }
 
 static int cmd_help(cli_ctx *ctx, int argc, char **argv)
