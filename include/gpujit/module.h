@@ -258,6 +258,12 @@ GPUJIT_API const char *gpujit_pch_status_name(gpujit_pch_status status);
 /** @return whether the module came from the cache. */
 GPUJIT_API gpujit_cache_status gpujit_module_cache_status(const gpujit_module *module);
 
+/** Why the cache missed, for a module compiled on a miss: which recorded header changed and how,
+ *  what differs from the module's last build (an option, a define, the arch, the toolkit, a
+ *  source's text), an evicted entry, or never built; "" for a hit or without a cache (borrowed).
+ *  The CLI logs it with -v. */
+GPUJIT_API const char *gpujit_module_cache_miss_reason(const gpujit_module *module);
+
 /** @return the module's cache key as 32 hex digits, or NULL when no cache was used (borrowed). */
 GPUJIT_API const char *gpujit_module_cache_key(const gpujit_module *module);
 

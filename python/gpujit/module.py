@@ -31,8 +31,11 @@ class Module:
     """A built module: its image and what the build did.
 
     ``kernels`` (symbols in the image), ``cache_hit`` (True: served by the cache; False: compiled;
-    None: no cache), ``compile_ms``, ``lean`` (the lean pass ran), ``image`` (the cubin, PTX or
-    LTO-IR bytes), ``output`` ("cubin", "ptx", "ltoir"), ``arch``, ``name``, ``log``."""
+    None: no cache), ``miss_reason`` (why a compiled module missed the cache: the header that
+    changed and how, what differs from the module's last build — an option, a define, the arch,
+    the toolkit, the source — or that it was never built; None for a hit or without a cache),
+    ``compile_ms``, ``lean`` (the lean pass ran), ``image`` (the cubin, PTX or LTO-IR bytes),
+    ``output`` ("cubin", "ptx", "ltoir"), ``arch``, ``name``, ``log``."""
 
     def __init__(self, d: dict):
         self._d = d
@@ -47,6 +50,7 @@ class Module:
         self.lean: bool = d["lean"]
         self.log: str = d["log"]
         self.cache_key: Optional[str] = d["cache_key"]
+        self.miss_reason: Optional[str] = d["miss_reason"]
         self._lowered: dict = dict(d["lowered"])
         self._handle = d["handle"]
         self._kernels: dict = {}

@@ -58,6 +58,8 @@ static PyObject *module_dict(gpujit_module *m)
       gpujit_py_set_item(d, "saved_ms", PyFloat_FromDouble(t.saved_ms)) < 0 ||
       gpujit_py_set_item(d, "lean", PyBool_FromLong(lean.applied)) < 0 ||
       gpujit_py_set_item(d, "cache_key", str_or_none(gpujit_module_cache_key(m))) < 0 ||
+      gpujit_py_set_item(d, "miss_reason", str_or_none(*gpujit_module_cache_miss_reason(m) ? gpujit_module_cache_miss_reason(m)
+                                                                                           : NULL)) < 0 ||
       PyDict_SetItemString(d, "kernels", kernels) < 0 || PyDict_SetItemString(d, "lowered", lowered) < 0)
     goto fail;
   Py_DECREF(kernels);

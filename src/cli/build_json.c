@@ -24,6 +24,8 @@ static void add_module_facts(cJSON *j, const gpujit_module *m)
   }
   if (gpujit_module_cache_key(m))
     cJSON_AddStringToObject(j, "key", gpujit_module_cache_key(m));
+  if (*gpujit_module_cache_miss_reason(m))
+    cJSON_AddStringToObject(j, "miss_reason", gpujit_module_cache_miss_reason(m));
   if ((arr = cli_lean_json(m)))
     cJSON_AddItemToObject(j, "lean", arr);
 }

@@ -43,15 +43,16 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
   {
     char why[PATH_MAX + 160] = "";
     err = gpujit__manifest_find_why(opts->cache, miss->request.hex, entry.hex, why, sizeof(why));
-    /* -v: why it missed, as ninja -d explain says why it rebuilt; once per request and thread
-     * (a build looks up again under its lock) */
+    /* why it missed, as ninja -d explain says why it rebuilt: kept with the module, logged (-v)
+     * once per request and thread; a build looks up again under its lock, and the first
+     * lookup's reason stands */
     static __thread char said[33];
-    if (err != 0 && why[0] && strcmp(said, miss->request.hex) != 0) {
+    if (err != 0 && why[0] && !m->miss_reason[0]) {
       char changed[1024] = "";
       cJSON *in;
-      /* never built so: name what differs from this module's last build, field by field */
-      if (!strncmp(why, GPUJIT__NEVER_BUILT, strlen(GPUJIT__NEVER_BUILT)) && gpujit__log_wants(GPUJIT_LOG_INFO) &&
-          (in = cJSON_CreateObject()) != NULL) {
+      /* never built so: name what differs from this module's last build, field by field (a note
+       * read and a key hashed again, on a miss only: the compile that follows costs far more) */
+      if (!strncmp(why, GPUJIT__NEVER_BUILT, strlen(GPUJIT__NEVER_BUILT)) && (in = cJSON_CreateObject()) != NULL) {
         gpujit__key again;
         if (gpujit__module_key(&again, in, gpujit__cache_base(opts->cache), sources,
                                (const char *const *)m->sources.items, count, opts, m->arch, m->output) == 0 &&
@@ -60,8 +61,10 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
           snprintf(why, sizeof(why), "since its last build: %s", changed);
         cJSON_Delete(in);
       }
-      gpujit__log(GPUJIT_LOG_INFO, "%s: cache miss: %s", m->name, why);
+      if (strcmp(said, miss->request.hex) != 0)
+        gpujit__log(GPUJIT_LOG_INFO, "%s: cache miss: %s", m->name, why);
       snprintf(said, sizeof(said), "%s", miss->request.hex);
+      snprintf(m->miss_reason, sizeof(m->miss_reason), "%s", why);
     }
   }
   if (err == 0) {

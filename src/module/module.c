@@ -158,6 +158,11 @@ void gpujit_module_timings_get(const gpujit_module *m, gpujit_module_timings *ou
 
 gpujit_cache_status gpujit_module_cache_status(const gpujit_module *m) { return m ? m->cache_status : GPUJIT_CACHE_NONE; }
 
+const char *gpujit_module_cache_miss_reason(const gpujit_module *m)
+{
+  return m && m->cache_status == GPUJIT_CACHE_MISS ? m->miss_reason : "";
+}
+
 const char *gpujit_module_cache_key(const gpujit_module *m)
 {
   return m && m->cache_key[0] ? m->cache_key : NULL;

@@ -26,6 +26,7 @@ struct gpujit_module {
   gpujit_module_lean lean; /* its note points at lean_note */
   char lean_note[240];
   char cache_key[33];
+  char miss_reason[1024]; /* why the cache missed (a miss that compiled), or "" */
 };
 
 gpujit_module *gpujit__module_new(void);

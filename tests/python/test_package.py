@@ -28,6 +28,19 @@ def test_build_from_source_then_a_hit(tmp_path):
     assert gpujit.cache.stats(tmp_path)["entries"] == 0
 
 
+def test_why_a_build_missed(tmp_path):
+    """A compiled module says why the cache missed; a hit, or no cache, says nothing."""
+    m = gpujit.build(source=SRC, name="why.cu", cache=tmp_path, arch="sm_90")
+    assert m.miss_reason == "never built with this source, these options and this toolkit"
+    assert gpujit.build(source=SRC, name="why.cu", cache=tmp_path, arch="sm_90").miss_reason is None
+    m = gpujit.build(source=SRC, name="why.cu", cache=tmp_path, arch="sm_89", defines={"N": 2})
+    assert m.cache_hit is False and m.miss_reason == "since its last build: arch sm_90 -> sm_89; -D N=2 added"
+    m = gpujit.build(source=SRC.replace("2.0f", "3.0f"), name="why.cu", cache=tmp_path, arch="sm_89",
+                     defines={"N": 2})
+    assert m.miss_reason.startswith("since its last build: ") and m.miss_reason.endswith("why.cu changed")
+    assert gpujit.build(source=SRC, name="why.cu", cache=False, arch="sm_90").miss_reason is None
+
+
 def test_a_one_line_source_is_source(tmp_path, monkeypatch):
     """'#include "kern.cuh"' is source when given as source=, a path only when given as the path."""
     monkeypatch.chdir(tmp_path)
