@@ -77,6 +77,8 @@ typedef struct gpujit_project_result {
   gpujit_pch_status pch;
   const char *pch_reason;
   const gpujit_module *module; /**< with keep_modules: the module (owned by the project) */
+  const char *miss_reason;     /**< built on a cache miss: why it missed (as
+                                    gpujit_module_cache_miss_reason()); else "" */
 } gpujit_project_result;
 
 /** Where a build stands (for progress displays). */

@@ -42,6 +42,8 @@ cJSON *cli_build_record(const cli_build_row *r)
     cJSON_AddStringToObject(j, "output", r->output);
   if (r->module)
     add_module_facts(j, r->module);
+  else if (r->miss_reason && *r->miss_reason)
+    cJSON_AddStringToObject(j, "miss_reason", r->miss_reason);
   t = cJSON_AddObjectToObject(j, "time_ms");
   if (r->module) {
     gpujit_module_timings tm;

@@ -94,6 +94,7 @@ static int emit_json(cli_ctx *ctx, const view *v, const gpujit_project *p, const
     row.worker = r->worker;
     row.pch = r->pch, row.pch_reason = r->pch_reason;
     row.error = r->error, row.message = r->message, row.log = r->log;
+    row.miss_reason = r->status == GPUJIT_PROJECT_BUILT ? r->miss_reason : NULL;
     cJSON_AddItemToArray(mods, cli_build_record(&row));
   }
   gpujit_project_summary_get(p, &sum);

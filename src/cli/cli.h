@@ -136,6 +136,7 @@ typedef struct cli_build_row {
   const char *pch_reason;
   int error;                          /* 0, or the gpujit error, with message and log */
   const char *message, *log;
+  const char *miss_reason;            /* without a module: why its lookup missed */
 } cli_build_row;
 typedef struct cli_build_summary {
   size_t modules, hits, built, failed, cancelled, served, pch_created, pch_used;

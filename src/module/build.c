@@ -176,6 +176,7 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
     if ((err = gpujit__cached_fetch(m, &miss, opts)) == 0)
       goto done; /* a remote hit, verified and now local */
     ctl->missed = true;
+    snprintf(ctl->miss_reason, sizeof(ctl->miss_reason), "%s", m->miss_reason);
     if (ctl->lookup_only)
       goto done;
     gpujit__cache_count_miss(opts->cache);

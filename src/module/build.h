@@ -13,6 +13,7 @@ typedef struct gpujit__build_ctl {
   bool lookup_only; /* a miss returns GPUJIT_ENOENT (error cleared) without compiling or counting */
   bool pch_more;    /* more modules of this include block follow in this process: make the PCH now */
   bool missed;      /* out: the lookup missed (with lookup_only, the build stopped there) */
+  char miss_reason[1024]; /* out: why it missed (gpujit_module_cache_miss_reason), or "" */
   /* optional: called once a compiled module is final, before its cache entry is written (a
    * build server's worker answers its client then; the store follows) */
   void (*built)(gpujit_module *m, void *payload);

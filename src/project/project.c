@@ -30,8 +30,9 @@ static void clear_result(gpujit__project_module *m)
   free(m->message);
   free(m->log);
   free(m->pch_reason);
+  free(m->miss_reason);
   gpujit_module_free(m->module);
-  m->message = m->log = m->pch_reason = NULL;
+  m->message = m->log = m->pch_reason = m->miss_reason = NULL;
   m->module = NULL;
   memset(&m->r, 0, sizeof(m->r));
 }
@@ -43,7 +44,7 @@ void gpujit__project_reset(gpujit_project *p)
     p->mods[i].r.index = i;
     p->mods[i].r.name = p->mods[i].name;
     p->mods[i].r.output = p->mods[i].output;
-    p->mods[i].r.message = p->mods[i].r.log = p->mods[i].r.pch_reason = "";
+    p->mods[i].r.message = p->mods[i].r.log = p->mods[i].r.pch_reason = p->mods[i].r.miss_reason = "";
   }
   memset(&p->summary, 0, sizeof(p->summary));
   p->summary.modules = p->count;

@@ -17,6 +17,7 @@ typedef struct gpujit__project_module {
   /* one build's state */
   gpujit_project_result r;
   char *message, *log, *pch_reason;
+  char *miss_reason; /* the lookup's, when it missed */
   gpujit_module *module;
   double expected_ms;
   uint64_t block; /* the include block and options: modules sharing it share a PCH */

@@ -126,6 +126,9 @@ static int serve_hits(gpujit__run *r)
       deliver(r, i, GPUJIT_PROJECT_HIT, m);
       ended(r, i);
     } else if (ctl.missed) {
+      free(pm->miss_reason); /* said again when it is built: why this lookup missed */
+      pm->miss_reason = gpujit__strdup(ctl.miss_reason);
+      pm->r.miss_reason = pm->miss_reason ? pm->miss_reason : "";
       gpujit__plan_module(r, pm, &h.o);
       r->pending[r->npending++] = i;
     } else {

@@ -1,12 +1,13 @@
 # exit: 0
 # expect: *single: gpujit-build 1 cached,name,output,pch,status,time_ms built*
 # expect: *project: gpujit-build 1 cached,name,output,pch,status,time_ms built*
+# expect: *project why: built since its last build: arch sm_90 -> sm_89; -D N=1 gone*
 # expect: *summaries alike: True*
 # expect: *why: never built with this source, these options and this toolkit; since its last build: -D N=1 added*
 # expect: *failed: rc=3 failed GPUJIT_ECOMPILE True*
 # expect: *ls: gpujit-cache-ls list k k*
 # expect: *limit: gpujit-cache-limit 2097152*
-# expect: *stats: gpujit-cache-stats 2097152 0.25*
+# expect: *stats: gpujit-cache-stats 2097152 0.2*
 # expect: *digits: ok*
 # expect: *file: rc=0 stdout=0 gpujit-build*
 # expect: *profile: gpujit-profile 1*
@@ -24,6 +25,8 @@ echo "single: $(py "print(d['format'], d['version'], $keys, d['modules'][0]['sta
 echo "project: $(py "print(d['format'], d['version'], $keys, d['modules'][0]['status'])" <project.json)"
 "$GPUJIT" build --json --arch sm_90 --cache-dir "$c" -DN=1 -o k.cubin proj/k.cu >again.json
 echo "why: $(py "print(d['modules'][0]['miss_reason'])" <single.json); $(py "print(d['modules'][0]['miss_reason'])" <again.json)"
+"$GPUJIT" build --json --arch sm_89 --cache-dir "$c" -j1 --out-dir out2 proj >pwhy.json
+echo "project why: $(py "m=d['modules'][0]; print(m['status'], m['miss_reason'])" <pwhy.json)"
 echo "summaries alike: $(python3 -c 'import json; a,b=(json.load(open(f)) for f in ("single.json","project.json")); print(sorted(a["summary"])==sorted(b["summary"]) and list(a)==list(b))')"
 printf 'extern "C" __global__ void bad(float *x) { x[0] = nope; }\n' >bad.cu
 "$GPUJIT" build --json --arch sm_90 --cache-dir "$c" bad.cu >bad.json 2>/dev/null; rc=$?
