@@ -42,25 +42,27 @@ static void print_table(const gpujit_trace_analysis *an, gpujit_trace_table t, s
 
 static int emit_json(cli_ctx *ctx, const gpujit_trace_analysis *an, size_t top, const char *file)
 {
-  cJSON *root = cJSON_CreateObject();
+  cJSON *root = cJSON_CreateObject(), *tables;
   size_t files, events;
   gpujit_trace_analysis_totals(an, &files, &events);
   cJSON_AddNumberToObject(root, "files", (double)files);
   cJSON_AddNumberToObject(root, "events", (double)events);
   {
     size_t unmeasured, recorded = gpujit_trace_analysis_recorded(an, &unmeasured);
-    cJSON_AddNumberToObject(root, "recorded_hits", (double)recorded);
-    cJSON_AddNumberToObject(root, "unmeasured_hits", (double)unmeasured);
+    cJSON_AddNumberToObject(root, "recorded", (double)recorded);
+    cJSON_AddNumberToObject(root, "unmeasured", (double)unmeasured);
   }
+  /* the keys of gpujit.trace.analyze() and of trace diff's tables: milliseconds, under "tables" */
+  tables = cJSON_AddObjectToObject(root, "tables");
   for (int t = 0; t < GPUJIT_TRACE_TABLE_COUNT; t++) {
-    cJSON *arr = cJSON_AddArrayToObject(root, gpujit_trace_table_name((gpujit_trace_table)t));
+    cJSON *arr = cJSON_AddArrayToObject(tables, gpujit_trace_table_name((gpujit_trace_table)t));
     size_t n = gpujit_trace_analysis_count(an, (gpujit_trace_table)t);
     for (size_t i = 0; i < n && (top == 0 || i < top); i++) {
       const gpujit_trace_stat *r = gpujit_trace_analysis_row(an, (gpujit_trace_table)t, i);
       cJSON *o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "name", r->name);
-      cJSON_AddNumberToObject(o, "total_us", r->total_us);
-      cJSON_AddNumberToObject(o, "max_us", r->max_us);
+      cJSON_AddNumberToObject(o, "total_ms", r->total_us / 1e3);
+      cJSON_AddNumberToObject(o, "max_ms", r->max_us / 1e3);
       cJSON_AddNumberToObject(o, "count", (double)r->count);
       cJSON_AddItemToArray(arr, o);
     }

@@ -56,7 +56,7 @@ print("program's listener still called:", len(calls))
 PY
 PYTHONPATH=$PWD/own $GPUJIT profile -q --json p.json --trace tr.json -- python3 prog.py || echo "profile failed: $?"
 # the trace: each function a module of `trace analyze` (what trace diff gates on), its stages nested
-echo "analyze modules: $($GPUJIT trace analyze --json tr.json | python3 -c 'import json,sys; print(" ".join(sorted(m["name"] for m in json.load(sys.stdin)["modules"])))')"
+echo "analyze modules: $($GPUJIT trace analyze --json tr.json | python3 -c 'import json,sys; print(" ".join(sorted(m["name"] for m in json.load(sys.stdin)["tables"]["modules"])))')"
 python3 - <<'PY'
 import json
 t = json.load(open("tr.json"))["traceEvents"]
