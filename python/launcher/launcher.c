@@ -1,7 +1,8 @@
 /* bin/gpujit of the Python package: a native launcher that execs the package's own gpujit (the
  * one beside its worker, injection library and the libraries auditwheel copied for it). pip puts
  * this file in the environment's bin/ and the package in ../lib/pythonX.Y/site-packages/gpujit/
- * (venvs, --user, conda; Debian's /usr/local uses dist-packages), so it is found from here with no
+ * (venvs, --user, conda; Debian's /usr/local uses dist-packages; ../gpujit with pip --target), so
+ * it is found from here with no
  * Python start-up: a cached build costs about what the binary does. It links libc alone, so the
  * wheel's bin/ needs nothing copied (auditwheel would wrap such a binary in a Python script). */
 #define _GNU_SOURCE
@@ -15,7 +16,8 @@
 int main(int argc, char **argv)
 {
   static const char *const where[] = {"/../lib/python3*/site-packages/gpujit/gpujit",
-                                      "/../lib/python3*/dist-packages/gpujit/gpujit"};
+                                      "/../lib/python3*/dist-packages/gpujit/gpujit",
+                                      "/../gpujit/gpujit"}; /* pip install --target T: T/bin, T/gpujit */
   char self[PATH_MAX], pattern[PATH_MAX + 64];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   char *slash;
@@ -43,7 +45,7 @@ int main(int argc, char **argv)
       globfree(&g);
     }
   }
-  fprintf(stderr, "gpujit: the gpujit package is not beside %s (looked in ../lib/python3*/site-packages/gpujit); "
+  fprintf(stderr, "gpujit: the gpujit package is not beside %s (looked in ../lib/python3*/site-packages/gpujit and ../gpujit); "
                   "'python -m gpujit' runs it wherever Python can import it\n", self);
   return 127;
 }
