@@ -89,15 +89,6 @@ void gpujit_log_set(gpujit_log_level level, gpujit_log_cb cb, void *payload)
   pthread_mutex_unlock(&log_lock);
 }
 
-bool gpujit__log_wants(gpujit_log_level level)
-{
-  bool wants;
-  pthread_mutex_lock(&log_lock);
-  wants = log_cb && level <= log_level;
-  pthread_mutex_unlock(&log_lock);
-  return wants;
-}
-
 void gpujit__log(gpujit_log_level level, const char *fmt, ...)
 {
   gpujit_log_cb cb;

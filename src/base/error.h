@@ -2,8 +2,6 @@
 #ifndef GPUJIT_BASE_ERROR_H
 #define GPUJIT_BASE_ERROR_H
 
-#include <stdbool.h>
-
 #include "gpujit/error.h"
 
 #if defined(__GNUC__)
@@ -20,7 +18,5 @@ void gpujit__error_set_log(const char *log);
 int gpujit__errno_code(int err);
 /** Emit a log message through the user's callback, if any. */
 void gpujit__log(gpujit_log_level level, const char *fmt, ...) GPUJIT__PRINTF(2, 3);
-/** Whether a message of `level` would reach a callback (to skip work only a log would show). */
-bool gpujit__log_wants(gpujit_log_level level);
 
 #endif

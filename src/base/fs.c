@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,14 +247,4 @@ int gpujit__mkdirs(const char *path, unsigned mode)
   if (!gpujit__is_dir(path))
     return gpujit__error(GPUJIT_EIO, "%s: not a directory", path);
   return 0;
-}
-
-int gpujit__glob_first(const char *pattern, char *out, size_t size)
-{
-  glob_t g;
-  int found = glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
-  if (found)
-    snprintf(out, size, "%s", g.gl_pathv[0]);
-  globfree(&g);
-  return found;
 }

@@ -30,8 +30,6 @@ void gpujit__normpath(char *path);
 const char *gpujit__path_under(const char *path, const char *dir);
 /** Directory part of a path (malloc'd). */
 char *gpujit__dirname(const char *path);
-/** The first path a shell glob `pattern` matches, into `out`; 1 found, 0 none. */
-int gpujit__glob_first(const char *pattern, char *out, size_t size);
 /** Base name without its extension ("a/b.cu" -> "b"), malloc'd. */
 char *gpujit__stem(const char *path);
 /** Base name without directory; pointer into `path`. */

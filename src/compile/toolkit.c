@@ -35,8 +35,8 @@ static pthread_once_t pip_once = PTHREAD_ONCE_INIT;
  * used where no toolkit is named ($CUDA_PATH, $CUDA_HOME) and none is at the built-in root:
  * site-packages/nvidia/cu13 (or cu12) with lib/, include/ and, with nvidia-cuda-nvcc, bin/ —
  * laid out as a toolkit root. Found in the site-packages gpujit itself was installed into (the
- * wheel's extension, library and command sit in site-packages/gpujit/; a venv's bin/ reaches
- * lib/pythonX.Y/site-packages), as CuPy and cuda.core find the same wheels. */
+ * wheel's extension, library and command sit in site-packages/gpujit/; bin/gpujit is a launcher
+ * that execs that command), as CuPy and cuda.core find the same wheels. */
 static bool pip_candidate(const char *site)
 {
   static const char *const majors[] = {GPUJIT__STR(GPUJIT_CUDA_MAJOR), "13", "12"};
@@ -71,20 +71,9 @@ static void find_pip_root(void)
     if (!from[f] || !realpath(from[f], real))
       continue;
     for (int up = 0; up < 4 && (slash = strrchr(real, '/')) != NULL && slash != real; up++) {
-      glob_t g;
-      char pattern[PATH_MAX + 64];
       *slash = '\0'; /* the directory above */
       if (pip_candidate(real))
         return;
-      snprintf(pattern, sizeof(pattern), "%s/lib/python3*/site-packages", real); /* a venv's bin/ */
-      if (glob(pattern, 0, NULL, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; i++)
-          if (pip_candidate(g.gl_pathv[i])) {
-            globfree(&g);
-            return;
-          }
-        globfree(&g);
-      }
     }
   }
 }

@@ -33,8 +33,7 @@ extern char **environ;
  * code is in (the library or an executable linking it), then in ../lib and ../lib64 of it. */
 static int find_inject(char *out, size_t size, const char *asked)
 {
-  static const char *const rel[] = {"", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu", "/../gpujit",
-                                    "/../lib/python3*/site-packages/gpujit"}; /* the wheel's, from its bin/ */
+  static const char *const rel[] = {"", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu"};
   const char *env = getenv("GPUJIT_INJECT_LIBRARY");
   Dl_info info;
   char tried[2048] = "", self[PATH_MAX];
@@ -58,10 +57,8 @@ static int find_inject(char *out, size_t size, const char *asked)
     if (!froms[f] || !realpath(froms[f], real) || !(dir = gpujit__dirname(real)))
       continue;
     for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-      char path[PATH_MAX], pattern[PATH_MAX];
-      snprintf(pattern, sizeof(pattern), "%s%s/libgpujit_inject.so", dir, rel[i]);
-      if (!gpujit__glob_first(pattern, path, sizeof(path)))
-        snprintf(path, sizeof(path), "%s", pattern);
+      char path[PATH_MAX];
+      snprintf(path, sizeof(path), "%s%s/libgpujit_inject.so", dir, rel[i]);
       if (access(path, R_OK) == 0 && realpath(path, out)) {
         free(dir);
         return 0;

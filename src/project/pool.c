@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "base/fs.h"
 #include "gpujit/project.h"
 #include "project/pool.h"
 #include "project/worker.h"
@@ -49,21 +48,16 @@ int gpujit__worker_locate(char *out, size_t size, const char *hint)
     froms[1] = self;
   }
   for (int i = 0; i < 2; i++) {
-    /* beside it; installed; the Python wheel's package directory from its command in bin/ (a
-     * venv's, or pip --target's) */
-    static const char *const rel[] = {"gpujit-worker", "../libexec/gpujit/gpujit-worker", "../gpujit/gpujit-worker",
-                                      "../lib/python3*/site-packages/gpujit/gpujit-worker"};
+    static const char *const rel[] = {"gpujit-worker", "../libexec/gpujit/gpujit-worker"};
     char real[PATH_MAX], *slash;
     if (!froms[i] || !realpath(froms[i], real))
       continue;
     if ((slash = strrchr(real, '/')))
       *slash = '\0';
     snprintf(dir, sizeof(dir), "%s", real);
-    for (int k = 0; k < 4; k++) {
-      char cand[PATH_MAX + 64], pattern[PATH_MAX + 64];
-      snprintf(pattern, sizeof(pattern), "%s/%s", dir, rel[k]);
-      if (!gpujit__glob_first(pattern, cand, sizeof(cand)))
-        snprintf(cand, sizeof(cand), "%s", pattern);
+    for (int k = 0; k < 2; k++) {
+      char cand[PATH_MAX + 64];
+      snprintf(cand, sizeof(cand), "%s/%s", dir, rel[k]);
       if (executable(cand)) {
         snprintf(out, size, "%s", cand);
         return 0;
