@@ -103,6 +103,10 @@ int cmd_trace(cli_ctx *ctx, int argc, char **argv)
         goto done;
       }
     } else if (cli_json_opt(&a, &json, &json_file)) {
+      if (a.failed) {
+        rc = cli_usage_error(ctx, "trace", "option '%s' needs a value", arg);
+        goto done;
+      }
     } else if (cli_is_option(&a)) {
       rc = cli_unknown_option(ctx, &a, "trace");
       goto done;

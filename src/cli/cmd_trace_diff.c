@@ -347,6 +347,8 @@ int cmd_trace_diff(cli_ctx *ctx, int argc, char **argv)
         rc = cli_usage_error(ctx, "trace diff", "invalid --top '%s': expected a number >= 0", a.value ? a.value : "");
     } else if (cli_json_opt(&a, &json, &json_file)) {
       fmt = JSON;
+      if (a.failed)
+        rc = cli_usage_error(ctx, "trace diff", "option '%s' needs a value", arg);
     } else if (cli_opt(&a, "--markdown", false)) {
       fmt = MARKDOWN;
     } else if (cli_is_option(&a)) {

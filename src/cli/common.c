@@ -164,6 +164,7 @@ bool cli_json_opt(cli_args *a, bool *json, const char **file)
   if (!a->rest && !strncmp(a->argv[a->i], "--json=", 7)) {
     *json = true;
     *file = a->argv[a->i] + 7;
+    a->failed = !**file; /* "--json=" names no file: "needs a value" */
     return true;
   }
   return false;

@@ -11,6 +11,8 @@
 # expect: *far: 2 *unknown option '--zzzzzz'*
 # reject: *'--zzzzzz' (did you mean*
 # expect: *run help: --kernel --grid --block --shared --arg --launch*
+# expect: *empty json file: 2 2 2 2 *option '--json=' needs a value*
+# expect: *unwritable json: 4 *nowhere/r.json: No such file or directory*
 # The command line follows POSIX and GNU conventions: short flags combine (-qv, -vo FILE), "--"
 # ends options (an operand may then start with '-'), an unknown option names the nearest known one.
 r() { out=$("$@" 2>&1); echo "$? $out"; }
@@ -29,3 +31,9 @@ echo "run --repaet: $(r "$GPUJIT" run --repaet 3 k.cu)"
 echo "far: $(r "$GPUJIT" build --zzzzzz k.cu)"
 h=$("$GPUJIT" run --help | sed -n '/^launch options:/,/^run options:/p')
 echo "run help:$(for o in --kernel --grid --block --shared --arg --launch; do case "$h" in *"  $o "*) printf ' %s' "$o";; esac; done)"
+e=""
+for c in "build --json= k.cu" "cache --json= stats" "trace analyze --json= x.json" "trace diff --json= a b"; do
+  "$GPUJIT" $c >/dev/null 2>err.txt; e="$e$? "
+done
+echo "empty json file: $e$(head -1 err.txt)"
+echo "unwritable json: $(r "$GPUJIT" build --json=nowhere/r.json --arch sm_90 --no-cache -o j.cubin k.cu)"
