@@ -13,6 +13,8 @@
 #include <string.h>
 #include <setjmp.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +43,27 @@ static inline char *th_path(const char *dir, const char *name)
   return p;
 }
 
+/** Wait for the clock files are stamped with (CLOCK_REALTIME_COARSE) to pass `ns`: a file
+ *  written before then is older than a compile that starts after, so the cache may record it (a
+ *  file stamped in the tick a compile first looks at it is too new to record). */
+static inline void th_settle_after(long long ns)
+{
+  struct timespec ts;
+  do {
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    if ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec > ns)
+      return;
+    nanosleep(&(struct timespec){0, 500000}, NULL);
+  } while (1);
+}
+
+static inline void th_settle(const char *path)
+{
+  struct stat st;
+  if (lstat(path, &st) == 0)
+    th_settle_after((long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec);
+}
+
 static inline char *th_write(const char *dir, const char *name, const char *content)
 {
   char *p = th_path(dir, name);
@@ -48,6 +71,7 @@ static inline char *th_write(const char *dir, const char *name, const char *cont
   assert_non_null(f);
   fwrite(content, 1, strlen(content), f);
   fclose(f);
+  th_settle(p);
   return p;
 }
 

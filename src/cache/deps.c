@@ -69,7 +69,11 @@ gpujit__dep *gpujit__deps_push(gpujit__deps *d, const char *path, const char *ba
   if (!rel)
     rel = base && *base && strcmp(path, base) == 0 ? "." : path;
   e->path = gpujit__strdup(path);
-  e->rel = gpujit__strdup(rel);
+  /* relative to the working directory, as NVRTC named it: kept apart from base-relative paths */
+  if (path[0] != '/' && strncmp(path, "./", 2) != 0 && (e->rel = malloc(strlen(path) + 3)))
+    sprintf(e->rel, "./%s", path);
+  else if (path[0] == '/' || strncmp(path, "./", 2) == 0)
+    e->rel = gpujit__strdup(rel);
   if (!e->path || !e->rel) {
     free(e->path);
     free(e->rel);
@@ -146,6 +150,15 @@ int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base)
   e->names = names;
   if (name_exists(e->path, name, strlen(name)))
     e->trusted = false; /* it is there after all: the directory cannot vouch */
+  return 0;
+}
+
+int gpujit__deps_add_pin(gpujit__deps *d, const char *base)
+{
+  gpujit__dep *e = gpujit__deps_push(d, base && *base ? base : "/", NULL);
+  if (!e)
+    return GPUJIT_ENOMEM;
+  e->pin = true;
   return 0;
 }
 
@@ -351,6 +364,10 @@ static int changed(char *why, size_t n, const gpujit__dep *e, const char *how)
 static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh, bool *moved, char *why, size_t n)
 {
   struct stat st;
+  if (e->pin)
+    return e->elsewhere ? changed(why, n, e, "is the base directory it was built in, and it names its own path "
+                                             "(__FILE__): not served to another base")
+                        : 0;
   if (e->absent)
     return group_holds(e, refresh) ? 0 : changed(why, n, e, "");
   if (e->nofile)
@@ -454,6 +471,10 @@ void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *lab
     const gpujit__dep *e = &d->items[i];
     char same[16];
     gpujit__hasher_str(h, label, e->rel);
+    if (e->pin) {
+      gpujit__hasher_str(h, "pin", "");
+      continue;
+    }
     if (e->nofile) {
       gpujit__hasher_str(h, "nofile", "");
       continue;
@@ -478,6 +499,10 @@ cJSON *gpujit__deps_to_json(const gpujit__deps *d)
       return NULL;
     }
     cJSON_AddItemToArray(arr, o);
+    if (e->pin) {
+      cJSON_AddStringToObject(o, "built_in", e->path);
+      continue;
+    }
     if (e->nofile) {
       cJSON_AddStringToObject(o, "nofile", e->rel);
       continue;
@@ -516,13 +541,23 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
   cJSON_ArrayForEach(o, arr) {
     const cJSON *dir = cJSON_GetObjectItemCaseSensitive(o, "dir");
     const cJSON *nofile = cJSON_GetObjectItemCaseSensitive(o, "nofile");
+    const cJSON *pin = cJSON_GetObjectItemCaseSensitive(o, "built_in");
     const cJSON *p = cJSON_IsString(dir) ? dir : cJSON_IsString(nofile) ? nofile : cJSON_GetObjectItemCaseSensitive(o, "path");
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, cJSON_IsString(dir) ? "stamp" : "stat");
     char path[PATH_MAX];
     gpujit__dep *e;
+    if (cJSON_IsString(pin)) {
+      if (pin->valuestring[0] != '/' || !(e = gpujit__deps_push(out, pin->valuestring, NULL)))
+        goto bad;
+      e->pin = true;
+      e->elsewhere = strcmp(pin->valuestring, base && *base ? base : "/") != 0;
+      continue;
+    }
     if (!cJSON_IsString(p) || !p->valuestring[0])
       goto bad;
-    if (p->valuestring[0] == '/' || !base)
+    if (strncmp(p->valuestring, "./", 2) == 0) /* relative to the verifier's working directory */
+      snprintf(path, sizeof(path), "%s", p->valuestring + 2);
+    else if (p->valuestring[0] == '/' || !base)
       snprintf(path, sizeof(path), "%s", p->valuestring);
     else if (strcmp(p->valuestring, ".") == 0)
       snprintf(path, sizeof(path), "%s", base);

@@ -27,6 +27,9 @@ typedef struct gpujit__dep {
   unsigned same;   /* files that were one file (hard links, symlinks): the same number, from 1;
                       0 for a file that was no other's. #pragma once sees identity, not content */
   uint64_t dev, ino_now; /* identity as recorded (dev) and as the last verify found it */
+  bool pin;        /* the build holds its base directory's path (`path`) where no relocation
+                      reaches (__FILE__): it holds only for a lookup from that base */
+  bool elsewhere;  /* a pin read by a lookup from another base */
 } gpujit__dep;
 
 typedef struct gpujit__deps {
@@ -34,7 +37,8 @@ typedef struct gpujit__deps {
   size_t count, cap;
 } gpujit__deps;
 
-/** A new record for `path` (relative to `base` when under it), zeroed; NULL out of memory. */
+/** A new record for `path` (relative to `base` when under it; a relative `path` stays relative to
+ *  the working directory of whoever verifies it, recorded as "./path"), zeroed; NULL out of memory. */
 gpujit__dep *gpujit__deps_push(gpujit__deps *d, const char *path, const char *base);
 /** Nanoseconds of CLOCK_REALTIME: take it before reading the files you record. */
 int64_t gpujit__deps_clock(void);
@@ -51,6 +55,9 @@ int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, c
 int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base);
 /** Record a path that exists but is no regular file and must stay so (a lookup passed it over). */
 int gpujit__deps_add_nofile(gpujit__deps *d, const char *path, const char *base);
+/** Record that the build holds only for lookups whose base directory is `base` (the absolute
+ *  path; NULL or "" for none). */
+int gpujit__deps_add_pin(gpujit__deps *d, const char *base);
 /** Number the files that are one file (same device and inode) once every file was added. */
 void gpujit__deps_identities(gpujit__deps *d);
 void gpujit__deps_free(gpujit__deps *d);

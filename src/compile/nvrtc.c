@@ -92,6 +92,7 @@ void gpujit__nvrtc_result_free(gpujit__nvrtc_result *r)
   gpujit__buf_free(&r->image);
   gpujit__buf_free(&r->log);
   gpujit__strvec_free(&r->lowered);
+  gpujit__observed_free(&r->observed);
 }
 
 static int fetch_log(nvrtcProgram prog, gpujit__buf *log)
@@ -160,9 +161,14 @@ static int compile_once(gpujit__nvrtc_result *out, const gpujit__nvrtc_request *
     }
   }
   __atomic_fetch_add(&gpujit__nvrtc_compiles, 1, __ATOMIC_RELAXED);
+  gpujit__observed_free(&out->observed); /* a compile repeated (the PCH heap grew) is seen anew */
+  gpujit__observe_begin(&out->observed);
   r = N->nvrtcCompileProgram(prog, (int)flags->count, (const char *const *)flags->items);
+  gpujit__observe_end(&out->observed);
   if ((err = fetch_log(prog, &out->log)) < 0)
     goto done;
+  if (block)
+    req->pch->observed = &out->observed;
   if (block && gpujit__pch_after(req->pch, block, prog, &out->log)) {
     err = 1; /* the caller compiles again */
     goto done;

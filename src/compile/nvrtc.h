@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "base/buf.h"
+#include "compile/observe.h"
 #include "gpujit/module.h"
 
 /** How many NVRTC compiles this process ran (tests check that hits run none). */
@@ -23,6 +24,7 @@ typedef struct gpujit__nvrtc_result {
   gpujit__buf image; /* cubin, PTX or LTO-IR */
   gpujit__buf log;
   gpujit__strvec lowered; /* parallel to the name expressions */
+  gpujit__observed observed; /* what NVRTC looked at (compile/observe.h) */
 } gpujit__nvrtc_result;
 
 /** The in-memory header a prelude is pre-included as. */

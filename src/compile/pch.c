@@ -20,6 +20,7 @@
 
 #include "base/error.h"
 #include "compile/directives.h"
+#include "compile/observe.h"
 #include "compile/pch.h"
 #include "compile/toolkit.h"
 
@@ -43,6 +44,7 @@ typedef struct block_state {
   bool has_pch;    /* a PCH for it exists in this process's heap */
   char file[4096]; /* that PCH */
   gpujit__pch_stamps made_from; /* the headers it was made from, as they were */
+  gpujit__observed probes; /* what the compile that made it probed: reused only while each holds */
 } block_state;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -171,6 +173,7 @@ static void forget_pch(block_state *b)
   b->file[0] = '\0';
   b->has_pch = false;
   stamps_free(&b->made_from);
+  gpujit__observed_free(&b->probes);
 }
 
 /* Under the lock. */
@@ -258,6 +261,15 @@ const char *gpujit__pch_dir(void)
   return dir;
 }
 
+const char *gpujit__pch_dir_if_made(void)
+{
+  const char *made;
+  pthread_mutex_lock(&lock);
+  made = dir[0] ? dir : NULL;
+  pthread_mutex_unlock(&lock);
+  return made;
+}
+
 /* ---- before and after a compile ----------------------------------------------------------- */
 
 bool gpujit__pch_plan(gpujit__pch *pch, const gpujit__pch_block *block, gpujit__strvec *flags, int *err)
@@ -282,12 +294,16 @@ bool gpujit__pch_plan(gpujit__pch *pch, const gpujit__pch_block *block, gpujit__
   pthread_mutex_lock(&lock);
   if ((b = state_of(block->key))) {
     const char *changed;
+    char probe_why[300] = "";
     b->seen++;
     /* NVRTC may take any PCH in the heap whose headers this compile starts with, also one gpujit
      * made for another block (the same #include lines behind another comment, say): every PCH
      * whose headers changed goes before NVRTC can see it, not only this block's. */
     for (size_t i = 0; i < blocks_count; i++)
-      if (blocks[i].has_pch && !stamps_hold(&blocks[i].made_from, &changed)) {
+      if (blocks[i].has_pch && (!stamps_hold(&blocks[i].made_from, &changed) ||
+                                !gpujit__observed_holds(&blocks[i].probes, probe_why, sizeof(probe_why)))) {
+        if (probe_why[0])
+          changed = probe_why;
         if (&blocks[i] == b) {
           snprintf(pch->reason, sizeof(pch->reason), "%s changed since the PCH was made: making it again", changed);
           b->seen = 2; /* it paid before */
@@ -443,8 +459,18 @@ bool gpujit__pch_after(gpujit__pch *pch, const gpujit__pch_block *block, void *p
     block_state *b = state_of(block->key);
     const char *changed = NULL;
     pch->status = hinted == GPUJIT_PCH_STATUS_USED ? GPUJIT_PCH_STATUS_USED : GPUJIT_PCH_STATUS_CREATED;
-    if (pch->status == GPUJIT_PCH_STATUS_USED)
+    if (pch->status == GPUJIT_PCH_STATUS_USED) {
       pch->reason[0] = '\0';
+      /* NVRTC read a PCH instead of headers: what made each PCH it could have read is this
+       * compile's to depend on too */
+      size_t known = 0;
+      for (size_t i = 0; pch->observed && i < blocks_count; i++)
+        if (blocks[i].has_pch && ++known && gpujit__observed_merge(pch->observed, &blocks[i].probes) < 0)
+          snprintf(pch->observed->why, sizeof(pch->observed->why), "out of memory");
+      if (pch->observed && !known && !pch->observed->why[0])
+        snprintf(pch->observed->why, sizeof(pch->observed->why),
+                 "it used a precompiled header whose making was not observed");
+    }
     if (created == NVRTC_SUCCESS && b) {
       if (pch->stamps && stamps_hold(pch->stamps, &changed)) { /* nothing changed during the compile */
         if (!strcmp(b->file, pch->file))
@@ -454,7 +480,14 @@ bool gpujit__pch_after(gpujit__pch *pch, const gpujit__pch_block *block, void *p
         b->made_from = *pch->stamps;
         free(pch->stamps);
         pch->stamps = NULL;
+        gpujit__observed_free(&b->probes);
         snprintf(b->file, sizeof(b->file), "%s", pch->file);
+        if (!pch->observed || gpujit__observed_copy(&b->probes, pch->observed) < 0 || b->probes.why[0]) {
+          snprintf(pch->reason, sizeof(pch->reason), "what made it could not be observed (%s): PCH removed",
+                   b->probes.why[0] ? b->probes.why : "no record");
+          forget_pch(b); /* not known: never to be reused */
+          pch->status = GPUJIT_PCH_STATUS_REFUSED;
+        }
       } else {
         if (pch->file[0])
           unlink(pch->file);

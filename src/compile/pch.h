@@ -26,6 +26,10 @@ typedef struct gpujit__pch {
   char file[4096];        /* out: the PCH file a compile made */
   size_t heap_bytes;      /* out: the PCH heap after this compile (0: unknown) */
   bool retried;           /* out: compiled a second time after growing the heap */
+  /* in/out: what this compile was seen to probe (compile/observe.h), set before
+   * gpujit__pch_after(): a PCH made keeps a copy, and a compile that used one gets the probes of
+   * the compiles that made every PCH it could have taken — what NVRTC skipped reading */
+  struct gpujit__observed *observed;
 } gpujit__pch;
 
 /** What identifies a source's PCH: its leading block of directives and comments (which must
@@ -54,6 +58,9 @@ void gpujit__pch_release(gpujit__pch *pch);
 /** The process's private PCH directory (created on first use; stale ones of dead processes
  *  are removed then). NULL with an error set when it cannot be made. */
 const char *gpujit__pch_dir(void);
+
+/** The private PCH directory if this process made it, else NULL (makes nothing). */
+const char *gpujit__pch_dir_if_made(void);
 
 /** Take NVRTC's PCH messages out of a log; exposed for tests. Fills status/reason hints. */
 void gpujit__pch_strip_log(gpujit__buf *log, gpujit__pch *pch);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "compile/observe.h"
 #include "compile/toolkit.h"
 
 #ifndef GPUJIT_CUDA_ROOT
@@ -239,6 +240,7 @@ static void load_nvrtc(void)
                        sizeof(nvrtc_names) / sizeof(nvrtc_names[0]), nvrtc_error, sizeof(nvrtc_error));
   if (!h)
     return;
+  gpujit__observe_install(h);
   pch_complete = true;
   for (size_t i = 0; i < sizeof(pch_names) / sizeof(pch_names[0]); i++)
     pch_complete &= (((void **)&pch_api)[i] = dlsym(h, pch_names[i])) != NULL;

@@ -119,22 +119,20 @@ int gpujit__cached_scan(gpujit__miss *miss, gpujit_module *m, const gpujit_sourc
                         const gpujit_module_options *opts)
 {
   gpujit__stage stage;
-  const char *why;
   int err;
+  /* before NVRTC's first look: a file modified since cannot stand for what it read */
+  miss->deps.start = gpujit__deps_coarse_clock();
+  /* The scan predicts (PCH planning, the lean pass) and refuses what would hang NVRTC; the
+   * record is what the compile is seen to probe. */
   gpujit__stage_begin(&stage, opts->trace, "scan includes");
-  miss->read_start = gpujit__deps_clock();
   err = gpujit__includes_scan(&miss->deps.inc, sources, (const char *const *)m->sources.items, count, opts);
-  miss->deps.complete = err == 0;
-  if (err == 0) {
+  if (err == 0)
     gpujit__stage_arg_num(&stage, "headers", (double)gpujit__includes_count(miss->deps.inc));
-    if (gpujit__includes_needs_trace(miss->deps.inc, &why))
-      gpujit__stage_arg_str(&stage, "traced because", why);
-  }
   m->timings.hash_ms += gpujit__stage_end(&stage);
   if (err == 0 && gpujit__includes_refused(miss->deps.inc)) /* NVRTC would hang on it */
     return gpujit__error(GPUJIT_EIO, "%s", gpujit__includes_refused(miss->deps.inc));
-  if (err < 0) { /* an unreadable header: the compile will say so better; nothing is cached */
-    gpujit__log(GPUJIT_LOG_DEBUG, "include scan failed (%s): not caching this build", gpujit_error_last());
+  if (err < 0) { /* an unreadable header: the compile will say so better */
+    gpujit__log(GPUJIT_LOG_DEBUG, "include scan failed (%s)", gpujit_error_last());
     gpujit_error_clear();
   }
   return 0;
@@ -148,64 +146,77 @@ static void built(gpujit__built_hook *hook, gpujit_module *m)
   }
 }
 
+/* Not cached, and why: under -v, and with the module's reason for its miss. */
+static void uncached(gpujit_module *m, const char *why)
+{
+  size_t n = strlen(m->miss_reason);
+  gpujit__log(GPUJIT_LOG_INFO, "%s: not cached: %s", m->name, why);
+  snprintf(m->miss_reason + n, sizeof(m->miss_reason) - n, "%snot cached: %s", n ? "; " : "", why);
+}
+
 int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
                          const gpujit_module_options *opts, gpujit__built_hook *hook)
 {
-  const char *base = gpujit__cache_base(opts->cache), *why = "the include scan failed";
-  char reason[600];
-  gpujit__deps deps = {0}, shared = {0};
+  const char *base = gpujit__cache_base(opts->cache), *own;
+  const char *const *paths = (const char *const *)m->sources.items;
+  char why[600] = "";
+  gpujit__observed_deps rec = {0};
   gpujit__cache_file *dump = NULL;
   gpujit__key entry;
   cJSON *inputs = NULL, *arr;
-  bool provable = miss->deps.complete;
   size_t n = 0;
   int err = 0;
 
-  if (provable && (err = gpujit__includes_finish(miss->deps.inc, &provable, &why)) < 0)
+  /* The record is what NVRTC was seen to look at; where that cannot be seen, nothing is stored. */
+  if (gpujit__observe_unavailable())
+    snprintf(why, sizeof(why), "what NVRTC reads cannot be observed (%s)", gpujit__observe_unavailable());
+  else if (miss->deps.observed.why[0])
+    snprintf(why, sizeof(why), "%s", miss->deps.observed.why);
+  else if ((err = gpujit__module_deps_observed(&rec, &miss->deps.observed, base, miss->deps.start, paths, count, why,
+                                               sizeof(why))) < 0)
     goto done;
-  if (!miss->deps.complete && miss->deps.inc)
-    gpujit__includes_needs_trace(miss->deps.inc, &why);
-  if (provable && !gpujit__module_cacheable(opts, sources, (const char *const *)m->sources.items, count,
-                                                   miss->deps.inc, reason, sizeof(reason))) {
-    provable = false;
-    why = reason;
-  }
-  if (!provable) {
-    gpujit__log(GPUJIT_LOG_INFO, "%s: not cached: what it reads cannot be proven later (%s)", m->name, why);
+  if (!why[0])
+    gpujit__module_cacheable(opts, sources, paths, count, &rec, why, sizeof(why));
+  if (why[0]) {
+    uncached(m, why);
     goto done;
   }
-  if ((err = gpujit__module_deps(&deps, &shared, miss->deps.inc, base, miss->read_start)) < 0 ||
-      (err = gpujit__module_entry_key(&entry, &miss->request, &deps, &shared)) < 0)
+  /* a build that names its own path holds its base directory where no relocation reaches */
+  if (base && *base && (own = gpujit__names_own_path(sources, count, &rec)) &&
+      (err = gpujit__deps_add_pin(&rec.deps, base)) < 0)
+    goto done;
+  if ((err = gpujit__module_entry_key(&entry, &miss->request, &rec.deps, &rec.shared)) < 0)
     goto done;
   if (!(inputs = cJSON_CreateObject()) ||
-      (err = gpujit__module_key(&miss->request, inputs, base, sources, (const char *const *)m->sources.items, count,
-                                opts, m->arch, m->output)) < 0) {
+      (err = gpujit__module_key(&miss->request, inputs, base, sources, paths, count, opts, m->arch, m->output)) < 0) {
     err = err ? err : gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;
   }
-  gpujit__explain_put(opts->cache, m->name, (const char *const *)m->sources.items, count, inputs);
+  gpujit__explain_put(opts->cache, m->name, paths, count, inputs);
   /* The module is final: its key is the entry's, whether or not the entry gets written. */
   snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
   built(hook, m);
   /* The source dump: every source and user header at the path the line table names. */
-  if (!(dump = calloc(count + gpujit__includes_count(miss->deps.inc) + 1, sizeof(*dump)))) {
+  if (!(dump = calloc(count + rec.count + 1, sizeof(*dump)))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;
   }
   for (size_t i = 0; i < count; i++)
-    dump[n++] = (gpujit__cache_file){m->sources.items[i], sources[i].data, sources[i].size};
+    dump[n++] = (gpujit__cache_file){paths[i], sources[i].data, sources[i].size};
   arr = cJSON_AddArrayToObject(inputs, "headers");
-  for (size_t i = 0; i < gpujit__includes_count(miss->deps.inc); i++) {
-    const char *data, *path = gpujit__includes_path(miss->deps.inc, i, &data, &dump[n].size);
-    if (gpujit__in_toolkit(path))
+  for (size_t i = 0; i < rec.count; i++) {
+    bool source = false;
+    for (size_t k = 0; k < count && !source; k++)
+      source = strcmp(paths[k], rec.files[i].path) == 0;
+    if (rec.files[i].toolkit || source)
       continue;
-    dump[n].path = path;
-    dump[n++].data = data;
-    cJSON_AddItemToArray(arr, cJSON_CreateString(path));
+    dump[n++] = (gpujit__cache_file){rec.files[i].path, rec.files[i].data.data ? rec.files[i].data.data : "",
+                                     rec.files[i].data.len};
+    cJSON_AddItemToArray(arr, cJSON_CreateString(rec.files[i].path));
   }
-  cJSON_AddNumberToObject(inputs, "toolkit_headers", (double)shared.count);
+  cJSON_AddNumberToObject(inputs, "toolkit_headers", (double)rec.shared.count);
   if ((err = gpujit__entry_store(opts->cache, &entry, m, inputs, dump, n)) == 0 &&
-      (err = gpujit__manifest_add(opts->cache, miss->request.hex, entry.hex, &deps, &shared)) == 0) {
+      (err = gpujit__manifest_add(opts->cache, miss->request.hex, entry.hex, &rec.deps, &rec.shared)) == 0) {
     gpujit__stage stage;
     gpujit__stage_begin(&stage, opts->trace, "remote store");
     gpujit__cache_remote_store(opts->cache, miss->request.hex, entry.hex);
@@ -216,8 +227,7 @@ done:
   built(hook, m);
   free(dump);
   cJSON_Delete(inputs);
-  gpujit__deps_free(&deps);
-  gpujit__deps_free(&shared);
+  gpujit__observed_deps_free(&rec);
   return err;
 }
 
@@ -225,4 +235,5 @@ void gpujit__miss_free(gpujit__miss *miss)
 {
   gpujit__includes_free(miss->deps.inc);
   miss->deps.inc = NULL;
+  gpujit__observed_free(&miss->deps.observed);
 }

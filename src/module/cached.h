@@ -11,8 +11,7 @@
 /** What a miss carries from the lookup to the store. */
 typedef struct gpujit__miss {
   gpujit__key request;      /* what the build was asked */
-  int64_t read_start;       /* before the scan read any header */
-  gpujit__compile_deps deps; /* the include scan, and whether the record is complete */
+  gpujit__compile_deps deps; /* what the compile was seen to probe, and the scan that predicts it */
 } gpujit__miss;
 
 /**

@@ -59,28 +59,15 @@ static void join_options(gpujit__buf *out, const gpujit__strvec *flags)
   }
 }
 
-/* The headers NVRTC's trace says a compile opened, for the cache's record of dependencies. */
-typedef struct opened_ctx {
-  gpujit__includes *inc;
-  size_t source;
-} opened_ctx;
-
-static int opened(const char *path, const char *includer, void *payload)
-{
-  opened_ctx *c = payload;
-  return gpujit__includes_add_opened(c->inc, c->source, path, includer);
-}
-
-/* Compile one source; `wrapped` holds it with its #line prefix. With `deps`, the headers the
- * compile opens are reported to it (through NVRTC's trace) when the include scan asks for that. */
+/* Compile one source; `wrapped` holds it with its #line prefix. With `deps`, what NVRTC probed
+ * is added to it. */
 static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o, const char *arch,
                        const char *target, const char *path, const char *wrapped, bool lto, gpujit_output_kind output,
                        const char *const *exprs, size_t exprs_count, double *phase_ms, gpujit__profile *profile,
-                       gpujit__compile_deps *deps, size_t index, gpujit__pch *pch)
+                       gpujit__compile_deps *deps, gpujit__pch *pch)
 {
   gpujit__nvrtc_request req = {0};
   gpujit_trace *trace = o->trace;
-  bool want_deps = deps && deps->inc && gpujit__includes_needs_trace(deps->inc, NULL);
   char trace_base[4096], name[512];
   const char *trace_file = NULL;
   gpujit__strvec flags = {0};
@@ -91,11 +78,8 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
 
   if (!dir)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  if ((gpujit__trace_wants_nvrtc(trace) || want_deps) &&
-      gpujit__trace_nvrtc_path(gpujit__trace_wants_nvrtc(trace) ? trace : NULL, trace_base, sizeof(trace_base)) == 0)
+  if (gpujit__trace_wants_nvrtc(trace) && gpujit__trace_nvrtc_path(trace, trace_base, sizeof(trace_base)) == 0)
     trace_file = trace_base;
-  else if (want_deps)
-    deps->complete = false;
   if ((err = gpujit__nvrtc_flags(&flags, o, arch, dir, lto || output == GPUJIT_OUTPUT_LTOIR, trace_file)) < 0)
     goto done;
   snprintf(name, sizeof(name), "compile %s", gpujit__basename(path));
@@ -119,26 +103,21 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
   req.prelude = o->prelude && *o->prelude && o->line_directives ? o->prelude : NULL;
   req.pch = pch;
   err = gpujit__nvrtc_compile(res, &req);
+  if (err == 0 && deps && gpujit__observed_merge(&deps->observed, &res->observed) < 0)
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
   if (trace_file) { /* read (and delete) NVRTC's own file also when the compile failed */
     gpujit__buf text = {0};
     char *failure = err < 0 ? gpujit__strdup(gpujit_error_last()) : NULL;
     double t1 = gpujit__now_us();
     if (gpujit__nvrtc_trace_take(&text, trace_file) == 0) {
-      opened_ctx ctx = {want_deps ? deps->inc : NULL, index};
-      if (want_deps && err == 0 && gpujit__nvrtc_trace_headers(text.data, text.len, opened, &ctx) < 0) {
-        deps->complete = false;
-        gpujit_error_clear();
-      }
       /* The profile a cache entry keeps; a trace it cannot read only loses the profile. */
       if (profile && err == 0 && gpujit__profile_add_nvrtc(profile, text.data, text.len) < 0) {
         gpujit__log(GPUJIT_LOG_DEBUG, "no compile profile for %s: %s", path, gpujit_error_last());
         gpujit_error_clear();
       }
-      gpujit__trace_merge_nvrtc_text(gpujit__trace_wants_nvrtc(trace) ? trace : NULL, &text, t0, t1, phase_ms);
-    } else if (want_deps) {
-      deps->complete = false;
+      gpujit__trace_merge_nvrtc_text(trace, &text, t0, t1, phase_ms);
+    } else
       gpujit_error_clear();
-    }
     gpujit__buf_free(&text);
     if (failure) /* the compile's error, not the missing trace of a failed compile */
       gpujit__error(err, "%s", failure);
@@ -319,7 +298,7 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
         /* lean: NVRTC stops at PTX; ptxas runs after the lean pass */
         err = compile_one(&results[i], opts, nvrtc_arch[0] ? nvrtc_arch : m->arch, m->arch, m->sources.items[i],
                           wrapped.data, lto, lean ? GPUJIT_OUTPUT_PTX : m->output, exprs, n, m->phase_ms,
-                          m->profile, deps, i, &pch);
+                          m->profile, deps, &pch);
         if (i == 0 || pch_rank(pch.status) > pch_rank(m->pch)) { /* a module reports its best source */
           struct stat st;
           m->pch = pch.status;

@@ -5,14 +5,17 @@
 #include <stdbool.h>
 
 #include "compile/includes.h"
+#include "compile/observe.h"
 #include "module/module.h"
 
-/** What the miss path learns for the cache: `inc` is the include scan (NULL: none wanted); when it
- *  asks for the compile's own record, each compile is traced and the headers it opened added.
- *  `complete` turns false when that record could not be had. */
+/** What the miss path learns for the cache: `inc` is the include scan, a predictor only (PCH
+ *  planning, the lean pass; NULL: none made); `observed` what NVRTC was seen to probe in every
+ *  source's compile, merged — the record's one source of truth; `start` when the first compile
+ *  began (gpujit__deps_coarse_clock()). */
 typedef struct gpujit__compile_deps {
   gpujit__includes *inc;
-  bool complete;
+  gpujit__observed observed;
+  int64_t start;
 } gpujit__compile_deps;
 
 /**

@@ -5,11 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "base/error.h"
 #include "base/fs.h"
 #include "compile/directives.h"
 #include "compile/nvrtc_opts.h"
+#include "compile/pch.h"
 #include "compile/toolkit.h"
 #include "module/deps.h"
 
@@ -21,30 +25,160 @@ bool gpujit__in_toolkit(const char *path)
   return gpujit__path_under(path, inc) != NULL;
 }
 
-int gpujit__module_deps(gpujit__deps *deps, gpujit__deps *shared, const gpujit__includes *inc, const char *base,
-                        int64_t read_start)
+int64_t gpujit__deps_coarse_clock(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t stat_ns(struct timespec t) { return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec; }
+
+static bool same_file(const gpujit__probe *p, const struct stat *st)
+{
+  return S_ISREG(st->st_mode) && (uint64_t)st->st_dev == p->dev && (uint64_t)st->st_ino == p->ino &&
+         (uint64_t)st->st_size == p->size && stat_ns(st->st_mtim) == p->mtime_ns &&
+         stat_ns(st->st_ctim) == p->ctime_ns;
+}
+
+/* A file probe as a record: it must be the file NVRTC saw (identity, size, times), not modified
+ * since the compile started, and the same after its content was read for the hash. */
+static int add_read(gpujit__observed_deps *out, const gpujit__probe *p, const char *base, int64_t start, bool source,
+                    char *why, size_t n)
+{
+  gpujit__read_file *f;
+  struct stat before, after;
+  bool tk = gpujit__in_toolkit(p->path);
+  int err;
+  if (stat(p->path, &before) != 0 || !same_file(p, &before)) {
+    snprintf(why, n, "%s changed during the compile", p->path);
+    return 0;
+  }
+  /* a source's text is in the request key: NVRTC only learns that it is a file */
+  if (!source && (p->mtime_ns >= p->seen_ns || p->ctime_ns >= p->seen_ns)) {
+    snprintf(why, n, "%s was modified while it was being compiled (too new to stand for its content)", p->path);
+    return 0;
+  }
+  if (!(f = gpujit__grow(out->files, &out->cap, out->count, sizeof(*f), 16)))
+    return GPUJIT_ENOMEM;
+  out->files = f;
+  f = &out->files[out->count];
+  memset(f, 0, sizeof(*f));
+  if ((err = gpujit__file_read(&f->data, p->path)) < 0 || stat(p->path, &after) != 0 || !same_file(p, &after)) {
+    gpujit__buf_free(&f->data);
+    if (err == GPUJIT_ENOMEM)
+      return err;
+    gpujit_error_clear();
+    snprintf(why, n, "%s changed while it was read for the record", p->path);
+    return 0;
+  }
+  if (!(f->path = gpujit__strdup(p->path))) {
+    gpujit__buf_free(&f->data);
+    return GPUJIT_ENOMEM;
+  }
+  f->toolkit = tk;
+  out->count++;
+  return gpujit__deps_add_file(tk ? &out->shared : &out->deps, p->path, tk ? NULL : base,
+                               f->data.data ? f->data.data : "", f->data.len, start);
+}
+
+int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__observed *o, const char *base,
+                                 int64_t start, const char *const *sources, size_t count, char *why, size_t why_size)
 {
   int err = 0;
-  for (size_t i = 0; err == 0 && i < gpujit__includes_count(inc); i++) {
-    const char *data;
-    size_t size;
-    const char *path = gpujit__includes_path(inc, i, &data, &size);
+  memset(out, 0, sizeof(*out));
+  why[0] = '\0';
+  for (size_t i = 0; err == 0 && !why[0] && i < o->count; i++) {
+    const gpujit__probe *p = &o->items[i];
+    char rel[PATH_MAX];
+    const char *path = p->path;
+    struct stat st;
+    const char *pch = gpujit__pch_dir_if_made();
     bool tk = gpujit__in_toolkit(path);
-    err = gpujit__deps_add_file(tk ? shared : deps, path, tk ? NULL : base, data, size, read_start);
+    if (pch && (gpujit__path_under(path, pch) || strcmp(path, pch) == 0))
+      continue; /* this process's own PCHs: their makers' probes are merged in (compile/pch.c) */
+    bool source = false;
+    if (p->written)
+      continue; /* NVRTC's own output */
+    if (p->listed) {
+      snprintf(why, why_size, "NVRTC listed the directory %s, whose entries no record can replay", path);
+      break;
+    }
+    for (size_t k = 0; k < count && !source; k++)
+      source = !p->read && strcmp(sources[k], path) == 0;
+    switch (p->kind) {
+    case GPUJIT__PROBE_FILE:
+      err = add_read(out, p, base, start, source, why, why_size);
+      break;
+    case GPUJIT__PROBE_ABSENT:
+      if (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) {
+        snprintf(why, why_size, "%s appeared during the compile", path);
+        break;
+      }
+      /* a name NVRTC looked for in its working directory: the directory is "." */
+      if (!strchr(path, '/') && snprintf(rel, sizeof(rel), "./%s", path) < (int)sizeof(rel))
+        path = rel;
+      err = gpujit__deps_add_absent(tk ? &out->shared : &out->deps, path, tk ? NULL : base);
+      break;
+    case GPUJIT__PROBE_OTHER:
+      if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        snprintf(why, why_size, "%s became a file during the compile", path);
+        break;
+      }
+      err = gpujit__deps_add_nofile(tk ? &out->shared : &out->deps, path, tk ? NULL : base);
+      break;
+    }
   }
-  for (size_t i = 0; err == 0 && i < gpujit__includes_absent_count(inc); i++) {
-    const char *path = gpujit__includes_absent(inc, i);
-    bool tk = gpujit__in_toolkit(path);
-    err = gpujit__deps_add_absent(tk ? shared : deps, path, tk ? NULL : base);
-  }
-  for (size_t i = 0; err == 0 && i < gpujit__includes_rejected_count(inc); i++) {
-    const char *path = gpujit__includes_rejected(inc, i);
-    bool tk = gpujit__in_toolkit(path);
-    err = gpujit__deps_add_nofile(tk ? shared : deps, path, tk ? NULL : base);
-  }
-  gpujit__deps_identities(deps);
-  gpujit__deps_identities(shared);
+  gpujit__deps_identities(&out->deps);
+  gpujit__deps_identities(&out->shared);
   return err;
+}
+
+void gpujit__observed_deps_free(gpujit__observed_deps *d)
+{
+  for (size_t i = 0; i < d->count; i++) {
+    free(d->files[i].path);
+    gpujit__buf_free(&d->files[i].data);
+  }
+  free(d->files);
+  gpujit__deps_free(&d->deps);
+  gpujit__deps_free(&d->shared);
+  memset(d, 0, sizeof(*d));
+}
+
+/* `name` as a whole identifier in [p, p+n). */
+static bool has_ident(const char *p, size_t n, const char *name)
+{
+  size_t len = strlen(name);
+  const char *end = p + n;
+  for (const char *at = p; at && at + len <= end; at++) {
+    if (!(at = memmem(at, (size_t)(end - at), name, len)))
+      break;
+    if ((at == p || !gpujit__inc_ident_char(at[-1])) && (at + len == end || !gpujit__inc_ident_char(at[len])))
+      return true;
+  }
+  return false;
+}
+
+static const char *own_path_macro(const char *data, size_t size)
+{
+  static const char *const names[] = {"__FILE__", "__BASE_FILE__", "__FILE_NAME__", "source_location",
+                                      "__builtin_FILE", "__builtin_FILE_NAME"};
+  for (size_t k = 0; data && k < sizeof(names) / sizeof(names[0]); k++)
+    if (has_ident(data, size, names[k]))
+      return names[k];
+  return NULL;
+}
+
+const char *gpujit__names_own_path(const gpujit_source *sources, size_t count, const gpujit__observed_deps *d)
+{
+  const char *m = NULL;
+  for (size_t i = 0; !m && i < count; i++)
+    m = own_path_macro(sources[i].data, sources[i].size);
+  for (size_t i = 0; !m && d && i < d->count; i++)
+    if (!d->files[i].toolkit) /* the toolkit's own uses are of its own paths, the same everywhere */
+      m = own_path_macro(d->files[i].data.data, d->files[i].data.len);
+  return m;
 }
 
 /* __TIME__, __DATE__ or __TIMESTAMP__ as a whole identifier in [p, p+n). */
@@ -76,7 +210,7 @@ static const char *option_time_macro(const gpujit_module_options *o)
 }
 
 bool gpujit__module_cacheable(const gpujit_module_options *o, const gpujit_source *sources, const char *const *paths,
-                              size_t count, const gpujit__includes *inc, char *why, size_t why_size)
+                              size_t count, const gpujit__observed_deps *read, char *why, size_t why_size)
 {
   gpujit__nvrtc_opts raw;
   const char *macro, *sloppy = getenv("GPUJIT_CACHE_TIME_MACROS");
@@ -96,15 +230,11 @@ bool gpujit__module_cacheable(const gpujit_module_options *o, const gpujit_sourc
       snprintf(why, why_size, "%s uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", paths[i], macro);
       return false;
     }
-  for (size_t i = 0; i < gpujit__includes_count(inc); i++) {
-    const char *data;
-    size_t size;
-    const char *path = gpujit__includes_path(inc, i, &data, &size);
-    if ((macro = time_macro(data, size))) {
-      snprintf(why, why_size, "%s uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", path, macro);
+  for (size_t i = 0; read && i < read->count; i++)
+    if ((macro = time_macro(read->files[i].data.data, read->files[i].data.len))) {
+      snprintf(why, why_size, "%s uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", read->files[i].path, macro);
       return false;
     }
-  }
   if ((macro = option_time_macro(o))) {
     snprintf(why, why_size, "an option or the prelude uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", macro);
     return false;

@@ -22,6 +22,7 @@ static const struct {
     {"arch", "arch", NULL, false},
     {"output", "output kind", NULL, false},
     {"toolkit", "toolkit", NULL, false},
+    {"toolkit_root", "the toolkit root", NULL, false},
     {"std", "--std", NULL, false},
     {"lineinfo", "lineinfo", NULL, true},
     {"lean", "lean modules", NULL, true},

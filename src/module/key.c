@@ -120,8 +120,11 @@ int gpujit__module_key(gpujit__key *out, cJSON *in, const char *base, const gpuj
 #define ITEM(value) (arr ? cJSON_AddItemToArray(arr, cJSON_CreateString(value)) : 0)
   NUM("schema", GPUJIT_CACHE_SCHEMA);
   STR("gpujit", GPUJIT_VERSION_STRING);
-  NUM("rules", 2); /* what a record checks: identity, passed-over paths, options as NVRTC reads them */
+  NUM("rules", 3); /* a record is what NVRTC was seen to probe (compile/observe.c) */
   STR("toolkit", gpujit__toolkit_id());
+  /* the include directories gpujit adds are under the root: another root is another search path,
+   * however alike its NVRTC (its headers are verified as dependencies, not trusted by the id) */
+  STR("toolkit_root", gpujit__cuda_root());
   STR("arch", arch);
   STR("output", gpujit_output_kind_name(output));
   NUM("lineinfo", o->lineinfo != 0);
