@@ -1,8 +1,9 @@
-/* A dependency record's text form: one line per dependency, which every lookup of a shared
- * (toolkit) group parses. */
+/* A dependency record's written forms: JSON in a manifest's results, and the text form, one line
+ * per dependency, which every lookup of a shared (toolkit) group parses. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,3 +172,137 @@ int gpujit__deps_from_text(gpujit__deps *out, const char *text, size_t len)
     }
   return 0;
 }
+
+/* Compact on purpose: a lookup parses this; one string per stat, one per group of names. */
+cJSON *gpujit__deps_to_json(const gpujit__deps *d)
+{
+  cJSON *arr = cJSON_CreateArray();
+  for (size_t i = 0; arr && i < d->count; i++) {
+    const gpujit__dep *e = &d->items[i];
+    cJSON *o = cJSON_CreateObject();
+    char st[96];
+    if (!o) {
+      cJSON_Delete(arr);
+      return NULL;
+    }
+    cJSON_AddItemToArray(arr, o);
+    if (e->pin) {
+      cJSON_AddStringToObject(o, "built_in", e->path);
+      continue;
+    }
+    if (e->nofile) {
+      cJSON_AddStringToObject(o, "nofile", e->rel);
+      continue;
+    }
+    if (e->absent) {
+      cJSON_AddStringToObject(o, "dir", e->rel);
+      cJSON_AddStringToObject(o, "absent", e->names ? e->names : "");
+      if (e->trusted) {
+        snprintf(st, sizeof(st), "%llu %lld %lld", (unsigned long long)e->ino, (long long)e->mtime_ns,
+                 (long long)e->ctime_ns);
+        cJSON_AddStringToObject(o, "stamp", st);
+      }
+      continue;
+    }
+    cJSON_AddStringToObject(o, "path", e->rel);
+    cJSON_AddStringToObject(o, "xxh3", e->hash);
+    /* size inode mtime ctime (ns); the size alone when the stat cannot be trusted */
+    if (e->trusted)
+      snprintf(st, sizeof(st), "%llu %llu %lld %lld", (unsigned long long)e->size, (unsigned long long)e->ino,
+               (long long)e->mtime_ns, (long long)e->ctime_ns);
+    else
+      snprintf(st, sizeof(st), "%llu", (unsigned long long)e->size);
+    cJSON_AddStringToObject(o, "stat", st);
+    if (e->same)
+      cJSON_AddNumberToObject(o, "same", e->same);
+  }
+  return arr;
+}
+
+int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base)
+{
+  const cJSON *o;
+  memset(out, 0, sizeof(*out));
+  if (!cJSON_IsArray(arr))
+    return GPUJIT_ECORRUPT;
+  cJSON_ArrayForEach(o, arr) {
+    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(o, "dir");
+    const cJSON *nofile = cJSON_GetObjectItemCaseSensitive(o, "nofile");
+    const cJSON *pin = cJSON_GetObjectItemCaseSensitive(o, "built_in");
+    const cJSON *p = cJSON_IsString(dir) ? dir : cJSON_IsString(nofile) ? nofile : cJSON_GetObjectItemCaseSensitive(o, "path");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, cJSON_IsString(dir) ? "stamp" : "stat");
+    char path[PATH_MAX];
+    gpujit__dep *e;
+    if (cJSON_IsString(pin)) {
+      if (pin->valuestring[0] != '/' || !(e = gpujit__deps_push(out, pin->valuestring, NULL)))
+        goto bad;
+      e->pin = true;
+      e->elsewhere = strcmp(pin->valuestring, base && *base ? base : "/") != 0;
+      continue;
+    }
+    if (!cJSON_IsString(p) || !p->valuestring[0])
+      goto bad;
+    if (strncmp(p->valuestring, "./", 2) == 0) /* relative to the verifier's working directory */
+      snprintf(path, sizeof(path), "%s", p->valuestring + 2);
+    else if (p->valuestring[0] == '/' || !base)
+      snprintf(path, sizeof(path), "%s", p->valuestring);
+    else if (strcmp(p->valuestring, ".") == 0)
+      snprintf(path, sizeof(path), "%s", base);
+    else
+      snprintf(path, sizeof(path), "%s/%s", base, p->valuestring);
+    if (!(e = gpujit__deps_push(out, path, NULL)))
+      goto bad;
+    free(e->rel);
+    if (!(e->rel = gpujit__strdup(p->valuestring)))
+      goto bad;
+    if (cJSON_IsString(nofile)) {
+      e->nofile = true;
+      continue;
+    }
+    if (cJSON_IsString(dir)) {
+      const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "absent");
+      unsigned long long ino;
+      long long m, c;
+      e->absent = true;
+      if (!cJSON_IsString(names) || !(e->names = gpujit__strdup(names->valuestring)))
+        goto bad;
+      if (cJSON_IsString(st)) {
+        if (sscanf(st->valuestring, "%llu %lld %lld", &ino, &m, &c) != 3)
+          goto bad;
+        e->ino = ino;
+        e->mtime_ns = m;
+        e->ctime_ns = c;
+        e->trusted = true;
+      }
+      continue;
+    }
+    {
+      const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "xxh3");
+      unsigned long long size, ino;
+      long long m, c;
+      int n;
+      if (!cJSON_IsString(h) || strlen(h->valuestring) != 32 || !cJSON_IsString(st))
+        goto bad;
+      memcpy(e->hash, h->valuestring, 33);
+      n = sscanf(st->valuestring, "%llu %llu %lld %lld", &size, &ino, &m, &c);
+      if (n != 1 && n != 4)
+        goto bad;
+      e->size = size;
+      const cJSON *same = cJSON_GetObjectItemCaseSensitive(o, "same");
+      if (same && (!cJSON_IsNumber(same) || same->valuedouble < 1 || same->valuedouble > 1e9))
+        goto bad;
+      e->same = same ? (unsigned)same->valuedouble : 0;
+      if (n == 4) {
+        e->ino = ino;
+        e->mtime_ns = m;
+        e->ctime_ns = c;
+        e->trusted = true;
+      }
+    }
+  }
+  return 0;
+bad:
+  gpujit__deps_free(out);
+  return GPUJIT_ECORRUPT;
+}
+

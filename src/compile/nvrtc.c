@@ -167,8 +167,10 @@ static int compile_once(gpujit__nvrtc_result *out, const gpujit__nvrtc_request *
   gpujit__observe_end(&out->observed);
   if ((err = fetch_log(prog, &out->log)) < 0)
     goto done;
-  if (block)
+  if (block) {
     req->pch->observed = &out->observed;
+    req->pch->source = req->program_name;
+  }
   if (block && gpujit__pch_after(req->pch, block, prog, &out->log)) {
     err = 1; /* the caller compiles again */
     goto done;

@@ -60,6 +60,8 @@ void gpujit__observe_end(gpujit__observed *o);
 /** Add every probe of `from` that `to` lacks (a compile that used a PCH inherits the probes of
  *  the compile that made it); a reason in `from` carries over. @return 0 or GPUJIT_ENOMEM. */
 int gpujit__observed_merge(gpujit__observed *to, const gpujit__observed *from);
+/** Take `path` out of what `o` depends on (a PCH does not depend on the source that made it). */
+void gpujit__observed_forget(gpujit__observed *o, const char *path);
 /** Copy `from` into a fresh `to`. @return 0 or GPUJIT_ENOMEM. */
 int gpujit__observed_copy(gpujit__observed *to, const gpujit__observed *from);
 /**

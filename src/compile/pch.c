@@ -482,7 +482,9 @@ bool gpujit__pch_after(gpujit__pch *pch, const gpujit__pch_block *block, void *p
         pch->stamps = NULL;
         gpujit__observed_free(&b->probes);
         snprintf(b->file, sizeof(b->file), "%s", pch->file);
-        if (!pch->observed || gpujit__observed_copy(&b->probes, pch->observed) < 0 || b->probes.why[0]) {
+        if (pch->observed && gpujit__observed_copy(&b->probes, pch->observed) == 0)
+          gpujit__observed_forget(&b->probes, pch->source);
+        if (!pch->observed || !b->probes.items || b->probes.why[0]) {
           snprintf(pch->reason, sizeof(pch->reason), "what made it could not be observed (%s): PCH removed",
                    b->probes.why[0] ? b->probes.why : "no record");
           forget_pch(b); /* not known: never to be reused */

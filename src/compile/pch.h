@@ -30,6 +30,7 @@ typedef struct gpujit__pch {
    * gpujit__pch_after(): a PCH made keeps a copy, and a compile that used one gets the probes of
    * the compiles that made every PCH it could have taken — what NVRTC skipped reading */
   struct gpujit__observed *observed;
+  const char *source; /* in, with `observed`: the compile's program name, which no PCH depends on */
 } gpujit__pch;
 
 /** What identifies a source's PCH: its leading block of directives and comments (which must

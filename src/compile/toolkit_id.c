@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -68,13 +69,17 @@ static bool file_hash(const char *path, const struct stat *st, char out[33])
   return true;
 }
 
-/* The content hash of `real`, remembered under its stat (a line "HASH SIZE INODE MTIME PATH"). */
+/* The content hash of `real`, remembered under its stat (a line "HASH SIZE INODE MTIME CTIME
+ * PATH"): the ctime too, which no one can set back, so a file rewritten in place with its size and
+ * mtime put back is hashed again. */
 static bool content_hash(const char *real, const struct stat *st, char out[33])
 {
-  char stamp[PATH_MAX + 128], line[PATH_MAX + 200];
+  char stamp[PATH_MAX + 160], line[PATH_MAX + 240];
+  struct timespec now;
   int fd;
-  snprintf(stamp, sizeof(stamp), " %lld %llu %lld.%09ld %s\n", (long long)st->st_size, (unsigned long long)st->st_ino,
-           (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec, real);
+  snprintf(stamp, sizeof(stamp), " %lld %llu %lld.%09ld %lld.%09ld %s\n", (long long)st->st_size,
+           (unsigned long long)st->st_ino, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+           (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, real);
   for (const char *at = memo; at && (at = strstr(at, stamp)) != NULL; at++) /* "HASH" + stamp, at a line's start */
     if (at - memo >= 32 && (at - memo == 32 || at[-33] == '\n')) {
       memcpy(out, at - 32, 32);
@@ -84,6 +89,10 @@ static bool content_hash(const char *real, const struct stat *st, char out[33])
     }
   if (!file_hash(real, st, out))
     return false;
+  /* a file stamped in this clock tick may change again under the same stamp: not remembered */
+  clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  if (st->st_ctim.tv_sec > now.tv_sec - 1 && (st->st_ctim.tv_sec > now.tv_sec || st->st_ctim.tv_nsec >= now.tv_nsec))
+    return true;
   snprintf(line, sizeof(line), "%s%s", out, stamp);
   char *dir = gpujit__dirname(memo_path);
   bool made = dir && gpujit__mkdirs(dir, 0755) == 0;

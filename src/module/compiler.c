@@ -16,6 +16,7 @@
 #include "compile/options.h"
 #include "compile/pch.h"
 #include "module/compiler.h"
+#include "module/deps.h"
 #include "module/lean.h"
 #include "module/stage.h"
 #include "trace/events.h"
@@ -232,14 +233,32 @@ static const char *const *pch_headers(void *ctx, size_t *n)
   return f->list;
 }
 
-/* The headers the compile read, for the lean pass to read the user's; NULL when not known. */
-static const gpujit__includes *known_includes(pch_files *f)
+/* The text of the user's headers NVRTC was seen to read, for the lean pass; NULL when what it
+ * read is not known. Read again here: one changed since is caught when the record is made. */
+static gpujit__buf *user_headers(const gpujit__observed *o, size_t *n)
 {
-  size_t n;
-  if (f->deps && f->deps->inc)
-    return gpujit__includes_needs_trace(f->deps->inc, NULL) ? NULL : f->deps->inc;
-  pch_headers(f, &n); /* the scan of our own */
-  return f->own && !gpujit__includes_needs_trace(f->own, NULL) ? f->own : NULL;
+  gpujit__buf *h = calloc(o->count + 1, sizeof(*h));
+  const char *pch = gpujit__pch_dir_if_made();
+  *n = 0;
+  if (!h || o->why[0] || gpujit__observe_unavailable()) {
+    free(h);
+    return NULL;
+  }
+  for (size_t i = 0; i < o->count; i++) {
+    const gpujit__probe *p = &o->items[i];
+    if (!p->read || p->written || p->kind != GPUJIT__PROBE_FILE || gpujit__in_toolkit(p->path) ||
+        (pch && gpujit__path_under(p->path, pch)))
+      continue;
+    if (gpujit__file_read(&h[*n], p->path) < 0) {
+      gpujit_error_clear();
+      for (size_t k = 0; k < *n; k++)
+        gpujit__buf_free(&h[k]);
+      free(h);
+      return NULL;
+    }
+    (*n)++;
+  }
+  return h;
 }
 
 /* The virtual arch of a real one: NVRTC makes PTX for it, ptxas runs later (sm_90a → compute_90a). */
@@ -254,6 +273,7 @@ static void virtual_arch(char *out, size_t size, const char *arch)
 int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_t count,
                            const gpujit_module_options *opts, gpujit__compile_deps *deps, bool pch_more)
 {
+  gpujit__compile_deps own = {0}; /* an uncached build observes too: the lean pass reads what it saw */
   pch_files files = {deps, m, sources, count, opts, NULL, NULL, 0, false};
   gpujit__nvrtc_result *results = calloc(count, sizeof(*results));
   gpujit__buf wrapped = {0}, log = {0};
@@ -264,6 +284,8 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
 
   if (!results)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (!deps)
+    deps = &own;
   virtual_arch(nvrtc_arch, sizeof(nvrtc_arch), lean && !lto ? m->arch : "");
   /* A traced compile keeps its profile: the cache entry records it for the traces of its hits. */
   if (gpujit__trace_wants_nvrtc(trace) && !m->profile && !(m->profile = calloc(1, sizeof(*m->profile)))) {
@@ -368,7 +390,12 @@ int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_
   if (lean) {
     gpujit__buf ptx = m->image;
     memset(&m->image, 0, sizeof(m->image));
-    err = gpujit__lean_assemble(m, &ptx, sources, count, known_includes(&files), opts, &log);
+    size_t nheaders = 0;
+    gpujit__buf *headers = user_headers(&deps->observed, &nheaders);
+    err = gpujit__lean_assemble(m, &ptx, sources, count, headers, nheaders, opts, &log);
+    for (size_t k = 0; headers && k < nheaders; k++)
+      gpujit__buf_free(&headers[k]);
+    free(headers);
     gpujit__buf_free(&ptx);
     if (err < 0) /* nvJitLink's log is the error's */
       goto done;
@@ -385,6 +412,7 @@ done:
   gpujit__buf_free(&log);
   free(files.list);
   gpujit__includes_free(files.own);
+  gpujit__observed_free(&own.observed);
   return err;
 }
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/fs.h"
@@ -82,14 +83,45 @@ static int add_read(gpujit__observed_deps *out, const gpujit__probe *p, const ch
                                f->data.data ? f->data.data : "", f->data.len, start);
 }
 
+static int by_probe_path(const void *a, const void *b)
+{
+  return strcmp((*(const gpujit__probe *const *)a)->path, (*(const gpujit__probe *const *)b)->path);
+}
+
+/* A name NVRTC checks before making a temporary file of its own (EDG's "edg<N>_<pid>" in the
+ * temporary directory): this process's id is in it, so no other process would look for it, and
+ * recording it would give every process's build another record. */
+static bool own_temporary(const char *path)
+{
+  const char *tmp = getenv("TMPDIR"), *name = strrchr(path, '/');
+  char pid[32];
+  size_t dir;
+  if (!tmp || !*tmp)
+    tmp = "/tmp";
+  if (!name)
+    return false;
+  dir = (size_t)(name - path);
+  snprintf(pid, sizeof(pid), "_%ld", (long)getpid());
+  return ((dir == strlen(tmp) && strncmp(path, tmp, dir) == 0) || (dir == 4 && strncmp(path, "/tmp", 4) == 0)) &&
+         strstr(name, pid) != NULL;
+}
+
 int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__observed *o, const char *base,
                                  int64_t start, const char *const *sources, size_t count, char *why, size_t why_size)
 {
+  const gpujit__probe **order = malloc((o->count + 1) * sizeof(*order));
   int err = 0;
   memset(out, 0, sizeof(*out));
   why[0] = '\0';
+  if (!order)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  /* in path order: the record, and so the entry's key, is the same whatever order NVRTC probed in
+   * (a compile that used a PCH probes less and inherits the rest) */
+  for (size_t i = 0; i < o->count; i++)
+    order[i] = &o->items[i];
+  qsort(order, o->count, sizeof(*order), by_probe_path);
   for (size_t i = 0; err == 0 && !why[0] && i < o->count; i++) {
-    const gpujit__probe *p = &o->items[i];
+    const gpujit__probe *p = order[i];
     char rel[PATH_MAX];
     const char *path = p->path;
     struct stat st;
@@ -111,6 +143,8 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
       err = add_read(out, p, base, start, source, why, why_size);
       break;
     case GPUJIT__PROBE_ABSENT:
+      if (own_temporary(path))
+        break;
       if (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) {
         snprintf(why, why_size, "%s appeared during the compile", path);
         break;
@@ -129,6 +163,7 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
       break;
     }
   }
+  free(order);
   gpujit__deps_identities(&out->deps);
   gpujit__deps_identities(&out->shared);
   return err;

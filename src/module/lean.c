@@ -66,7 +66,8 @@ bool gpujit__lean_applies(const gpujit_module_options *o, gpujit_output_kind out
 typedef struct user_files {
   const gpujit_source *sources;
   size_t count;
-  const gpujit__includes *inc; /* NULL: the headers read are not known */
+  const gpujit__buf *headers; /* the user's headers' text; NULL: the headers read are not known */
+  size_t nheaders;
   char why[160];               /* set when everything was kept */
 } user_files;
 
@@ -149,7 +150,7 @@ static int user_decides(const char *const *names, size_t count, bool *keep, void
     }
     total += scopes[i].count;
   }
-  if (!u->inc) {
+  if (!u->headers) {
     for (size_t i = 0; i < count; i++)
       keep[i] = true;
     goto done;
@@ -165,13 +166,9 @@ static int user_decides(const char *const *names, size_t count, bool *keep, void
         goto done;
   for (size_t i = 0; i < u->count; i++)
     scan_text(&w, u->sources[i].data, u->sources[i].size);
-  for (size_t i = 0; i < gpujit__includes_count(u->inc); i++) {
-    const char *data = NULL;
-    size_t size = 0;
-    const char *path = gpujit__includes_path(u->inc, i, &data, &size);
-    if (data && !gpujit__in_toolkit(path))
-      scan_text(&w, data, size);
-  }
+  for (size_t i = 0; i < u->nheaders; i++)
+    if (u->headers[i].data)
+      scan_text(&w, u->headers[i].data, u->headers[i].len);
   if (w.pastes)
     snprintf(u->why, sizeof(u->why), "the user's files paste tokens (##): every variable kept");
   for (size_t i = 0; i < count; i++) {
@@ -202,16 +199,17 @@ void gpujit__profile_phase(gpujit_module *m, const char *phase, double ms)
 }
 
 int gpujit__lean_assemble(gpujit_module *m, const gpujit__buf *ptx, const gpujit_source *sources, size_t count,
-                          const gpujit__includes *inc, const gpujit_module_options *opts, gpujit__buf *log)
+                          const gpujit__buf *headers, size_t nheaders, const gpujit_module_options *opts,
+                          gpujit__buf *log)
 {
-  user_files u = {sources, count, inc, ""};
+  user_files u = {sources, count, headers, nheaders, ""};
   gpujit__lean_policy policy = {user_decides, &u, (const char *const *)m->lowered.items, m->lowered.count};
   gpujit__lean_stats st;
   gpujit__buf lean = {0};
   gpujit__stage stage;
   int err;
 
-  if (!inc)
+  if (!headers)
     snprintf(u.why, sizeof(u.why), "the headers the compile read are not known: every variable kept");
   gpujit__stage_begin(&stage, opts->trace, "lean PTX");
   err = gpujit__ptx_lean(&lean, ptx->data, ptx->len, &policy, &st, NULL);

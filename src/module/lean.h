@@ -6,7 +6,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "compile/includes.h"
 #include "module/module.h"
 
 /** A traced build's profile (m->profile; none: nothing) counts `ms` as compile phase `phase`. */
@@ -18,12 +17,14 @@ bool gpujit__lean_applies(const gpujit_module_options *opts, gpujit_output_kind 
 /**
  * Run the lean pass on `ptx` (m->lowered set: name-expression variables stay) and make m->image:
  * the lean PTX itself for PTX output, else a cubin from the toolkit's ptxas, whose -v lines
- * are appended to `log`. `inc` lists the headers the compile read (NULL: not known, so every
- * unreferenced variable is kept as possibly the user's). Fills m->lean.
+ * are appended to `log`. `headers` holds the text of each user header the compile read, as
+ * NVRTC was seen to read them (NULL: not known, so every unreferenced variable is kept as
+ * possibly the user's). Fills m->lean.
  * @return 0, or ptxas's error (its output in gpujit_error_log()), GPUJIT_EIO, GPUJIT_ENOMEM.
  */
 int gpujit__lean_assemble(gpujit_module *m, const gpujit__buf *ptx, const gpujit_source *sources, size_t count,
-                          const gpujit__includes *inc, const gpujit_module_options *opts, gpujit__buf *log);
+                          const gpujit__buf *headers, size_t nheaders, const gpujit_module_options *opts,
+                          gpujit__buf *log);
 
 /** What the lean path did, as recorded with a cache entry or sent by a worker; NULL when it did
  *  not apply. */
