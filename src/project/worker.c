@@ -2,6 +2,7 @@
  * process anyway, and the process is what keeps the precompiled headers. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,11 @@ static int run_job(worker_state *w, int out_fd, const cJSON *job)
   cJSON_AddItemToObject(res, "id", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(job, "id"), 1));
   cJSON_AddNumberToObject(res, "pid", getpid()); /* its trace's main thread */
   err = gpujit__options_from_json(&h, cJSON_GetObjectItemCaseSensitive(job, "options"), "job");
+  /* a build server's client: its relative paths, and NVRTC's relative probes, mean what they
+   * mean in its working directory */
+  if (err == 0 && opt_str(job, "cwd") && chdir(opt_str(job, "cwd")) != 0)
+    err = gpujit__error(GPUJIT_EIO, "cannot work in the client's directory %s: %s", opt_str(job, "cwd"),
+                        strerror(errno));
   if (err == 0 && !(paths = calloc((size_t)cJSON_GetArraySize(files) + 1, sizeof(*paths))))
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
   if (err == 0) {

@@ -33,14 +33,19 @@
 #define ACK_MS 2000 /* a server that does not take a request in this long is hung */
 #define VOUCH_MS 250 /* a group the server has not watched yet: it loads, watches and checks it */
 
-/* A request's text: the op, this build's identity and toolkit, the job (taken). */
+/* A request's text: the op, this build's identity and toolkit (what identifies it, and where it
+ * is: its include directories are under the root), the job (taken) with this process's working
+ * directory, against which the job's relative paths — and NVRTC's relative probes — resolve. */
 static char *request_text(const char *op, cJSON *job)
 {
   cJSON *req = cJSON_CreateObject();
-  char *text;
+  char *text, cwd[PATH_MAX];
   cJSON_AddStringToObject(req, "op", op);
   cJSON_AddStringToObject(req, "build", gpujit__build_identity());
   cJSON_AddStringToObject(req, "toolkit", gpujit__toolkit_id());
+  cJSON_AddStringToObject(req, "toolkit_root", gpujit__cuda_root());
+  if (job && getcwd(cwd, sizeof(cwd)) && !cJSON_GetObjectItemCaseSensitive(job, "cwd"))
+    cJSON_AddStringToObject(job, "cwd", cwd);
   if (job)
     cJSON_AddItemToObject(req, "job", job);
   text = cJSON_PrintUnformatted(req);

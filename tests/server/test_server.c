@@ -12,6 +12,7 @@
 
 #include "gpujit.h"
 #include "base/clock.h"
+#include "compile/toolkit.h"
 #include "project/wire.h"
 #include "server/protocol.h"
 #include "server/socket.h"
@@ -354,6 +355,76 @@ static void test_server__killed_mid_request(void **state)
 }
 
 /* A client of another build is refused by the server; the build happens in-process. */
+/* A client whose toolkit is elsewhere (the same NVRTC, maybe other headers) is never compiled for
+ * with the server's own: the request is refused, naming both roots. */
+static void test_server__other_toolkit_root_refused(void **state)
+{
+  fx *f = *state;
+  gpujit__buf frame = {0};
+  uint32_t type;
+  cJSON *ack, *req = cJSON_CreateObject();
+  char *text;
+  int fd;
+  cJSON_AddStringToObject(req, "op", "build");
+  cJSON_AddStringToObject(req, "build", gpujit__build_identity());
+  cJSON_AddStringToObject(req, "toolkit", gpujit__toolkit_id());
+  cJSON_AddStringToObject(req, "toolkit_root", "/elsewhere/cuda");
+  cJSON_AddItemToObject(req, "job", cJSON_CreateObject());
+  text = cJSON_PrintUnformatted(req);
+  start_server(f, 60);
+  fd = gpujit__server_connect(f->sock);
+  assert_true(fd >= 0);
+  assert_int_equal(gpujit__frame_write(fd, GPUJIT__FRAME_JOB, text, strlen(text)), 0);
+  assert_int_equal(gpujit__frame_read(fd, &type, &frame), 1);
+  assert_int_equal(type, GPUJIT__FRAME_ACK);
+  ack = cJSON_ParseWithLength(frame.data, frame.len);
+  assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(ack, "ok")));
+  assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ack, "why")),
+                         "the client's is at /elsewhere/cuda"));
+  cJSON_Delete(ack);
+  cJSON_Delete(req);
+  free(text);
+  close(fd);
+  gpujit__buf_free(&frame);
+}
+
+/* A client working elsewhere than the server, with a relative -I: what the server builds is what
+ * the client would build in its own directory (its worker works in the client's directory, where
+ * NVRTC's own relative probes — "__nv_name_map", "." — are replayed by the client's lookups). */
+static void test_server__client_working_directory(void **state)
+{
+  fx *f = *state;
+  char *a = th_path(f->dir, "a"), *inc = th_path(f->dir, "a/inc");
+  char *src = (mkdir(a, 0755), mkdir(inc, 0755), th_write(f->dir, "a/k.cu", "#include \"w.h\"\nextern \"C\" __global__ void k(int *x) { x[0] = W; }\n"));
+  char *h = th_write(f->dir, "a/inc/w.h", "#define W 41\n"), *cwd = getcwd(NULL, 0);
+  const char *paths[] = {src}, *dirs[] = {"inc"};
+  gpujit_module_options o = opts_with(f);
+  gpujit_module *m = NULL, *local = NULL;
+  int served = 0;
+  size_t n1, n2;
+  const void *i1, *i2;
+  o.include_dirs = dirs;
+  o.include_dirs_count = 1;
+  start_server(f, 60); /* started here; the client then works in a/ */
+  assert_int_equal(chdir(a), 0);
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 1);
+  o.cache = NULL;
+  assert_int_equal(gpujit_module_build_files(&local, paths, 1, &o), 0);
+  i1 = gpujit_module_image(m, &n1);
+  i2 = gpujit_module_image(local, &n2);
+  assert_int_equal(n1, n2);
+  assert_memory_equal(i1, i2, n1);
+  assert_int_equal(chdir(cwd), 0);
+  gpujit_module_free(m);
+  gpujit_module_free(local);
+  free(a);
+  free(inc);
+  free(src);
+  free(h);
+  free(cwd);
+}
+
 static void test_server__stale_client_refused(void **state)
 {
   fx *f = *state;
@@ -493,6 +564,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_server__project_build, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__project_hung_server, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__stale_client_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__other_toolkit_root_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__client_working_directory, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__client_falls_back_from_stale, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__other_users_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__idle_exit_and_one_per_socket, setup, teardown),
