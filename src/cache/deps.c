@@ -57,31 +57,38 @@ static bool same_stat(const gpujit__dep *e, const struct stat *st)
   return (uint64_t)st->st_ino == e->ino && ns(st->st_mtim) == e->mtime_ns && ns(st->st_ctim) == e->ctime_ns;
 }
 
-gpujit__dep *gpujit__deps_push(gpujit__deps *d, const char *path, const char *base)
+gpujit__dep *gpujit__deps_push_as(gpujit__deps *d, const char *path, const char *rel)
 {
   gpujit__dep *e = gpujit__grow(d->items, &d->cap, d->count, sizeof(*e), 16);
-  const char *rel = gpujit__path_under(path, base);
+  size_t np = strlen(path) + 1, nr = strlen(rel) + 1;
+  char *block;
   if (!e)
     return NULL;
   d->items = e;
-  e = &d->items[d->count];
-  memset(e, 0, sizeof(*e));
-  if (!rel)
-    rel = base && *base && strcmp(path, base) == 0 ? "." : path;
-  e->path = gpujit__strdup(path);
-  /* relative to the working directory, as NVRTC named it: kept apart from base-relative paths */
-  if (path[0] != '/' && strncmp(path, "./", 2) != 0 && (e->rel = malloc(strlen(path) + 3)))
-    sprintf(e->rel, "./%s", path);
-  else if (path[0] == '/' || strncmp(path, "./", 2) == 0)
-    e->rel = gpujit__strdup(rel);
-  if (!e->path || !e->rel) {
-    free(e->path);
-    free(e->rel);
+  /* one allocation for both strings: a lookup reads hundreds of records */
+  if (!(block = malloc(np + nr))) {
     gpujit__error(GPUJIT_ENOMEM, "out of memory");
     return NULL;
   }
-  d->count++;
+  e = &d->items[d->count++];
+  memset(e, 0, sizeof(*e));
+  e->path = memcpy(block, path, np);
+  e->rel = memcpy(block + np, rel, nr);
   return e;
+}
+
+gpujit__dep *gpujit__deps_push(gpujit__deps *d, const char *path, const char *base)
+{
+  const char *rel = gpujit__path_under(path, base);
+  char dotted[PATH_MAX + 2];
+  if (!rel)
+    rel = base && *base && strcmp(path, base) == 0 ? "." : path;
+  /* relative to the working directory, as NVRTC named it: kept apart from base-relative paths */
+  if (path[0] != '/' && strncmp(path, "./", 2) != 0) {
+    snprintf(dotted, sizeof(dotted), "./%s", path);
+    rel = dotted;
+  }
+  return gpujit__deps_push_as(d, path, rel);
 }
 
 int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, const void *data, size_t size,
@@ -251,8 +258,7 @@ static int identities_hold(gpujit__deps *d)
 void gpujit__deps_free(gpujit__deps *d)
 {
   for (size_t i = 0; i < d->count; i++) {
-    free(d->items[i].path);
-    free(d->items[i].rel);
+    free(d->items[i].path); /* and rel, in the same block */
     free(d->items[i].names);
   }
   free(d->items);

@@ -40,6 +40,8 @@ typedef struct gpujit__deps {
 /** A new record for `path` (relative to `base` when under it; a relative `path` stays relative to
  *  the working directory of whoever verifies it, recorded as "./path"), zeroed; NULL out of memory. */
 gpujit__dep *gpujit__deps_push(gpujit__deps *d, const char *path, const char *base);
+/** A new record for `path` recorded as `rel` (as written in a record), zeroed; NULL out of memory. */
+gpujit__dep *gpujit__deps_push_as(gpujit__deps *d, const char *path, const char *rel);
 /** Nanoseconds of CLOCK_REALTIME: take it before reading the files you record. */
 int64_t gpujit__deps_clock(void);
 

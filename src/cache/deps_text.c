@@ -70,6 +70,12 @@ static char *take(const char **p, const char *end, bool last)
     return NULL;
   if (!(out = o = malloc((size_t)(stop - s) + 1)))
     return NULL;
+  if (!memchr(s, '%', (size_t)(stop - s))) { /* nothing escaped: most paths */
+    memcpy(out, s, (size_t)(stop - s));
+    out[stop - s] = '\0';
+    *p = stop + 1;
+    return out;
+  }
   for (const char *q = s; q < stop; q++) {
     if (*q != '%') {
       *o++ = *q;
@@ -89,19 +95,41 @@ static char *take(const char **p, const char *end, bool last)
   return out;
 }
 
-/* A decimal field, or "-" (`*dash` set). */
+/* A decimal field, or "-" (`*dash` set): read in place (every lookup reads ~2,500 of them). */
 static bool take_num(const char **p, const char *end, long long *v, bool *dash)
 {
-  char *t = take(p, end, false), *stop;
-  bool ok = t != NULL;
-  *dash = ok && strcmp(t, "-") == 0;
-  if (ok && !*dash) {
-    errno = 0;
-    *v = strtoll(t, &stop, 10);
-    ok = *t && *stop == '\0' && errno == 0 && (isdigit((unsigned char)t[0]) || t[0] == '-');
+  const char *s = *p, *q = s;
+  bool neg = q < end && *q == '-';
+  unsigned long long n = 0, limit = neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX;
+  *dash = false;
+  q += neg;
+  if (neg && q < end && *q == ' ') { /* "-": no value */
+    *dash = true;
+    *p = q + 1;
+    return true;
   }
-  free(t);
-  return ok;
+  if (q >= end || !isdigit((unsigned char)*q))
+    return false;
+  for (; q < end && isdigit((unsigned char)*q); q++) {
+    unsigned d = (unsigned)(*q - '0');
+    if (n > (limit - d) / 10)
+      return false; /* out of range */
+    n = n * 10 + d;
+  }
+  if (q >= end || *q != ' ')
+    return false;
+  *v = neg ? (long long)(0 - n) : (long long)n;
+  *p = q + 1;
+  return true;
+}
+
+/* Whether the `n` bytes at `s` are all lower-case hex digits (read within them alone). */
+static bool lower_hex(const char *s, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return false;
+  return true;
 }
 
 static int parse_line(gpujit__deps *out, const char **p, const char *end)
@@ -134,8 +162,10 @@ static int parse_line(gpujit__deps *out, const char **p, const char *end)
   if ((file && (!take_num(p, end, &size, &d0) || d0 || size < 0)) || !take_num(p, end, &ino, &d1) ||
       !take_num(p, end, &m, &d2) || !take_num(p, end, &c, &d3) || d1 != d2 || d2 != d3)
     return GPUJIT_ECORRUPT;
-  if (file && (!(hash = take(p, end, false)) || strlen(hash) != 32))
+  if (file && (end - *p < 33 || (*p)[32] != ' ' || !lower_hex(*p, 32)))
     goto done;
+  if (file)
+    hash = (char *)*p, *p += 33;
   if (!file && !(names = take(p, end, false)))
     goto done;
   if (!(path = take(p, end, true)) || strcmp(path, "-") == 0 || !(e = gpujit__deps_push(out, path, NULL)))
@@ -147,15 +177,16 @@ static int parse_line(gpujit__deps *out, const char **p, const char *end)
   e->ino = (uint64_t)ino;
   e->mtime_ns = m;
   e->ctime_ns = c;
-  if (file)
-    memcpy(e->hash, hash, 33);
+  if (file) {
+    memcpy(e->hash, hash, 32);
+    e->hash[32] = '\0';
+  }
   else if (strcmp(names, "-") != 0) {
     e->names = names;
     names = NULL;
   }
   err = 0;
 done:
-  free(hash);
   free(names);
   free(path);
   return err;
@@ -250,10 +281,7 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
       snprintf(path, sizeof(path), "%s", base);
     else
       snprintf(path, sizeof(path), "%s/%s", base, p->valuestring);
-    if (!(e = gpujit__deps_push(out, path, NULL)))
-      goto bad;
-    free(e->rel);
-    if (!(e->rel = gpujit__strdup(p->valuestring)))
+    if (!(e = gpujit__deps_push_as(out, path, p->valuestring)))
       goto bad;
     if (cJSON_IsString(nofile)) {
       e->nofile = true;

@@ -83,6 +83,26 @@ static int add_read(gpujit__observed_deps *out, const gpujit__probe *p, const ch
                                f->data.data ? f->data.data : "", f->data.len, start);
 }
 
+/* The shortest leading part of `path` (whole components) that does not exist, into `buf`: while
+ * it stays absent, so does every path through it — one record for the hundreds of lookups a
+ * <cuda/std/...> include makes in a directory that has no cuda/ (the kernel cannot walk through a
+ * missing component, whatever follows it, ".." included). `path` itself when no shorter one is. */
+static const char *shallowest_absent(const char *path, char *buf, size_t size)
+{
+  size_t n = strlen(path);
+  struct stat st;
+  if (n >= size)
+    return path;
+  memcpy(buf, path, n + 1);
+  for (char *c = buf + 1; (c = strchr(c, '/')) != NULL; c++) {
+    *c = '\0';
+    if (buf[0] && stat(buf, &st) != 0 && errno == ENOENT)
+      return buf;
+    *c = '/';
+  }
+  return path;
+}
+
 static int by_probe_path(const void *a, const void *b)
 {
   return strcmp((*(const gpujit__probe *const *)a)->path, (*(const gpujit__probe *const *)b)->path);
@@ -152,6 +172,8 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
       /* a name NVRTC looked for in its working directory: the directory is "." */
       if (!strchr(path, '/') && snprintf(rel, sizeof(rel), "./%s", path) < (int)sizeof(rel))
         path = rel;
+      else
+        path = shallowest_absent(path, rel, sizeof(rel));
       err = gpujit__deps_add_absent(tk ? &out->shared : &out->deps, path, tk ? NULL : base);
       break;
     case GPUJIT__PROBE_OTHER:
