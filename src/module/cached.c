@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/fs.h"
 #include "cache/fleet.h"
 #include "cache/limit.h"
 #include "cache/manifest.h"
@@ -162,6 +163,7 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
   char why[600] = "";
   gpujit__observed_deps rec = {0};
   gpujit__cache_file *dump = NULL;
+  gpujit__strvec dumped = {0}; /* the dump's paths, normalised: a member is never "a/../b" */
   gpujit__key entry;
   cJSON *inputs = NULL, *arr;
   size_t n = 0;
@@ -182,7 +184,7 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
     goto done;
   }
   /* a build that names its own path holds its base directory where no relocation reaches */
-  if (base && *base && (own = gpujit__names_own_path(sources, count, &rec)) &&
+  if (base && *base && (own = gpujit__names_own_path(opts, sources, count, &rec)) &&
       (err = gpujit__deps_add_pin(&rec.deps, base)) < 0)
     goto done;
   if ((err = gpujit__module_entry_key(&entry, &miss->request, &rec.deps, &rec.shared)) < 0)
@@ -210,8 +212,11 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
       source = strcmp(paths[k], rec.files[i].path) == 0;
     if (rec.files[i].toolkit || source)
       continue;
-    dump[n++] = (gpujit__cache_file){rec.files[i].path, rec.files[i].data.data ? rec.files[i].data.data : "",
-                                     rec.files[i].data.len};
+    if ((err = gpujit__strvec_push(&dumped, rec.files[i].path)) < 0)
+      goto done;
+    gpujit__normpath(dumped.items[dumped.count - 1]);
+    dump[n++] = (gpujit__cache_file){dumped.items[dumped.count - 1],
+                                     rec.files[i].data.data ? rec.files[i].data.data : "", rec.files[i].data.len};
     cJSON_AddItemToArray(arr, cJSON_CreateString(rec.files[i].path));
   }
   cJSON_AddNumberToObject(inputs, "toolkit_headers", (double)rec.shared.count);
@@ -226,6 +231,7 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
 done:
   built(hook, m);
   free(dump);
+  gpujit__strvec_free(&dumped);
   cJSON_Delete(inputs);
   gpujit__observed_deps_free(&rec);
   return err;

@@ -203,67 +203,65 @@ void gpujit__observed_deps_free(gpujit__observed_deps *d)
   memset(d, 0, sizeof(*d));
 }
 
-/* `name` as a whole identifier in [p, p+n). */
-static bool has_ident(const char *p, size_t n, const char *name)
+
+/* Whether an identifier of [p, end) is exactly `want` (length n). */
+static bool ident_is(const char *p, const char *end, const char *want, size_t n)
 {
-  size_t len = strlen(name);
-  const char *end = p + n;
-  for (const char *at = p; at && at + len <= end; at++) {
-    if (!(at = memmem(at, (size_t)(end - at), name, len)))
+  for (const char *at = p; at && at + n <= end; at++) {
+    if (!(at = memmem(at, (size_t)(end - at), want, n)))
       break;
-    if ((at == p || !gpujit__inc_ident_char(at[-1])) && (at + len == end || !gpujit__inc_ident_char(at[len])))
+    if ((at == p || !gpujit__inc_ident_char(at[-1])) && (at + n == end || !gpujit__inc_ident_char(at[n])))
       return true;
   }
   return false;
 }
 
-static const char *own_path_macro(const char *data, size_t size)
+/* The first of `names` [p, p+size) uses: as a whole identifier; and where the text pastes tokens
+ * (##), as a piece a paste could make it of — an identifier that is a leading part of a name
+ * starting "__" (`__TI`) or a trailing part ending "__" (`ME__`), three characters or more. */
+static const char *uses_any(const char *p, size_t size, const char *const *names, size_t n)
 {
-  static const char *const names[] = {"__FILE__", "__BASE_FILE__", "__FILE_NAME__", "source_location",
-                                      "__builtin_FILE", "__builtin_FILE_NAME"};
-  for (size_t k = 0; data && k < sizeof(names) / sizeof(names[0]); k++)
-    if (has_ident(data, size, names[k]))
-      return names[k];
-  return NULL;
-}
-
-const char *gpujit__names_own_path(const gpujit_source *sources, size_t count, const gpujit__observed_deps *d)
-{
-  const char *m = NULL;
-  for (size_t i = 0; !m && i < count; i++)
-    m = own_path_macro(sources[i].data, sources[i].size);
-  for (size_t i = 0; !m && d && i < d->count; i++)
-    if (!d->files[i].toolkit) /* the toolkit's own uses are of its own paths, the same everywhere */
-      m = own_path_macro(d->files[i].data.data, d->files[i].data.len);
-  return m;
-}
-
-/* __TIME__, __DATE__ or __TIMESTAMP__ as a whole identifier in [p, p+n). */
-static const char *time_macro(const char *p, size_t n)
-{
-  static const char *const names[] = {"__TIME__", "__DATE__", "__TIMESTAMP__"};
-  const char *end = p + n;
-  for (int k = 0; k < 3; k++) {
+  const char *end = p + size;
+  bool pastes = p && memmem(p, size, "##", 2) != NULL;
+  for (size_t k = 0; p && k < n; k++) {
     size_t len = strlen(names[k]);
-    for (const char *at = p; at && at + len <= end; at++) {
-      if (!(at = memmem(at, (size_t)(end - at), names[k], len)))
-        break;
-      if ((at == p || !gpujit__inc_ident_char(at[-1])) && (at + len == end || !gpujit__inc_ident_char(at[len])))
+    if (ident_is(p, end, names[k], len))
+      return names[k];
+    for (size_t cut = 3; pastes && cut < len; cut++)
+      if ((!strncmp(names[k], "__", 2) && ident_is(p, end, names[k], cut)) ||
+          (len >= 2 && !strcmp(names[k] + len - 2, "__") && ident_is(p, end, names[k] + len - cut, cut)))
         return names[k];
-    }
   }
   return NULL;
 }
 
-/* A time macro in a define, a raw NVRTC option or the prelude. */
-static const char *option_time_macro(const gpujit_module_options *o)
+static const char *const own_path_names[] = {"__FILE__", "__BASE_FILE__", "__FILE_NAME__", "source_location",
+                                             "__builtin_FILE", "__builtin_FILE_NAME"};
+#define OWN_PATH_NAMES own_path_names, sizeof(own_path_names) / sizeof(own_path_names[0])
+static const char *const time_names[] = {"__TIME__", "__DATE__", "__TIMESTAMP__"};
+#define TIME_NAMES time_names, sizeof(time_names) / sizeof(time_names[0])
+
+/* One of `names` in a define, a raw NVRTC option or the prelude. */
+static const char *options_use(const gpujit_module_options *o, const char *const *names, size_t n)
 {
   const char *macro = NULL;
   for (size_t i = 0; !macro && i < o->defines_count; i++)
-    macro = time_macro(o->defines[i], strlen(o->defines[i]));
+    macro = uses_any(o->defines[i], strlen(o->defines[i]), names, n);
   for (size_t i = 0; !macro && i < o->nvrtc_options_count; i++)
-    macro = time_macro(o->nvrtc_options[i], strlen(o->nvrtc_options[i]));
-  return macro || !o->prelude ? macro : time_macro(o->prelude, strlen(o->prelude));
+    macro = uses_any(o->nvrtc_options[i], strlen(o->nvrtc_options[i]), names, n);
+  return macro || !o->prelude ? macro : uses_any(o->prelude, strlen(o->prelude), names, n);
+}
+
+const char *gpujit__names_own_path(const gpujit_module_options *o, const gpujit_source *sources, size_t count,
+                                   const gpujit__observed_deps *d)
+{
+  const char *m = options_use(o, OWN_PATH_NAMES);
+  for (size_t i = 0; !m && i < count; i++)
+    m = uses_any(sources[i].data, sources[i].size, OWN_PATH_NAMES);
+  /* the toolkit's headers too: a CCCL assert expands __FILE__ to the path of the header it is in */
+  for (size_t i = 0; !m && d && i < d->count; i++)
+    m = uses_any(d->files[i].data.data, d->files[i].data.len, OWN_PATH_NAMES);
+  return m;
 }
 
 bool gpujit__module_cacheable(const gpujit_module_options *o, const gpujit_source *sources, const char *const *paths,
@@ -283,16 +281,16 @@ bool gpujit__module_cacheable(const gpujit_module_options *o, const gpujit_sourc
     return ok;
   /* Like ccache: a build that expands the time or date would be served with the first one's. */
   for (size_t i = 0; i < count; i++)
-    if ((macro = time_macro(sources[i].data, sources[i].size))) {
+    if ((macro = uses_any(sources[i].data, sources[i].size, TIME_NAMES))) {
       snprintf(why, why_size, "%s uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", paths[i], macro);
       return false;
     }
   for (size_t i = 0; read && i < read->count; i++)
-    if ((macro = time_macro(read->files[i].data.data, read->files[i].data.len))) {
+    if ((macro = uses_any(read->files[i].data.data, read->files[i].data.len, TIME_NAMES))) {
       snprintf(why, why_size, "%s uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", read->files[i].path, macro);
       return false;
     }
-  if ((macro = option_time_macro(o))) {
+  if ((macro = options_use(o, TIME_NAMES))) {
     snprintf(why, why_size, "an option or the prelude uses %s (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)", macro);
     return false;
   }

@@ -39,9 +39,12 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
 void gpujit__observed_deps_free(gpujit__observed_deps *d);
 /** CLOCK_REALTIME_COARSE in nanoseconds: the clock the kernel stamps files with. */
 int64_t gpujit__deps_coarse_clock(void);
-/** Whether a source or a file read names its own path (__FILE__, __BASE_FILE__, __FILE_NAME__,
- *  std::source_location): its image then holds the base directory where no relocation reaches. */
-const char *gpujit__names_own_path(const gpujit_source *sources, size_t count, const gpujit__observed_deps *d);
+/** Whether a define, raw option, the prelude, a source or a file read names its own path
+ *  (__FILE__, __BASE_FILE__, __FILE_NAME__, std::source_location, __builtin_FILE; also as pieces
+ *  a token paste could join): its image then holds the base directory where no relocation
+ *  reaches. */
+const char *gpujit__names_own_path(const gpujit_module_options *o, const gpujit_source *sources, size_t count,
+                                   const gpujit__observed_deps *d);
 
 /** Whether `path` lies in the toolkit's include tree. */
 bool gpujit__in_toolkit(const char *path);
