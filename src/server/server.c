@@ -377,23 +377,12 @@ static cJSON *status_json(server *s)
 }
 
 /* One request from client i. */
-/* Answer a request the server will not take, with why; the client builds in its own process. */
-static void refuse(server *s, int i, cJSON *ack, const char *why)
-{
-  cJSON_AddBoolToObject(ack, "ok", false);
-  cJSON_AddStringToObject(ack, "why", why);
-  send_json(s->conns[i].fd, GPUJIT__FRAME_ACK, ack);
-  conn_close(s, i);
-}
-
 static void request(server *s, int i, const cJSON *req)
 {
   conn *c = &s->conns[i];
   const char *op = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "op"));
-  const char *ver = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "build"));
-  const char *tk = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "toolkit"));
-  const char *root = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "toolkit_root"));
   cJSON *ack = cJSON_CreateObject();
+  char why[PATH_MAX * 2 + 160];
   s->requests++;
   cJSON_AddStringToObject(ack, "build", gpujit__build_identity());
   cJSON_AddNumberToObject(ack, "pid", getpid());
@@ -412,23 +401,12 @@ static void request(server *s, int i, const cJSON *req)
     send_json(c->fd, GPUJIT__FRAME_RESULT, st);
     cJSON_Delete(st);
     conn_close(s, i);
-  } else if (!op || strcmp(op, "build") || !ver || strcmp(ver, gpujit__build_identity()) || !tk ||
-             strcmp(tk, gpujit__toolkit_id()) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(req, "job"))) {
-    char why[512];
-    snprintf(why, sizeof(why), "stale server: it is %s with toolkit %s; the client is %s with toolkit %s",
-             gpujit__build_identity(), gpujit__toolkit_id(), ver ? ver : "?", tk ? tk : "?");
-    if (!op || strcmp(op, "build"))
-      snprintf(why, sizeof(why), "unknown request '%s'", op ? op : "");
+  } else if (gpujit__server_refuses(req, op, why, sizeof(why))) {
+    cJSON_AddBoolToObject(ack, "ok", false);
+    cJSON_AddStringToObject(ack, "why", why);
+    send_json(c->fd, GPUJIT__FRAME_ACK, ack);
     s->refused++;
-    refuse(s, i, ack, why);
-  } else if (!root || strcmp(root, gpujit__cuda_root())) {
-    /* the same NVRTC elsewhere is another toolkit: its headers are other files. Never compiled
-     * here with the server's own for a client of another (the client builds in its process). */
-    char why[PATH_MAX * 2 + 80];
-    snprintf(why, sizeof(why), "the server compiles with the toolkit at %s; the client's is at %s", gpujit__cuda_root(),
-             root ? root : "?");
-    s->refused++;
-    refuse(s, i, ack, why);
+    conn_close(s, i);
   } else {
     c->job = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(req, "job"), 1);
     c->queued_us = gpujit__now_us();

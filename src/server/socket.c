@@ -1,6 +1,7 @@
 /* The build server's socket (server/socket.h). Nothing listens on a network port: a Unix socket
  * in a 0700 directory of the user's, and the peer's uid checked on every connection both ways. */
 #define _GNU_SOURCE
+#include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/store.h"
+#include "compile/toolkit.h"
 #include "server/socket.h"
 
 int gpujit_server_options_init(gpujit_server_options *opts, unsigned int version)
@@ -159,4 +161,26 @@ const char *gpujit__build_identity(void)
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, take_identity);
   return identity;
+}
+
+/* Why a build request cannot be taken here, into `why`; false when it can. The same NVRTC
+ * under another root is another toolkit (its headers are other files): never compiled here with
+ * the server's own for such a client, which builds in its own process. */
+bool gpujit__server_refuses(const cJSON *req, const char *op, char *why, size_t n)
+{
+  const char *ver = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "build"));
+  const char *tk = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "toolkit"));
+  const char *root = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "toolkit_root"));
+  if (!op || strcmp(op, "build"))
+    snprintf(why, n, "unknown request '%s'", op ? op : "");
+  else if (!ver || strcmp(ver, gpujit__build_identity()) || !tk || strcmp(tk, gpujit__toolkit_id()) ||
+           !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(req, "job")))
+    snprintf(why, n, "stale server: it is %s with toolkit %s; the client is %s with toolkit %s",
+             gpujit__build_identity(), gpujit__toolkit_id(), ver ? ver : "?", tk ? tk : "?");
+  else if (!root || strcmp(root, gpujit__cuda_root()))
+    snprintf(why, n, "the server compiles with the toolkit at %s; the client's is at %s", gpujit__cuda_root(),
+             root ? root : "?");
+  else
+    return false;
+  return true;
 }

@@ -3,6 +3,7 @@
 #ifndef GPUJIT_SERVER_SOCKET_H
 #define GPUJIT_SERVER_SOCKET_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -25,5 +26,9 @@ int gpujit__wait_readable(int fd, int timeout_ms);
 /** What identifies this build of gpujit: the version and the file its code was loaded from (path,
  *  size, mtime). A server answers only clients of its own build. */
 const char *gpujit__build_identity(void);
+/** Why a server refuses request `req` (op `op`), into `why`: not a build, another build of gpujit
+ *  or toolkit, or the same NVRTC under another root (another toolkit: its headers are other
+ *  files); false when it takes it. */
+bool gpujit__server_refuses(const cJSON *req, const char *op, char *why, size_t n);
 
 #endif
