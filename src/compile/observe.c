@@ -219,6 +219,23 @@ void gpujit__observe_note_path(const char *fn, int dirfd, const char *path, int 
   gpujit__observe_note_stat(fn, dirfd, path, &st, err, false);
 }
 
+/* Add probe `p` of `path` (relative to `dirfd`) to the compile being observed, if any. */
+static void note_at(const char *fn, int dirfd, const char *path, const gpujit__probe *p)
+{
+  gpujit__observed *o;
+  char buf[PATH_MAX];
+  pthread_mutex_lock(&note_lock);
+  if ((o = active) != NULL) {
+    const char *at = at_path(dirfd, path, buf, sizeof(buf));
+    __atomic_fetch_add(&probes, 1, __ATOMIC_RELAXED);
+    if (at)
+      add(o, p, at);
+    else
+      set_why(o, "NVRTC's %s named %s relative to a directory gpujit cannot name", fn, path ? path : "(null)");
+  }
+  pthread_mutex_unlock(&note_lock);
+}
+
 /* An open: for reading, a dependency with its identity; for writing, NVRTC's own output. */
 void gpujit__observe_note_open(const char *fn, int dirfd, const char *path, int fd, int err, bool writes)
 {
@@ -226,38 +243,17 @@ void gpujit__observe_note_open(const char *fn, int dirfd, const char *path, int 
   if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE))
     return;
   if (writes) {
-    gpujit__observed *o;
-    char buf[PATH_MAX];
-    pthread_mutex_lock(&note_lock);
-    if ((o = active) != NULL) {
-      const char *at = at_path(dirfd, path, buf, sizeof(buf));
-      gpujit__probe p = {.written = true};
-      if (at)
-        add(o, &p, at);
-      else
-        set_why(o, "NVRTC's %s named %s relative to a directory gpujit cannot name", fn, path ? path : "(null)");
-    }
-    pthread_mutex_unlock(&note_lock);
+    gpujit__probe p = {.written = true};
+    note_at(fn, dirfd, path, &p);
     return;
   }
   if (fd >= 0 && fstat(fd, &st) != 0)
     err = errno;
   if (fd >= 0 && !err) {
-    gpujit__observed *o;
-    char buf[PATH_MAX];
-    pthread_mutex_lock(&note_lock);
-    if ((o = active) != NULL) {
-      const char *at = at_path(dirfd, path, buf, sizeof(buf));
-      gpujit__probe p = {0};
-      __atomic_fetch_add(&probes, 1, __ATOMIC_RELAXED);
-      fill_stat(&p, &st);
-      p.read = true;
-      if (at)
-        add(o, &p, at);
-      else
-        set_why(o, "NVRTC's %s named %s relative to a directory gpujit cannot name", fn, path ? path : "(null)");
-    }
-    pthread_mutex_unlock(&note_lock);
+    gpujit__probe p = {.read = true};
+    fill_stat(&p, &st);
+    p.read = true;
+    note_at(fn, dirfd, path, &p);
     return;
   }
   gpujit__observe_note_stat(fn, dirfd, path, &st, err, false);
