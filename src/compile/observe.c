@@ -23,9 +23,7 @@
 static gpujit__observed *active;
 static pthread_mutex_t serial = PTHREAD_MUTEX_INITIALIZER; /* one observed compile at a time */
 static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER; /* NVRTC's own threads may probe */
-static unsigned long probes;
 
-unsigned long gpujit__observe_probes(void) { return __atomic_load_n(&probes, __ATOMIC_RELAXED); }
 
 
 /* ---- the record: items in first-seen order, an open-addressing index by path ---- */
@@ -181,28 +179,37 @@ static void note_failure(gpujit__observed *o, const char *path, int err, const c
     set_why(o, "NVRTC's %s(%s) failed: %s", fn, path, strerror(err));
 }
 
-/* A probe whose answer is `st` (follow: stat, not lstat), or a failure with `err`. */
-void gpujit__observe_note_stat(const char *fn, int dirfd, const char *path, const struct stat *st, int err, bool nofollow)
+/* Note what NVRTC's call named `fn` found at `path` (relative to `dirfd`) in the compile being
+ * observed, if any: probe `p`, or (NULL) the failure `err`, or a symbolic link looked at itself. */
+static void note_at(const char *fn, int dirfd, const char *path, const gpujit__probe *p, int err)
 {
   gpujit__observed *o;
   char buf[PATH_MAX];
   pthread_mutex_lock(&note_lock);
   if ((o = active) != NULL) {
     const char *at = at_path(dirfd, path, buf, sizeof(buf));
-    __atomic_fetch_add(&probes, 1, __ATOMIC_RELAXED);
     if (!at)
       set_why(o, "NVRTC's %s named %s relative to a directory gpujit cannot name", fn, path ? path : "(null)");
+    else if (p)
+      add(o, p, at);
     else if (err)
       note_failure(o, at, err, fn);
-    else if (nofollow && S_ISLNK(st->st_mode))
+    else
       set_why(o, "NVRTC looked at the symbolic link %s itself (%s)", at, fn);
-    else {
-      gpujit__probe p = {0};
-      fill_stat(&p, st);
-      add(o, &p, at);
-    }
   }
   pthread_mutex_unlock(&note_lock);
+}
+
+/* A probe whose answer is `st` (follow: stat, not lstat), or a failure with `err`. */
+void gpujit__observe_note_stat(const char *fn, int dirfd, const char *path, const struct stat *st, int err, bool nofollow)
+{
+  gpujit__probe p = {0};
+  bool found = !err && !(nofollow && S_ISLNK(st->st_mode)); /* a link itself is no answer to replay */
+  if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE))
+    return;
+  if (found)
+    fill_stat(&p, st);
+  note_at(fn, dirfd, path, found ? &p : NULL, err);
 }
 
 /* A probe of `path` answered by calling stat ourselves (access, opendir, and the like). */
@@ -219,22 +226,6 @@ void gpujit__observe_note_path(const char *fn, int dirfd, const char *path, int 
   gpujit__observe_note_stat(fn, dirfd, path, &st, err, false);
 }
 
-/* Add probe `p` of `path` (relative to `dirfd`) to the compile being observed, if any. */
-static void note_at(const char *fn, int dirfd, const char *path, const gpujit__probe *p)
-{
-  gpujit__observed *o;
-  char buf[PATH_MAX];
-  pthread_mutex_lock(&note_lock);
-  if ((o = active) != NULL) {
-    const char *at = at_path(dirfd, path, buf, sizeof(buf));
-    __atomic_fetch_add(&probes, 1, __ATOMIC_RELAXED);
-    if (at)
-      add(o, p, at);
-    else
-      set_why(o, "NVRTC's %s named %s relative to a directory gpujit cannot name", fn, path ? path : "(null)");
-  }
-  pthread_mutex_unlock(&note_lock);
-}
 
 /* An open: for reading, a dependency with its identity; for writing, NVRTC's own output. */
 void gpujit__observe_note_open(const char *fn, int dirfd, const char *path, int fd, int err, bool writes)
@@ -244,16 +235,16 @@ void gpujit__observe_note_open(const char *fn, int dirfd, const char *path, int 
     return;
   if (writes) {
     gpujit__probe p = {.written = true};
-    note_at(fn, dirfd, path, &p);
+    note_at(fn, dirfd, path, &p, 0);
     return;
   }
   if (fd >= 0 && fstat(fd, &st) != 0)
     err = errno;
   if (fd >= 0 && !err) {
-    gpujit__probe p = {.read = true};
+    gpujit__probe p = {0};
     fill_stat(&p, &st);
     p.read = true;
-    note_at(fn, dirfd, path, &p);
+    note_at(fn, dirfd, path, &p, 0);
     return;
   }
   gpujit__observe_note_stat(fn, dirfd, path, &st, err, false);

@@ -72,7 +72,4 @@ int gpujit__observed_copy(gpujit__observed *to, const gpujit__observed *from);
 bool gpujit__observed_holds(const gpujit__observed *o, char *why, size_t why_size);
 void gpujit__observed_free(gpujit__observed *o);
 
-/** Probes recorded by wrappers since the process started (tests). */
-unsigned long gpujit__observe_probes(void);
-
 #endif

@@ -91,7 +91,8 @@ static bool content_hash(const char *real, const struct stat *st, char out[33])
     return false;
   /* a file stamped in this clock tick may change again under the same stamp: not remembered */
   clock_gettime(CLOCK_REALTIME_COARSE, &now);
-  if (st->st_ctim.tv_sec > now.tv_sec - 1 && (st->st_ctim.tv_sec > now.tv_sec || st->st_ctim.tv_nsec >= now.tv_nsec))
+  if ((long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec >=
+      (long long)now.tv_sec * 1000000000LL + now.tv_nsec)
     return true;
   snprintf(line, sizeof(line), "%s%s", out, stamp);
   char *dir = gpujit__dirname(memo_path);
