@@ -12,8 +12,8 @@
 
 #include "base/clock.h"
 #include "base/fs.h"
-#include "compile/nvrtc.h"
-#include "compile/options.h"
+#include "compile/nvrtc/nvrtc.h"
+#include "compile/nvrtc/options.h"
 #include "gpujit.h"
 
 enum { DIRECT, GPUJIT, DIRECT_TRACE, GPUJIT_TRACE, VARIANTS };

@@ -41,6 +41,8 @@ _gpujit()
       cmd=$w
     elif [[ -n $cmd && -z $sub && $w != -* && $cmd =~ ^(cache|server|trace|ncu)$ ]]; then
       sub=$w
+    elif [[ $cmd == profile && -z $sub && $w == report && ${COMP_WORDS[i-1]} == profile ]]; then
+      sub=$w # profile report NAME: a saved profile, not a command
     fi
   done
 
@@ -52,8 +54,8 @@ _gpujit()
   --Ofast-compile) COMPREPLY=($(compgen -W "0 min mid max" -- "$cur")); return ;;
   -I | --cache-dir | --base-dir | --out-dir | --keep | --extract)
     COMPREPLY=($(compgen -d -- "$cur")); return ;;
-  -o | --modules | --launch | --trace | --base | --new | --json)
-    [[ $prev != --json ]] && { COMPREPLY=($(compgen -f -- "$cur")); return; } ;;
+  -o | --modules | --launch | --trace | --base | --new | --html | --text | --json | --csv)
+    [[ $prev != --json && $prev != --csv ]] && { COMPREPLY=($(compgen -f -- "$cur")); return; } ;;
   -D | -U | -Xnvrtc | --name-expr | --kernel | --grid | --block | --shared | --arg | --warmup | --repeat | \
     --noise | --timeout | --device | -j | --jobs | --top | --max-events | --metric | --file | --workers | \
     --max-pch | --idle-timeout | --fail-above | --min-ms | --key | --max-size | --older-than | --used-since | \
@@ -75,19 +77,23 @@ _gpujit()
     server) COMPREPLY=($(compgen -W "start stop status run" -- "$cur")); return ;;
     trace) COMPREPLY=($(compgen -W "analyze diff" -- "$cur")); return ;;
     ncu) COMPREPLY=($(compgen -W "hotspots" -- "$cur")); return ;;
+    profile) if [[ ${COMP_WORDS[COMP_CWORD-1]} == profile ]]; then
+      COMPREPLY=($(compgen -W "report" -- "$cur") $(compgen -c -- "$cur")); return
+    fi ;;
     esac
   fi
   if [[ $cur == -* ]]; then
     local help=("$cmd")
     [[ $cmd == trace && $sub == diff ]] && help=(trace diff)
     [[ $cmd == trace && $sub != diff ]] && help=(trace)
+    [[ $cmd == profile && $sub == report ]] && help=(profile report)
     COMPREPLY=($(compgen -W "$(_gpujit_help_options "$prog" "${help[@]}")" -- "$cur"))
     [[ ${#COMPREPLY[@]} == 1 && ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
     return
   fi
   case $cmd in
   build | run) COMPREPLY=($(compgen -f -X '!*.@(cu|cuh|json)' -- "$cur") $(compgen -d -- "$cur")) ;;
-  profile) COMPREPLY=($(compgen -c -- "$cur")) ;;
+  profile) if [[ $sub == report ]]; then COMPREPLY=($(compgen -f -- "$cur")); else COMPREPLY=($(compgen -c -- "$cur")); fi ;;
   *) COMPREPLY=($(compgen -f -- "$cur")) ;;
   esac
 }

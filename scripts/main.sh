@@ -41,3 +41,5 @@ else
 fi
 echo "== cache"
 $g cache stats
+# The commands above are this build's; to type `gpujit` yourself:
+echo "== the gpujit command of this build: $PWD/$g (export PATH=\"$PWD/build:\$PATH\"), or pip install '.[cu13]' into a venv (README: Quick start)"

@@ -14,6 +14,9 @@ command -v redis-server >/dev/null || need+=(redis-server)
 command -v nginx >/dev/null || need+=(nginx)
 command -v zsh >/dev/null || need+=(zsh)           # the zsh completion's test
 command -v groff >/dev/null || need+=(groff-base)  # the man page's lint
+# the profile's HTML page rendered in a real browser (tests/profile/html_browser.py)
+chromium_bin() { command -v chromium || command -v chromium-browser || command -v google-chrome; } 2>/dev/null
+chromium_bin >/dev/null || need+=(chromium)
 [ "${GPUJIT_FUZZ_SECONDS:-60}" = 0 ] || command -v clang >/dev/null || need+=(clang)
 # the Python package's tests: a venv, and CPython's headers for the extension
 python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)
@@ -25,6 +28,10 @@ if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null;
   # Debian starts the services it installs; the tests start their own on free ports.
   command -v systemctl >/dev/null && systemctl stop nginx redis-server 2>/dev/null || true
   command -v service >/dev/null && { service nginx stop; service redis-server stop; } >/dev/null 2>&1 || true
+fi
+# Where this script can install Chromium (root, apt), the browser test must run, not skip.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  export GPUJIT_REQUIRE_CHROMIUM=1
 fi
 
 # run_suite DIR: ctest with the skipped tests' reasons; returns ctest's status.
@@ -40,6 +47,9 @@ run_suite() {
       echo "$t skipped: $("$dir/tests/$t" 2>&1 | head -1)"
     fi
   done
+  if grep -q "test_profile_html (Skipped)" "$dir/ctest.log"; then
+    echo "test_profile_html skipped: $(python3 tests/profile/html_browser.py "$dir/gpujit" 2>&1 | tail -1)"
+  fi
   if grep -q "test_remote (Skipped)" "$dir/ctest.log"; then
     echo "test_remote skipped: $(bash tests/remote/run.sh "$dir/gpujit" examples 2>&1 | head -1)"
   fi

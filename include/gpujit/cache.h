@@ -51,6 +51,14 @@ GPUJIT_API int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options 
  */
 GPUJIT_API int gpujit_cache_open_existing(gpujit_cache **out, const gpujit_cache_options *opts);
 
+/**
+ * The directory a cache opened with no `dir` uses, and what named it (static storage):
+ * "GPUJIT_CACHE_DIR", "XDG_CACHE_HOME" ($XDG_CACHE_HOME/gpujit) or "HOME" (~/.cache/gpujit).
+ * Creates nothing. *out is the caller's to free (gpujit_free). `origin` may be NULL.
+ * @return 0, GPUJIT_EINVAL (out is NULL), GPUJIT_ENOMEM.
+ */
+GPUJIT_API int gpujit_cache_default_dir(char **out, const char **origin);
+
 /** Close a cache; NULL is a no-op. */
 GPUJIT_API void gpujit_cache_free(gpujit_cache *cache);
 
@@ -70,6 +78,9 @@ typedef struct gpujit_cache_stats {
   uint64_t stores;
   uint64_t corrupt;        /**< entries found damaged (checksum, truncation, bad metadata) */
   double compile_ms_saved; /**< compile time the hits did not spend */
+  uint64_t uncacheable;    /**< builds that cannot be cached (__TIME__, __DATE__, NVRTC options the
+                                cache cannot track), compiled every time: not misses (ccache's
+                                "uncacheable"), so not in the hit rate */
 } gpujit_cache_stats;
 
 /** What the remote stores did for this cache (all processes). */

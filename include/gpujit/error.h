@@ -25,7 +25,8 @@ GPUJIT_BEGIN_DECLS
   X(EBUSY, -14, "resource busy")                                                    \
   X(EUNSUPPORTED, -15, "unsupported operation")                                    \
   X(ECANCELLED, -16, "cancelled")                                                   \
-  X(EWORKER, -17, "worker process failed")
+  X(EWORKER, -17, "worker process failed")                                          \
+  X(ENOTOOLKIT, -18, "CUDA toolkit not found")
 
 typedef enum gpujit_error {
 #define GPUJIT__ENUM(name, value, text) GPUJIT_##name = value,

@@ -257,6 +257,10 @@ GPUJIT_API const char *gpujit_pch_status_name(gpujit_pch_status status);
 
 /** @return whether the module came from the cache. */
 GPUJIT_API gpujit_cache_status gpujit_module_cache_status(const gpujit_module *module);
+/** 1 when this build cannot be cached (it expands __TIME__, __DATE__ or __TIMESTAMP__, or has
+ *  NVRTC options the cache cannot track): compiled every time, counted as "uncacheable" in the
+ *  cache's stats, not as a miss; why is in gpujit_module_cache_miss_reason. 0 otherwise, NULL included. */
+GPUJIT_API int gpujit_module_uncacheable(const gpujit_module *module);
 
 /** Why the cache missed, for a module compiled on a miss: which recorded header changed and how,
  *  what differs from the module's last build (an option, a define, the arch, the toolkit, a
@@ -274,6 +278,41 @@ GPUJIT_API const char *gpujit_module_cache_key(const gpujit_module *module);
  * @return 0 or GPUJIT_EIO (message names the path and the errno text).
  */
 GPUJIT_API int gpujit_module_write(const gpujit_module *module, const char *path);
+
+/** The kinds of entries of a module's record (gpujit_module_record()). */
+typedef enum gpujit_module_record_kind {
+  GPUJIT_MODULE_RECORD_STRING,  /**< value->string */
+  GPUJIT_MODULE_RECORD_NUMBER,  /**< value->number */
+  GPUJIT_MODULE_RECORD_BOOL,    /**< value->number, 0 or 1 */
+  GPUJIT_MODULE_RECORD_STRINGS, /**< a list: value->strings, value->count of them */
+  GPUJIT_MODULE_RECORD_OBJECT,  /**< an object opens under `key`: the entries up to its END are its own */
+  GPUJIT_MODULE_RECORD_END      /**< the object opened last closes (`key` NULL) */
+} gpujit_module_record_kind;
+
+/** An entry's value; which member holds it, its kind says. Borrowed: valid during the call. */
+typedef struct gpujit_module_record_value {
+  const char *string;
+  double number;
+  const char *const *strings;
+  size_t count;
+} gpujit_module_record_value;
+
+/** Called for each entry of a record; a negative return stops the walk. */
+typedef int (*gpujit_module_record_fn)(const char *key, gpujit_module_record_kind kind,
+                                       const gpujit_module_record_value *value, void *payload);
+
+/**
+ * A built module's record, entry by entry, with the keys and in the order of a module's record
+ * in the "gpujit-build" JSON (docs/json.md): "arch", "kind", "size", "kernels",
+ * "lowered_names" (an object: each name expression's symbol, "" when none), "key" (with a
+ * cache), "miss_reason" (when it missed), "uncacheable" (when it cannot be cached), "lean" (an
+ * object, when the lean pass ran), "time_ms" (an object: read, hash, lookup, compile, link,
+ * store, total, saved). The one place the record is made: `gpujit build --json` and
+ * gpujit.build() both take it from here, so they say the same under the same names.
+ * @param fn called for each entry, with `payload` last.
+ * @return 0, GPUJIT_EINVAL (NULL module or fn), or the first negative value fn returned.
+ */
+GPUJIT_API int gpujit_module_record(const gpujit_module *module, gpujit_module_record_fn fn, void *payload);
 
 GPUJIT_END_DECLS
 

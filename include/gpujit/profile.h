@@ -52,11 +52,13 @@ typedef struct gpujit_profile_module {
   uint64_t kernels;       /**< distinct kernels launched from it */
   uint64_t launches;
   double gpu_ms;          /**< their GPU time (sum of kernel durations) */
-  double break_even;      /**< launches whose GPU time equals compile + load (0: none launched) */
+  double break_even;      /**< the program's own launches whose GPU time equals compile + load + autotuning
+                               (0: none launched) */
   int pid;                /**< the process that loaded it first (or compiled it) */
   uint64_t cache_hits;    /**< framework compiles of it that its framework's cache served */
-  uint64_t autotune_launches; /**< launches during its framework's compile (autotuning, benchmarks): compile work */
-  double autotune_ms;     /**< their GPU time, left out of gpu_ms */
+  uint64_t autotune_launches; /**< launches autotuning it (candidates benchmarked, an autotuner's cache flushes,
+                                   a compile's own checks): compile work, not in launches */
+  double autotune_ms;     /**< their GPU time, left out of gpu_ms and counted in break_even's cost */
 } gpujit_profile_module;
 
 typedef struct gpujit_profile_device {
@@ -77,6 +79,10 @@ typedef struct gpujit_profile_totals {
   uint64_t lost;              /**< records that could not be kept (bounded tables, CUPTI's drops) */
   int partial;                /**< a process did not end normally: what it recorded until then is here */
   int gpu_recorded;           /**< CUPTI ran in at least one process */
+  uint64_t untied;            /**< modules loaded that no recorded compile made (prebuilt, or made where the
+                                   profile could not see): named by what they are, tied to nothing */
+  uint64_t autotune_launches; /**< launches inside autotuners' benchmarking: compile work, not in launches */
+  double autotune_ms;         /**< their GPU time, not in the modules' gpu_ms */
 } gpujit_profile_totals;
 
 /** A compile (NVRTC, nvJitLink, libNVVM) as the run recorded it. */
@@ -244,6 +250,46 @@ GPUJIT_API int gpujit_profile_json(const gpujit_profile *p, char **out);
  *  per host thread with compile and load spans, a track per device and stream with kernels,
  *  copies and memsets, NVTX ranges, a flow from each compile to its module's first launch. */
 GPUJIT_API int gpujit_profile_trace(const gpujit_profile *p, const char *path);
+
+/** The command line the profile ran, words a shell would take back ("" when not known: a records
+ *  directory read with gpujit_profile_load()). Borrowed: lives as long as `p`. */
+GPUJIT_API const char *gpujit_profile_command(const gpujit_profile *p);
+
+/** The version of a saved profile's format (docs/profile.md, "Saved profiles"): raised when what
+ *  it holds changes meaning; a reader refuses another version, naming both. */
+#define GPUJIT_PROFILE_SAVED_VERSION 1
+
+/**
+ * Save a profile to one file that gpujit_profile_open() (`gpujit profile report`) reads again:
+ * a POSIX tar of its records and a manifest of what the run knew beside them (the command, its
+ * exit status and wall time, the options, the notes). A regular file is replaced whole (nothing
+ * is replaced on error), a FIFO or character device written through; a link, directory or socket
+ * is refused.
+ * @return 0, GPUJIT_EINVAL (NULL argument, a path gpujit does not write), GPUJIT_ENOENT (no such
+ *   directory), GPUJIT_EIO (a record unreadable, the file unwritable), GPUJIT_ENOMEM.
+ */
+GPUJIT_API int gpujit_profile_save(const gpujit_profile *p, const char *path);
+
+/**
+ * Open a saved profile (gpujit_profile_save()), or a records directory (`--keep`), as the run
+ * reported it: the same rows, totals and notes, without running anything.
+ * @param out receives the profile (free with gpujit_profile_free()).
+ * @return 0, GPUJIT_EINVAL (NULL argument), GPUJIT_ENOENT (nothing at `path`), GPUJIT_EIO (not a
+ *   regular file or directory, unreadable), GPUJIT_ECORRUPT (not a saved profile, truncated or
+ *   damaged: the message says which and where), GPUJIT_EVERSION (a version this library does not
+ *   read, both named), GPUJIT_ENOMEM.
+ */
+GPUJIT_API int gpujit_profile_open(gpujit_profile **out, const char *path);
+
+/**
+ * Write one self-contained HTML page of the profile (no network: its styles, script and data are
+ * inside it): the totals; per module the compile, load and GPU time as bars, launches and
+ * break-even, in a table that sorts; the time by compiler and by process; and the timeline of
+ * compiles, loads, kernels, copies and memsets per process, thread, device and stream. Every
+ * string from the records is escaped. Written as gpujit_profile_save() writes its file.
+ * @return 0, GPUJIT_EINVAL, GPUJIT_ENOENT, GPUJIT_EIO, GPUJIT_ENOMEM.
+ */
+GPUJIT_API int gpujit_profile_html(const gpujit_profile *p, const char *path);
 
 GPUJIT_END_DECLS
 

@@ -35,11 +35,12 @@ class GpujitError(_gpujit.Error):
 
 GpujitError.__module__ = "gpujit"
 
-_ERRNO = {"GPUJIT_ENOENT": errno.ENOENT, "GPUJIT_ENODEVICE": errno.ENODEV, "GPUJIT_EIO": errno.EIO}
+_ERRNO = {"GPUJIT_ENOENT": errno.ENOENT, "GPUJIT_ENOTOOLKIT": errno.ENOENT, "GPUJIT_ENODEVICE": errno.ENODEV, "GPUJIT_EIO": errno.EIO}
 
 # the built-in exception each code also is
 _BUILTIN = {"ENOENT": FileNotFoundError, "EINVAL": ValueError, "EIO": OSError, "ENOMEM": MemoryError,
-            "EUNSUPPORTED": NotImplementedError, "ENODEVICE": FileNotFoundError, "EPARSE": ValueError}
+            "EUNSUPPORTED": NotImplementedError, "ENODEVICE": FileNotFoundError, "EPARSE": ValueError,
+            "ENOTOOLKIT": FileNotFoundError}
 
 
 def _class_name(symbol: str) -> str:
@@ -49,7 +50,7 @@ def _class_name(symbol: str) -> str:
                "ELINK": "LinkError", "ENVRTC": "NvrtcError", "EPARSE": "ParseError", "ECORRUPT": "CorruptError",
                "ENODRIVER": "NoDriverError", "ENODEVICE": "NoDeviceError", "ECUDA": "CudaError",
                "EBUSY": "BusyError", "EUNSUPPORTED": "UnsupportedError", "ECANCELLED": "CancelledError",
-               "EWORKER": "WorkerError"}
+               "EWORKER": "WorkerError", "ENOTOOLKIT": "NoToolkitError"}
     short = symbol[len("GPUJIT_"):]
     return special.get(short, short.title() + "Error")
 

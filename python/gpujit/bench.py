@@ -49,10 +49,14 @@ class BenchmarkResult:
         return "<gpujit.BenchmarkResult %s>" % self.to_str()
 
 
-def benchmark(fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, n_repeat: Optional[int] = None, *,
-              name: Optional[str] = None, n_warmup: int = 10, max_duration: Optional[float] = None,
-              devices: Optional[Sequence[int]] = None, max_noise: float = 0.005, min_time: float = 0.5,
-              timeout: float = 15.0, l2_flush: bool = False) -> BenchmarkResult:
+_NO_FUNC = object()
+
+
+def benchmark(func: Callable = _NO_FUNC, args: tuple = (), kwargs: Optional[dict] = None,
+              n_repeat: Optional[int] = None, *, name: Optional[str] = None, n_warmup: int = 10,
+              max_duration: Optional[float] = None, devices: Optional[Sequence[int]] = None,
+              max_noise: float = 0.005, min_time: float = 0.5, timeout: float = 15.0, l2_flush: bool = False,
+              fn: Callable = _NO_FUNC) -> BenchmarkResult:
     """Time ``fn(*args, **kwargs)``: ``n_warmup`` untimed calls, then samples, each bracketed by a
     CUDA event pair on every device in ``devices`` (default: the current one) on CUDA's legacy
     default stream — where CuPy and PyTorch work unless told otherwise — and by the host clock.
@@ -62,11 +66,19 @@ def benchmark(fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, n_r
     does), fewer when ``max_duration`` seconds have passed first. Without it, sampling stops once the
     GPU times' noise (1.4826·MAD/median) falls under ``max_noise`` after at least 10 samples and
     ``min_time`` seconds, or at ``timeout``. ``l2_flush``: overwrite the L2 cache before each
-    sample (cold timings; the flush is not timed). An exception in ``fn`` propagates."""
+    sample (cold timings; the flush is not timed). An exception in ``func`` propagates. ``func``
+    is cupyx's name for the first parameter; ``fn=`` is accepted too."""
+    if func is _NO_FUNC and fn is _NO_FUNC:
+        raise TypeError("benchmark() missing the function to time: benchmark(func, args)")
+    if func is not _NO_FUNC and fn is not _NO_FUNC:
+        raise TypeError("benchmark() got the function twice (func= and fn=): give one")
+    fn = func if func is not _NO_FUNC else fn
     if not callable(fn):
-        raise TypeError("fn must be callable")
+        raise TypeError("func must be callable, not %s" % type(fn).__name__)
     if not isinstance(args, tuple):
-        raise TypeError("args must be a tuple")
+        raise TypeError("args must be a tuple, not %s" % type(args).__name__)
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise TypeError("kwargs must be a dict, not %s" % type(kwargs).__name__)
     if n_repeat is not None and (not isinstance(n_repeat, int) or n_repeat < 1):
         raise ValueError("n_repeat must be a positive int")
     if max_duration is not None and not max_duration > 0:

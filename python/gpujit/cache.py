@@ -9,21 +9,23 @@ from . import _args, _gpujit
 
 def stats(directory: Optional[Union[str, os.PathLike]] = None) -> dict:
     """The cache's counters, with the keys of ``gpujit cache stats --json``: path, entries, bytes
-    (disk use, what the size limit counts), hits, misses, hit_rate (None before any lookup),
+    (disk use, what the size limit counts), hits, misses, uncacheable (builds that cannot be cached:
+    not misses), hit_rate (None before any lookup),
     stores, corrupt, compile_ms_saved, limit_bytes (0: none). ``directory``: default cache
-    ($GPUJIT_CACHE_DIR, else ~/.cache/gpujit)."""
-    return _gpujit.cache_stats(None if directory is None else os.fspath(directory))
+    ($GPUJIT_CACHE_DIR, else $XDG_CACHE_HOME/gpujit, else ~/.cache/gpujit — the library's one
+    rule, which ``gpujit env`` shows)."""
+    return _gpujit.cache_stats(_args.path("directory", directory))
 
 
 def clear(directory: Optional[Union[str, os.PathLike]] = None) -> int:
     """Remove every entry; returns how many were removed. Like ``stats`` and ``export``, it makes
     nothing: a missing directory is an empty cache (0 removed), and a directory holding files that
     are no gpujit cache's raises ``InvalidArgumentError`` and is left alone."""
-    return _gpujit.cache_clear(None if directory is None else os.fspath(directory))
+    return _gpujit.cache_clear(_args.path("directory", directory))
 
 
 def _dir(directory):
-    return None if directory is None else os.fspath(directory)
+    return _args.path("directory", directory)
 
 
 def limit(size: Optional[Union[str, int]] = None, directory: Optional[Union[str, os.PathLike]] = None) -> dict:
@@ -43,10 +45,10 @@ def export(path: Union[str, os.PathLike], *, used_since: float = 0.0,
     """Write the cache's entries (those used since the Unix time ``used_since``, else all), with
     their manifests and dependency groups, into an archive (``.tar.zst``, ``.tar.gz``, ``.tar``).
     Returns how many entries were written."""
-    return _gpujit.cache_export(_dir(directory), os.fspath(path), _args.number("used_since", used_since, 0))
+    return _gpujit.cache_export(_dir(directory), _args.path("path", path), _args.number("used_since", used_since, 0))
 
 
 def import_(path: Union[str, os.PathLike], *, directory: Optional[Union[str, os.PathLike]] = None) -> dict:
     """Import an archive made by ``export``: every entry is verified before it is stored, a hostile
     archive is refused whole. Returns ``{"entries", "present", "manifests", "rejected"}``."""
-    return _gpujit.cache_import(_dir(directory), os.fspath(path))
+    return _gpujit.cache_import(_dir(directory), _args.path("path", path))

@@ -7,6 +7,15 @@ from typing import Iterable, Mapping, Optional, Sequence, Union
 from . import _args, _gpujit
 
 
+
+def _readable(symbol: str) -> str:
+    """A kernel's symbol as people read it: scale<float>(float*, float, int), with the symbol
+    beside it where it is mangled (what symbol() and kernel() also take)."""
+    d = _gpujit.demangle(symbol)
+    if d == symbol:
+        return symbol
+    return "%s [%s]" % (d[5:] if d.startswith("void ") else d, symbol)
+
 class Kernel(_gpujit.Kernel):
     """A kernel of a built module. Call it to launch:
     ``kernel(grid, block, *args, shared=0, stream=None)``.
@@ -38,20 +47,22 @@ class Module:
     ``output`` ("cubin", "ptx", "ltoir"), ``arch``, ``name``, ``log``."""
 
     def __init__(self, d: dict):
+        # d: the module's record, with the keys of `gpujit build --json` (docs/json.md; the
+        # library's gpujit_module_record makes both), and its name, image, log, cache status.
         self._d = d
         self.name: str = d["name"]
         self.arch: str = d["arch"]
-        self.output: str = d["output"]
+        self.output: str = d["kind"]
         self.image: bytes = d["image"]
         self.kernels: list = list(d["kernels"])
         self.cache_hit: Optional[bool] = {"hit": True, "miss": False}.get(d["cache"])
-        self.compile_ms: float = d["compile_ms"]
-        self.total_ms: float = d["total_ms"]
-        self.lean: bool = d["lean"]
+        self.compile_ms: float = d["time_ms"]["compile"]
+        self.total_ms: float = d["time_ms"]["total"]
+        self.lean: bool = "lean" in d
         self.log: str = d["log"]
-        self.cache_key: Optional[str] = d["cache_key"]
-        self.miss_reason: Optional[str] = d["miss_reason"]
-        self._lowered: dict = dict(d["lowered"])
+        self.cache_key: Optional[str] = d.get("key")
+        self.miss_reason: Optional[str] = d.get("miss_reason")
+        self._lowered: dict = dict(d["lowered_names"])
         self._handle = d["handle"]
         self._kernels: dict = {}
 
@@ -62,7 +73,8 @@ class Module:
             return self._lowered[name]
         if name in self.kernels:
             return name
-        raise KeyError("no kernel %r in module %r (kernels: %s)" % (name, self.name, ", ".join(self.kernels) or "none"))
+        raise KeyError("no kernel %r in module %r (kernels: %s)" % (name, self.name, ", ".join(
+            _readable(k) for k in self.kernels) or "none"))
 
     def kernel(self, name: str, signature: Optional[str] = None) -> "Kernel":
         """Kernel ``name`` (an ``extern "C"`` name, a mangled symbol or a name expression given at
@@ -115,7 +127,7 @@ def build(path: Optional[Union[str, os.PathLike]] = None, *, source: Optional[st
             raise TypeError("source must be CUDA C++ source text (str), not %s" % type(source).__name__)
         if not source.strip():
             raise ValueError("source is empty: give CUDA C++ source text")
-        paths, sources = None, [(name or "module.cu", source)]
+        paths, sources = None, [(_args.string("name", name) or "module.cu", source)]
     elif isinstance(path, (str, os.PathLike)):
         p = os.fspath(path)
         if not isinstance(p, str):
@@ -142,6 +154,6 @@ def build(path: Optional[Union[str, os.PathLike]] = None, *, source: Optional[st
                 raise ValueError("cache=%r: the cache directory cannot be made (%s)" % (cache_dir, e.strerror)) from None
     d = _gpujit.build(paths, sources, arch, _args.str_list("options", options), _args.defines(defines),
                       _args.path_list("include_dirs", include_dirs), _args.str_list("name_expressions", name_expressions),
-                      cache, cache_dir, None if time_trace is None else os.fspath(time_trace),
+                      cache, cache_dir, _args.path("time_trace", time_trace),
                       _args.flag("lean", lean))
     return Module(d)

@@ -15,7 +15,7 @@ def analyze(*paths: Union[str, os.PathLike]) -> dict:
     ``recorded``/``unmeasured``: cache hits whose compile profile was/was not recorded."""
     if not paths:
         raise TypeError("analyze() needs at least one trace file or directory")
-    r = _gpujit.analyze([os.fspath(p) for p in paths])
+    r = _gpujit.analyze([_args.path("analyze() paths", p) for p in paths])
     r["tables"] = {t: [{"name": n, "total_ms": tot / 1e3, "max_ms": mx / 1e3, "count": c} for n, tot, mx, c in rows]
                    for t, rows in r["tables"].items()}
     return r
@@ -29,8 +29,8 @@ def diff(base, new, *, fail_above_pct: Optional[float] = None, min_ms: float = 0
     "change", "regression"}``; ``verdict["failed"]`` is the CI gate's answer when
     ``fail_above_pct`` is given (a module or the total slower by more than that, and by at least
     ``min_ms``)."""
-    def paths(v):
-        return [os.fspath(p) for p in (v if isinstance(v, (list, tuple)) else [v])]
+    def paths(what, v):
+        return [_args.path(what, p) for p in (v if isinstance(v, (list, tuple)) else [v])]
     gate = -1.0 if fail_above_pct is None else _args.number("fail_above_pct", fail_above_pct, 0)
     floor = _args.number("min_ms", min_ms, 0)
-    return _gpujit.diff(paths(base), paths(new), gate, floor)
+    return _gpujit.diff(paths("base", base), paths("new", new), gate, floor)

@@ -7,67 +7,87 @@
 #include <string.h>
 #include <unistd.h>
 
-static PyObject *str_or_none(const char *s)
+/* The module's record (gpujit_module_record, the library's one builder: the keys of
+ * `gpujit build --json`) into nested dicts. */
+typedef struct dict_sink {
+  PyObject *open[8]; /* the dicts open, innermost last (borrowed: each is held by its parent) */
+  int depth;
+} dict_sink;
+
+static PyObject *record_value(gpujit_module_record_kind kind, const gpujit_module_record_value *v)
 {
-  if (s)
-    return PyUnicode_FromString(s);
-  Py_INCREF(Py_None);
-  return Py_None;
+  PyObject *l;
+  switch (kind) {
+  case GPUJIT_MODULE_RECORD_STRING:
+    return PyUnicode_FromString(v->string);
+  case GPUJIT_MODULE_RECORD_NUMBER:
+    return PyFloat_FromDouble(v->number);
+  case GPUJIT_MODULE_RECORD_BOOL:
+    return PyBool_FromLong(v->number != 0);
+  case GPUJIT_MODULE_RECORD_STRINGS:
+    if (!(l = PyList_New(0)))
+      return NULL;
+    for (size_t i = 0; i < v->count; i++) {
+      PyObject *e = PyUnicode_FromString(v->strings[i]);
+      if (!e || PyList_Append(l, e) < 0) {
+        Py_XDECREF(e);
+        Py_DECREF(l);
+        return NULL;
+      }
+      Py_DECREF(e);
+    }
+    return l;
+  default:
+    return PyDict_New();
+  }
 }
 
-/* What a built module is, as a dict for python/gpujit/module.py. */
+static int to_dict(const char *key, gpujit_module_record_kind kind, const gpujit_module_record_value *v, void *payload)
+{
+  dict_sink *s = payload;
+  PyObject *value;
+  if (kind == GPUJIT_MODULE_RECORD_END) {
+    s->depth -= s->depth > 0;
+    return 0;
+  }
+  if (kind == GPUJIT_MODULE_RECORD_OBJECT && s->depth + 1 >= (int)(sizeof(s->open) / sizeof(s->open[0])))
+    return -1;
+  if (!(value = record_value(kind, v)) || PyDict_SetItemString(s->open[s->depth], key, value) < 0) {
+    Py_XDECREF(value);
+    return -1;
+  }
+  if (kind == GPUJIT_MODULE_RECORD_OBJECT)
+    s->open[++s->depth] = value; /* the parent holds it */
+  Py_DECREF(value);
+  return 0;
+}
+
+/* What a built module is, as a dict for python/gpujit/module.py: its record, and what only the
+ * extension has — its name, image, log and cache status. */
 static PyObject *module_dict(gpujit_module *m)
 {
-  PyObject *d = PyDict_New(), *kernels = NULL, *lowered = NULL;
-  gpujit_module_timings t;
-  gpujit_module_lean lean;
+  PyObject *d = PyDict_New();
+  dict_sink sink = {{d}, 0};
   size_t size = 0;
   const void *image = gpujit_module_image(m, &size);
   gpujit_cache_status cs = gpujit_module_cache_status(m);
   if (!d)
     return NULL;
-  gpujit_module_timings_get(m, &t);
-  gpujit_module_lean_get(m, &lean);
-  if (!(kernels = PyList_New(0)) || !(lowered = PyDict_New()))
+  if (gpujit_module_record(m, to_dict, &sink) < 0) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_RuntimeError, "gpujit_module_record failed");
     goto fail;
-  for (size_t i = 0; i < gpujit_module_kernel_count(m); i++) {
-    PyObject *k = PyUnicode_FromString(gpujit_module_kernel(m, i));
-    if (!k || PyList_Append(kernels, k) < 0) {
-      Py_XDECREF(k);
-      goto fail;
-    }
-    Py_DECREF(k);
-  }
-  for (size_t i = 0; i < gpujit_module_name_expression_count(m); i++) {
-    const char *low = NULL, *expr = gpujit_module_name_expression(m, i, &low);
-    if (gpujit_py_set_item(lowered, expr, str_or_none(low)) < 0)
-      goto fail;
   }
   if (gpujit_py_set_item(d, "name", PyUnicode_FromString(gpujit_module_name(m))) < 0 ||
-      gpujit_py_set_item(d, "arch", PyUnicode_FromString(gpujit_module_arch(m))) < 0 ||
-      gpujit_py_set_item(d, "output", PyUnicode_FromString(gpujit_output_kind_name(gpujit_module_output(m)))) < 0 ||
       gpujit_py_set_item(d, "image", PyBytes_FromStringAndSize(image, (Py_ssize_t)size)) < 0 ||
       gpujit_py_set_item(d, "log", PyUnicode_FromString(gpujit_module_log(m))) < 0 ||
       gpujit_py_set_item(d, "cache",
-               PyUnicode_FromString(cs == GPUJIT_CACHE_HIT    ? "hit"
-                                    : cs == GPUJIT_CACHE_MISS ? "miss"
-                                                              : "none")) < 0 ||
-      gpujit_py_set_item(d, "compile_ms", PyFloat_FromDouble(t.compile_ms)) < 0 ||
-      gpujit_py_set_item(d, "link_ms", PyFloat_FromDouble(t.link_ms)) < 0 ||
-      gpujit_py_set_item(d, "total_ms", PyFloat_FromDouble(t.total_ms)) < 0 ||
-      gpujit_py_set_item(d, "saved_ms", PyFloat_FromDouble(t.saved_ms)) < 0 ||
-      gpujit_py_set_item(d, "lean", PyBool_FromLong(lean.applied)) < 0 ||
-      gpujit_py_set_item(d, "cache_key", str_or_none(gpujit_module_cache_key(m))) < 0 ||
-      gpujit_py_set_item(d, "miss_reason", str_or_none(*gpujit_module_cache_miss_reason(m) ? gpujit_module_cache_miss_reason(m)
-                                                                                           : NULL)) < 0 ||
-      PyDict_SetItemString(d, "kernels", kernels) < 0 || PyDict_SetItemString(d, "lowered", lowered) < 0)
+                         PyUnicode_FromString(cs == GPUJIT_CACHE_HIT    ? "hit"
+                                              : cs == GPUJIT_CACHE_MISS ? "miss"
+                                                                        : "none")) < 0)
     goto fail;
-  Py_DECREF(kernels);
-  Py_DECREF(lowered);
   return d;
 fail:
-  Py_XDECREF(kernels);
-  Py_XDECREF(lowered);
   Py_DECREF(d);
   return NULL;
 }

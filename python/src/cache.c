@@ -48,9 +48,10 @@ static PyObject *cache_stats(PyObject *self, PyObject *args)
     return gpujit_py_raise(err);
   }
   /* the keys and meaning of `gpujit cache stats --json` (docs/json.md), hit_rate None before a lookup */
-  d = Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:N,s:K,s:K,s:d,s:K}", "path", gpujit_cache_path(cache), "entries",
+  d = Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:K,s:N,s:K,s:K,s:d,s:K}", "path", gpujit_cache_path(cache), "entries",
                     (unsigned long long)s.entries, "bytes", (unsigned long long)s.bytes, "hits",
-                    (unsigned long long)s.hits, "misses", (unsigned long long)s.misses, "hit_rate",
+                    (unsigned long long)s.hits, "misses", (unsigned long long)s.misses, "uncacheable",
+                    (unsigned long long)s.uncacheable, "hit_rate",
                     s.hits + s.misses ? PyFloat_FromDouble((double)s.hits / (double)(s.hits + s.misses))
                                       : (Py_INCREF(Py_None), Py_None),
                     "stores", (unsigned long long)s.stores, "corrupt", (unsigned long long)s.corrupt,

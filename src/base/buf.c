@@ -14,19 +14,29 @@
 
 void gpujit_free(void *ptr) { free(ptr); }
 
-void *gpujit__grow(void *items, size_t *cap, size_t count, size_t elem, size_t first)
+void *gpujit__grow_to(void *items, size_t *cap, size_t need, size_t elem, size_t first)
 {
-  size_t n;
+  size_t n = *cap ? *cap : first ? first : 1;
   void *p;
-  if (count < *cap)
+  if (need <= *cap)
     return items;
-  n = *cap ? *cap * 2 : first;
-  if (n <= count || n > SIZE_MAX / elem || !(p = realloc(items, n * elem))) {
+  while (n < need && n <= SIZE_MAX / 2)
+    n *= 2;
+  if (n < need || n > SIZE_MAX / elem || !(p = realloc(items, n * elem))) {
     gpujit__error(GPUJIT_ENOMEM, "out of memory");
     return NULL;
   }
   *cap = n;
   return p;
+}
+
+void *gpujit__grow(void *items, size_t *cap, size_t count, size_t elem, size_t first)
+{
+  if (count == SIZE_MAX) {
+    gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    return NULL;
+  }
+  return gpujit__grow_to(items, cap, count + 1, elem, first);
 }
 
 static bool mapped(const gpujit__buf *b) { return b->data && b->cap == 0; }

@@ -39,11 +39,14 @@ int gpujit__strvec_pushf(gpujit__strvec *v, const char *fmt, ...) GPUJIT__PRINTF
 void gpujit__strvec_free(gpujit__strvec *v);
 
 /**
- * Make room for one more element in an array of `count` elements of `elem` bytes with capacity
- * `*cap`: doubled (or `first` when empty) when full.
+ * Make room for `need` elements of `elem` bytes in an array of capacity `*cap`: the capacity
+ * doubled (from `first` when empty) until it holds them. The one way arrays grow in gpujit; the
+ * new elements are not initialised.
  * @return the array, moved or not, with `*cap` updated; NULL with GPUJIT_ENOMEM set when out of
- *         memory (the array and `*cap` untouched).
+ *         memory or when the size would overflow (the array and `*cap` untouched).
  */
+void *gpujit__grow_to(void *items, size_t *cap, size_t need, size_t elem, size_t first);
+/** Room for one more element after `count`: gpujit__grow_to(items, cap, count + 1, elem, first). */
 void *gpujit__grow(void *items, size_t *cap, size_t count, size_t elem, size_t first);
 
 /** malloc'd copies; NULL when out of memory (and for a NULL `s`). */

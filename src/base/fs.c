@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +75,9 @@ done:
   return err;
 }
 
-static int write_all(int fd, const char *data, size_t len)
+int gpujit__write_all(int fd, const void *bytes, size_t len)
 {
+  const char *data = bytes;
   while (len) {
     ssize_t n = write(fd, data, len);
     if (n < 0) {
@@ -106,7 +108,7 @@ int gpujit__file_write_atomic_ex(const char *path, const void *data, size_t len,
   if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
     return gpujit__error(gpujit__errno_code(errno) == GPUJIT_ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO,
                          "%s: cannot write: %s", path, strerror(errno));
-  if (write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
+  if (gpujit__write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
     saved = errno;
     close(fd);
     unlink(tmp);
@@ -118,19 +120,6 @@ int gpujit__file_write_atomic_ex(const char *path, const void *data, size_t len,
     return gpujit__error(GPUJIT_EIO, "%s: cannot publish: %s", path, strerror(saved));
   }
   return 0;
-}
-
-int gpujit__file_update(const char *path, const void *data, size_t len)
-{
-  gpujit__buf old = {0};
-  struct stat st;
-  bool same = false;
-  if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == len) {
-    same = gpujit__file_read(&old, path) == 0 && old.len == len && (len == 0 || memcmp(old.data, data, len) == 0);
-    gpujit__buf_free(&old);
-    gpujit_error_clear();
-  }
-  return same ? 1 : gpujit__file_write_atomic_ex(path, data, len, false);
 }
 
 /* Collapse "//", "/./" and "/../" in an absolute path, in place. */
@@ -247,4 +236,35 @@ int gpujit__mkdirs(const char *path, unsigned mode)
   if (!gpujit__is_dir(path))
     return gpujit__error(GPUJIT_EIO, "%s: not a directory", path);
   return 0;
+}
+
+static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int gpujit__rmrf(const char *path)
+{
+  if (nftw(path, rm_cb, 32, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+    return gpujit__error(GPUJIT_EIO, "%s: cannot remove: %s", path, strerror(errno));
+  return 0;
+}
+
+char *gpujit__cache_default_dir(const char **origin)
+{
+  const char *env = getenv("GPUJIT_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char buf[PATH_MAX];
+  const char *from = env && *env ? "GPUJIT_CACHE_DIR" : xdg && *xdg ? "XDG_CACHE_HOME" : "HOME";
+  if (env && *env)
+    snprintf(buf, sizeof(buf), "%s", env);
+  else if (xdg && *xdg)
+    snprintf(buf, sizeof(buf), "%s/gpujit", xdg);
+  else
+    snprintf(buf, sizeof(buf), "%s/.cache/gpujit", home && *home ? home : "/tmp");
+  if (origin)
+    *origin = from;
+  return gpujit__abspath(buf);
 }

@@ -13,14 +13,12 @@
 /** Read a whole regular file; NUL-terminated. A FIFO, device, socket or directory is refused
  *  (never waited on), and so is a file over GPUJIT__MAX_INPUT_BYTES. Errors name the path. */
 int gpujit__file_read(gpujit__buf *out, const char *path);
+/** write() until all of `len` is written (EINTR retried); -1 with errno set on failure. */
+int gpujit__write_all(int fd, const void *data, size_t len);
 /** Write atomically: temp file beside `path`, fsync, rename. */
 int gpujit__file_write_atomic(const char *path, const void *data, size_t len);
 /** As gpujit__file_write_atomic(); `durable` false skips the fsync (the rename stays atomic). */
 int gpujit__file_write_atomic_ex(const char *path, const void *data, size_t len, bool durable);
-/** Write a build output: left alone (mtime too: nothing downstream need rebuild) when it holds
- *  these bytes already, else written atomically without fsync, as compilers do.
- *  @return 1 when left alone, 0 when written, or the write's error. */
-int gpujit__file_update(const char *path, const void *data, size_t len);
 /** Absolute, normalised path (no symlink resolution beyond realpath of existing files). */
 char *gpujit__abspath(const char *path);
 /** Collapse "//", "/./" and "/../" in an absolute path, in place (no symlinks resolved). */
@@ -36,6 +34,18 @@ char *gpujit__stem(const char *path);
 const char *gpujit__basename(const char *path);
 /** mkdir -p with mode. */
 int gpujit__mkdirs(const char *path, unsigned mode);
+/** Remove `path` and everything beneath it (rm -rf; symlinks removed, never followed). Nothing
+ *  there is no error. @return 0 or GPUJIT_EIO naming the path. */
+int gpujit__rmrf(const char *path);
+/**
+ * The default cache directory, absolute: $GPUJIT_CACHE_DIR, else $XDG_CACHE_HOME/gpujit, else
+ * ~/.cache/gpujit ($HOME unset or empty: /tmp/.cache/gpujit). The one place it is worked out: the
+ * cache, the toolkit's remembered hashes beside it and the build server all ask here.
+ * @param origin receives which it came from: "GPUJIT_CACHE_DIR", "XDG_CACHE_HOME" or "HOME"
+ *        (static text); may be NULL.
+ * @return the directory, which the caller frees; NULL when out of memory.
+ */
+char *gpujit__cache_default_dir(const char **origin);
 bool gpujit__is_dir(const char *path);
 /** Whether anything (a file, directory, device ...) is at `path` (symlinks followed). */
 bool gpujit__exists(const char *path);

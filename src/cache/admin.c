@@ -31,6 +31,7 @@ int gpujit_cache_stats_get(gpujit_cache *c, gpujit_cache_stats *out)
   gpujit__cache_stats_read(c, &s);
   out->hits = s.hits;
   out->misses = s.misses;
+  out->uncacheable = s.uncacheable;
   out->stores = s.stores;
   out->corrupt = s.corrupt;
   out->compile_ms_saved = s.saved_ms;

@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/output.h"
 #include "cache/archive.h"
 #include "cache/files.h"
 #include "cache/handle.h"
@@ -153,7 +154,8 @@ int gpujit_cache_export(gpujit_cache *c, const char *path, const gpujit_cache_ex
   gpujit__entry_list list = {0};
   gpujit__strvec chosen = {0};
   struct archive *a = NULL;
-  char tmp[PATH_MAX], marker[256];
+  gpujit__output out = {.fd = -1};
+  char marker[256];
   int err, n;
 
   if (!c || !path)
@@ -173,7 +175,6 @@ int gpujit_cache_export(gpujit_cache *c, const char *path, const gpujit_cache_ex
     return err;
   if ((err = gpujit__entries(&list, c->dir, true)) < 0)
     return err;
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
   if (!(a = archive_write_new()) || archive_write_set_format_pax_restricted(a) != ARCHIVE_OK) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;
@@ -185,7 +186,9 @@ int gpujit_cache_export(gpujit_cache *c, const char *path, const gpujit_cache_ex
     err = gpujit__error(GPUJIT_EUNSUPPORTED, "%s: this libarchive cannot compress it: %s", path, archive_error_string(a));
     goto done;
   }
-  if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
+  if ((err = gpujit__output_open(&out, path)) < 0)
+    goto done;
+  if (archive_write_open_fd(a, out.fd) != ARCHIVE_OK) {
     err = gpujit__error(GPUJIT_EIO, "%s: %s", path, archive_error_string(a));
     goto done;
   }
@@ -205,15 +208,15 @@ int gpujit_cache_export(gpujit_cache *c, const char *path, const gpujit_cache_ex
     err = add_manifests(a, c, &chosen);
   if (err == 0 && archive_write_close(a) != ARCHIVE_OK)
     err = gpujit__error(GPUJIT_EIO, "%s: %s", path, archive_error_string(a));
-  if (err == 0 && rename(tmp, path) < 0)
-    err = gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
+  if (err == 0)
+    err = gpujit__output_commit(&out);
   if (err == 0 && out_entries)
     *out_entries = chosen.count;
 done:
   if (a)
     archive_write_free(a);
   if (err < 0)
-    unlink(tmp);
+    gpujit__output_abort(&out);
   gpujit__entry_list_free(&list);
   gpujit__strvec_free(&chosen);
   return err;

@@ -234,6 +234,35 @@ static bool record_of(const rec *e, const char *what, bool whole, char hex[33])
   return true;
 }
 
+/* Whether the bundle answers `request` and nothing else: its one manifest is the request's, and
+ * every entry and group in it is one that manifest names. Checked before anything is written: a
+ * server that answers with another key's bundle (a bug, a collision of its own keys, a hostile
+ * store) must not get that entry stored. */
+static bool answers(const recs *r, const char *request, char *why, size_t n)
+{
+  const rec *manifest = NULL;
+  char hex[33];
+  for (size_t i = 0; i < r->count; i++)
+    if (record_of(&r->items[i], "manifests", true, hex)) {
+      if (strcmp(hex, request) != 0 || manifest) {
+        snprintf(why, n, "it holds the manifest of %s, not only of %s", hex, request);
+        return false;
+      }
+      manifest = &r->items[i];
+    }
+  if (!manifest) {
+    snprintf(why, n, "it holds no manifest for %s", request);
+    return false;
+  }
+  for (size_t i = 0; i < r->count; i++)
+    if ((record_of(&r->items[i], "entries", false, hex) || record_of(&r->items[i], "deps", true, hex)) &&
+        !memmem(manifest->data, manifest->size, hex, 32)) {
+      snprintf(why, n, "it holds %s, which the manifest of %s does not name", hex, request);
+      return false;
+    }
+  return true;
+}
+
 /* Unpacked in memory, checked as an import's staged records are (entries, then groups, then
  * manifests, which name them), and written only where they belong: a remote hit makes no
  * staging tree of its own (a new file or directory costs 0.2-0.3 ms on some disks). */
@@ -272,9 +301,10 @@ static int unpack_records(gpujit_cache *c, const recs *r, gpujit_cache_import_re
   return err;
 }
 
-int gpujit__bundle_unpack(gpujit_cache *c, const void *data, size_t len, const char *name, uint64_t max_member_bytes,
-                          gpujit_cache_import_result *out)
+int gpujit__bundle_unpack(gpujit_cache *c, const void *data, size_t len, const char *name, const char *request,
+                          uint64_t max_member_bytes, gpujit_cache_import_result *out)
 {
+  char why[160];
   const unsigned char *p = data;
   size_t magic = strlen(BUNDLE_MAGIC);
   recs r = {0};
@@ -287,6 +317,8 @@ int gpujit__bundle_unpack(gpujit_cache *c, const void *data, size_t len, const c
   if (XXH3_64bits(p, len - sizeof(sum)) != sum)
     return gpujit__error(GPUJIT_ECORRUPT, "%s: checksum mismatch (damaged or truncated)", name);
   err = parse(&r, p + magic, p + len - sizeof(sum), name, max_member_bytes ? max_member_bytes : (uint64_t)1 << 30);
+  if (err == 0 && request && !answers(&r, request, why, sizeof(why)))
+    err = gpujit__error(GPUJIT_ECORRUPT, "%s: %s", name, why);
   if (err == 0)
     err = unpack_records(c, &r, out);
   free(r.items);

@@ -12,8 +12,9 @@
 int gpujit__bundle_pack(gpujit_cache *c, const char *request_hex, const char *entry_hex, gpujit__buf *out);
 
 /** Check the bundle (checksum, bounds, every name, sizes up to `max_member_bytes`) and import it
- *  like an archive (every entry verified). `name` in messages. */
-int gpujit__bundle_unpack(gpujit_cache *c, const void *data, size_t len, const char *name, uint64_t max_member_bytes,
-                          gpujit_cache_import_result *out);
+ *  like an archive (every entry verified). `name` in messages. With `request` (hex), nothing is
+ *  written unless the bundle holds that request's manifest alone and only what it names. */
+int gpujit__bundle_unpack(gpujit_cache *c, const void *data, size_t len, const char *name, const char *request,
+                          uint64_t max_member_bytes, gpujit_cache_import_result *out);
 
 #endif

@@ -8,6 +8,8 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "base/buf.h"
 #include "cache/key.h"
@@ -30,11 +32,13 @@ typedef struct gpujit__dep {
   bool pin;        /* the build holds its base directory's path (`path`) where no relocation
                       reaches (__FILE__): it holds only for a lookup from that base */
   bool elsewhere;  /* a pin read by a lookup from another base */
+  bool borrowed;   /* path, rel and names lie in the record's bytes (`keep`), not on their own */
 } gpujit__dep;
 
 typedef struct gpujit__deps {
   gpujit__dep *items;
   size_t count, cap;
+  gpujit__buf keep; /* the bytes of a record read in place (gpujit__deps_from_bin), freed with it */
 } gpujit__deps;
 
 /** A new record for `path` (relative to `base` when under it; a relative `path` stays relative to
@@ -74,6 +78,19 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh);
 /** The same, saying in `why` which dependency no longer holds and how, when one does not. */
 int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t why_size);
 
+/* Shared by the records (deps.c) and their checks (deps_check.c). */
+static inline int64_t gpujit__ns(struct timespec t) { return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec; }
+/** A file's XXH3-128 as 32 hex digits. */
+void gpujit__deps_hash_hex(char out[33], const void *data, size_t size);
+/** Whether stamps this old may stand for a content read at `read_start` (the same-tick race). */
+bool gpujit__deps_old_enough(int64_t mtime_ns, int64_t ctime_ns, int64_t read_start);
+/** Take `st` as the record's stat, trusted when old enough for `read_start`. */
+void gpujit__deps_set_stat(gpujit__dep *e, const struct stat *st, int64_t read_start);
+/** Stamp an absent group's directory: while its mtime and ctime stand, nothing was created in it. */
+void gpujit__deps_stamp_dir(gpujit__dep *e);
+/** Whether `dir`/`name` (`len` bytes) is there (or cannot be said to be absent). */
+bool gpujit__deps_name_exists(const char *dir, const char *name, size_t len);
+
 /** Add what identifies the dependencies (paths as recorded, content hashes, absent paths). */
 void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *label);
 
@@ -85,5 +102,58 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
  *  shared groups, which every lookup reads. */
 int gpujit__deps_to_text(const gpujit__deps *d, gpujit__buf *out);
 int gpujit__deps_from_text(gpujit__deps *out, const char *text, size_t len);
+
+/** The binary form of shared groups (cache/README.md, "gpujit-deps-3"): fixed little-endian
+ *  records and a table of NUL-terminated paths, read in place — no line is parsed and no record
+ *  allocated, so a lookup of a CUB module's 600 toolkit headers costs one read and one array.
+ *  Paths as recorded, no base; files only as content hashes, stats, absences and non-files
+ *  (no pins). @return 0, GPUJIT_EINVAL (a record the form cannot hold) or GPUJIT_ENOMEM. */
+int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out);
+/**
+ * Read the binary form at `data` (`len` bytes) in place: the records' paths and names point into
+ * those bytes, which must outlive `out` — or hand them to `out->keep`, which gpujit__deps_free
+ * frees. Every offset, kind and flag is checked: bytes that are not exactly a record of this
+ * form are refused, never half read.
+ * @return 0, GPUJIT_ECORRUPT or GPUJIT_ENOMEM (`out` empty on error).
+ */
+int gpujit__deps_from_bin(gpujit__deps *out, const char *data, size_t len);
+
+/** The binary form where it lies (a mapped or read record), checked whole by
+ *  gpujit__deps_view_open and then read record by record, nothing allocated. Borrows the bytes. */
+typedef struct gpujit__deps_view {
+  const unsigned char *records;
+  const char *strings;
+  size_t count;
+} gpujit__deps_view;
+
+/** One record of a view; the strings point into the view's bytes. */
+typedef struct gpujit__deps_rec {
+  char kind;               /* 'f' a file, 'a' names absent from directory `path`, 'n' no regular file */
+  bool trusted;            /* the stat (a file's) or stamp (a directory's) stands */
+  const char *path;        /* as recorded: absolute, or "./path" under the working directory */
+  const char *names;       /* 'a': the names, each followed by '/'; NULL when none */
+  unsigned same;           /* 'f': the number of the files that were one file; 0 none */
+  uint64_t size, ino;      /* size: 'f'; ino and the times: when trusted */
+  int64_t mtime_ns, ctime_ns;
+  const unsigned char *hash; /* 'f': XXH3-128, 16 bytes canonical */
+} gpujit__deps_rec;
+
+/** Check `len` bytes at `data` as a whole binary group (as gpujit__deps_from_bin does).
+ *  @return 0 or GPUJIT_ECORRUPT. */
+int gpujit__deps_view_open(gpujit__deps_view *out, const char *data, size_t len);
+/** Record `i` (< count) of an opened view. */
+void gpujit__deps_view_rec(const gpujit__deps_view *v, size_t i, gpujit__deps_rec *out);
+
+/**
+ * Whether every record of `v` holds exactly as recorded — each file's stat, each directory's
+ * stamp or absence, each non-file — which is what nearly every lookup finds: checked from the
+ * records where they lie, nothing read into memory, on helper threads that are never waited for.
+ * @param bytes the buffer `v` lies in: taken, and freed once no thread of this check can read it
+ *        (which may be after the return)
+ * @return 0 when all hold so; GPUJIT_ENOENT when one does not hold exactly as recorded (it may
+ *         still hold by content: read the records with gpujit__deps_from_bin and decide with
+ *         gpujit__deps_verify_why, which also says why); GPUJIT_ENOMEM (not verified).
+ */
+int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes);
 
 #endif

@@ -1,9 +1,11 @@
-/* A dependency record's written forms: JSON in a manifest's results, and the text form, one line
- * per dependency, which every lookup of a shared (toolkit) group parses. */
+/* A dependency record's written forms: JSON in a manifest's results, the binary form every lookup
+ * of a shared (toolkit) group reads in place, and the text form, one line per dependency, which
+ * groups had before (still read) and which people read. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,12 +112,14 @@ static bool take_num(const char **p, const char *end, long long *v, bool *dash)
   }
   if (q >= end || !isdigit((unsigned char)*q))
     return false;
-  for (; q < end && isdigit((unsigned char)*q); q++) {
-    unsigned d = (unsigned)(*q - '0');
-    if (n > (limit - d) / 10)
+  /* at most 19 digits, which cannot overflow 64 bits: no division per digit */
+  for (const char *first = q; q < end && isdigit((unsigned char)*q); q++) {
+    if (q - first == 19)
       return false; /* out of range */
-    n = n * 10 + d;
+    n = n * 10 + (unsigned)(*q - '0');
   }
+  if (n > limit)
+    return false; /* out of range */
   if (q >= end || *q != ' ')
     return false;
   *v = neg ? (long long)(0 - n) : (long long)n;
@@ -201,6 +205,205 @@ int gpujit__deps_from_text(gpujit__deps *out, const char *text, size_t len)
       gpujit__deps_free(out);
       return GPUJIT_ECORRUPT;
     }
+  return 0;
+}
+
+/* ---- binary form: fixed records read in place ------------------------------------------------
+ * What every lookup of a header-heavy module reads: a 16-byte header, `count` records of
+ * REC_SIZE bytes, then a table of NUL-terminated strings that begins with a NUL (offset 0 is
+ * ""). All numbers little-endian. A record:
+ *   0 kind 'f' file, 'a' names absent from a directory, 'n' no regular file   1 flags (1: trusted)
+ *   2 u16 0   4 u32 same   8 u32 path   12 u32 names (an 'a' record's; else 0)
+ *   16 u64 size ('f')   24 u64 ino   32 i64 mtime_ns   40 i64 ctime_ns (0 unless trusted)
+ *   48 the file's XXH3-128, 16 bytes canonical ('f'; else 0)
+ * The header: u32 count, u32 REC_SIZE, u32 the string table's size, u32 0. */
+
+#define REC_SIZE 64
+#define HEAD_SIZE 16
+
+static void st32(unsigned char *p, uint32_t v)
+{
+  for (int i = 0; i < 4; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void st64(unsigned char *p, uint64_t v)
+{
+  for (int i = 0; i < 8; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t ld32(const unsigned char *p)
+{
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t ld64(const unsigned char *p) { return (uint64_t)ld32(p) | (uint64_t)ld32(p + 4) << 32; }
+
+static int hex_val(char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; }
+
+/* Add `s` and its NUL to the string table; its offset in `*off`. */
+static int put_string(gpujit__buf *strings, const char *s, uint32_t *off)
+{
+  if (strings->len > UINT32_MAX - strlen(s) - 1)
+    return gpujit__error(GPUJIT_EINVAL, "dependency group too large for its binary form");
+  *off = (uint32_t)strings->len;
+  return gpujit__buf_put(strings, s, strlen(s) + 1);
+}
+
+int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out)
+{
+  gpujit__buf strings = {0};
+  unsigned char head[HEAD_SIZE] = {0};
+  size_t at;
+  int err;
+  if (d->count > UINT32_MAX)
+    return gpujit__error(GPUJIT_EINVAL, "dependency group too large for its binary form");
+  st32(head, (uint32_t)d->count);
+  st32(head + 4, REC_SIZE);
+  if ((err = gpujit__buf_put(out, head, sizeof(head))) < 0 || (err = gpujit__buf_put(&strings, "", 1)) < 0)
+    goto done;
+  at = out->len;
+  if ((err = gpujit__buf_reserve(out, d->count * REC_SIZE)) < 0)
+    goto done;
+  memset(out->data + at, 0, d->count * REC_SIZE);
+  out->len += d->count * REC_SIZE;
+  for (size_t i = 0; i < d->count; i++) {
+    const gpujit__dep *e = &d->items[i];
+    unsigned char *r = (unsigned char *)out->data + at + i * REC_SIZE;
+    uint32_t off;
+    if (e->pin || !e->rel || (e->rel[0] != '/' && strncmp(e->rel, "./", 2) != 0) ||
+        (e->same && (e->absent || e->nofile))) {
+      err = gpujit__error(GPUJIT_EINVAL, "%s: not a record of a shared group", e->rel ? e->rel : "(none)");
+      goto done;
+    }
+    r[0] = e->nofile ? 'n' : e->absent ? 'a' : 'f';
+    r[1] = !e->nofile && e->trusted;
+    st32(r + 4, e->same);
+    if ((err = put_string(&strings, e->rel, &off)) < 0)
+      goto done;
+    st32(r + 8, off);
+    if (e->absent && e->names && e->names[0]) {
+      if ((err = put_string(&strings, e->names, &off)) < 0)
+        goto done;
+      st32(r + 12, off);
+    }
+    if (!e->nofile && !e->absent)
+      st64(r + 16, e->size);
+    if (!e->nofile && e->trusted) {
+      st64(r + 24, e->ino);
+      st64(r + 32, (uint64_t)e->mtime_ns);
+      st64(r + 40, (uint64_t)e->ctime_ns);
+    }
+    for (int k = 0; !e->nofile && !e->absent && k < 16; k++) {
+      int hi = hex_val(e->hash[2 * k]), lo = hi < 0 ? -1 : hex_val(e->hash[2 * k + 1]);
+      if (lo < 0) {
+        err = gpujit__error(GPUJIT_EINVAL, "%s: its content hash is not 32 hex digits", e->rel);
+        goto done;
+      }
+      r[48 + k] = (unsigned char)(hi << 4 | lo);
+    }
+  }
+  st32((unsigned char *)out->data + at - HEAD_SIZE + 8, (uint32_t)strings.len);
+  err = gpujit__buf_put(out, strings.data, strings.len);
+done:
+  gpujit__buf_free(&strings);
+  return err;
+}
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (p[i])
+      return false;
+  return true;
+}
+
+/* A record as this form allows it: a known kind, flags and offsets, fields zero where its kind
+ * has none, a path that is absolute or under the working directory ("./"). */
+static bool record_sound(const unsigned char *r, const char *strings, size_t nstr)
+{
+  uint32_t path = ld32(r + 8), names = ld32(r + 12), same = ld32(r + 4);
+  bool file = r[0] == 'f', absent = r[0] == 'a', nofile = r[0] == 'n', trusted = r[1] == 1;
+  if ((!file && !absent && !nofile) || r[1] > 1 || r[2] || r[3] || path == 0 || path >= nstr || names >= nstr ||
+      (names && !absent) || (same && !file) || same > 1000000000 || (!file && ld64(r + 16)) ||
+      (nofile && trusted) || (!trusted && !all_zero(r + 24, 24)) || (!file && !all_zero(r + 48, 16)))
+    return false;
+  return strings[path] == '/' || (strings[path] == '.' && strings[path + 1] == '/');
+}
+
+int gpujit__deps_view_open(gpujit__deps_view *out, const char *data, size_t len)
+{
+  const unsigned char *h = (const unsigned char *)data;
+  size_t count, nstr;
+  memset(out, 0, sizeof(*out));
+  if (len < HEAD_SIZE || ld32(h + 4) != REC_SIZE || ld32(h + 12) != 0)
+    return GPUJIT_ECORRUPT;
+  count = ld32(h);
+  nstr = ld32(h + 8);
+  /* exactly header, records and table; the table starts and ends with a NUL, so every offset
+   * inside it names a terminated string */
+  if ((len - HEAD_SIZE) / REC_SIZE < count || len - HEAD_SIZE - count * REC_SIZE != nstr || nstr < 1)
+    return GPUJIT_ECORRUPT;
+  out->records = h + HEAD_SIZE;
+  out->strings = data + HEAD_SIZE + count * REC_SIZE;
+  if (out->strings[0] != '\0' || out->strings[nstr - 1] != '\0')
+    return GPUJIT_ECORRUPT;
+  for (size_t i = 0; i < count; i++)
+    if (!record_sound(out->records + i * REC_SIZE, out->strings, nstr)) {
+      memset(out, 0, sizeof(*out));
+      return GPUJIT_ECORRUPT;
+    }
+  out->count = count;
+  return 0;
+}
+
+void gpujit__deps_view_rec(const gpujit__deps_view *v, size_t i, gpujit__deps_rec *out)
+{
+  const unsigned char *r = v->records + i * REC_SIZE;
+  uint32_t names = ld32(r + 12);
+  out->kind = (char)r[0];
+  out->trusted = r[1] == 1;
+  out->same = ld32(r + 4);
+  out->path = v->strings + ld32(r + 8);
+  out->names = names ? v->strings + names : NULL;
+  out->size = ld64(r + 16);
+  out->ino = ld64(r + 24);
+  out->mtime_ns = (int64_t)ld64(r + 32);
+  out->ctime_ns = (int64_t)ld64(r + 40);
+  out->hash = r + 48;
+}
+
+int gpujit__deps_from_bin(gpujit__deps *out, const char *data, size_t len)
+{
+  static const char hex[] = "0123456789abcdef";
+  gpujit__deps_view v;
+  memset(out, 0, sizeof(*out));
+  if (gpujit__deps_view_open(&v, data, len) < 0)
+    return GPUJIT_ECORRUPT;
+  if (v.count && !(out->items = calloc(v.count, sizeof(*out->items))))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  out->count = out->cap = v.count;
+  for (size_t i = 0; i < v.count; i++) {
+    gpujit__dep *e = &out->items[i];
+    gpujit__deps_rec r;
+    gpujit__deps_view_rec(&v, i, &r);
+    e->path = e->rel = (char *)r.path;
+    e->names = (char *)r.names;
+    e->borrowed = true;
+    e->absent = r.kind == 'a';
+    e->nofile = r.kind == 'n';
+    e->trusted = r.trusted;
+    e->same = r.same;
+    e->size = r.size;
+    e->ino = r.ino;
+    e->mtime_ns = r.mtime_ns;
+    e->ctime_ns = r.ctime_ns;
+    for (int k = 0; r.kind == 'f' && k < 16; k++) {
+      e->hash[2 * k] = hex[r.hash[k] >> 4];
+      e->hash[2 * k + 1] = hex[r.hash[k] & 15];
+    }
+  }
   return 0;
 }
 

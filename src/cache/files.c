@@ -334,21 +334,6 @@ int gpujit__read_payload(gpujit__buf *out, int dfd, const cJSON *desc, char *why
   return 0;
 }
 
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  return remove(path) < 0 && errno != ENOENT ? -1 : 0;
-}
-
-int gpujit__rmrf(const char *path)
-{
-  if (nftw(path, rm_cb, 32, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
-    return gpujit__error(GPUJIT_EIO, "%s: cannot remove: %s", path, strerror(errno));
-  return 0;
-}
-
 static int move_aside(const char *cache_dir, const char *path, char *trash, size_t size)
 {
   static unsigned counter;

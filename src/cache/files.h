@@ -68,7 +68,6 @@ int gpujit__each_record(const char *dir, const char *what, gpujit__record_fn fn,
 
 /** The bytes of the files beneath a directory. */
 uint64_t gpujit__dir_bytes(const char *path);
-int gpujit__rmrf(const char *path);
 /** Every entry directory; with `meta`, metadata read and sorted most recently used first. */
 int gpujit__entries(gpujit__entry_list *out, const char *cache_dir, bool meta);
 void gpujit__entry_list_free(gpujit__entry_list *l);

@@ -85,7 +85,7 @@ int gpujit__cache_remote_fetch(gpujit_cache *c, const char *request_hex)
     return GPUJIT_ENOENT;
   }
   snprintf(name, sizeof(name), "remote entry %s", request_hex);
-  err = gpujit__bundle_unpack(c, value.data, value.len, name, 0, &r);
+  err = gpujit__bundle_unpack(c, value.data, value.len, name, request_hex, 0, &r);
   gpujit__buf_free(&value);
   if (err == 0) { /* a server answering with another request's records is not a hit */
     gpujit__strvec entries = {0}, groups = {0};

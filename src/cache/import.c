@@ -79,10 +79,16 @@ static const char *type_name(mode_t type)
   }
 }
 
-/* Every member checked and written under `stage`; nothing outside it. */
-static int extract(struct archive *a, const char *path, const char *stage, uint64_t max_member, bool *marker)
+/* What one import stages at most without a cache limit: 16 GiB. */
+#define IMPORT_CAP ((uint64_t)16 << 30)
+
+/* Every member checked and written under `stage`; nothing outside it, and no more than
+ * `max_total` bytes in all (a small compressed archive can expand to gigabytes). */
+static int extract(struct archive *a, const char *path, const char *stage, uint64_t max_member, uint64_t max_total,
+                   bool *marker)
 {
   struct archive_entry *e;
+  uint64_t staged = 0;
   char *buf = malloc(1 << 16);
   int r, err = 0;
   if (!buf)
@@ -120,6 +126,11 @@ static int extract(struct archive *a, const char *path, const char *stage, uint6
     else if (size < 0 || (uint64_t)size > max_member)
       err = gpujit__error(GPUJIT_EPARSE, "%s: member %s is %lld bytes, over the %llu-byte limit: refused", path, name,
                           (long long)size, (unsigned long long)max_member);
+    else if ((staged += (uint64_t)size) > max_total) /* checked before a byte of it is written */
+      err = gpujit__error(GPUJIT_EPARSE, "%s: its members hold more than %llu bytes in all (%s): refused before "
+                                          "staging more",
+                          path, (unsigned long long)max_total,
+                          max_total == IMPORT_CAP ? "gpujit's cap for one import" : "the cache's size limit");
     if (err < 0)
       break;
     *marker |= !strcmp(name, GPUJIT__EXPORT_MARKER);
@@ -243,7 +254,13 @@ static int import_archive(gpujit_cache *c, struct archive *a, const char *name, 
   snprintf(stage, sizeof(stage), "%s/tmp/import.XXXXXX", c->dir);
   if (!mkdtemp(stage))
     return gpujit__error(GPUJIT_EIO, "%s: %s", stage, strerror(errno));
-  err = extract(a, name, stage, max_member_bytes ? max_member_bytes : (uint64_t)1 << 30, &marker);
+  {
+    uint64_t limit = 0, total = IMPORT_CAP;
+    if (gpujit_cache_limit_get(c, &limit, NULL) == 0 && limit && limit < total)
+      total = limit; /* more than the cache may hold would be evicted at once */
+    gpujit_error_clear();
+    err = extract(a, name, stage, max_member_bytes ? max_member_bytes : (uint64_t)1 << 30, total, &marker);
+  }
   if (err == 0 && !marker)
     err = gpujit__error(GPUJIT_EPARSE, "%s: not a gpujit cache export (no %s)", name, GPUJIT__EXPORT_MARKER);
   if (err == 0)

@@ -36,7 +36,7 @@
   X(archive_write_header) \
   X(archive_write_new) \
   X(archive_write_open2) \
-  X(archive_write_open_filename) \
+  X(archive_write_open_fd) \
   X(archive_write_set_bytes_in_last_block) \
   X(archive_write_set_format_pax_restricted)
 
@@ -88,7 +88,7 @@ int gpujit__archive_need(void);
 #define archive_write_header (gpujit__archive->archive_write_header)
 #define archive_write_new (gpujit__archive->archive_write_new)
 #define archive_write_open2 (gpujit__archive->archive_write_open2)
-#define archive_write_open_filename (gpujit__archive->archive_write_open_filename)
+#define archive_write_open_fd (gpujit__archive->archive_write_open_fd)
 #define archive_write_set_bytes_in_last_block (gpujit__archive->archive_write_set_bytes_in_last_block)
 #define archive_write_set_format_pax_restricted (gpujit__archive->archive_write_set_format_pax_restricted)
 #endif

@@ -207,12 +207,10 @@ static uint64_t drop_notes(gpujit_cache *c, uint64_t max_bytes, uint64_t total)
       char path[PATH_MAX];
       if (f->d_name[0] == '.')
         continue;
-      if (n == cap) {
-        note *grown = realloc(v, (cap * 2 + 32) * sizeof(*v));
-        if (!grown)
-          break;
-        v = grown, cap = cap * 2 + 32;
-      }
+      note *grown = gpujit__grow(v, &cap, n, sizeof(*v), 32);
+      if (!grown)
+        break;
+      v = grown;
       snprintf(path, sizeof(path), "%s/%s", kind, f->d_name);
       if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (v[n].path = gpujit__strdup(path)) != NULL) {
         v[n].mtime = st.st_mtime;

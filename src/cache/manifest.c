@@ -1,10 +1,12 @@
 /* Manifests: what a build was asked → the entries built for it and what they depend on. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -16,8 +18,9 @@
 #include "cache/store.h"
 
 #define MANIFEST_MAGIC "gpujit-manifest-1"
-#define GROUP_MAGIC "gpujit-deps-2"    /* text (cache/deps.c) */
-#define GROUP_MAGIC_V1 "gpujit-deps-1" /* JSON, still read */
+#define GROUP_MAGIC "gpujit-deps-3"    /* binary, read in place (cache/deps_text.c) */
+#define GROUP_MAGIC_V2 "gpujit-deps-2" /* text, still read; rewritten as binary by a hit */
+#define GROUP_MAGIC_V1 "gpujit-deps-1" /* JSON, likewise */
 static _Thread_local const gpujit__voucher *voucher;
 
 const gpujit__voucher *gpujit__manifest_voucher(const gpujit__voucher *v)
@@ -61,46 +64,115 @@ static int write_manifest(gpujit_cache *c, const char *path, const cJSON *j)
 static int write_group(gpujit_cache *c, const char *path, const gpujit__deps *d)
 {
   gpujit__buf b = {0};
-  int err = gpujit__deps_to_text(d, &b);
+  int err = gpujit__deps_to_bin(d, &b);
   if (err == 0)
     err = gpujit__cache_write_record(c, path, GROUP_MAGIC, b.data ? b.data : "", b.len);
   gpujit__buf_free(&b);
   return err;
 }
 
-int gpujit__group_parse(const char *data, size_t len, gpujit__deps *out, char *why, size_t n)
+/* A group record's bytes: which form (3, 2 or 1) and where its body starts; the checksum holds. */
+static int group_check(const char *data, size_t len, size_t *off, int *form, char *why, size_t n)
+{
+  static const char *const magic[] = {GROUP_MAGIC, GROUP_MAGIC_V2, GROUP_MAGIC_V1};
+  int err = GPUJIT_ECORRUPT;
+  *form = 0;
+  for (int i = 0; i < 3; i++)
+    if ((err = gpujit__blob_check(data, len, off, magic[i], why, n)) == 0) {
+      *form = 3 - i;
+      return 0;
+    } else if (strncmp(why, "not a", 5) != 0)
+      return err; /* this form, damaged */
+  snprintf(why, n, "not a %s record", GROUP_MAGIC);
+  return err;
+}
+
+/* The records of a checked body of form `form`. The binary form is read in place: from `owned`
+ * (the record's buffer, then handed to `out`) when given, else from a copy. */
+static int group_body(int form, const char *body, size_t len, gpujit__buf *owned, gpujit__deps *out)
+{
+  cJSON *j = NULL;
+  int err;
+  memset(out, 0, sizeof(*out));
+  if (form == 2)
+    return gpujit__deps_from_text(out, body, len);
+  if (form == 1) {
+    err = (j = cJSON_ParseWithLength(body, len)) && gpujit__deps_from_json(out, j, NULL) == 0 ? 0 : GPUJIT_ECORRUPT;
+    cJSON_Delete(j);
+    return err;
+  }
+  gpujit__buf copy = {0};
+  if (!owned && (err = gpujit__buf_put(&copy, body, len)) < 0)
+    return err;
+  if ((err = gpujit__deps_from_bin(out, owned ? body : copy.data, len)) < 0) {
+    gpujit__buf_free(&copy);
+    return err;
+  }
+  out->keep = owned ? *owned : copy;
+  if (owned)
+    memset(owned, 0, sizeof(*owned));
+  return 0;
+}
+
+static int group_from(const char *data, size_t len, gpujit__buf *owned, gpujit__deps *out, int *form, char *why,
+                      size_t n)
 {
   size_t off = 0;
-  cJSON *j = NULL;
-  int err = gpujit__blob_check(data, len, &off, GROUP_MAGIC, why, n);
+  int err = group_check(data, len, &off, form, why, n);
   memset(out, 0, sizeof(*out));
-  if (err == 0 && gpujit__deps_from_text(out, data + off, len - off) < 0)
-    err = GPUJIT_ECORRUPT;
-  else if (err < 0 && strncmp(why, "not a", 5) == 0 && /* the JSON form of gpujit-deps-1 */
-           (err = gpujit__blob_check(data, len, &off, GROUP_MAGIC_V1, why, n)) == 0) {
-    if (!(j = cJSON_ParseWithLength(data + off, len - off)) || gpujit__deps_from_json(out, j, NULL) < 0)
-      err = GPUJIT_ECORRUPT;
-    cJSON_Delete(j);
-  } else if (err < 0 && strncmp(why, "not a", 5) == 0)
-    snprintf(why, n, "not a %s record", GROUP_MAGIC);
-  if (err == GPUJIT_ECORRUPT && off)
+  if (err == 0 && (err = group_body(*form, data + off, len - off, owned, out)) == GPUJIT_ECORRUPT)
     snprintf(why, n, "dependency group does not parse");
+  return err;
+}
+
+int gpujit__group_parse(const char *data, size_t len, gpujit__deps *out, char *why, size_t n)
+{
+  int form;
+  return group_from(data, len, NULL, out, &form, why, n);
+}
+
+/* Groups this large are mapped, not read: the records are checked where they lie (cache files
+ * are replaced by rename, never rewritten in place). */
+#define GROUP_MAP_MIN (16 * 1024)
+
+/* A group file's bytes, mapped or read. @return 0, GPUJIT_ENOENT or GPUJIT_ECORRUPT (`why`). */
+static int group_file(gpujit__buf *b, const char *path, char *why, size_t n)
+{
+  struct stat st;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err = 0;
+  memset(b, 0, sizeof(*b));
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= GROUP_MAP_MIN &&
+      st.st_size <= 64 * 1024 * 1024 && gpujit__buf_map(b, fd, (size_t)st.st_size) == 0) {
+    close(fd);
+    return 0;
+  }
+  if (fd >= 0)
+    close(fd);
+  gpujit_error_clear();
+  if ((err = gpujit__file_read(b, path)) < 0) { /* small, or not a file: read (and refused) as any */
+    gpujit_error_clear();
+    snprintf(why, n, "unreadable");
+    err = err == GPUJIT_ENOENT ? GPUJIT_ENOENT : GPUJIT_ECORRUPT;
+  }
+  return err;
+}
+
+static int group_read_form(const char *path, gpujit__deps *out, int *form, char *why, size_t n)
+{
+  gpujit__buf b;
+  int err = group_file(&b, path, why, n);
+  memset(out, 0, sizeof(*out));
+  *form = 0;
+  if (err == 0)
+    err = group_from(b.data, b.len, &b, out, form, why, n);
+  gpujit__buf_free(&b);
   return err;
 }
 
 int gpujit__group_read(const char *path, gpujit__deps *out, char *why, size_t n)
 {
-  gpujit__buf b = {0};
-  int err = gpujit__file_read(&b, path);
-  memset(out, 0, sizeof(*out));
-  if (err < 0) {
-    gpujit_error_clear();
-    snprintf(why, n, "unreadable");
-    err = err == GPUJIT_ENOENT ? GPUJIT_ENOENT : GPUJIT_ECORRUPT;
-  } else
-    err = gpujit__group_parse(b.data, b.len, out, why, n);
-  gpujit__buf_free(&b);
-  return err;
+  int form;
+  return group_read_form(path, out, &form, why, n);
 }
 
 int gpujit__group_load(gpujit_cache *c, const char *digest, gpujit__deps *out, char *why, size_t n)
@@ -135,26 +207,46 @@ typedef struct group_memo {
   size_t n;
 } group_memo;
 
+/* A group's records read whole and checked the full way: by content where a stat moved, new
+ * stats written back, a group of an earlier form written again in this one (the same records:
+ * the same name) so that the next lookup checks it in place. */
+static bool group_holds_whole(gpujit_cache *c, const char *path, const char *digest, char *miss, size_t miss_size)
+{
+  char why[128];
+  gpujit__deps deps;
+  bool refresh = false, ok = false;
+  int form, err = group_read_form(path, &deps, &form, why, sizeof(why));
+  if (err == GPUJIT_ECORRUPT)
+    gpujit__cache_damaged(c, digest, why);
+  if (err < 0)
+    return false;
+  ok = gpujit__deps_verify_why(&deps, &refresh, miss, miss_size) == 0;
+  if (ok && (refresh || form != 3) && c->writable)
+    write_group(c, path, &deps);
+  gpujit__deps_free(&deps);
+  return ok;
+}
+
 static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo, char *miss, size_t miss_size)
 {
   char path[PATH_MAX], why[128];
-  gpujit__deps deps;
-  bool refresh = false, ok;
-  int err;
+  gpujit__buf b;
+  gpujit__deps_view view;
+  size_t off;
+  int form, exact = GPUJIT_ENOENT;
+  bool ok;
   for (size_t i = 0; i < memo->n; i++)
     if (!strcmp(memo->held[i], digest))
       return true;
   if (!(ok = voucher && voucher->held(voucher->ctx, digest))) {
     path_of(path, sizeof(path), c, "deps", digest);
-    if ((err = gpujit__group_read(path, &deps, why, sizeof(why))) < 0) {
-      if (err == GPUJIT_ECORRUPT)
-        gpujit__cache_damaged(c, digest, why);
-      return false;
-    }
-    ok = gpujit__deps_verify_why(&deps, &refresh, miss, miss_size) == 0;
-    if (ok && refresh && c->writable)
-      write_group(c, path, &deps);
-    gpujit__deps_free(&deps);
+    /* nearly every lookup: every record exactly as recorded, checked where it lies (the bytes go
+     * with the check); else — an earlier form, a stat moved, a header changed, damage — whole */
+    if (group_file(&b, path, why, sizeof(why)) == 0 && group_check(b.data, b.len, &off, &form, why, sizeof(why)) == 0 &&
+        form == 3 && gpujit__deps_view_open(&view, b.data + off, b.len - off) == 0)
+      exact = gpujit__deps_verify_view(&view, &b);
+    gpujit__buf_free(&b);
+    ok = exact == GPUJIT_ENOENT ? group_holds_whole(c, path, digest, miss, miss_size) : exact == 0;
   }
   if (ok && memo->n < sizeof(memo->held) / sizeof(memo->held[0]))
     snprintf(memo->held[memo->n++], sizeof(memo->held[0]), "%s", digest);

@@ -34,20 +34,13 @@ int gpujit_cache_options_init(gpujit_cache_options *opts, unsigned int version)
   return 0;
 }
 
-char *gpujit__cache_default_dir(void)
+int gpujit_cache_default_dir(char **out, const char **origin)
 {
-  const char *env = getenv("GPUJIT_CACHE_DIR"), *home;
-  char buf[PATH_MAX];
-  if (env && *env)
-    return gpujit__abspath(env);
-  env = getenv("XDG_CACHE_HOME");
-  if (env && *env) {
-    snprintf(buf, sizeof(buf), "%s/gpujit", env);
-    return gpujit__abspath(buf);
-  }
-  home = getenv("HOME");
-  snprintf(buf, sizeof(buf), "%s/.cache/gpujit", home && *home ? home : "/tmp");
-  return gpujit__abspath(buf);
+  if (!out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_default_dir: NULL out");
+  if (!(*out = gpujit__cache_default_dir(origin)))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  return 0;
 }
 
 /* Best effort: a directory we cannot create or write leaves the cache read-only. */
@@ -88,7 +81,7 @@ static int open_cache(gpujit_cache **out, const gpujit_cache_options *opts, bool
     return gpujit__error(GPUJIT_EVERSION, "cache options version %u is not supported", opts->version);
   if (!(c = calloc(1, sizeof(*c))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  c->dir = opts->dir ? gpujit__abspath(opts->dir) : gpujit__cache_default_dir();
+  c->dir = opts->dir ? gpujit__abspath(opts->dir) : gpujit__cache_default_dir(NULL);
   base = opts->base_dir ? opts->base_dir : getenv("GPUJIT_BASE_DIR");
   if (base && *base) {
     c->base = gpujit__abspath(base);
@@ -159,7 +152,7 @@ static int holds(const char *dir)
 
 int gpujit_cache_open_existing(gpujit_cache **out, const gpujit_cache_options *opts)
 {
-  char *dir = opts && opts->dir ? gpujit__abspath(opts->dir) : gpujit__cache_default_dir();
+  char *dir = opts && opts->dir ? gpujit__abspath(opts->dir) : gpujit__cache_default_dir(NULL);
   struct stat st;
   int what = 0, err = 0;
   if (!out)
@@ -198,8 +191,21 @@ const char *gpujit__cache_base(const gpujit_cache *c) { return c ? c->base : NUL
 #define STATS_MAGIC 0x31737473746a7067ULL /* "gpjtsts1" */
 
 /* Read-modify-write under flock, so concurrent processes lose no counts. */
-void gpujit__cache_stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64_t stores,
-                         uint64_t corrupt, double saved_ms)
+/* The counters' file as it is: the whole struct, or one written before `uncacheable` (zero). */
+static bool stats_pread(int fd, gpujit__stats_file *s)
+{
+  ssize_t n;
+  memset(s, 0, sizeof(*s));
+  n = pread(fd, s, sizeof(*s), 0);
+  if ((n != (ssize_t)sizeof(*s) && n != (ssize_t)GPUJIT__STATS_FILE_V1_SIZE) || s->magic != STATS_MAGIC) {
+    memset(s, 0, sizeof(*s));
+    return false;
+  }
+  return true;
+}
+
+static void stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64_t stores, uint64_t corrupt,
+                         double saved_ms, bool uncacheable)
 {
   char p[PATH_MAX];
   gpujit__stats_file s = {0};
@@ -210,9 +216,12 @@ void gpujit__cache_stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses,
   if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
     return;
   if (flock(fd, LOCK_EX) == 0) {
-    if (pread(fd, &s, sizeof(s), 0) != (ssize_t)sizeof(s) || s.magic != STATS_MAGIC)
-      memset(&s, 0, sizeof(s));
+    stats_pread(fd, &s);
     s.magic = STATS_MAGIC;
+    if (uncacheable) { /* counted as a miss before the compile said so */
+      s.misses -= s.misses > 0;
+      s.uncacheable++;
+    }
     s.hits += hits;
     s.misses += misses;
     s.stores += stores;
@@ -224,6 +233,13 @@ void gpujit__cache_stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses,
   close(fd);
 }
 
+void gpujit__cache_stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64_t stores,
+                         uint64_t corrupt, double saved_ms)
+{
+  stats_update(c, hits, misses, stores, corrupt, saved_ms, false);
+}
+
+void gpujit__cache_count_uncacheable(gpujit_cache *c) { stats_update(c, 0, 0, 0, 0, 0, true); }
 void gpujit__cache_count_miss(gpujit_cache *c) { gpujit__cache_stats_update(c, 0, 1, 0, 0, 0); }
 void gpujit__cache_count_hit(gpujit_cache *c, double saved_ms) { gpujit__cache_stats_update(c, 1, 0, 0, 0, saved_ms); }
 
@@ -235,8 +251,8 @@ void gpujit__cache_stats_read(gpujit_cache *c, gpujit__stats_file *s)
   snprintf(p, sizeof(p), "%s/stats", c->dir);
   if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
     return;
-  if (flock(fd, LOCK_SH) == 0 && (pread(fd, s, sizeof(*s), 0) != (ssize_t)sizeof(*s) || s->magic != STATS_MAGIC))
-    memset(s, 0, sizeof(*s));
+  if (flock(fd, LOCK_SH) == 0)
+    stats_pread(fd, s);
   close(fd);
 }
 

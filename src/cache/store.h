@@ -4,6 +4,7 @@
 #ifndef GPUJIT_CACHE_STORE_H
 #define GPUJIT_CACHE_STORE_H
 
+#include <stddef.h>
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,12 +20,17 @@ typedef struct gpujit__stats_file {
   uint64_t magic;
   uint64_t hits, misses, stores, corrupt;
   double saved_ms;
+  uint64_t uncacheable; /* builds that cannot be cached (__TIME__, options it cannot track): not misses */
 } gpujit__stats_file;
+/* A stats file written before `uncacheable` was counted: read as such, never reset. */
+#define GPUJIT__STATS_FILE_V1_SIZE (offsetof(gpujit__stats_file, uncacheable))
 
 /** Add to the shared counters, read-modify-write under flock, so no process loses a count. */
 void gpujit__cache_stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64_t stores, uint64_t corrupt,
                                 double saved_ms);
 void gpujit__cache_stats_read(gpujit_cache *c, gpujit__stats_file *s);
+/** The miss just counted was a build that cannot be cached: count it as uncacheable instead. */
+void gpujit__cache_count_uncacheable(gpujit_cache *c);
 /** Count a hit that saved `saved_ms` of compiling, or a miss. */
 void gpujit__cache_count_hit(gpujit_cache *c, double saved_ms);
 void gpujit__cache_count_miss(gpujit_cache *c);
@@ -88,11 +94,6 @@ int gpujit__cache_note_put(gpujit_cache *c, const char *kind, const char *hex, c
 
 /** The base directory (NULL when none). */
 const char *gpujit__cache_base(const gpujit_cache *c);
-/** The default cache directory, absolute ($GPUJIT_CACHE_DIR, $XDG_CACHE_HOME/gpujit,
- *  ~/.cache/gpujit); the caller frees it. NULL: out of memory. */
-char *gpujit__cache_default_dir(void);
-
-/** The directory of the entry with key `hex`. */
 
 
 #endif

@@ -1,33 +1,47 @@
 /* The build result, one document for a single build and a project build alike ("format":
- * "gpujit-build", docs/json.md): a record per module under "modules", totals under "summary". */
+ * "gpujit-build", docs/json.md): a record per module under "modules" — the build's row (name,
+ * status, output, worker, PCH, error) around the module's own record, which the library makes
+ * (gpujit_module_record) — and totals under "summary". */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-static void add_module_facts(cJSON *j, const gpujit_module *m)
+/* The module's record (gpujit_module_record(), the library's one builder) into a cJSON object. */
+typedef struct json_sink {
+  cJSON *open[8]; /* the objects open, innermost last */
+  int depth;
+} json_sink;
+
+static int to_json(const char *key, gpujit_module_record_kind kind, const gpujit_module_record_value *v, void *payload)
 {
-  cJSON *arr, *names;
-  size_t size;
-  gpujit_module_image(m, &size);
-  cJSON_AddStringToObject(j, "arch", gpujit_module_arch(m));
-  cJSON_AddStringToObject(j, "kind", gpujit_output_kind_name(gpujit_module_output(m)));
-  cJSON_AddNumberToObject(j, "size", (double)size);
-  arr = cJSON_AddArrayToObject(j, "kernels");
-  for (size_t i = 0; i < gpujit_module_kernel_count(m); i++)
-    cJSON_AddItemToArray(arr, cJSON_CreateString(gpujit_module_kernel(m, i)));
-  names = cJSON_AddObjectToObject(j, "lowered_names");
-  for (size_t i = 0; i < gpujit_module_name_expression_count(m); i++) {
-    const char *lowered;
-    const char *expr = gpujit_module_name_expression(m, i, &lowered);
-    cJSON_AddStringToObject(names, expr, lowered ? lowered : "");
+  json_sink *s = payload;
+  cJSON *top = s->open[s->depth], *arr;
+  switch (kind) {
+  case GPUJIT_MODULE_RECORD_STRING:
+    cJSON_AddStringToObject(top, key, v->string);
+    break;
+  case GPUJIT_MODULE_RECORD_NUMBER:
+    cJSON_AddNumberToObject(top, key, v->number);
+    break;
+  case GPUJIT_MODULE_RECORD_BOOL:
+    cJSON_AddBoolToObject(top, key, v->number != 0);
+    break;
+  case GPUJIT_MODULE_RECORD_STRINGS:
+    arr = cJSON_AddArrayToObject(top, key);
+    for (size_t i = 0; i < v->count; i++)
+      cJSON_AddItemToArray(arr, cJSON_CreateString(v->strings[i]));
+    break;
+  case GPUJIT_MODULE_RECORD_OBJECT:
+    if (s->depth + 1 >= (int)(sizeof(s->open) / sizeof(s->open[0])))
+      return GPUJIT_EINVAL;
+    s->open[++s->depth] = cJSON_AddObjectToObject(top, key);
+    break;
+  case GPUJIT_MODULE_RECORD_END:
+    s->depth -= s->depth > 0;
+    break;
   }
-  if (gpujit_module_cache_key(m))
-    cJSON_AddStringToObject(j, "key", gpujit_module_cache_key(m));
-  if (*gpujit_module_cache_miss_reason(m))
-    cJSON_AddStringToObject(j, "miss_reason", gpujit_module_cache_miss_reason(m));
-  if ((arr = cli_lean_json(m)))
-    cJSON_AddItemToObject(j, "lean", arr);
+  return 0;
 }
 
 cJSON *cli_build_record(const cli_build_row *r)
@@ -40,23 +54,14 @@ cJSON *cli_build_record(const cli_build_row *r)
   cJSON_AddBoolToObject(j, "cached", r->cached);
   if (r->output)
     cJSON_AddStringToObject(j, "output", r->output);
-  if (r->module)
-    add_module_facts(j, r->module);
-  else if (r->miss_reason && *r->miss_reason)
-    cJSON_AddStringToObject(j, "miss_reason", r->miss_reason);
-  t = cJSON_AddObjectToObject(j, "time_ms");
-  if (r->module) {
-    gpujit_module_timings tm;
-    gpujit_module_timings_get(r->module, &tm);
-    cJSON_AddNumberToObject(t, "read", tm.read_ms);
-    cJSON_AddNumberToObject(t, "hash", tm.hash_ms);
-    cJSON_AddNumberToObject(t, "lookup", tm.lookup_ms);
-    cJSON_AddNumberToObject(t, "compile", tm.compile_ms);
-    cJSON_AddNumberToObject(t, "link", tm.link_ms);
-    cJSON_AddNumberToObject(t, "store", tm.store_ms);
-    cJSON_AddNumberToObject(t, "total", tm.total_ms);
-    cJSON_AddNumberToObject(t, "saved", tm.saved_ms);
+  if (r->module) { /* its facts and times, time_ms last */
+    json_sink sink = {{j}, 0};
+    gpujit_module_record(r->module, to_json, &sink);
+    t = cJSON_GetObjectItemCaseSensitive(j, "time_ms");
   } else {
+    if (r->miss_reason && *r->miss_reason)
+      cJSON_AddStringToObject(j, "miss_reason", r->miss_reason);
+    t = cJSON_AddObjectToObject(j, "time_ms");
     cJSON_AddNumberToObject(t, "compile", r->compile_ms);
     cJSON_AddNumberToObject(t, "total", r->total_ms);
   }

@@ -19,7 +19,8 @@ enum {
   EXIT_INPUT = 5,    /* an input file is not what it should be (empty, binary, malformed JSON) */
   EXIT_NODRIVER = 6, /* no CUDA driver or device: execution unavailable */
   EXIT_CUDA = 7,     /* a CUDA error while running */
-  EXIT_REGRESSION = 8 /* trace diff: compile time regressed past the gate */
+  EXIT_REGRESSION = 8, /* trace diff: compile time regressed past the gate */
+  EXIT_NOTOOLKIT = 9   /* no CUDA toolkit (NVRTC, nvJitLink) where gpujit looked */
 };
 
 typedef struct cli_ctx {
@@ -30,8 +31,7 @@ typedef struct cli_ctx {
 
 typedef int (*cli_fn)(cli_ctx *ctx, int argc, char **argv);
 
-/* What the lean path did: a JSON object (NULL when it did not apply), or a report line. */
-cJSON *cli_lean_json(const gpujit_module *m);
+/* What the lean path did, as a report line (its JSON is in the module's record). */
 void cli_print_lean(const gpujit_module *m);
 
 /* -q / -v, before or after the command: the library's log follows (warnings, or everything). */
@@ -167,10 +167,52 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv);
 int cmd_trace(cli_ctx *ctx, int argc, char **argv);
 int cmd_trace_diff(cli_ctx *ctx, int argc, char **argv);
 int cmd_cache(cli_ctx *ctx, int argc, char **argv);
+/* `cache ls`, `cache source` and `cache verify` print through these (cache_list.c). */
+typedef struct ls_ctx {
+  bool json;
+  cJSON *arr; /* with json: the entries */
+  size_t n;
+} ls_ctx;
+typedef struct src_ctx {
+  cJSON *arr;          /* with --json: the files */
+  const char *extract; /* --extract DIR */
+  int err;             /* an exit code once a copy failed */
+} src_ctx;
+int cli_cache_ls_one(const gpujit_cache_entry *e, void *payload);
+int cli_cache_src_one(const char *named, const char *dump, void *payload);
+void cli_cache_bad_one(const char *key, const char *problem, void *payload);
 int cmd_ncu(cli_ctx *ctx, int argc, char **argv);
 int cmd_server(cli_ctx *ctx, int argc, char **argv);
 int cmd_profile(cli_ctx *ctx, int argc, char **argv);
+/* `gpujit profile report NAME` (cmd_profile_report.c): a saved profile or a records directory. */
+int cmd_profile_report(cli_ctx *ctx, int argc, char **argv);
+/* What `profile` and `profile report` write (profile_out.c). */
+typedef struct cli_profile_out {
+  const char *save;                 /* -o NAME: a saved profile */
+  const char *text;                 /* --text FILE: the table */
+  bool json, csv;                   /* --json, --csv ... */
+  const char *json_file, *csv_file; /* ... to FILE; NULL: stdout */
+  const char *trace, *html;         /* --trace FILE, --html FILE */
+  long top;                         /* --top N */
+} cli_profile_out;
+#define CLI_PROFILE_OUT_INIT {NULL, NULL, false, false, NULL, NULL, NULL, NULL, 20}
+/** The options' lines of the commands' help. */
+extern const char *const cli_profile_out_help;
+/** argv[a->i] is one of the output options: 1 (taken), 0 (not one), -(exit code) after a usage error. */
+int cli_profile_out_opt(cli_ctx *ctx, cli_args *a, cli_profile_out *o, const char *cmd);
+/** 0, or a usage error's exit code for outputs that cannot go together. */
+int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cmd);
+/** Whether --json or --csv takes stdout. */
+bool cli_profile_out_stdout(const cli_profile_out *o);
+/** Write every output asked for, the table to `table` unless -q or stdout is taken (to --text's
+ *  file when given). @return NULL, or what could not be written and why. */
+const char *cli_profile_out_write(cli_ctx *ctx, const gpujit_profile *p, const cli_profile_out *o, FILE *table,
+                                  const char *title);
+/** The command on one line, cut at 100 characters: the table's title. */
+void cli_profile_title(char *out, size_t size, const char *command);
 int cmd_env(cli_ctx *ctx, int argc, char **argv);
+/** gpujit --version (cmd_env.c): gpujit's version, the toolkit and cache it would use. */
+int cli_print_version(cli_ctx *ctx);
 
 /* The build server on demand: `gpujit server run` started detached (`wait`: until it listens; returns its pid, or -1 and why). */
 /* The server for these options: 1 runs and takes our builds, 0 runs but is stale, -1 none. */

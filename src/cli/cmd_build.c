@@ -41,6 +41,7 @@ static void print_text(cli_ctx *ctx, const gpujit_module *m, const char *out_pat
   size_t size, nk = gpujit_module_kernel_count(m);
   char sz[32];
   const char *status = gpujit_module_cache_status(m) == GPUJIT_CACHE_HIT    ? "hit"
+                       : gpujit_module_uncacheable(m)                        ? "uncacheable"
                        : gpujit_module_cache_status(m) == GPUJIT_CACHE_MISS ? "miss"
                                                                              : "uncached";
   if (ctx->verbose < 0)
@@ -64,7 +65,8 @@ static void print_text(cli_ctx *ctx, const gpujit_module *m, const char *out_pat
     if (ctx->verbose > 0 && *why)
       printf("  pch %s: %s\n", gpujit_pch_status_name(pch), why);
   }
-  cli_print_lean(m);
+  if (ctx->verbose > 0) /* what the lean pass did: under -v */
+    cli_print_lean(m);
   for (size_t i = 0; i < nk; i++)
     printf("  kernel %s\n", gpujit_module_kernel(m, i));
   for (size_t i = 0; i < gpujit_module_name_expression_count(m); i++) {
@@ -118,130 +120,171 @@ static int emit_json(cli_ctx *ctx, const cli_module_args *ma, const gpujit_modul
   }
 }
 
-int cmd_build(cli_ctx *ctx, int argc, char **argv)
-{
+/* The command line of one `gpujit build`. */
+typedef struct build_cmd {
   cli_module_args ma;
-  cli_args a = {.argc = argc, .i = 1, .argv = argv, .cmd = "build"};
-  const char *out_path = NULL;
-  bool show_log = false, ptx = false, ltoir = false, ncu = false;
-  gpujit_module *m = NULL;
+  cli_project_args pa;
+  const char *out_path;
+  bool show_log, ptx, ltoir, ncu, jobs_given;
   char default_out[4096], trace_path[4200];
-  uint64_t write_span = 0;
-  int err, rc;
+} build_cmd;
 
-  cli_project_args pa = {0};
-  bool jobs_given = false;
-  cli_module_args_init(&ma);
+/* One argument: the build's own option or a module option. *help: -h was given. */
+static int parse_one(cli_ctx *ctx, cli_args *a, build_cmd *b, bool *help)
+{
+  int r;
+  if (cli_end_of_options(a))
+    return EXIT_OK;
+  if (cli_opt(a, "-h", false) || cli_opt(a, "--help", false)) {
+    *help = true;
+  } else if ((r = cli_module_opt(ctx, a, &b->ma)) != 0) {
+    return r < 0 ? -r : EXIT_OK;
+  } else if (cli_opt(a, "-o", true)) {
+    b->out_path = a->value;
+  } else if (cli_opt(a, "--ptx", false)) {
+    b->ptx = true;
+  } else if (cli_opt(a, "--lto-ir", false)) {
+    b->ltoir = true;
+  } else if (cli_opt(a, "--log", false)) {
+    b->show_log = true;
+  } else if (cli_opt(a, "--ncu-command", false)) {
+    b->ncu = true;
+  } else if (cli_opt(a, "-j", true) || cli_opt(a, "--jobs", true)) {
+    long n;
+    if (!a->failed && !cli_parse_int(a->value, 1, 4096, &n))
+      return cli_usage_error(ctx, "build", "invalid job count '%s': expected 1..4096", a->value);
+    b->pa.jobs = a->failed ? 0 : (int)n;
+    b->jobs_given = true;
+  } else if (cli_opt(a, "--modules", true)) {
+    b->pa.manifest = a->value;
+  } else if (cli_opt(a, "--out-dir", true)) {
+    b->pa.out_dir = a->value;
+  } else {
+    return cli_unknown_option(ctx, a, "build");
+  }
+  return EXIT_OK;
+}
+
+static int parse(cli_ctx *ctx, int argc, char **argv, build_cmd *b, bool *help)
+{
+  cli_args a = {.argc = argc, .i = 1, .argv = argv, .cmd = "build"};
+  int rc;
   for (; a.i < argc; a.i++) {
     const char *arg = argv[a.i];
-    int r;
-    if (cli_end_of_options(&a)) {
-      continue;
-    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
-      build_help();
-      return EXIT_OK;
-    } else if ((r = cli_module_opt(ctx, &a, &ma)) != 0) {
-      if (r < 0)
-        return -r;
-    } else if (cli_opt(&a, "-o", true)) {
-      out_path = a.value;
-    } else if (cli_opt(&a, "--ptx", false)) {
-      ptx = true;
-    } else if (cli_opt(&a, "--lto-ir", false)) {
-      ltoir = true;
-    } else if (cli_opt(&a, "--log", false)) {
-      show_log = true;
-    } else if (cli_opt(&a, "--ncu-command", false)) {
-      ncu = true;
-    } else if (cli_opt(&a, "-j", true) || cli_opt(&a, "--jobs", true)) {
-      long n;
-      if (!a.failed && !cli_parse_int(a.value, 1, 4096, &n))
-        return cli_usage_error(ctx, "build", "invalid job count '%s': expected 1..4096", a.value);
-      pa.jobs = a.failed ? 0 : (int)n;
-      jobs_given = true;
-    } else if (cli_opt(&a, "--modules", true)) {
-      pa.manifest = a.value;
-    } else if (cli_opt(&a, "--out-dir", true)) {
-      pa.out_dir = a.value;
-    } else {
-      return cli_unknown_option(ctx, &a, "build");
-    }
+    if ((rc = parse_one(ctx, &a, b, help)) != EXIT_OK || *help)
+      return rc;
     if (a.failed)
       return cli_usage_error(ctx, "build", "option '%s' needs a value", arg);
   }
-  if (ptx && ltoir)
+  if (b->ptx && b->ltoir)
     return cli_usage_error(ctx, "build", "--ptx and --lto-ir exclude each other");
-  ma.opts.output = ptx ? GPUJIT_OUTPUT_PTX : ltoir ? GPUJIT_OUTPUT_LTOIR : GPUJIT_OUTPUT_AUTO;
-  {
-    size_t dirs = 0;
-    struct stat st;
-    for (size_t i = 0; i < ma.files.count; i++)
-      dirs += stat(ma.files.items[i], &st) == 0 && S_ISDIR(st.st_mode);
-    if (pa.manifest || dirs) {
-      if (dirs != ma.files.count)
-        return cli_usage_error(ctx, "build", "give directories or files, not both (a manifest can list files)");
-      if (out_path || ncu)
-        return cli_usage_error(ctx, "build", "-o and --ncu-command take one module; use --out-dir");
-      ma.files_optional = true;
-      if ((rc = cli_module_prepare(ctx, &ma, "build", false)) == EXIT_OK)
-        rc = cli_build_project(ctx, &ma, &pa);
-      cli_module_args_free(&ma);
-      return rc;
-    }
-    if (jobs_given && ma.files.count > 1 && ctx->verbose >= 0)
-      cli_warn(ctx, "-j applies to projects (directories, --modules); these %zu files are one module",
-               ma.files.count);
-    if (pa.out_dir)
-      return cli_usage_error(ctx, "build", "--out-dir is for directories and --modules; use -o for one module");
+  b->ma.opts.output = b->ptx ? GPUJIT_OUTPUT_PTX : b->ltoir ? GPUJIT_OUTPUT_LTOIR : GPUJIT_OUTPUT_AUTO;
+  return EXIT_OK;
+}
+
+/* Directories or a manifest are a project (built whole, *project set); files are one module,
+ * where the project's options do not apply. Returns an exit code. */
+static int build_project(cli_ctx *ctx, build_cmd *b, bool *project)
+{
+  size_t dirs = 0;
+  struct stat st;
+  for (size_t i = 0; i < b->ma.files.count; i++)
+    dirs += stat(b->ma.files.items[i], &st) == 0 && S_ISDIR(st.st_mode);
+  *project = b->pa.manifest || dirs;
+  if (*project) {
+    int rc;
+    if (dirs != b->ma.files.count)
+      return cli_usage_error(ctx, "build", "give directories or files, not both (a manifest can list files)");
+    if (b->out_path || b->ncu)
+      return cli_usage_error(ctx, "build", "-o and --ncu-command take one module; use --out-dir");
+    b->ma.files_optional = true;
+    if ((rc = cli_module_prepare(ctx, &b->ma, "build", false)) == EXIT_OK)
+      rc = cli_build_project(ctx, &b->ma, &b->pa);
+    return rc;
   }
-  if ((rc = cli_module_prepare(ctx, &ma, "build", false)) != EXIT_OK)
-    goto done;
-  if ((rc = cli_module_build(ctx, &ma, &m)) != EXIT_OK) {
+  if (b->jobs_given && b->ma.files.count > 1 && ctx->verbose >= 0)
+    cli_warn(ctx, "-j applies to projects (directories, --modules); these %zu files are one module",
+             b->ma.files.count);
+  if (b->pa.out_dir)
+    return cli_usage_error(ctx, "build", "--out-dir is for directories and --modules; use -o for one module");
+  return EXIT_OK;
+}
+
+/* The trace: --time-trace=FILE, else beside the output as MODULE.trace.json. */
+static int write_trace(cli_ctx *ctx, build_cmd *b, const gpujit_module *m)
+{
+  const char *out = b->out_path, *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+  int err;
+  if (b->ma.trace_arg)
+    snprintf(b->trace_path, sizeof(b->trace_path), "%s", b->ma.trace_arg);
+  else if (dot && (!slash || dot > slash))
+    snprintf(b->trace_path, sizeof(b->trace_path), "%.*s.trace.json", (int)(dot - out), out);
+  else
+    snprintf(b->trace_path, sizeof(b->trace_path), "%s.trace.json", out);
+  gpujit_trace_set_meta(b->ma.trace, "module", gpujit_module_name(m));
+  gpujit_trace_set_meta(b->ma.trace, "arch", gpujit_module_arch(m));
+  if ((err = gpujit_trace_write(b->ma.trace, b->trace_path)) < 0)
+    return cli_fail(ctx, err);
+  return EXIT_OK;
+}
+
+/* The module built and written, its log, trace and report. Returns an exit code. */
+static int build_module(cli_ctx *ctx, build_cmd *b, gpujit_module **m)
+{
+  uint64_t write_span = 0;
+  int err, rc;
+  if ((rc = cli_module_prepare(ctx, &b->ma, "build", false)) != EXIT_OK)
+    return rc;
+  if ((rc = cli_module_build(ctx, &b->ma, m)) != EXIT_OK) {
     struct stat st;
     /* a failed build leaves no output, as compilers do: never an older build's image */
-    if (out_path && stat(out_path, &st) == 0 && S_ISREG(st.st_mode))
-      unlink(out_path);
-    if (ma.json && ma.build_error) /* the failure as a result too: status "failed" and its error */
-      emit_json(ctx, &ma, NULL, ma.build_error, NULL, NULL);
-    goto done;
+    if (b->out_path && stat(b->out_path, &st) == 0 && S_ISREG(st.st_mode))
+      unlink(b->out_path);
+    if (b->ma.json && b->ma.build_error) /* the failure as a result too: status "failed" and its error */
+      emit_json(ctx, &b->ma, NULL, b->ma.build_error, NULL, NULL);
+    return rc;
   }
-  if (!out_path) {
-    snprintf(default_out, sizeof(default_out), "%s.%s", gpujit_module_name(m), gpujit_output_kind_name(gpujit_module_output(m)));
-    out_path = default_out;
+  if (!b->out_path) {
+    snprintf(b->default_out, sizeof(b->default_out), "%s.%s", gpujit_module_name(*m),
+             gpujit_output_kind_name(gpujit_module_output(*m)));
+    b->out_path = b->default_out;
   }
-  gpujit_trace_span_begin(ma.trace, &write_span, "gpujit", "write output");
-  gpujit_trace_span_arg_str(ma.trace, write_span, "path", out_path);
-  err = gpujit_module_write(m, out_path);
-  gpujit_trace_span_end(ma.trace, write_span);
-  if (err < 0) {
-    rc = cli_fail(ctx, err);
-    goto done;
-  }
-  if ((show_log || ctx->verbose > 0) && *gpujit_module_log(m))
-    fprintf(stderr, "%s\n", gpujit_module_log(m));
-  if (ma.trace) {
-    const char *dot = strrchr(out_path, '.'), *slash = strrchr(out_path, '/');
-    if (ma.trace_arg)
-      snprintf(trace_path, sizeof(trace_path), "%s", ma.trace_arg);
-    else if (dot && (!slash || dot > slash))
-      snprintf(trace_path, sizeof(trace_path), "%.*s.trace.json", (int)(dot - out_path), out_path);
-    else
-      snprintf(trace_path, sizeof(trace_path), "%s.trace.json", out_path);
-    gpujit_trace_set_meta(ma.trace, "module", gpujit_module_name(m));
-    gpujit_trace_set_meta(ma.trace, "arch", gpujit_module_arch(m));
-    if ((err = gpujit_trace_write(ma.trace, trace_path)) < 0) {
-      rc = cli_fail(ctx, err);
-      goto done;
-    }
-  }
-  if (ma.json)
-    rc = emit_json(ctx, &ma, m, 0, out_path, ma.trace ? trace_path : NULL);
+  gpujit_trace_span_begin(b->ma.trace, &write_span, "gpujit", "write output");
+  gpujit_trace_span_arg_str(b->ma.trace, write_span, "path", b->out_path);
+  err = gpujit_module_write(*m, b->out_path);
+  gpujit_trace_span_end(b->ma.trace, write_span);
+  if (err < 0)
+    return cli_fail(ctx, err);
+  if ((b->show_log || ctx->verbose > 0) && *gpujit_module_log(*m))
+    fprintf(stderr, "%s\n", gpujit_module_log(*m));
+  if (b->ma.trace && (rc = write_trace(ctx, b, *m)) != EXIT_OK)
+    return rc;
+  if (b->ma.json)
+    rc = emit_json(ctx, &b->ma, *m, 0, b->out_path, b->ma.trace ? b->trace_path : NULL);
   else
-    print_text(ctx, m, out_path, ma.trace ? trace_path : NULL);
-  if (ncu)
-    cli_print_ncu_commands(m, ma.cache, 0, NULL, NULL, 0);
-done:
+    print_text(ctx, *m, b->out_path, b->ma.trace ? b->trace_path : NULL);
+  if (b->ncu)
+    cli_print_ncu_commands(*m, b->ma.cache, 0, NULL, NULL, 0);
+  return rc;
+}
+
+int cmd_build(cli_ctx *ctx, int argc, char **argv)
+{
+  build_cmd *b = calloc(1, sizeof(*b));
+  gpujit_module *m = NULL;
+  bool help = false, project = false;
+  int rc;
+  if (!b) {
+    fprintf(stderr, "%s: build: out of memory\n", ctx->prog);
+    return EXIT_FAILURE_;
+  }
+  cli_module_args_init(&b->ma);
+  if ((rc = parse(ctx, argc, argv, b, &help)) == EXIT_OK && help)
+    build_help();
+  else if (rc == EXIT_OK && (rc = build_project(ctx, b, &project)) == EXIT_OK && !project)
+    rc = build_module(ctx, b, &m);
   gpujit_module_free(m);
-  cli_module_args_free(&ma);
+  cli_module_args_free(&b->ma);
+  free(b);
   return rc;
 }

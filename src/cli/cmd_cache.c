@@ -1,14 +1,13 @@
-/* `gpujit cache`: inspect and maintain the kernel cache. */
+/* `gpujit cache`: inspect and maintain the kernel cache. The command line is read into a
+ * cache_cmd through a table of options; the command is looked up in the table of commands, which
+ * says what cache it needs and whether it takes an operand, and runs (cache_verbs.c). */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
-#include <ctype.h>
-#include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
-#include "cli.h"
+#include "cache_cmd.h"
 
 static void cache_help(void)
 {
@@ -18,16 +17,18 @@ static void cache_help(void)
          "  ls                         list entries, most recently used first\n"
          "  show KEY                   print an entry's metadata (KEY: 4+ hex digits)\n"
          "  source KEY [--extract DIR] print the dumped sources, or copy them under DIR\n"
-         "  stats                      entries, bytes, hits, misses, hit rate, corrupt, time saved,\n"
-         "                             limit\n"
+         "  stats                      entries, bytes, hits, misses, uncacheable builds, hit rate,\n"
+         "                             corrupt, time saved, limit\n"
          "  zero                       zero the counters, keep the entries (to measure one run)\n"
+         "  config                     the cache directory, its limit and the cache's settings, with\n"
+         "                             where each came from\n"
          "  limit [SIZE|none]          show or set the size limit kept in the cache (SIZE: 500M,\n"
          "                             2G); $GPUJIT_CACHE_MAX_SIZE overrides it. Past the limit,\n"
          "                             a store evicts least recently used entries to 90 %% of it\n"
          "  clear                      remove every entry and its records, reset the counters\n"
          "  prune [--max-size SIZE] [--older-than AGE]\n"
          "                             drop least recently used entries (SIZE: 500M, 2G;\n"
-         "                             AGE: 30s, 10m, 12h, 7d)\n"
+         "                             AGE: 3600s, 30m, 12h, 7d)\n"
          "  verify [--remove]          check every checksum; --remove deletes bad entries\n"
          "  export FILE [--used-since AGE|UNIX] [--key KEY]...\n"
          "                             write entries (those used within AGE, e.g. 7d, or since a\n"
@@ -36,452 +37,269 @@ static void cache_help(void)
          "  import FILE [--max-member SIZE]\n"
          "                             add an export's entries, each verified; a hostile archive\n"
          "                             (absolute or .. paths, links, devices, members over SIZE,\n"
-         "                             default 1G) is refused whole, naming the member\n");
+         "                             default 1G) is refused whole, naming the member\n\n"
+         "ccache's spellings, in place of a command:\n"
+         "  -s, --show-stats           stats\n"
+         "  -z, --zero-stats           zero\n"
+         "  -p, --show-config          config\n"
+         "  -M, --max-size SIZE        limit SIZE (with prune: prune's --max-size)\n"
+         "  -C, --clear                clear\n"
+         "  --evict-older-than AGE     prune --older-than AGE\n"
+         "An option given to a command it does not apply to is an error, as is a second command.\n");
 }
 
-static bool parse_suffixed(const char *s, const char *units, const double *scale, double *out)
+/* ---- the commands ---------------------------------------------------------------------- */
+
+typedef enum verb_operand {
+  OPERAND_NONE,     /* takes none */
+  OPERAND_REQUIRED, /* KEY: refused without one, before the cache is opened */
+  OPERAND_OPTIONAL  /* FILE or SIZE: the command says what is missing */
+} verb_operand;
+
+typedef struct cache_verb {
+  const char *name;
+  int (*fn)(cache_cmd *c);
+  bool makes_cache; /* may make the cache (import, path, limit); the others look at one that is there */
+  verb_operand operand;
+} cache_verb;
+
+static const cache_verb verbs[] = {
+    {"path", cache_path, true, OPERAND_NONE},
+    {"ls", cache_ls, false, OPERAND_NONE},
+    {"show", cache_show, false, OPERAND_REQUIRED},
+    {"source", cache_source, false, OPERAND_REQUIRED},
+    {"stats", cache_stats, false, OPERAND_NONE},
+    {"zero", cache_zero, false, OPERAND_NONE},
+    {"config", cache_config, false, OPERAND_NONE},
+    {"limit", cache_limit, true, OPERAND_OPTIONAL},
+    {"clear", cache_clear, false, OPERAND_NONE},
+    {"prune", cache_prune, false, OPERAND_NONE},
+    {"verify", cache_verify, false, OPERAND_NONE},
+    {"export", cache_export, false, OPERAND_OPTIONAL},
+    {"import", cache_import, true, OPERAND_OPTIONAL},
+};
+#define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
+
+/* ---- the options ------------------------------------------------------------------------ */
+
+typedef enum opt_kind {
+  OPT_HELP,   /* -h, --help */
+  OPT_JSON,   /* --json, --json=FILE */
+  OPT_STR,    /* a value into `field` */
+  OPT_FLAG,   /* true into `field` */
+  OPT_VERB,   /* ccache's spelling of a command: `verb` */
+  OPT_LIMIT,  /* -M SIZE: the limit command with its size */
+  OPT_EVICT,  /* --evict-older-than AGE: prune's --older-than, under its own name */
+  OPT_KEY     /* --key KEY, repeatable */
+} opt_kind;
+
+typedef struct cache_option {
+  const char *name;
+  opt_kind kind;
+  size_t field;      /* offsetof(cache_cmd, ...) for OPT_STR and OPT_FLAG */
+  const char *verbs; /* the commands it applies to (NULL: all); OPT_VERB: the command it names */
+} cache_option;
+
+/* In the order they are tried (the nearest name to an unknown option is looked for among them). */
+static const cache_option options[] = {
+    {"-h", OPT_HELP, 0, NULL},
+    {"--help", OPT_HELP, 0, NULL},
+    {"--cache-dir", OPT_STR, offsetof(cache_cmd, copts.dir), NULL},
+    {"--json", OPT_JSON, 0, NULL},
+    {"-s", OPT_VERB, 0, "stats"},
+    {"--show-stats", OPT_VERB, 0, "stats"},
+    {"-z", OPT_VERB, 0, "zero"},
+    {"--zero-stats", OPT_VERB, 0, "zero"},
+    {"-C", OPT_VERB, 0, "clear"},
+    {"--clear", OPT_VERB, 0, "clear"},
+    {"-p", OPT_VERB, 0, "config"},
+    {"--show-config", OPT_VERB, 0, "config"},
+    {"-M", OPT_LIMIT, 0, NULL},
+    {"--extract", OPT_STR, offsetof(cache_cmd, extract), "source"},
+    {"--max-size", OPT_STR, offsetof(cache_cmd, max_size), "prune limit"}, /* alone: ccache's, the limit */
+    {"--older-than", OPT_STR, offsetof(cache_cmd, older), "prune"},
+    {"--evict-older-than", OPT_EVICT, 0, "prune"}, /* alone: prune */
+    {"--remove", OPT_FLAG, offsetof(cache_cmd, remove_bad), "verify"},
+    {"--used-since", OPT_STR, offsetof(cache_cmd, since), "export"},
+    {"--max-member", OPT_STR, offsetof(cache_cmd, max_member), "import"},
+    {"--key", OPT_KEY, 0, "export"},
+};
+
+/* A ccache spelling names a command; a second command, or an option given to one it does not apply
+ * to, is a usage error naming it. */
+static int set_verb(cache_cmd *c, const char *v, const char *from)
 {
-  char *end;
-  double v;
-  if (!s || !*s)
-    return false;
-  errno = 0;
-  v = strtod(s, &end);
-  if (errno || v < 0 || end == s)
-    return false;
-  if (*end) {
-    const char *u = strchr(units, tolower((unsigned char)*end));
-    if (!u || (end[1] && !(end[1] == 'b' || end[1] == 'B' || end[1] == 'i') ))
-      return false;
-    v *= scale[u - units];
-  }
-  *out = v;
-  return true;
+  if (c->verb && strcmp(c->verb, v))
+    return cli_usage_error(c->ctx, "cache", "'%s' and '%s' are two commands: give one", c->verb_from, from);
+  c->verb = v;
+  c->verb_from = from;
+  return EXIT_OK;
 }
 
-
-typedef struct ls_ctx {
-  bool json;
-  cJSON *arr;
-  size_t n;
-} ls_ctx;
-
-static int ls_one(const gpujit_cache_entry *e, void *payload)
+static bool verb_in(const char *verb, const char *verbs_)
 {
-  ls_ctx *l = payload;
-  char when[32], sz[32];
-  time_t t = (time_t)e->last_used;
-  l->n++;
-  if (l->json) {
-    cJSON *o = cJSON_CreateObject(), *k;
-    cJSON_AddStringToObject(o, "key", e->key);
-    cJSON_AddStringToObject(o, "name", e->module); /* the keys of a build's record (docs/json.md) */
-    cJSON_AddStringToObject(o, "arch", e->arch);
-    cJSON_AddStringToObject(o, "kind", e->kind);
-    k = cJSON_AddArrayToObject(o, "kernels");
-    for (const char *c = e->kernels; k && *c;) {
-      size_t n = strcspn(c, " ");
-      char name[1024];
-      if (n) {
-        snprintf(name, sizeof(name), "%.*s", (int)n, c);
-        cJSON_AddItemToArray(k, cJSON_CreateString(name));
-      }
-      c += n + (c[n] == ' ');
-    }
-    cJSON_AddNumberToObject(o, "bytes", (double)e->bytes);
-    cJSON_AddNumberToObject(o, "created", (double)e->created);
-    cJSON_AddNumberToObject(o, "last_used", (double)e->last_used);
-    cJSON_AddNumberToObject(o, "compile_ms", e->compile_ms);
-    cJSON_AddItemToArray(l->arr, o);
-    return 0;
-  }
-  strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
-  printf("%.12s  %-16s %-8s %9s  %s  %s\n", e->key, e->module, e->arch,
-         cli_size(sz, sizeof(sz), (double)e->bytes), when, e->kernels);
-  return 0;
+  size_t n = strlen(verb);
+  for (const char *p = verbs_; (p = strstr(p, verb)) != NULL; p += n)
+    if ((p == verbs_ || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+      return true;
+  return false;
 }
 
-typedef struct src_ctx {
-  cJSON *arr;
-  const char *extract;
-  int err;
-} src_ctx;
-
-static int copy_file(const char *from, const char *to)
+/* --key: every one kept, however many (an export of a long list of keys leaves none out). */
+static int add_key(cache_cmd *c, const char *key)
 {
-  FILE *in = fopen(from, "rb"), *out;
-  char buf[65536], *dir = strdup(to), *slash;
-  size_t n;
-  int rc = 0;
-  if (!in || !dir) {
-    free(dir);
-    if (in)
-      fclose(in);
-    return -1;
+  if (c->nkeys == c->keys_cap) {
+    size_t cap = c->keys_cap ? c->keys_cap * 2 : 16;
+    const char **grown = realloc(c->keys, cap * sizeof(*grown));
+    if (!grown)
+      return cli_fail(c->ctx, GPUJIT_ENOMEM);
+    c->keys = grown, c->keys_cap = cap;
   }
-  for (slash = dir + 1; (slash = strchr(slash, '/')); slash++) {
-    *slash = '\0';
-    mkdir(dir, 0755);
-    *slash = '/';
-  }
-  free(dir);
-  if (!(out = fopen(to, "wb"))) {
-    fclose(in);
-    return -1;
-  }
-  while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-    if (fwrite(buf, 1, n, out) != n)
-      rc = -1;
-  fclose(in);
-  if (fclose(out) != 0)
-    rc = -1;
-  return rc;
+  c->keys[c->nkeys++] = key;
+  return EXIT_OK;
 }
 
-static int src_one(const char *named, const char *dump, void *payload)
+/* Apply one option of the table (`arg` as given, its value in a->value). Returns an exit code. */
+static int apply_option(cache_cmd *c, const cache_option *o, cli_args *a, const char *arg)
 {
-  src_ctx *s = payload;
-  if (s->arr) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "path", named);
-    cJSON_AddStringToObject(o, "dump", dump);
-    cJSON_AddItemToArray(s->arr, o);
-  } else if (s->extract) {
-    char to[8192];
-    snprintf(to, sizeof(to), "%s%s", s->extract, named);
-    if (copy_file(dump, to) < 0) {
-      fprintf(stderr, "gpujit: error: cannot write %s: %s\n", to, strerror(errno));
-      s->err = EXIT_IO;
-      return 1;
-    }
-    printf("%s\n", to);
+  char *field = (char *)c + o->field;
+  if (o->verbs && o->kind != OPT_VERB && c->ngiven < sizeof(c->given) / sizeof(c->given[0]))
+    c->given[c->ngiven++] = (verb_opt){arg, o->verbs};
+  switch (o->kind) {
+  case OPT_STR:
+    *(const char **)(void *)field = a->value;
+    break;
+  case OPT_FLAG:
+    *(bool *)(void *)field = true;
+    break;
+  case OPT_VERB:
+    return set_verb(c, o->verbs, arg);
+  case OPT_LIMIT: {
+    int rc = a->failed ? EXIT_OK : set_verb(c, "limit", arg);
+    if (!a->failed && rc == EXIT_OK)
+      c->max_size_flag = a->value;
+    return rc;
+  }
+  case OPT_EVICT:
+    c->older = a->value, c->older_name = arg;
+    break;
+  case OPT_KEY:
+    return a->value ? add_key(c, a->value) : EXIT_OK;
+  case OPT_HELP:
+  case OPT_JSON:
+    break;
+  }
+  return EXIT_OK;
+}
+
+/* An operand: the command, the same command again after its ccache spelling, or its operand. */
+static int operand(cache_cmd *c, const char *arg)
+{
+  if (!c->verb) {
+    c->verb = c->verb_from = arg;
+  } else if (c->verb_from[0] == '-') { /* after -s, -z, -C, -p, -M: the same command again, or a second */
+    int rc = strcmp(arg, c->verb) ? cli_usage_error(c->ctx, "cache", "'%s' and '%s' are two commands: give one",
+                                                    c->verb_from, arg)
+                                  : EXIT_OK;
+    c->verb_from = arg;
+    return rc;
+  } else if (!c->key) {
+    c->key = arg;
   } else {
-    FILE *f = fopen(dump, "rb");
-    char buf[65536];
-    size_t n;
-    printf("== %s ==\n", named);
-    while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-      fwrite(buf, 1, n, stdout);
-    if (f)
-      fclose(f);
+    return cli_usage_error(c->ctx, "cache", "unexpected argument '%s'", arg);
   }
-  return 0;
+  return EXIT_OK;
 }
 
-static void bad_one(const char *key, const char *problem, void *payload)
+/* One argument. *help: -h was given. */
+static int parse_one(cache_cmd *c, cli_args *a, bool *help)
 {
-  cJSON *arr = payload;
-  if (arr) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "key", key);
-    cJSON_AddStringToObject(o, "problem", problem);
-    cJSON_AddItemToArray(arr, o);
-  } else {
-    printf("bad %s: %s\n", key, problem);
+  const char *arg = a->argv[a->i];
+  if (cli_end_of_options(a))
+    return EXIT_OK;
+  for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+    const cache_option *o = &options[i];
+    bool hit = o->kind == OPT_JSON ? cli_json_opt(a, &c->json, &c->json_file)
+                                   : cli_opt(a, o->name, o->kind == OPT_STR || o->kind == OPT_LIMIT ||
+                                                             o->kind == OPT_EVICT || o->kind == OPT_KEY);
+    if (hit) {
+      *help = o->kind == OPT_HELP;
+      return *help ? EXIT_OK : apply_option(c, o, a, arg);
+    }
   }
+  if (cli_is_option(a))
+    return cli_unknown_option(c->ctx, a, "cache");
+  return operand(c, arg);
+}
+
+static int parse(cache_cmd *c, int argc, char **argv, bool *help)
+{
+  cli_args a = {.argc = argc, .i = 1, .argv = argv, .cmd = "cache"};
+  int rc;
+  for (; a.i < argc; a.i++) {
+    const char *arg = argv[a.i];
+    if ((rc = parse_one(c, &a, help)) != EXIT_OK || *help)
+      return rc;
+    if (a.failed)
+      return cli_usage_error(c->ctx, "cache", "option '%s' needs a value", arg);
+  }
+  return EXIT_OK;
+}
+
+/* The command, from its name or from the options that stand for one; checked with its options
+ * and operand. *out: its row of the table. */
+static int resolve(cache_cmd *c, const cache_verb **out)
+{
+  const char *names[NVERBS], *near;
+  if (!c->verb && c->max_size && !c->older) /* `cache --max-size 1G`: ccache's, the limit */
+    c->verb = "limit";
+  else if (!c->verb && c->older) /* `cache --evict-older-than 7d` (ccache's), with --max-size too */
+    c->verb = "prune";
+  if (!c->verb)
+    return cli_usage_error(c->ctx, "cache", "no command given: one of path, ls, show, source, stats, zero, config, "
+                           "limit, clear, prune, verify, export, import (gpujit cache --help)");
+  *out = NULL;
+  for (size_t i = 0; i < NVERBS; i++) {
+    names[i] = verbs[i].name;
+    if (!strcmp(c->verb, verbs[i].name))
+      *out = &verbs[i];
+  }
+  if (!*out)
+    return (near = cli_nearest(c->verb, names, NVERBS))
+               ? cli_usage_error(c->ctx, "cache", "unknown command '%s' (did you mean '%s'?)", c->verb, near)
+               : cli_usage_error(c->ctx, "cache", "unknown command '%s'", c->verb);
+  for (size_t i = 0; i < c->ngiven; i++)
+    if (!verb_in(c->verb, c->given[i].verbs))
+      return cli_usage_error(c->ctx, "cache", "option '%s' does not apply to '%s' (it is for '%s'%s)",
+                             c->given[i].name, c->verb, c->given[i].verbs[0] == 'p' ? "prune" : c->given[i].verbs,
+                             !strncmp(c->given[i].verbs, "prune limit", 11) ? ", or alone sets the limit" : "");
+  if (!strcmp(c->verb, "limit") && (c->max_size_flag || c->max_size)) {
+    const char *size = c->max_size_flag ? c->max_size_flag : c->max_size;
+    if (c->key)
+      return cli_usage_error(c->ctx, "cache", "the limit given twice: '%s' and '%s'", size, c->key);
+    c->key = size;
+  } else if (c->key && (*out)->operand == OPERAND_NONE) {
+    return cli_usage_error(c->ctx, "cache", "unexpected argument '%s': '%s' takes none", c->key, c->verb);
+  }
+  snprintf(c->format, sizeof(c->format), "gpujit-cache-%s", c->verb); /* docs/json.md */
+  if ((*out)->operand == OPERAND_REQUIRED && !c->key)
+    return cli_usage_error(c->ctx, "cache", "'%s' needs a KEY", c->verb);
+  return EXIT_OK;
 }
 
 int cmd_cache(cli_ctx *ctx, int argc, char **argv)
 {
-  gpujit_cache_options copts = GPUJIT_CACHE_OPTIONS_INIT;
-  gpujit_cache *cache = NULL;
-  const char *verb = NULL, *key = NULL, *extract = NULL, *max_size = NULL, *older = NULL, *since = NULL;
-  const char *max_member = NULL, *keys[256];
-  size_t nkeys = 0;
-  bool json = false, remove_bad = false;
-  const char *json_file = NULL; /* --json=FILE */
-  char format[64];
-  cli_args a = {.argc = argc, .i = 1, .argv = argv, .cmd = "cache"};
-  int err, rc = EXIT_OK;
-
-  for (; a.i < argc; a.i++) {
-    const char *arg = argv[a.i];
-    if (cli_end_of_options(&a)) {
-      continue;
-    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
-      cache_help();
-      return EXIT_OK;
-    } else if (cli_opt(&a, "--cache-dir", true)) {
-      copts.dir = a.value;
-    } else if (cli_json_opt(&a, &json, &json_file)) {
-    } else if (cli_opt(&a, "--extract", true)) {
-      extract = a.value;
-    } else if (cli_opt(&a, "--max-size", true)) {
-      max_size = a.value;
-    } else if (cli_opt(&a, "--older-than", true)) {
-      older = a.value;
-    } else if (cli_opt(&a, "--remove", false)) {
-      remove_bad = true;
-    } else if (cli_opt(&a, "--used-since", true)) {
-      since = a.value;
-    } else if (cli_opt(&a, "--max-member", true)) {
-      max_member = a.value;
-    } else if (cli_opt(&a, "--key", true)) {
-      if (a.value && nkeys < sizeof(keys) / sizeof(keys[0]))
-        keys[nkeys++] = a.value;
-    } else if (cli_is_option(&a)) {
-      return cli_unknown_option(ctx, &a, "cache");
-    } else if (!verb) {
-      verb = arg;
-    } else if (!key) {
-      key = arg;
-    } else {
-      return cli_usage_error(ctx, "cache", "unexpected argument '%s'", arg);
-    }
-    if (a.failed)
-      return cli_usage_error(ctx, "cache", "option '%s' needs a value", arg);
-  }
-  if (!verb) {
+  cache_cmd c = {.ctx = ctx, .older_name = "--older-than", .copts = GPUJIT_CACHE_OPTIONS_INIT};
+  const cache_verb *v = NULL;
+  bool help = false;
+  int err, rc;
+  if ((rc = parse(&c, argc, argv, &help)) == EXIT_OK && help)
     cache_help();
-    return EXIT_USAGE;
+  else if (rc == EXIT_OK && (rc = resolve(&c, &v)) == EXIT_OK) {
+    err = v->makes_cache ? gpujit_cache_open(&c.cache, &c.copts) : gpujit_cache_open_existing(&c.cache, &c.copts);
+    rc = err < 0 ? cli_fail(ctx, err) : v->fn(&c);
   }
-  snprintf(format, sizeof(format), "gpujit-cache-%s", verb); /* docs/json.md */
-  if ((!strcmp(verb, "show") || !strcmp(verb, "source")) && !key)
-    return cli_usage_error(ctx, "cache", "'%s' needs a KEY", verb);
-  /* import and limit may make a cache; every other verb looks at one that is there */
-  if ((err = (!strcmp(verb, "import") || !strcmp(verb, "path") || !strcmp(verb, "limit")
-                  ? gpujit_cache_open(&cache, &copts)
-                  : gpujit_cache_open_existing(&cache, &copts))) < 0)
-    return cli_fail(ctx, err);
-
-  if (!strcmp(verb, "path")) {
-    if (json) {
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "path", gpujit_cache_path(cache));
-      rc = cli_json_emit(ctx, o, format, json_file);
-    } else {
-      printf("%s\n", gpujit_cache_path(cache));
-    }
-  } else if (!strcmp(verb, "ls")) {
-    ls_ctx l = {json, json ? cJSON_CreateArray() : NULL, 0};
-    cJSON *o = json ? cJSON_CreateObject() : NULL;
-    if ((err = gpujit_cache_list(cache, ls_one, &l)) < 0)
-      rc = cli_fail(ctx, err);
-    else if (json) {
-      cJSON_AddStringToObject(o, "path", gpujit_cache_path(cache));
-      cJSON_AddItemToObject(o, "entries", l.arr), l.arr = NULL;
-      rc = cli_json_emit(ctx, o, format, json_file), o = NULL;
-    } else if (!l.n && ctx->verbose >= 0)
-      printf("(empty: %s)\n", gpujit_cache_path(cache));
-    cJSON_Delete(l.arr);
-    cJSON_Delete(o);
-  } else if (!strcmp(verb, "show")) {
-    char *text = NULL;
-    if ((err = gpujit_cache_show(&text, cache, key)) < 0)
-      rc = cli_fail(ctx, err);
-    else
-      printf("%s\n", text);
-    gpujit_free(text);
-  } else if (!strcmp(verb, "source")) {
-    src_ctx s = {json ? cJSON_CreateArray() : NULL, extract, 0};
-    if ((err = gpujit_cache_sources(cache, key, src_one, &s)) < 0)
-      rc = cli_fail(ctx, err);
-    else if (s.err)
-      rc = s.err;
-    else if (json) {
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "key", key);
-      cJSON_AddItemToObject(o, "files", s.arr), s.arr = NULL;
-      rc = cli_json_emit(ctx, o, format, json_file);
-    }
-    cJSON_Delete(s.arr);
-  } else if (!strcmp(verb, "export")) {
-    static const double secs[] = {1, 60, 3600, 86400, 604800};
-    gpujit_cache_export_options eo = GPUJIT_CACHE_EXPORT_OPTIONS_INIT;
-    double age = 0;
-    uint64_t n = 0;
-    char *end = NULL;
-    if (!key)
-      rc = cli_usage_error(ctx, "cache", "export needs a FILE");
-    else if (since && (eo.used_since = strtod(since, &end), end && !*end && eo.used_since > 1e9))
-      ; /* a Unix time */
-    else if (since && !parse_suffixed(since, "smhdw", secs, &age))
-      rc = cli_usage_error(ctx, "cache", "invalid --used-since '%s' (an age like 7d, or a Unix time)", since);
-    else if (since)
-      eo.used_since = (double)time(NULL) - age;
-    if (rc == EXIT_OK) {
-      eo.keys = nkeys ? keys : NULL;
-      eo.keys_count = nkeys;
-      if ((err = gpujit_cache_export(cache, key, &eo, &n)) < 0)
-        rc = cli_fail(ctx, err);
-      else if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "file", key);
-        cJSON_AddNumberToObject(o, "entries", (double)n);
-        rc = cli_json_emit(ctx, o, format, json_file);
-      } else {
-        printf("exported %llu entr%s to %s\n", (unsigned long long)n, n == 1 ? "y" : "ies", key);
-      }
-    }
-  } else if (!strcmp(verb, "import")) {
-    gpujit_cache_import_result r;
-    uint64_t limit = 0;
-    if (!key)
-      rc = cli_usage_error(ctx, "cache", "import needs a FILE");
-    else if (max_member && gpujit_cache_parse_size(max_member, &limit) < 0)
-      rc = cli_usage_error(ctx, "cache", "invalid --max-member '%s' (e.g. 256M)", max_member);
-    else if ((err = gpujit_cache_import(cache, key, limit, &r)) < 0)
-      rc = cli_fail(ctx, err);
-    else if (json) {
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddNumberToObject(o, "entries", (double)r.entries);
-      cJSON_AddNumberToObject(o, "present", (double)r.present);
-      cJSON_AddNumberToObject(o, "manifests", (double)r.manifests);
-      cJSON_AddNumberToObject(o, "rejected", (double)r.rejected);
-      rc = cli_json_emit(ctx, o, format, json_file);
-    } else {
-      printf("imported %llu entr%s (%llu already here, %llu refused), %llu manifest%s\n",
-             (unsigned long long)r.entries, r.entries == 1 ? "y" : "ies", (unsigned long long)r.present,
-             (unsigned long long)r.rejected, (unsigned long long)r.manifests, r.manifests == 1 ? "" : "s");
-    }
-  } else if (!strcmp(verb, "limit")) {
-    uint64_t bytes = 0;
-    const char *source = NULL;
-    char sz[32];
-    if (key && (err = gpujit_cache_parse_size(key, &bytes)) < 0)
-      rc = cli_usage_error(ctx, "cache", "%s", gpujit_error_last());
-    else if (key && (err = gpujit_cache_limit_set(cache, bytes)) < 0)
-      rc = cli_fail(ctx, err);
-    else if ((err = gpujit_cache_limit_get(cache, &bytes, &source)) < 0)
-      rc = cli_fail(ctx, err);
-    else if (json) {
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddNumberToObject(o, "limit_bytes", (double)bytes);
-      cJSON_AddStringToObject(o, "source", source);
-      rc = cli_json_emit(ctx, o, format, json_file);
-    } else if (bytes) {
-      printf("limit     %s (%s)\n", cli_size(sz, sizeof(sz), (double)bytes), source);
-    } else {
-      printf("limit     none\n");
-    }
-  } else if (!strcmp(verb, "stats")) {
-    gpujit_cache_stats st;
-    gpujit_cache_remote_stats rs;
-    uint64_t limit = 0;
-    if (gpujit_cache_limit_get(cache, &limit, NULL) < 0) {
-      cli_warn(ctx, "%s", gpujit_error_last());
-      limit = 0;
-    }
-    if ((err = gpujit_cache_stats_get(cache, &st)) < 0) {
-      rc = cli_fail(ctx, err);
-    } else if (json) {
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "path", gpujit_cache_path(cache));
-      cJSON_AddNumberToObject(o, "entries", (double)st.entries);
-      cJSON_AddNumberToObject(o, "bytes", (double)st.bytes);
-      cJSON_AddNumberToObject(o, "hits", (double)st.hits);
-      cJSON_AddNumberToObject(o, "misses", (double)st.misses);
-      if (st.hits + st.misses)
-        cJSON_AddNumberToObject(o, "hit_rate", (double)st.hits / (double)(st.hits + st.misses));
-      else
-        cJSON_AddNullToObject(o, "hit_rate");
-      cJSON_AddNumberToObject(o, "stores", (double)st.stores);
-      cJSON_AddNumberToObject(o, "corrupt", (double)st.corrupt);
-      cJSON_AddNumberToObject(o, "compile_ms_saved", st.compile_ms_saved);
-      cJSON_AddNumberToObject(o, "limit_bytes", (double)limit);
-      if (gpujit_cache_remote_stats_get(cache, &rs) == 0) {
-        cJSON *r = cJSON_AddObjectToObject(o, "remote");
-        cJSON_AddNumberToObject(r, "hits", (double)rs.hits);
-        cJSON_AddNumberToObject(r, "misses", (double)rs.misses);
-        cJSON_AddNumberToObject(r, "errors", (double)rs.errors);
-        cJSON_AddNumberToObject(r, "bytes_in", (double)rs.bytes_in);
-        cJSON_AddNumberToObject(r, "bytes_out", (double)rs.bytes_out);
-        cJSON_AddNumberToObject(r, "compile_ms_saved", rs.compile_ms_saved);
-      }
-      rc = cli_json_emit(ctx, o, format, json_file);
-    } else {
-      char sz[32], lim[32];
-      printf("path      %s\nentries   %llu\nsize      %s\nhits      %llu\nmisses    %llu\n"
-             "stores    %llu\ncorrupt   %llu\nsaved     %.1f ms of compiling\n",
-             gpujit_cache_path(cache), (unsigned long long)st.entries, cli_size(sz, sizeof(sz), (double)st.bytes),
-             (unsigned long long)st.hits, (unsigned long long)st.misses, (unsigned long long)st.stores,
-             (unsigned long long)st.corrupt, st.compile_ms_saved);
-      if (st.hits + st.misses)
-        printf("hit rate  %.1f %% (%llu of %llu lookups)\n", 100.0 * (double)st.hits / (double)(st.hits + st.misses),
-               (unsigned long long)st.hits, (unsigned long long)(st.hits + st.misses));
-      else
-        printf("hit rate  - (no lookups since the counters were zeroed)\n");
-      printf("limit     %s\n", limit ? cli_size(lim, sizeof(lim), (double)limit) : "none");
-      if (gpujit_cache_remote_stats_get(cache, &rs) == 0 && (rs.hits || rs.misses || rs.errors || rs.bytes_out)) {
-        char in[32], out[32];
-        printf("remote    %llu hits, %llu misses, %llu errors; %s in, %s out; saved %.1f ms of compiling\n",
-               (unsigned long long)rs.hits, (unsigned long long)rs.misses, (unsigned long long)rs.errors,
-               cli_size(in, sizeof(in), (double)rs.bytes_in), cli_size(out, sizeof(out), (double)rs.bytes_out),
-               rs.compile_ms_saved);
-      }
-    }
-  } else if (!strcmp(verb, "zero")) {
-    if ((err = gpujit_cache_zero_stats(cache)) < 0)
-      rc = cli_fail(ctx, err);
-    else if (json) {
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddBoolToObject(o, "zeroed", true);
-      rc = cli_json_emit(ctx, o, format, json_file);
-    }
-    else if (ctx->verbose >= 0)
-      printf("counters zeroed (entries kept)\n");
-  } else if (!strcmp(verb, "clear")) {
-    uint64_t n = 0;
-    if ((err = gpujit_cache_clear(cache, &n)) < 0) {
-      rc = cli_fail(ctx, err);
-    } else if (json) {
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddNumberToObject(o, "removed", (double)n);
-      rc = cli_json_emit(ctx, o, format, json_file);
-    } else {
-      printf("removed %llu entr%s\n", (unsigned long long)n, n == 1 ? "y" : "ies");
-    }
-  } else if (!strcmp(verb, "prune")) {
-    static const double bytes[] = {1024.0, 1048576.0, 1073741824.0, 1099511627776.0};
-    static const double secs[] = {1, 60, 3600, 86400, 604800};
-    double size = 0, age = 0;
-    uint64_t n = 0, freed = 0;
-    if (!max_size && !older)
-      rc = cli_usage_error(ctx, "cache", "prune needs --max-size and/or --older-than");
-    else if (max_size && !parse_suffixed(max_size, "kmgt", bytes, &size))
-      rc = cli_usage_error(ctx, "cache", "invalid --max-size '%s' (e.g. 500M, 2G)", max_size);
-    else if (older && (!parse_suffixed(older, "smhdw", secs, &age) || age <= 0))
-      rc = cli_usage_error(ctx, "cache", "invalid --older-than '%s' (e.g. 30s, 10m, 12h, 7d)", older);
-    else if ((err = gpujit_cache_prune(cache, (uint64_t)size, age, &n, &freed)) < 0)
-      rc = cli_fail(ctx, err);
-    else if (json) {
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddNumberToObject(o, "removed", (double)n);
-      cJSON_AddNumberToObject(o, "freed_bytes", (double)freed);
-      rc = cli_json_emit(ctx, o, format, json_file);
-    } else {
-      char sz[32];
-      printf("removed %llu entr%s, freed %s\n", (unsigned long long)n, n == 1 ? "y" : "ies",
-             cli_size(sz, sizeof(sz), (double)freed));
-    }
-  } else if (!strcmp(verb, "verify")) {
-    cJSON *arr = json ? cJSON_CreateArray() : NULL;
-    uint64_t checked = 0, bad = 0;
-    if ((err = gpujit_cache_verify(cache, remove_bad, bad_one, arr, &checked, &bad)) < 0) {
-      rc = cli_fail(ctx, err);
-      cJSON_Delete(arr);
-    } else {
-      if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "checked", (double)checked);
-        cJSON_AddNumberToObject(o, "bad", (double)bad);
-        cJSON_AddBoolToObject(o, "removed", remove_bad && bad);
-        cJSON_AddItemToObject(o, "problems", arr);
-        rc = cli_json_emit(ctx, o, format, json_file);
-      } else {
-        printf("checked %llu entr%s, %llu bad%s\n", (unsigned long long)checked, checked == 1 ? "y" : "ies",
-               (unsigned long long)bad, bad && remove_bad ? " (removed)" : "");
-      }
-      if (bad && !remove_bad)
-        rc = EXIT_INPUT;
-    }
-  } else {
-    static const char *const verbs[] = {"path", "ls", "show", "source", "stats", "zero", "limit",
-                                        "clear", "prune", "verify", "export", "import"};
-    const char *near = cli_nearest(verb, verbs, sizeof(verbs) / sizeof(verbs[0]));
-    rc = near ? cli_usage_error(ctx, "cache", "unknown command '%s' (did you mean '%s'?)", verb, near)
-              : cli_usage_error(ctx, "cache", "unknown command '%s'", verb);
-  }
-  gpujit_cache_free(cache);
+  gpujit_cache_free(c.cache);
+  free(c.keys);
   return rc;
 }

@@ -1,4 +1,5 @@
-/* gpujit env: every environment setting gpujit reads, what it does, and its value now. */
+/* gpujit env and gpujit --version: every environment setting gpujit reads, what it does, and the
+ * value in effect with where it came from; the toolkit and cache a build would use. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,15 @@
 typedef struct setting {
   const char *name, *what;
 } setting;
+
+/* What a build would use where the variable is unset: the value and where it comes from. */
+typedef struct effective {
+  gpujit_toolkit_info tk;
+  char *cache_dir;
+  const char *cache_origin;
+  char limit[64], hashes[4096];
+  const char *limit_origin;
+} effective;
 
 /* Every variable gpujit reads (tests/cli/cases/env_settings.sh checks the sources name no other). */
 static const setting settings[] = {
@@ -41,10 +51,92 @@ static const setting settings[] = {
     {"GPUJIT_SYSFS_ROOT", "tests: another root for /sys when reading the GPUs' identity"},
 };
 
+static const char *origin_name(gpujit_toolkit_origin o)
+{
+  switch (o) {
+  case GPUJIT_TOOLKIT_CUDA_PATH: return "CUDA_PATH";
+  case GPUJIT_TOOLKIT_CUDA_HOME: return "from CUDA_HOME";
+  case GPUJIT_TOOLKIT_PIP: return "NVIDIA's pip wheels beside gpujit";
+  default: return "default";
+  }
+}
+
+static void effective_get(effective *e)
+{
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_cache *c = NULL;
+  uint64_t bytes = 0;
+  memset(e, 0, sizeof(*e));
+  gpujit_toolkit_info_get(&e->tk);
+  if (gpujit_cache_default_dir(&e->cache_dir, &e->cache_origin) < 0)
+    e->cache_dir = NULL;
+  if (e->cache_dir)
+    snprintf(e->hashes, sizeof(e->hashes), "%s/toolkit-hashes", e->cache_dir);
+  co.dir = e->cache_dir;
+  snprintf(e->limit, sizeof(e->limit), "none");
+  e->limit_origin = "default";
+  if (e->cache_dir && gpujit_cache_open_existing(&c, &co) == 0 && gpujit_cache_limit_get(c, &bytes, &e->limit_origin) == 0 &&
+      bytes)
+    cli_size(e->limit, sizeof(e->limit), (double)bytes);
+  if (!strcmp(e->limit_origin, "none"))
+    e->limit_origin = "default";
+  gpujit_cache_free(c);
+  gpujit_error_clear();
+}
+
+/* The value in effect for an unset variable, and its origin; NULL where it has none. */
+static const char *effective_value(const effective *e, const char *name, const char **origin)
+{
+  const char *cache_origin = e->cache_origin && !strcmp(e->cache_origin, "HOME") ? "default" : e->cache_origin;
+  *origin = "default";
+  if (!strcmp(name, "CUDA_PATH"))
+    return *origin = origin_name(e->tk.origin), e->tk.root;
+  if (!strcmp(name, "GPUJIT_CACHE_DIR"))
+    return *origin = cache_origin, e->cache_dir;
+  if (!strcmp(name, "GPUJIT_TOOLKIT_HASHES"))
+    return *origin = cache_origin, e->hashes[0] ? e->hashes : NULL;
+  if (!strcmp(name, "GPUJIT_CACHE_MAX_SIZE"))
+    return *origin = e->limit_origin, e->limit;
+  if (!strcmp(name, "GPUJIT_NVRTC_LIBRARY"))
+    return *origin = "the toolkit's", e->tk.nvrtc;
+  if (!strcmp(name, "GPUJIT_NVJITLINK_LIBRARY"))
+    return *origin = "the toolkit's", e->tk.nvjitlink;
+  if (!strcmp(name, "GPUJIT_DEVICE"))
+    return "0";
+  if (!strcmp(name, "GPUJIT_LIBCUDA"))
+    return "libcuda.so.1";
+  if (!strcmp(name, "GPUJIT_ARCH"))
+    return "the GPU's, else " GPUJIT_DEFAULT_ARCH;
+  return NULL;
+}
+
+/* gpujit --version: what gpujit would build with, found without a toolkit too. */
+int cli_print_version(cli_ctx *ctx)
+{
+  effective e;
+  int a = 0, b = 0, c = 0, d = 0;
+  (void)ctx;
+  effective_get(&e);
+  printf("gpujit %s\n", gpujit_version());
+  if (e.tk.problem || gpujit_toolkit_versions(&a, &b, &c, &d) < 0) {
+    printf("toolkit none found: %s\nNVRTC none\nnvJitLink none\n", e.tk.problem ? e.tk.problem : gpujit_error_last());
+  } else {
+    printf("toolkit %s (%s)\n", e.tk.root, origin_name(e.tk.origin));
+    printf("NVRTC %d.%d (%s%s)\n", a, b, e.tk.nvrtc, e.tk.nvrtc_from_env ? ", GPUJIT_NVRTC_LIBRARY" : "");
+    printf("nvJitLink %d.%d (%s%s)\n", c, d, e.tk.nvjitlink, e.tk.nvjitlink_from_env ? ", GPUJIT_NVJITLINK_LIBRARY" : "");
+    printf("ptxas %s\n", e.tk.ptxas ? e.tk.ptxas : "none (lean modules take NVRTC's cubin; pip install nvidia-cuda-nvcc)");
+  }
+  printf("cache %s (%s)\n", e.cache_dir ? e.cache_dir : "?",
+         e.cache_origin && strcmp(e.cache_origin, "HOME") ? e.cache_origin : "default");
+  free(e.cache_dir);
+  return EXIT_OK;
+}
+
 static void env_help(void)
 {
   printf("usage: gpujit env [--names]\n\n"
-         "Every environment variable gpujit reads, what it does and its value now (\"-\": unset).\n"
+         "Every environment variable gpujit reads, what it does, the value in effect and where it comes\n"
+         "from: (environment), (default), the toolkit's, NVIDIA's pip wheels (\"-\": unset, no default).\n"
          "  --names    the names alone, one per line\n");
 }
 
@@ -65,12 +157,25 @@ int cmd_env(cli_ctx *ctx, int argc, char **argv)
     else
       return cli_usage_error(ctx, "env", "unexpected argument '%s'", argv[a.i]);
   }
+  effective e;
+  if (!names)
+    effective_get(&e);
   for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
-    const char *v = getenv(settings[i].name);
-    if (names)
+    const char *v = getenv(settings[i].name), *origin = "environment";
+    if (names) {
       printf("%s\n", settings[i].name);
+      continue;
+    }
+    if (!v || !*v)
+      v = effective_value(&e, settings[i].name, &origin);
+    if (v)
+      printf("%-31s %s  (%s)\n  %s\n", settings[i].name, v, origin, settings[i].what);
     else
-      printf("%-31s %s\n  %s\n", settings[i].name, v ? v : "-", settings[i].what);
+      printf("%-31s -\n  %s\n", settings[i].name, settings[i].what);
   }
+  if (!names && e.tk.problem)
+    printf("\nno toolkit: %s\n", e.tk.problem);
+  if (!names)
+    free(e.cache_dir);
   return EXIT_OK;
 }

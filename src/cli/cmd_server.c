@@ -174,133 +174,172 @@ static void print_status(const char *json)
   cJSON_Delete(j);
 }
 
-int cmd_server(cli_ctx *ctx, int argc, char **argv)
-{
-  gpujit_server_options so = GPUJIT_SERVER_OPTIONS_INIT;
-  cli_args a = {.argc = argc, .i = 2, .argv = argv, .cmd = "server"};
-  const char *verb = argc > 1 ? argv[1] : NULL;
-  bool json = false, autostart = false;
-  const char *json_file = NULL;
-  int ready_fd = -1, err;
-  char why[512], path[PATH_MAX];
+typedef struct server_cmd {
+  cli_ctx *ctx;
+  gpujit_server_options so;
+  bool json, autostart;
+  const char *json_file;
+  int ready_fd;
+} server_cmd;
 
-  if (!verb || !strcmp(verb, "-h") || !strcmp(verb, "--help")) {
-    server_help();
-    return verb ? EXIT_OK : EXIT_USAGE;
+/* A whole number option into *out (0 when its value is missing: "needs a value" follows). */
+static int int_option(server_cmd *c, cli_args *a, const char *name, long max, int *out)
+{
+  long v;
+  if (!a->failed && !cli_parse_int(a->value, 1, max, &v))
+    return cli_usage_error(c->ctx, "server", "invalid %s '%s': expected 1..%ld", name, a->value, max);
+  *out = a->failed ? 0 : (int)v;
+  return EXIT_OK;
+}
+
+/* One argument. *help: -h was given. */
+static int parse_one(server_cmd *c, cli_args *a, bool *help)
+{
+  if (cli_end_of_options(a)) {
+    return EXIT_OK;
+  } else if (cli_opt(a, "-h", false) || cli_opt(a, "--help", false)) {
+    *help = true;
+  } else if (cli_opt(a, "--cache-dir", true)) {
+    c->so.cache_dir = a->value;
+  } else if (cli_opt(a, "--workers", true)) {
+    return int_option(c, a, "--workers", 64, &c->so.workers);
+  } else if (cli_opt(a, "--max-pch", true)) {
+    return int_option(c, a, "--max-pch", 16, &c->so.max_pch);
+  } else if (cli_opt(a, "--idle-timeout", true)) {
+    char *end;
+    c->so.idle_timeout_s = a->failed ? 0 : strtod(a->value, &end);
+    if (!a->failed && (*end || c->so.idle_timeout_s <= 0))
+      return cli_usage_error(c->ctx, "server", "invalid --idle-timeout '%s': expected seconds > 0", a->value);
+  } else if (cli_opt(a, "--ready-fd", true)) {
+    c->ready_fd = a->failed ? -1 : atoi(a->value);
+  } else if (cli_json_opt(a, &c->json, &c->json_file)) {
+  } else if (cli_opt(a, "-q", false) || cli_opt(a, "--quiet", false)) {
+    cli_set_verbosity(c->ctx, -1);
+  } else if (cli_opt(a, "-v", false) || cli_opt(a, "--verbose", false)) {
+    cli_set_verbosity(c->ctx, 1);
+  } else if (cli_opt(a, "--auto", false)) {
+    c->autostart = true;
+  } else {
+    return cli_unknown_option(c->ctx, a, "server");
   }
-  if (strcmp(verb, "start") && strcmp(verb, "stop") && strcmp(verb, "status") && strcmp(verb, "run"))
-    return cli_usage_error(ctx, "server", "unknown server command '%s' (start, stop, status, run)", verb);
-  for (; a.i < argc; a.i++) {
-    const char *arg = argv[a.i];
-    long v;
-    if (cli_end_of_options(&a)) {
-      continue;
-    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
-      server_help();
-      return EXIT_OK;
-    } else if (cli_opt(&a, "--cache-dir", true)) {
-      so.cache_dir = a.value;
-    } else if (cli_opt(&a, "--workers", true)) {
-      if (!a.failed && !cli_parse_int(a.value, 1, 64, &v))
-        return cli_usage_error(ctx, "server", "invalid --workers '%s': expected 1..64", a.value);
-      so.workers = a.failed ? 0 : (int)v;
-    } else if (cli_opt(&a, "--max-pch", true)) {
-      if (!a.failed && !cli_parse_int(a.value, 1, 16, &v))
-        return cli_usage_error(ctx, "server", "invalid --max-pch '%s': expected 1..16", a.value);
-      so.max_pch = a.failed ? 0 : (int)v;
-    } else if (cli_opt(&a, "--idle-timeout", true)) {
-      char *end;
-      so.idle_timeout_s = a.failed ? 0 : strtod(a.value, &end);
-      if (!a.failed && (*end || so.idle_timeout_s <= 0))
-        return cli_usage_error(ctx, "server", "invalid --idle-timeout '%s': expected seconds > 0", a.value);
-    } else if (cli_opt(&a, "--ready-fd", true)) {
-      ready_fd = a.failed ? -1 : atoi(a.value);
-    } else if (cli_json_opt(&a, &json, &json_file)) {
-    } else if (cli_opt(&a, "-q", false) || cli_opt(&a, "--quiet", false)) {
-      cli_set_verbosity(ctx, -1);
-    } else if (cli_opt(&a, "-v", false) || cli_opt(&a, "--verbose", false)) {
-      cli_set_verbosity(ctx, 1);
-    } else if (cli_opt(&a, "--auto", false)) {
-      autostart = true;
-    } else {
-      return cli_unknown_option(ctx, &a, "server");
+  return EXIT_OK;
+}
+
+static int server_run(server_cmd *c)
+{
+  int err = gpujit_server_run(&c->so, c->ready_fd);
+  return err < 0 ? cli_fail(c->ctx, err) : EXIT_OK;
+}
+
+static int server_status(server_cmd *c)
+{
+  char *text = NULL;
+  int err, rc = EXIT_OK;
+  if ((err = gpujit_server_status(&text, &c->so)) == GPUJIT_ENOENT) {
+    if (c->json) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddBoolToObject(o, "running", false);
+      cli_json_emit(c->ctx, o, "gpujit-server-status", c->json_file);
+    } else if (c->ctx->verbose >= 0) {
+      printf("no gpujit server runs for this cache (builds compile in-process)\n");
     }
-    if (a.failed)
-      return cli_usage_error(ctx, "server", "option '%s' needs a value", arg);
+    return EXIT_FAILURE_; /* as `systemctl status` does: scripts test for a server with it */
   }
-  if (!strcmp(verb, "run")) {
-    if ((err = gpujit_server_run(&so, ready_fd)) < 0)
-      return cli_fail(ctx, err);
+  if (err < 0)
+    return cli_fail(c->ctx, err);
+  if (c->json) { /* the server's answer, as the document (with "running": true) */
+    cJSON *o = cJSON_Parse(text);
+    if (o && !cJSON_GetObjectItemCaseSensitive(o, "running"))
+      cJSON_AddBoolToObject(o, "running", true);
+    rc = o ? cli_json_emit(c->ctx, o, "gpujit-server-status", c->json_file) : EXIT_INPUT;
+  } else {
+    print_status(text);
+  }
+  gpujit_free(text);
+  return rc;
+}
+
+static int server_stop(server_cmd *c)
+{
+  int err;
+  if (c->autostart && (err = gpujit_server_autostart_set(&c->so, 0)) < 0)
+    return cli_fail(c->ctx, err);
+  err = gpujit_server_stop(&c->so);
+  if (err == GPUJIT_ENOENT) {
+    if (c->ctx->verbose >= 0)
+      printf("no gpujit server was running\n");
     return EXIT_OK;
   }
-  if (!strcmp(verb, "status")) {
-    char *text = NULL;
-    if ((err = gpujit_server_status(&text, &so)) < 0) {
-      if (err == GPUJIT_ENOENT) {
-        if (json) {
-          cJSON *o = cJSON_CreateObject();
-          cJSON_AddBoolToObject(o, "running", false);
-          cli_json_emit(ctx, o, "gpujit-server-status", json_file);
-        }
-        else if (ctx->verbose >= 0)
-          printf("no gpujit server runs for this cache (builds compile in-process)\n");
-        return EXIT_FAILURE_; /* as `systemctl status` does: scripts test for a server with it */
-      }
-      return cli_fail(ctx, err);
-    }
-    if (json) { /* the server's answer, as the document (with "running": true) */
-      cJSON *o = cJSON_Parse(text);
-      int rc;
-      if (o && !cJSON_GetObjectItemCaseSensitive(o, "running"))
-        cJSON_AddBoolToObject(o, "running", true);
-      rc = o ? cli_json_emit(ctx, o, "gpujit-server-status", json_file) : EXIT_INPUT;
-      gpujit_free(text);
-      return rc;
-    } else
-      print_status(text);
-    gpujit_free(text);
-    return EXIT_OK;
-  }
-  if (!strcmp(verb, "stop")) {
-    if (autostart && (err = gpujit_server_autostart_set(&so, 0)) < 0)
-      return cli_fail(ctx, err);
-    err = gpujit_server_stop(&so);
-    if (err == GPUJIT_ENOENT) {
-      if (ctx->verbose >= 0)
-        printf("no gpujit server was running\n");
-      return EXIT_OK;
-    }
-    if (err < 0)
-      return cli_fail(ctx, err);
-    if (ctx->verbose >= 0)
-      printf("gpujit server stopped\n");
-    return EXIT_OK;
-  }
-  /* start */
-  if (autostart && gpujit_server_autostart_set(&so, 1) < 0)
-    cli_warn(ctx, "%s", gpujit_error_last());
-  switch (cli_server_current(&so)) {
+  if (err < 0)
+    return cli_fail(c->ctx, err);
+  if (c->ctx->verbose >= 0)
+    printf("gpujit server stopped\n");
+  return EXIT_OK;
+}
+
+static int server_start(server_cmd *c)
+{
+  char why[512], path[PATH_MAX];
+  int err, pid;
+  if (c->autostart && gpujit_server_autostart_set(&c->so, 1) < 0)
+    cli_warn(c->ctx, "%s", gpujit_error_last());
+  switch (cli_server_current(&c->so)) {
   case 1:
-    if (ctx->verbose >= 0)
+    if (c->ctx->verbose >= 0)
       printf("a gpujit server already runs for this cache\n");
     return EXIT_OK;
   case 0:
-    if (ctx->verbose >= 0)
+    if (c->ctx->verbose >= 0)
       printf("a gpujit server of another build or toolkit runs for this cache: replacing it\n");
-    if ((err = gpujit_server_stop(&so)) < 0)
-      return cli_fail(ctx, err);
+    if ((err = gpujit_server_stop(&c->so)) < 0)
+      return cli_fail(c->ctx, err);
     break;
   default:
     break;
   }
-  int pid = cli_server_spawn(&so, true, why, sizeof(why));
-  if (pid < 0) {
+  if ((pid = cli_server_spawn(&c->so, true, why, sizeof(why))) < 0) {
     fprintf(stderr, "gpujit: error: %s\n", why);
     return EXIT_FAILURE_;
   }
-  if (gpujit_server_socket_path(path, sizeof(path), &so) < 0)
+  if (gpujit_server_socket_path(path, sizeof(path), &c->so) < 0)
     path[0] = '\0';
-  if (ctx->verbose >= 0)
+  if (c->ctx->verbose >= 0)
     printf("gpujit server started (pid %d, socket %s)\n", pid, path);
   return EXIT_OK;
+}
+
+static const struct {
+  const char *name;
+  int (*fn)(server_cmd *c);
+} server_verbs[] = {{"start", server_start}, {"stop", server_stop}, {"status", server_status}, {"run", server_run}};
+
+int cmd_server(cli_ctx *ctx, int argc, char **argv)
+{
+  server_cmd c = {.ctx = ctx, .so = GPUJIT_SERVER_OPTIONS_INIT, .ready_fd = -1};
+  cli_args a = {.argc = argc, .i = 2, .argv = argv, .cmd = "server"};
+  const char *verb = argc > 1 ? argv[1] : NULL;
+  int (*fn)(server_cmd *) = NULL;
+  bool help = false;
+  int rc;
+  if (!verb || !strcmp(verb, "-h") || !strcmp(verb, "--help")) {
+    server_help();
+    return verb ? EXIT_OK : EXIT_USAGE;
+  }
+  for (size_t i = 0; i < sizeof(server_verbs) / sizeof(server_verbs[0]); i++)
+    if (!strcmp(verb, server_verbs[i].name))
+      fn = server_verbs[i].fn;
+  if (!fn)
+    return cli_usage_error(ctx, "server", "unknown server command '%s' (start, stop, status, run)", verb);
+  for (; a.i < argc; a.i++) {
+    const char *arg = argv[a.i];
+    if ((rc = parse_one(&c, &a, &help)) != EXIT_OK)
+      return rc;
+    if (help) {
+      server_help();
+      return EXIT_OK;
+    }
+    if (a.failed)
+      return cli_usage_error(ctx, "server", "option '%s' needs a value", arg);
+  }
+  return fn(&c);
 }

@@ -301,98 +301,113 @@ static bool parse_number(const char *s, double *out)
   return *end == '\0' && *out >= 0 && *out < 1e12;
 }
 
-int cmd_trace_diff(cli_ctx *ctx, int argc, char **argv)
-{
-  cli_args a = {.argc = argc, .i = 2, .argv = argv, .cmd = "trace diff"};
-  gpujit_trace_diff_options o = GPUJIT_TRACE_DIFF_OPTIONS_INIT;
-  side_info base = {0}, next = {0};
-  gpujit_trace_diff *d = NULL;
-  const char *positional[2] = {NULL, NULL};
-  size_t npos = 0;
-  bool named = false;
-  out_format fmt = TEXT;
-  bool json = false;
-  const char *json_file = NULL;
-  long top = 10;
-  int err, rc = EXIT_OK;
+/* The command line of one `gpujit trace diff`. */
+typedef struct diff_cmd {
+  cli_ctx *ctx;
+  gpujit_trace_diff_options o;
+  side_info base, next;
+  const char *positional[2];
+  size_t npos;
+  bool named, json; /* named: --base/--new given */
+  out_format fmt;
+  const char *json_file;
+  long top;
+} diff_cmd;
 
-  if ((err = gpujit_trace_analysis_create(&base.an)) < 0 || (err = gpujit_trace_analysis_create(&next.an)) < 0) {
-    rc = cli_fail(ctx, err);
-    goto done;
+/* One argument. *help: -h was given. */
+static int parse_one(diff_cmd *c, cli_args *a, bool *help)
+{
+  const char *arg = a->argv[a->i];
+  if (cli_end_of_options(a))
+    return EXIT_OK;
+  if (cli_opt(a, "-h", false) || cli_opt(a, "--help", false)) {
+    *help = true;
+  } else if (cli_opt(a, "--base", true) || cli_opt(a, "--new", true)) {
+    if (a->failed)
+      return cli_usage_error(c->ctx, "trace diff", "%s needs a path", arg);
+    c->named = true;
+    return add_side(c->ctx, !strncmp(arg, "--base", 6) ? &c->base : &c->next, a->value);
+  } else if (cli_opt(a, "--fail-above", true)) {
+    if (a->failed || !parse_number(a->value, &c->o.fail_above_pct))
+      return cli_usage_error(c->ctx, "trace diff", "invalid --fail-above '%s': expected a percentage >= 0",
+                             a->value ? a->value : "");
+  } else if (cli_opt(a, "--min-ms", true)) {
+    if (a->failed || !parse_number(a->value, &c->o.min_ms))
+      return cli_usage_error(c->ctx, "trace diff", "invalid --min-ms '%s': expected milliseconds >= 0",
+                             a->value ? a->value : "");
+  } else if (cli_opt(a, "--top", true)) {
+    if (a->failed || !cli_parse_int(a->value, 0, 1000000, &c->top))
+      return cli_usage_error(c->ctx, "trace diff", "invalid --top '%s': expected a number >= 0",
+                             a->value ? a->value : "");
+  } else if (cli_json_opt(a, &c->json, &c->json_file)) {
+    c->fmt = JSON;
+    if (a->failed)
+      return cli_usage_error(c->ctx, "trace diff", "option '%s' needs a value", arg);
+  } else if (cli_opt(a, "--markdown", false)) {
+    c->fmt = MARKDOWN;
+  } else if (cli_is_option(a)) {
+    return cli_unknown_option(c->ctx, a, "trace diff");
+  } else if (c->npos < 2) {
+    c->positional[c->npos++] = arg;
+  } else {
+    return cli_usage_error(c->ctx, "trace diff", "too many traces: give BASE and NEW, or --base and --new");
   }
-  for (; a.i < argc && rc == EXIT_OK; a.i++) {
-    const char *arg = argv[a.i];
-    if (cli_end_of_options(&a)) {
-      continue;
-    } else if (cli_opt(&a, "-h", false) || cli_opt(&a, "--help", false)) {
-      diff_help();
-      goto done;
-    } else if (cli_opt(&a, "--base", true) || cli_opt(&a, "--new", true)) {
-      if (a.failed) {
-        rc = cli_usage_error(ctx, "trace diff", "%s needs a path", arg);
-        break;
-      }
-      named = true;
-      rc = add_side(ctx, !strncmp(arg, "--base", 6) ? &base : &next, a.value);
-    } else if (cli_opt(&a, "--fail-above", true)) {
-      if (a.failed || !parse_number(a.value, &o.fail_above_pct))
-        rc = cli_usage_error(ctx, "trace diff", "invalid --fail-above '%s': expected a percentage >= 0",
-                             a.value ? a.value : "");
-    } else if (cli_opt(&a, "--min-ms", true)) {
-      if (a.failed || !parse_number(a.value, &o.min_ms))
-        rc = cli_usage_error(ctx, "trace diff", "invalid --min-ms '%s': expected milliseconds >= 0",
-                             a.value ? a.value : "");
-    } else if (cli_opt(&a, "--top", true)) {
-      if (a.failed || !cli_parse_int(a.value, 0, 1000000, &top))
-        rc = cli_usage_error(ctx, "trace diff", "invalid --top '%s': expected a number >= 0", a.value ? a.value : "");
-    } else if (cli_json_opt(&a, &json, &json_file)) {
-      fmt = JSON;
-      if (a.failed)
-        rc = cli_usage_error(ctx, "trace diff", "option '%s' needs a value", arg);
-    } else if (cli_opt(&a, "--markdown", false)) {
-      fmt = MARKDOWN;
-    } else if (cli_is_option(&a)) {
-      rc = cli_unknown_option(ctx, &a, "trace diff");
-    } else if (npos < 2) {
-      positional[npos++] = arg;
-    } else {
-      rc = cli_usage_error(ctx, "trace diff", "too many traces: give BASE and NEW, or --base and --new");
-    }
-  }
-  if (rc != EXIT_OK)
-    goto done;
-  if (named && npos) {
-    rc = cli_usage_error(ctx, "trace diff", "give BASE NEW or --base/--new, not both");
-    goto done;
-  }
-  if (!named && npos != 2) {
-    rc = cli_usage_error(ctx, "trace diff", "expected two sides: BASE NEW (or --base PATH --new PATH)");
-    goto done;
-  }
-  if (!named && ((rc = add_side(ctx, &base, positional[0])) != EXIT_OK || (rc = add_side(ctx, &next, positional[1])) != EXIT_OK))
-    goto done;
-  if (!base.traces || !next.traces) {
-    rc = cli_usage_error(ctx, "trace diff", "no %s traces given", !base.traces ? "base" : "new");
-    goto done;
-  }
-  if ((rc = check_side(ctx, &base, "base")) != EXIT_OK || (rc = check_side(ctx, &next, "new")) != EXIT_OK)
-    goto done;
-  if ((err = gpujit_trace_diff_create(&d, base.an, next.an, &o)) < 0) {
-    rc = cli_fail(ctx, err);
-    goto done;
-  }
-  if (fmt == JSON)
-    rc = emit_json(ctx, d, &base, &next, o.fail_above_pct, o.min_ms, (size_t)top, json_file);
+  return EXIT_OK;
+}
+
+/* The two sides: BASE NEW, or --base and --new (each repeatable), each checked to hold compiles. */
+static int sides(diff_cmd *c)
+{
+  int rc;
+  if (c->named && c->npos)
+    return cli_usage_error(c->ctx, "trace diff", "give BASE NEW or --base/--new, not both");
+  if (!c->named && c->npos != 2)
+    return cli_usage_error(c->ctx, "trace diff", "expected two sides: BASE NEW (or --base PATH --new PATH)");
+  if (!c->named && ((rc = add_side(c->ctx, &c->base, c->positional[0])) != EXIT_OK ||
+                    (rc = add_side(c->ctx, &c->next, c->positional[1])) != EXIT_OK))
+    return rc;
+  if (!c->base.traces || !c->next.traces)
+    return cli_usage_error(c->ctx, "trace diff", "no %s traces given", !c->base.traces ? "base" : "new");
+  if ((rc = check_side(c->ctx, &c->base, "base")) != EXIT_OK || (rc = check_side(c->ctx, &c->next, "new")) != EXIT_OK)
+    return rc;
+  return EXIT_OK;
+}
+
+/* The comparison, its report, and the gate's verdict as the exit code. */
+static int compare(diff_cmd *c)
+{
+  gpujit_trace_diff *d = NULL;
+  int err, rc = EXIT_OK;
+  if ((err = gpujit_trace_diff_create(&d, c->base.an, c->next.an, &c->o)) < 0)
+    return cli_fail(c->ctx, err);
+  if (c->fmt == JSON)
+    rc = emit_json(c->ctx, d, &c->base, &c->next, c->o.fail_above_pct, c->o.min_ms, (size_t)c->top, c->json_file);
   else
-    print_report(d, &base, &next, o.fail_above_pct, o.min_ms, (size_t)top, fmt == MARKDOWN);
+    print_report(d, &c->base, &c->next, c->o.fail_above_pct, c->o.min_ms, (size_t)c->top, c->fmt == MARKDOWN);
   if (rc == EXIT_OK) {
     gpujit_trace_diff_verdict v;
     gpujit_trace_diff_outcome(d, &v);
     rc = v.failed ? EXIT_REGRESSION : EXIT_OK;
   }
-done:
   gpujit_trace_diff_free(d);
-  gpujit_trace_analysis_free(base.an);
-  gpujit_trace_analysis_free(next.an);
+  return rc;
+}
+
+int cmd_trace_diff(cli_ctx *ctx, int argc, char **argv)
+{
+  diff_cmd c = {.ctx = ctx, .o = GPUJIT_TRACE_DIFF_OPTIONS_INIT, .fmt = TEXT, .top = 10};
+  cli_args a = {.argc = argc, .i = 2, .argv = argv, .cmd = "trace diff"};
+  bool help = false;
+  int err, rc = EXIT_OK;
+  if ((err = gpujit_trace_analysis_create(&c.base.an)) < 0 || (err = gpujit_trace_analysis_create(&c.next.an)) < 0)
+    rc = cli_fail(ctx, err);
+  for (; a.i < argc && rc == EXIT_OK && !help; a.i++)
+    rc = parse_one(&c, &a, &help);
+  if (help)
+    diff_help();
+  else if (rc == EXIT_OK && (rc = sides(&c)) == EXIT_OK)
+    rc = compare(&c);
+  gpujit_trace_analysis_free(c.base.an);
+  gpujit_trace_analysis_free(c.next.an);
   return rc;
 }

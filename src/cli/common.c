@@ -78,7 +78,7 @@ int cli_unknown_option(cli_ctx *ctx, cli_args *a, const char *cmd)
 static const char flag_letters[] = "qvhG", value_letters[] = "ojIDU";
 /* Long options (of any command) whose value may be the next argument: for `profile`, an operand
  * after one of these is its value, not the command. */
-static const char *const value_longs[] = {"--json", "--trace", "--keep", "--max-events", "--top"};
+static const char *const value_longs[] = {"--json", "--csv", "--trace", "--html", "--text", "--keep", "--max-events", "--top"};
 
 static bool combined(const char *arg)
 {
@@ -314,6 +314,7 @@ int cli_exit_code(int err)
   case GPUJIT_ENODRIVER:
   case GPUJIT_ENODEVICE: return EXIT_NODRIVER;
   case GPUJIT_ECUDA: return EXIT_CUDA;
+  case GPUJIT_ENOTOOLKIT: return EXIT_NOTOOLKIT;
   default: return EXIT_FAILURE_;
   }
 }
@@ -362,25 +363,6 @@ void cli_set_verbosity(cli_ctx *ctx, int verbose)
 {
   ctx->verbose = verbose;
   gpujit_log_set(verbose > 0 ? GPUJIT_LOG_DEBUG : GPUJIT_LOG_WARN, verbose < 0 ? NULL : log_to_stderr, ctx);
-}
-
-cJSON *cli_lean_json(const gpujit_module *m)
-{
-  gpujit_module_lean l;
-  cJSON *j;
-  gpujit_module_lean_get(m, &l);
-  if (!l.applied || !(j = cJSON_CreateObject()))
-    return NULL;
-  cJSON_AddNumberToObject(j, "ptx_bytes_before", (double)l.ptx_bytes_before);
-  cJSON_AddNumberToObject(j, "ptx_bytes_after", (double)l.ptx_bytes_after);
-  cJSON_AddNumberToObject(j, "variables", (double)l.variables);
-  cJSON_AddNumberToObject(j, "removed", (double)l.removed);
-  cJSON_AddNumberToObject(j, "kept_unreferenced", (double)l.kept_unreferenced);
-  cJSON_AddNumberToObject(j, "pass_ms", l.pass_ms);
-  cJSON_AddNumberToObject(j, "ptxas_ms", l.ptxas_ms);
-  if (*l.note)
-    cJSON_AddStringToObject(j, "note", l.note);
-  return j;
 }
 
 void cli_print_lean(const gpujit_module *m)

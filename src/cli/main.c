@@ -17,8 +17,8 @@ static const cli_command commands[] = {
     {"trace", cmd_trace, "analyze and compare compile-time traces (trace analyze, trace diff)"},
     {"server", cmd_server, "a warm build server: NVRTC and precompiled headers kept between calls (start, stop, status)"},
     {"profile", cmd_profile, "run any CUDA program and report its JIT compiles and module loads against its GPU time"},
-    {"env", cmd_env, "every environment setting gpujit reads, what it does, and its value now"},
-    {"version", cmd_version, "print gpujit, NVRTC and nvJitLink versions"},
+    {"env", cmd_env, "every environment setting gpujit reads, what it does, its value in effect and from where"},
+    {"version", cmd_version, "gpujit's version; the toolkit, NVRTC, nvJitLink, ptxas and cache it uses"},
     {"help", cmd_help, "show this help"},
 };
 
@@ -45,7 +45,9 @@ static void print_help(cli_ctx *ctx)
          "  5  bad input data (empty or binary source, malformed trace JSON)\n"
          "  6  CUDA driver or device unavailable\n"
          "  7  CUDA error while running\n"
-         "  8  trace diff: compile time regressed past --fail-above\n\n"
+         "  8  trace diff: compile time regressed past --fail-above\n"
+         "  9  no CUDA toolkit: set CUDA_PATH, or pip install 'gpujit[cu13]' (gpujit --version says\n"
+         "     which it would use)\n\n"
          "environment:\n"
          "  GPUJIT_ARCH       default target arch (else the GPU's, else %s)\n"
          "  GPUJIT_CACHE_DIR  kernel cache (else $XDG_CACHE_HOME/gpujit, else ~/.cache/gpujit)\n"
@@ -66,13 +68,9 @@ static int cmd_help(cli_ctx *ctx, int argc, char **argv)
 
 static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 {
-  int a = 0, b = 0, c = 0, d = 0, err;
   (void)argc;
   (void)argv;
-  if ((err = gpujit_toolkit_versions(&a, &b, &c, &d)) < 0)
-    return cli_fail(ctx, err);
-  printf("gpujit %s\nNVRTC %d.%d\nnvJitLink %d.%d\n", gpujit_version(), a, b, c, d);
-  return EXIT_OK;
+  return cli_print_version(ctx); /* cmd_env.c */
 }
 
 int main(int argc, char **argv)

@@ -55,19 +55,19 @@ static bool push(cli_list *l, const char *s)
   return true;
 }
 
-int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
+/* An option that shapes the compile (what enters the request key). 1: it was one (*ok false when
+ * its list is full); 0: not one; negative: -(exit code). */
+static int compile_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m, bool *ok)
 {
-  const char *arg = a->argv[a->i];
-  bool ok = true;
   long n;
   if (cli_opt(a, "--arch", true)) {
     m->opts.arch = a->value;
   } else if (cli_opt(a, "-I", true)) {
-    ok = push(&m->incs, a->value);
+    *ok = push(&m->incs, a->value);
   } else if (cli_opt(a, "-D", true)) {
-    ok = push(&m->defs, a->value);
+    *ok = push(&m->defs, a->value);
   } else if (cli_opt(a, "-U", true)) {
-    ok = push(&m->undefs, a->value);
+    *ok = push(&m->undefs, a->value);
   } else if (cli_opt(a, "--std", true)) {
     m->opts.std = a->value;
   } else if (cli_opt(a, "--no-lineinfo", false)) {
@@ -91,10 +91,21 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
   } else if (cli_opt(a, "--Ofast-compile", true)) {
     m->opts.ofast_compile = a->value;
   } else if (cli_opt(a, "--name-expr", true)) {
-    ok = push(&m->exprs, a->value);
+    *ok = push(&m->exprs, a->value);
   } else if (cli_opt(a, "-Xnvrtc", true)) {
-    ok = push(&m->xopts, a->value);
-  } else if (cli_opt(a, "--time-trace", false)) {
+    *ok = push(&m->xopts, a->value);
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+/* An option of what surrounds the compile: trace, JSON, cache, remote stores, verbosity. As
+ * compile_opt. */
+static int tool_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m, bool *ok)
+{
+  const char *arg = a->argv[a->i];
+  if (cli_opt(a, "--time-trace", false)) {
     size_t next = a->i + 1 < a->argc ? strlen(a->argv[a->i + 1]) : 0;
     m->want_trace = true;
     /* `--time-trace t.json`: a trace is JSON and a source never is, so the file is the trace's */
@@ -112,8 +123,8 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
     m->base_dir = a->value;
   } else if (cli_opt(a, "--remote-cache", true)) {
     size_t used = strlen(m->remote);
-    ok = !a->value || used + strlen(a->value) + 2 < sizeof(m->remote);
-    if (a->value && ok)
+    *ok = !a->value || used + strlen(a->value) + 2 < sizeof(m->remote);
+    if (a->value && *ok)
       snprintf(m->remote + used, sizeof(m->remote) - used, "%s%s", used ? " " : "", a->value);
   } else if (cli_opt(a, "--remote-read-only", false)) {
     m->remote_read_only = true;
@@ -123,11 +134,24 @@ int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
     cli_set_verbosity(ctx, -1);
   } else if (cli_opt(a, "-v", false) || cli_opt(a, "--verbose", false)) {
     cli_set_verbosity(ctx, 1);
-  } else if (cli_is_option(a)) {
-    return 0;
   } else {
+    return 0;
+  }
+  return 1;
+}
+
+int cli_module_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m)
+{
+  const char *arg = a->argv[a->i];
+  bool ok = true;
+  int r;
+  if ((r = compile_opt(ctx, a, m, &ok)) == 0 && (r = tool_opt(ctx, a, m, &ok)) == 0) {
+    if (cli_is_option(a))
+      return 0;
     ok = push(&m->files, arg);
   }
+  if (r < 0)
+    return r;
   if (a->failed)
     return -cli_usage_error(ctx, a->cmd, "option '%s' needs a value", arg);
   if (!ok)

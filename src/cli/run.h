@@ -1,5 +1,5 @@
-/* `gpujit run`'s pieces: the launch plan (flags or JSON, checked before anything runs) and the
- * compile vs execute report. */
+/* `gpujit run`'s pieces: the command's state, the launch plan (flags or JSON, checked before
+ * anything runs), the execute phases and the compile vs execute report. */
 #ifndef GPUJIT_CLI_RUN_H
 #define GPUJIT_CLI_RUN_H
 
@@ -35,6 +35,35 @@ typedef struct run_ctx {
   gpujit_device *dev;
 } run_ctx;
 
+/* What the command line asked for (cmd_run.c). */
+typedef struct run_opts {
+  const char *kernel, *grid, *block, *launch_file;
+  gpujit_arg_spec args[MAX_ARGS]; /* --arg, in order */
+  size_t nargs;
+  long warmup, repeat, shared, device;
+  double noise, timeout;
+  gpujit_timer_source timer;
+  bool bench, l2_flush, timeline, ncu;
+} run_opts;
+
+/* One `gpujit run`: its options, its plan, and what each phase made for the next (and for the
+ * cleanup). Heap-allocated: the plan's tables are large. */
+typedef struct run_cmd {
+  cli_ctx *ctx;
+  int argc;
+  char **argv;
+  run_opts o;
+  cli_module_args ma;
+  run_ctx r;
+  gpujit_module *m;
+  gpujit_loaded *loaded;
+  gpujit_timing_result *res; /* the region's results, once it is closed */
+  size_t nres;
+  cJSON *out, *mj;           /* the "gpujit-run" document and its "module" record */
+  double phases[4], load_ms, first_ms;
+  gpujit_timer *timer;       /* the stage being timed (-v, NVTX) */
+} run_cmd;
+
 typedef struct kstats {
   const char *name;
   gpujit_stats gpu;
@@ -51,6 +80,23 @@ int load_launch_file(cli_ctx *ctx, run_ctx *r, const char *path);
 buffer *find_buffer(run_ctx *r, const char *name);
 /** Everything that can be checked without a GPU: names, references, argument counts and sizes. */
 int validate_plan(cli_ctx *ctx, run_ctx *r, const gpujit_module *m);
+
+/* run_exec.c: the execute half, phase by phase; each returns an exit code. */
+/** Open the device (or report the compile half alone when there is none), check the buffers fit,
+ *  choose the timer. */
+int run_open_device(run_cmd *c);
+/** Load the module and find and check every launch's kernel. */
+int run_load(run_cmd *c);
+/** Open the timing region, allocate and initialise the buffers, wire every argument. */
+int run_buffers(run_cmd *c);
+/** The first launch (lazy loading included), then the warm-up. */
+int run_warm(run_cmd *c);
+/** The benchmark or the timed launches, and their report. */
+int run_measure(run_cmd *c);
+/** Copy back the buffers asked for: checksums, files. */
+int run_copy_back(run_cmd *c);
+/** Close the timing region: its trace track, CUPTI's losses, the timeline. */
+int run_finish_timing(run_cmd *c);
 
 /* run_report.c */
 void checksum(const buffer *b, const void *host, double *sum, char hex[17]);

@@ -3,13 +3,15 @@
  * (CUDA_INJECTION64_PATH names this library; the driver calls InitializeInjection at cuInit):
  *   - module loads (cuModuleLoad*, cuLibraryLoad*, cuLinkComplete) from driver callbacks: the
  *     image's kind, size and hash, wall time, handle, correlation id;
- *   - launches: the module each launch's function belongs to, by correlation id (spans.c);
+ *   - launches: the module each launch's function belongs to, by correlation id (spans.c): the
+ *     launch callback is the one piece of gpujit on every launch's path, so it takes no lock and
+ *     makes no system call — the driver is asked once per distinct function;
  *   - activity: kernels (the concurrent kind, which leaves the program's concurrency alone),
  *     copies, memsets, the driver's JIT (PTX to cubin, its cache) and NVTX ranges.
- * Activity comes in buffers; each completed buffer adds per-kernel sums to the record file (so
- * a process that ends in _exit or a crash keeps what was flushed), and per-launch lines while
- * the trace budget lasts ($GPUJIT_PROFILE_MAX_EVENTS, default 200000 per process); past it the
- * launches are still summed, and the count of those left out of the trace is written.
+ * Activity comes in buffers (buffers.c), read as each completes (activity.c): per-kernel sums go
+ * to the record file (so a process that ends in _exit or a crash keeps what was delivered), and
+ * per-launch lines while the trace budget lasts ($GPUJIT_PROFILE_MAX_EVENTS, default 200000 per
+ * process); past it the launches are still summed, and the count of those left out is written.
  * CUPTI taken by someone else (Nsight Systems or Compute attached, the program subscribed first):
  * a note says so once; compiles are still recorded, and module loads by driver.c's wrappers. The
  * program taking CUPTI later (PyTorch's profiler) finds gpujit stepping aside (gji_cupti_yield):
@@ -26,15 +28,13 @@
 #include <unistd.h>
 
 #include "inject/protocol.h"
+#include "inject/activity.h"
 #include "inject/buffers.h"
 #include "inject/image.h"
 #include "inject/cupti.h"
 #include "inject/resolve.h"
-#include "inject/nvtx.h"
 #include "inject/record.h"
 #include "inject/spans.h"
-
-#define MAX_SUMS 4096 /* distinct (module, kernel, device) per buffer */
 
 static struct {
   void *lib;
@@ -51,12 +51,18 @@ static struct {
   CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
   CUptiResult (*activity_disable)(CUpti_ActivityKind);
   CUptiResult (*set_attribute)(CUpti_ActivityAttribute, size_t *, void *);
+  CUptiResult (*hw_trace)(uint8_t);
   CUresult (*func_get_module)(CUmodule *, CUfunction);
+  CUresult (*func_get_name)(const char **, CUfunction);
   CUresult (*kernel_get_library)(CUlibrary *, CUkernel);
+  CUresult (*kernel_get_name)(const char **, CUkernel);
   CUpti_SubscriberHandle sub;
-  pthread_mutex_t lock;
-  uint64_t budget, traced, untraced, dropped_records, unattributed;
-} C = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} C;
+static pthread_mutex_t yield_lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((constructor)) static void fork_safe_locks(void)
+{
+  gji_fork_safe(&yield_lock);
+}
 
 /* Per thread: the load under way (its enter callback; the exit callback writes the record). */
 static __thread uint64_t load_t0;
@@ -115,52 +121,52 @@ static void on_load(CUpti_CallbackId id, const CUpti_CallbackData *cb)
   gji_end(&l);
 }
 
-/* Each thread remembers the modules of the functions it launched last (a loop launches a few
- * over and over): the driver is asked once. An unload forgets them all (a handle may come back
- * for another module). */
-#define FN_MEMO 8
-static uint64_t unloads;
-static __thread struct {
-  CUfunction f;
-  uint64_t module, unloads;
-} fn_memo[FN_MEMO];
-static __thread unsigned fn_next;
-
-static uint64_t module_of(CUfunction f)
+/* A function's module and name, asked of the driver once per distinct function and unload
+ * generation (spans.c keeps the answer): a CUfunction's module, else a CUkernel's library. */
+static bool resolve(uint64_t fn, uint64_t *module, const char **name)
 {
-  uint64_t gen = __atomic_load_n(&unloads, __ATOMIC_ACQUIRE), module = 0;
+  CUfunction f = (CUfunction)(uintptr_t)fn;
   CUmodule m = NULL;
   CUlibrary lib = NULL;
-  for (unsigned i = 0; i < FN_MEMO; i++)
-    if (fn_memo[i].f == f && fn_memo[i].unloads == gen)
-      return fn_memo[i].module;
-  if (C.func_get_module && C.func_get_module(&m, f) == CUDA_SUCCESS)
-    module = (uint64_t)(uintptr_t)m;
-  else if (C.kernel_get_library && C.kernel_get_library(&lib, (CUkernel)f) == CUDA_SUCCESS)
-    module = (uint64_t)(uintptr_t)lib;
-  else
-    return 0; /* not remembered: asked again next time */
-  fn_memo[fn_next].f = f, fn_memo[fn_next].module = module, fn_memo[fn_next].unloads = gen;
-  fn_next = (fn_next + 1) % FN_MEMO;
-  return module;
+  if (C.func_get_module && C.func_get_module(&m, f) == CUDA_SUCCESS) {
+    *module = (uint64_t)(uintptr_t)m;
+    if (!C.func_get_name || C.func_get_name(name, f) != CUDA_SUCCESS)
+      *name = NULL;
+    return true;
+  }
+  if (C.kernel_get_library && C.kernel_get_library(&lib, (CUkernel)f) == CUDA_SUCCESS) {
+    *module = (uint64_t)(uintptr_t)lib;
+    if (!C.kernel_get_name || C.kernel_get_name(name, (CUkernel)f) != CUDA_SUCCESS)
+      *name = NULL;
+    return true;
+  }
+  return false;
 }
 
-/* A launch: which module its function is in, kept by correlation id until its kernel record. */
+/* A launch: its function kept by correlation id until its kernel record. This runs on every
+ * launch, in the program's thread: one look-up and one store (spans.c), nothing else. */
 static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 {
-  CUfunction f = NULL;
+  CUfunction f;
   if (cb->callbackSite != CUPTI_API_ENTER)
     return;
   if (id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx || id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz)
     f = ((const cuLaunchKernelEx_params *)cb->functionParams)->f;
-  else /* cuLaunchKernel and cuLaunchCooperativeKernel (and _ptsz) start with the function */
+  else /* cuLaunchKernel, cuLaunchCooperativeKernel (and _ptsz), cuLaunch, cuLaunchGrid(Async): the function first */
     f = *(const CUfunction *)cb->functionParams;
-  gji_span_launch(cb->correlationId, module_of(f));
+  gji_span_launch(cb->correlationId, (uint64_t)(uintptr_t)f);
 }
 
 static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data)
 {
   (void)ud;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    /* a module goes, also one a context's end unloads with no call of the program's: a
+     * function's handle may come back for another module */
+    if (id == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING || id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+      gji_span_unload();
+    return;
+  }
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
     return;
   switch (id) {
@@ -170,233 +176,102 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain domain, CUpti_Callb
   case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
   case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
   case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunch:
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid:
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync:
     on_launch(id, data);
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuModuleUnload:
   case CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload:
     if (((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER)
-      __atomic_add_fetch(&unloads, 1, __ATOMIC_ACQ_REL);
+      gji_span_unload();
     break;
   default:
     on_load(id, data);
   }
 }
 
-typedef struct sum {
-  uint64_t module;
-  const char *name;
-  uint32_t device;
-  uint64_t n, ns;
-} sum;
-
-static void add_sum(sum *s, size_t *ns, uint64_t module, const char *name, uint32_t device, uint64_t dur)
-{
-  for (size_t i = 0; i < *ns; i++)
-    if (s[i].module == module && s[i].device == device && s[i].name == name) {
-      s[i].n++, s[i].ns += dur;
-      return;
-    }
-  if (*ns == MAX_SUMS) { /* written out and started again: nothing is dropped */
-    for (size_t i = 0; i < *ns; i++) {
-      gji_line l;
-      gji_begin(&l, GPUJIT_KIND(KSUM));
-      gji_hex(&l, "module", s[i].module);
-      gji_str(&l, "name", s[i].name);
-      gji_u64(&l, "device", s[i].device);
-      gji_u64(&l, "n", s[i].n);
-      gji_u64(&l, "ns", s[i].ns);
-      gji_end(&l);
-    }
-    *ns = 0;
-  }
-  s[(*ns)++] = (sum){module, name, device, 1, dur};
-}
-
-/* A traced activity (a kernel, copy or memset) while the budget lasts. */
-static bool trace_one(void)
-{
-  bool yes;
-  pthread_mutex_lock(&C.lock);
-  yes = C.traced < C.budget;
-  if (yes)
-    C.traced++;
-  else
-    C.untraced++;
-  pthread_mutex_unlock(&C.lock);
-  return yes;
-}
-
-static void one_kernel(const CUpti_ActivityKernel10 *k, sum *sums, size_t *ns)
-{
-  uint64_t module = 0;
-  if (!gji_span_module(k->correlationId, &module))
-    __atomic_fetch_add(&C.unattributed, 1, __ATOMIC_RELAXED);
-  add_sum(sums, ns, module, k->name, k->deviceId, k->end - k->start);
-  if (trace_one()) {
-    gji_line l;
-    gji_begin(&l, GPUJIT_KIND(KERNEL));
-    gji_str(&l, "name", k->name);
-    gji_hex(&l, "module", module);
-    gji_u64(&l, "device", k->deviceId);
-    gji_u64(&l, "stream", k->streamId);
-    gji_u64(&l, "corr", k->correlationId);
-    gji_u64(&l, "s", k->start);
-    gji_u64(&l, "e", k->end);
-    gji_end(&l);
-  }
-}
-
-static void sums_out(const sum *s, size_t n)
-{
-  for (size_t i = 0; i < n; i++) {
-    gji_line l;
-    gji_begin(&l, GPUJIT_KIND(KSUM));
-    gji_hex(&l, "module", s[i].module);
-    gji_str(&l, "name", s[i].name);
-    gji_u64(&l, "device", s[i].device);
-    gji_u64(&l, "n", s[i].n);
-    gji_u64(&l, "ns", s[i].ns);
-    gji_end(&l);
-  }
-}
-
-static const char *copy_kind(uint8_t k)
-{
-  switch (k) {
-  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-    return "HtoD";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-    return "DtoH";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
-    return "DtoD";
-  case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
-    return "PtoP";
-  default:
-    return "other";
-  }
-}
-
-/* Copies and memsets of one buffer, summed by kind and device. */
-typedef struct opsum {
-  const char *k, *what;
-  uint32_t device;
-  uint64_t n, bytes, ns;
-} opsum;
-#define MAX_OPSUMS 64
-
-static void add_op(opsum *o, size_t *n, const char *k, const char *what, uint32_t device, uint64_t bytes, uint64_t ns)
-{
-  for (size_t i = 0; i < *n; i++)
-    if (o[i].k == k && o[i].what == what && o[i].device == device) {
-      o[i].n++, o[i].bytes += bytes, o[i].ns += ns;
-      return;
-    }
-  if (*n < MAX_OPSUMS)
-    o[(*n)++] = (opsum){k, what, device, 1, bytes, ns};
-  else
-    gji_lost(1);
-}
-
-static void gpu_op(const char *k, const char *what, uint32_t device, uint32_t stream, uint32_t corr, uint64_t bytes,
-                   uint64_t s, uint64_t e)
-{
-  gji_line l;
-  if (!trace_one())
-    return;
-  gji_begin(&l, k);
-  gji_str(&l, "what", what);
-  gji_u64(&l, "device", device);
-  gji_u64(&l, "stream", stream);
-  gji_u64(&l, "corr", corr);
-  gji_u64(&l, "bytes", bytes);
-  gji_u64(&l, "s", s);
-  gji_u64(&l, "e", e);
-  gji_end(&l);
-}
-
-static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
-{
-  CUpti_Activity *a = NULL;
-  sum *sums = calloc(MAX_SUMS, sizeof(*sums));
-  opsum ops[MAX_OPSUMS];
-  size_t ns = 0, nops = 0, dropped = 0;
-  (void)size;
-  gji_batch_begin();
-  while (valid && C.next_record(buffer, valid, &a) == CUPTI_SUCCESS) {
-    switch (a->kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-      if (sums)
-        one_kernel((const CUpti_ActivityKernel10 *)a, sums, &ns);
-      else
-        gji_lost(1);
-      break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const CUpti_ActivityMemcpy6 *m = (const void *)a;
-      add_op(ops, &nops, GPUJIT_KIND(COPY), copy_kind(m->copyKind), m->deviceId, m->bytes, m->end - m->start);
-      gpu_op(GPUJIT_KIND(COPY), copy_kind(m->copyKind), m->deviceId, m->streamId, m->correlationId, m->bytes, m->start, m->end);
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const CUpti_ActivityMemset4 *m = (const void *)a;
-      add_op(ops, &nops, GPUJIT_KIND(MEMSET), "memset", m->deviceId, m->bytes, m->end - m->start);
-      gpu_op(GPUJIT_KIND(MEMSET), "memset", m->deviceId, m->streamId, m->correlationId, m->bytes, m->start, m->end);
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_JIT: {
-      const CUpti_ActivityJit2 *j = (const void *)a;
-      gji_line l;
-      gji_begin(&l, GPUJIT_KIND(JIT));
-      gji_str(&l, "entry",
-              j->jitEntryType == CUPTI_ACTIVITY_JIT_ENTRY_PTX_TO_CUBIN     ? "ptx-to-cubin"
-              : j->jitEntryType == CUPTI_ACTIVITY_JIT_ENTRY_NVVM_IR_TO_PTX ? "nvvm-ir-to-ptx"
-                                                                           : "other");
-      gji_str(&l, "op",
-              j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_CACHE_LOAD    ? "cache-load"
-              : j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_CACHE_STORE ? "cache-store"
-              : j->jitOperationType == CUPTI_ACTIVITY_JIT_OPERATION_COMPILE     ? "compile"
-                                                                                : "other");
-      gji_u64(&l, "device", j->deviceId);
-      gji_u64(&l, "corr", j->correlationId);
-      gji_u64(&l, "s", j->start);
-      gji_u64(&l, "e", j->end);
-      gji_end(&l);
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_MARKER:
-      gji_nvtx_marker((const CUpti_ActivityMarker2 *)a);
-      break;
-    default:
-      break;
-    }
-  }
-  sums_out(sums, ns);
-  free(sums);
-  for (size_t i = 0; i < nops; i++) {
-    gji_line l;
-    gji_begin(&l, GPUJIT_KIND(OSUM));
-    gji_str(&l, "op", ops[i].k);
-    gji_str(&l, "what", ops[i].what);
-    gji_u64(&l, "device", ops[i].device);
-    gji_u64(&l, "n", ops[i].n);
-    gji_u64(&l, "bytes", ops[i].bytes);
-    gji_u64(&l, "ns", ops[i].ns);
-    gji_end(&l);
-  }
-  if (C.dropped && C.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
-    gji_line l;
-    gji_begin(&l, GPUJIT_KIND(DROPPED));
-    gji_u64(&l, "records", dropped); /* CUPTI's own count: records it had no buffer for */
-    gji_end(&l);
-  }
-  gji_batch_end();
-  gji_buffer_give_back(buffer);
-}
-
 static pid_t started_pid;
-static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                           CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_JIT,
-                                           CUPTI_ACTIVITY_KIND_MARKER};
+/* kinds[0]: the concurrent kind, which leaves the program's kernels as concurrent as they were
+ * (the serial kind only when measuring, below) */
+static CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_JIT,
+                                     CUPTI_ACTIVITY_KIND_MARKER};
+
+/* How CUPTI is set up. The defaults are the profile's; $GPUJIT_PROFILE_LAUNCH_CALLBACKS, the
+ * measuring knob (bench/profile_overhead.py), takes comma-separated words that change them, to
+ * measure what each costs without a rebuild:
+ *   0 / 1        launch callbacks off (launches are then not tied to modules) / on
+ *   flush=MS     CUPTI's worker delivers full buffers every MS ms (0: CUPTI's own heuristics)
+ *   buffer=KIB   each activity buffer's size
+ *   devbuf=KIB   CUPTI's device buffer per context (CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE)
+ *   pinned=0|1   CUPTI's buffers in page-locked host memory instead of device memory
+ *   kind=serial  CUPTI_ACTIVITY_KIND_KERNEL (serializes the program's kernels) instead of concurrent
+ *   hwtrace=1    kernel times from the hardware event system (Blackwell; elsewhere refused, noted) */
+static struct {
+  bool launch_callbacks, serial, hwtrace;
+  long flush_ms, buffer_kib, devbuf_kib, pinned;
+} cfg = {.launch_callbacks = true, .flush_ms = 100, .buffer_kib = GJI_BUFFER_BYTES >> 10, .devbuf_kib = -1, .pinned = -1};
+
+static void settings(const char *words)
+{
+  char buf[256], *save = NULL;
+  snprintf(buf, sizeof(buf), "%s", words ? words : "");
+  for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(w, '='), *end = NULL;
+    long v = eq ? strtol(eq + 1, &end, 10) : 0;
+    bool number = eq && end && end != eq + 1 && !*end && v >= 0;
+    if (!strcmp(w, "0") || !strcmp(w, "1"))
+      cfg.launch_callbacks = w[0] == '1';
+    else if (number && !strncmp(w, "flush=", 6))
+      cfg.flush_ms = v;
+    else if (number && v > 0 && !strncmp(w, "buffer=", 7))
+      cfg.buffer_kib = v;
+    else if (number && v > 0 && !strncmp(w, "devbuf=", 7))
+      cfg.devbuf_kib = v;
+    else if (number && v <= 1 && !strncmp(w, "pinned=", 7))
+      cfg.pinned = v;
+    else if (number && v <= 1 && !strncmp(w, "hwtrace=", 8))
+      cfg.hwtrace = v == 1;
+    else if (!strcmp(w, "kind=serial") || !strcmp(w, "kind=concurrent"))
+      cfg.serial = !strcmp(w, "kind=serial");
+    else
+      gji_note("launch-callbacks-setting", "%s: the word '%s' is not known and was left out", GPUJIT_ENV(LAUNCH_CALLBACKS), w);
+  }
+}
+
+/* The measuring settings, where they are not the profile's own: said in a note (once), so a
+ * report never passes for a default profile's. */
+static void note_settings(void)
+{
+  if (cfg.launch_callbacks && !cfg.serial && !cfg.hwtrace && cfg.flush_ms == 100 && cfg.buffer_kib == GJI_BUFFER_BYTES >> 10 &&
+      cfg.devbuf_kib < 0 && cfg.pinned < 0)
+    return;
+  gji_note("measuring", "measuring settings (%s): launch callbacks %s, flush %ld ms, buffers %ld KiB, device buffer %ld KiB, pinned %ld, kind %s, hwtrace %d",
+           GPUJIT_ENV(LAUNCH_CALLBACKS), cfg.launch_callbacks ? "on" : "off", cfg.flush_ms, cfg.buffer_kib, cfg.devbuf_kib, cfg.pinned,
+           cfg.serial ? "serial" : "concurrent", (int)cfg.hwtrace);
+}
+
+/* CUPTI's attributes that must be set before contexts are made (here, at cuInit). */
+static void set_attributes(void)
+{
+  uint8_t yes = 1;
+  size_t len = sizeof(yes);
+  if (!C.set_attribute)
+    return;
+  /* the buffers this library hands CUPTI are zeroed (buffers.c): CUPTI need not */
+  C.set_attribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &yes);
+  if (cfg.devbuf_kib > 0) {
+    size_t bytes = (size_t)cfg.devbuf_kib << 10;
+    len = sizeof(bytes);
+    C.set_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &len, &bytes);
+  }
+  if (cfg.pinned >= 0) {
+    uint8_t pinned = (uint8_t)cfg.pinned;
+    len = sizeof(pinned);
+    C.set_attribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &len, &pinned);
+  }
+}
 /* Whether this library's CUPTI subscriber records module loads (else driver.c's wrappers do). */
 static volatile int subscribed;
 
@@ -407,8 +282,7 @@ bool gji_cupti_records_loads(void)
 
 void gji_cupti_yield(const char *api)
 {
-  static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
-  pthread_mutex_lock(&once);
+  pthread_mutex_lock(&yield_lock);
   if (subscribed && started_pid == getpid()) {
     /* what was recorded goes out first; then CUPTI is left as the program would find it */
     if (C.flush_all)
@@ -424,7 +298,7 @@ void gji_cupti_yield(const char *api)
              "after that are not recorded; compiles and module loads are",
              api);
   }
-  pthread_mutex_unlock(&once);
+  pthread_mutex_unlock(&yield_lock);
 }
 
 /* gpujit_profile_load_range, in this process, asks for what CUPTI holds before reading records. */
@@ -437,19 +311,18 @@ void GPUJIT_RECORD_FLUSH_FN(void)
 
 static void at_exit(void)
 {
-  gji_line l;
+  uint64_t unresolved;
   if (started_pid != getpid()) /* a forked child: CUDA is not usable there */
     return;
   started_pid = 0; /* once */
   if (C.flush_all && gji_cupti_records_loads())
     C.flush_all(1);
-  gji_begin(&l, GPUJIT_KIND(GPU_END));
-  pthread_mutex_lock(&C.lock);
-  gji_u64(&l, "traced", C.traced);
-  gji_u64(&l, "untraced", C.untraced);
-  gji_u64(&l, "unattributed", C.unattributed); /* kernels older than every launch run kept */
-  pthread_mutex_unlock(&C.lock);
-  gji_end(&l);
+  gji_activity_end_record();
+  if ((unresolved = gji_span_unresolved()) > 0)
+    gji_note("launch-modules",
+             "the module of %llu launched functions could not be asked of the driver: their launches "
+             "are counted without a module",
+             (unsigned long long)unresolved);
 }
 
 static const char *cupti_error(CUptiResult r)
@@ -486,10 +359,13 @@ static bool load_cupti(void)
   S(unsubscribe, "cuptiUnsubscribe");
   S(activity_disable, "cuptiActivityDisable");
   S(set_attribute, "cuptiActivitySetAttribute");
+  S(hw_trace, "cuptiActivityEnableHWTrace");
 #undef S
   if (cuda) {
     *(void **)&C.func_get_module = gji_real_dlsym(cuda, "cuFuncGetModule");
+    *(void **)&C.func_get_name = gji_real_dlsym(cuda, "cuFuncGetName");
     *(void **)&C.kernel_get_library = gji_real_dlsym(cuda, "cuKernelGetLibrary");
+    *(void **)&C.kernel_get_name = gji_real_dlsym(cuda, "cuKernelGetName");
     dlclose(cuda);
   }
   return C.subscribe && C.enable_callback && C.activity_enable && C.register_callbacks && C.next_record;
@@ -499,28 +375,31 @@ static bool load_cupti(void)
 __attribute__((visibility("default"))) int InitializeInjection(void);
 int InitializeInjection(void)
 {
-  static const CUpti_CallbackId ids[] = {CUPTI_DRIVER_TRACE_CBID_cuModuleLoad,
-                                         CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData,
-                                         CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,
-                                         CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary,
-                                         CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData,
-                                         CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile,
-                                         CUPTI_DRIVER_TRACE_CBID_cuLinkComplete,
-                                         CUPTI_DRIVER_TRACE_CBID_cuModuleUnload,
-                                         CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload,
-                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-                                         CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+  static const CUpti_CallbackId loads[] = {CUPTI_DRIVER_TRACE_CBID_cuModuleLoad,
+                                           CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData,
+                                           CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,
+                                           CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary,
+                                           CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData,
+                                           CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile,
+                                           CUPTI_DRIVER_TRACE_CBID_cuLinkComplete,
+                                           CUPTI_DRIVER_TRACE_CBID_cuModuleUnload,
+                                           CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload};
+  static const CUpti_CallbackId launches[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+                                              CUPTI_DRIVER_TRACE_CBID_cuLaunch,
+                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync};
   const char *budget = getenv(GPUJIT_ENV(MAX_EVENTS));
   CUptiResult r;
   uint64_t ts = 0;
   gji_line l;
   if (!gji_active() || !load_cupti())
     return 1; /* the program runs on: nothing here may stop it */
-  C.budget = budget && *budget ? strtoull(budget, NULL, 10) : 200000;
+  gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
   if ((r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
     gji_note("cupti",
              "CUPTI is in use by another tool or by the program (%s): kernels, copies and driver JIT "
@@ -528,33 +407,40 @@ int InitializeInjection(void)
              cupti_error(r));
     return 1;
   }
-  /* $GPUJIT_PROFILE_LAUNCH_CALLBACKS=0 measures what the launch callbacks cost (bench/
-   * profile_overhead.py): launches are then not tied to their modules */
-  const char *launch_cb = getenv(GPUJIT_ENV(LAUNCH_CALLBACKS));
-  for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
-    if (i < 9 /* the loads and unloads */ || !launch_cb || strcmp(launch_cb, "0"))
-      C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
+  settings(getenv(GPUJIT_ENV(LAUNCH_CALLBACKS)));
+  note_settings();
+  for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
+    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, loads[i]);
+  C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+  C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  gji_span_set_resolver(resolve);
+  for (size_t i = 0; cfg.launch_callbacks && i < sizeof(launches) / sizeof(launches[0]); i++)
+    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
   __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE); /* loads come through the callbacks now */
-  /* the buffers this library hands CUPTI are zeroed (buffers.c): CUPTI need not */
-  if (C.set_attribute) {
-    uint8_t yes = 1;
-    size_t len = sizeof(yes);
-    C.set_attribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &yes);
-  }
-  gji_buffers_prepare(2);
-  if ((r = C.register_callbacks(gji_buffer_request, buffer_completed)) != CUPTI_SUCCESS) {
+  set_attributes();
+  gji_buffers_prepare(2, (size_t)cfg.buffer_kib << 10);
+  if ((r = C.register_callbacks(gji_buffer_request, gji_activity_completed)) != CUPTI_SUCCESS) {
     gji_note("cupti",
              "CUPTI activity records are unavailable (%s): kernels, copies and driver JIT are not "
              "recorded",
              cupti_error(r));
     return 1;
   }
+  if (cfg.serial)
+    kinds[0] = CUPTI_ACTIVITY_KIND_KERNEL;
   for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
     if ((r = C.activity_enable(kinds[i])) != CUPTI_SUCCESS)
       gji_note(kinds[i] == CUPTI_ACTIVITY_KIND_MARKER ? "nvtx" : "activity",
                "CUPTI activity kind %d cannot be enabled: %s", (int)kinds[i], cupti_error(r));
+  if (cfg.hwtrace && C.hw_trace && (r = C.hw_trace(1)) != CUPTI_SUCCESS)
+    gji_note("hwtrace", "CUPTI's hardware trace cannot be enabled: %s", cupti_error(r));
+  /* Full buffers go out every 100 ms: a killed process keeps what was delivered, and few buffers
+   * are in flight at once, so the ones buffers.c keeps ready serve CUPTI's requests in the
+   * launching thread (a 4 MiB buffer holds about 19,000 kernel records: at 300,000 launches a
+   * second, 1.5 buffers fill in 100 ms; with 500 ms, 7.7 did, more than were kept ready, and each
+   * one more was allocated and faulted in by the launching thread). */
   if (C.flush_period)
-    C.flush_period(500); /* a process that ends in _exit keeps all but the last half second */
+    C.flush_period((uint32_t)cfg.flush_ms);
   /* the two clocks side by side: activity times are CUPTI's */
   if (C.timestamp && C.timestamp(&ts) == CUPTI_SUCCESS) {
     gji_begin(&l, GPUJIT_KIND(CLOCK));

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "inject/protocol.h"
@@ -61,13 +62,24 @@ static const char *find(char *const *env, const char *name)
 }
 
 /* An environment rebuilt on the caller's stack. An exec may run in a vfork child, which shares
- * the parent's memory: nothing here allocates or writes anything but this struct. */
+ * the parent's memory: nothing here takes the heap's lock. A longer environment than the stack
+ * array holds gets its pointers in pages of its own (mmap, a system call: safe there too), given
+ * back when the exec fails or the spawn is made. */
 #define MAX_ENV 512
 typedef struct env_buf {
-  char *ptrs[MAX_ENV + NNAMES + 2];
+  char *inline_ptrs[MAX_ENV + NNAMES + 2];
+  char **ptrs;
+  size_t mapped; /* bytes of ptrs' own pages, or 0 */
   char pool[8192]; /* the variables put back, one after another */
   size_t used;
 } env_buf;
+
+static void env_buf_release(env_buf *b)
+{
+  if (b->mapped)
+    munmap(b->ptrs, b->mapped);
+  b->mapped = 0;
+}
 
 /* printf into the pool; NULL when it does not fit (that variable is then left out). */
 static char *pool_printf(env_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -102,8 +114,18 @@ static char *const *with_profile(char *const *env, const char *path, env_buf *b)
   }
   while (env && env[n])
     n++;
-  if (!changed || n > MAX_ENV)
+  b->mapped = 0;
+  b->ptrs = b->inline_ptrs;
+  if (!changed)
     return env;
+  if (n > MAX_ENV) {
+    size_t bytes = (n + NNAMES + 2) * sizeof(char *);
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+      return env; /* the child goes unprofiled, as it would without gpujit */
+    b->ptrs = m;
+    b->mapped = bytes;
+  }
   for (size_t i = 0; i < n; i++)
     if (!is_var(env[i], GPUJIT_ENV(PRELOAD)) && !is_var(env[i], GPUJIT_ENV(PYTHONPATH)))
       b->ptrs[k++] = env[i];
@@ -167,6 +189,7 @@ __attribute__((constructor)) static void resolve_next(void)
 static int run_exec(execve_t *next, const char *path, char *const argv[], char *const envp[])
 {
   env_buf b;
+  b.mapped = 0; /* with_profile may return before it looks */
   execve_t real;
   if (!*next) /* another library's constructor, before ours */
     resolve_next();
@@ -175,7 +198,12 @@ static int run_exec(execve_t *next, const char *path, char *const argv[], char *
     return -1;
   }
   exec_record(path);
-  return real(path, argv, with_profile(envp, path, &b));
+  {
+    int rc = real(path, argv, with_profile(envp, path, &b)), e = errno; /* returns only when it failed */
+    env_buf_release(&b);
+    errno = e;
+    return rc;
+  }
 }
 
 __attribute__((visibility("default"))) int execve(const char *path, char *const argv[], char *const envp[])
@@ -263,12 +291,17 @@ static int run_spawn(spawn_t *next, pid_t *pid, const char *path, const posix_sp
                      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
   env_buf b;
+  b.mapped = 0; /* with_profile may return before it looks */
   spawn_t real;
   if (!*next)
     resolve_next();
   if (!(real = *next))
     return ENOSYS;
-  return real(pid, path, fa, attr, argv, with_profile(envp, path, &b));
+  {
+    int rc = real(pid, path, fa, attr, argv, with_profile(envp, path, &b)); /* the child has its copy */
+    env_buf_release(&b);
+    return rc;
+  }
 }
 
 __attribute__((visibility("default"))) int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,

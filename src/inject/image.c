@@ -115,3 +115,75 @@ void gji_linked_fields(gji_line *l, const void *cubin, size_t size)
   gji_u64(l, "bytes", size);
   gji_str(l, "hash", h);
 }
+
+/* The section named `want` of a 64-bit little-endian ELF image of `size` bytes: its offset and
+ * size within the file, or false. Every offset is checked against the file's size. */
+static bool elf_section(const unsigned char *b, size_t size, const char *want, uint64_t *off, uint64_t *len)
+{
+  uint64_t shoff, stroff, strsize;
+  uint16_t shentsize, shnum, shstrndx;
+  if (size < 64 || memcmp(b, "\x7f" "ELF", 4) || b[4] != 2 /* ELFCLASS64 */ || b[5] != 1 /* little-endian */)
+    return false;
+  memcpy(&shoff, b + 0x28, 8);
+  memcpy(&shentsize, b + 0x3a, 2);
+  memcpy(&shnum, b + 0x3c, 2);
+  memcpy(&shstrndx, b + 0x3e, 2);
+  if (shentsize < 64 || shstrndx >= shnum || shoff > size || (uint64_t)shnum * shentsize > size - shoff)
+    return false;
+  memcpy(&stroff, b + shoff + (uint64_t)shstrndx * shentsize + 24, 8);
+  memcpy(&strsize, b + shoff + (uint64_t)shstrndx * shentsize + 32, 8);
+  if (stroff > size || strsize > size - stroff)
+    return false;
+  for (uint16_t i = 0; i < shnum; i++) {
+    const unsigned char *sh = b + shoff + (uint64_t)i * shentsize;
+    uint32_t name, type;
+    memcpy(&name, sh, 4);
+    memcpy(&type, sh + 4, 4);
+    memcpy(off, sh + 24, 8);
+    memcpy(len, sh + 32, 8);
+    if (name < strsize && type != 8 /* SHT_NOBITS */ && *off <= size && *len <= size - *off &&
+        strnlen((const char *)b + stroff + name, strsize - name) == strlen(want) && !strcmp((const char *)b + stroff + name, want))
+      return true;
+  }
+  return false;
+}
+
+void gji_fatbins_fields(gji_line *l, const char *path)
+{
+  struct stat st;
+  void *m = MAP_FAILED;
+  char hashes[16][33];
+  const char *list[16];
+  int n = 0, fd = path && path[0] ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+  uint64_t off, len;
+  if (fd < 0)
+    return;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 64 && st.st_size < (1ll << 31))
+    m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED)
+    return;
+  if (elf_section(m, (size_t)st.st_size, ".nv_fatbin", &off, &len)) {
+    const unsigned char *s = (const unsigned char *)m + off;
+    uint64_t at = 0;
+    while (at + 16 <= len && n < 16) { /* fatbins one after another, each 8-aligned */
+      uint16_t hsize;
+      uint64_t fsize;
+      if (memcmp(s + at, "\x50\xed\x55\xba", 4)) {
+        at += 8;
+        continue;
+      }
+      memcpy(&hsize, s + at + 6, 2);
+      memcpy(&fsize, s + at + 8, 8);
+      if (hsize < 16 || fsize > len - at - hsize)
+        break;
+      gji_hash(hashes[n], s + at, hsize + (size_t)fsize);
+      list[n] = hashes[n];
+      n++;
+      at += (hsize + fsize + 7) & ~7ull;
+    }
+  }
+  munmap(m, (size_t)st.st_size);
+  if (n)
+    gji_strs(l, "fatbins", list, n);
+}

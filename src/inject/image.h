@@ -14,5 +14,9 @@ GJI_HIDDEN void gji_file_fields(gji_line *l, const char *path);
 
 /** XXH3-128 of a regular file's bytes (under 1 GiB) and its size; false when it cannot be read. */
 GJI_HIDDEN bool gji_file_hash(const char *path, char out[33], uint64_t *bytes);
+/** The hashes of the fatbins a host object or library embeds (its .nv_fatbin section: what the
+ *  CUDA runtime registers and the driver loads, byte for byte), as "fatbins"; nothing for a file
+ *  that is no ELF or embeds none. */
+GJI_HIDDEN void gji_fatbins_fields(gji_line *l, const char *path);
 
 #endif

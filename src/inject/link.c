@@ -38,6 +38,7 @@ typedef struct link_lib {
 
 static link_lib libs[GJI_SLOTS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((constructor)) static void fork_safe_lock(void) { gji_fork_safe(&lock); }
 
 typedef struct handle {
   void *h;

@@ -39,6 +39,7 @@ typedef struct nvrtc_lib {
 
 static nvrtc_lib libs[GJI_SLOTS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((constructor)) static void fork_safe_lock(void) { gji_fork_safe(&lock); }
 
 /* Live programs: what their creation said, for the compile record. */
 typedef struct prog_rec {

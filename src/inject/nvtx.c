@@ -7,6 +7,7 @@
 #include "inject/record.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((constructor)) static void fork_safe_lock(void) { gji_fork_safe(&lock); }
 static struct {
   uint32_t id;
   uint64_t t;

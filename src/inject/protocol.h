@@ -114,7 +114,8 @@ typedef void (*gpujit_record_flush_fn)(void);
   X(TOOL_END, "tool_end")   /* it ends: CPU time, what it wrote */                               \
   X(REAP, "reap")           /* a child ended abnormally (status), as its parent's wait saw it */ \
   X(UNIT, "unit")           /* a framework's compile of one function, kernel or graph (adapters) */ \
-  X(BIND, "bind")           /* a framework's compile tied to the module handle it loaded */
+  X(BIND, "bind")           /* a framework's compile tied to the module handle it loaded */      \
+  X(SPAN, "span")           /* a span an adapter declares: "role" autotune (benchmarking)    */
 
 #define GPUJIT_RECORD_KIND_ID(id, k) GPUJIT_RECORD_##id,
 typedef enum gpujit_record_kind { GPUJIT_RECORD_KINDS(GPUJIT_RECORD_KIND_ID) GPUJIT_RECORD_KIND_COUNT } gpujit_record_kind;

@@ -19,8 +19,11 @@
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char dir[4096], flags[256];
 static bool active;
-static int fd = -1;
-static pid_t fd_pid;
+/* This process's records file, by path: every write opens it anew (O_APPEND), so no descriptor
+ * of gpujit's lives on in the program, which may close or dup2 over any number (closerange) and
+ * open its own files there. file_pid: the process whose file `file` is (a forked child makes its own). */
+static char file[sizeof(dir) + 64];
+static pid_t file_pid;
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
 static char noted[16][32];
@@ -30,17 +33,35 @@ static uint64_t lost;
 static pid_t self_pid;
 static __thread uint32_t self_tid;
 
+static pthread_mutex_t *fork_locks[16];
+static int n_fork_locks;
+
 static void on_fork_child(void)
 {
   /* the child writes a file of its own; the parent's descriptor is left to the parent */
   self_pid = getpid();
   self_tid = 0;
-  fd = -1;
-  fd_pid = 0;
-  pthread_mutex_init(&open_lock, NULL);
-  pthread_mutex_init(&note_lock, NULL);
+  file_pid = 0;
   memset(noted, 0, sizeof(noted));
   lost = 0;
+  /* A lock another thread held at the fork stays held in the child, whose copy of that thread
+   * does not exist: every lock of the library starts free here (the child never waits on it). */
+  for (int i = 0; i < n_fork_locks; i++)
+    pthread_mutex_init(fork_locks[i], NULL);
+}
+
+/* Each file's locks, registered by its constructor (before any thread of the program). */
+void gji_fork_safe(pthread_mutex_t *m)
+{
+  if (n_fork_locks < (int)(sizeof(fork_locks) / sizeof(fork_locks[0])))
+    fork_locks[n_fork_locks++] = m;
+}
+
+__attribute__((constructor)) static void register_fork_handler(void)
+{
+  gji_fork_safe(&open_lock);
+  gji_fork_safe(&note_lock);
+  pthread_atfork(NULL, NULL, on_fork_child);
 }
 
 static void init(void)
@@ -52,7 +73,6 @@ static void init(void)
   }
   snprintf(flags, sizeof(flags), ",%s,", f ? f : "");
   self_pid = getpid();
-  pthread_atfork(NULL, NULL, on_fork_child);
 }
 
 bool gji_active(void)
@@ -98,7 +118,7 @@ static pid_t gji_pid(void)
 /* getpid(), not the pid kept: a vfork child shares this memory (and runs no fork handlers). */
 bool gji_owns_file(void)
 {
-  return fd >= 0 && fd_pid == getpid();
+  return file_pid == getpid();
 }
 
 static void put(gji_line *l, const char *s, size_t n)
@@ -168,7 +188,7 @@ static void quoted(gji_line *l, const char *s, size_t n)
 }
 
 static void open_file(void);
-static void on_exit_handler(void);
+static void on_exit_handler(int status, void *arg);
 
 void gji_begin(gji_line *l, const char *k)
 {
@@ -262,16 +282,23 @@ static void records_lost(const char *s, size_t n, int err)
 
 static void write_line(const char *s, size_t n)
 {
+  /* O_NOFOLLOW: the records directory is gpujit's; a link put there is not written through */
+  int f = open(file, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  if (f < 0) {
+    records_lost(s, n, errno);
+    return;
+  }
   while (n > 0) {
-    ssize_t w = write(fd, s, n);
+    ssize_t w = write(f, s, n);
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0) {
       records_lost(s, n, w < 0 ? errno : EIO);
-      return;
+      break;
     }
     s += w, n -= (size_t)w;
   }
+  close(f);
 }
 
 /* A thread's batch (gji_batch_begin): whole lines, written together. */
@@ -284,7 +311,7 @@ static __thread struct {
 
 static void batch_write(void)
 {
-  if (batch.len && fd >= 0 && fd_pid == gji_pid())
+  if (batch.len && file_pid == gji_pid())
     write_line(batch.buf, batch.len);
   batch.len = 0;
 }
@@ -312,9 +339,9 @@ void gji_end(gji_line *l)
   if (l->cut) /* a string was cut short: the line stays valid and says so */
     put(l, ",\"cut\":true", 11);
   put(l, "}\n", 2);
-  if (fd < 0 || fd_pid != gji_pid())
+  if (file_pid != gji_pid())
     open_file();
-  if (fd < 0)
+  if (file_pid != gji_pid())
     return;
   if (batch.depth > 0 && batch.buf) {
     if (batch.len + l->len > BATCH_BYTES)
@@ -363,28 +390,28 @@ static void ancestors(gji_line *l)
 /* This process's file, opened on its first record (a forked child opens its own). */
 static void open_file(void)
 {
-  char path[4200], exe[1024] = "", cmd[2048];
+  char exe[1024] = "", cmd[2048];
   gji_line l;
   ssize_t n;
   int f;
   pthread_mutex_lock(&open_lock);
-  if (fd >= 0 && fd_pid == gji_pid()) {
+  if (file_pid == gji_pid()) {
     pthread_mutex_unlock(&open_lock);
     return;
   }
-  snprintf(path, sizeof(path), "%s/" GPUJIT_RECORD_FILE_FORMAT, dir, (int)getpid(), (unsigned long long)gji_now());
-  f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  snprintf(file, sizeof(file), "%s/" GPUJIT_RECORD_FILE_FORMAT, dir, (int)getpid(), (unsigned long long)gji_now());
+  f = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (f < 0) {
     pthread_mutex_unlock(&open_lock);
     return;
   }
-  fd = f;
-  fd_pid = gji_pid();
+  close(f);
+  file_pid = gji_pid();
   pthread_mutex_unlock(&open_lock);
   {
     static bool registered;
     if (!__atomic_exchange_n(&registered, true, __ATOMIC_ACQ_REL)) /* inherited by forked children */
-      atexit(on_exit_handler);
+      on_exit(on_exit_handler, NULL); /* with the status exit() was given: main's return too */
   }
   if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0)
     exe[n] = '\0';
@@ -470,7 +497,7 @@ void gji_set_gpu_flush(void (*fn)(void))
 void gji_exit_record(int status)
 {
   gji_line l;
-  if (!gji_active() || fd < 0 || fd_pid != getpid() || ended_pid == getpid())
+  if (!gji_active() || file_pid != getpid() || ended_pid == getpid())
     return;
   if (gpu_flush)
     gpu_flush();
@@ -485,13 +512,21 @@ void gji_exit_record(int status)
   gji_end(&l);
 }
 
-static void on_exit_handler(void)
+static void on_exit_handler(int status, void *arg)
 {
-  gji_exit_record(-1);
+  (void)arg;
+  gji_exit_record(status & 0xff);
 }
 
+/* A process whose first record came before main (a toolchain program says what it is from its
+ * constructor) registered its exit handler before libc registered the loader's, so at exit the
+ * destructors run first — this one among them, without the status. The record is then left to a
+ * handler registered now, which exit runs after them with its status (only where nothing of the
+ * GPU's is left to flush: CUPTI's own destructor may have run). */
 __attribute__((destructor)) static void at_unload(void)
 {
+  if (!gpu_flush && file_pid == getpid() && ended_pid != getpid() && on_exit(on_exit_handler, NULL) == 0)
+    return;
   gji_exit_record(-1);
 }
 

@@ -7,6 +7,7 @@
 #define GPUJIT_INJECT_RECORD_H
 
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +55,9 @@ GJI_HIDDEN void gji_batch_end(void);
 
 /** Whether this very process (not a vfork child sharing its memory) has its records file open. */
 GJI_HIDDEN bool gji_owns_file(void);
+/** Register a lock of the library to be made free again in a forked child (call from a
+ *  constructor): a thread that held it at the fork does not exist in the child. */
+GJI_HIDDEN void gji_fork_safe(pthread_mutex_t *m);
 
 /** Say something once per process and kind of trouble (a "note" record). */
 GJI_HIDDEN void gji_note(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -11,7 +11,8 @@
 #include "base/fs.h"
 #include "cache/key.h"
 #include "cache/store.h"
-#include "compile/options.h"
+#include "compile/nvrtc/options.h"
+#include "compile/toolkit/toolkit.h"
 #include "driver/driver.h"
 #include "driver/identity.h"
 #include "module/build.h"
@@ -110,6 +111,117 @@ const char *gpujit_default_arch(void)
   return arch;
 }
 
+/* The module's facts before anything is looked up: its arch and output kind (checked against
+ * each other and the sources), name, name expressions and the sources' absolute paths. */
+static int prepare(gpujit_module *m, const gpujit_source *sources, size_t count, const gpujit_module_options *opts)
+{
+  int err;
+  if ((err = gpujit__resolve_arch(m->arch, sizeof(m->arch), opts->arch, opts->cache)) < 0)
+    return err;
+  m->output = gpujit__resolve_output(m->arch, opts->output);
+  if (m->output == GPUJIT_OUTPUT_CUBIN && strncmp(m->arch, "compute_", 8) == 0)
+    return gpujit__error(GPUJIT_EINVAL, "a cubin needs a real arch (sm_XX), not '%s'", m->arch);
+  if (m->output == GPUJIT_OUTPUT_LTOIR && count > 1)
+    return gpujit__error(GPUJIT_EINVAL, "LTO-IR output takes one source; %zu given", count);
+  if (!(m->name = gpujit__stem(sources[0].name)))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  for (size_t i = 0; i < opts->name_expressions_count; i++)
+    if ((err = gpujit__strvec_push(&m->name_exprs, opts->name_expressions[i])) < 0)
+      return err;
+  for (size_t i = 0; i < count; i++) {
+    char *abs = gpujit__abspath(sources[i].name);
+    err = abs ? gpujit__strvec_push(&m->sources, abs) : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    free(abs);
+    if (err < 0)
+      return err;
+  }
+  return 0;
+}
+
+/*
+ * The cache's side before compiling: the lookup, the remote stores, then — a miss — the request's
+ * lock (another process may be compiling it), a second lookup, and the include scan. *served: the
+ * module came from a cache. A lookup-only build ends at the miss (GPUJIT_ENOENT, ctl->missed).
+ */
+static int look_up(gpujit_module *m, gpujit__miss *miss, const gpujit_source *sources, size_t count,
+                   const gpujit_module_options *opts, gpujit__build_ctl *ctl, int *lock_fd, bool *served)
+{
+  gpujit__stage stage;
+  int err;
+  *served = false;
+  if (!opts->cache) {
+    ctl->missed = ctl->missed || ctl->lookup_only;
+    return ctl->lookup_only ? GPUJIT_ENOENT : 0;
+  }
+  if ((err = gpujit__cached_lookup(m, miss, sources, count, opts)) != GPUJIT_ENOENT) {
+    *served = err == 0; /* a hit, or an error */
+    return err;
+  }
+  if ((err = gpujit__cached_fetch(m, miss, opts)) == 0) {
+    *served = true; /* a remote hit, verified and now local */
+    return 0;
+  }
+  ctl->missed = true;
+  snprintf(ctl->miss_reason, sizeof(ctl->miss_reason), "%s", m->miss_reason);
+  if (ctl->lookup_only)
+    return err;
+  gpujit__cache_count_miss(opts->cache);
+  /* Processes building the same request take turns; whoever comes second usually hits. */
+  gpujit__stage_begin(&stage, opts->trace, "wait for key lock");
+  gpujit__cache_lock(opts->cache, miss->request.hex, lock_fd);
+  m->timings.lookup_ms += gpujit__stage_end(&stage);
+  if (*lock_fd >= 0 && gpujit__cached_lookup(m, miss, sources, count, opts) == 0) {
+    *served = true;
+    return 0;
+  }
+  return gpujit__cached_scan(miss, m, sources, count, opts);
+}
+
+/* After compiling: the compile time kept for planning, the entry stored (a failed store is a
+ * warning: the module is good, only the cache lacks it); ctl's hook told the module is made. */
+static void store(gpujit_module *m, gpujit__miss *miss, const gpujit_source *sources, size_t count,
+                  const gpujit_module_options *opts, gpujit__build_ctl *ctl)
+{
+  gpujit__built_hook hook = {ctl->built, ctl->built_payload, false};
+  gpujit__stage stage;
+  if (!opts->cache) {
+    if (ctl->built)
+      ctl->built(m, ctl->built_payload);
+    return;
+  }
+  gpujit__history_put(opts->cache, (const char *const *)m->sources.items, count, m->arch,
+                      m->timings.compile_ms + m->timings.link_ms);
+  gpujit__stage_begin(&stage, opts->trace, "cache store");
+  if (gpujit__cached_store(miss, m, sources, count, opts, &hook) < 0)
+    gpujit_error_clear();
+  m->timings.store_ms = gpujit__stage_end(&stage);
+}
+
+/* The build's own stage, named for what it is: a project's lookups in its coordinating process
+ * are not builds (a miss goes to a worker). */
+static void stage_begin(gpujit__stage *st, const gpujit_module *m, size_t count, const gpujit_module_options *opts,
+                        const gpujit__build_ctl *ctl)
+{
+  char name[512];
+  snprintf(name, sizeof(name), "%s %s", ctl->lookup_only ? "look up" : "build", m->name);
+  gpujit__stage_begin(st, opts->trace, name);
+  gpujit__stage_arg_str(st, "module", m->name);
+  gpujit__stage_arg_str(st, "arch", m->arch);
+  gpujit__stage_arg_num(st, "sources", (double)count);
+}
+
+static void stage_end(gpujit__stage *st, const gpujit_module *m, int err)
+{
+  if (!st->span)
+    return;
+  gpujit__stage_arg_str(st, "status", err < 0 ? gpujit_error_name(err) : "ok");
+  gpujit__stage_arg_str(st, "cache",
+                        m && m->cache_status == GPUJIT_CACHE_HIT    ? "hit"
+                        : m && m->cache_status == GPUJIT_CACHE_MISS ? "miss"
+                                                                    : "none");
+  gpujit__stage_end(st);
+}
+
 static int build(gpujit_module **out, const gpujit_source *sources, size_t count,
                  const gpujit_module_options *caller_opts, double t_start, double read_ms, gpujit__build_ctl *ctl)
 {
@@ -118,106 +230,31 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
   const gpujit_module_options *opts = &current;
   gpujit_module *m = NULL;
   gpujit__miss miss = {0};
-  gpujit__stage build_stage = {0}, stage;
+  gpujit__stage build_stage = {0};
+  bool served = false;
   int err, lock_fd = -1;
 
   if (!ctl)
     ctl = &no_ctl;
   if ((err = gpujit_module_options_validate(caller_opts)) < 0)
     return err;
+  if ((err = gpujit__toolkit_check()) < 0) /* a root named that holds no toolkit: before any lookup or warning */
+    return err;
   gpujit__options_current(&current, caller_opts);
   if (!(m = gpujit__module_new()))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  if ((err = gpujit__resolve_arch(m->arch, sizeof(m->arch), opts->arch, opts->cache)) < 0)
+  if ((err = prepare(m, sources, count, opts)) < 0)
     goto done;
-  m->output = gpujit__resolve_output(m->arch, opts->output);
-  if (m->output == GPUJIT_OUTPUT_CUBIN && strncmp(m->arch, "compute_", 8) == 0) {
-    err = gpujit__error(GPUJIT_EINVAL, "a cubin needs a real arch (sm_XX), not '%s'", m->arch);
+  stage_begin(&build_stage, m, count, opts, ctl);
+  if ((err = look_up(m, &miss, sources, count, opts, ctl, &lock_fd, &served)) < 0 || served)
     goto done;
-  }
-  if (m->output == GPUJIT_OUTPUT_LTOIR && count > 1) {
-    err = gpujit__error(GPUJIT_EINVAL, "LTO-IR output takes one source; %zu given", count);
-    goto done;
-  }
-  if (!(m->name = gpujit__stem(sources[0].name))) {
-    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (size_t i = 0; i < opts->name_expressions_count; i++)
-    if ((err = gpujit__strvec_push(&m->name_exprs, opts->name_expressions[i])) < 0)
-      goto done;
-  for (size_t i = 0; i < count; i++) {
-    char *abs = gpujit__abspath(sources[i].name);
-    err = abs ? gpujit__strvec_push(&m->sources, abs) : gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    free(abs);
-    if (err < 0)
-      goto done;
-  }
-  {
-    char name[512];
-    /* a project's lookups in its coordinating process are not builds: a miss goes to a worker */
-    snprintf(name, sizeof(name), "%s %s", ctl->lookup_only ? "look up" : "build", m->name);
-    gpujit__stage_begin(&build_stage, opts->trace, name);
-    gpujit__stage_arg_str(&build_stage, "module", m->name);
-    gpujit__stage_arg_str(&build_stage, "arch", m->arch);
-    gpujit__stage_arg_num(&build_stage, "sources", (double)count);
-  }
-
-  if (!opts->cache && ctl->lookup_only) {
-    err = GPUJIT_ENOENT;
-    ctl->missed = true;
-    goto done;
-  }
-  if (opts->cache) {
-    if ((err = gpujit__cached_lookup(m, &miss, sources, count, opts)) == 0)
-      goto done; /* hit */
-    if (err != GPUJIT_ENOENT)
-      goto done;
-    if ((err = gpujit__cached_fetch(m, &miss, opts)) == 0)
-      goto done; /* a remote hit, verified and now local */
-    ctl->missed = true;
-    snprintf(ctl->miss_reason, sizeof(ctl->miss_reason), "%s", m->miss_reason);
-    if (ctl->lookup_only)
-      goto done;
-    gpujit__cache_count_miss(opts->cache);
-    /* Processes building the same request take turns; whoever comes second usually hits. */
-    gpujit__stage_begin(&stage, opts->trace, "wait for key lock");
-    gpujit__cache_lock(opts->cache, miss.request.hex, &lock_fd);
-    m->timings.lookup_ms += gpujit__stage_end(&stage);
-    if (lock_fd >= 0 && gpujit__cached_lookup(m, &miss, sources, count, opts) == 0) {
-      err = 0;
-      goto done;
-    }
-    if ((err = gpujit__cached_scan(&miss, m, sources, count, opts)) < 0)
-      goto done;
-  }
   if ((err = gpujit__compile_module(m, sources, count, opts, opts->cache ? &miss.deps : NULL, ctl->pch_more)) < 0)
     goto done;
-  if (opts->cache)
-    gpujit__history_put(opts->cache, (const char *const *)m->sources.items, count, m->arch,
-                        m->timings.compile_ms + m->timings.link_ms);
-  if (opts->cache) {
-    gpujit__built_hook hook = {ctl->built, ctl->built_payload, false};
-    gpujit__stage_begin(&stage, opts->trace, "cache store");
-    /* A failed store is a warning: the module is good, only the cache lacks it. */
-    if (gpujit__cached_store(&miss, m, sources, count, opts, &hook) < 0)
-      gpujit_error_clear();
-    m->timings.store_ms = gpujit__stage_end(&stage);
-  } else if (ctl->built) {
-    ctl->built(m, ctl->built_payload);
-  }
-
+  store(m, &miss, sources, count, opts, ctl);
 done:
   gpujit__cache_unlock(lock_fd);
   gpujit__miss_free(&miss);
-  if (build_stage.span) {
-    gpujit__stage_arg_str(&build_stage, "status", err < 0 ? gpujit_error_name(err) : "ok");
-    gpujit__stage_arg_str(&build_stage, "cache",
-                          m && m->cache_status == GPUJIT_CACHE_HIT    ? "hit"
-                          : m && m->cache_status == GPUJIT_CACHE_MISS ? "miss"
-                                                                      : "none");
-    gpujit__stage_end(&build_stage);
-  }
+  stage_end(&build_stage, m, err);
   if (err < 0) {
     gpujit_module_free(m);
     if (err == GPUJIT_ENOENT && ctl->lookup_only && ctl->missed)

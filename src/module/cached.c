@@ -177,8 +177,10 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
   else if ((err = gpujit__module_deps_observed(&rec, &miss->deps.observed, base, miss->deps.start, paths, count, why,
                                                sizeof(why))) < 0)
     goto done;
-  if (!why[0])
-    gpujit__module_cacheable(opts, sources, paths, count, &rec, why, sizeof(why));
+  if (!why[0] && !gpujit__module_cacheable(opts, sources, paths, count, &rec, why, sizeof(why))) {
+    m->uncacheable = true; /* never a hit: ccache's "uncacheable", not a miss */
+    gpujit__cache_count_uncacheable(opts->cache);
+  }
   if (why[0]) {
     uncached(m, why);
     goto done;

@@ -29,8 +29,6 @@ int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_modu
 int gpujit__cached_scan(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
                         const gpujit_module_options *opts);
 
-/** After compiling: record the dependencies, store the entry under its entry key, add the build
- *  to the manifest. A module whose dependencies cannot be proven is not stored (logged). */
 /** What a build does once its module is made and its cache key known, before the entry is
  *  written (a build server's worker answers then; the store follows). */
 typedef struct gpujit__built_hook {
@@ -39,9 +37,13 @@ typedef struct gpujit__built_hook {
   bool called;
 } gpujit__built_hook;
 
+/** After compiling: record the dependencies, store the entry under its entry key, add the build
+ *  to the manifest. A module whose dependencies cannot be proven is not stored (logged).
+ *  @param hook called once the cache key is known, before the entry is written; may be NULL. */
 int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
                          const gpujit_module_options *opts, gpujit__built_hook *hook);
 
+/** Free what a miss holds (not `miss` itself). */
 void gpujit__miss_free(gpujit__miss *miss);
 
 #endif

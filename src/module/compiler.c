@@ -9,12 +9,12 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "compile/image.h"
-#include "compile/includes.h"
-#include "compile/link.h"
-#include "compile/nvrtc.h"
-#include "compile/options.h"
-#include "compile/pch.h"
+#include "compile/image/image.h"
+#include "compile/includes/includes.h"
+#include "compile/nvrtc/link.h"
+#include "compile/nvrtc/nvrtc.h"
+#include "compile/nvrtc/options.h"
+#include "compile/pch/pch.h"
 #include "module/compiler.h"
 #include "module/deps.h"
 #include "module/lean.h"
@@ -25,7 +25,7 @@
 /*
  * The program is named by the source's absolute path, so NVRTC's diagnostics and line table
  * name the user's file as they stand. A prelude is pre-included as an in-memory header
- * (compile/nvrtc.c), so the user's lines keep their numbers without a #line directive — a #line
+ * (compile/nvrtc/nvrtc.c), so the user's lines keep their numbers without a #line directive — a #line
  * before the include block would stop NVRTC from making a precompiled header. Only with
  * line_directives off is it joined in front of the text (the lines then shift).
  */
@@ -270,149 +270,189 @@ static void virtual_arch(char *out, size_t size, const char *arch)
     snprintf(out, size, "%s", arch);
 }
 
+/* One module's compile: its sources, what NVRTC made of each, the log so far. */
+typedef struct compile_job {
+  gpujit_module *m;
+  const gpujit_source *sources;
+  size_t count;
+  const gpujit_module_options *opts;
+  gpujit__compile_deps *deps;
+  bool pch_more, lto, lean;
+  char nvrtc_arch[40];            /* lean and one source: NVRTC's virtual arch, ptxas later */
+  gpujit__nvrtc_result *results;  /* one per source */
+  pch_files files;
+  gpujit__buf wrapped, log;
+} compile_job;
+
+/* Loading NVRTC (on the first compile of a process) is a stage of its own: ~7 ms. */
+static int load_nvrtc(const compile_job *j)
+{
+  gpujit__stage stage;
+  int err;
+  gpujit__stage_begin(&stage, j->opts->trace, "load NVRTC");
+  err = gpujit__check_arch_supported(j->m->arch);
+  gpujit__stage_end(&stage);
+  if (err == 0)
+    gpujit__lean_warn_no_ptxas(j->opts, j->m->output); /* NVRTC is there: now a missing ptxas is worth saying */
+  return err;
+}
+
+/* A module reports the PCH status of its best source. */
+static void note_pch(gpujit_module *m, const gpujit__pch *pch, bool first)
+{
+  struct stat st;
+  if (!first && pch_rank(pch->status) <= pch_rank(m->pch))
+    return;
+  m->pch = pch->status;
+  snprintf(m->pch_reason, sizeof(m->pch_reason), "%s", pch->reason);
+  m->pch_bytes = pch->status == GPUJIT_PCH_STATUS_CREATED && pch->file[0] && stat(pch->file, &st) == 0
+                     ? (double)st.st_size
+                     : pch->status == GPUJIT_PCH_STATUS_USED ? (double)pch->heap_bytes : 0;
+}
+
+/* Source i through NVRTC, with the name expressions it owns; its log appended to the module's. */
+static int compile_source(compile_job *j, size_t i)
+{
+  const gpujit_module_options *opts = j->opts;
+  gpujit_module *m = j->m;
+  const char **exprs = calloc(opts->name_expressions_count + 1, sizeof(*exprs));
+  size_t n = 0;
+  int err;
+  if (!exprs)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  for (size_t k = 0; k < opts->name_expressions_count; k++)
+    if (owner_of(opts->name_expressions[k], j->sources, j->count) == i)
+      exprs[n++] = opts->name_expressions[k];
+  err = wrap_source(&j->wrapped, opts->line_directives ? NULL : opts->prelude, j->sources[i].data, j->sources[i].size);
+  if (err == 0) {
+    gpujit__pch pch = {.mode = opts->pch, .more_expected = j->pch_more, .headers = pch_headers,
+                       .headers_ctx = &j->files};
+    /* lean: NVRTC stops at PTX; ptxas runs after the lean pass */
+    err = compile_one(&j->results[i], opts, j->nvrtc_arch[0] ? j->nvrtc_arch : m->arch, m->arch,
+                      m->sources.items[i], j->wrapped.data, j->lto, j->lean ? GPUJIT_OUTPUT_PTX : m->output, exprs, n,
+                      m->phase_ms, m->profile, j->deps, &pch);
+    note_pch(m, &pch, i == 0);
+  }
+  free(exprs);
+  if (append_log(&j->log, j->count > 1 ? m->sources.items[i] : NULL, &j->results[i].log) < 0)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (err < 0)
+    gpujit__error_set_log(j->log.data); /* the full log, every file so far */
+  return err;
+}
+
+/* Several sources: their LTO-IR linked by nvJitLink (a stage, with its report when traced). */
+static int link_sources(compile_job *j)
+{
+  gpujit_module *m = j->m;
+  gpujit_trace *trace = j->opts->trace;
+  gpujit__buf link_log = {0};
+  gpujit__buf *inputs = calloc(j->count, sizeof(*inputs));
+  gpujit__stage stage;
+  int err;
+  if (!inputs)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  for (size_t i = 0; i < j->count; i++)
+    inputs[i] = j->results[i].image;
+  gpujit__stage_begin(&stage, trace, "link (nvJitLink)");
+  err = gpujit__link(&m->image, &link_log, inputs, (const char *const *)m->sources.items, j->count, j->opts, m->arch,
+                     j->lean ? GPUJIT_OUTPUT_PTX : m->output, trace != NULL);
+  gpujit__stage_arg_str(&stage, "arch", m->arch);
+  gpujit__stage_arg_num(&stage, "inputs", (double)j->count);
+  gpujit__stage_arg_num(&stage, "image_bytes", (double)m->image.len);
+  if (trace && link_log.len)
+    link_report_args(&stage, link_log.data);
+  m->timings.link_ms = gpujit__stage_end(&stage);
+  gpujit__profile_phase(m, "link", m->timings.link_ms);
+  free(inputs);
+  if (err == 0)
+    append_log(&j->log, "nvJitLink", &link_log);
+  gpujit__buf_free(&link_log);
+  return err;
+}
+
+/* Each name expression's lowered name, from the source that owns it, in the order given. */
+static int lowered_names(compile_job *j)
+{
+  size_t *next = calloc(j->count, sizeof(*next)); /* per source: its next lowered name */
+  int err = 0;
+  if (!next)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  for (size_t k = 0; k < j->opts->name_expressions_count && err == 0; k++) {
+    size_t owner = owner_of(j->opts->name_expressions[k], j->sources, j->count);
+    err = gpujit__strvec_push(&j->m->lowered, j->results[owner].lowered.items[next[owner]++]);
+  }
+  free(next);
+  return err;
+}
+
+/* The lean path: the PTX made, the pass over it with the user's headers, ptxas. */
+static int lean_pass(compile_job *j)
+{
+  gpujit__buf ptx = j->m->image;
+  size_t nheaders = 0;
+  gpujit__buf *headers;
+  int err;
+  memset(&j->m->image, 0, sizeof(j->m->image));
+  headers = user_headers(&j->deps->observed, &nheaders);
+  err = gpujit__lean_assemble(j->m, &ptx, j->sources, j->count, headers, nheaders, j->opts, &j->log);
+  for (size_t k = 0; headers && k < nheaders; k++)
+    gpujit__buf_free(&headers[k]);
+  free(headers);
+  gpujit__buf_free(&ptx);
+  return err; /* nvJitLink's log is the error's */
+}
+
+/* Every source compiled, linked or taken as the image, names lowered, the lean pass, kernels. */
+static int compile_job_run(compile_job *j)
+{
+  gpujit_module *m = j->m;
+  double t0;
+  int err;
+  virtual_arch(j->nvrtc_arch, sizeof(j->nvrtc_arch), j->lean && !j->lto ? m->arch : "");
+  /* A traced compile keeps its profile: the cache entry records it for the traces of its hits. */
+  if (gpujit__trace_wants_nvrtc(j->opts->trace) && !m->profile && !(m->profile = calloc(1, sizeof(*m->profile))))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if ((err = load_nvrtc(j)) < 0)
+    return err;
+  t0 = gpujit__now_us();
+  for (size_t i = 0; i < j->count; i++)
+    if ((err = compile_source(j, i)) < 0)
+      return err;
+  m->timings.compile_ms = (gpujit__now_us() - t0) / 1e3;
+  if (j->lto && (err = link_sources(j)) < 0)
+    return err;
+  if (!j->lto) {
+    m->image = j->results[0].image;
+    memset(&j->results[0].image, 0, sizeof(j->results[0].image));
+  }
+  if ((err = lowered_names(j)) < 0 || (j->lean && (err = lean_pass(j)) < 0))
+    return err;
+  if ((err = gpujit__image_kernels(&m->kernels, m->image.data, m->image.len, m->output)) < 0)
+    return err;
+  if (!(m->log = gpujit__strdup(j->log.data ? j->log.data : "")))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  return 0;
+}
+
 int gpujit__compile_module(gpujit_module *m, const gpujit_source *sources, size_t count,
                            const gpujit_module_options *opts, gpujit__compile_deps *deps, bool pch_more)
 {
   gpujit__compile_deps own = {0}; /* an uncached build observes too: the lean pass reads what it saw */
-  pch_files files = {deps, m, sources, count, opts, NULL, NULL, 0, false};
-  gpujit__nvrtc_result *results = calloc(count, sizeof(*results));
-  gpujit__buf wrapped = {0}, log = {0};
-  gpujit_trace *trace = opts->trace;
-  bool lto = count > 1, lean = gpujit__lean_applies(opts, m->output);
-  char nvrtc_arch[40];
-  int err = 0;
-
-  if (!results)
+  compile_job j = {.m = m, .sources = sources, .count = count, .opts = opts, .deps = deps ? deps : &own,
+                   .pch_more = pch_more, .lto = count > 1, .lean = gpujit__lean_applies(opts, m->output)};
+  int err;
+  j.files = (pch_files){deps, m, sources, count, opts, NULL, NULL, 0, false};
+  if (!(j.results = calloc(count, sizeof(*j.results))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  if (!deps)
-    deps = &own;
-  virtual_arch(nvrtc_arch, sizeof(nvrtc_arch), lean && !lto ? m->arch : "");
-  /* A traced compile keeps its profile: the cache entry records it for the traces of its hits. */
-  if (gpujit__trace_wants_nvrtc(trace) && !m->profile && !(m->profile = calloc(1, sizeof(*m->profile)))) {
-    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    goto done;
-  }
-  {
-    /* Loading NVRTC (on the first compile of a process) is a stage of its own: ~7 ms. */
-    gpujit__stage stage;
-    gpujit__stage_begin(&stage, trace, "load NVRTC");
-    err = gpujit__check_arch_supported(m->arch);
-    gpujit__stage_end(&stage);
-    if (err < 0)
-      goto done;
-  }
-  {
-    double t0 = gpujit__now_us();
-    for (size_t i = 0; i < count; i++) {
-      const char **exprs = calloc(opts->name_expressions_count + 1, sizeof(*exprs));
-      size_t n = 0;
-      if (!exprs) {
-        err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-        goto done;
-      }
-      for (size_t k = 0; k < opts->name_expressions_count; k++)
-        if (owner_of(opts->name_expressions[k], sources, count) == i)
-          exprs[n++] = opts->name_expressions[k];
-      err = wrap_source(&wrapped, opts->line_directives ? NULL : opts->prelude, sources[i].data, sources[i].size);
-      if (err == 0) {
-        gpujit__pch pch = {.mode = opts->pch, .more_expected = pch_more, .headers = pch_headers,
-                           .headers_ctx = &files};
-        /* lean: NVRTC stops at PTX; ptxas runs after the lean pass */
-        err = compile_one(&results[i], opts, nvrtc_arch[0] ? nvrtc_arch : m->arch, m->arch, m->sources.items[i],
-                          wrapped.data, lto, lean ? GPUJIT_OUTPUT_PTX : m->output, exprs, n, m->phase_ms,
-                          m->profile, deps, &pch);
-        if (i == 0 || pch_rank(pch.status) > pch_rank(m->pch)) { /* a module reports its best source */
-          struct stat st;
-          m->pch = pch.status;
-          snprintf(m->pch_reason, sizeof(m->pch_reason), "%s", pch.reason);
-          m->pch_bytes = pch.status == GPUJIT_PCH_STATUS_CREATED && pch.file[0] && stat(pch.file, &st) == 0
-                             ? (double)st.st_size
-                             : pch.status == GPUJIT_PCH_STATUS_USED ? (double)pch.heap_bytes : 0;
-        }
-      }
-      free(exprs);
-      if (append_log(&log, count > 1 ? m->sources.items[i] : NULL, &results[i].log) < 0) {
-        err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-        goto done;
-      }
-      if (err < 0) {
-        gpujit__error_set_log(log.data); /* the full log, every file so far */
-        goto done;
-      }
-    }
-    m->timings.compile_ms = (gpujit__now_us() - t0) / 1e3;
-  }
-
-  if (lto) {
-    gpujit__buf link_log = {0};
-    gpujit__buf *inputs = calloc(count, sizeof(*inputs));
-    gpujit__stage stage;
-    if (!inputs) {
-      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-      goto done;
-    }
-    for (size_t i = 0; i < count; i++)
-      inputs[i] = results[i].image;
-    gpujit__stage_begin(&stage, trace, "link (nvJitLink)");
-    err = gpujit__link(&m->image, &link_log, inputs, (const char *const *)m->sources.items, count,
-                       opts, m->arch, lean ? GPUJIT_OUTPUT_PTX : m->output, trace != NULL);
-    gpujit__stage_arg_str(&stage, "arch", m->arch);
-    gpujit__stage_arg_num(&stage, "inputs", (double)count);
-    gpujit__stage_arg_num(&stage, "image_bytes", (double)m->image.len);
-    if (trace && link_log.len)
-      link_report_args(&stage, link_log.data);
-    m->timings.link_ms = gpujit__stage_end(&stage);
-    gpujit__profile_phase(m, "link", m->timings.link_ms);
-    free(inputs);
-    if (err == 0)
-      append_log(&log, "nvJitLink", &link_log);
-    gpujit__buf_free(&link_log);
-    if (err < 0)
-      goto done;
-  } else {
-    m->image = results[0].image;
-    memset(&results[0].image, 0, sizeof(results[0].image));
-  }
-  {
-    size_t *next = calloc(count, sizeof(*next)); /* per source: its next lowered name */
-    if (!next) {
-      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-      goto done;
-    }
-    for (size_t k = 0; k < opts->name_expressions_count && err == 0; k++) {
-      size_t owner = owner_of(opts->name_expressions[k], sources, count);
-      err = gpujit__strvec_push(&m->lowered, results[owner].lowered.items[next[owner]++]);
-    }
-    free(next);
-    if (err < 0)
-      goto done;
-  }
-  if (lean) {
-    gpujit__buf ptx = m->image;
-    memset(&m->image, 0, sizeof(m->image));
-    size_t nheaders = 0;
-    gpujit__buf *headers = user_headers(&deps->observed, &nheaders);
-    err = gpujit__lean_assemble(m, &ptx, sources, count, headers, nheaders, opts, &log);
-    for (size_t k = 0; headers && k < nheaders; k++)
-      gpujit__buf_free(&headers[k]);
-    free(headers);
-    gpujit__buf_free(&ptx);
-    if (err < 0) /* nvJitLink's log is the error's */
-      goto done;
-  }
-  if ((err = gpujit__image_kernels(&m->kernels, m->image.data, m->image.len, m->output)) < 0)
-    goto done;
-  if (!(m->log = gpujit__strdup(log.data ? log.data : "")))
-    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-done:
+  err = compile_job_run(&j);
   for (size_t i = 0; i < count; i++)
-    gpujit__nvrtc_result_free(&results[i]);
-  free(results);
-  gpujit__buf_free(&wrapped);
-  gpujit__buf_free(&log);
-  free(files.list);
-  gpujit__includes_free(files.own);
+    gpujit__nvrtc_result_free(&j.results[i]);
+  free(j.results);
+  gpujit__buf_free(&j.wrapped);
+  gpujit__buf_free(&j.log);
+  free(j.files.list);
+  gpujit__includes_free(j.files.own);
   gpujit__observed_free(&own.observed);
   return err;
 }
-

@@ -4,8 +4,8 @@
 
 #include <stdbool.h>
 
-#include "compile/includes.h"
-#include "compile/observe.h"
+#include "compile/includes/includes.h"
+#include "compile/observe/observe.h"
 #include "module/module.h"
 
 /** What the miss path learns for the cache: `inc` is the include scan, a predictor only (PCH

@@ -12,10 +12,10 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "compile/directives.h"
-#include "compile/nvrtc_opts.h"
-#include "compile/pch.h"
-#include "compile/toolkit.h"
+#include "compile/includes/directives.h"
+#include "compile/toolkit/nvrtc_opts.h"
+#include "compile/pch/pch.h"
+#include "compile/toolkit/toolkit.h"
 #include "module/deps.h"
 
 bool gpujit__in_toolkit(const char *path)
@@ -148,7 +148,7 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
     const char *pch = gpujit__pch_dir_if_made();
     bool tk = gpujit__in_toolkit(path);
     if (pch && (gpujit__path_under(path, pch) || strcmp(path, pch) == 0))
-      continue; /* this process's own PCHs: their makers' probes are merged in (compile/pch.c) */
+      continue; /* this process's own PCHs: their makers' probes are merged in (compile/pch/pch.c) */
     bool source = false;
     if (p->written)
       continue; /* NVRTC's own output */

@@ -1,4 +1,4 @@
-/* A build's dependencies for the cache: what NVRTC was seen to probe (compile/observe.h), made
+/* A build's dependencies for the cache: what NVRTC was seen to probe (compile/observe/observe.h), made
  * into the records a lookup replays. */
 #ifndef GPUJIT_MODULE_DEPS_H
 #define GPUJIT_MODULE_DEPS_H
@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "cache/deps.h"
-#include "compile/observe.h"
+#include "compile/observe/observe.h"
 #include "gpujit/module.h"
 
 /** A file the compile read, as read again for its record. */

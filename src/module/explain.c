@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/error.h"
@@ -149,8 +150,12 @@ bool gpujit__explain_diff(gpujit_cache *c, const char *name, const char *const *
     for (size_t i = 0; i < count; i++) {
       const cJSON *w = cJSON_GetArrayItem(was, (int)i), *n = cJSON_GetArrayItem(now, (int)i);
       if (cJSON_IsString(w) && cJSON_IsString(n) && strcmp(w->valuestring, n->valuestring) != 0) {
-        char change[PATH_MAX + 16];
-        snprintf(change, sizeof(change), "%s changed", paths[i]);
+        char change[PATH_MAX + 128];
+        if (access(paths[i], F_OK) != 0) /* an in-memory source (Python's source=): no file changed */
+          snprintf(change, sizeof(change), "no build of this source on record (an in-memory source; the last build "
+                   "named %s had other text)", paths[i]);
+        else
+          snprintf(change, sizeof(change), "%s changed", paths[i]);
         add(out, size, &at, change);
       }
     }

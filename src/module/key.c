@@ -10,8 +10,8 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/files.h"
-#include "compile/nvrtc_opts.h"
-#include "compile/toolkit.h"
+#include "compile/toolkit/nvrtc_opts.h"
+#include "compile/toolkit/toolkit.h"
 #include "module/key.h"
 #include "module/lean.h"
 #include "module/module.h"
@@ -120,7 +120,7 @@ int gpujit__module_key(gpujit__key *out, cJSON *in, const char *base, const gpuj
 #define ITEM(value) (arr ? cJSON_AddItemToArray(arr, cJSON_CreateString(value)) : 0)
   NUM("schema", GPUJIT_CACHE_SCHEMA);
   STR("gpujit", GPUJIT_VERSION_STRING);
-  NUM("rules", 3); /* a record is what NVRTC was seen to probe (compile/observe.c) */
+  NUM("rules", 3); /* a record is what NVRTC was seen to probe (compile/observe/observe.c) */
   STR("toolkit", gpujit__toolkit_id());
   /* the include directories gpujit adds are under the root: another root is another search path,
    * however alike its NVRTC (its headers are verified as dependencies, not trusted by the id) */

@@ -10,16 +10,17 @@
 
 #include "base/error.h"
 #include "base/strset.h"
-#include "compile/nvrtc_opts.h"
-#include "compile/ptxas.h"
-#include "compile/ptx.h"
+#include "cache/store.h"
+#include "compile/toolkit/nvrtc_opts.h"
+#include "compile/toolkit/ptxas.h"
+#include "compile/image/ptx.h"
 #include "module/deps.h"
 #include "module/lean.h"
 #include "module/stage.h"
 #include "trace/rows.h"
 
 /* A raw NVRTC option that changes what NVRTC's own ptxas makes and that gpujit's ptxas is not
- * given (compile/ptxas.c gives it --maxrregcount and --ptxas-options): NVRTC makes the cubin. */
+ * given (compile/toolkit/ptxas.c gives it --maxrregcount and --ptxas-options): NVRTC makes the cubin. */
 static bool ptxas_declined(const gpujit_module_options *o)
 {
   gpujit__nvrtc_opts parsed;
@@ -35,15 +36,33 @@ static bool ptxas_declined(const gpujit_module_options *o)
   return declined;
 }
 
+void gpujit__lean_warn_no_ptxas(const gpujit_module_options *o, gpujit_output_kind output)
+{
+  static int said;
+  const char *root = gpujit__cuda_root();
+  gpujit__buf note = {0};
+  bool known;
+  if (!o->lean || output != GPUJIT_OUTPUT_CUBIN || gpujit__ptxas_path() || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+    return;
+  /* said once per cache and toolkit: a note in the cache holds the root it was said for */
+  known = o->cache && gpujit__cache_note_get(o->cache, "said", "no-ptxas", &note) == 0 && note.len == strlen(root) &&
+          !memcmp(note.data, root, note.len);
+  gpujit__buf_free(&note);
+  if (known) {
+    gpujit__log(GPUJIT_LOG_INFO, "no ptxas in %s: lean modules take NVRTC's cubin", root);
+    return;
+  }
+  gpujit__log(GPUJIT_LOG_WARN, "lean modules need the toolkit's ptxas, and %s/bin/ptxas is not there (NVIDIA's pip "
+                               "wheels ship it in nvidia-cuda-nvcc): cubins are NVRTC's own (said once for this cache)",
+              root);
+  if (o->cache && gpujit__cache_note_put(o->cache, "said", "no-ptxas", root, strlen(root)) < 0)
+    gpujit_error_clear();
+}
+
 bool gpujit__lean_applies(const gpujit_module_options *o, gpujit_output_kind output)
 {
   /* a cubin needs the toolkit's ptxas; without one the build is NVRTC's whole image. With -G the
    * debug sections name every variable, so nothing could go: not worth a ptxas of its own */
-  static int said;
-  if (o->lean && output == GPUJIT_OUTPUT_CUBIN && !gpujit__ptxas_path() && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-    gpujit__log(GPUJIT_LOG_WARN, "lean modules need the toolkit's ptxas, and %s/bin/ptxas is not there (NVIDIA's pip "
-                                 "wheels ship it in nvidia-cuda-nvcc): cubins are NVRTC's own",
-                gpujit__cuda_root());
   return o->lean && !o->device_debug &&
          (output == GPUJIT_OUTPUT_PTX || (output == GPUJIT_OUTPUT_CUBIN && gpujit__ptxas_path() &&
                                          !ptxas_declined(o)));

@@ -13,6 +13,9 @@ void gpujit__profile_phase(gpujit_module *m, const char *phase, double ms);
 
 /** Whether a build with these options and this output takes the lean path. */
 bool gpujit__lean_applies(const gpujit_module_options *opts, gpujit_output_kind output);
+/** Where the lean path would apply but the toolkit has no ptxas: a warning once per cache and
+ *  toolkit (remembered as a note in the cache; once per process without a cache), else under -v. */
+void gpujit__lean_warn_no_ptxas(const gpujit_module_options *opts, gpujit_output_kind output);
 
 /**
  * Run the lean pass on `ptx` (m->lowered set: name-expression variables stay) and make m->image:

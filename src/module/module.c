@@ -1,11 +1,13 @@
 /* The module object: construction, accessors, and writing its image. */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "compile/image.h"
-#include "compile/params.h"
+#include "base/output.h"
+#include "compile/image/image.h"
+#include "compile/image/params.h"
 #include "module/module.h"
 
 gpujit_module *gpujit__module_new(void) { return calloc(1, sizeof(gpujit_module)); }
@@ -157,6 +159,7 @@ void gpujit_module_timings_get(const gpujit_module *m, gpujit_module_timings *ou
 }
 
 gpujit_cache_status gpujit_module_cache_status(const gpujit_module *m) { return m ? m->cache_status : GPUJIT_CACHE_NONE; }
+int gpujit_module_uncacheable(const gpujit_module *m) { return m && m->uncacheable; }
 
 const char *gpujit_module_cache_miss_reason(const gpujit_module *m)
 {

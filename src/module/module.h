@@ -27,6 +27,7 @@ struct gpujit_module {
   char lean_note[240];
   char cache_key[33];
   char miss_reason[1024]; /* why the cache missed (a miss that compiled), or "" */
+  bool uncacheable;       /* cannot be cached (time macros, untrackable options): see gpujit_module_uncacheable */
 };
 
 gpujit_module *gpujit__module_new(void);

@@ -101,138 +101,139 @@ void gpujit_ncu_hotspots_free(gpujit_ncu_hotspots *h)
 
 #define MAX_FIELDS 512
 
-int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t len, const char *metric,
-                              const char *function)
-{
+/* The reading of one CSV: what the rows so far said. */
+typedef struct csv_state {
   gpujit_ncu_hotspots *h;
-  char *text, *row, *save = NULL, *fields[MAX_FIELDS];
-  char file[4096] = "", fn[1024] = "", first[64] = "";
-  size_t ncols = 0, rowno = 0, headers = 0, bare = 0;
-  int col_src = -1, col_metric = -1, err = 0;
-  bool by_instruction = false;
+  const char *metric, *function;          /* the column wanted; only this function's rows (or all) */
+  char file[4096], fn[1024], first[64];   /* the current file and function; the first field read */
+  size_t ncols, rowno, headers, bare;     /* columns of the current header (0: none); headers seen */
+  int col_src, col_metric;
+  bool by_instruction;                    /* a SASS view: rows by address */
+} csv_state;
 
-  if (!out || !csv)
-    return gpujit__error(GPUJIT_EINVAL, "gpujit_ncu_hotspots_parse: NULL argument");
-  *out = NULL;
-  if (!metric)
-    metric = GPUJIT_NCU_DEFAULT_METRIC;
-  if (!(h = calloc(1, sizeof(*h))) || !(text = gpujit__strndup(csv, len)) || !(h->metric = gpujit__strdup(metric))) {
-    gpujit_ncu_hotspots_free(h);
-    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+/* Rows that name what follows them: the kernel, the file, the function. */
+static bool context_row(csv_state *st, char **fields, size_t n)
+{
+  if (n >= 2 && !strcmp(fields[0], "Kernel Name")) /* the SASS view names its kernel so */
+    snprintf(st->fn, sizeof(st->fn), "%s", fields[1]);
+  else if (n == 2 && (!strcmp(fields[0], "File Path") || !strcmp(fields[0], "File Name")))
+    snprintf(st->file, sizeof(st->file), "%s", fields[1]);
+  else if (n == 2 && !strcmp(fields[0], "Function Name"))
+    snprintf(st->fn, sizeof(st->fn), "%s", fields[1]);
+  else
+    return false;
+  return true;
+}
+
+/* The header: the first "Source" is the CUDA (or SASS) text; metric columns follow. */
+static int header_row(csv_state *st, char **fields, size_t n)
+{
+  st->ncols = n;
+  st->col_src = -1;
+  st->col_metric = -1;
+  st->by_instruction = !strcmp(fields[0], "Address");
+  for (size_t i = 1; i < n; i++) {
+    if (st->col_src < 0 && !strcmp(fields[i], "Source"))
+      st->col_src = (int)i;
+    if (st->col_metric < 0 && !strcmp(fields[i], st->metric))
+      st->col_metric = (int)i;
   }
-  for (row = strtok_r(text, "\n", &save); row; row = strtok_r(NULL, "\n", &save)) {
-    size_t n;
-    rowno++;
-    if (!(n = split_row(row, fields, MAX_FIELDS)))
-      continue; /* blank lines, ncu's ==PROF== notes */
-    if (!first[0])
-      snprintf(first, sizeof(first), "%s", fields[0]);
-    if (n >= 2 && !strcmp(fields[0], "Kernel Name")) { /* the SASS view names its kernel so */
-      snprintf(fn, sizeof(fn), "%s", fields[1]);
-      continue;
-    }
-    if (n == 2 && (!strcmp(fields[0], "File Path") || !strcmp(fields[0], "File Name"))) {
-      snprintf(file, sizeof(file), "%s", fields[1]);
-      continue;
-    }
-    if (n == 2 && !strcmp(fields[0], "Function Name")) {
-      snprintf(fn, sizeof(fn), "%s", fields[1]);
-      continue;
-    }
-    if (!strcmp(fields[0], "Line No") || !strcmp(fields[0], "#") || !strcmp(fields[0], "Address")) {
-      /* The header: the first "Source" is the CUDA (or SASS) text; metric columns follow. */
-      ncols = n;
-      col_src = -1;
-      col_metric = -1;
-      by_instruction = !strcmp(fields[0], "Address");
-      for (size_t i = 1; i < n; i++) {
-        if (col_src < 0 && !strcmp(fields[i], "Source"))
-          col_src = (int)i;
-        if (col_metric < 0 && !strcmp(fields[i], metric))
-          col_metric = (int)i;
-      }
-      if (col_src < 0) {
-        err = gpujit__error(GPUJIT_EPARSE, "row %zu: the header has no \"Source\" column", rowno);
-        goto done;
-      }
-      if (n == 2) { /* "Line No","Source": source text alone (--print-source cuda or ptx) */
-        bare++;
-        ncols = 0;
-        continue;
-      }
-      if (col_metric < 0) {
-        err = gpujit__error(GPUJIT_EPARSE, "no metric column \"%s\" in the CSV (was it profiled with --set full?)",
-                            metric);
-        goto done;
-      }
-      headers++;
-      continue;
-    }
-    if (!ncols || !fields[0][0])
-      continue; /* SASS rows of the CUDA view have no line number */
-    if (by_instruction) {
-      char *end;
-      double v;
-      if (strncmp(fields[0], "0x", 2) != 0 || n <= (size_t)col_metric)
-        continue; /* "..." rows and what is not an instruction */
-      v = strtod(fields[col_metric], &end);
-      if (end == fields[col_metric] || *end)
-        v = 0;
-      if (function && strcmp(function, fn) != 0)
-        continue;
-      if ((err = add_line(h, "", fn, 0, fields[col_src], v, fields[0])) < 0)
-        goto done;
-      continue;
-    }
-    {
-      char *end, src[8192];
-      long line = strtol(fields[0], &end, 10);
-      size_t extra = n > ncols ? n - ncols : 0;
-      double v;
-      if (*end || line <= 0)
-        continue;
-      if (n < ncols && n <= (size_t)col_metric) {
-        err = gpujit__error(GPUJIT_EPARSE, "row %zu: %zu fields, the header has %zu", rowno, n, ncols);
-        goto done;
-      }
-      /* Source text with an unescaped "," sequence inside: give the extra fields back to it. */
-      src[0] = '\0';
-      for (size_t i = 0; i <= extra; i++) {
-        if (i)
-          strncat(src, "\",\"", sizeof(src) - strlen(src) - 1);
-        strncat(src, fields[col_src + i], sizeof(src) - strlen(src) - 1);
-      }
-      v = strtod(fields[col_metric + extra], &end);
-      if (end == fields[col_metric + extra] || *end)
-        v = 0; /* "-" and blanks: no value on this line */
-      if (function && strcmp(function, fn) != 0)
-        continue;
-      if ((err = add_line(h, file, fn, (int)line, src, v, NULL)) < 0)
-        goto done;
-    }
+  if (st->col_src < 0)
+    return gpujit__error(GPUJIT_EPARSE, "row %zu: the header has no \"Source\" column", st->rowno);
+  if (n == 2) { /* "Line No","Source": source text alone (--print-source cuda or ptx) */
+    st->bare++;
+    st->ncols = 0;
+    return 0;
   }
-  if (!headers && bare) {
-    err = gpujit__error(GPUJIT_EPARSE,
-                        "this export has source text but no metrics (--print-source cuda or ptx leaves them out): " REMAKE);
-    goto done;
+  if (st->col_metric < 0)
+    return gpujit__error(GPUJIT_EPARSE, "no metric column \"%s\" in the CSV (was it profiled with --set full?)",
+                         st->metric);
+  st->headers++;
+  return 0;
+}
+
+/* A value of the metric column: "-" and blanks are no value on this line. */
+static double value_of(const char *field)
+{
+  char *end;
+  double v = strtod(field, &end);
+  return end == field || *end ? 0 : v;
+}
+
+/* A row of the SASS view: one instruction at its address. */
+static int instruction_row(csv_state *st, char **fields, size_t n)
+{
+  double v;
+  if (strncmp(fields[0], "0x", 2) != 0 || n <= (size_t)st->col_metric)
+    return 0; /* "..." rows and what is not an instruction */
+  v = value_of(fields[st->col_metric]);
+  if (st->function && strcmp(st->function, st->fn) != 0)
+    return 0;
+  return add_line(st->h, "", st->fn, 0, fields[st->col_src], v, fields[0]);
+}
+
+/* A row of the CUDA view: one source line. */
+static int line_row(csv_state *st, char **fields, size_t n)
+{
+  char *end, src[8192];
+  long line = strtol(fields[0], &end, 10);
+  size_t extra = n > st->ncols ? n - st->ncols : 0;
+  double v;
+  if (*end || line <= 0)
+    return 0;
+  if (n < st->ncols && n <= (size_t)st->col_metric)
+    return gpujit__error(GPUJIT_EPARSE, "row %zu: %zu fields, the header has %zu", st->rowno, n, st->ncols);
+  /* Source text with an unescaped "," sequence inside: give the extra fields back to it. */
+  src[0] = '\0';
+  for (size_t i = 0; i <= extra; i++) {
+    if (i)
+      strncat(src, "\",\"", sizeof(src) - strlen(src) - 1);
+    strncat(src, fields[st->col_src + i], sizeof(src) - strlen(src) - 1);
   }
-  if (!headers) {
-    err = gpujit__error(GPUJIT_EPARSE, "not ncu's --page source CSV%s: " REMAKE,
-                        !strcmp(first, "ID") ? " (this is a --page details or --page raw export)" : "");
-    goto done;
-  }
-  h->rows = by_instruction ? GPUJIT_NCU_BY_INSTRUCTION : GPUJIT_NCU_BY_LINE;
+  v = value_of(fields[st->col_metric + extra]);
+  if (st->function && strcmp(st->function, st->fn) != 0)
+    return 0;
+  return add_line(st->h, st->file, st->fn, (int)line, src, v, NULL);
+}
+
+static int parse_row(csv_state *st, char *row)
+{
+  char *fields[MAX_FIELDS];
+  size_t n;
+  st->rowno++;
+  if (!(n = split_row(row, fields, MAX_FIELDS)))
+    return 0; /* blank lines, ncu's ==PROF== notes */
+  if (!st->first[0])
+    snprintf(st->first, sizeof(st->first), "%s", fields[0]);
+  if (context_row(st, fields, n))
+    return 0;
+  if (!strcmp(fields[0], "Line No") || !strcmp(fields[0], "#") || !strcmp(fields[0], "Address"))
+    return header_row(st, fields, n);
+  if (!st->ncols || !fields[0][0])
+    return 0; /* SASS rows of the CUDA view have no line number */
+  return st->by_instruction ? instruction_row(st, fields, n) : line_row(st, fields, n);
+}
+
+/* The whole CSV read: refused when it had no header with metrics; else sorted, with shares. */
+static int finish(csv_state *st)
+{
+  gpujit_ncu_hotspots *h = st->h;
+  if (!st->headers && st->bare)
+    return gpujit__error(GPUJIT_EPARSE,
+                         "this export has source text but no metrics (--print-source cuda or ptx leaves them out): " REMAKE);
+  if (!st->headers)
+    return gpujit__error(GPUJIT_EPARSE, "not ncu's --page source CSV%s: " REMAKE,
+                         !strcmp(st->first, "ID") ? " (this is a --page details or --page raw export)" : "");
+  h->rows = st->by_instruction ? GPUJIT_NCU_BY_INSTRUCTION : GPUJIT_NCU_BY_LINE;
   if (h->count) /* qsort takes no NULL base, even for nothing */
     qsort(h->lines, h->count, sizeof(*h->lines), cmp_lines);
-  {
-    /* Shares within each function. */
-    for (size_t i = 0; i < h->count; i++) {
-      double total = 0;
-      for (size_t k = 0; k < h->count; k++)
-        if (!strcmp(h->lines[k].function, h->lines[i].function))
-          total += h->lines[k].pub.value;
-      h->lines[i].pub.share = total > 0 ? h->lines[i].pub.value / total : 0;
-    }
+  /* Shares within each function. */
+  for (size_t i = 0; i < h->count; i++) {
+    double total = 0;
+    for (size_t k = 0; k < h->count; k++)
+      if (!strcmp(h->lines[k].function, h->lines[i].function))
+        total += h->lines[k].pub.value;
+    h->lines[i].pub.share = total > 0 ? h->lines[i].pub.value / total : 0;
   }
   for (size_t i = 0; i < h->count; i++) {
     h->lines[i].pub.file = h->lines[i].file;
@@ -240,14 +241,41 @@ int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t
     h->lines[i].pub.source = h->lines[i].source;
     h->lines[i].pub.address = h->lines[i].address;
   }
-done:
-  free(text);
-  if (err < 0) {
-    gpujit_ncu_hotspots_free(h);
-    return err;
-  }
-  *out = h;
   return 0;
+}
+
+int gpujit_ncu_hotspots_parse(gpujit_ncu_hotspots **out, const char *csv, size_t len, const char *metric,
+                              const char *function)
+{
+  csv_state *st;
+  char *text = NULL, *row, *save = NULL;
+  int err = 0;
+
+  if (!out || !csv)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_ncu_hotspots_parse: NULL argument");
+  *out = NULL;
+  if (!metric)
+    metric = GPUJIT_NCU_DEFAULT_METRIC;
+  if (!(st = calloc(1, sizeof(*st))) || !(st->h = calloc(1, sizeof(*st->h))) || !(text = gpujit__strndup(csv, len)) ||
+      !(st->h->metric = gpujit__strdup(metric))) {
+    if (st)
+      gpujit_ncu_hotspots_free(st->h);
+    free(st);
+    free(text);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  st->metric = metric, st->function = function, st->col_src = -1, st->col_metric = -1;
+  for (row = strtok_r(text, "\n", &save); row && err == 0; row = strtok_r(NULL, "\n", &save))
+    err = parse_row(st, row);
+  if (err == 0)
+    err = finish(st);
+  free(text);
+  if (err < 0)
+    gpujit_ncu_hotspots_free(st->h);
+  else
+    *out = st->h;
+  free(st);
+  return err < 0 ? err : 0;
 }
 
 size_t gpujit_ncu_hotspots_count(const gpujit_ncu_hotspots *h) { return h ? h->count : 0; }

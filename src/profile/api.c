@@ -16,19 +16,8 @@
 
 void pf_remove_dir(const char *dir)
 {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  if (!d)
-    return;
-  while ((e = readdir(d)) != NULL) {
-    char path[PATH_MAX];
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-      continue;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(d);
-  rmdir(dir);
+  if (gpujit__rmrf(dir) < 0) /* best effort: what could not be removed stays, no error for the caller */
+    gpujit_error_clear();
 }
 
 int gpujit_profile_options_init(gpujit_profile_options *opts, unsigned int version)
@@ -49,6 +38,8 @@ static int load(gpujit_profile **out, const char *dir, bool range, int pid, uint
   gpujit_profile *p;
   int err;
   *out = NULL;
+  if (!gpujit__is_dir(dir)) /* a saved profile the caller names: it must be there */
+    return gpujit__error(GPUJIT_ENOENT, "%s: no such records directory", dir);
   if (!(p = calloc(1, sizeof(*p))) || !(p->dir = gpujit__strdup(dir))) {
     free(p);
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -110,14 +101,15 @@ void gpujit_profile_free(gpujit_profile *p)
   for (size_t i = 0; i < p->procs.n; i++)
     free(p->procs.v[i].exe), free(p->procs.v[i].cmd);
   for (size_t i = 0; i < p->compiles.n; i++) {
-    pf_compile *c = &p->compiles.v[i];
-    free(c->name), free(c->options), free(c->log), free(c->lib_path), free(c->nvrtc_trace), free(c->key);
+    gpujit__profile_compile_free(&p->compiles.v[i]);
   }
   for (size_t i = 0; i < p->loads.n; i++)
     free(p->loads.v[i].file);
   for (size_t i = 0; i < p->binds.n; i++)
     free(p->binds.v[i].key);
-  free(p->binds.v), free(p->reaps.v);
+  for (size_t i = 0; i < p->spans.n; i++)
+    free(p->spans.v[i].name);
+  free(p->binds.v), free(p->reaps.v), free(p->spans.v);
   for (size_t i = 0; i < p->ksums.n; i++)
     free(p->ksums.v[i].name);
   for (size_t i = 0; i < p->ops.n; i++)
@@ -130,7 +122,7 @@ void gpujit_profile_free(gpujit_profile *p)
   free(p->jits.v), free(p->ops.v), free(p->nvtx.v), free(p->rows), free(p->row_names), free(p->row_kernels), free(p->devices);
   free(p->compile_rows), free(p->process_rows), free(p->compilers), free(p->stage_rows);
   gpujit__buf_free(&p->notes);
-  free(p->dir);
+  free(p->dir), free(p->command);
   free(p);
 }
 
@@ -157,4 +149,6 @@ void gpujit_profile_totals_get(const gpujit_profile *p, gpujit_profile_totals *o
 }
 
 const char *gpujit_profile_notes(const gpujit_profile *p) { return p && p->notes.data ? p->notes.data : ""; }
+
+const char *gpujit_profile_command(const gpujit_profile *p) { return p && p->command ? p->command : ""; }
 

@@ -1,6 +1,6 @@
-/* Compilers inside compilers: a framework's compile (an adapter's unit: a JAX function, a Triton
- * specialization, a torch.compile graph) runs other compilers — ptxas and nvlink as processes,
- * Triton inside Inductor, NVRTC or libNVVM in the process — and a compiler driver (nvcc) runs
+/* Compilers inside compilers: a framework's compile (an adapter's unit: a jitted function, a
+ * kernel specialization, a graph) runs other compilers — ptxas and nvlink as processes, another
+ * framework's compiles, NVRTC or libNVVM in the process — and a compiler driver (nvcc) runs
  * its own tools. The report counts each millisecond once, in the outermost compile, with the
  * inner ones as its parts; modules are tied to that outermost compile, whichever inner compiler
  * wrote the bytes; and the run's JIT time is given per compiler. */
@@ -58,7 +58,22 @@ const pf_compile *gpujit__profile_top(const gpujit_profile *p, const pf_compile 
   return c;
 }
 
-/* The latest successful compile before `before` whose output is `hash` (else any). */
+bool gpujit__profile_made(const pf_compile *c, const char *hash, bool embedded)
+{
+  size_t n = strlen(hash);
+  if (!n || c->result != 0)
+    return false;
+  if (!strcmp(c->cubin_hash, hash) || !strcmp(c->ptx_hash, hash))
+    return true;
+  for (const char *f = c->fatbins; embedded && f && *f; f = strchr(f, ' ') + 1) /* each hash followed by ' ' */
+    if (!strncmp(f, hash, n) && f[n] == ' ')
+      return true;
+  return false;
+}
+
+/* The compile whose output is `hash`: of those that wrote it, the latest before `before` (else
+ * any); else of those whose object or library embeds it as a fatbin, the first — nvcc made it,
+ * the link that built a library from nvcc's object copied it. */
 static const pf_compile *by_hash(const gpujit_profile *p, const char *hash, uint64_t before)
 {
   const pf_compile *best = NULL;
@@ -66,50 +81,31 @@ static const pf_compile *by_hash(const gpujit_profile *p, const char *hash, uint
     return NULL;
   for (size_t i = 0; i < p->compiles.n; i++) {
     const pf_compile *c = &p->compiles.v[i];
-    if (c->result != 0 || (strcmp(c->cubin_hash, hash) && strcmp(c->ptx_hash, hash)))
+    if (!gpujit__profile_made(c, hash, false))
       continue;
     if (!best || (c->t1 <= before && (best->t1 > before || c->t1 > best->t1)))
+      best = c;
+  }
+  for (size_t i = 0; i < p->compiles.n && !best; i++) /* compiles in order of their records: by start */
+    if (gpujit__profile_made(&p->compiles.v[i], hash, true))
+      best = &p->compiles.v[i];
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    const pf_compile *c = &p->compiles.v[i];
+    if (best && !gpujit__profile_made(best, hash, false) && c->t0 < best->t0 && gpujit__profile_made(c, hash, true))
       best = c;
   }
   return best;
 }
 
-/* XLA loads the module of a function's executable when it first runs it, right after compiling
- * it: the first load of the process after the compile ends, before its next compile starts. */
-static const pf_compile *by_next_load(const gpujit_profile *p, const pf_load *l)
-{
-  const pf_compile *best = NULL;
-  for (size_t i = 0; i < p->compiles.n; i++) {
-    const pf_compile *c = &p->compiles.v[i];
-    if (!c->unit || strcmp(c->kind, "xla") || c->pid != l->pid || c->handle || l->t0 + SLACK_NS < c->t1)
-      continue;
-    if (!best || c->t1 > best->t1)
-      best = c; /* the latest compile before the load */
-  }
-  if (!best)
-    return NULL;
-  for (size_t i = 0; i < p->loads.n; i++) { /* an earlier load after it is that compile's */
-    const pf_load *o = &p->loads.v[i];
-    if (o != l && o->pid == l->pid && o->result == 0 && o->t0 + SLACK_NS >= best->t1 && o->t0 < l->t0 &&
-        !by_hash(p, o->hash, o->t0))
-      return NULL;
-  }
-  for (size_t i = 0; i < p->compiles.n; i++) { /* another unit of the process started between */
-    const pf_compile *c = &p->compiles.v[i];
-    if (c != best && c->unit && c->pid == l->pid && c->t0 > best->t1 && c->t0 < l->t0)
-      return NULL;
-  }
-  return best;
-}
-
-/* A framework that loads its module inside its own compile (Warp's Module.load): the innermost
- * compile of that thread whose span holds the load. */
+/* A framework that loads its module inside its own compile: the innermost
+ * framework compile of that thread whose span holds the load. An autotuner compiles nothing: a
+ * library its benchmarks load lazily (the cache flush's) is not its. */
 static const pf_compile *by_span(const gpujit_profile *p, const pf_load *l)
 {
   const pf_compile *best = NULL;
   for (size_t i = 0; i < p->compiles.n; i++) {
     const pf_compile *c = &p->compiles.v[i];
-    if (c->unit && c->pid == l->pid && c->tid == l->tid && l->t0 >= c->t0 && l->t1 <= c->t1 &&
+    if (c->unit && !c->autotune && c->pid == l->pid && c->tid == l->tid && l->t0 >= c->t0 && l->t1 <= c->t1 &&
         (!best || c->t1 - c->t0 < best->t1 - best->t0))
       best = c;
   }
@@ -126,8 +122,6 @@ const pf_compile *gpujit__profile_maker(const gpujit_profile *p, const pf_load *
   }
   if (!c)
     c = by_span(p, l);
-  if (!c)
-    c = by_next_load(p, l);
   return c ? gpujit__profile_top(p, c) : NULL;
 }
 

@@ -34,6 +34,9 @@ static const gpujit_profile_field totals[] = {
     F(gpujit_profile_totals, "untraced", U64, untraced),
     F(gpujit_profile_totals, "lost", U64, lost),
     F(gpujit_profile_totals, "gpu_recorded", BOOL, gpu_recorded),
+    F(gpujit_profile_totals, "untied", U64, untied),
+    F(gpujit_profile_totals, "autotune_launches", U64, autotune_launches),
+    F(gpujit_profile_totals, "autotune_ms", F64, autotune_ms),
 };
 
 static const gpujit_profile_field options[] = {

@@ -18,7 +18,7 @@ static void ms_cell(gpujit__buf *f, double v)
     gpujit__buf_printf(f, " %10s", "");
 }
 
-/* "by compiler: xla 3 compiles 412.0 ms (1 cache hit); ptxas 29 inside them 1598.2 ms" — where
+/* "by compiler: fw 3 compiles 412.0 ms (1 cache hit); ptxas 29 inside them 1598.2 ms" — where
  * the time went when more than NVRTC compiled. */
 static void by_compiler(const gpujit_profile *p, gpujit__buf *f)
 {
@@ -114,6 +114,14 @@ int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, 
     if (top > 0 && nm > (size_t)top)
       gpujit__buf_printf(f, "  ... %zu more (--top 0 for all)\n", nm - (size_t)top);
   }
+  if (t.autotune_launches)
+    gpujit__buf_printf(f, "  autotuning: %llu launches, %.3f ms of GPU time benchmarking candidates: compile work, "
+                          "in the rows' break-even, not in their launches\n",
+                       (unsigned long long)t.autotune_launches, t.autotune_ms);
+  if (t.untied)
+    gpujit__buf_printf(f, "  %llu module%s made by no compile this profile saw (prebuilt, or built where it could not "
+                          "look): tied to none\n",
+                       (unsigned long long)t.untied, t.untied == 1 ? "" : "s");
   if (t.untraced)
     gpujit__buf_printf(f, "  %llu launches, copies and memsets past the trace budget: in the totals, not drawn\n",
             (unsigned long long)t.untraced);

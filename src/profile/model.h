@@ -34,31 +34,38 @@ typedef struct pf_stage { /* a stage of a framework's compile, as its adapter me
 } pf_stage;
 
 typedef struct pf_compile {
-  char kind[12]; /* nvrtc, nvjitlink, nvvm; a tool (ptxas, nvlink, gcc ...); a framework (xla, triton, inductor) */
+  char kind[40]; /* nvrtc, nvjitlink, nvvm; a toolchain program (ptxas, g++ ...); an adapter's "fw" */
   int pid;
   uint32_t tid;
   char *name, *options, *log, *lib_path, *nvrtc_trace;
   char src[33];
   int headers, result, version;
+  bool own_result; /* a tool's exit status as the tool itself said it (its exit record): no
+                      parent's reaping can say otherwise */
   uint64_t t0, t1;
   uint64_t ptx_bytes, cubin_bytes, ltoir_bytes;
   char ptx_hash[33], cubin_hash[33], ltoir_hash[33];
   bool repeat; /* the same source and options compiled before */
   int module;  /* the row its output went to, or -1 */
   bool tool, unit;      /* a toolchain process; a framework's compile (an adapter's "unit") */
-  char *key;            /* a unit's identity (Triton's hash), a tool's output path */
+  char *key;            /* a unit's identity (its framework's hash of it), a tool's output path */
   char cache[8];        /* a unit: "hit", "miss" or "" (unknown) */
   uint64_t handle;      /* a unit: the module handle it loaded ("bind"), 0 */
   int bind_pid;         /* the process that loaded it (a worker compiles, the parent loads) */
   uint64_t cpu_ns;      /* a tool: CPU time, its children's included */
+  bool proper, pre;     /* a tool: a compiler proper (cc1plus, cicc, ptxas ...); run to preprocess only */
+  bool script;          /* a tool: a script its interpreter ran (a `#!/bin/sh` g++) */
+  char *paths;          /* a tool: the files its arguments name, each followed by '\n' */
+  char *fatbins;        /* a tool: the hashes of the fatbins its output embeds, each followed by ' ' */
   bool ended;           /* a tool: its end record was seen */
   int anc[17], nanc;    /* its process's parent and ancestors */
   int parent;           /* the compile it ran inside (a unit or a tool), or -1 */
   pf_stage stages[PF_MAX_STAGES];
   int nstages;
-  bool autotune;        /* a unit that benchmarks what another compiled (Inductor's autotuner) */
+  bool autotune;        /* a unit that compiles nothing itself: it benchmarks what others compiled */
+  bool benchmarks;      /* a unit whose kernels run inside its span are its autotuning (compile work) */
   uint64_t busy_ns;     /* a unit: its framework's own measure of the compile, when not its whole span
-                           (JAX: tracing, lowering and the backend, not the wait between them) */
+                           (tracing, lowering and a backend, not the wait between them) */
 } pf_compile;
 
 /** A compile's time in ms: its framework's measure where given, else its span. */
@@ -122,6 +129,13 @@ typedef struct pf_bind { /* a framework's compile tied to a module handle ("bind
   uint64_t handle;
 } pf_bind;
 
+typedef struct pf_span { /* a span an adapter declared: an autotuner benchmarking candidates */
+  int pid;
+  uint32_t tid;
+  uint64_t t0, t1;
+  char *name;
+} pf_span;
+
 typedef struct pf_reap { /* a child that ended abnormally, as its parent's wait saw it */
   int child, status;
 } pf_reap;
@@ -134,6 +148,7 @@ typedef struct pf_reap { /* a child that ended abnormally, as its parent's wait 
 
 struct gpujit_profile {
   char *dir;
+  char *command; /* the command line run (run.c), or a saved profile's (saved_open.c); NULL: not known */
   bool own_dir; /* made by the run: removed with the profile */
   PF_VEC(pf_proc) procs;
   PF_VEC(pf_compile) compiles;
@@ -145,6 +160,7 @@ struct gpujit_profile {
   PF_VEC(pf_nvtx) nvtx;
   PF_VEC(pf_bind) binds;
   PF_VEC(pf_reap) reaps;
+  PF_VEC(pf_span) spans;
   gpujit__buf notes;
   gpujit_profile_totals totals;
   gpujit_profile_module *rows;
@@ -180,6 +196,10 @@ void gpujit__profile_read_compiler(gpujit_profile *p, pf_proc *proc, const char 
 void gpujit__profile_read_lineage(pf_proc *proc, const cJSON *j);
 /** After every file: tools' statuses from their parents' reaps, units' handles from binds. */
 void gpujit__profile_compilers_joined(gpujit_profile *p);
+/** Toolchain processes into compiles (toolchain.c): each compiler proper that made code, climbed
+ *  to the outermost process of its compile (a wrapper, driver or cache whose arguments name the
+ *  same files); the processes that ran none (preprocessing, a shell) are no compiles. */
+void gpujit__profile_toolchain(gpujit_profile *p);
 /** Whether `proc` (by its lineage) descends from `pid`. */
 bool gpujit__profile_descends(const int *anc, int nanc, int pid);
 /** Tie loads, compiles, JIT and kernels together into module rows, device rows and totals. */
@@ -189,14 +209,21 @@ int gpujit__profile_attribute(gpujit_profile *p);
 void gpujit__profile_nest(gpujit_profile *p);
 /** The outermost compile `c` ran inside (itself when none). */
 const pf_compile *gpujit__profile_top(const gpujit_profile *p, const pf_compile *c);
-/** The compile that made what load `l` loaded (its outermost): by the image's hash, a bound
- *  module handle, or (XLA) the process's next load after its compile; NULL when none did. */
+/** The compile that made what load `l` loaded (its outermost): by content (the image's hash
+ *  against what each compile wrote, the fatbins a built object embeds), by a module handle its
+ *  framework bound, or a framework compile in whose span, on whose thread, it was loaded; NULL
+ *  when none did (never by order: a wrong tie is worse than none). */
 const pf_compile *gpujit__profile_maker(const gpujit_profile *p, const pf_load *l);
+/** Whether compile `c` succeeded and wrote `hash`: its PTX or cubin, or (`embedded`) a fatbin
+ *  its object or library embeds. */
+bool gpujit__profile_made(const pf_compile *c, const char *hash, bool embedded);
 /** The per-compiler totals (compilers.c). */
 int gpujit__profile_compilers(gpujit_profile *p);
 /** The public views of the compiles and processes (fields.c), after attribution. */
 int gpujit__profile_views(gpujit_profile *p);
-/** Remove a records directory (its files, then it). */
+/** Free what a compile owns (its strings), not the compile itself. */
+void gpujit__profile_compile_free(pf_compile *c);
+/** Remove a records directory and everything in it (best effort). */
 void pf_remove_dir(const char *dir);
 /** A note for the report (one line). */
 void gpujit__profile_note(gpujit_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,8 +1,10 @@
 /* Reading a profile's records: one JSON-lines file per process image (profile/model.h). A line
- * that does not parse — the last one of a process killed mid-write — is passed over. */
+ * cut short — the last one of a process killed mid-write — is passed over; any other line that
+ * does not parse, and a file that cannot be read, are said in a note. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +155,76 @@ static void op_record(gpujit_profile *p, const pf_proc *proc, pf_op o)
   keep_op(p, &o);
 }
 
+/* A process's running sums: of one function's launches ("ksum"), or of copies or memsets ("osum"). */
+static void sum_record(gpujit_profile *p, const cJSON *j, int kind, int pid)
+{
+  if (kind == GPUJIT_RECORD_KSUM) {
+    pf_ksum *s = PF_PUSH(p->ksums);
+    if (!s)
+      return;
+    s->pid = pid;
+    s->handle = pf_u_of(j, "module");
+    s->name = pf_dup(pf_s_of(j, "name"));
+    s->device = (uint32_t)pf_u_of(j, "device");
+    s->n = pf_u_of(j, "n"), s->ns = pf_u_of(j, "ns");
+  } else {
+    pf_osum *s = PF_PUSH(p->osums);
+    if (!s)
+      return;
+    s->pid = pid;
+    snprintf(s->op, sizeof(s->op), "%s", pf_s_of(j, "op"));
+    s->device = (uint32_t)pf_u_of(j, "device");
+    s->n = pf_u_of(j, "n"), s->bytes = pf_u_of(j, "bytes"), s->ns = pf_u_of(j, "ns");
+  }
+}
+
+/* An NVRTC, nvJitLink or libNVVM compile's record (kind `k`). */
+static void compile_record(gpujit_profile *p, const char *line, const cJSON *j, const char *k, int kind, int pid)
+{
+  pf_compile *c = PF_PUSH(p->compiles);
+  if (!c)
+    return;
+  snprintf(c->kind, sizeof(c->kind), "%s", k);
+  c->pid = pid;
+  c->tid = (uint32_t)pf_u_of(j, "tid");
+  c->name = pf_dup(kind == GPUJIT_RECORD_NVRTC ? pf_s_of(j, "name") : k);
+  c->options = joined_options(j);
+  c->log = pf_dup(pf_s_of(j, "log"));
+  c->lib_path = pf_dup(pf_s_of(j, "lib_path"));
+  c->nvrtc_trace = pf_dup(pf_s_of(j, "nvrtc_trace"));
+  pf_copy_hash(c->src, pf_s_of(j, "src_hash"));
+  c->headers = (int)pf_i_of(j, "headers");
+  c->result = (int)pf_i_of(j, "result");
+  c->version = (int)pf_i_of(j, "version");
+  c->t0 = pf_t_of(line, "t0"), c->t1 = pf_t_of(line, "t1");
+  c->ptx_bytes = pf_u_of(j, "ptx_bytes"), c->cubin_bytes = pf_u_of(j, "cubin_bytes"),
+  c->ltoir_bytes = pf_u_of(j, "ltoir_bytes");
+  pf_copy_hash(c->ptx_hash, pf_s_of(j, "ptx_hash"));
+  pf_copy_hash(c->cubin_hash, pf_s_of(j, "cubin_hash"));
+  pf_copy_hash(c->ltoir_hash, pf_s_of(j, "ltoir_hash"));
+  c->module = -1;
+}
+
+/* A module load's record. */
+static void load_record(gpujit_profile *p, const char *line, const cJSON *j, int pid)
+{
+  pf_load *l = PF_PUSH(p->loads);
+  if (!l)
+    return;
+  l->pid = pid;
+  l->tid = (uint32_t)pf_u_of(j, "tid");
+  snprintf(l->api, sizeof(l->api), "%s", pf_s_of(j, "api"));
+  snprintf(l->image, sizeof(l->image), "%s", *pf_s_of(j, "file") ? "file" : pf_s_of(j, "image"));
+  pf_copy_hash(l->hash, pf_s_of(j, "hash"));
+  l->file = pf_dup(pf_s_of(j, "file"));
+  l->corr = pf_u_of(j, "corr");
+  l->t0 = pf_t_of(line, "t0"), l->t1 = pf_t_of(line, "t1");
+  l->bytes = pf_u_of(j, "bytes");
+  l->handle = pf_u_of(j, "module");
+  l->result = (int)pf_i_of(j, "result");
+  l->module = -1;
+}
+
 static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON *j)
 {
   const char *k = pf_s_of(j, "k");
@@ -182,8 +254,13 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     break;
   }
   case GPUJIT_RECORD_EXIT: {
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
     proc->ended = true;
     proc->lost += pf_u_of(j, "lost");
+    if (proc->tool >= 0 && cJSON_IsNumber(st)) { /* a tool's own exit status, whoever reaps it */
+      p->compiles.v[proc->tool].result = (int)st->valuedouble;
+      p->compiles.v[proc->tool].own_result = true;
+    }
     break;
   }
   case GPUJIT_RECORD_CLOCK: {
@@ -191,70 +268,15 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     proc->has_clock = proc->gpu = true;
     break;
   }
-  case GPUJIT_RECORD_NVRTC: case GPUJIT_RECORD_NVJITLINK: case GPUJIT_RECORD_NVVM: {
-    pf_compile *c = PF_PUSH(p->compiles);
-    if (!c)
-      return;
-    snprintf(c->kind, sizeof(c->kind), "%s", k);
-    c->pid = pid;
-    c->tid = (uint32_t)pf_u_of(j, "tid");
-    c->name = pf_dup(kind == GPUJIT_RECORD_NVRTC ? pf_s_of(j, "name") : k);
-    c->options = joined_options(j);
-    c->log = pf_dup(pf_s_of(j, "log"));
-    c->lib_path = pf_dup(pf_s_of(j, "lib_path"));
-    c->nvrtc_trace = pf_dup(pf_s_of(j, "nvrtc_trace"));
-    pf_copy_hash(c->src, pf_s_of(j, "src_hash"));
-    c->headers = (int)pf_i_of(j, "headers");
-    c->result = (int)pf_i_of(j, "result");
-    c->version = (int)pf_i_of(j, "version");
-    c->t0 = pf_t_of(line, "t0"), c->t1 = pf_t_of(line, "t1");
-    c->ptx_bytes = pf_u_of(j, "ptx_bytes"), c->cubin_bytes = pf_u_of(j, "cubin_bytes"),
-    c->ltoir_bytes = pf_u_of(j, "ltoir_bytes");
-    pf_copy_hash(c->ptx_hash, pf_s_of(j, "ptx_hash"));
-    pf_copy_hash(c->cubin_hash, pf_s_of(j, "cubin_hash"));
-    pf_copy_hash(c->ltoir_hash, pf_s_of(j, "ltoir_hash"));
-    c->module = -1;
+  case GPUJIT_RECORD_NVRTC: case GPUJIT_RECORD_NVJITLINK: case GPUJIT_RECORD_NVVM:
+    compile_record(p, line, j, k, kind, pid);
     break;
-  }
-  case GPUJIT_RECORD_LOAD: {
-    pf_load *l = PF_PUSH(p->loads);
-    if (!l)
-      return;
-    l->pid = pid;
-    l->tid = (uint32_t)pf_u_of(j, "tid");
-    snprintf(l->api, sizeof(l->api), "%s", pf_s_of(j, "api"));
-    snprintf(l->image, sizeof(l->image), "%s", *pf_s_of(j, "file") ? "file" : pf_s_of(j, "image"));
-    pf_copy_hash(l->hash, pf_s_of(j, "hash"));
-    l->file = pf_dup(pf_s_of(j, "file"));
-    l->corr = pf_u_of(j, "corr");
-    l->t0 = pf_t_of(line, "t0"), l->t1 = pf_t_of(line, "t1");
-    l->bytes = pf_u_of(j, "bytes");
-    l->handle = pf_u_of(j, "module");
-    l->result = (int)pf_i_of(j, "result");
-    l->module = -1;
+  case GPUJIT_RECORD_LOAD:
+    load_record(p, line, j, pid);
     break;
-  }
-  case GPUJIT_RECORD_KSUM: {
-    pf_ksum *s = PF_PUSH(p->ksums);
-    if (!s)
-      return;
-    s->pid = pid;
-    s->handle = pf_u_of(j, "module");
-    s->name = pf_dup(pf_s_of(j, "name"));
-    s->device = (uint32_t)pf_u_of(j, "device");
-    s->n = pf_u_of(j, "n"), s->ns = pf_u_of(j, "ns");
+  case GPUJIT_RECORD_KSUM: case GPUJIT_RECORD_OSUM:
+    sum_record(p, j, kind, pid);
     break;
-  }
-  case GPUJIT_RECORD_OSUM: {
-    pf_osum *s = PF_PUSH(p->osums);
-    if (!s)
-      return;
-    s->pid = pid;
-    snprintf(s->op, sizeof(s->op), "%s", pf_s_of(j, "op"));
-    s->device = (uint32_t)pf_u_of(j, "device");
-    s->n = pf_u_of(j, "n"), s->bytes = pf_u_of(j, "bytes"), s->ns = pf_u_of(j, "ns");
-    break;
-  }
   case GPUJIT_RECORD_JIT: {
     pf_jit *x = PF_PUSH(p->jits);
     if (!x)
@@ -303,7 +325,7 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     break;
   }
   case GPUJIT_RECORD_TOOL: case GPUJIT_RECORD_TOOL_END: case GPUJIT_RECORD_REAP: case GPUJIT_RECORD_UNIT:
-  case GPUJIT_RECORD_BIND:
+  case GPUJIT_RECORD_BIND: case GPUJIT_RECORD_SPAN:
     gpujit__profile_read_compiler(p, proc, line, j, kind);
     break;
   default: /* a kind this version does not know: skipped */
@@ -400,14 +422,45 @@ static bool flat_op(gpujit_profile *p, pf_proc *proc, const flat *f)
   return true;
 }
 
-static int read_file(gpujit_profile *p, const char *path)
+/* The format version a records file states in its first line (its proc record); -1 when that
+ * line is no proc record (a file cut short before it: read as it is). */
+static int file_version(const char *data, size_t len)
+{
+  const char *eol = memchr(data, '\n', len);
+  cJSON *j;
+  int v = -1;
+  if (eol && (j = cJSON_ParseWithLength(data, (size_t)(eol - data))) != NULL) {
+    if (!strcmp(pf_s_of(j, "k"), "proc"))
+      v = (int)pf_i_of(j, "v"); /* 0: written before versions */
+    cJSON_Delete(j);
+  }
+  return v;
+}
+
+/* One process's records. A file that cannot be read, or is of another format, or lines that do
+ * not parse, are said in a note and the rest is reported: nothing is lost without a word. */
+static int read_file(gpujit_profile *p, const char *path, const char *name)
 {
   gpujit__buf b = {0};
   pf_proc *proc;
   char *line, *end;
-  int err = gpujit__file_read(&b, path);
-  if (err < 0)
+  size_t unread = 0;
+  int err = gpujit__file_read(&b, path), v;
+  if (err == GPUJIT_ENOMEM)
     return err;
+  if (err < 0) {
+    gpujit__profile_note(p, "records file %s could not be read (%s): what its process recorded is missing from this report",
+                         name, gpujit_error_last());
+    gpujit_error_clear();
+    return 0;
+  }
+  if (b.len && (v = file_version(b.data, b.len)) >= 0 && v != GPUJIT_RECORD_VERSION) { /* never misread another format */
+    gpujit__profile_note(p, "records file %s is of format version %d%s; this gpujit reads version %d (the injection "
+                            "library or Python hook of another build of gpujit wrote it): its records are not in this report",
+                         name, v, v ? "" : " (before versions)", GPUJIT_RECORD_VERSION);
+    gpujit__buf_free(&b);
+    return 0;
+  }
   if (!(proc = PF_PUSH(p->procs))) {
     gpujit__buf_free(&b);
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -419,19 +472,24 @@ static int read_file(gpujit_profile *p, const char *path)
     if (!(end = memchr(line, '\n', (size_t)(b.data + b.len - line))))
       break; /* no end of line: cut short by a kill */
     *end = '\0';
+    while (line < end && *line == '\0') /* a file system's hole before a line (a crash while extending it) */
+      line++;
+    if (line == end)
+      continue;
     if (!strncmp(line, "{\"k\":\"", 6) && strchr("kcm", line[6]) && flat_scan(line, &f) && flat_op(p, proc, &f))
       continue;
     if ((j = cJSON_Parse(line)) != NULL) {
       one(p, proc, line, j);
       cJSON_Delete(j);
+    } else {
+      unread++;
     }
   }
   gpujit__buf_free(&b);
-  if (proc->pid && proc->version != GPUJIT_RECORD_VERSION) /* never misread another format */
-    return gpujit__error(GPUJIT_EUNSUPPORTED,
-                         "%s: profile records of format version %d%s; this gpujit reads version %d (the injection "
-                         "library is from another build of gpujit: use the libgpujit_inject.so installed with it)",
-                         path, proc->version, proc->version ? "" : " (before versions)", GPUJIT_RECORD_VERSION);
+  if (unread)
+    gpujit__profile_note(p, "%zu line%s of records file %s could not be read (damaged): what %s recorded is missing "
+                            "from this report",
+                         unread, unread == 1 ? "" : "s", name, unread == 1 ? "it" : "they");
   return 0;
 }
 
@@ -440,8 +498,12 @@ int gpujit__profile_read(gpujit_profile *p, const char *dir)
   DIR *d = opendir(dir);
   struct dirent *e;
   int err = 0;
-  if (!d)
-    return gpujit__error(GPUJIT_ENOENT, "%s: cannot read the records directory", dir);
+  if (!d) { /* removed or made unreadable during the run: the command's outcome is still reported */
+    gpujit__profile_note(p, "the records directory %s could not be read (%s): nothing the processes recorded is in "
+                            "this report",
+                         dir, strerror(errno));
+    return 0;
+  }
   while (err == 0 && (e = readdir(d)) != NULL) {
     char path[4096];
     size_t len = strlen(e->d_name);
@@ -458,7 +520,7 @@ int gpujit__profile_read(gpujit_profile *p, const char *dir)
         strcmp(e->d_name + len - strlen(GPUJIT_RECORD_FILE_SUFFIX), GPUJIT_RECORD_FILE_SUFFIX))
       continue;
     snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    err = read_file(p, path);
+    err = read_file(p, path, e->d_name);
   }
   closedir(d);
   gpujit__profile_compilers_joined(p);

@@ -1,7 +1,7 @@
 /* The records of compilers that are not libraries in the program: toolchain processes (ptxas,
  * nvlink, the C compilers; written by the injection library inside them, inject/tool.c) and
- * framework compiles (XLA, Triton, Inductor; written by the Python adapters of the start-up
- * hook). Each becomes a compile (pf_compile) like NVRTC's, with its stages, its lineage and
+ * framework compiles (written by the Python adapters of the start-up hook, which declare in
+ * their records whatever the report needs: how their modules tie, which spans benchmark). Each becomes a compile (pf_compile) like NVRTC's, with its stages, its lineage and
  * whatever ties it to a module: a tool's output hash, a unit's bound module handle. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -49,6 +49,25 @@ static pf_compile *new_compile(gpujit_profile *p, const pf_proc *proc, const cJS
   return c;
 }
 
+/* The strings of a JSON array, each followed by `sep` ("" for none). */
+static char *joined(const cJSON *a, char sep)
+{
+  gpujit__buf b = {0};
+  const cJSON *e;
+  cJSON_ArrayForEach(e, a)
+  {
+    if (cJSON_IsString(e) && !strchr(e->valuestring, sep)) {
+      gpujit__buf_put(&b, e->valuestring, strlen(e->valuestring));
+      gpujit__buf_put(&b, &sep, 1);
+    }
+  }
+  {
+    char *s = pf_dup(b.data ? b.data : "");
+    gpujit__buf_free(&b);
+    return s;
+  }
+}
+
 /* A tool's name in the report: its input's file name (a temporary file's is its tool's). */
 static char *tool_name(const cJSON *j)
 {
@@ -79,6 +98,11 @@ static void tool_record(gpujit_profile *p, pf_proc *proc, const char *line, cons
   }
   c->options = pf_dup(b.data ? b.data : "");
   gpujit__buf_free(&b);
+  /* records before compilers proper were told apart: every tool one */
+  c->proper = !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "proper")) || pf_i_of(j, "proper") != 0;
+  c->pre = pf_i_of(j, "pre") != 0;
+  c->script = pf_i_of(j, "script") != 0;
+  c->paths = joined(cJSON_GetObjectItemCaseSensitive(j, "paths"), '\n');
   c->log = pf_dup(""), c->lib_path = pf_dup(proc->exe), c->nvrtc_trace = pf_dup("");
   c->t0 = pf_t_of(line, "t0");
   c->t1 = c->t0; /* until its end record says */
@@ -100,6 +124,8 @@ static void tool_end_record(gpujit_profile *p, pf_proc *proc, const char *line, 
     c->cubin_bytes = pf_u_of(j, "output_bytes");
     pf_copy_hash(c->cubin_hash, pf_s_of(j, "output_hash"));
   }
+  free(c->fatbins);
+  c->fatbins = joined(cJSON_GetObjectItemCaseSensitive(j, "fatbins"), ' ');
 }
 
 static void unit_record(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON *j)
@@ -120,6 +146,7 @@ static void unit_record(gpujit_profile *p, pf_proc *proc, const char *line, cons
   c->bind_pid = c->pid;
   c->busy_ns = pf_t_of(line, "busy_ns");
   c->autotune = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "autotune"));
+  c->benchmarks = c->autotune || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "benchmarks"));
   snprintf(c->cache, sizeof(c->cache), "%s", !strcmp(cache, "hit") || !strcmp(cache, "miss") ? cache : "");
   cJSON_ArrayForEach(st, stages) /* ["name", t0, t1], or ["name", null, length] */
   {
@@ -149,6 +176,16 @@ void gpujit__profile_read_compiler(gpujit_profile *p, pf_proc *proc, const char 
       r->child = (int)pf_i_of(j, "child"), r->status = (int)pf_i_of(j, "status");
     break;
   }
+  case GPUJIT_RECORD_SPAN: {
+    pf_span *s;
+    if (strcmp(pf_s_of(j, "role"), "autotune") || !(s = PF_PUSH(p->spans))) /* a role this version does not know */
+      return;
+    s->pid = (int)pf_i_of(j, "pid");
+    s->tid = (uint32_t)pf_u_of(j, "tid");
+    s->t0 = pf_t_of(line, "t0"), s->t1 = pf_t_of(line, "t1");
+    s->name = pf_dup(pf_s_of(j, "name"));
+    break;
+  }
   case GPUJIT_RECORD_BIND: {
     pf_bind *b = PF_PUSH(p->binds);
     if (!b)
@@ -167,7 +204,7 @@ void gpujit__profile_compilers_joined(gpujit_profile *p)
 {
   for (size_t i = 0; i < p->compiles.n; i++) {
     pf_compile *c = &p->compiles.v[i];
-    if (c->tool)
+    if (c->tool && !c->own_result) /* killed: only the reaping parent saw how */
       for (size_t r = 0; r < p->reaps.n; r++)
         if (p->reaps.v[r].child == c->pid)
           c->result = p->reaps.v[r].status;
@@ -176,4 +213,5 @@ void gpujit__profile_compilers_joined(gpujit_profile *p)
         if (!strcmp(p->binds.v[b].fw, c->kind) && p->binds.v[b].key && !strcmp(p->binds.v[b].key, c->key))
           c->handle = p->binds.v[b].handle, c->bind_pid = p->binds.v[b].pid;
   }
+  gpujit__profile_toolchain(p);
 }

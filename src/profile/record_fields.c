@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/buf.h"
 #include "profile/model.h"
 #include "profile/record_fields.h"
 
@@ -53,10 +54,15 @@ void pf_copy_hash(char out[33], const char *s)
 
 int pf_grow(void **v, size_t *cap, size_t size)
 {
-  size_t n = *cap ? *cap * 2 : 64;
-  void *g = realloc(*v, n * size);
+  void *g = gpujit__grow(*v, cap, *cap, size, 64);
   if (!g)
     return -1;
-  *v = g, *cap = n;
+  *v = g;
   return 0;
+}
+
+void gpujit__profile_compile_free(pf_compile *c)
+{
+  free(c->name), free(c->options), free(c->log), free(c->lib_path), free(c->nvrtc_trace), free(c->key);
+  free(c->paths), free(c->fatbins);
 }

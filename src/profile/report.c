@@ -52,10 +52,6 @@ static int row(gpujit_profile *p, char ***keys, const char *key, const char *nam
   return (int)p->nrows++;
 }
 
-static bool matches(const pf_compile *c, const char *hash)
-{
-  return hash[0] && c->result == 0 && (!strcmp(c->cubin_hash, hash) || !strcmp(c->ptx_hash, hash));
-}
 
 static void mark_repeats(gpujit_profile *p)
 {
@@ -166,21 +162,55 @@ static int rows_of_loads(gpujit_profile *p, char ***keys)
   return 0;
 }
 
-/* An autotuner's row: the framework's compile whose kernels it ran (else any it ran), or -1. */
-static int benchmarked(const gpujit_profile *p, const pf_compile *c, char **keys)
+/* A window of benchmarking: kernels that ran inside it, in its process, are autotuning — compile
+ * work of `owner`'s row (-1: the row whose framework-compiled kernels it ran most). */
+typedef struct bench_window {
+  int pid, owner;
+  uint64_t t0, t1;
+} bench_window;
+
+/* The row an autotuner's span benchmarked: of the kernels it ran, the framework-compiled row's
+ * with the most launches there (candidates, not the cache flushes between them), else any row. */
+static int benchmarked_row(const gpujit_profile *p, const bench_window *w, char **keys)
 {
-  int any = -1;
+  int best = -1, any = -1;
+  uint64_t most = 0;
+  uint64_t *count = calloc(p->nrows + 1, sizeof(*count));
+  if (!count)
+    return -1;
   for (size_t i = 0; i < p->ops.n; i++) {
     const pf_op *o = &p->ops.v[i];
     int r;
-    if (o->kind != 'k' || o->pid != c->pid || o->s < c->t0 || o->e > c->t1 || (r = row_of_handle(p, o->pid, o->handle)) < 0)
+    if (o->kind != 'k' || o->pid != w->pid || o->s < w->t0 || o->e > w->t1 || (r = row_of_handle(p, o->pid, o->handle)) < 0)
       continue;
-    if (!strncmp(keys[r], "unit ", 5))
-      return r;
+    count[r]++;
     if (any < 0)
       any = r;
+    if (!strncmp(keys[r], "unit ", 5) && count[r] > most)
+      most = count[r], best = r;
   }
-  return any;
+  free(count);
+  return best >= 0 ? best : any;
+}
+
+/* An autotuner's row: that of the kernel its key names (the one it tunes: where the program
+ * launches it most), else the framework's compile whose kernels it ran (else any it ran), or -1. */
+static int benchmarked(const gpujit_profile *p, const pf_compile *c, char **keys)
+{
+  int any = -1;
+  uint64_t most = 0;
+  for (size_t i = 0; c->key && c->key[0] && i < p->ksums.n; i++) { /* its key names the kernel it tunes */
+    int r;
+    if (p->ksums.v[i].pid == c->pid && !strcmp(p->ksums.v[i].name, c->key) && p->ksums.v[i].n > most &&
+        (r = row_of_handle(p, c->pid, p->ksums.v[i].handle)) >= 0)
+      most = p->ksums.v[i].n, any = r;
+  }
+  if (any >= 0)
+    return any;
+  {
+    const bench_window w = {c->pid, -1, c->t0, c->t1};
+    return benchmarked_row(p, &w, keys);
+  }
 }
 
 /* Pass 2: compiles into the row of the image they made, else a row of their own. */
@@ -188,6 +218,17 @@ static int rows_of_compiles(gpujit_profile *p, char ***keys)
 {
   gpujit_profile_totals *t = &p->totals;
   /* compiles: into the row of the image they made, else a row of their own */
+  for (size_t i = 0; i < p->compiles.n; i++) { /* an image an inner compile wrote is its outer one's */
+    pf_compile *c = &p->compiles.v[i], *top = (pf_compile *)gpujit__profile_top(p, c);
+    for (size_t r = 0; c != top && top->module < 0 && r < p->nrows; r++)
+      if (!strncmp((*keys)[r], "image ", 6) && gpujit__profile_made(c, (*keys)[r] + 6, false))
+        top->module = (int)r;
+  }
+  for (size_t i = 0; i < p->loads.n; i++) { /* the compile that made a load's image: its row */
+    pf_compile *c = p->loads.v[i].module >= 0 ? (pf_compile *)gpujit__profile_maker(p, &p->loads.v[i]) : NULL;
+    if (c && c->module < 0 && !c->unit)
+      c->module = p->loads.v[i].module;
+  }
   for (size_t i = 0; i < p->compiles.n; i++) {
     pf_compile *c = &p->compiles.v[i];
     double d = pf_compile_ms(c);
@@ -197,7 +238,7 @@ static int rows_of_compiles(gpujit_profile *p, char ***keys)
       continue;
     snprintf(unit_key, sizeof(unit_key), "unit %zu", i);
     for (size_t r = 0; r < p->nrows && c->module < 0; r++)
-      if (c->unit ? !strcmp((*keys)[r], unit_key) : !strncmp((*keys)[r], "image ", 6) && matches(c, (*keys)[r] + 6))
+      if (c->unit ? !strcmp((*keys)[r], unit_key) : !strncmp((*keys)[r], "image ", 6) && gpujit__profile_made(c, (*keys)[r] + 6, false))
         c->module = (int)r;
     if (c->module < 0 && c->autotune)
       c->module = benchmarked(p, c, *keys);
@@ -228,42 +269,60 @@ static int rows_of_compiles(gpujit_profile *p, char ***keys)
   return 0;
 }
 
-/* Compilers that run kernels to choose between candidates while they compile: Inductor's
- * autotuning, XLA's. (Taichi's and Warp's compiles end with the program's own first launch.) */
-static bool benchmarks(const pf_compile *c)
+/* The row of kernels whose module was not seen loading, or -1. */
+static int row_of_unattributed(const gpujit_profile *p, char **keys)
 {
-  return !strcmp(c->kind, "inductor") || !strcmp(c->kind, "xla");
+  for (size_t r = 0; r < p->nrows; r++)
+    if (!strcmp(keys[r], "unattributed"))
+      return (int)r;
+  return -1;
 }
 
-/* Pass 4b: kernels a framework ran while it compiled (autotuning's benchmarks) are compile work,
- * not the program's GPU time: taken out of their rows' launches and GPU time, counted apart. */
-static int autotuning(gpujit_profile *p)
+/* Pass 4b: kernels run while a compile or an autotuner benchmarked (the adapters declare which:
+ * a unit that "benchmarks", a "span" of role autotune) are compile work, not the program's: taken
+ * out of their rows' launches and GPU time and counted as autotuning of the row they tuned. */
+static int autotuning(gpujit_profile *p, char **keys)
 {
-  size_t *bench = malloc(p->compiles.n * sizeof(*bench) + 1), nb = 0; /* the compiles that benchmark */
-  if (!bench)
+  size_t nw = 0;
+  bench_window *w = malloc((p->compiles.n + p->spans.n) * sizeof(*w) + 1);
+  if (!w)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  for (size_t k = 0; k < p->compiles.n; k++)
-    if (p->compiles.v[k].unit && p->compiles.v[k].parent < 0 && benchmarks(&p->compiles.v[k]))
-      bench[nb++] = k;
-  for (size_t i = 0; nb && i < p->ops.n; i++) {
-    const pf_op *o = &p->ops.v[i];
-    bool during = false;
-    int r;
-    for (size_t b = 0; b < nb && !during; b++) {
-      const pf_compile *c = &p->compiles.v[bench[b]];
-      during = c->pid == o->pid && o->s >= c->t0 && o->e <= c->t1;
-    }
-    if (!during || o->kind != 'k' || (r = row_of_handle(p, o->pid, o->handle)) < 0 || !p->rows[r].launches)
-      continue;
-    p->rows[r].autotune_launches++;
-    p->rows[r].autotune_ms += ms(o->s, o->e);
-    p->rows[r].launches--;
-    p->rows[r].gpu_ms -= ms(o->s, o->e);
-    if (p->rows[r].gpu_ms < 0)
-      p->rows[r].gpu_ms = 0;
-    p->totals.launches--;
+  for (size_t k = 0; k < p->compiles.n; k++) {
+    const pf_compile *c = &p->compiles.v[k];
+    if (c->unit && c->benchmarks) /* inside another compile: that one's autotuning */
+      w[nw++] = (bench_window){c->pid, c->parent >= 0 ? gpujit__profile_top(p, c)->module : c->module, c->t0, c->t1};
   }
-  free(bench);
+  for (size_t k = 0; k < p->spans.n; k++)
+    w[nw++] = (bench_window){p->spans.v[k].pid, -1, p->spans.v[k].t0, p->spans.v[k].t1};
+  for (size_t b = 0; b < nw; b++)
+    if (w[b].owner < 0)
+      w[b].owner = benchmarked_row(p, &w[b], keys);
+  for (size_t i = 0; nw && i < p->ops.n; i++) {
+    const pf_op *o = &p->ops.v[i];
+    const bench_window *in = NULL;
+    int r;
+    double d = ms(o->s, o->e);
+    for (size_t b = 0; b < nw && !in; b++)
+      if (w[b].pid == o->pid && o->s >= w[b].t0 && o->e <= w[b].t1)
+        in = &w[b];
+    if (!in || o->kind != 'k')
+      continue;
+    if ((r = row_of_handle(p, o->pid, o->handle)) < 0)
+      r = row_of_unattributed(p, keys);
+    if (r >= 0 && p->rows[r].launches) { /* out of the program's launches */
+      p->rows[r].launches--;
+      p->rows[r].gpu_ms = p->rows[r].gpu_ms > d ? p->rows[r].gpu_ms - d : 0;
+    }
+    r = in->owner >= 0 ? in->owner : r;
+    if (r >= 0) {
+      p->rows[r].autotune_launches++;
+      p->rows[r].autotune_ms += d;
+    }
+    p->totals.launches--;
+    p->totals.autotune_launches++;
+    p->totals.autotune_ms += d;
+  }
+  free(w);
   return 0;
 }
 
@@ -330,7 +389,8 @@ static int gpu_and_break_even(gpujit_profile *p)
   for (size_t r = 0; r < p->nrows; r++) {
     gpujit_profile_module *m = &p->rows[r];
     if (m->launches && m->gpu_ms > 0)
-      m->break_even = (m->compile_ms + m->load_ms) / (m->gpu_ms / (double)m->launches);
+      m->break_even = (m->compile_ms + m->load_ms + m->autotune_ms) / (m->gpu_ms / (double)m->launches);
+    t->untied += m->loads && !m->compiles; /* loaded, made by nothing seen */
   }
   return 0;
 }
@@ -388,7 +448,7 @@ int gpujit__profile_attribute(gpujit_profile *p)
   mark_repeats(p);
   gpujit__profile_nest(p);
   if ((err = rows_of_loads(p, &keys)) == 0 && (err = rows_of_compiles(p, &keys)) == 0 && (err = jit_of_loads(p)) == 0 &&
-      (err = rows_of_launches(p, &keys)) == 0 && (err = autotuning(p)) == 0 && (err = gpu_and_break_even(p)) == 0 &&
+      (err = rows_of_launches(p, &keys)) == 0 && (err = autotuning(p, keys)) == 0 && (err = gpu_and_break_even(p)) == 0 &&
       (err = sort_rows(p)) == 0 && (err = gpujit__profile_compilers(p)) == 0)
     err = process_totals(p);
   for (size_t r = 0; r < p->nrows; r++)

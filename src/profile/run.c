@@ -23,9 +23,10 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "compile/toolkit.h"
+#include "compile/toolkit/toolkit.h"
 #include "inject/protocol.h"
 #include "profile/model.h"
+#include "profile/saved.h"
 
 extern char **environ;
 
@@ -167,7 +168,7 @@ static char **environment(const char *inject, const char *cupti, const char *dir
     if (o->no_frameworks || access(probe, R_OK) != 0) {
       if (!o->no_frameworks)
         gpujit__profile_note(p, "%s: not found beside the injection library: the compiles of Python frameworks "
-                                "(JAX, Triton, torch.compile, Warp, Numba-CUDA, Taichi) are not recorded as theirs",
+                                "(the frameworks the start-up hook adapts) are not recorded as theirs",
                              probe);
       if (py)
         set(env, &n, "%s=%s", GPUJIT_ENV(PYTHONPATH), py);
@@ -200,15 +201,76 @@ static void environment_free(char **env)
   free(env);
 }
 
+/* The command line, as a shell would take it back: words with anything but [A-Za-z0-9_./=:,+-@%]
+ * single-quoted. */
+static char *command_line(char *const argv[])
+{
+  gpujit__buf b = {0};
+  for (int i = 0; argv[i]; i++) {
+    const char *w = argv[i];
+    bool plain = *w != '\0';
+    for (const char *c = w; *c && plain; c++)
+      plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-@%", *c) != NULL;
+    gpujit__buf_puts(&b, i ? " " : "");
+    if (plain) {
+      gpujit__buf_puts(&b, w);
+      continue;
+    }
+    gpujit__buf_puts(&b, "'");
+    for (const char *c = w; *c; c++)
+      gpujit__buf_puts(&b, *c == '\'' ? "'\\''" : (char[]){*c, '\0'});
+    gpujit__buf_puts(&b, "'");
+  }
+  if (gpujit__buf_put(&b, "", 1) < 0) {
+    gpujit__buf_free(&b);
+    return NULL;
+  }
+  return b.data;
+}
+
+/* A records directory the user keeps gets the run's manifest beside the records: `gpujit profile
+ * report DIR` reports it as the run did. The records are kept all the same when it cannot be
+ * written; `report DIR` then says what it does not know. */
+static gpujit_profile *kept(gpujit_profile *p)
+{
+  if (!p->own_dir && gpujit__profile_save_manifest(p, p->dir) < 0)
+    gpujit_error_clear();
+  return p;
+}
+
+/* The run's records directory, absolute (a child that changes directory still writes where the
+ * report reads): the one the options name, refused before the run rather than found empty after
+ * it, else a new one under $TMPDIR that goes with the profile. */
+static int records_dir(gpujit_profile *p, const gpujit_profile_options *o)
+{
+  const char *tmp = getenv("TMPDIR");
+  char tmpl[PATH_MAX], *base;
+  if (o->records_dir) {
+    if (!(p->dir = gpujit__abspath(o->records_dir)) || (mkdir(p->dir, 0700) != 0 && errno != EEXIST) ||
+        access(p->dir, W_OK | X_OK) != 0)
+      return gpujit__error(p->dir ? GPUJIT_EIO : GPUJIT_ENOMEM, "%s: cannot keep records there: %s", o->records_dir,
+                           p->dir ? strerror(errno) : "out of memory");
+    return 0;
+  }
+  base = gpujit__abspath(tmp && *tmp ? tmp : "/tmp");
+  snprintf(tmpl, sizeof(tmpl), "%s/gpujit-profile-XXXXXX", base ? base : "/tmp");
+  free(base);
+  if (!mkdtemp(tmpl))
+    return gpujit__error(GPUJIT_EIO, "cannot make a records directory in %s: %s", tmp && *tmp ? tmp : "/tmp",
+                         strerror(errno));
+  p->dir = gpujit__strdup(tmpl);
+  p->own_dir = true;
+  return 0;
+}
+
 int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_profile_options *opts)
 {
   static const gpujit_profile_options init = GPUJIT_PROFILE_OPTIONS_INIT;
   static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
   gpujit_profile_options o = opts ? *opts : init;
-  char inject[PATH_MAX], cupti[PATH_MAX], tmpl[PATH_MAX], **env = NULL;
+  char inject[PATH_MAX], cupti[PATH_MAX], **env = NULL;
   struct sigaction sa = {0}, old[4];
   gpujit_profile *p;
-  const char *tmp = getenv("TMPDIR");
   double t0;
   pid_t pid;
   int err, status = 0, rc;
@@ -224,21 +286,10 @@ int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_pr
   if (!(p = calloc(1, sizeof(*p))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   p->opts = o;
-  if (o.records_dir) {
-    p->dir = gpujit__strdup(o.records_dir);
-    if (mkdir(o.records_dir, 0700) != 0 && errno != EEXIST) {
-      gpujit_profile_free(p);
-      return gpujit__error(GPUJIT_EIO, "%s: %s", o.records_dir, strerror(errno));
-    }
-  } else {
-    snprintf(tmpl, sizeof(tmpl), "%s/gpujit-profile-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(tmpl)) {
-      gpujit_profile_free(p);
-      return gpujit__error(GPUJIT_EIO, "cannot make a records directory in %s: %s", tmp && *tmp ? tmp : "/tmp",
-                           strerror(errno));
-    }
-    p->dir = gpujit__strdup(tmpl);
-    p->own_dir = true;
+  p->command = command_line(argv);
+  if ((err = records_dir(p, &o)) < 0) {
+    gpujit_profile_free(p);
+    return err;
   }
   if (!p->dir || !(env = environment(inject, cupti, p->dir, &o, p, nsight_attached(argv)))) {
     gpujit_profile_free(p);
@@ -286,6 +337,6 @@ int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_pr
   p->totals.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + p->totals.signal;
   if (p->totals.signal)
     p->totals.partial = 1;
-  *out = p;
+  *out = kept(p);
   return 0;
 }

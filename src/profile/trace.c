@@ -17,6 +17,7 @@
 #include "base/demangle.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/output.h"
 #include "profile/model.h"
 
 #define GPU_PID (1u << 30)
@@ -130,7 +131,7 @@ static void compiles(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
     cJSON *x, *args;
     bool link = !strcmp(c->kind, "nvjitlink");
     host_track(arr, v, n, p, c->pid, c->tid);
-    if (c->parent >= 0) { /* inside another's compile (ptxas under XLA): a part of that build, not one */
+    if (c->parent >= 0) { /* inside another's compile (ptxas under a framework's compile): a part of that build, not one */
       snprintf(name, sizeof(name), "%s%s%s", strncmp(c->name, c->kind, strlen(c->kind)) ? c->kind : "",
                strncmp(c->name, c->kind, strlen(c->kind)) ? " " : "", c->name);
       args = cJSON_AddObjectToObject(span(arr, "gpujit.profile", name, c->pid, c->tid, c->t0, c->t1), "args");
@@ -155,7 +156,7 @@ static void compiles(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
     if (c->unit && !strcmp(c->cache, "hit"))
       cJSON_ReplaceItemInObject(args, "cache", cJSON_CreateString("hit"));
     snprintf(name, sizeof(name), link ? "link (nvJitLink)" : "compile %s", c->name);
-    /* the compile itself: its framework's measure where given (JAX's stages, not the wait before) */
+    /* the compile itself: its framework's measure where given (its stages, not the wait before them) */
     span(arr, "gpujit", name, c->pid, c->tid, c->busy_ns && c->busy_ns < c->t1 - c->t0 ? c->t1 - c->busy_ns : c->t0, c->t1);
     nvrtc_phases(arr, c);
     for (int k = 0; k < c->nstages; k++) /* the framework's stages, where it said when */
@@ -292,7 +293,7 @@ int gpujit_profile_trace(const gpujit_profile *p, const char *path)
   cJSON_Delete(j);
   if (!text)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  err = gpujit__file_write_atomic(path, text, strlen(text));
+  err = gpujit__output_write(path, text, strlen(text));
   free(text);
   return err;
 }

@@ -9,7 +9,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "compile/pch.h"
+#include "compile/pch/pch.h"
 #include "module/build.h"
 #include "module/history.h"
 #include "project/plan.h"

@@ -11,7 +11,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "compile/options.h"
+#include "compile/nvrtc/options.h"
 #include "module/module.h"
 #include "project/project.h"
 #include "project/wire.h"

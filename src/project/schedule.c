@@ -17,7 +17,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/store.h"
-#include "compile/pch.h"
+#include "compile/pch/pch.h"
 #include "gpujit/trace.h"
 #include "module/build.h"
 #include "module/history.h"

@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "cache/handle.h"
-#include "compile/nvrtc_opts.h"
+#include "compile/toolkit/nvrtc_opts.h"
 #include "base/fs.h"
 #include "module/build.h"
 #include "module/lean.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "compile/includes.h"
+#include "compile/includes/includes.h"
 #include "gpujit/cache.h"
 #include "gpujit/trace.h"
 #include "module/build.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/demangle.h"
 #include "base/error.h"
 #include "run/device.h"
 
@@ -103,22 +104,24 @@ static int check_limits(const struct gpujit_kernel *k, const unsigned grid[3], c
   const gpujit_device_info *in = &k->owner->dev->info;
   uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
   static const char axis[] = "xyz";
+  char who[1024]; /* the kernel as people read it: scale<float>(float*, float, int), not _Z5scale… */
+  gpujit__kernel_name(k->name, who, sizeof(who));
   for (int i = 0; i < 3; i++) {
     if (grid[i] == 0 || block[i] == 0)
-      return gpujit__error(GPUJIT_EINVAL, "%s: grid and block dimensions must be at least 1", k->name);
+      return gpujit__error(GPUJIT_EINVAL, "%s: grid and block dimensions must be at least 1", who);
     if (block[i] > (unsigned)in->max_block[i])
-      return gpujit__error(GPUJIT_EINVAL, "%s: block.%c = %u exceeds the device's %d", k->name, axis[i],
+      return gpujit__error(GPUJIT_EINVAL, "%s: block.%c = %u exceeds the device's %d", who, axis[i],
                            block[i], in->max_block[i]);
     if (grid[i] > (unsigned)in->max_grid[i])
-      return gpujit__error(GPUJIT_EINVAL, "%s: grid.%c = %u exceeds the device's %d", k->name, axis[i], grid[i],
+      return gpujit__error(GPUJIT_EINVAL, "%s: grid.%c = %u exceeds the device's %d", who, axis[i], grid[i],
                            in->max_grid[i]);
   }
   if (threads > (uint64_t)k->attrs.max_threads_per_block)
-    return gpujit__error(GPUJIT_EINVAL, "%s: %llu threads per block exceed the kernel's limit of %d", k->name,
+    return gpujit__error(GPUJIT_EINVAL, "%s: %llu threads per block exceed the kernel's limit of %d", who,
                          (unsigned long long)threads, k->attrs.max_threads_per_block);
   if (shared + (unsigned)k->attrs.shared_bytes > (unsigned)in->max_shared_per_block_optin)
     return gpujit__error(GPUJIT_EINVAL, "%s: %u bytes of dynamic shared memory (+%d static) exceed the device's %d",
-                         k->name, shared, k->attrs.shared_bytes, in->max_shared_per_block_optin);
+                         who, shared, k->attrs.shared_bytes, in->max_shared_per_block_optin);
   return 0;
 }
 

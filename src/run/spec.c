@@ -102,95 +102,61 @@ static bool valid_name(const char *s, size_t n)
   return true;
 }
 
-int gpujit_arg_spec_parse(gpujit_arg_spec *out, const char *text)
+/* TYPE:VALUE, a scalar of a known type. */
+static int parse_scalar(gpujit_arg_spec *out, const char *text, const char *colon)
 {
-  const char *colon, *p;
-  char buf[512], *parts[8], *opt, *save = NULL;
-  size_t nparts = 0;
   double d = 0;
   int64_t i = 0;
   uint64_t u = 0;
   int err;
+  if ((err = parse_value(text, colon + 1, out->type, &d, &i, &u)) < 0)
+    return err;
+  switch (out->type) {
+  case GPUJIT_ARG_I32: out->value.i32 = (int32_t)i; break;
+  case GPUJIT_ARG_I64: out->value.i64 = i; break;
+  case GPUJIT_ARG_U32: out->value.u32 = (uint32_t)u; break;
+  case GPUJIT_ARG_U64: out->value.u64 = u; break;
+  case GPUJIT_ARG_F32: out->value.f32 = (float)d; break;
+  default: out->value.f64 = d; break;
+  }
+  return 0;
+}
 
-  if (!out || !text)
-    return gpujit__error(GPUJIT_EINVAL, "gpujit_arg_spec_parse: NULL argument");
-  memset(out, 0, sizeof(*out));
-  if (text[0] == '@') {
-    if (!valid_name(text + 1, strlen(text + 1)))
-      return gpujit__error(GPUJIT_EINVAL, "argument '%s': '@' needs a buffer name (letters, digits, _ and -)", text);
-    out->type = GPUJIT_ARG_REF;
-    snprintf(out->name, sizeof(out->name), "%s", text + 1);
-    return 0;
-  }
-  if (!(colon = strchr(text, ':')))
-    return gpujit__error(GPUJIT_EINVAL, "argument '%s': expected TYPE:VALUE (i32, u32, i64, u64, f32, f64), "
-                                        "buf:TYPE:COUNT[:INIT] or @NAME", text);
-  if (scalar_type(text, (size_t)(colon - text), &out->type) == 0) {
-    if ((err = parse_value(text, colon + 1, out->type, &d, &i, &u)) < 0)
+/* A buffer's INIT field (and a random one's SEED): zeros, ones, iota, random[:SEED] or a value. */
+static int parse_init(gpujit_arg_spec *out, const char *text, char *const *parts, size_t nparts)
+{
+  const char *init = parts[2];
+  double d = 0;
+  int64_t i = 0;
+  int err;
+  if (!strcmp(init, "zeros")) {
+    out->init = GPUJIT_INIT_ZEROS;
+  } else if (!strcmp(init, "ones")) {
+    out->init = GPUJIT_INIT_ONES;
+  } else if (!strcmp(init, "iota")) {
+    out->init = GPUJIT_INIT_IOTA;
+  } else if (!strcmp(init, "random")) {
+    out->init = GPUJIT_INIT_RANDOM;
+    if (nparts >= 4 && (err = parse_value(text, parts[3], GPUJIT_ARG_U64, &d, &i, &out->seed)) < 0)
       return err;
-    switch (out->type) {
-    case GPUJIT_ARG_I32: out->value.i32 = (int32_t)i; break;
-    case GPUJIT_ARG_I64: out->value.i64 = i; break;
-    case GPUJIT_ARG_U32: out->value.u32 = (uint32_t)u; break;
-    case GPUJIT_ARG_U64: out->value.u64 = u; break;
-    case GPUJIT_ARG_F32: out->value.f32 = (float)d; break;
-    default: out->value.f64 = d; break;
-    }
-    return 0;
-  }
-  if (strncmp(text, "buf:", 4) != 0)
-    return gpujit__error(GPUJIT_EINVAL, "argument '%s': unknown type '%.*s' (i32, u32, i64, u64, f32, f64, buf)",
-                         text, (int)(colon - text), text);
-  if (strlen(text) >= sizeof(buf))
-    return gpujit__error(GPUJIT_EINVAL, "argument '%.40s…': too long", text);
-  out->type = GPUJIT_ARG_BUFFER;
-  out->init = GPUJIT_INIT_ZEROS;
-  out->seed = 1;
-  /* Options after the first comma: name=NAME, out=checksum|FILE. */
-  snprintf(buf, sizeof(buf), "%s", text + 4);
-  opt = strchr(buf, ',');
-  if (opt)
-    *opt++ = '\0';
-  for (p = strtok_r(buf, ":", &save); p && nparts < 8; p = strtok_r(NULL, ":", &save))
-    parts[nparts++] = (char *)p;
-  if (nparts < 2)
-    return gpujit__error(GPUJIT_EINVAL, "argument '%s': a buffer is buf:TYPE:COUNT[:INIT]", text);
-  if (scalar_type(parts[0], strlen(parts[0]), &out->elem) < 0)
-    return gpujit__error(GPUJIT_EINVAL, "argument '%s': unknown element type '%s'", text, parts[0]);
-  {
+  } else {
     char *end;
-    errno = 0;
-    out->count = strtoull(parts[1], &end, 10);
-    if (*end || errno || parts[1][0] == '-')
-      return gpujit__error(GPUJIT_EINVAL, "argument '%s': element count '%s' is not a whole number", text, parts[1]);
+    out->init = GPUJIT_INIT_VALUE;
+    out->init_value = strtod(init, &end);
+    if (*end || end == init)
+      return gpujit__error(GPUJIT_EINVAL, "argument '%s': init '%s' is not zeros, ones, iota, random[:SEED] or a number",
+                           text, init);
+    if (!value_fits(out->init_value, out->elem))
+      return gpujit__error(GPUJIT_EINVAL, "argument '%s': init value %s does not fit the buffer's elements", text, init);
   }
-  if (out->count == 0 || out->count > (1ULL << 40))
-    return gpujit__error(GPUJIT_EINVAL, "argument '%s': element count must be 1 .. 2^40", text);
-  if (nparts >= 3) {
-    const char *init = parts[2];
-    if (!strcmp(init, "zeros"))
-      out->init = GPUJIT_INIT_ZEROS;
-    else if (!strcmp(init, "ones"))
-      out->init = GPUJIT_INIT_ONES;
-    else if (!strcmp(init, "iota"))
-      out->init = GPUJIT_INIT_IOTA;
-    else if (!strcmp(init, "random")) {
-      out->init = GPUJIT_INIT_RANDOM;
-      if (nparts >= 4 && (err = parse_value(text, parts[3], GPUJIT_ARG_U64, &d, &i, &out->seed)) < 0)
-        return err;
-    } else {
-      char *end;
-      out->init = GPUJIT_INIT_VALUE;
-      out->init_value = strtod(init, &end);
-      if (*end || end == init)
-        return gpujit__error(GPUJIT_EINVAL, "argument '%s': init '%s' is not zeros, ones, iota, random[:SEED] or a number",
-                             text, init);
-      if (!value_fits(out->init_value, out->elem))
-        return gpujit__error(GPUJIT_EINVAL, "argument '%s': init value %s does not fit the buffer's elements", text, init);
-    }
-    if (nparts > (out->init == GPUJIT_INIT_RANDOM ? 4u : 3u))
-      return gpujit__error(GPUJIT_EINVAL, "argument '%s': too many ':' fields", text);
-  }
+  if (nparts > (out->init == GPUJIT_INIT_RANDOM ? 4u : 3u))
+    return gpujit__error(GPUJIT_EINVAL, "argument '%s': too many ':' fields", text);
+  return 0;
+}
+
+/* A buffer's options after its first comma: name=NAME, out=checksum|FILE. */
+static int parse_buffer_options(gpujit_arg_spec *out, const char *text, char *opt)
+{
   while (opt && *opt) {
     char *next = strchr(opt, ',');
     if (next)
@@ -208,6 +174,62 @@ int gpujit_arg_spec_parse(gpujit_arg_spec *out, const char *text)
     opt = next;
   }
   return 0;
+}
+
+/* buf:TYPE:COUNT[:INIT[:SEED]][,OPTION...] */
+static int parse_buffer(gpujit_arg_spec *out, const char *text)
+{
+  char buf[512], *parts[8], *opt, *save = NULL, *end;
+  size_t nparts = 0;
+  int err;
+  if (strlen(text) >= sizeof(buf))
+    return gpujit__error(GPUJIT_EINVAL, "argument '%.40s…': too long", text);
+  out->type = GPUJIT_ARG_BUFFER;
+  out->init = GPUJIT_INIT_ZEROS;
+  out->seed = 1;
+  snprintf(buf, sizeof(buf), "%s", text + 4);
+  opt = strchr(buf, ',');
+  if (opt)
+    *opt++ = '\0';
+  for (char *p = strtok_r(buf, ":", &save); p && nparts < 8; p = strtok_r(NULL, ":", &save))
+    parts[nparts++] = p;
+  if (nparts < 2)
+    return gpujit__error(GPUJIT_EINVAL, "argument '%s': a buffer is buf:TYPE:COUNT[:INIT]", text);
+  if (scalar_type(parts[0], strlen(parts[0]), &out->elem) < 0)
+    return gpujit__error(GPUJIT_EINVAL, "argument '%s': unknown element type '%s'", text, parts[0]);
+  errno = 0;
+  out->count = strtoull(parts[1], &end, 10);
+  if (*end || errno || parts[1][0] == '-')
+    return gpujit__error(GPUJIT_EINVAL, "argument '%s': element count '%s' is not a whole number", text, parts[1]);
+  if (out->count == 0 || out->count > (1ULL << 40))
+    return gpujit__error(GPUJIT_EINVAL, "argument '%s': element count must be 1 .. 2^40", text);
+  if (nparts >= 3 && (err = parse_init(out, text, parts, nparts)) < 0)
+    return err;
+  return parse_buffer_options(out, text, opt);
+}
+
+int gpujit_arg_spec_parse(gpujit_arg_spec *out, const char *text)
+{
+  const char *colon;
+  if (!out || !text)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_arg_spec_parse: NULL argument");
+  memset(out, 0, sizeof(*out));
+  if (text[0] == '@') {
+    if (!valid_name(text + 1, strlen(text + 1)))
+      return gpujit__error(GPUJIT_EINVAL, "argument '%s': '@' needs a buffer name (letters, digits, _ and -)", text);
+    out->type = GPUJIT_ARG_REF;
+    snprintf(out->name, sizeof(out->name), "%s", text + 1);
+    return 0;
+  }
+  if (!(colon = strchr(text, ':')))
+    return gpujit__error(GPUJIT_EINVAL, "argument '%s': expected TYPE:VALUE (i32, u32, i64, u64, f32, f64), "
+                                        "buf:TYPE:COUNT[:INIT] or @NAME", text);
+  if (scalar_type(text, (size_t)(colon - text), &out->type) == 0)
+    return parse_scalar(out, text, colon);
+  if (strncmp(text, "buf:", 4) != 0)
+    return gpujit__error(GPUJIT_EINVAL, "argument '%s': unknown type '%.*s' (i32, u32, i64, u64, f32, f64, buf)",
+                         text, (int)(colon - text), text);
+  return parse_buffer(out, text);
 }
 
 /* splitmix64: a fixed, portable sequence for a seed, so runs and CPU references agree. */

@@ -18,8 +18,8 @@
 #include "cache/handle.h"
 #include "cache/manifest.h"
 #include "cache/store.h"
-#include "compile/options.h"
-#include "compile/toolkit.h"
+#include "compile/nvrtc/options.h"
+#include "compile/toolkit/toolkit.h"
 #include "gpujit/server.h"
 #include "gpujit/trace.h"
 #include "module/build.h"
@@ -346,7 +346,7 @@ int gpujit_server_stop(const gpujit_server_options *so)
 /* The start-on-demand setting: a file in the cache directory. */
 static char *autostart_path(const gpujit_server_options *so)
 {
-  char *dir = so && so->cache_dir ? gpujit__abspath(so->cache_dir) : gpujit__cache_default_dir(), *path = NULL;
+  char *dir = so && so->cache_dir ? gpujit__abspath(so->cache_dir) : gpujit__cache_default_dir(NULL), *path = NULL;
   if (dir && (path = malloc(strlen(dir) + 32)))
     sprintf(path, "%s/server-autostart", dir);
   free(dir);

@@ -24,8 +24,8 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "compile/pch.h"
-#include "compile/toolkit.h"
+#include "compile/pch/pch.h"
+#include "compile/toolkit/toolkit.h"
 #include "project/pool.h"
 #include "project/wire.h"
 #include "server/protocol.h"
@@ -81,7 +81,7 @@ typedef struct server {
 static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig) { stop_signal = sig; }
 
-/* A request's include block, as the workers' PCHs know it (compile/pch.c) with its options, and
+/* A request's include block, as the workers' PCHs know it (compile/pch/pch.c) with its options, and
  * the block's #include lines: how status names it. */
 static void block_of(conn *c, const cJSON *job)
 {

@@ -19,7 +19,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/store.h"
-#include "compile/toolkit.h"
+#include "compile/toolkit/toolkit.h"
 #include "server/socket.h"
 
 int gpujit_server_options_init(gpujit_server_options *opts, unsigned int version)
@@ -60,7 +60,7 @@ int gpujit__server_paths(char *sock, size_t sock_size, char *lock, size_t lock_s
   if (o && o->socket_path) {
     snprintf(sock, sock_size, "%s", o->socket_path);
   } else {
-    char *cache = o && o->cache_dir ? gpujit__abspath(o->cache_dir) : gpujit__cache_default_dir();
+    char *cache = o && o->cache_dir ? gpujit__abspath(o->cache_dir) : gpujit__cache_default_dir(NULL);
     if (!cache)
       return gpujit__error(GPUJIT_ENOMEM, "out of memory");
     err = socket_dir(dir, sizeof(dir));

@@ -29,11 +29,12 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "cache/deps.h"
 #include "cache/manifest.h"
-#include "compile/toolkit.h"
+#include "compile/toolkit/toolkit.h"
 #include "server/socket.h"
 #include "server/watch.h"
 
@@ -202,8 +203,8 @@ static int add(gpujit__watch *w, int k, const char *path, const char *name, char
     return -1;
   }
   if ((size_t)wd >= w->ne) {
-    size_t ne = (size_t)wd * 2 + 64;
-    entry *grown = realloc(w->e, ne * sizeof(*grown));
+    size_t ne = w->ne;
+    entry *grown = gpujit__grow_to(w->e, &ne, (size_t)wd + 1, sizeof(*grown), 64);
     if (!grown) {
       snprintf(why, n, "out of memory");
       return -1;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "timing/regions.h"
@@ -129,18 +130,131 @@ static int cupti_samples(double *gpu, uint64_t first, size_t count)
 /* Grow the sample arrays (CPU, then one per device) to hold `need`. */
 static int grow_samples(double **cpu, double **gpu, size_t ndev, size_t *cap, size_t need)
 {
-  size_t c = *cap ? *cap : 1024;
-  if (need <= *cap)
-    return 0;
-  while (c < need)
-    c *= 2;
+  size_t c = *cap;
   for (size_t k = 0; k <= ndev; k++) {
-    double **a = k ? &gpu[k - 1] : cpu, *p = realloc(*a, c * sizeof(**a));
-    if (!p)
-      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    double **a = k ? &gpu[k - 1] : cpu, *p;
+    c = *cap; /* the arrays share one capacity: each grows from it to the same size */
+    if (!(p = gpujit__grow_to(*a, &c, need, sizeof(**a), 1024)))
+      return GPUJIT_ENOMEM;
     *a = p;
   }
   *cap = c;
+  return 0;
+}
+
+/* One benchmark in progress over one or more devices. */
+typedef struct bench_run {
+  gpujit_device *const *devs;
+  size_t ndev;
+  gpujit_bench_fn fn;
+  void *payload;
+  const gpujit_bench_options *o;
+  bool cupti; /* one device timed by its activity records, not events */
+  gpujit__timing *t[GPUJIT_BENCH_MAX_DEVICES];
+  double *gpu[GPUJIT_BENCH_MAX_DEVICES], *cpu; /* the samples so far: n of cap */
+  size_t n, cap, taken[GPUJIT_BENCH_MAX_DEVICES];
+  CUevent ev[GPUJIT_BENCH_MAX_DEVICES][2 * GPUJIT__BENCH_BATCH]; /* taken[k] of them, per device */
+} bench_run;
+
+/* Each device's timing, its events (or CUPTI), the L2 flush buffer; then the warm-up. */
+static int bench_setup(bench_run *b, gpujit_bench_result *out)
+{
+  gpujit_device *g = b->devs[0];
+  int err;
+  for (size_t k = 0; k < b->ndev; k++) {
+    memset(&out[k], 0, sizeof(out[k]));
+    if ((err = gpujit__timing_of(b->devs[k], &b->t[k])) < 0)
+      return err;
+  }
+  b->cupti = b->t[0]->source != GPUJIT_TIMER_EVENTS;
+  if (b->cupti && b->ndev > 1)
+    return gpujit__error(GPUJIT_EINVAL, "a CUPTI timer source benchmarks one device; use events for %zu", b->ndev);
+  for (size_t k = 0; k < b->ndev && !b->cupti; k++) { /* CUPTI samples need no events */
+    b->devs[k]->d->cuCtxSetCurrent(b->devs[k]->ctx);
+    for (; b->taken[k] < 2 * GPUJIT__BENCH_BATCH; b->taken[k]++)
+      if ((err = gpujit__timing_take_event(b->t[k], &b->ev[k][b->taken[k]])) < 0)
+        return err;
+  }
+  if (b->o->l2_flush && !b->t[0]->flush_buf) {
+    b->t[0]->flush_bytes = (size_t)(g->info.l2_bytes > 0 ? g->info.l2_bytes : 64 << 20) * 2;
+    if ((err = gpujit_mem_alloc(&b->t[0]->flush_buf, g, b->t[0]->flush_bytes)) < 0)
+      return err;
+  }
+  g->d->cuCtxSetCurrent(g->ctx);
+  for (unsigned i = 0; i < b->o->warmup; i++)
+    if ((err = b->fn(b->payload)) < 0)
+      return err;
+  for (size_t k = 0; k < b->ndev; k++)
+    if ((err = gpujit_synchronize(b->devs[k])) < 0)
+      return err;
+  return 0;
+}
+
+/* An event recorded on every device's stream (none with CUPTI): sample i's start or end. */
+static void record_all(bench_run *b, size_t slot)
+{
+  for (size_t k = 0; k < b->ndev && !b->cupti; k++) {
+    b->devs[k]->d->cuCtxSetCurrent(b->devs[k]->ctx);
+    b->devs[k]->d->cuEventRecord(b->ev[k][slot], b->devs[k]->stream);
+  }
+}
+
+/* One batch of samples issued back to back, then their GPU times collected (one wait). */
+static int bench_batch(bench_run *b, size_t batch)
+{
+  gpujit_device *g = b->devs[0];
+  size_t n = b->n;
+  int err;
+  for (size_t i = 0; i < batch; i++) {
+    double t0;
+    if (b->o->l2_flush) /* overwrite L2 so the sample starts cold */
+      g->d->cuMemsetD32Async((CUdeviceptr)b->t[0]->flush_buf, (unsigned)(n + i), b->t[0]->flush_bytes / 4, g->stream);
+    if (b->cupti)
+      gpujit__cupti_push(BENCH_IDS + n + i);
+    record_all(b, 2 * i);
+    g->d->cuCtxSetCurrent(g->ctx);
+    t0 = gpujit__now_us();
+    if ((err = b->fn(b->payload)) < 0)
+      return err;
+    b->cpu[n + i] = (gpujit__now_us() - t0) / 1e3;
+    if (b->cupti)
+      gpujit__cupti_pop();
+    record_all(b, 2 * i + 1);
+  }
+  if (b->cupti)
+    return (err = gpujit_synchronize(g)) < 0 ? err : cupti_samples(b->gpu[0] + n, BENCH_IDS + n, batch);
+  for (size_t k = 0; k < b->ndev; k++) {
+    gpujit_device *d = b->devs[k];
+    if ((err = CU(d->d->cuEventSynchronize(b->ev[k][2 * batch - 1]), "benchmark sample")) < 0)
+      return err;
+    for (size_t i = 0; i < batch; i++) {
+      float ms = 0;
+      d->d->cuEventElapsedTime(&ms, b->ev[k][2 * i], b->ev[k][2 * i + 1]);
+      b->gpu[k][n + i] = ms;
+    }
+  }
+  return 0;
+}
+
+/* Each device's statistics; with samples_out, every sample: the CPU's, then each device's. */
+static int bench_results(bench_run *b, gpujit_bench_result *out, double elapsed_s, double **samples_out)
+{
+  size_t n = b->n;
+  for (size_t k = 0; k < b->ndev; k++) {
+    out[k].stop = out[0].stop;
+    out[k].elapsed_s = elapsed_s;
+    gpujit_stats_compute(&out[k].gpu, b->gpu[k], n);
+    gpujit_stats_compute(&out[k].cpu, b->cpu, n);
+  }
+  if (samples_out) {
+    double *all = malloc((b->ndev + 1) * n * sizeof(*all));
+    if (!all)
+      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    memcpy(all, b->cpu, n * sizeof(*all));
+    for (size_t k = 0; k < b->ndev; k++)
+      memcpy(all + (k + 1) * n, b->gpu[k], n * sizeof(*all));
+    *samples_out = all;
+  }
   return 0;
 }
 
@@ -150,13 +264,9 @@ static int bench(gpujit_bench_result *out, double **samples_out, gpujit_device *
                  gpujit_bench_fn fn, void *payload, const gpujit_bench_options *opts)
 {
   gpujit_bench_options defaults = GPUJIT_BENCH_OPTIONS_INIT;
-  gpujit__timing *t[GPUJIT_BENCH_MAX_DEVICES] = {NULL};
-  double *gpu[GPUJIT_BENCH_MAX_DEVICES] = {NULL}, *cpu = NULL, t_start = 0;
-  size_t n = 0, cap = 0, taken[GPUJIT_BENCH_MAX_DEVICES] = {0};
-  CUevent ev[GPUJIT_BENCH_MAX_DEVICES][2 * GPUJIT__BENCH_BATCH];
-  gpujit_device *g;
-  bool cupti;
-  int err = 0;
+  bench_run b;
+  double t_start;
+  int err;
 
   if (!opts)
     opts = &defaults;
@@ -165,102 +275,28 @@ static int bench(gpujit_bench_result *out, double **samples_out, gpujit_device *
   if (opts->max_samples < 1 || opts->min_samples > opts->max_samples)
     return gpujit__error(GPUJIT_EINVAL, "bench options: min_samples %u > max_samples %u", opts->min_samples,
                          opts->max_samples);
-  for (size_t k = 0; k < ndev; k++) {
-    memset(&out[k], 0, sizeof(out[k]));
-    if ((err = gpujit__timing_of(devs[k], &t[k])) < 0)
-      return err;
-  }
-  g = devs[0];
-  cupti = t[0]->source != GPUJIT_TIMER_EVENTS;
-  if (cupti && ndev > 1)
-    return gpujit__error(GPUJIT_EINVAL, "a CUPTI timer source benchmarks one device; use events for %zu", ndev);
-  for (size_t k = 0; k < ndev && !cupti; k++) { /* CUPTI samples need no events */
-    devs[k]->d->cuCtxSetCurrent(devs[k]->ctx);
-    for (; taken[k] < 2 * GPUJIT__BENCH_BATCH; taken[k]++)
-      if ((err = gpujit__timing_take_event(t[k], &ev[k][taken[k]])) < 0)
-        goto done;
-  }
-  if (opts->l2_flush && !t[0]->flush_buf) {
-    t[0]->flush_bytes = (size_t)(g->info.l2_bytes > 0 ? g->info.l2_bytes : 64 << 20) * 2;
-    if ((err = gpujit_mem_alloc(&t[0]->flush_buf, g, t[0]->flush_bytes)) < 0)
-      goto done;
-  }
-  g->d->cuCtxSetCurrent(g->ctx);
-  for (unsigned i = 0; i < opts->warmup; i++)
-    if ((err = fn(payload)) < 0)
-      goto done;
-  for (size_t k = 0; k < ndev; k++)
-    if ((err = gpujit_synchronize(devs[k])) < 0)
-      goto done;
+  memset(&b, 0, sizeof(b));
+  b.devs = devs, b.ndev = ndev, b.fn = fn, b.payload = payload, b.o = opts;
+  if ((err = bench_setup(&b, out)) < 0)
+    goto done;
   t_start = gpujit__now_us();
   for (bool stop = false; !stop;) {
     size_t batch = GPUJIT__BENCH_BATCH;
-    if (n + batch > opts->max_samples)
-      batch = opts->max_samples - n;
-    if ((err = grow_samples(&cpu, gpu, ndev, &cap, n + batch)) < 0)
+    if (b.n + batch > opts->max_samples)
+      batch = opts->max_samples - b.n;
+    if ((err = grow_samples(&b.cpu, b.gpu, ndev, &b.cap, b.n + batch)) < 0 || (err = bench_batch(&b, batch)) < 0)
       goto done;
-    for (size_t i = 0; i < batch; i++) {
-      double t0;
-      if (opts->l2_flush) /* overwrite L2 so the sample starts cold */
-        g->d->cuMemsetD32Async((CUdeviceptr)t[0]->flush_buf, (unsigned)(n + i), t[0]->flush_bytes / 4, g->stream);
-      if (cupti)
-        gpujit__cupti_push(BENCH_IDS + n + i);
-      for (size_t k = 0; k < ndev && !cupti; k++) {
-        devs[k]->d->cuCtxSetCurrent(devs[k]->ctx);
-        devs[k]->d->cuEventRecord(ev[k][2 * i], devs[k]->stream);
-      }
-      g->d->cuCtxSetCurrent(g->ctx);
-      t0 = gpujit__now_us();
-      if ((err = fn(payload)) < 0)
-        goto done;
-      cpu[n + i] = (gpujit__now_us() - t0) / 1e3;
-      if (cupti)
-        gpujit__cupti_pop();
-      for (size_t k = 0; k < ndev && !cupti; k++) {
-        devs[k]->d->cuCtxSetCurrent(devs[k]->ctx);
-        devs[k]->d->cuEventRecord(ev[k][2 * i + 1], devs[k]->stream);
-      }
-    }
-    if (cupti) {
-      if ((err = gpujit_synchronize(g)) < 0 || (err = cupti_samples(gpu[0] + n, BENCH_IDS + n, batch)) < 0)
-        goto done;
-    }
-    for (size_t k = 0; k < ndev && !cupti; k++) {
-      if ((err = CU(devs[k]->d->cuEventSynchronize(ev[k][2 * batch - 1]), "benchmark sample")) < 0)
-        goto done;
-      for (size_t i = 0; i < batch; i++) {
-        float ms = 0;
-        devs[k]->d->cuEventElapsedTime(&ms, ev[k][2 * i], ev[k][2 * i + 1]);
-        gpu[k][n + i] = ms;
-      }
-    }
-    n += batch;
-    stop = gpujit_bench_should_stop(gpu[0], n, (gpujit__now_us() - t_start) / 1e6, opts, &out[0].stop);
+    b.n += batch;
+    stop = gpujit_bench_should_stop(b.gpu[0], b.n, (gpujit__now_us() - t_start) / 1e6, opts, &out[0].stop);
   }
-  for (size_t k = 0; k < ndev; k++) {
-    out[k].stop = out[0].stop;
-    out[k].elapsed_s = (gpujit__now_us() - t_start) / 1e6;
-    gpujit_stats_compute(&out[k].gpu, gpu[k], n);
-    gpujit_stats_compute(&out[k].cpu, cpu, n);
-  }
-  if (samples_out) {
-    double *all = malloc((ndev + 1) * n * sizeof(*all));
-    if (!all) {
-      err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-      goto done;
-    }
-    memcpy(all, cpu, n * sizeof(*all));
-    for (size_t k = 0; k < ndev; k++)
-      memcpy(all + (k + 1) * n, gpu[k], n * sizeof(*all));
-    *samples_out = all;
-  }
+  err = bench_results(&b, out, (gpujit__now_us() - t_start) / 1e6, samples_out);
 done:
   for (size_t k = 0; k < ndev; k++) {
-    while (taken[k])
-      gpujit__timing_give_event(t[k], ev[k][--taken[k]]);
-    free(gpu[k]);
+    while (b.taken[k])
+      gpujit__timing_give_event(b.t[k], b.ev[k][--b.taken[k]]);
+    free(b.gpu[k]);
   }
-  free(cpu);
+  free(b.cpu);
   return err;
 }
 

@@ -13,7 +13,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/error.h"
-#include "compile/toolkit.h"
+#include "compile/toolkit/toolkit.h"
 #include "timing/cupti.h"
 
 /* CUPTI asks for buffers as it fills them; 8 MiB holds about 40 000 kernel records. */

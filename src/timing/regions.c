@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "timing/regions.h"
@@ -189,17 +190,11 @@ static int attach_acts(gpujit__timing *t)
   if (!n)
     return 0;
   qsort(got, n, sizeof(*got), cmp_act);
-  if (t->nacts + n > t->capacts) {
-    size_t cap = t->capacts ? t->capacts : 256;
-    while (cap < t->nacts + n)
-      cap *= 2;
-    if (!(all = realloc(t->acts, cap * sizeof(*all)))) {
-      free(got);
-      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    }
-    t->acts = all;
-    t->capacts = cap;
+  if (!(all = gpujit__grow_to(t->acts, &t->capacts, t->nacts + n, sizeof(*all), 256))) {
+    free(got);
+    return GPUJIT_ENOMEM;
   }
+  t->acts = all;
   for (size_t i = 0; i < n; i++) {
     gpujit__record *r = &t->recs[got[i].external - t->id_base];
     if (!r->nacts)

@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/output.h"
 #include "trace/sink.h"
 
 int64_t gpujit__thread_tid(void)
@@ -525,7 +526,7 @@ int gpujit_trace_write(gpujit_trace *t, const char *path)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_trace_write: NULL path");
   if ((err = gpujit_trace_to_json(&json, &len, t)) < 0)
     return err;
-  err = gpujit__file_write_atomic(path, json, len);
+  err = gpujit__output_write(path, json, len);
   free(json);
   return err;
 }

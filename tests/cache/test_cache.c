@@ -5,7 +5,7 @@
 
 #include "helpers.h"
 
-#include "compile/nvrtc.h"
+#include "compile/nvrtc/nvrtc.h"
 #include "gpujit.h"
 
 typedef struct fixture {

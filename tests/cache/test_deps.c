@@ -11,7 +11,7 @@
 #include "helpers.h"
 
 #include "cache/deps.h"
-#include "compile/includes.h"
+#include "compile/includes/includes.h"
 #include "cache/files.h"
 #include "cache/handle.h"
 #include "cache/manifest.h"

@@ -3,8 +3,8 @@
  * PTX — and ptxas's resource lines in a build log. */
 #include "fuzz.h"
 
-#include "compile/image.h"
-#include "compile/relocate.h"
+#include "compile/image/image.h"
+#include "compile/image/relocate.h"
 
 static void rebase(const uint8_t *data, size_t size, gpujit_output_kind kind, const char *from, const char *to)
 {

@@ -3,8 +3,8 @@
  * continuations; and the leading block that names a precompiled header. */
 #include "fuzz.h"
 
-#include "compile/includes.h"
-#include "compile/pch.h"
+#include "compile/includes/includes.h"
+#include "compile/pch/pch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

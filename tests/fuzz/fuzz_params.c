@@ -1,7 +1,7 @@
 /* Fuzz target: kernel parameter types read from a mangled symbol (the first line: a symbol comes
  * from an image, which may be anyone's) and from a written signature (the rest). Types must stay
  * in range and counts within the room given. */
-#include "compile/params.h"
+#include "compile/image/params.h"
 
 #include "fuzz.h"
 

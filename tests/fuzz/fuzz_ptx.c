@@ -3,7 +3,7 @@
  * Whatever the pass keeps must parse again and keep the same variables. */
 #include "fuzz.h"
 
-#include "compile/ptx.h"
+#include "compile/image/ptx.h"
 
 /* The first byte of the input decides who owns the unreferenced variables. */
 static int owner(const char *const *names, size_t count, bool *keep, void *payload)

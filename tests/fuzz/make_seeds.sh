@@ -64,7 +64,7 @@ seed cache_entry "$entry/profile.json"
 cp "$entry/image.cubin" "$C/image/saxpy.cubin"
 seed cache_records "$entry/meta.json"
 seed cache_records "$(ls cache/manifests/*/* | head -1)" manifest.json
-for g in cache/deps/*/*; do seed cache_records "$g" "group_$(basename "$g" | cut -c1-8).txt"; done
+for g in cache/deps/*/*; do seed cache_records "$g" "group_$(basename "$g" | cut -c1-8).bin"; done
 text cache_records group_v1.json '{"schema":"gpujit-deps-1","deps":[{"path":"/usr/local/cuda/include/cuda_fp16.h","size":1,"ino":2,"mtime":3,"ctime":4,"xxh3":"0123456789abcdef"}]}'
 
 mkdir -p "$C/wire" "$C/bundle"

@@ -9,7 +9,12 @@ Checks, and prints every violation found before failing:
      two object files call each other round a loop, only module/stage.c opens and closes
      trace spans, and the CLI's objects use public symbols only (no gpujit__*);
   4. no file under src/ is over 600 lines;
-  5. the wings that live outside the library — the injection library (src/inject, with
+  5. no function under src/ or python/src is over MAX_FUNCTION_LINES lines (from the line of its
+     name to its closing brace) or of cyclomatic complexity over MAX_FUNCTION_CCN (McCabe's: 1, and
+     1 for each if, for, while, case, &&, || and ?) — the lengths lizard reports, and complexities
+     at or a little above its (it misses some &&); functions in PENDING may stay over until split,
+     each printed on every run, and may not grow;
+  6. the wings that live outside the library — the injection library (src/inject, with
      --inject-objects: its object files) and the Python extension (python/src, with --python) —
      keep the same rules: no file over 600 lines, no two files reaching each other through
      includes or calls, round a loop; the injection library uses nothing else of gpujit
@@ -32,6 +37,20 @@ NEWLINE = "\n"
 SPAN_OWNER = "module/stage.c"
 SPAN_SYMBOLS = {"gpujit_trace_span_begin", "gpujit_trace_span_end"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+# A row of the table: a folder of src/, or a sub-folder of one (compile/toolkit).
+FOLDER = r"[a-z_]+(?:/[a-z_]+)?"
+
+
+# A function longer or more branched than this is split into its steps (docs/architecture.md,
+# "Functions").
+MAX_FUNCTION_LINES = 120
+MAX_FUNCTION_CCN = 40
+# Functions over the limits whose split is pending, each with its figures when it was listed:
+# reported on every run (never silently), an error if one grows or is no longer over, so the list
+# only shrinks. Key: (path under the repository, function).
+PENDING = {
+    # the profile's own, being rewritten (issue 47 lists them for that work)
+}
 
 
 def parse_table(doc_path):
@@ -49,7 +68,7 @@ def parse_table(doc_path):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if len(cells) < 2:
                 continue
-            m = re.fullmatch(r"`([a-z_]+)`", cells[0])
+            m = re.fullmatch(r"`(%s)`" % FOLDER, cells[0])
             if not m:
                 continue
             folder = m.group(1)
@@ -57,9 +76,17 @@ def parse_table(doc_path):
                 public_only.add(folder)
                 allowed[folder] = set()
             else:
-                allowed[folder] = set(re.findall(r"`([a-z_]+)`", cells[1]))
+                allowed[folder] = set(re.findall(r"`(%s)`" % FOLDER, cells[1]))
     if not allowed:
         raise SystemExit(f"{doc_path}: no dependency table under '## Dependencies'")
+    # A folder split into sub-folders (compile/toolkit, compile/nvrtc, ...) is named whole in
+    # the rows of the folders above it: `compile` there means every compile/* row.
+    for folder, uses in allowed.items():
+        for group in [u for u in uses if u not in allowed]:
+            members = {f for f in allowed if f.startswith(group + "/")}
+            if members:
+                uses.discard(group)
+                uses.update(members)
     for folder, uses in allowed.items():
         unknown = uses - set(allowed)
         if unknown:
@@ -97,6 +124,15 @@ def find_cycle(graph):
     return None
 
 
+def folder_of(rel, allowed):
+    """The table's row a path under src/ belongs to: its sub-folder where the table has a row
+    for it (compile/toolkit/toolkit.c -> compile/toolkit), else its first folder."""
+    parts = rel.replace(os.sep, "/").split("/")
+    if len(parts) > 2 and f"{parts[0]}/{parts[1]}" in allowed:
+        return f"{parts[0]}/{parts[1]}"
+    return parts[0]
+
+
 def unit(path):
     """A .c and its .h are one unit: src/cache/store.c and store.h -> cache/store."""
     return os.path.splitext(path)[0]
@@ -115,7 +151,7 @@ def check_sources(src, allowed, public_only):
             if len(parts) < 2:
                 errors.append(f"src/{rel}: files belong in a folder of the table, not directly in src/")
                 continue
-            folder = parts[0]
+            folder = folder_of(rel, allowed)
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read()
             lines = text.count("\n")
@@ -139,7 +175,7 @@ def check_sources(src, allowed, public_only):
                     else:
                         errors.append(f'{where}: #include "{inc}": no such header beside the file')
                     continue
-                target = inc.split("/")[0]
+                target = folder_of(inc, allowed)
                 if folder in public_only:
                     errors.append(f'{where}: #include "{inc}": {folder}/ uses the public headers only')
                 elif target not in allowed:
@@ -181,6 +217,125 @@ def objects_under(d):
                 yield path, rel[:-len(".o")] if rel.endswith(".o") else rel
 
 
+TOKEN = re.compile(r"[A-Za-z_]\w*|&&|\|\||[{}()?;]")
+CONDITIONS = {"if", "for", "while", "case", "&&", "||", "?"}
+
+
+def blank(text):
+    """C text with its comments, string and character literals and preprocessor lines blanked
+    (newlines kept, so line numbers hold)."""
+    out, i, n, line_start = [], 0, len(text), True
+    spaces = lambda t: re.sub(r"[^\n]", " ", t)
+    while i < n:
+        c = text[i]
+        if line_start and c in " \t":
+            out.append(c)
+            i += 1
+            continue
+        if line_start and c == "#":  # a directive, with its continuations and comments
+            j = i
+            while j < n and text[j] != "\n":
+                if text.startswith("\\\n", j):
+                    j += 2
+                elif text.startswith("/*", j):
+                    k = text.find("*/", j + 2)
+                    j = n if k < 0 else k + 2
+                else:
+                    j += 1
+            out.append(spaces(text[i:j]))
+            i = j
+            continue
+        line_start = c == "\n"
+        if text.startswith("//", i) or text.startswith("/*", i):
+            j = text.find("\n" if text[i + 1] == "/" else "*/", i + 2)
+            j = n if j < 0 else j + (0 if text[i + 1] == "/" else 2)
+            out.append(spaces(text[i:j]))
+            i = j
+            continue
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] not in (c, "\n"):
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(c + spaces(text[i + 1:j - 1]) + c if j - i >= 2 else text[i:j])
+            i = j
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def functions(text):
+    """(name, line of the name, lines, cyclomatic complexity) of each function a C file defines:
+    a brace at file scope right after the parenthesis closing the parameters of a name."""
+    code = blank(text)
+    toks = [(m.group(0), m.start()) for m in TOKEN.finditer(code)]
+    found, depth, i = [], 0, 0
+    while i < len(toks):
+        tok = toks[i][0]
+        if tok == "{" and depth == 0 and i > 0 and toks[i - 1][0] == ")":
+            j, paren = i - 1, 0
+            while j >= 0:
+                paren += {")": 1, "(": -1}.get(toks[j][0], 0)
+                if paren == 0:
+                    break
+                j -= 1
+            if j >= 1 and re.match(r"[A-Za-z_]", toks[j - 1][0]) and toks[j - 1][0] not in CONDITIONS:
+                k, d, ccn = i, 0, 1
+                while k < len(toks):
+                    t = toks[k][0]
+                    d += {"{": 1, "}": -1}.get(t, 0)
+                    if d == 0:
+                        break
+                    ccn += t in CONDITIONS
+                    k += 1
+                first = code.count("\n", 0, toks[j - 1][1]) + 1
+                last = code.count("\n", 0, toks[min(k, len(toks) - 1)][1]) + 1
+                found.append((toks[j - 1][0], first, last - first + 1, ccn))
+                i = k + 1
+                continue
+        depth = max(depth + {"{": 1, "}": -1}.get(tok, 0), 0)
+        i += 1
+    return found
+
+
+def check_functions(root, dirs, pending):
+    """Every function of the .c and .h files under root/<dir> within the limits, or pending."""
+    errors, notes, seen = [], [], set()
+    for top in dirs:
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not name.endswith((".c", ".h")):
+                    continue
+                path = os.path.join(d, name)
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                for fn, line, lines, ccn in functions(text):
+                    key = (rel, fn)
+                    over = lines > MAX_FUNCTION_LINES or ccn > MAX_FUNCTION_CCN
+                    figures = f"{lines} lines, complexity {ccn}"
+                    if key in pending:
+                        seen.add(key)
+                        was_lines, was_ccn = pending[key]
+                        if not over:
+                            errors.append(f"{rel}:{line}: {fn} is within the limits now ({figures}): "
+                                          "take it out of PENDING in tests/layers/check_layers.py")
+                        elif lines > was_lines or ccn > was_ccn:
+                            errors.append(f"{rel}:{line}: {fn} grew to {figures} (listed at {was_lines} "
+                                          f"lines, complexity {was_ccn}) while its split is pending")
+                        else:
+                            notes.append(f"{rel}:{line}: {fn}: {figures} (at most {MAX_FUNCTION_LINES} "
+                                         f"and {MAX_FUNCTION_CCN}): split pending")
+                    elif over:
+                        errors.append(f"{rel}:{line}: {fn}: {figures} (at most {MAX_FUNCTION_LINES} lines "
+                                      f"and complexity {MAX_FUNCTION_CCN}): split it into its steps")
+    for key in sorted(set(pending) - seen):
+        if any(key[0].startswith(top + "/") for top in dirs):
+            errors.append(f"{key[0]}: no function {key[1]} (PENDING names it): take it out of PENDING")
+    return errors, notes
+
+
 def check_objects(src, obj_dir, cli_dir, allowed, public_only):
     errors = []
     defined = {}
@@ -193,14 +348,14 @@ def check_objects(src, obj_dir, cli_dir, allowed, public_only):
             defined[s] = rel
     graph = collections.defaultdict(set)
     for path, rel in objs:
-        folder = rel.split(os.sep)[0]
+        folder = folder_of(rel, allowed)
         for s in nm(path, "--undefined-only"):
             owner = defined.get(s)
             if not owner or owner == rel:
                 continue
             if s in SPAN_SYMBOLS and rel != SPAN_OWNER:
                 errors.append(f"src/{rel}: calls {s}: stage spans are opened and closed in {SPAN_OWNER} only")
-            target = owner.split(os.sep)[0]
+            target = folder_of(owner, allowed)
             if target != folder and target not in allowed.get(folder, set()):
                 errors.append(f"src/{rel}: calls {s} of src/{owner}: {folder}/ may not use {target}/")
             graph[unit(rel)].add(unit(owner))
@@ -304,6 +459,12 @@ def run(args):
         errors += check_inject_objects(args.inject_objects, os.path.join(args.src, "inject"))
     if args.python:
         errors += check_python(args.python)
+    if args.functions:
+        dirs = [d for d in ("src", "python/src") if os.path.isdir(os.path.join(args.functions, d))]
+        errs, notes = check_functions(args.functions, dirs, PENDING)
+        errors += errs
+        for n in notes:
+            print("layers: " + n)
     for e in errors:
         print("layers: " + e)
     if errors:
@@ -323,10 +484,17 @@ def self_test(doc):
         "cli internal header": {"cli/main.c": '#include "base/error.h"\n'},
         "long file": {"base/a.c": "/* x */\n" * (MAX_LINES + 1)},
         "file outside folders": {"loose.c": "int x;\n"},
+        "sub-folder upward include": {"compile/toolkit/t.c": '#include "compile/nvrtc/n.h"\n'},
+        "file loose in a split folder": {"compile/loose.c": "int x;\n"},
+        "upward include of a split folder": {"compile/image/i.c": '#include "module/m.h"\n'},
     }
     base_tree = {"base/a.c": "", "base/error.h": "", "module/m.h": "", "cache/b.c": "", "cache/b.h": "",
                  "cache/c.c": "", "cache/c.h": "", "cli/main.c": '#include "gpujit.h"\n#include "cli.h"\n',
-                 "cli/cli.h": ""}
+                 "cli/cli.h": "", "compile/toolkit/t.c": "", "compile/toolkit/t.h": "", "compile/image/i.c": "",
+                 # a sub-folder using the one below it, and a folder above using the split folder whole
+                 "compile/nvrtc/n.h": "", "compile/nvrtc/n.c": '#include "compile/toolkit/t.h"\n',
+                 "module/m.c": '#include "compile/nvrtc/n.h"\n#include "compile/image/i.h"\n',
+                 "compile/image/i.h": ""}
     allowed, public_only = parse_table(doc)
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -344,7 +512,44 @@ def self_test(doc):
             failures += not ok
         failures += self_test_objects(tmp, allowed, public_only)
         failures += self_test_python(tmp)
+        failures += self_test_functions(tmp)
     return 1 if failures else 0
+
+
+def self_test_functions(tmp):
+    """A long function, a branched one, a pending one grown, a pending one split, a pending one
+    gone: each must be caught; functions within the limits, what only looks like a function
+    (a brace in a comment, a string, a macro, an initializer) and an unchanged pending one pass."""
+    body = "  x++;\n"
+    branches = "  if (a && b) x++;\n"  # 2 each
+    long_fn = "int long_fn(int x)\n{\n" + body * (MAX_FUNCTION_LINES - 3) + "  return x;\n}\n"
+    short_fn = "int short_fn(int x)\n{\n" + body * (MAX_FUNCTION_LINES - 4) + "  return x;\n}\n"
+    branchy = "int branchy(int a, int b, int x)\n{\n" + branches * ((MAX_FUNCTION_CCN + 1) // 2) + "  return x;\n}\n"
+    calm = "int calm(int a, int b, int x)\n{\n" + branches * ((MAX_FUNCTION_CCN - 1) // 2) + "  return x;\n}\n"
+    decoys = ('#define M(x) { if (x) {} }\nstatic const char *s = "f(void) { if (a && b) }";\n'
+              "/* g(void) { */\nstruct t { int (*fn)(void); } tab[] = { {0} };\nchar c = '{';\n")
+    cases = {
+        "within the limits": ({"src/a/a.c": short_fn + calm + decoys}, {}, None),
+        "long function": ({"src/a/a.c": long_fn}, {}, "long_fn: 121 lines"),
+        "branched function": ({"python/src/a.c": branchy}, {}, "branchy:"),
+        "pending, unchanged": ({"src/a/a.c": long_fn}, {("src/a/a.c", "long_fn"): (121, 1)}, None),
+        "pending, grown": ({"src/a/a.c": long_fn}, {("src/a/a.c", "long_fn"): (120, 1)}, "grew to 121 lines"),
+        "pending, split": ({"src/a/a.c": short_fn}, {("src/a/a.c", "short_fn"): (121, 1)}, "within the limits now"),
+        "pending, gone": ({"src/a/a.c": short_fn}, {("src/a/a.c", "long_fn"): (121, 1)}, "no function long_fn"),
+    }
+    failures = 0
+    for name, (files, pending, want) in cases.items():
+        root = os.path.join(tmp, "fn-" + name.replace(" ", "-").replace(",", ""))
+        for rel, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+        errors, _ = check_functions(root, ["src", "python/src"], pending)
+        ok = not errors if want is None else any(want in e for e in errors)
+        print(f"self-test functions {name}: {'ok' if ok else 'NOT CAUGHT' if want else 'false alarm'}"
+              + (f" ({errors[0]})" if errors else ""))
+        failures += not ok
+    return failures
 
 
 def self_test_python(tmp):
@@ -413,6 +618,8 @@ def main():
     p.add_argument("--cli-objects", help="the CLI's object directory")
     p.add_argument("--inject-objects", help="the injection library's object directory (…/gpujit_inject.dir/src/inject)")
     p.add_argument("--python", help="the Python extension's sources (python/src)")
+    p.add_argument("--functions", help="the repository root: every function of src/ and python/src within "
+                   "the limits")
     p.add_argument("--self-test", action="store_true")
     args = p.parse_args()
     rc = self_test(args.doc) if args.self_test else 0

@@ -1,4 +1,4 @@
-/* Building modules: images, kernels, lowered names, LTO link, line info, #line mapping, errors. */
+/* Building modules: images, kernels, lowered names, the record, LTO link, line info, #line mapping, errors. */
 #include <pthread.h>
 
 #include "helpers.h"
@@ -111,6 +111,58 @@ static void test_build__name_expressions(void **state)
   assert_string_equal(gpujit_module_name_expression(m, 1, &lowered), "scale<double>");
   assert_string_equal(lowered, "_Z5scaleIdEviT_PS0_");
   assert_int_equal(gpujit_module_kernel_count(m), 2);
+  gpujit_module_free(m);
+}
+
+/* The module's record: every entry with its key and kind, nested objects closed, in order. */
+typedef struct record_walk {
+  char text[2048]; /* "key:kind " for each entry; "{" and "}" around objects */
+  int depth, stop_after;
+} record_walk;
+
+static int walk(const char *key, gpujit_module_record_kind kind, const gpujit_module_record_value *v, void *payload)
+{
+  record_walk *w = payload;
+  size_t at = strlen(w->text);
+  if (w->stop_after && --w->stop_after == 0)
+    return GPUJIT_ECANCELLED;
+  if (kind == GPUJIT_MODULE_RECORD_END) {
+    snprintf(w->text + at, sizeof(w->text) - at, "} ");
+    w->depth--;
+    return 0;
+  }
+  if (w->depth == 0 || kind == GPUJIT_MODULE_RECORD_OBJECT || kind == GPUJIT_MODULE_RECORD_STRINGS)
+    snprintf(w->text + at, sizeof(w->text) - at, "%s%s ", key, kind == GPUJIT_MODULE_RECORD_OBJECT ? "{" : "");
+  w->depth += kind == GPUJIT_MODULE_RECORD_OBJECT;
+  if (kind == GPUJIT_MODULE_RECORD_STRINGS)
+    assert_int_equal(v->count, 2); /* scale<float>, scale<double> */
+  return 0;
+}
+
+static void test_build__record(void **state)
+{
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  const char *exprs[] = {"scale<float>", "scale<double>"};
+  const char *path = GPUJIT_EXAMPLES_DIR "/scale.cu";
+  gpujit_module *m = NULL;
+  record_walk w = {"", 0, 0};
+  gpujit_module_lean lean;
+  (void)state;
+  o.arch = "sm_90";
+  o.name_expressions = exprs;
+  o.name_expressions_count = 2;
+  assert_int_equal(gpujit_module_build_files(&m, &path, 1, &o), 0);
+  /* the keys of a module's record in `gpujit build --json` (docs/json.md), in its order; no
+   * "key" or "miss_reason" without a cache */
+  gpujit_module_lean_get(m, &lean); /* the lean pass runs where the toolkit has a ptxas */
+  assert_int_equal(gpujit_module_record(m, walk, &w), 0);
+  assert_string_equal(w.text, lean.applied ? "arch kind size kernels lowered_names{ } lean{ } time_ms{ } "
+                                           : "arch kind size kernels lowered_names{ } time_ms{ } ");
+  assert_int_equal(w.depth, 0);
+  w = (record_walk){"", 0, 3}; /* a callback's error stops the walk and comes back */
+  assert_int_equal(gpujit_module_record(m, walk, &w), GPUJIT_ECANCELLED);
+  assert_int_equal(gpujit_module_record(NULL, walk, &w), GPUJIT_EINVAL);
+  assert_int_equal(gpujit_module_record(m, NULL, NULL), GPUJIT_EINVAL);
   gpujit_module_free(m);
 }
 
@@ -303,6 +355,7 @@ int main(void)
       cmocka_unit_test(test_build__no_lineinfo),
       cmocka_unit_test(test_build__ptx_and_ltoir),
       cmocka_unit_test(test_build__name_expressions),
+      cmocka_unit_test(test_build__record),
       cmocka_unit_test(test_build__lto_link),
       cmocka_unit_test(test_build__line_mapping_multi_file),
       cmocka_unit_test(test_build__prelude_line_mapping),

@@ -2,7 +2,7 @@
  * from their cubin's symbol table. */
 #include "helpers.h"
 
-#include "compile/ptx.h"
+#include "compile/image/ptx.h"
 #include "gpujit.h"
 
 /* ---- the pass on PTX written here ---- */

@@ -14,12 +14,19 @@
  *                     loaded RTLD_LOCAL ($PROFILE_TARGET_DRIVER, $PROFILE_TARGET_LOADER)
  *   exec PATH ARGS... replace this image by PATH with ARGS (the rest of argv)
  *   spawn-clean PATH ARGS...  run PATH with ARGS in a child whose environment is empty, wait
+ *   reuse-fds FILE    close every descriptor from 3 up (closerange) and open FILE, kept open: the
+ *                     descriptor numbers gpujit may have had are now the program's own file
+ *   fork-storm N      while a thread creates and destroys programs in a loop, fork N children that
+ *                     create one each and exit; prints "fork-storm hung H" (children not done in 10 s),
+ *                     and exits 95 when H > 0
  *   exit N            exit with status N now
  *   signal N          raise signal N now
  * It prints what it did, one line per compile, so the tests compare the records with it.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
 #include <pthread.h>
@@ -153,6 +160,49 @@ static void *thread_main(void *arg)
   return NULL;
 }
 
+static volatile int storm_stop;
+
+static void *storm_thread(void *arg)
+{
+  (void)arg;
+  while (!storm_stop) {
+    nvrtcProgram p;
+    if (create(&p, "__global__ void s() {}", "storm", 0, NULL, NULL) == NVRTC_SUCCESS)
+      destroy(&p);
+  }
+  return NULL;
+}
+
+/* Children that wait on a lock the parent's other thread held at the fork never end. */
+static int fork_storm(int n)
+{
+  pthread_t t;
+  int hung = 0;
+  pthread_create(&t, NULL, storm_thread, NULL);
+  for (int i = 0; i < n; i++) {
+    pid_t pid = fork();
+    int st, waited = 0;
+    if (pid == 0) {
+      nvrtcProgram p;
+      if (create(&p, "__global__ void c() {}", "forked", 0, NULL, NULL) == NVRTC_SUCCESS)
+        destroy(&p);
+      exit(0);
+    }
+    while (waitpid(pid, &st, WNOHANG) == 0 && waited < 10000) {
+      usleep(1000);
+      waited++;
+    }
+    if (waited >= 10000) {
+      hung++;
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+    }
+  }
+  storm_stop = 1;
+  pthread_join(t, NULL);
+  return hung;
+}
+
 int main(int argc, char **argv)
 {
   const char *opts[] = {"--gpu-architecture=compute_90", "-default-device"};
@@ -228,6 +278,22 @@ int main(int argc, char **argv)
       }
       waitpid(pid, NULL, 0);
       break;
+    } else if (!strcmp(a, "reuse-fds")) {
+      int f;
+      fflush(stdout);
+      closefrom(3);
+      if ((f = open(v, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+        exit(94);
+      printf("reuse-fds %s on descriptor %d\n", v, f);
+      fflush(stdout);
+      i++;
+    } else if (!strcmp(a, "fork-storm")) {
+      int hung = fork_storm(atoi(v));
+      printf("fork-storm hung %d\n", hung);
+      fflush(stdout);
+      if (hung)
+        exit(95);
+      i++;
     } else if (!strcmp(a, "exit")) {
       fflush(stdout);
       exit(atoi(v));

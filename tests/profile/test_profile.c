@@ -210,6 +210,47 @@ static void test_fork(void **state)
   gpujit_profile_free(p);
 }
 
+/* A program that closes every descriptor and opens its own file: the next compile's record goes
+ * to the records, never into the program's file. */
+static void test_program_descriptors_never_written(void **state)
+{
+  char *dir = th_tmpdir(), *out = th_path(dir, "out.txt");
+  const char *args[] = {GPUJIT_TARGET_DL, "compile", "before", "reuse-fds", out, "distinct", "after", NULL};
+  gpujit_profile *p;
+  gpujit_profile_totals t;
+  gpujit__buf b = {0};
+  cJSON *j;
+  (void)state;
+  p = run(args, NULL, 0);
+  gpujit_profile_totals_get(p, &t);
+  j = json_of(p);
+  assert_int_equal(t.exit_status, 0);
+  assert_int_equal(t.compiles, 2);
+  assert_int_equal(compiles_named(j, "after", NULL, NULL), 1);
+  assert_false(t.partial); /* the exit record too went to the records */
+  assert_int_equal(gpujit__file_read(&b, out), 0);
+  assert_int_equal(b.len, 0); /* the program's file holds what the program wrote: nothing */
+  gpujit__buf_free(&b);
+  cJSON_Delete(j);
+  gpujit_profile_free(p);
+  th_rmrf(dir);
+  free(out);
+  free(dir);
+}
+
+/* Children forked while another thread is inside the library (holding its locks) never wait. */
+static void test_fork_while_another_thread_records(void **state)
+{
+  const char *args[] = {GPUJIT_TARGET_DL, "fork-storm", "300", NULL};
+  gpujit_profile *p;
+  gpujit_profile_totals t;
+  (void)state;
+  p = run(args, NULL, 0);
+  gpujit_profile_totals_get(p, &t);
+  assert_int_equal(t.exit_status, 0); /* 95: children hung */
+  gpujit_profile_free(p);
+}
+
 static void test_exit_status_and_signal(void **state)
 {
   const char *code[] = {GPUJIT_TARGET_DL, "compile", "before", "exit", "7", NULL};
@@ -376,6 +417,8 @@ int main(void)
       cmocka_unit_test(test_nvjitlink),
       cmocka_unit_test(test_fork),
       cmocka_unit_test(test_exit_status_and_signal),
+      cmocka_unit_test(test_program_descriptors_never_written),
+      cmocka_unit_test(test_fork_while_another_thread_records),
       cmocka_unit_test(test_trace_passes_checks),
       cmocka_unit_test(test_lineinfo_added),
       cmocka_unit_test(test_bad_input),

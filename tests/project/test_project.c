@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "base/fs.h"
-#include "compile/nvrtc.h"
-#include "compile/toolkit.h"
+#include "compile/nvrtc/nvrtc.h"
+#include "compile/toolkit/toolkit.h"
 #include "gpujit.h"
 #include "helpers.h"
 #include "trace/trace_check.h"

@@ -139,7 +139,7 @@ def test_benchmark_line_is_cupyx_format():
     # name, n_warmup, max_duration, devices)
     import inspect
     params = inspect.signature(gpujit.benchmark).parameters
-    assert list(params)[:4] == ["fn", "args", "kwargs", "n_repeat"]
+    assert list(params)[:4] == ["func", "args", "kwargs", "n_repeat"]  # cupyx.profiler.benchmark's names
     assert params["n_repeat"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     assert {"name", "n_warmup", "max_duration", "devices"} <= set(params)
     with pytest.raises(ValueError, match="n_repeat must be a positive int"):

@@ -147,6 +147,19 @@ check "server down: the build succeeds" '[ $rc = 0 ] && [ -s d.cubin ]'
 check "server down: one warning" '[ "$(echo "$out" | grep -c "remote cache:")" = 1 ]'
 check "server down: errors counted" '$G cache --cache-dir d stats | grep -Eq "remote    0 hits, [0-9]+ misses, [1-9][0-9]* errors"'
 
+# ---- a server that answers with another key's entry: nothing of it is stored, the build compiles
+rm -rf w1 w2 "$work/nginx/data/cache/swap"
+$G build -q --cache-dir w1 --remote-cache "$HTTP/swap" "$EX/saxpy.cu" -o w_saxpy.cubin
+saxpy_obj=$(ls "$work/nginx/data/cache/swap")
+$G build -q --cache-dir w1 --remote-cache "$HTTP/swap" "$EX/scale.cu" -o w_scale.cubin
+scale_obj=$(ls "$work/nginx/data/cache/swap" | grep -v "^$saxpy_obj$")
+cp "$work/nginx/data/cache/swap/$saxpy_obj" "$work/nginx/data/cache/swap/$scale_obj"
+out=$($G build --cache-dir w2 --remote-cache "$HTTP/swap" "$EX/scale.cu" -o w2.cubin 2>&1); rc=$?
+check "another key's answer: the build compiles" '[ $rc = 0 ] && echo "$out" | grep -q " miss" && cmp -s w_scale.cubin w2.cubin'
+check "another key's answer: only the build's own entry is stored" \
+  '[ "$($G cache --cache-dir w2 ls | grep -c scale)" = 1 ] && ! $G cache --cache-dir w2 ls | grep -q saxpy'
+check "another key's answer: counted as an error, not a hit" '$G cache --cache-dir w2 stats | grep -Eq "remote    0 hits, 1 misses, [1-9]"'
+
 # ---- misbehaving servers: garbage, truncated, oversized, HTTP 500, slow
 for mode in garbage truncated oversized error500 slow; do
   python3 "$here/fault_server.py" "$work/port.$mode" "$mode" &

@@ -12,7 +12,7 @@
 
 #include "gpujit.h"
 #include "base/clock.h"
-#include "compile/toolkit.h"
+#include "compile/toolkit/toolkit.h"
 #include "project/wire.h"
 #include "server/protocol.h"
 #include "server/socket.h"

@@ -2,7 +2,7 @@
 # expect: *spellings: miss hit hit hit*
 # expect: *edited: miss 5*
 # expect: *unknown: miss miss*
-# expect: *side file: miss miss*
+# expect: *side file: uncacheable uncacheable*
 # expect: *not cached: *NVRTC option '--time=t.csv' names a file*
 # expect: *missing value: 2*NVRTC option '-I' needs a value*
 # -I=DIR is NVRTC's own form: the directory, not '=DIR'. Every spelling of one directory is one
@@ -11,7 +11,7 @@
 mkdir inc
 printf '#define V 1\n' > inc/h.h
 printf '#include "h.h"\nextern "C" __global__ void k(int *o) { *o = V; }\n' > k.cu
-st() { $GPUJIT build "$@" k.cu --ptx -o k.ptx | head -1 | grep -o 'miss\|hit'; }
+st() { $GPUJIT build "$@" k.cu --ptx -o k.ptx | head -1 | grep -o 'uncacheable\|miss\|hit'; }
 echo "spellings: $(st -Xnvrtc -I=inc) $(st -Xnvrtc -Iinc) $(st -Xnvrtc --include-path="$PWD/inc") $(st -Xnvrtc -I -Xnvrtc inc)"
 printf '#define V 5\n' > inc/h.h
 echo "edited: $(st -Xnvrtc -I=inc) $(grep -o 'mov.u32.*, [0-9]*;' k.ptx | grep -o '[0-9]*;' | tr -d ';')"

@@ -1,12 +1,12 @@
 # exit: 0
 # expect: *top: nvcc 1 ms>0 True cpu>0 True*
-# expect: *inside nvcc: cicc gcc ptxas*
+# expect: *inside nvcc: cicc ptxas*
 # expect: *ptxas alone: 1 result 0 arch sm_90 output 1 tied 1*
 # expect: *failed ptxas: result 255*
 # expect: *by compiler: nvcc 1 ×*
 # expect: *totals: 3 compiles, 1 failed, compile_ms is the tops' sum: True*
 # Toolchain programs started by the profiled program are compiles: ptxas alone, ptxas that fails
-# (its status from the parent's wait), nvcc with its tools (cicc, gcc, ptxas) inside it, counted
+# (its status from the parent's wait), nvcc with its tools (cicc, ptxas; its gcc -E preprocessing is no compile) inside it, counted
 # once. A cubin loaded later is tied to the ptxas that wrote it by content (the load is made up
 # here: no GPU), so this checks the output hash against the file's own.
 cuda=${CUDA_PATH:-/usr/local/cuda}

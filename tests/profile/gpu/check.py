@@ -18,6 +18,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 # NVRTC call).
 caches = tempfile.mkdtemp(prefix="caches-", dir=out)
 env = dict(os.environ, CUPY_CACHE_DIR=caches + "/cupy", TRITON_CACHE_DIR=caches + "/triton",
+           TORCHINDUCTOR_CACHE_DIR=caches + "/inductor",  # else a second run's graph is an FX-cache hit: no autotuning
            PYTORCH_KERNEL_CACHE_PATH=caches + "/torch", XLA_PYTHON_CLIENT_PREALLOCATE="false", GPUJIT_NO_CACHE="1")
 failed = 0
 last_stdout = ""
@@ -41,7 +42,7 @@ def framework_row(name, p, origin, unit, own_ms, launches=None):
         check(name, m is not None and m["launches"] == launches and m["loads"] >= 1,
               "%s: %s launches from its module (%s loads), made %d" % (unit, m and m["launches"], m and m["loads"], launches))
     if m is not None and m["launches"]:
-        real = (m["compile_ms"] + m["load_ms"]) / (m["gpu_ms"] / m["launches"])
+        real = (m["compile_ms"] + m["load_ms"] + m["autotune_ms"]) / (m["gpu_ms"] / m["launches"])
         check(name, abs(m["break_even_launches"] - real) <= 1e-6 * real + 1,
               "break-even from the real cost: %.0f launches" % m["break_even_launches"])
     return m
@@ -163,6 +164,81 @@ if p:
     tri = [c for c in p["compiles"] if c["kind"] == "triton"]
     check("torch.compile", len(tri) >= 1 and all(c["within"] >= 0 for c in tri),
           "Triton's compiles inside the graph's: %d (in processes %s)" % (len(tri), sorted({c["pid"] for c in tri})))
+# Rows by content and span, never by order (issue 45): an autotuned Triton kernel, JAX and PyTorch
+# in one process, CuPy's nvcc backend, a torch C++/CUDA extension built by ninja, and a compiler
+# reached through a #!/bin/sh wrapper.
+p, t = run_script("triton-autotune", "triton_autotune.py")
+if p:
+    tuned = [m for m in p["modules"] if m["kernel"] == "gj_tuned"]
+    chosen = max(tuned, key=lambda m: m["launches"]) if tuned else None
+    check("triton-autotune", len(tuned) == 4 and chosen["launches"] == n and sum(m["launches"] for m in tuned) == n,
+          "4 configs' rows; the program's %d calls all in the chosen one's: %s" % (n, [m["launches"] for m in tuned]))
+    check("triton-autotune", all(m["autotune_launches"] > 0 for m in tuned),
+          "each config's benchmark launches apart, as its compile work: %s" % [m["autotune_launches"] for m in tuned])
+    flush = [m for m in p["modules"] if "FillFunctor" in m["kernel"]]
+    check("triton-autotune", all(m["launches"] == 0 for m in flush),
+          "do_bench's cache-flush launches are the autotuner's, not the program's: %s" % [(m["kernel"][:40], m["launches"]) for m in flush])
+    launched = sum(1 for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel")
+    tot = p["totals"]
+    check("triton-autotune", tot["launches"] + tot["autotune_launches"] == launched,
+          "every launch counted once: %d the program's + %d autotuning = %d in CUPTI's records" % (
+              tot["launches"], tot["autotune_launches"], launched))
+    own = own_measures()
+    check("triton-autotune", "gj_tuned" in own and close(sum(m["compile_ms"] for m in tuned), own["gj_tuned"]),
+          "the 4 configs' compiles: %.1f ms in the report, %.1f ms by Triton's listener" % (
+              sum(m["compile_ms"] for m in tuned), own.get("gj_tuned", -1)))
+    if chosen and chosen["launches"]:
+        real = (chosen["compile_ms"] + chosen["load_ms"] + chosen["autotune_ms"]) / (chosen["gpu_ms"] / chosen["launches"])
+        check("triton-autotune", abs(chosen["break_even_launches"] - real) <= 1e-6 * real + 1,
+              "break-even from the program's launches, autotuning in the cost: %.0f" % chosen["break_even_launches"])
+p, t = run_script("jax+torch", "jax_torch.py")
+if p:
+    own = own_measures()
+    m = framework_row("jax+torch", p, "xla", "jit(gj_jax_truth)", own.get("jit(gj_jax_truth)", -1))
+    check("jax+torch", m is not None and m["launches"] >= n and m["launches"] % n == 0 and "fusion" in m["kernel"],
+          "XLA's fusion kernels in jit(gj_jax_truth)'s row: %s (%s launches)" % (m and m["kernel"], m and m["launches"]))
+    torch_rows = [x for x in p["modules"] if "native" in x["kernel"]]  # at::native (the JSON keeps the symbol)
+    check("jax+torch", torch_rows and all(x["origin"] == "prebuilt" for x in torch_rows),
+          "PyTorch's kernels in prebuilt rows, tied to no XLA compile: %s" % [(x["kernel"][:30], x["origin"]) for x in torch_rows])
+    check("jax+torch", p["totals"]["untied"] >= 1, "untied modules counted: %d" % p["totals"]["untied"])
+    gpu_agrees("jax+torch", p, t)
+p, t = run_script("cupy-nvcc", "cupy_nvcc.py", options=())
+if p:
+    m = row(p, "gj_nvcc_scale")
+    nv = [c for c in p["compiles"] if c["kind"] == "nvcc" and c["within"] < 0 and c["module"] and m and c["module"] == m["name"]]
+    check("cupy-nvcc", m is not None and m["origin"] == "nvcc" and m["compiles"] == 1 and m["launches"] == n,
+          "one row: nvcc's compile and the %d launches: %s" % (n, m and (m["origin"], m["compiles"], m["launches"])))
+    check("cupy-nvcc", m is not None and len(nv) == 1 and close(m["compile_ms"], nv[0]["ms"]),
+          "its compile time is nvcc's wall time: %.1f ms" % (m["compile_ms"] if m else -1))
+    if m and m["launches"]:
+        real = (m["compile_ms"] + m["load_ms"] + m["autotune_ms"]) / (m["gpu_ms"] / m["launches"])
+        check("cupy-nvcc", m["break_even_launches"] > 1000 and abs(m["break_even_launches"] - real) <= 1e-6 * real + 1,
+              "break-even from nvcc's cost: %.0f launches" % m["break_even_launches"])
+p, t = run_script("load_inline", "load_inline_ext.py", timeout=500)
+if p:
+    m = row(p, "gj_inline_scale")
+    tops = [c for c in p["compiles"] if c["within"] < 0]
+    nv = [c for c in tops if c["kind"] == "nvcc"]
+    host = [c for c in tops if c["kind"] != "nvcc" and "main.cpp" in c["name"]]
+    link = [c for c in tops if c["kind"] != "nvcc" and ".so" in c["options"] and "-shared" in c["options"]]
+    check("load_inline", m is not None and m["origin"] == "nvcc" and m["launches"] == n and len(nv) == 1 and
+          m["compile_ms"] == nv[0]["ms"], "the kernel's module is its nvcc compile's (the fatbin its object embeds), "
+          "%d launches: %s" % (n, m and (m["origin"], m["launches"], round(m["compile_ms"], 1))))
+    check("load_inline", len(host) == 1 and host[0]["cpu_ms"] > 0 and len(link) == 1,
+          "the host C++ compile (%s) and the link (%s) are compiles" % ([(c["kind"], c["name"]) for c in host],
+                                                                         [(c["kind"], c["name"]) for c in link]))
+    own_ms = float(next((l.split()[1] for l in last_stdout.splitlines() if l.startswith("OWN_BUILD_MS")), -1))
+    check("load_inline", max(c["ms"] for c in tops) <= own_ms + 2, "no compile longer than load_inline's own %.0f ms" % own_ms)
+if os.access("/opt/gcc/bin/g++", os.X_OK) and (not ONLY or "wrapper" in ONLY):
+    src = os.path.join(out, "wrapped.cpp")
+    open(src, "w").write("int main(void) { return 0; }\n")
+    p, t = profile("wrapper", ["/opt/gcc/bin/g++", "-c", src, "-o", os.path.join(out, "wrapped.o")])
+    if p:
+        tops = [c for c in p["compiles"] if c["within"] < 0]
+        check("wrapper", len(tops) == 1 and tops[0]["kind"] == "g++" and tops[0]["cpu_ms"] > 0,
+              "a #!/bin/sh g++ that execs g++-real: one compile, named g++: %s" % [(c["kind"], c["name"]) for c in tops])
+        check("wrapper", any(c["kind"] == "cc1plus" for c in p["compiles"] if c["within"] >= 0),
+              "cc1plus inside it: %s" % sorted({c["kind"] for c in p["compiles"]}))
 # Warp (its NVRTC linked into warp.so) and gstaichi, where installed (the GPU machine has neither:
 # scripts/gpu.sh installs them from carried wheels when .deps has them).
 def importable(mod):

@@ -20,7 +20,7 @@ PARTS = (
 )
 
 _open = {}  # compile id -> (t0, tid, counters before)
-_lock = threading.Lock()
+_lock = _record.ChildLock()  # a forked compile worker gets its own
 
 
 def _version():
@@ -78,7 +78,9 @@ def _end(args):
             v = getattr(m, field, None)
             if v:
                 parts.append((part, None, int(v * scale)))  # a length; its start is not known
-    _record.unit("inductor", name, t0, t1, parts, cache=cache, key=cid, tid=tid, version=_version(),
+    # Inductor autotunes inside its graph's compile (its kernels' configs, benchmarked on the GPU):
+    # kernels that run in the compile's span are its work, not the program's launches
+    _record.unit("inductor", name, t0, t1, parts, cache=cache, key=cid, tid=tid, version=_version(), benchmarks=True,
                  detail=" ".join("%s=%d" % (k, v) for k, v in sorted(delta.items()) if v))
 
 

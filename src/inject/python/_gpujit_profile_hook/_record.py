@@ -1,16 +1,65 @@
 """Records of the framework adapters: one JSON-lines file per process, in the format of
-docs/record-format.md, written as the injection library writes its own (each line one append)."""
+docs/record-format.md, written as the injection library writes its own (each line one append).
+
+The program owns every descriptor number: it may close ours (``os.closerange``) and open its own
+file under the same number, or ``dup2`` over it. So no descriptor is kept between records: each
+record opens the file by path, checks it is the file this process made (it begins with this
+process's proc record), appends one line and closes it. No lock is held while writing, and the
+one lock (making the file) is made anew in a forked child, so a fork while another thread records
+cannot leave the child waiting."""
+import errno
 import json
 import os
 import sys
 import threading
 import time
 
-_DIR = os.environ.get("GPUJIT_PROFILE_DIR") or ""
-_lock = threading.Lock()
-_fd = -1
-_fd_pid = 0
+_env_dir = os.environ.get("GPUJIT_PROFILE_DIR") or ""
+_DIR = os.path.abspath(_env_dir) if _env_dir else ""  # the program may chdir later
+
+
+class ChildLock:
+    """A lock that a forked child gets anew: one held by another thread at the fork would stay
+    held in the child, whose only thread then waits on it forever."""
+
+    _all = []
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        ChildLock._all.append(self)
+
+    def __enter__(self):
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+    @classmethod
+    def _renew(cls):
+        for lock in cls._all:
+            lock._lock = threading.Lock()
+
+
+_lock = ChildLock()  # held only while this process's file is made
+_file = None  # (pid, path, its proc record's bytes) of this process's file, swapped whole
 _noted = set()
+_lost = 0  # records this process could not write
+_lost_said = 0  # of them, how many a note has told
+_lost_marked = set()  # errno values whose lost-PID-ERRNO file exists
+_write = os.write  # the one write of a record: a fault test replaces it (full disk)
+
+_APPEND = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+def _in_child():
+    global _file, _noted, _lost, _lost_said, _lost_marked
+    ChildLock._renew()
+    _file, _noted, _lost, _lost_said, _lost_marked = None, set(), 0, 0, set()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_in_child)
 
 
 def active():
@@ -42,24 +91,120 @@ def _ancestors(ppid):
     return out
 
 
-def _open():
-    """This process's file (a forked child opens its own), its proc record first."""
-    global _fd, _fd_pid
-    pid = os.getpid()
-    if _fd >= 0 and _fd_pid == pid:
-        return _fd
-    t = now()
-    fd = os.open(os.path.join(_DIR, "p%d-%d.jsonl" % (pid, t)), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
-                 0o600)
-    _fd, _fd_pid = fd, pid
+def _cmdline():
+    """As the injection library writes it: the interpreter, its flags and the program's."""
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            raw = f.read(2047)
+        return raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return " ".join(getattr(sys, "argv", None) or [])[:2000]
+
+
+def _line(rec):
+    return (json.dumps(rec, separators=(",", ":")) + "\n").encode("utf-8", "replace")
+
+
+def _put(fd, data):
+    while data:
+        n = _write(fd, data)
+        if n <= 0:
+            raise OSError(errno.EIO, "short write")
+        data = data[n:]
+
+
+def _make():
+    """This process's file (a forked child makes its own), its proc record first. A file whose
+    proc record could not be written is removed: a reader refuses records without it."""
+    global _file
+    pid, t = os.getpid(), now()
+    path = os.path.join(_DIR, "p%d-%d.jsonl" % (pid, t))
     ppid = os.getppid()
-    _write_line({"k": "proc", "v": 1, "pid": pid, "tid": _tid(), "ppid": ppid, "ancestors": _ancestors(ppid),
-                 "writer": "python", "exe": sys.executable or "", "cmd": " ".join(sys.argv)[:2000], "t": t})
-    return fd
+    head = _line({"k": "proc", "v": 1, "pid": pid, "tid": _tid(), "ppid": ppid, "ancestors": _ancestors(ppid),
+                  "writer": "python", "exe": sys.executable or "", "cmd": _cmdline(), "t": t})
+    fd = os.open(path, _APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        _put(fd, head)
+    except BaseException:
+        os.close(fd)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise
+    os.close(fd)
+    _file = (pid, path, head)
 
 
-def _write_line(rec):
-    os.write(_fd, (json.dumps(rec, separators=(",", ":")) + "\n").encode("utf-8", "replace"))
+def _open():
+    """A descriptor on this process's file, opened now, for one append: the file at its path
+    is ours where it begins with the proc record this process wrote (its pid and nanosecond)."""
+    pid = os.getpid()
+    for _ in range(2):  # the file replaced or removed under us: a new one, once
+        f = _file
+        if f is None or f[0] != pid:
+            with _lock:
+                if _file is None or _file[0] != pid:
+                    _make()
+            continue
+        try:
+            fd = os.open(f[1], _APPEND)
+        except FileNotFoundError:
+            fd = -1
+        if fd >= 0:
+            try:
+                if os.pread(fd, len(f[2]), 0) == f[2]:
+                    return fd
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)
+        with _lock:
+            if _file is f:
+                _make()
+    raise OSError(errno.ESTALE, "the records file keeps changing")
+
+
+def _mark_lost(err):
+    """As the injection library does: an empty lost-PID-ERRNO file beside the records (it needs
+    no data block, so it can be made where records cannot be written); once per error."""
+    global _lost
+    _lost += 1
+    if err in _lost_marked:
+        return
+    _lost_marked.add(err)
+    try:
+        os.close(os.open(os.path.join(_DIR, "lost-%d-%d" % (os.getpid(), err)),
+                         os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600))
+    except OSError:
+        pass
+
+
+def _append(rec):
+    """One record; False where it could not be written (counted, and said when possible)."""
+    try:
+        fd = _open()
+        try:
+            _put(fd, _line(rec))
+        finally:
+            os.close(fd)
+    except OSError as e:
+        _mark_lost(e.errno or errno.EIO)
+        return False
+    return True
+
+
+def _say_lost():
+    """The records lost so far, in a note, once a record can be written again (or at exit)."""
+    global _lost_said
+    n = _lost
+    if n <= _lost_said:
+        return
+    codes = ", ".join(errno.errorcode.get(c, str(c)) for c in sorted(_lost_marked))
+    if _append({"k": "note", "pid": os.getpid(), "tid": _tid(), "what": "python-records-lost", "t": now(),
+                "msg": "%d record%s of the Python framework adapters could not be written (%s): those compiles are "
+                       "not in this report" % (n, "" if n == 1 else "s", codes)}):
+        _lost_said = n
 
 
 def write(kind, **fields):
@@ -67,20 +212,39 @@ def write(kind, **fields):
     if not _DIR:
         return
     try:
-        with _lock:
-            _open()
-            rec = {"k": kind, "pid": os.getpid(), "tid": fields.pop("tid", None) or _tid()}
-            rec.update(fields)
-            _write_line(rec)
+        rec = {"k": kind, "pid": os.getpid(), "tid": fields.pop("tid", None) or _tid()}
+        rec.update(fields)
+        if _append(rec) and _lost > _lost_said:
+            _say_lost()
+    except Exception:
+        pass
+
+
+def begin():
+    """The proc record, at start-up: a Python process of the run without one did not run the hook."""
+    if not _DIR:
+        return
+    try:
+        os.close(_open())
+    except OSError as e:
+        _mark_lost(e.errno or errno.EIO)
+    except Exception:
+        pass
+
+
+def at_exit():
+    try:
+        _say_lost()
     except Exception:
         pass
 
 
 def note(what, msg):
     """Something the report must say, once per process and kind of trouble."""
-    if what in _noted:
-        return
-    _noted.add(what)
+    with _lock:
+        if what in _noted:
+            return
+        _noted.add(what)
     write("note", what=what, msg=msg, t=now())
 
 

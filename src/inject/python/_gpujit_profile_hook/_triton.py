@@ -4,6 +4,7 @@ ptx, cubin (ptxas) — and storing the results) and whether Triton's cache serve
 loaded (``knobs.runtime.kernel_load_end_hook``, Triton 3.5+), the handle the compile's hash was
 loaded as, which ties the specialization to its module (kernel names repeat across them)."""
 import sys
+import threading
 
 from . import _record
 
@@ -32,6 +33,7 @@ def _compiled(src, metadata, times, cache_hit):
     for name, us in stages:  # one after another, as Triton runs them
         spans.append((name, at, at + us * 1000))
         at += us * 1000
+    _inside_benchmark(t0)
     name = _get(metadata, "name", None) or getattr(src, "name", None) or "triton kernel"
     target = _get(metadata, "target", None)
     arch = _get(target, "arch", "") if target is not None else ""
@@ -50,49 +52,83 @@ def _loaded(*args, **kw):
         _record.write("bind", fw="triton", key=str(key), module="0x%x" % module)
 
 
-def _chain(comp, ours):
-    """The listener slot holds one function: ours stays in it and calls the program's — the one
-    that was there, and any the program sets later (its class gets a property for the slot)."""
-    held = {"program": getattr(comp, "listener", None), "busy": False}
+def _unwrapped(f):
+    for _ in range(16):  # a wrapper someone put around it (functools.wraps sets __wrapped__)
+        inner = getattr(f, "__wrapped__", None)
+        if inner is None:
+            break
+        f = inner
+    return f
 
-    def listener(**kw):
-        if held["busy"]:  # the program's listener calling the one it read back (ours)
-            return
-        held["busy"] = True
+
+class _Listener:
+    """``compilation_knobs.listener``, put on Triton's class as a data descriptor that keeps the
+    value where the plain attribute kept it, in the instance's ``__dict__``: the program reads and
+    sets its own listener (or None), and ``copy()``, ``scope()``, pickling and ``type()`` are as
+    they were. Only Triton's ``compile()`` — which reads the slot once per compile, to call it —
+    is handed ours chained to the program's, so the program's sees every call, in every thread."""
+
+    def __init__(self, default, readers, ours):
+        self.default, self.readers, self.ours = default, readers, ours
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self.default
+        program = obj.__dict__.get("listener", self.default)
         try:
-            try:
-                ours(**kw)
-            except Exception:
-                pass
-            if held["program"] is not None:
-                held["program"](**kw)
-        finally:
-            held["busy"] = False
+            code = sys._getframe(1).f_code
+        except ValueError:
+            return program
+        if any(code is r for r in self.readers):
+            return _chained(self.ours, program)
+        return program
 
-    base = type(comp)
+    def __set__(self, obj, value):
+        obj.__dict__["listener"] = value
 
-    def get(self):
-        return listener
+    def __delete__(self, obj):
+        if "listener" not in obj.__dict__:
+            raise AttributeError("listener")
+        del obj.__dict__["listener"]
 
-    def put(self, f):
-        held["program"] = None if f is listener else f
 
-    try:
-        comp.__class__ = type(base.__name__, (base,), {"listener": property(get, put), "__module__": base.__module__})
-    except TypeError:  # a class that cannot be extended: the slot is ours until the program sets its own
-        comp.listener = listener
+def _chained(ours, program):
+    def listener(*args, **kw):
+        try:
+            ours(**kw)
+        except Exception:
+            pass
+        if program is not None:
+            return program(*args, **kw)
+
+    return listener
 
 
 def install(triton):
     knobs = getattr(triton, "knobs", None)
     comp = getattr(knobs, "compilation", None)
-    if comp is None or not hasattr(comp, "listener"):
+    cls = type(comp)
+    owner = next((k for k in cls.__mro__ if "listener" in vars(k)), None)
+    if comp is None or owner is None or not hasattr(comp, "__dict__"):
         raise RuntimeError("%s has no triton.knobs.compilation.listener" % _version())
+    default = vars(owner)["listener"]
+    if default is not None:  # a descriptor or a default listener: a slot this adapter does not know
+        raise RuntimeError("%s: knobs.compilation.listener is not a plain slot (%s)"
+                           % (_version(), type(default).__name__))
+    # Triton's compile(), the one reader that calls the listener (triton.compile is the same function)
+    readers = []
+    for f in (getattr(sys.modules.get("triton.compiler.compiler"), "compile", None), getattr(triton, "compile", None)):
+        code = getattr(_unwrapped(f), "__code__", None) if f is not None else None
+        if code is not None and all(code is not r for r in readers):
+            readers.append(code)
+    if not readers:
+        raise RuntimeError("%s has no triton.compiler.compiler.compile" % _version())
 
     def ours(*, src, metadata, metadata_group, times, cache_hit, **kw):
         _compiled(src, metadata, times, cache_hit)
 
-    _chain(comp, ours)
+    setattr(cls, "listener", _Listener(default, tuple(readers), ours))
+    _watch_autotuner()
     hook = getattr(getattr(knobs, "runtime", None), "kernel_load_end_hook", None)
     if hook is not None and hasattr(hook, "add"):
         def on_load(*args, **kw):
@@ -104,3 +140,85 @@ def install(triton):
     else:
         _record.note("triton-load-hook", "%s has no kernel_load_end_hook (3.5+): Triton kernels are tied to their "
                      "modules by the cubin ptxas wrote" % _version())
+
+
+_bench_starts = {}  # thread id -> when its autotuner's benchmark of one config began
+_autotune = {"code": None, "watching": False}
+
+
+def _watch_autotuner():
+    """``@triton.autotune``: each config's benchmark (``Autotuner._bench``: its launches and
+    ``do_bench``'s cache flushes between them) is a span of role autotune, so the report counts
+    those launches as compile work. Watched through ``sys.monitoring`` events local to that one
+    function's code (Python 3.12+), under a tool id no one holds, taken only once a compile is
+    seen inside a benchmark (a program that never autotunes keeps every id): Triton's classes and
+    the program's own tracing and profiling are untouched."""
+    mod = sys.modules.get("triton.runtime.autotuner")
+    bench = getattr(getattr(mod, "Autotuner", None), "_bench", None)
+    code = getattr(_unwrapped(bench), "__code__", None) if bench is not None else None
+    if code is None or code.co_name != "_bench":
+        _record.note("triton-autotune", "%s has no Autotuner._bench: its autotuning's launches are counted as "
+                     "the program's" % _version())
+        return
+    _autotune["code"] = code
+
+
+def _benchmark_frame():
+    """The frame of the autotuner's benchmark this compile runs in, or None."""
+    code, f = _autotune["code"], sys._getframe(2)
+    for _ in range(64):
+        if f is None or f.f_code is code:
+            return f
+        f = f.f_back
+    return None
+
+
+def _inside_benchmark(t0):
+    """A compile inside Autotuner._bench (a config's first run): watch every benchmark from now on;
+    this one began no later than its compile."""
+    code, mon = _autotune["code"], getattr(sys, "monitoring", None)
+    if code is None or _autotune["watching"] or _benchmark_frame() is None:
+        return
+    _autotune["watching"] = True
+    if mon is None:
+        _record.note("triton-autotune", "Python %d.%d has no sys.monitoring (3.12+): Triton's autotuning launches "
+                     "are counted as the program's" % sys.version_info[:2])
+        return
+    tool = next((i for i in (4, 3) if mon.get_tool(i) is None), None)
+    if tool is None:
+        _record.note("triton-autotune", "every sys.monitoring tool id gpujit could take is the program's: Triton's "
+                     "autotuning launches are counted as the program's")
+        return
+    mon.use_tool_id(tool, "gpujit profile")
+    _bench_starts[threading.get_ident()] = t0
+
+    def started(c, offset):
+        if c is code:
+            _bench_starts[threading.get_ident()] = _record.now()
+
+    def returned(c, offset, value):
+        if c is not code:
+            return
+        t0 = _bench_starts.pop(threading.get_ident(), None)
+        if t0 is None:
+            return
+        t1, name = _record.now(), "triton autotune"
+        f = sys._getframe(1)
+        while f is not None and f.f_code is not code:  # the benchmark's own frame: its autotuner
+            f = f.f_back
+        if f is not None:
+            fn = getattr(f.f_locals.get("self"), "base_fn", None)
+            name = str(getattr(fn, "__name__", "") or name)
+        _record.write("span", role="autotune", fw="triton", name=name, t0=t0, t1=t1)
+
+    def guarded(f):
+        def call(*args):
+            try:
+                f(*args)
+            except Exception:
+                pass
+        return call
+
+    mon.register_callback(tool, mon.events.PY_START, guarded(started))
+    mon.register_callback(tool, mon.events.PY_RETURN, guarded(returned))
+    mon.set_local_events(tool, code, mon.events.PY_START | mon.events.PY_RETURN)

@@ -2,8 +2,9 @@
 and nvlink, and autotuning on the GPU), from ``jax.monitoring``'s events, which carry the
 function's name (jax 0.6.1+); persistent compilation-cache hits from the cache's events.
 
-A compile is written when its backend compile ends (a cache hit is one too). The module XLA
-loads when it first runs the executable is tied to it by the report."""
+A compile is written when its backend compile ends (a cache hit is one too), declared to benchmark
+(XLA's autotuning runs candidate kernels inside it). The module XLA loads when it first runs the
+executable is tied to it by content: the cubin its ptxas wrote."""
 import sys
 import threading
 
@@ -43,8 +44,11 @@ def _span(event, start_ns, end_ns, fun_name):
         stages.append(("backend_compile", start_ns, end_ns, fun_name))
         # its time is its stages' (JAX's own measure): before the first compile, JAX starts its
         # backends between tracing and lowering, which is no compile's
+        # XLA autotunes inside its backend compile (GEMM and fusion candidates, redzone checks):
+        # kernels that run in its span are the compile's work, not the program's launches
         _record.unit("xla", fun_name, stages[0][1], end_ns, [(n, a, b) for n, a, b, _ in stages],
-                     cache=s.cache or "", version=_version(), busy_ns=sum(b - a for _, a, b, _ in stages))
+                     cache=s.cache or "", version=_version(), busy_ns=sum(b - a for _, a, b, _ in stages),
+                     benchmarks=True)
         s.stages, s.cache = [], ""
 
 

@@ -1,5 +1,9 @@
 """A stand-in for Triton's hooks (knobs.compilation.listener, knobs.runtime.kernel_load_end_hook)
-around a compile whose last stage runs the toolkit's ptxas as a subprocess, as Triton's does."""
+around a compile whose last stage runs the toolkit's ptxas as a subprocess, as Triton's does. The
+knobs are laid out as Triton 3.4-3.6's triton/knobs.py: a class per group whose `listener` is a
+class attribute (None) until set on the instance, with copy() and scope(); compile() reads the
+listener once, first, and times its stages only when there is one."""
+import contextlib
 import os
 import subprocess
 import time
@@ -16,7 +20,27 @@ class _Hook:
         self.calls.append(f)
 
 
-knobs = types.SimpleNamespace(compilation=types.SimpleNamespace(listener=None),
+class base_knobs:
+    def copy(self):
+        res = type(self)()
+        res.__dict__.update(self.__dict__)
+        return res
+
+    @contextlib.contextmanager
+    def scope(self):
+        try:
+            orig = dict(self.__dict__)
+            yield
+        finally:
+            self.__dict__.clear()
+            self.__dict__.update(orig)
+
+
+class compilation_knobs(base_knobs):
+    listener = None
+
+
+knobs = types.SimpleNamespace(compilation=compilation_knobs(),
                               runtime=types.SimpleNamespace(kernel_load_end_hook=_Hook()))
 
 PTX = """.version 8.0
@@ -28,6 +52,7 @@ PTX = """.version 8.0
 
 def compile(name, key, workdir, cache_hit=False):
     """Stages timed in microseconds as Triton's CompileTimes; returns the cubin path."""
+    listener = knobs.compilation.listener
     times, stages = types.SimpleNamespace(ir_initialization=0, lowering_stages=[], store_results=0), []
     t = time.perf_counter()
     time.sleep(0.005)
@@ -44,9 +69,9 @@ def compile(name, key, workdir, cache_hit=False):
             time.sleep(0.003)
         stages.append((stage, int((time.perf_counter() - t) * 1e6)))
     times.lowering_stages = stages
-    if knobs.compilation.listener:
-        knobs.compilation.listener(src=None, metadata={"name": name, "hash": key, "target": {"arch": 90}},
-                                   metadata_group={}, times=times, cache_hit=cache_hit)
+    if listener:
+        listener(src=None, metadata={"name": name, "hash": key, "target": {"arch": 90}},
+                 metadata_group={}, times=times, cache_hit=cache_hit)
     return cubin
 
 

@@ -1,0 +1,542 @@
+/* Dependency records checked against the file system, as a lookup does: each file's stat (its
+ * content where the stat moved), each absence, each non-file, the files that were one file —
+ * records in memory, or a group's binary form where it lies, on the caller's thread and helpers. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "base/fs.h"
+#include "cache/deps.h"
+
+static int by_identity(const void *a, const void *b)
+{
+  const gpujit__dep *x = *(gpujit__dep *const *)a, *y = *(gpujit__dep *const *)b;
+  if (x->dev != y->dev)
+    return x->dev < y->dev ? -1 : 1;
+  return (x->ino_now > y->ino_now) - (x->ino_now < y->ino_now);
+}
+
+/* The files in identity order (device, inode as last seen); *n set. NULL: out of memory. */
+static gpujit__dep **identity_order(gpujit__deps *d, size_t *n)
+{
+  gpujit__dep **v = malloc((d->count ? d->count : 1) * sizeof(*v));
+  *n = 0;
+  if (!v)
+    return NULL;
+  for (size_t i = 0; i < d->count; i++)
+    if (!d->items[i].absent && !d->items[i].nofile && d->items[i].ino_now)
+      v[(*n)++] = &d->items[i];
+  qsort(v, *n, sizeof(*v), by_identity);
+  return v;
+}
+
+void gpujit__deps_identities(gpujit__deps *d)
+{
+  size_t n, group = 0;
+  gpujit__dep **v = identity_order(d, &n);
+  for (size_t i = 0; v && i < n;) {
+    size_t j = i + 1;
+    while (j < n && by_identity(&v[i], &v[j]) == 0)
+      j++;
+    if (j - i > 1)
+      for (group++; i < j; i++)
+        v[i]->same = (unsigned)group;
+    i = j;
+  }
+  free(v);
+}
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+  unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+  return (x > y) - (x < y);
+}
+
+/* After every file was stat'ed: the files that are one file now are exactly those recorded as
+ * one — each run of one identity is one recorded group (or a lone file recorded alone), and no
+ * group is split over two runs. */
+static int identities_hold(gpujit__deps *d)
+{
+  size_t n, nruns = 0;
+  gpujit__dep **v = identity_order(d, &n);
+  unsigned *runs = v ? malloc((n ? n : 1) * sizeof(*runs)) : NULL;
+  int err = 0;
+  if (!runs) {
+    free(v);
+    return GPUJIT_ENOMEM;
+  }
+  for (size_t i = 0; i < n && err == 0;) {
+    size_t j = i + 1;
+    while (j < n && by_identity(&v[i], &v[j]) == 0)
+      j++;
+    for (size_t k = i; k < j; k++)
+      if (v[k]->same != v[i]->same || (j - i > 1) != (v[i]->same != 0))
+        err = GPUJIT_ENOENT;
+    if (v[i]->same)
+      runs[nruns++] = v[i]->same;
+    i = j;
+  }
+  qsort(runs, nruns, sizeof(*runs), cmp_unsigned);
+  for (size_t i = 1; i < nruns && err == 0; i++)
+    if (runs[i] == runs[i - 1])
+      err = GPUJIT_ENOENT;
+  free(runs);
+  free(v);
+  return err;
+}
+
+static bool same_stat(const gpujit__dep *e, const struct stat *st)
+{
+  return (uint64_t)st->st_ino == e->ino && gpujit__ns(st->st_mtim) == e->mtime_ns && gpujit__ns(st->st_ctim) == e->ctime_ns;
+}
+
+/* Content check: read, hash, compare; on a match, take the current stat if it can be trusted. */
+static bool content_matches(gpujit__dep *e, bool *refresh)
+{
+  gpujit__buf b = {0};
+  struct stat before, after;
+  char h[33];
+  int64_t t = gpujit__deps_clock();
+  bool ok;
+  if (stat(e->path, &before) != 0 || gpujit__file_read(&b, e->path) < 0) {
+    gpujit__buf_free(&b);
+    gpujit_error_clear();
+    return false;
+  }
+  gpujit__deps_hash_hex(h, b.data ? b.data : "", b.len);
+  ok = strcmp(h, e->hash) == 0;
+  gpujit__buf_free(&b);
+  if (ok && stat(e->path, &after) == 0 && gpujit__ns(after.st_mtim) == gpujit__ns(before.st_mtim) &&
+      gpujit__ns(after.st_ctim) == gpujit__ns(before.st_ctim) && gpujit__deps_old_enough(gpujit__ns(after.st_mtim), gpujit__ns(after.st_ctim), t)) {
+    bool changed = !e->trusted || !same_stat(e, &after);
+    gpujit__deps_set_stat(e, &after, t);
+    *refresh |= changed;
+  }
+  return ok;
+}
+
+/* An absent group: its directory's stamp vouches for every name; failing that, each is looked at. */
+static bool group_holds(gpujit__dep *e, bool *refresh)
+{
+  struct stat st;
+  bool was = e->trusted;
+  if (stat(e->path, &st) != 0)
+    return errno == ENOENT || errno == ENOTDIR; /* no directory: nothing in it */
+  if (e->trusted && same_stat(e, &st))
+    return true;
+  for (const char *p = e->names; p && *p;) {
+    size_t len = strcspn(p, "/");
+    if (gpujit__deps_name_exists(e->path, p, len))
+      return false;
+    p += len + (p[len] == '/');
+  }
+  /* Still all absent though the directory changed: take its new stamp, then look again. */
+  gpujit__deps_stamp_dir(e);
+  for (const char *p = e->names; e->trusted && p && *p;) {
+    size_t len = strcspn(p, "/");
+    if (gpujit__deps_name_exists(e->path, p, len))
+      return false;
+    p += len + (p[len] == '/');
+  }
+  *refresh |= e->trusted || was;
+  return true;
+}
+
+/* Stats of many files in few directories: each through its directory, opened once (the kernel
+ * then walks one component, not the whole path; a CUB module's 600 toolkit headers lie in ~50). */
+typedef struct dir_cursor {
+  char dir[PATH_MAX];
+  size_t len;
+  int fd;
+  const char *next; /* the path checked after this one, if any: a directory that holds only this
+                       one is not worth opening (open and close cost two stats) */
+} dir_cursor;
+
+static bool same_dir(const char *a, const char *b)
+{
+  const char *x = strrchr(a, '/'), *y = strrchr(b, '/');
+  return x && y && x - a == y - b && memcmp(a, b, (size_t)(x - a)) == 0;
+}
+
+static int stat_in(dir_cursor *cur, const char *path, struct stat *st)
+{
+  const char *slash = strrchr(path, '/');
+  size_t len = slash ? (size_t)(slash - path) : 0;
+  if (!slash || len == 0 || len >= sizeof(cur->dir))
+    return stat(path, st);
+  if (cur->fd < 0 || cur->len != len || memcmp(cur->dir, path, len) != 0) {
+    if (!cur->next || !same_dir(path, cur->next))
+      return stat(path, st);
+    if (cur->fd >= 0)
+      close(cur->fd);
+    memcpy(cur->dir, path, len);
+    cur->dir[len] = '\0';
+    cur->len = len;
+    cur->fd = open(cur->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  }
+  return cur->fd >= 0 ? fstatat(cur->fd, slash + 1, st, 0) : stat(path, st);
+}
+
+static int by_path(const void *a, const void *b)
+{
+  return strcmp((*(gpujit__dep *const *)a)->path, (*(gpujit__dep *const *)b)->path);
+}
+
+/* A path as a message names it: one relative to the working directory as "./path". */
+static const char *shown(const gpujit__dep *e) { return e->rel && !strncmp(e->rel, "./", 2) ? e->rel : e->path; }
+
+/* Why a dependency no longer holds, for a miss's explanation (ninja's -d explain, ccache's log). */
+static int changed(char *why, size_t n, const gpujit__dep *e, const char *how)
+{
+  if (why && n && e->absent) { /* a directory the search passed: one of the names it looked for is there now */
+    char names[512] = "";
+    size_t k = 0;
+    for (const char *c = e->names ? e->names : ""; *c && k + 3 < sizeof(names); c++) /* "a/b/" -> "a or b" */
+      if (*c != '/')
+        names[k++] = *c;
+      else if (c[1] && k + 5 < sizeof(names))
+        memcpy(names + k, " or ", 4), k += 4;
+    names[k] = '\0';
+    snprintf(why, n, "%s now holds %s, which the include search finds first", shown(e), names[0] ? names : "a header");
+  } else if (why && n)
+    snprintf(why, n, "%s %s", shown(e), how);
+  return GPUJIT_ENOENT;
+}
+
+/* `*moved` is set when a file's identity may differ from the one recorded (an untrusted record,
+ * another inode): only then can files have become one, or stopped being one. */
+static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh, bool *moved, char *why, size_t n)
+{
+  struct stat st;
+  if (e->pin)
+    return e->elsewhere ? changed(why, n, e, "is the base directory it was built in, and it names its own path "
+                                             "(__FILE__): not served to another base")
+                        : 0;
+  if (e->absent)
+    return group_holds(e, refresh) ? 0 : changed(why, n, e, "");
+  if (e->nofile)
+    return stat(e->path, &st) == 0 && S_ISREG(st.st_mode) ? changed(why, n, e, "is now a file (the search finds it first)") : 0;
+  if (stat_in(cur, e->path, &st) != 0)
+    return changed(why, n, e, "was removed");
+  e->dev = (uint64_t)st.st_dev;
+  e->ino_now = (uint64_t)st.st_ino;
+  if (!e->trusted || e->ino != e->ino_now)
+    *moved = true;
+  if ((uint64_t)st.st_size != e->size)
+    return changed(why, n, e, "changed (content: its size)"); /* a different size is a different content */
+  if (e->trusted && same_stat(e, &st))
+    return 0;
+  return content_matches(e, refresh) ? 0 : changed(why, n, e, "changed (content)");
+}
+
+/* One exact check of a view's record: the answer a lookup that changes nothing gets. Anything
+ * else (untrusted, another stat, a stamp moved) is "not exactly": the full way decides. */
+static int check_rec(const gpujit__deps_rec *r, dir_cursor *cur)
+{
+  struct stat st;
+  if (stat_in(cur, r->path, &st) != 0)
+    return r->kind == 'f' || (r->kind == 'a' && errno != ENOENT && errno != ENOTDIR) ? GPUJIT_ENOENT : 0;
+  if (r->kind == 'n')
+    return S_ISREG(st.st_mode) ? GPUJIT_ENOENT : 0;
+  if (!r->trusted || (uint64_t)st.st_ino != r->ino || gpujit__ns(st.st_mtim) != r->mtime_ns || gpujit__ns(st.st_ctim) != r->ctime_ns)
+    return GPUJIT_ENOENT;
+  return r->kind == 'a' || (uint64_t)st.st_size == r->size ? 0 : GPUJIT_ENOENT;
+}
+
+/* ---- checking on helper threads -----------------------------------------------------------
+ * A toolkit group's hundreds of stats cost 1-2 us each of kernel path work and do not wait on
+ * each other. The caller's thread checks from the first chunk on; helpers (each started by the
+ * one before, so the caller pays for one thread's start) take the chunks that are left. On a busy
+ * machine a helper may start late, or stop in the middle of a chunk for milliseconds: the caller
+ * never waits for one in a check of records where they lie (a view) — it checks again itself
+ * any chunk a helper took and has not finished, as reading the records changes nothing — and
+ * waits only for chunks taken of records in memory (which a check may update). So helpers are
+ * detached, and the job they share — with the view's bytes, once the caller is done — is freed
+ * by the last thread to let go of it. */
+#define CHUNK 16
+#define PER_THREAD 64 /* records per thread worth starting one for */
+#define MAX_THREADS 8
+
+enum { UNSETTLED, HELD, NOT_EXACT }; /* a view's chunk, as its checker found it */
+
+typedef struct job {
+  size_t count, chunks;
+  gpujit__dep **order;         /* the records (gpujit__deps_verify) */
+  gpujit__deps_view view;      /* or the view's (gpujit__deps_verify_view) */
+  gpujit__buf keep;            /* the view's bytes, once the caller has its outcome */
+  size_t next;                 /* atomic: the first chunk not yet taken */
+  size_t taken;                /* the chunks taken before the caller stopped the taking */
+  int stop;                    /* atomic: the outcome is known */
+  int refs;                    /* atomic: the caller and the helpers not yet gone */
+  int helpers;                 /* atomic: helpers still to start */
+  unsigned char *state;        /* atomic, per chunk of a view */
+  pthread_mutex_t lock;        /* the rest (records in memory) */
+  pthread_cond_t settled_cv;
+  size_t settled;              /* chunks taken and checked (or passed over once stopped) */
+  int err;
+  bool refresh, moved;
+  char why[PATH_MAX + 96];
+} job;
+
+static void job_release(job *j)
+{
+  if (__atomic_sub_fetch(&j->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    gpujit__buf_free(&j->keep);
+    pthread_mutex_destroy(&j->lock);
+    pthread_cond_destroy(&j->settled_cv);
+    free(j);
+  }
+}
+
+static const char *path_at(const job *j, size_t i)
+{
+  gpujit__deps_rec r;
+  if (j->order)
+    return j->order[i]->path;
+  gpujit__deps_view_rec(&j->view, i, &r);
+  return r.path;
+}
+
+/* Where chunk `c` begins: at the first record of a directory among its CHUNK, where one is, so
+ * that a directory is opened by one thread, not by each that takes a piece of it. Every thread
+ * works the bounds out alike: the chunks divide the records between them. */
+static size_t chunk_start(const job *j, size_t c)
+{
+  size_t at = c * CHUNK, end = at + CHUNK < j->count ? at + CHUNK : j->count;
+  if (c == 0 || at >= j->count)
+    return at < j->count ? at : j->count;
+  for (size_t i = at; i < end; i++)
+    if (!same_dir(path_at(j, i - 1), path_at(j, i)))
+      return i;
+  return at;
+}
+
+/* Whether the non-file record `i` of a view is vouched for by a file under it: a file D/.../f
+ * found by stat (which the view's check requires of every file) proves D a directory, no regular
+ * file — so D need not be stat'ed too. The records are in path order: the files under D follow it
+ * closely (NVRTC passed over cuda/, cuda/std/, ... on its way to the headers in them). */
+static bool file_under(const job *j, size_t i)
+{
+  gpujit__deps_rec r, n;
+  size_t len;
+  gpujit__deps_view_rec(&j->view, i, &r);
+  len = strlen(r.path);
+  for (size_t k = i + 1; k < j->count && k <= i + 8; k++) {
+    gpujit__deps_view_rec(&j->view, k, &n);
+    if (strncmp(n.path, r.path, len) != 0 || n.path[len] != '/')
+      return false; /* past the paths under it */
+    if (n.kind == 'f')
+      return true;
+  }
+  return false;
+}
+
+/* Check chunk `c` of a view: HELD or NOT_EXACT. */
+static int view_chunk(job *j, size_t c, dir_cursor *cur)
+{
+  size_t end = chunk_start(j, c + 1);
+  for (size_t at = chunk_start(j, c); at < end; at++) {
+    gpujit__deps_rec r;
+    gpujit__deps_view_rec(&j->view, at, &r);
+    if (r.kind == 'n' && file_under(j, at))
+      continue;
+    cur->next = at + 1 < end ? path_at(j, at + 1) : NULL;
+    if (check_rec(&r, cur) != 0)
+      return NOT_EXACT;
+  }
+  return HELD;
+}
+
+/* Take chunks and check them until none is left or the outcome is known. */
+static void job_work(job *j)
+{
+  dir_cursor cur = {.fd = -1};
+  char why[sizeof(j->why)] = "";
+  for (;;) {
+    bool refresh = false, moved = false;
+    int err = 0;
+    size_t c, at, end;
+    if (__atomic_load_n(&j->stop, __ATOMIC_RELAXED) ||
+        (c = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) >= j->chunks)
+      break;
+    if (!j->order) {
+      int st = view_chunk(j, c, &cur);
+      if (st == NOT_EXACT)
+        __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
+      __atomic_store_n(&j->state[c], (unsigned char)st, __ATOMIC_RELEASE);
+      continue;
+    }
+    end = chunk_start(j, c + 1);
+    for (at = chunk_start(j, c); at < end && err == 0 && !__atomic_load_n(&j->stop, __ATOMIC_RELAXED); at++) {
+      cur.next = at + 1 < end ? j->order[at + 1]->path : NULL;
+      err = verify_one(j->order[at], &cur, &refresh, &moved, why, sizeof(why));
+    }
+    if (err)
+      __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&j->lock);
+    j->settled++;
+    j->refresh |= refresh;
+    j->moved |= moved;
+    if (err && !j->err) {
+      j->err = err;
+      memcpy(j->why, why, sizeof(why));
+    }
+    pthread_cond_signal(&j->settled_cv);
+    pthread_mutex_unlock(&j->lock);
+  }
+  if (cur.fd >= 0)
+    close(cur.fd);
+}
+
+static void job_spawn(job *j);
+
+static void *job_helper(void *arg)
+{
+  job *j = arg;
+  if (__atomic_sub_fetch(&j->helpers, 1, __ATOMIC_RELAXED) > 0 &&
+      __atomic_load_n(&j->next, __ATOMIC_RELAXED) + 2 < j->chunks)
+    job_spawn(j); /* the next helper, while work is left */
+  job_work(j);
+  job_release(j);
+  return NULL;
+}
+
+static void job_spawn(job *j)
+{
+  pthread_attr_t attr;
+  pthread_t tid;
+  sigset_t all, old;
+  if (pthread_attr_init(&attr) != 0)
+    return;
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  /* no signal of the program's is handled on a thread of ours */
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  __atomic_add_fetch(&j->refs, 1, __ATOMIC_RELAXED);
+  if (pthread_create(&tid, &attr, job_helper, j) != 0)
+    __atomic_sub_fetch(&j->refs, 1, __ATOMIC_RELAXED); /* the caller still holds it: not the last */
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+}
+
+static size_t cpus(void)
+{
+  cpu_set_t set;
+  long n;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return (size_t)CPU_COUNT(&set);
+  n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (size_t)n : 1;
+}
+
+/* A job of `count` records (`order`, or `view`), its helpers started and the caller's share done:
+ * every chunk is taken. NULL: out of memory. */
+static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view *view)
+{
+  size_t chunks = (count + CHUNK - 1) / CHUNK, threads = count / PER_THREAD + 1, n = cpus();
+  job *j = calloc(1, sizeof(*j) + (view ? chunks : 0));
+  if (!j)
+    return NULL;
+  j->count = count;
+  j->chunks = chunks;
+  j->order = order;
+  if (view)
+    j->view = *view;
+  j->state = (unsigned char *)(j + 1);
+  j->refs = 1;
+  pthread_mutex_init(&j->lock, NULL);
+  pthread_cond_init(&j->settled_cv, NULL);
+  if (threads > n)
+    threads = n;
+  if (threads > MAX_THREADS)
+    threads = MAX_THREADS;
+  if (threads > 1) {
+    j->helpers = (int)threads - 1;
+    job_spawn(j);
+  }
+  job_work(j);
+  /* no more taking: what was taken by then is all a helper will check */
+  j->taken = __atomic_exchange_n(&j->next, SIZE_MAX / 2, __ATOMIC_RELAXED);
+  if (j->taken > chunks)
+    j->taken = chunks;
+  return j;
+}
+
+int gpujit__deps_verify(gpujit__deps *d, bool *refresh) { return gpujit__deps_verify_why(d, refresh, NULL, 0); }
+
+int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t why_size)
+{
+  gpujit__dep *few[8], **order = d->count > 8 ? malloc(d->count * sizeof(*order)) : few;
+  bool sorted = true, moved;
+  job *j;
+  int err;
+  *refresh = false;
+  if (!order)
+    return GPUJIT_ENOMEM; /* unverified: not a hit */
+  for (size_t i = 0; i < d->count; i++) {
+    order[i] = &d->items[i];
+    sorted = sorted && (i == 0 || strcmp(d->items[i - 1].path, d->items[i].path) <= 0);
+  }
+  /* directory order (the outcome does not depend on it); records are written in path order */
+  if (!sorted)
+    qsort(order, d->count, sizeof(*order), by_path);
+  if (!(j = job_start(d->count, order, NULL))) {
+    if (order != few)
+      free(order);
+    return GPUJIT_ENOMEM;
+  }
+  /* the chunks helpers took are checked (they may update records) before the records go */
+  pthread_mutex_lock(&j->lock);
+  while (j->settled < j->taken)
+    pthread_cond_wait(&j->settled_cv, &j->lock);
+  pthread_mutex_unlock(&j->lock);
+  err = j->err;
+  *refresh = j->refresh;
+  moved = j->moved;
+  if (err && why && why_size)
+    snprintf(why, why_size, "%s", j->why);
+  job_release(j);
+  if (order != few)
+    free(order);
+  if (err == 0 && moved) /* every inode as recorded: the files are one file as they were */
+    if ((err = identities_hold(d)) != 0 && why && why_size)
+      snprintf(why, why_size, "headers that were one file (a link) are not now, or the other way round");
+  return err;
+}
+
+int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes)
+{
+  job *j = job_start(v->count, NULL, v);
+  dir_cursor cur = {.fd = -1};
+  int err = 0;
+  if (!j) {
+    gpujit__buf_free(bytes);
+    return GPUJIT_ENOMEM;
+  }
+  /* a chunk a helper took and has not finished: checked here again rather than waited for */
+  for (size_t c = 0; c < j->chunks && err == 0; c++) {
+    int st = __atomic_load_n(&j->state[c], __ATOMIC_ACQUIRE);
+    if (st == UNSETTLED && !__atomic_load_n(&j->stop, __ATOMIC_RELAXED))
+      st = view_chunk(j, c, &cur);
+    if (st != HELD)
+      err = GPUJIT_ENOENT; /* not exactly as recorded, or stopped because some chunk was not */
+  }
+  if (cur.fd >= 0)
+    close(cur.fd);
+  j->keep = *bytes; /* a helper still in a chunk reads them: freed with the job */
+  memset(bytes, 0, sizeof(*bytes));
+  job_release(j);
+  return err;
+}

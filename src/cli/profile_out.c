@@ -1,0 +1,245 @@
+/* What `gpujit profile` and `gpujit profile report` write: the table, a saved profile (-o), the
+ * JSON, the module rows as CSV, the trace and the HTML page — one set of options for both. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char *const cli_profile_out_help =
+    "  -o NAME          save the profile to the file NAME (the records and the run's facts in one\n"
+    "                   tar): 'gpujit profile report NAME' reports and exports it again\n"
+    "  --json[=FILE]    the whole profile as JSON (docs/json.md): on stdout (no table then), or\n"
+    "                   written to FILE (--json FILE.json too)\n"
+    "  --csv[=FILE]     the module rows as CSV: on stdout (no table then), or written to FILE\n"
+    "  --trace FILE     write a trace (Perfetto, chrome://tracing, gpujit trace analyze/diff)\n"
+    "  --html FILE      write one self-contained HTML page: per module the compile, load and GPU\n"
+    "                   time as bars, by compiler and by process, and the timeline\n"
+    "  --text FILE      write the table to FILE\n"
+    "  --top N          module rows in the table (default 20; 0 for all)\n"
+    "  -q, --quiet      no table (unless --text)\n";
+
+/* An option's file: never the "--" that starts a command, never empty. */
+static const char *file_value(cli_ctx *ctx, cli_args *a, const char *cmd, const char *name)
+{
+  if (a->failed || !a->value || !strcmp(a->value, "--") || !a->value[0]) {
+    cli_usage_error(ctx, cmd, "option '%s' needs a value (a file%s)", name,
+                    !strcmp(cmd, "profile") ? ", before '--'" : "");
+    a->failed = false;
+    return NULL;
+  }
+  return a->value;
+}
+
+/* `--json FILE` / `--csv FILE` as `profile` always took them: a FILE.json (FILE.csv), or any word
+ * before a "--" further on (what comes before it is options and their values). */
+static bool file_follows(const cli_args *a, const char *suffix)
+{
+  const char *next = a->i + 1 < a->argc ? a->argv[a->i + 1] : NULL;
+  size_t len = next ? strlen(next) : 0, n = strlen(suffix);
+  bool dashes = false;
+  if (!next || next[0] == '-' || !next[0])
+    return false;
+  for (int k = a->i + 2; k < a->argc && !dashes; k++)
+    dashes = !strcmp(a->argv[k], "--");
+  return dashes || (len > n && !strcmp(next + len - n, suffix));
+}
+
+int cli_profile_out_opt(cli_ctx *ctx, cli_args *a, cli_profile_out *o, const char *cmd)
+{
+  long n;
+  bool on = false;
+  const char *file = NULL;
+  if (cli_opt(a, "-o", true)) {
+    return (o->save = file_value(ctx, a, cmd, "-o")) ? 1 : -EXIT_USAGE;
+  } else if (cli_opt(a, "--text", true)) {
+    return (o->text = file_value(ctx, a, cmd, "--text")) ? 1 : -EXIT_USAGE;
+  } else if (cli_opt(a, "--trace", true)) {
+    return (o->trace = file_value(ctx, a, cmd, "--trace")) ? 1 : -EXIT_USAGE;
+  } else if (cli_opt(a, "--html", true)) {
+    return (o->html = file_value(ctx, a, cmd, "--html")) ? 1 : -EXIT_USAGE;
+  } else if (cli_opt(a, "--top", true)) {
+    if (!cli_parse_int(a->value, 0, 1000000L, &n))
+      return -cli_usage_error(ctx, cmd, "--top wants a count, not '%s'", a->value ? a->value : "");
+    o->top = n;
+    return 1;
+  } else if (cli_json_opt(a, &on, &file)) {
+    if (a->failed)
+      return -cli_usage_error(ctx, cmd, "--json= needs a file name");
+    o->json = true;
+    o->json_file = file ? file : file_follows(a, ".json") ? a->argv[++a->i] : NULL;
+    return 1;
+  } else if (cli_opt(a, "--csv", false) || (!a->rest && !strncmp(a->argv[a->i], "--csv=", 6))) {
+    if (a->argv[a->i][5] == '=' && !a->argv[a->i][6])
+      return -cli_usage_error(ctx, cmd, "--csv= needs a file name");
+    o->csv = true;
+    o->csv_file = a->argv[a->i][5] == '=' ? a->argv[a->i] + 6 : file_follows(a, ".csv") ? a->argv[++a->i] : NULL;
+    return 1;
+  }
+  return 0;
+}
+
+int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cmd)
+{
+  if (o->json && o->csv && !o->json_file && !o->csv_file)
+    return cli_usage_error(ctx, cmd, "--json and --csv cannot both go to stdout: give one a file (--csv=FILE)");
+  return 0;
+}
+
+bool cli_profile_out_stdout(const cli_profile_out *o) { return (o->json && !o->json_file) || (o->csv && !o->csv_file); }
+
+/* A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
+static void csv_field(FILE *f, const char *s)
+{
+  if (!strpbrk(s, ",\"\r\n")) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"')
+      fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* The module rows, one per line, with the JSON's keys as the header and the kernel's readable
+ * name last (the JSON keeps the symbol). */
+static void csv(FILE *f, const gpujit_profile *p)
+{
+  size_t nf, stride, n;
+  const char *rows;
+  const gpujit_profile_field *fl = gpujit_profile_fields(GPUJIT_PROFILE_MODULES, NULL, &nf);
+  n = gpujit_profile_table_rows(p, GPUJIT_PROFILE_MODULES, (const void **)&rows, &stride);
+  for (size_t k = 0; k < nf; k++)
+    fprintf(f, "%s%s", k ? "," : "", fl[k].key);
+  fputs(",kernel_name\r\n", f);
+  for (size_t i = 0; i < n; i++) {
+    const char *row = rows + i * stride;
+    const gpujit_profile_module *m = (const gpujit_profile_module *)(const void *)row;
+    char shown[1024];
+    for (size_t k = 0; k < nf; k++) {
+      const void *v = row + fl[k].offset;
+      if (k)
+        fputc(',', f);
+      switch (fl[k].type) {
+      case GPUJIT_FIELD_STR: csv_field(f, *(const char *const *)v ? *(const char *const *)v : ""); break;
+      case GPUJIT_FIELD_INT: fprintf(f, "%d", *(const int *)v); break;
+      case GPUJIT_FIELD_BOOL: fprintf(f, "%s", *(const int *)v ? "true" : "false"); break;
+      case GPUJIT_FIELD_U32: fprintf(f, "%u", *(const uint32_t *)v); break;
+      case GPUJIT_FIELD_U64: fprintf(f, "%llu", (unsigned long long)*(const uint64_t *)v); break;
+      case GPUJIT_FIELD_F64: {
+        double d = *(const double *)v;
+        fprintf(f, d == (double)(long long)d ? "%.0f" : d >= 1000 || d <= -1000 ? "%.3f" : "%.6g", d);
+        break;
+      }
+      }
+    }
+    fputc(',', f);
+    /* as the table shows it: demangled, without the "void " every kernel returns */
+    if (m->kernel && gpujit_demangle(m->kernel, shown, sizeof(shown)) == 1)
+      csv_field(f, strncmp(shown, "void ", 5) ? shown : shown + 5);
+    else
+      csv_field(f, m->kernel ? m->kernel : "");
+    fputs("\r\n", f);
+  }
+}
+
+/* A file the user named: written in place (a device or FIFO stays one), never through a link. */
+static FILE *open_out(const char *path)
+{
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (fd >= 0 && !f)
+    close(fd);
+  return f;
+}
+
+static char why[1024];
+
+/* What failed, and why: the library's message, or errno's. */
+static const char *failed_lib(const char *what)
+{
+  const char *msg = gpujit_error_last();
+  size_t n = strlen(what);
+  if (!strncmp(msg, what, n) && !strncmp(msg + n, ": ", 2)) /* "PATH: cannot write: why": the why */
+    msg += n + 2;
+  if (!strncmp(msg, "cannot write: ", 14))
+    msg += 14;
+  snprintf(why, sizeof(why), "%s (%s)", what, *msg ? msg : "write failed");
+  return why;
+}
+
+static const char *failed_io(const char *what)
+{
+  snprintf(why, sizeof(why), "%s (%s)", what, errno ? strerror(errno) : "write failed");
+  return why;
+}
+
+/* Every output asked for is tried; the first that failed is the one named. */
+const char *cli_profile_out_write(cli_ctx *ctx, const gpujit_profile *p, const cli_profile_out *o, FILE *table,
+                                  const char *title)
+{
+  const char *failed = NULL;
+#define FAILED(expr) (failed = failed ? failed : (expr))
+  errno = 0;
+  if (o->save && gpujit_profile_save(p, o->save) < 0)
+    FAILED(failed_lib(o->save));
+  if (o->json) {
+    char *text = NULL;
+    if (gpujit_profile_json(p, &text) < 0)
+      FAILED(failed_lib("the JSON"));
+    else if (o->json_file) {
+      FILE *f = open_out(o->json_file);
+      bool ok = f && fprintf(f, "%s\n", text) >= 0;
+      if ((f && fclose(f) != 0) || !ok)
+        FAILED(failed_io(o->json_file));
+    } else if (printf("%s\n", text) < 0 || fflush(stdout) != 0)
+      FAILED(failed_io("the JSON"));
+    free(text);
+  }
+  if (o->csv) {
+    FILE *f = o->csv_file ? open_out(o->csv_file) : stdout;
+    bool ok = f != NULL;
+    if (f) {
+      csv(f, p);
+      ok = !ferror(f);
+      if ((o->csv_file ? fclose(f) : fflush(f)) != 0)
+        ok = false;
+    }
+    if (!ok)
+      FAILED(failed_io(o->csv_file ? o->csv_file : "the CSV"));
+  }
+  if (o->trace && gpujit_profile_trace(p, o->trace) < 0)
+    FAILED(failed_lib(o->trace));
+  if (o->html && gpujit_profile_html(p, o->html) < 0)
+    FAILED(failed_lib(o->html));
+  if ((ctx->verbose >= 0 && !cli_profile_out_stdout(o)) || o->text) {
+    FILE *f = o->text ? open_out(o->text) : table;
+    char *text = NULL;
+    bool ok = f && gpujit_profile_format(p, title, o->top, &text) == 0 && fputs(text, f) >= 0;
+    if (f && (o->text ? fclose(f) : fflush(f)) != 0)
+      ok = false;
+    if (!ok)
+      FAILED(failed_io(o->text ? o->text : "the report"));
+    free(text);
+  }
+#undef FAILED
+  return failed;
+}
+
+/* The command on one line, cut at 100 characters: the table's title. */
+void cli_profile_title(char *out, size_t size, const char *command)
+{
+  size_t len = 0;
+  for (const char *c = command; *c && len + 1 < size && len < 100; c++)
+    out[len++] = (*c == '\n' || *c == '\t' || *c == '\r') ? ' ' : *c;
+  out[len] = '\0';
+  if (strlen(command) > len && len + 5 < size)
+    strcat(out, " ...");
+}

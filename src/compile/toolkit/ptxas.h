@@ -1,0 +1,19 @@
+/* ptxas for the lean path: the toolkit's executable, whole-program as NVRTC runs it. */
+#ifndef GPUJIT_COMPILE_PTXAS_H
+#define GPUJIT_COMPILE_PTXAS_H
+
+#include "base/buf.h"
+#include "compile/toolkit/toolkit.h"
+#include "gpujit/module.h"
+
+/**
+ * Assemble `ptx` for `arch` (sm_XX) with the toolkit's ptxas: line info, -G, maxrregcount,
+ * Ofast-compile and the ptxas options given to NVRTC as the options say; `-v`'s per-kernel lines
+ * (and any warnings) appended to `log`. PTX in and cubin out through pipes: no files.
+ * @return 0; GPUJIT_ENOENT (no ptxas), GPUJIT_EIO, GPUJIT_ELINK (ptxas failed: its output in
+ *   gpujit_error_log()), GPUJIT_ENOMEM.
+ */
+int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, const char *arch,
+                  const gpujit_module_options *opts);
+
+#endif

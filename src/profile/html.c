@@ -1,0 +1,147 @@
+/* gpujit_profile_html: one self-contained page of a profile — the page (html/report.html, built
+ * into the library) with the profile's JSON, its modules' readable names and the timeline
+ * (html_timeline.c) as its data. Strings of the records reach the page only inside that JSON,
+ * with every '<', '>' and '&' escaped, and its script sets them as text. */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "base/buf.h"
+#include "base/demangle.h"
+#include "base/error.h"
+#include "base/output.h"
+#include "profile/html_timeline.h"
+#include "profile/model.h"
+
+/* The page, from src/profile/html/report.html (generated at build time: cmake/embed.cmake). */
+extern const char gpujit__profile_html_page[];
+
+/* The profile's JSON with what the page shows beside it. */
+static int page_data(const gpujit_profile *p, char **out)
+{
+  const gpujit_profile_module *m;
+  size_t nm = gpujit_profile_modules(p, &m), i = 0;
+  char *json = NULL, *timeline = NULL;
+  cJSON *j, *row;
+  int err;
+  *out = NULL;
+  if ((err = gpujit_profile_json(p, &json)) < 0)
+    return err;
+  j = cJSON_Parse(json);
+  free(json);
+  if (!j)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  cJSON_AddStringToObject(j, "command", gpujit_profile_command(p));
+  cJSON_AddStringToObject(j, "producer", "gpujit " GPUJIT_VERSION_STRING);
+  cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(j, "modules")) /* as the table labels them */
+  {
+    char kernel[1024];
+    if (i >= nm)
+      break;
+    gpujit__kernel_name(m[i].kernel, kernel, sizeof(kernel));
+    cJSON_AddStringToObject(row, "label", m[i].kernel[0] ? kernel : m[i].name);
+    i++;
+  }
+  if ((err = gpujit__profile_html_timeline(p, &timeline)) < 0) {
+    cJSON_Delete(j);
+    return err;
+  }
+  cJSON_AddItemToObject(j, "timeline", cJSON_CreateRaw(timeline));
+  free(timeline);
+  *out = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  return *out ? 0 : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+}
+
+/* JSON text made safe inside <script>: '<', '>' and '&' (only ever inside its strings) and the
+ * two line separators JavaScript once refused, as \u escapes. */
+static void put_json(gpujit__buf *b, const char *s)
+{
+  for (; *s; s++) {
+    const unsigned char *u = (const unsigned char *)s;
+    if (*s == '<' || *s == '>' || *s == '&')
+      gpujit__buf_printf(b, "\\u%04x", *s);
+    else if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9))
+      gpujit__buf_printf(b, "\\u20%s", u[2] == 0xa8 ? "28" : "29"), s += 2;
+    else
+      gpujit__buf_put(b, s, 1);
+  }
+}
+
+/* Text as HTML: the page's <title>, before its script runs. */
+static void put_text(gpujit__buf *b, const char *s, size_t max)
+{
+  for (size_t n = 0; *s && n < max; s++, n++) {
+    switch (*s) {
+    case '<': gpujit__buf_puts(b, "&lt;"); break;
+    case '>': gpujit__buf_puts(b, "&gt;"); break;
+    case '&': gpujit__buf_puts(b, "&amp;"); break;
+    case '"': gpujit__buf_puts(b, "&quot;"); break;
+    case '\'': gpujit__buf_puts(b, "&#39;"); break;
+    case '\n': case '\r': case '\t': gpujit__buf_puts(b, " "); break;
+    default: gpujit__buf_put(b, s, 1);
+    }
+  }
+}
+
+/* A fresh nonce for the page's one script: its policy runs nothing else. */
+static void nonce(char out[33])
+{
+  unsigned char r[16];
+  if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+    struct timespec ts;
+    uint64_t seed[2];
+    clock_gettime(CLOCK_REALTIME, &ts);
+    seed[0] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, seed[1] = (uint64_t)getpid();
+    XXH128_hash_t h = XXH3_128bits(seed, sizeof(seed));
+    memcpy(r, &h, sizeof(r));
+  }
+  for (int i = 0; i < 16; i++)
+    snprintf(out + 2 * i, 3, "%02x", r[i]);
+}
+
+int gpujit_profile_html(const gpujit_profile *p, const char *path)
+{
+  gpujit__buf b = {0};
+  char *data = NULL, n[33];
+  const char *s = gpujit__profile_html_page;
+  int err;
+  if (!p || !path || !*path)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_html: NULL argument");
+  if ((err = page_data(p, &data)) < 0)
+    return err;
+  nonce(n);
+  while (*s) { /* the page with its @@FIELD@@s filled */
+    const char *at = strstr(s, "@@"), *end;
+    if (!at) {
+      gpujit__buf_puts(&b, s);
+      break;
+    }
+    gpujit__buf_put(&b, s, (size_t)(at - s));
+    if (!strncmp(at, "@@DATA@@", 8))
+      put_json(&b, data), end = at + 8;
+    else if (!strncmp(at, "@@NONCE@@", 9))
+      gpujit__buf_puts(&b, n), end = at + 9;
+    else if (!strncmp(at, "@@TITLE@@", 9))
+      put_text(&b, gpujit_profile_command(p), 200), end = at + 9;
+    else if (!strncmp(at, "@@PRODUCER@@", 12))
+      gpujit__buf_puts(&b, "gpujit " GPUJIT_VERSION_STRING), end = at + 12;
+    else
+      gpujit__buf_put(&b, at, 2), end = at + 2;
+    s = end;
+  }
+  free(data);
+  if (gpujit__buf_put(&b, "", 1) < 0) {
+    gpujit__buf_free(&b);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  err = gpujit__output_write(path, b.data, b.len - 1);
+  gpujit__buf_free(&b);
+  return err;
+}

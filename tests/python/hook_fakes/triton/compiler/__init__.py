@@ -1,0 +1,1 @@
+from .compiler import CompileTimer, compile  # noqa: F401
