@@ -6,9 +6,8 @@ compile workers — are recorded by the Triton adapter and nested in this frame 
 kernels launched while the frame compiles, and while Inductor's autotuner benchmarks a kernel's
 configurations at its first call, count as compile work (an autotuning span per kernel)."""
 import sys
-import threading
 
-from . import _record
+from . import _record, _watch
 
 # CompilationMetrics fields (microseconds or seconds) and the part each one is
 PARTS = (
@@ -109,32 +108,23 @@ def install(dynamo):
     on_end(ended)
 
 
+def _autotuned(t0, t1, frame):
+    self = frame.f_locals.get("self") if frame is not None else None
+    meta = getattr(self, "inductor_meta", None) or {}
+    kernel = meta.get("kernel_name") or getattr(getattr(self, "fn", None), "__name__", "kernel")
+    _record.unit("inductor", "autotune %s" % kernel, t0, t1, (), key=str(kernel), version=_version(), autotune=True)
+
+
 def install_autotune(heuristics):
     """Inductor's autotuner benchmarks a kernel's configurations at its first call, after the
-    frame compiled: each benchmark is a span of compile work, tied to the kernel it tunes."""
+    frame compiled: each benchmark is a span of compile work, tied to the kernel it tunes. Its
+    method is watched through _watch (sys.monitoring events local to its code, Python 3.12+);
+    CachingAutotuner stays Inductor's own."""
     cls = getattr(heuristics, "CachingAutotuner", None)
     name = next((m for m in ("autotune_to_one_config", "benchmark_all_configs") if hasattr(cls, m)), None)
-    if cls is None or name is None:
+    code = getattr(_watch.unwrapped(getattr(cls, name)), "__code__", None) if cls is not None and name else None
+    if code is None:
         raise RuntimeError("%s has no CachingAutotuner.autotune_to_one_config" % _version())
-    original = getattr(cls, name)
-    depth = threading.local()
-
-    def timed(self, *args, **kw):
-        if getattr(depth, "n", 0):
-            return original(self, *args, **kw)
-        depth.n = 1
-        t0 = _record.now()
-        try:
-            return original(self, *args, **kw)
-        finally:
-            depth.n = 0
-            try:
-                meta = getattr(self, "inductor_meta", None) or {}
-                kernel = meta.get("kernel_name") or getattr(getattr(self, "fn", None), "__name__", "kernel")
-                _record.unit("inductor", "autotune %s" % kernel, t0, _record.now(), (), key=str(kernel),
-                             version=_version(), autotune=True)
-            except Exception:
-                pass
-
-    timed.__wrapped__ = original
-    setattr(cls, name, timed)
+    why = _watch.watch(code, _autotuned)
+    if why is not None:
+        _record.note("inductor-autotune", why + ": Inductor's autotuning launches are counted as the program's")

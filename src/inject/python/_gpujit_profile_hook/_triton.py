@@ -4,9 +4,8 @@ ptx, cubin (ptxas) — and storing the results) and whether Triton's cache serve
 loaded (``knobs.runtime.kernel_load_end_hook``, Triton 3.5+), the handle the compile's hash was
 loaded as, which ties the specialization to its module (kernel names repeat across them)."""
 import sys
-import threading
 
-from . import _record
+from . import _record, _watch
 
 
 def _version():
@@ -50,15 +49,6 @@ def _loaded(*args, **kw):
     module, key = got.get("module"), got.get("hash")
     if isinstance(module, int) and key:
         _record.write("bind", fw="triton", key=str(key), module="0x%x" % module)
-
-
-def _unwrapped(f):
-    for _ in range(16):  # a wrapper someone put around it (functools.wraps sets __wrapped__)
-        inner = getattr(f, "__wrapped__", None)
-        if inner is None:
-            break
-        f = inner
-    return f
 
 
 class _Listener:
@@ -118,7 +108,7 @@ def install(triton):
     # Triton's compile(), the one reader that calls the listener (triton.compile is the same function)
     readers = []
     for f in (getattr(sys.modules.get("triton.compiler.compiler"), "compile", None), getattr(triton, "compile", None)):
-        code = getattr(_unwrapped(f), "__code__", None) if f is not None else None
+        code = getattr(_watch.unwrapped(f), "__code__", None) if f is not None else None
         if code is not None and all(code is not r for r in readers):
             readers.append(code)
     if not readers:
@@ -142,20 +132,18 @@ def install(triton):
                      "modules by the cubin ptxas wrote" % _version())
 
 
-_bench_starts = {}  # thread id -> when its autotuner's benchmark of one config began
 _autotune = {"code": None, "watching": False}
 
 
 def _watch_autotuner():
     """``@triton.autotune``: each config's benchmark (``Autotuner._bench``: its launches and
     ``do_bench``'s cache flushes between them) is a span of role autotune, so the report counts
-    those launches as compile work. Watched through ``sys.monitoring`` events local to that one
-    function's code (Python 3.12+), under a tool id no one holds, taken only once a compile is
-    seen inside a benchmark (a program that never autotunes keeps every id): Triton's classes and
-    the program's own tracing and profiling are untouched."""
+    those launches as compile work. Watched through _watch (sys.monitoring events local to that one
+    function's code, Python 3.12+), from the first compile seen inside a benchmark on (a program
+    that never autotunes keeps every tool id): Triton's classes are untouched."""
     mod = sys.modules.get("triton.runtime.autotuner")
     bench = getattr(getattr(mod, "Autotuner", None), "_bench", None)
-    code = getattr(_unwrapped(bench), "__code__", None) if bench is not None else None
+    code = getattr(_watch.unwrapped(bench), "__code__", None) if bench is not None else None
     if code is None or code.co_name != "_bench":
         _record.note("triton-autotune", "%s has no Autotuner._bench: its autotuning's launches are counted as "
                      "the program's" % _version())
@@ -173,52 +161,19 @@ def _benchmark_frame():
     return None
 
 
+def _benchmarked(t0, t1, frame):
+    fn = getattr(frame.f_locals.get("self"), "base_fn", None) if frame is not None else None
+    _record.write("span", role="autotune", fw="triton", name=str(getattr(fn, "__name__", "") or "triton autotune"),
+                  t0=t0, t1=t1)
+
+
 def _inside_benchmark(t0):
     """A compile inside Autotuner._bench (a config's first run): watch every benchmark from now on;
     this one began no later than its compile."""
-    code, mon = _autotune["code"], getattr(sys, "monitoring", None)
+    code = _autotune["code"]
     if code is None or _autotune["watching"] or _benchmark_frame() is None:
         return
     _autotune["watching"] = True
-    if mon is None:
-        _record.note("triton-autotune", "Python %d.%d has no sys.monitoring (3.12+): Triton's autotuning launches "
-                     "are counted as the program's" % sys.version_info[:2])
-        return
-    tool = next((i for i in (4, 3) if mon.get_tool(i) is None), None)
-    if tool is None:
-        _record.note("triton-autotune", "every sys.monitoring tool id gpujit could take is the program's: Triton's "
-                     "autotuning launches are counted as the program's")
-        return
-    mon.use_tool_id(tool, "gpujit profile")
-    _bench_starts[threading.get_ident()] = t0
-
-    def started(c, offset):
-        if c is code:
-            _bench_starts[threading.get_ident()] = _record.now()
-
-    def returned(c, offset, value):
-        if c is not code:
-            return
-        t0 = _bench_starts.pop(threading.get_ident(), None)
-        if t0 is None:
-            return
-        t1, name = _record.now(), "triton autotune"
-        f = sys._getframe(1)
-        while f is not None and f.f_code is not code:  # the benchmark's own frame: its autotuner
-            f = f.f_back
-        if f is not None:
-            fn = getattr(f.f_locals.get("self"), "base_fn", None)
-            name = str(getattr(fn, "__name__", "") or name)
-        _record.write("span", role="autotune", fw="triton", name=name, t0=t0, t1=t1)
-
-    def guarded(f):
-        def call(*args):
-            try:
-                f(*args)
-            except Exception:
-                pass
-        return call
-
-    mon.register_callback(tool, mon.events.PY_START, guarded(started))
-    mon.register_callback(tool, mon.events.PY_RETURN, guarded(returned))
-    mon.set_local_events(tool, code, mon.events.PY_START | mon.events.PY_RETURN)
+    why = _watch.watch(code, _benchmarked, began=t0)
+    if why is not None:
+        _record.note("triton-autotune", why + ": Triton's autotuning launches are counted as the program's")
