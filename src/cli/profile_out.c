@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -83,10 +84,43 @@ int cli_profile_out_opt(cli_ctx *ctx, cli_args *a, cli_profile_out *o, const cha
   return 0;
 }
 
+/* Why FILE could not be written, or NULL: a directory, a file that is not writable, or a missing
+ * or unwritable directory to create it in. A device or FIFO is written through, so it passes. */
+static const char *unwritable(const char *file)
+{
+  struct stat st;
+  char *dir;
+  const char *why = NULL;
+  if (stat(file, &st) == 0)
+    return S_ISDIR(st.st_mode) ? "it is a directory" : access(file, W_OK) != 0 ? strerror(errno) : NULL;
+  if (errno != ENOENT)
+    return strerror(errno);
+  if (!(dir = strdup(file)))
+    return strerror(ENOMEM);
+  char *slash = strrchr(dir, '/');
+  const char *d = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+  if (stat(d, &st) != 0)
+    why = errno == ENOENT ? "its directory does not exist" : strerror(errno);
+  else if (!S_ISDIR(st.st_mode))
+    why = "its directory is not a directory";
+  else if (access(d, W_OK | X_OK) != 0)
+    why = "its directory is not writable";
+  free(dir);
+  return why;
+}
+
 int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cmd)
 {
+  const char *files[] = {o->save, o->text, o->json_file, o->csv_file, o->trace, o->html};
+  const char *opts[] = {"-o", "--text", "--json", "--csv", "--trace", "--html"};
   if (o->json && o->csv && !o->json_file && !o->csv_file)
     return cli_usage_error(ctx, cmd, "--json and --csv cannot both go to stdout: give one a file (--csv=FILE)");
+  /* Before the command runs: a report that cannot be written is found while nothing is spent. */
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    const char *why = files[i] ? unwritable(files[i]) : NULL;
+    if (why)
+      return cli_usage_error(ctx, cmd, "%s %s: cannot write it: %s", opts[i], files[i], why);
+  }
   return 0;
 }
 

@@ -9,7 +9,7 @@
 # expect: *title escaped: yes*
 # expect: *timeline: 4 tracks*
 # expect: *merged: 20000 launches in under 8100 blocks: yes*
-# expect: *html unwritable: 4 *cannot write nowhere/p.html*
+# expect: *html unwritable: 2 *--html nowhere/p.html: cannot write it*
 # The HTML page is one self-contained file: no URL it could load, a policy that runs its own
 # script alone, and every name from the records inside its JSON data with '<', '>' and '&'
 # escaped — a kernel named </script><img onerror=...> stays text. (tests/profile/html_browser.py
