@@ -91,8 +91,11 @@ static const char *unwritable(const char *file)
   struct stat st;
   char *dir;
   const char *why = NULL;
-  if (stat(file, &st) == 0)
-    return S_ISDIR(st.st_mode) ? "it is a directory" : access(file, W_OK) != 0 ? strerror(errno) : NULL;
+  if (lstat(file, &st) == 0)
+    return S_ISDIR(st.st_mode)   ? "it is a directory"
+           : S_ISLNK(st.st_mode) ? "it is a symbolic link (gpujit replaces nothing but a regular file)"
+           : access(file, W_OK) != 0 ? strerror(errno)
+                                     : NULL;
   if (errno != ENOENT)
     return strerror(errno);
   if (!(dir = strdup(file)))

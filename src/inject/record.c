@@ -28,6 +28,10 @@ static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
 static char noted[16][32];
 static uint64_t lost;
+static pid_t started_pid; /* the process this image was loaded in (set before every other constructor of
+                           * the library runs): a forked child is not it */
+
+__attribute__((constructor(101))) static void remember_started_pid(void) { started_pid = getpid(); }
 
 /* getpid and gettid, asked for every record, kept: a fork's child learns its own below */
 static pid_t self_pid;
@@ -428,8 +432,20 @@ static void open_file(void)
         cmd[i] = ' ';
     gji_strn(&l, "cmd", cmd, n > 0 ? (size_t)n - (cmd[n - 1] == '\0') : 0);
   }
+  { /* a Python started (not forked: a child writes the hook's file only when it records) while
+     * the hook is on: the report expects the hook's own file beside this one */
+    const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+    if (!strncmp(base, "python", 6) && getenv(GPUJIT_ENV(HOOK)) && getpid() == started_pid)
+      gji_i64(&l, "hook", 1);
+  }
   gji_u64(&l, "t", gji_now());
   gji_end(&l);
+}
+
+void gji_open_now(void)
+{
+  if (gji_active() && file_pid != gji_pid())
+    open_file();
 }
 
 void gji_note(const char *what, const char *fmt, ...)

@@ -55,6 +55,8 @@ GJI_HIDDEN void gji_batch_end(void);
 
 /** Whether this very process (not a vfork child sharing its memory) has its records file open. */
 GJI_HIDDEN bool gji_owns_file(void);
+/** This process's records file now, with its proc record (else it is made at the first record). */
+GJI_HIDDEN void gji_open_now(void);
 /** Register a lock of the library to be made free again in a forked child (call from a
  *  constructor): a thread that held it at the fork does not exist in the child. */
 GJI_HIDDEN void gji_fork_safe(pthread_mutex_t *m);

@@ -274,8 +274,10 @@ __attribute__((constructor)) static void tool_start(void)
   if ((argc = read_cmdline(&cmd, &argv)) == 0)
     return;
   if (!strncmp(base, "python", 6)) { /* no tool; only its options matter, when the hook is on */
-    if (getenv(GPUJIT_ENV(HOOK)))
+    if (getenv(GPUJIT_ENV(HOOK))) {
+      gji_open_now(); /* its proc record says the hook was on: the report looks for the hook's file */
       python_without_hook(base, argv, argc);
+    }
   } else {
     tool_record(exe, argv, argc);
   }

@@ -22,6 +22,7 @@ typedef struct pf_proc {
   int64_t clock_offset; /* host - CUPTI */
   bool has_clock, gpu;
   bool adapter;         /* a framework adapter's file (its proc record says "writer"): not a process of its own */
+  bool hook, hook_said; /* a Python started with the hook on; a note said why it could not load */
   int anc[17], nanc;    /* ppid, then its ancestors */
   int tool;             /* the compile its "tool" record made, or -1 */
 } pf_proc;

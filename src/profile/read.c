@@ -321,6 +321,8 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     break;
   }
   case GPUJIT_RECORD_NOTE: {
+    proc->lost += pf_u_of(j, "lost"); /* records the Python adapters could not write, since their last such note */
+    proc->hook_said |= !strcmp(pf_s_of(j, "what"), "python-no-hook");
     gpujit__profile_note(p, "process %d: %s", pid, pf_s_of(j, "msg"));
     break;
   }

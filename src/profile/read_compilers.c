@@ -33,6 +33,7 @@ void gpujit__profile_read_lineage(pf_proc *proc, const cJSON *j)
       proc->anc[proc->nanc++] = (int)e->valuedouble;
   }
   proc->adapter = pf_s_of(j, "writer")[0] != '\0';
+  proc->hook = pf_i_of(j, "hook") == 1;
 }
 
 static pf_compile *new_compile(gpujit_profile *p, const pf_proc *proc, const cJSON *j, const char *kind)

@@ -309,16 +309,16 @@ static int autotuning(gpujit_profile *p, char **keys)
       continue;
     if ((r = row_of_handle(p, o->pid, o->handle)) < 0)
       r = row_of_unattributed(p, keys);
-    if (r >= 0 && p->rows[r].launches) { /* out of the program's launches */
+    if (r >= 0 && p->rows[r].launches) { /* out of the program's launches (where its counts held it) */
       p->rows[r].launches--;
       p->rows[r].gpu_ms = p->rows[r].gpu_ms > d ? p->rows[r].gpu_ms - d : 0;
+      p->totals.launches--;
     }
     r = in->owner >= 0 ? in->owner : r;
     if (r >= 0) {
       p->rows[r].autotune_launches++;
       p->rows[r].autotune_ms += d;
     }
-    p->totals.launches--;
     p->totals.autotune_launches++;
     p->totals.autotune_ms += d;
   }
@@ -423,17 +423,38 @@ static int sort_rows(gpujit_profile *p)
   return 0;
 }
 
+/* A Python started with the hook on whose hook never wrote (no adapter file of its pid) and whose
+ * options did not already say why: its framework compiles are missing, which the report says. */
+static void pythons_without_hook(gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->procs.n; i++) {
+    const pf_proc *pr = &p->procs.v[i];
+    bool hooked = false;
+    if (!pr->hook || pr->hook_said || pr->adapter)
+      continue;
+    for (size_t k = 0; k < p->procs.n && !hooked; k++)
+      hooked = p->procs.v[k].adapter && p->procs.v[k].pid == pr->pid;
+    if (!hooked)
+      gpujit__profile_note(p, "process %d (%s) is a Python that ran without gpujit's start-up hook (a sitecustomize "
+                              "of its own came before gpujit's on PYTHONPATH — in a venv usercustomize never runs — "
+                              "or its PYTHONPATH was taken away): the compiles of the Python frameworks it ran are not in "
+                              "this report",
+                           pr->pid, pr->exe && strrchr(pr->exe, '/') ? strrchr(pr->exe, '/') + 1 : "python");
+  }
+}
+
 /* Pass 7: processes, partial ones, what was lost. */
 static int process_totals(gpujit_profile *p)
 {
   gpujit_profile_totals *t = &p->totals;
+  pythons_without_hook(p);
   for (size_t i = 0; i < p->procs.n; i++) {
     const pf_proc *pr = &p->procs.v[i];
+    t->lost += pr->lost; /* an adapter's too: records it could not write */
     if (pr->adapter) /* a framework adapter's file of a process counted by its own */
       continue;
     t->processes++;
     t->processes_partial += !pr->ended;
-    t->lost += pr->lost;
     t->untraced += pr->untraced;
     t->gpu_recorded |= pr->gpu;
   }

@@ -442,6 +442,36 @@ static void test_compilers__toolchain_by_what_runs(void **state)
 #undef END
 }
 
+/* Records the Python adapters could not write (a full disk) are in the totals' `lost`, beside the
+ * injection library's own, and said in a note: each note counts the losses since the last one. */
+static void test_compilers__adapter_losses_counted(void **state)
+{
+  static const char *const LOST[] = {
+      "{\"k\":\"proc\",\"v\":1,\"pid\":500,\"tid\":500,\"ppid\":1,\"writer\":\"python\",\"t\":1000000001000}",
+      "{\"k\":\"note\",\"pid\":500,\"tid\":500,\"what\":\"python-records-lost\",\"t\":1000000002000,\"lost\":2,"
+      "\"msg\":\"2 records of the Python framework adapters could not be written (ENOSPC)\"}",
+      "{\"k\":\"note\",\"pid\":500,\"tid\":500,\"what\":\"python-records-lost\",\"t\":1000000003000,\"lost\":1,"
+      "\"msg\":\"3 records of the Python framework adapters could not be written (ENOSPC)\"}",
+  };
+  static const char *const MAIN_LOST[] = {
+      "{\"k\":\"proc\",\"v\":1,\"pid\":500,\"tid\":500,\"ppid\":1,\"exe\":\"/usr/bin/python3\",\"cmd\":\"python3 app.py\",\"t\":1000000000000}",
+      "{\"k\":\"exit\",\"pid\":500,\"tid\":500,\"t\":1000040000000,\"lost\":4}",
+  };
+  char dir[] = "/tmp/gpujit-compilers-XXXXXX";
+  gpujit_profile *p = NULL;
+  gpujit_profile_totals t;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  WRITE(dir, "p500-1000000000000.jsonl", MAIN_LOST);
+  WRITE(dir, "p500-1000000001000.jsonl", LOST);
+  assert_int_equal(gpujit_profile_load(&p, dir), 0);
+  gpujit_profile_totals_get(p, &t);
+  assert_int_equal(t.lost, 4 + 3);
+  assert_non_null(strstr(gpujit_profile_notes(p), "3 records of the Python framework adapters could not be written"));
+  gpujit_profile_free(p);
+  th_rmrf(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -449,6 +479,7 @@ int main(void)
       cmocka_unit_test(test_compilers__kernel_names_demangled),
       cmocka_unit_test(test_compilers__autotuning_spans),
       cmocka_unit_test(test_compilers__toolchain_by_what_runs),
+      cmocka_unit_test(test_compilers__adapter_losses_counted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

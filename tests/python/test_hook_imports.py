@@ -115,7 +115,13 @@ def test_hook_imports__old_python_silent(tmp_path, names):
     code = "import os, json\nprint(os.environ.get('OWN_RAN'))\n"
     r, rec = run(tmp_path, code, python=python, pythonpath=[str(HOOK), str(tmp_path / "own")])
     assert r.stderr == "" and r.stdout == "yes\n" and r.returncode == 0
-    assert list(rec.iterdir()) == []
+    # nothing lost without a note: which process ran which Python, and that its frameworks were not seen
+    got = records(rec)
+    assert [x["k"] for x in got] == ["proc", "note"], got
+    assert got[0]["writer"] == "python" and got[0]["pid"] == got[1]["pid"]
+    version = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True,
+                             text=True).stdout.strip()
+    assert got[1]["what"] == "python-too-old" and ("runs Python %s;" % version) in got[1]["msg"], got[1]
 
 
 def test_hook_imports__start_files_are_python2(tmp_path):

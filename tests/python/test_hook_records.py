@@ -143,6 +143,7 @@ triton.compile("kept")
     assert (rec / ("lost-%d-%d" % (records(rec)[0]["pid"], errno.ENOSPC))).exists()
     msg = notes(rec)["python-records-lost"]
     assert msg.startswith("2 records of the Python framework adapters could not be written (ENOSPC)")
+    assert [x["lost"] for x in records(rec) if x["k"] == "note" and x["what"] == "python-records-lost"] == [2]
 
 
 def test_hook_records__no_records_without_the_directory(tmp_path):

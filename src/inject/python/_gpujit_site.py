@@ -6,7 +6,7 @@ the program's own module of that name, found on the rest of the path, as site wo
 error in it printed as site prints one, the module then not importable. Where the program has
 none, ours leaves sys.modules once site is done with it, so ``import sitecustomize`` fails as it
 would without gpujit. Valid Python 2 too: an older interpreter runs the program's module and
-nothing else, and prints nothing of ours."""
+leaves one note for the report (which process, which Python), and prints nothing of ours."""
 import os
 import sys
 
@@ -80,11 +80,43 @@ def _run_own(name, ours, here):
     return True
 
 
+def _note_old_python():
+    """An interpreter before 3.9 runs no adapter: a records file of its own (what the adapters'
+    files hold: the proc record, then a note) tells the report which process was not seen, and
+    why. Nothing reaches the program, whatever happens."""
+    records = os.environ.get("GPUJIT_PROFILE_DIR")
+    if not records or not os.path.isdir(records):
+        return
+    import json
+    import time
+
+    pid, t = os.getpid(), int(time.time() * 1e9)
+    version = "%d.%d" % sys.version_info[:2]
+    lines = [{"k": "proc", "v": 1, "pid": pid, "tid": pid, "ppid": os.getppid(), "writer": "python",
+              "exe": sys.executable or "", "cmd": " ".join(getattr(sys, "argv", None) or []), "t": t},
+             {"k": "note", "pid": pid, "tid": pid, "what": "python-too-old", "t": t,
+              "msg": "%s runs Python %s; gpujit's framework adapters need Python 3.9+: its JAX, Triton, "
+                     "torch.compile, Numba, Warp and Taichi compiles are not in this report (its NVRTC, "
+                     "nvJitLink and driver calls are)" % (sys.executable or "python", version)}]
+    data = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines).encode("utf-8")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(os.path.join(records, "p%d-%d.jsonl" % (pid, t)), flags, 384)  # 0600
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
 def start(name):
     here = os.path.dirname(os.path.abspath(__file__))
     ours = sys.modules.get(name)
     hook = None
-    if sys.version_info >= (3, 9):
+    if sys.version_info < (3, 9):
+        try:
+            _note_old_python()
+        except Exception:  # the program runs as it would without gpujit
+            pass
+    else:
         try:
             import _gpujit_profile_hook as hook
 

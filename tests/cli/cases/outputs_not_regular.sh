@@ -7,7 +7,7 @@
 # expect: *build -o fifo: 0 p got ELF*
 # expect: *build -o link: 2 *out.link: is a symbolic link; gpujit writes regular files, character devices and FIFOs and replaces nothing else* target kept*
 # expect: *build -o dir: 2 *is a directory*
-# expect: *profile -o link: 4 target kept*
+# expect: *profile -o link: 2 target kept*
 # expect: *build -o file: 0 f ELF*
 # A path gpujit is told to write that is a character device (a private /dev/null made here) or a
 # FIFO is written through and stays what it was; a symbolic link or directory is refused and

@@ -202,6 +202,7 @@ def _say_lost():
         return
     codes = ", ".join(errno.errorcode.get(c, str(c)) for c in sorted(_lost_marked))
     if _append({"k": "note", "pid": os.getpid(), "tid": _tid(), "what": "python-records-lost", "t": now(),
+                "lost": n - _lost_said,  # the report's totals.lost: each note counts the losses since the last
                 "msg": "%d record%s of the Python framework adapters could not be written (%s): those compiles are "
                        "not in this report" % (n, "" if n == 1 else "s", codes)}):
         _lost_said = n
