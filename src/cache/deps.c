@@ -117,6 +117,14 @@ bool gpujit__deps_name_exists(const char *dir, const char *name, size_t len)
   return stat(p, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
 }
 
+bool gpujit__deps_name_entry(const char *dir, const char *name, size_t len)
+{
+  char p[PATH_MAX];
+  struct stat st;
+  snprintf(p, sizeof(p), "%s/%.*s", dir, (int)len, name);
+  return lstat(p, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+}
+
 int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base)
 {
   char dir[PATH_MAX];
@@ -151,8 +159,10 @@ int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   sprintf(names + n, "%s/", name);
   e->names = names;
-  if (gpujit__deps_name_exists(e->path, name, strlen(name)))
-    e->trusted = false; /* it is there after all: the directory cannot vouch */
+  /* it is there after all, or an entry is (a dangling link, whose target may appear without the
+   * directory changing): the directory cannot vouch, and each lookup looks at the name itself */
+  if (gpujit__deps_name_entry(e->path, name, strlen(name)))
+    e->trusted = false;
   return 0;
 }
 

@@ -90,6 +90,8 @@ void gpujit__deps_set_stat(gpujit__dep *e, const struct stat *st, int64_t read_s
 void gpujit__deps_stamp_dir(gpujit__dep *e);
 /** Whether `dir`/`name` (`len` bytes) is there (or cannot be said to be absent). */
 bool gpujit__deps_name_exists(const char *dir, const char *name, size_t len);
+/** Whether dir/name is a directory entry at all (lstat: a dangling link is one). */
+bool gpujit__deps_name_entry(const char *dir, const char *name, size_t len);
 
 /** Add what identifies the dependencies (paths as recorded, content hashes, absent paths). */
 void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *label);

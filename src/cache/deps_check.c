@@ -142,12 +142,15 @@ static bool group_holds(gpujit__dep *e, bool *refresh)
       return false;
     p += len + (p[len] == '/');
   }
-  /* Still all absent though the directory changed: take its new stamp, then look again. */
+  /* Still all absent though the directory changed: take its new stamp, then look again. A name
+   * that is an entry (a dangling link) keeps the stamp from vouching: its target may appear. */
   gpujit__deps_stamp_dir(e);
   for (const char *p = e->names; e->trusted && p && *p;) {
     size_t len = strcspn(p, "/");
     if (gpujit__deps_name_exists(e->path, p, len))
       return false;
+    if (gpujit__deps_name_entry(e->path, p, len))
+      e->trusted = false;
     p += len + (p[len] == '/');
   }
   *refresh |= e->trusted || was;

@@ -857,14 +857,43 @@ def has_include_in_header(t):
 
 @stale
 def dangling_symlink_header_gets_target(t):
-    """-I a -I b: a/h.h is a dangling link (to t/h.h, absent), so b/h.h is used; t/h.h is created."""
+    """-I a -I b: a/h.h is a dangling link (to t/h.h, absent), so b/h.h is used; t/h.h is created.
+    a/ is older than a second when the build reads it (its stamp can be trusted): creating t/h.h
+    leaves a/'s stamp as it was, so a/ must not vouch for h.h's absence."""
     t.write("src/k.cu", inc("h.h"))
     t.write("b/h.h", V(1))
     t.mkdir("a", "t")
     t.symlink("../t/h.h", "a/h.h")
+    time.sleep(1.1)  # past the one second within which no stamp is trusted
     t.check("before", "src/k.cu", "-I", "a", "-I", "b")
     t.write("t/h.h", V(2))
     t.check("t/h.h created", "src/k.cu", "-I", "a", "-I", "b", differs="before")
+
+
+@stale
+def dangling_symlink_has_include_gets_target(t):
+    """#if __has_include("opt.h") with -I a, where a/opt.h is a dangling link (false); its target is
+    created (true). a/ is old enough to be trusted, and does not change."""
+    t.write("k.cu", HAS_OPT)
+    t.mkdir("a", "t")
+    t.symlink("../t/opt.h", "a/opt.h")
+    time.sleep(1.1)
+    t.check("before", "k.cu", "-I", "a")
+    t.write("t/opt.h", "#define V 2\n")
+    t.check("target created", "k.cu", "-I", "a", differs="before")
+
+
+@stale
+def dangling_symlink_beside_source_gets_target(t):
+    """"h.h" beside the source is a dangling link (-I b serves h.h); its target appears elsewhere."""
+    t.write("b/h.h", V(1))
+    t.write("src/k.cu", inc("h.h"))
+    t.mkdir("t")
+    t.symlink("../t/h.h", "src/h.h")
+    time.sleep(1.1)
+    t.check("before", "src/k.cu", "-I", "b")
+    t.write("t/h.h", V(2))
+    t.check("t/h.h created", "src/k.cu", "-I", "b", differs="before")
 
 
 @stale
