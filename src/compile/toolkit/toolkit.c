@@ -236,7 +236,12 @@ static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT, link_once = PTHREAD_ONCE_I
 static char nvrtc_error[1024], link_error[1024];
 static int nvrtc_code, link_code; /* GPUJIT_ENOTOOLKIT, or GPUJIT_ENVRTC / GPUJIT_ELINK: too old */
 
+#if GPUJIT_CUDA_MAJOR >= 13
 #define GPUJIT__FIX "pip install 'gpujit[cu" GPUJIT__STR(GPUJIT_CUDA_MAJOR) "]' (NVIDIA's NVRTC, nvJitLink, CCCL and ptxas wheels)"
+#else /* CUDA 12's wheels spread a toolkit over directories gpujit does not search: no extra brings one */
+#define GPUJIT__FIX "install a CUDA " GPUJIT__STR(GPUJIT_CUDA_MAJOR) " toolkit (this gpujit was built against CUDA " \
+  GPUJIT__STR(GPUJIT_CUDA_MAJOR) "; a gpujit built against CUDA 13 takes NVIDIA's pip wheels: gpujit[cu13])"
+#endif
 
 /* Why `s` is not there and what to do, in one line (dlerr: the loader's reason, or NULL). */
 static void missing_message(const lib_slot *s, const char *what, const char *dlerr, char *out, size_t size)
