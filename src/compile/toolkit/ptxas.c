@@ -107,12 +107,43 @@ static int exchange(int in, int out, int err_fd, const gpujit__buf *ptx, gpujit_
   return 0;
 }
 
+/* "LD_PRELOAD=" with only the entries of `list` that are gpujit profile's injection library
+ * (libgpujit_inject.so), or NULL where there is none (or no memory). */
+static char *injection_only(const char *list)
+{
+  char *out = malloc(strlen(list) + sizeof("LD_PRELOAD="));
+  size_t len = 0;
+  if (!out)
+    return NULL;
+  len = (size_t)sprintf(out, "LD_PRELOAD=");
+  for (const char *p = list; *p;) {
+    size_t n = strcspn(p, ": ");
+    const char *base = p;
+    for (size_t i = 0; i < n; i++)
+      if (p[i] == '/')
+        base = p + i + 1;
+    if (n && (size_t)(p + n - base) >= 16 && !strncmp(base, "libgpujit_inject", 16)) {
+      if (out[len - 1] != '=')
+        out[len++] = ':';
+      memcpy(out + len, p, n);
+      len += n;
+    }
+    p += n + (p[n] != '\0');
+  }
+  out[len] = '\0';
+  if (out[len - 1] == '=') {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
 int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, const char *arch,
                   const gpujit_module_options *o)
 {
   const char *exe = gpujit__ptxas_path();
   gpujit__strvec args = {0};
-  char **argv = NULL, **env = NULL;
+  char **argv = NULL, **env = NULL, *preload = NULL;
   size_t nenv = 0;
   posix_spawn_file_actions_t fa;
   int fin[2] = {-1, -1}, fout[2] = {-1, -1}, ferr[2] = {-1, -1}, status = 0, err;
@@ -130,7 +161,8 @@ int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, 
   }
   memcpy(argv, args.items, args.count * sizeof(*argv));
   /* ptxas runs as a step of NVRTC's would, in-process: what is preloaded into gpujit (a
-   * sanitizer's shim, a profiler's injection) is not preloaded into it */
+   * sanitizer's shim, another tool's library) is not preloaded into it — but gpujit profile's
+   * injection library is kept, so that the profile sees ptxas as a stage of this compile */
   for (char **e = environ; *e; e++)
     nenv++;
   if (!(env = calloc(nenv + 1, sizeof(*env)))) {
@@ -141,6 +173,8 @@ int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, 
   for (char **e = environ; *e; e++)
     if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
       env[nenv++] = *e;
+    else if ((preload = injection_only(*e + 11)) != NULL)
+      env[nenv++] = preload;
   if (pipe2(fin, O_CLOEXEC) < 0 || pipe2(fout, O_CLOEXEC) < 0 || pipe2(ferr, O_CLOEXEC) < 0) {
     err = gpujit__error(GPUJIT_EIO, "pipe: %s", strerror(errno));
     goto done;
@@ -201,6 +235,7 @@ done:
       ;
   free(argv);
   free(env);
+  free(preload);
   gpujit__strvec_free(&args);
   if (err < 0)
     cubin->len = 0;
