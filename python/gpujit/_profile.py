@@ -67,6 +67,32 @@ class profile:
         if self.print:
             print(self.report, file=self.file or sys.stderr)
 
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike], *, top: int = 20, json: Optional[Union[str, os.PathLike]] = None,
+             trace: Optional[Union[str, os.PathLike]] = None, html: Optional[Union[str, os.PathLike]] = None,
+             save: Optional[Union[str, os.PathLike]] = None) -> "profile":
+        """A saved profile (``gpujit profile -o run.gjprof -- ...``) or a records directory
+        (``--keep DIR``), as ``gpujit profile report`` reads it — nothing is run::
+
+            p = gpujit.profile.load("run.gjprof", html="run.html")
+            p.modules, p.totals, p.devices, p.notes; print(p)
+
+        ``json``/``trace``/``html``: also write the report's JSON, its Trace Event Format file, its
+        self-contained HTML page there; ``save``: the profile again as one saved file. Raises
+        ``NotFoundError`` (nothing at ``path``), ``CorruptError`` (not a saved profile, cut short or
+        damaged: the message says where), ``VersionError`` (a format this gpujit does not read),
+        ``GpujitIOError`` (an ``OSError``) for what cannot be read or written."""
+        p = cls(print=False, top=top, json=json, trace=trace)
+        out = [None if x is None else os.fspath(x) for x in (trace, json, html, save)]
+        p.report, p.data = _gpujit.profile_open(os.fspath(path), int(top), *out)
+        p.title = p.report.splitlines()[0] if p.report else os.fspath(path)
+        return p
+
+    @property
+    def notes(self) -> List[str]:
+        """What the report could not see, or had to say (one line each), as `gpujit profile` prints them."""
+        return self.data.get("notes", [])
+
     @property
     def modules(self) -> List[dict]:
         """Module rows (origin, compiles, repeats, compile_ms, load_ms, jit_ms, kernels, launches,

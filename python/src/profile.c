@@ -134,7 +134,50 @@ static PyObject *profile_range(PyObject *self, PyObject *args)
   return res;
 }
 
+/* profile_open(path, top, trace, json, html, save) -> (text, data): a saved profile or a records
+ * directory, as `gpujit profile report` reads it; writes the outputs given. */
+static PyObject *profile_open(PyObject *self, PyObject *args)
+{
+  const char *path, *trace = NULL, *json_path = NULL, *html = NULL, *save = NULL, *failed = NULL;
+  int err, io = 0;
+  long top;
+  gpujit_profile *p = NULL;
+  char *text = NULL, *json = NULL;
+  PyObject *res = NULL, *data;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "slzzzz", &path, &top, &trace, &json_path, &html, &save))
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  err = gpujit_profile_open(&p, path);
+  if (err == 0) {
+    const char *command = gpujit_profile_command(p);
+    err = gpujit_profile_format(p, command && *command ? command : path, top, &text);
+  }
+  if (err == 0 && trace && (err = gpujit_profile_trace(p, trace)) != 0)
+    failed = trace;
+  if (err == 0 && html && (err = gpujit_profile_html(p, html)) != 0)
+    failed = html;
+  if (err == 0 && save && (err = gpujit_profile_save(p, save)) != 0)
+    failed = save;
+  if (err == 0 && json_path && (err = gpujit_profile_json(p, &json)) == 0)
+    io = write_file(json_path, json);
+  Py_END_ALLOW_THREADS;
+  (void)failed; /* the error's message names the file */
+  if (err < 0)
+    gpujit_py_raise(err);
+  else if (io < 0)
+    PyErr_SetFromErrnoWithFilename(PyExc_OSError, json_path);
+  else if ((data = tables(p)) != NULL)
+    res = Py_BuildValue("(sN)", text, data);
+  gpujit_free(text);
+  gpujit_free(json);
+  gpujit_profile_free(p);
+  return res;
+}
+
 static PyMethodDef methods[] = {
+    {"profile_open", profile_open, METH_VARARGS,
+     "A saved profile or records directory: (text, tables as dicts); writes the trace, JSON, HTML and saved files given."},
     {"profile_recording", recording, METH_NOARGS, "The records directory of `gpujit profile`, or None."},
     {"profile_range", profile_range, METH_VARARGS,
      "A range of this process's profile: (text, tables as dicts); writes the trace and JSON files given."},

@@ -310,3 +310,25 @@ def test_profile_of_a_block(tmp_path):
     with pytest.raises(gpujit.UnsupportedError, match="not run under it: python -m gpujit profile"):
         with gpujit.profile():
             pass
+
+
+def test_saved_profile_loaded(tmp_path):
+    """gpujit.profile.load: a records directory (--keep) and a saved profile (-o) read back as the
+    report has them, without running anything; saved again, the same rows; bad files refused."""
+    make = os.path.join(os.path.dirname(__file__), "..", "profile", "make_records.py")
+    subprocess.run([sys.executable, make, str(tmp_path / "rec")], check=True)
+    saved, html, trace, j = (tmp_path / n for n in ("run.gjprof", "run.html", "run.trace.json", "run.json"))
+    a = gpujit.profile.load(tmp_path / "rec", save=saved, html=html, trace=trace, json=j)
+    assert a.totals["launches"] > 0 and a.modules and a.devices, a.data
+    assert sum(m["launches"] for m in a.modules) == a.totals["launches"]
+    assert _same(a.totals, json.loads(j.read_text())["totals"])  # the JSON prints doubles in 15 digits
+    assert html.read_text().lstrip().lower().startswith("<!doctype html")
+    assert json.loads(trace.read_text())["traceEvents"]
+    b = gpujit.profile.load(saved, top=0)
+    assert b.modules == a.modules and b.totals == a.totals and b.notes == a.notes
+    assert "JIT compile" in str(b) and isinstance(b.notes, list)
+    with pytest.raises(gpujit.NotFoundError):
+        gpujit.profile.load(tmp_path / "nope.gjprof")
+    (tmp_path / "bad.gjprof").write_bytes(b"not a tar at all" * 64)
+    with pytest.raises(gpujit.CorruptError, match="not a gpujit saved profile"):
+        gpujit.profile.load(tmp_path / "bad.gjprof")
