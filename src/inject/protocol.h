@@ -75,10 +75,9 @@ static const char *const gpujit_record_tool_names[] = {GPUJIT_RECORD_TOOLS(GPUJI
 #undef GPUJIT_RECORD_TOOL_NAME
 #define GPUJIT_RECORD_TOOL_COUNT (sizeof(gpujit_record_tool_names) / sizeof(gpujit_record_tool_names[0]))
 
-/* The framework compilers the Python adapters write "unit" records for ("fw"), and the
- * directory of the start-up hook beside the injection library (a `sitecustomize` that
- * `gpujit profile` puts first on PYTHONPATH). */
-#define GPUJIT_RECORD_FRAMEWORKS(X) X(XLA, "xla") X(TRITON, "triton") X(INDUCTOR, "inductor") X(NUMBA, "numba") X(WARP, "warp")
+/* The directory of the start-up hook beside the injection library (a `sitecustomize` that
+ * `gpujit profile` puts first on PYTHONPATH). Which frameworks it adapts is its own list
+ * (WATCHED in python/_gpujit_profile_hook/__init__.py); the report reads a unit's "fw" as a name. */
 #define GPUJIT_RECORD_PYTHON_HOOK_DIR "gpujit-python-hook"
 
 /* The flush entry point the injection library exports: what CUPTI holds is written out now (a
