@@ -334,6 +334,8 @@ class Case:
         """Build through the cache, then with --no-cache, from the same files: the code must agree.
         `differs`: labels of earlier steps whose code this step's must not equal (else the class
         tests nothing); `may_fail`: NVRTC may refuse the files as they are now."""
+        if self.suite.aged:  # every stamp written so far old enough to be trusted (RACE_NS: one second)
+            time.sleep(1.1)
         cached = self.build(*args, cwd=cwd, env=env, project=project)
         fresh = self.build(*args, cwd=cwd, env=env, project=project, cache=False)
         self.compare(label, cached.status, cached.code, fresh.code, cached.reason(), differs, may_fail)
@@ -2487,6 +2489,7 @@ def py_source_through_server_cwd(t):
 class Suite:
     def __init__(self, gpujit, python=None, keep=False, root=None):
         self.gpujit, self.python, self.keep = gpujit, python, keep
+        self.aged = False  # --aged: each cached build waits until every stamp can be trusted
         self.root = tempfile.mkdtemp(prefix="gpujit-stale-", dir=root)
         # gpujit's settings of the cache, the server and the target are the classes' own; those
         # that say where the toolchain is (a pip toolkit's NVRTC, the worker) are kept
@@ -2565,6 +2568,9 @@ def main(argv=None):
     ap.add_argument("-j", type=int, default=1)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--times", action="store_true")
+    ap.add_argument("--aged", action="store_true",
+                    help="wait a second before each cached build, so that every stat and directory stamp the "
+                         "cache recorded is old enough to be trusted (its fast paths, not only its slow ones)")
     ap.add_argument("--list", action="store_true", help="print the classes' names and what each changes")
     a = ap.parse_args(argv)
     classes = select_classes(a.k)
@@ -2575,6 +2581,7 @@ def main(argv=None):
     if not a.gpujit:
         ap.error("the gpujit binary is required")
     suite = Suite(os.path.abspath(a.gpujit), a.python, a.keep)
+    suite.aged = a.aged
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     start = time.monotonic()
 
