@@ -26,30 +26,6 @@ static char dir[] = "/tmp/bench-hit-XXXXXX";
 
 static double cpu_ms; /* the last build's user + system time */
 
-/* Run argv (stdout to /dev/null): its wall time in ms, its CPU time in cpu_ms; exits on failure. */
-static double run_timed(char *const argv[])
-{
-  struct rusage ru;
-  posix_spawn_file_actions_t fa;
-  pid_t pid;
-  int status;
-  double t0 = gpujit__now_us();
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
-  if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-    perror(argv[0]);
-    exit(1);
-  }
-  if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "%s failed\n", argv[0]);
-    exit(1);
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-  return (gpujit__now_us() - t0) / 1e3;
-}
-
 static double build(const char *example, const char *cache, bool server)
 {
   char src[600], out[600];
@@ -57,7 +33,7 @@ static double build(const char *example, const char *cache, bool server)
   snprintf(out, sizeof(out), "%s/%s.cubin", dir, example);
   char *argv[] = {(char *)GPUJIT_CLI, "build", "-q", "--cache-dir", (char *)cache, "-o", out, src, NULL};
   setenv("GPUJIT_SERVER", server ? "" : "0", 1);
-  return run_timed(argv);
+  return bench_run_process_cpu(argv, &cpu_ms);
 }
 
 static double min_of(const double *v, int n)
