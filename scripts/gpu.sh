@@ -2,7 +2,21 @@
 # On the GPU machine: build with the carried .deb dependencies, run every test (GPU tests
 # included), the benchmarks, the ncu timing comparison, CuPy's benchmark on the same saxpy and
 # the Nsight Compute source check; print a short table last. Logs go to $OUT (or /tmp/gpujit-out).
+#
+#   scripts/gpu.sh            everything (about 15 minutes on an H100)
+#   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
+#                             printed. Parts: tests bench timing profile overhead python main
+#                             ncu. The device tool runs one command for at most 10 minutes,
+#                             so: `scripts/gpu.sh tests bench timing` (about 9 minutes on an
+#                             H100), `scripts/gpu.sh profile python main ncu`, then
+#                             `scripts/gpu.sh overhead`.
 set -uo pipefail
+all_parts="tests bench timing profile overhead python main ncu"
+parts=" ${*:-$all_parts} "
+for p in $parts; do
+  case " $all_parts " in *" $p "*) ;; *) echo "gpu.sh: unknown part '$p' (parts: $all_parts)" >&2; exit 2 ;; esac
+done
+part() { case "$parts" in *" $1 "*) return 0 ;; esac; return 1; }
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gpujit-out}
 mkdir -p "$out"
@@ -24,12 +38,15 @@ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_DISABLE_FIND_P
 cmake --build build-gpu -j"$(nproc)" >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
 g=build-gpu/gpujit
 
+if part tests; then
 echo "== tests"
 (cd build-gpu && ctest --output-on-failure -j4 2>&1) | tee "$out/ctest.log" | tail -25
 
 echo "== CUPTI timing (test_cupti's figures)"
 build-gpu/tests/test_cupti 2>&1 | grep -E "spin|graph|SKIPPED|FAILED" | tee "$out/cupti.txt"
 
+fi
+if part bench; then
 echo "== benchmarks"
 build-gpu/bench/bench_run 40 | tee "$out/bench_run.txt"
 build-gpu/bench/bench_cache 300 30 | tee "$out/bench_cache.txt"
@@ -39,6 +56,8 @@ bash bench/bench_remote.sh build-gpu/gpujit 21 2>&1 | tee "$out/bench_remote.txt
 echo "== project builds (64 generated modules, -j $(nproc))"
 GPUJIT_ARCH= build-gpu/bench/bench_project 64 "$(nproc)" 1 | tee "$out/bench_project.txt"
 
+fi
+if part timing; then
 echo "== event timing against ncu (saxpy, 256M elements, about 1.2 ms)"
 big=(examples/saxpy.cu --grid 1048576 --block 256 --arg i32:268435456 --arg f32:2 --arg buf:f32:268435456:random
      --arg buf:f32:268435456:zeros)
@@ -46,6 +65,8 @@ $g run --json --warmup 3 --repeat 30 "${big[@]}" >"$out/run_big.json" 2>"$out/ru
 ncu --clock-control none --metrics gpu__time_duration.sum -k regex:saxpy --csv \
   $g run -q --warmup 3 --repeat 30 "${big[@]}" >"$out/ncu_big.csv" 2>"$out/ncu_big.err" || tail -5 "$out/ncu_big.err"
 
+fi
+if part bench; then
 echo "== lean modules: cubin bytes, load and compile against --no-lean and nvcc"
 build-gpu/bench/bench_lean 300 5 | tee "$out/bench_lean.txt"
 bash scripts/lean_ptx_text.sh "$g" build-gpu/bench/bench_lean "$out" 2>&1 | tee "$out/lean_ptx_text.txt"
@@ -54,6 +75,8 @@ build-gpu/bench/bench_server 10 21 2>&1 | tee "$out/bench_server.txt"
 echo "== header-heavy hits: block_reduce against saxpy, whole processes, with a server and without"
 build-gpu/bench/bench_hit 41 2>&1 | tee "$out/bench_hit.txt"
 
+fi
+if part timing; then
 echo "== kernel timers against ncu (SM-clock-bound FMA loops and global-timer spins, 3 lengths each)"
 bash bench/timers_vs_ncu.sh "$g" "$out" 200 | tee "$out/timers.txt"
 
@@ -71,6 +94,8 @@ if [ -x scripts/ncu_check.sh ]; then
   scripts/ncu_check.sh "$g" "$out" 2>&1 | tee "$out/ncu_check.txt" | tail -30
 fi
 
+fi
+if part bench; then
 echo "== tracks of a traced compile here (NVRTC worker threads get their own)"
 $g build --no-cache --time-trace="$out/vecops.trace.json" -o "$out/vecops.cubin" examples/vecops.cu >/dev/null
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([e['args']['name'] for e in d['traceEvents'] if e.get('ph')=='M'])" "$out/vecops.trace.json"
@@ -84,6 +109,8 @@ if [ -f .base/CMakeLists.txt ]; then
     python3 bench/compare_builds.py build-base build-gpu --rounds "${COMPARE_ROUNDS:-3}" --quick \
       2>/dev/null | tee "$out/compare_builds.txt"
 fi
+fi
+if part profile; then
 echo "== gpujit profile: CuPy, PyTorch jiterator, cuda.core, JAX, Triton and gpujit run under it"
 mkdir -p /tmp/gpujit-profile-check
 # Warp and gstaichi, where their wheels were carried (scripts/gpu_frameworks.sh says how)
@@ -91,14 +118,24 @@ fw=$(scripts/gpu_frameworks.sh)
 PYTHONPATH="$fw${PYTHONPATH:+:$PYTHONPATH}" \
   python3 tests/profile/gpu/check.py "$PWD/$g" /tmp/gpujit-profile-check 100 >"$out/profile_check.txt" 2>&1
 grep -E "^CHECK" "$out/profile_check.txt"
-echo "== gpujit profile overhead: CuPy launches and compiles side by side, ten million launches"
-OUT="$out" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm 9 10000000 2>&1 | tee "$out/profile_overhead.txt"
+fi
+if part overhead; then
+echo "== gpujit profile overhead: launches, an MLP, CuPy and frameworks side by side; ten million launches"
+OUT="$out" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm --rounds 5 \
+  --sections storm,mlp,cupy,frameworks,memory 2>&1 | tee "$out/profile_overhead.txt"
+fi
+if part python; then
 echo "== the Python package: its tests on CuPy and PyTorch, launch overhead against CuPy's RawKernel"
 scripts/gpu_python.sh "$out" "$prefix"
+fi
+if part main; then
 echo "== main job"
 scripts/main.sh >"$out/main_job.txt" 2>&1; echo "main job exit $?" >>"$out/main_job.txt"; tail -12 "$out/main_job.txt"
+fi
+if part ncu; then
 echo "== Nsight Compute workflow (docs/nsight-compute.md)"
 scripts/ncu_workflow.sh "$g" "$out"
 # Samples of ncu's --page source CSV, for the hot-spot parser's fixtures.
 for f in "$out"/ncu_*.source.csv; do echo "=== $(basename "$f")"; head -c 6000 "$f"; echo; done >"$out/ncu_source_samples.txt" 2>/dev/null
+fi
 python3 scripts/gpu_summary.py "$out"

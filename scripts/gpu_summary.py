@@ -171,7 +171,13 @@ for line in read("compare_builds.txt").splitlines():
         f = line.split()
         rows.append(("before/after: " + " ".join(f[:-5]), "old %s  new %s  new/old %s" % (f[-5], f[-4], f[-3])))
 
+# Rows of parts that did not run (scripts/gpu.sh PART...) are left out, not shown as "no data".
+SOURCES = (("ctest", "ctest.log"), ("launch:", "bench_run.txt"), ("timers ", "timers.txt"),
+           ("cache:", "bench_cache.txt"), ("saxpy 256M", "run_big.json"), ("saxpy 1M", "run_bench.json"),
+           ("project", "bench_project.txt"), ("remote", "bench_remote.txt"), ("lean:", "bench_lean.txt"))
+present = set(os.listdir(out))
+rows = [r for r in rows if all(f in present for prefix, f in SOURCES if r[0].startswith(prefix))]
 print("\n== summary (%s)" % read("gpu.txt").strip())
-w = max(len(r[0]) for r in rows)
+w = max((len(r[0]) for r in rows), default=0)
 for k, v in rows:
     print("%-*s  %s" % (w, k, v))

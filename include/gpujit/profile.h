@@ -106,6 +106,9 @@ typedef struct gpujit_profile_compile {
   const char *cache;      /**< a framework's compile: "hit", "miss", or "" (not said) */
   double cpu_ms;          /**< a toolchain process: its CPU time (its children's included) */
   double start_ms;        /**< when it started, from the start of the run (of the range) */
+  int stage_of;           /**< the compile this one is a later stage of, or -1: gpujit's own ptxas,
+                               fed the lean PTX made from its NVRTC's (the two are one build: that
+                               compile's row, counted once, with both times) */
 } gpujit_profile_compile;
 
 /** A stage of a framework's compile (tracing, lowering, backend; ttir, ptx, cubin ...), as the

@@ -48,6 +48,7 @@ static const setting settings[] = {
     {"GPUJIT_PROFILE_LAUNCH_CALLBACKS", "0: the profile's launch callbacks off (to measure them)"},
     {"GPUJIT_PROFILE_PYTHON_HOOK", "set by `gpujit profile`: the Python start-up hook's directory"},
     {"GPUJIT_PROFILE_REINJECTED", "set by the injection library in a child whose variables it put back"},
+    {"GPUJIT_PROFILE_FROM_HASH", "set by gpujit for its own ptxas under gpujit profile: the NVRTC PTX its input was made from"},
     {"GPUJIT_SYSFS_ROOT", "tests: another root for /sys when reading the GPUs' identity"},
 };
 

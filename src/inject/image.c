@@ -79,9 +79,12 @@ bool gji_file_hash(const char *path, char out[33], uint64_t *bytes)
 {
   struct stat st;
   void *m;
-  int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  int fd;
   bool ok = false;
-  if (fd < 0)
+  /* only a regular file is opened: opening a FIFO with no writer waits for one (a tool's `-o FIFO`
+   * at its exit would hang), opening a device may act on it */
+  if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+      (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
     return false;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (1 << 30) &&
       (m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
@@ -154,7 +157,7 @@ void gji_fatbins_fields(gji_line *l, const char *path)
   void *m = MAP_FAILED;
   char hashes[16][33];
   const char *list[16];
-  int n = 0, fd = path && path[0] ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+  int n = 0, fd = path && path[0] ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
   uint64_t off, len;
   if (fd < 0)
     return;

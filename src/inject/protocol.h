@@ -27,6 +27,12 @@
   X(PYTHONPATH, "PYTHONPATH")                  /* the start-up hook's directory first */          \
   X(HOOK, "GPUJIT_PROFILE_PYTHON_HOOK")        /* that directory (put back first where dropped) */
 
+/* Not one of the variables above (no child gets it put back): set by a parent for one tool it
+ * feeds through a pipe, the hash (as records hash output) of the compile output that tool's input
+ * was made from — gpujit's ptxas, given the lean PTX, is told NVRTC's PTX (compile/toolkit/ptxas.c
+ * spells the name out: it may not include this file). */
+#define GPUJIT_FROM_HASH_ENV "GPUJIT_PROFILE_FROM_HASH"
+
 #define GPUJIT_RECORD_ENV_ID(id, name) GPUJIT_RECORD_ENV_##id,
 typedef enum gpujit_record_env_id { GPUJIT_RECORD_ENV(GPUJIT_RECORD_ENV_ID) GPUJIT_RECORD_ENV_COUNT } gpujit_record_env_id;
 #undef GPUJIT_RECORD_ENV_ID

@@ -71,7 +71,7 @@ static int script_index(const char *exe, char **argv, int argc)
   char head[2];
   int fd;
   bool script = false;
-  if (argc < 2 || !strcmp(eb, ab) || argv[1][0] == '-' || (fd = open(argv[1], O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+  if (argc < 2 || !strcmp(eb, ab) || argv[1][0] == '-' || (fd = open(argv[1], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
     return 0;
   {
     struct stat st;
@@ -215,7 +215,7 @@ static int path_args(char **argv, int argc, int first, const char **out, int cap
 static void tool_record(const char *exe, char **argv, int argc)
 {
   char name[128];
-  const char *arch = "", *out = "", *inputs[16], *paths[48];
+  const char *arch = "", *out = "", *inputs[16], *paths[48], *from;
   int first = 1 + script_index(exe, argv, argc), ninputs = 0, npaths;
   bool proper;
   gji_line l;
@@ -257,6 +257,9 @@ static void tool_record(const char *exe, char **argv, int argc)
   gji_u64(&l, "t0", gji_now());
   gji_strs(&l, "paths", paths, npaths);
   gji_strs(&l, "args", (const char *const *)argv + first, argc - first > 64 ? 64 : argc - first);
+  from = getenv(GPUJIT_FROM_HASH_ENV); /* its input came through a pipe, made from that output */
+  if (from && strlen(from) == 32 && strspn(from, "0123456789abcdef") == 32)
+    gji_str(&l, "from_hash", from);
   gji_end(&l);
 }
 

@@ -266,7 +266,7 @@ int gpujit__lean_assemble(gpujit_module *m, const gpujit__buf *ptx, const gpujit
     gpujit__buf info = {0};
     gpujit__stage_begin(&stage, opts->trace, "ptxas");
     gpujit__buf_free(&m->image);
-    err = gpujit__ptxas(&m->image, &info, &lean, m->arch, opts);
+    err = gpujit__ptxas(&m->image, &info, &lean, ptx, m->arch, opts);
     gpujit__stage_arg_str(&stage, "arch", m->arch);
     gpujit__stage_arg_num(&stage, "image_bytes", (double)m->image.len);
     m->lean.ptxas_ms = gpujit__stage_end(&stage);

@@ -26,6 +26,8 @@ static bool inside(const pf_compile *c, const pf_compile *d)
   return gpujit__profile_descends(c->anc, c->nanc, d->pid);
 }
 
+static void stages(gpujit_profile *p);
+
 void gpujit__profile_nest(gpujit_profile *p)
 {
   size_t *holders = malloc(p->compiles.n * sizeof(*holders) + 1), nh = 0; /* units and tools: few */
@@ -48,13 +50,38 @@ void gpujit__profile_nest(gpujit_profile *p)
     }
   }
   free(holders);
+  stages(p);
+}
+
+/* A tool outside every compile whose input was made from a compile's output (its parent said so:
+ * GPUJIT_PROFILE_FROM_HASH) is a later stage of that compile: gpujit's ptxas, given the lean PTX
+ * made from NVRTC's, after NVRTC returned. The compile is one that wrote that output, in a process
+ * the tool descends from (or its own), ended before the tool began — the latest such. */
+static void stages(gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->compiles.n; i++) {
+    pf_compile *c = &p->compiles.v[i];
+    long best = -1;
+    c->stage_of = -1;
+    if (!c->tool || !c->from_hash[0] || c->parent >= 0)
+      continue;
+    for (size_t k = 0; k < p->compiles.n; k++) {
+      const pf_compile *d = &p->compiles.v[k];
+      if (k == i || d->tool || d->result != 0 || strcmp(d->ptx_hash, c->from_hash) != 0 ||
+          d->t1 > c->t0 + SLACK_NS || (d->pid != c->pid && !gpujit__profile_descends(c->anc, c->nanc, d->pid)))
+        continue;
+      if (best < 0 || d->t1 > p->compiles.v[best].t1)
+        best = (long)k;
+    }
+    c->stage_of = (int)best;
+  }
 }
 
 const pf_compile *gpujit__profile_top(const gpujit_profile *p, const pf_compile *c)
 {
   size_t steps = 0;
-  while (c && c->parent >= 0 && steps++ < p->compiles.n)
-    c = &p->compiles.v[c->parent];
+  while (c && (c->parent >= 0 || c->stage_of >= 0) && steps++ < p->compiles.n)
+    c = &p->compiles.v[c->parent >= 0 ? c->parent : c->stage_of];
   return c;
 }
 

@@ -97,6 +97,7 @@ static const gpujit_profile_field compiles[] = {
     F(gpujit_profile_compile, "library", STR, library),
     F(gpujit_profile_compile, "module", STR, module),
     F(gpujit_profile_compile, "within", INT, within),
+    F(gpujit_profile_compile, "stage_of", INT, stage_of),
     OPT(gpujit_profile_compile, "cache", STR, cache),
     F(gpujit_profile_compile, "cpu_ms", F64, cpu_ms),
     F(gpujit_profile_compile, "start_ms", F64, start_ms),
@@ -223,7 +224,8 @@ int gpujit__profile_views(gpujit_profile *p)
         .module = c->module >= 0 ? p->rows[c->module].name : "", .pid = c->pid, .tid = c->tid,
         .headers = c->headers, .result = c->result, .ms = pf_compile_ms(c), .repeat = c->repeat,
         .ptx_bytes = c->ptx_bytes, .cubin_bytes = c->cubin_bytes, .ltoir_bytes = c->ltoir_bytes, .id = (int)i,
-        .within = c->parent, .cache = c->cache, .cpu_ms = (double)c->cpu_ns / 1e6, .start_ms = ms(start, c->t0)};
+        .within = c->parent, .cache = c->cache, .cpu_ms = (double)c->cpu_ns / 1e6, .start_ms = ms(start, c->t0),
+        .stage_of = c->stage_of};
     for (int k = 0; k < c->nstages; k++)
       p->stage_rows[p->nstage_rows++] = (gpujit_profile_stage){
           .compile = (int)i, .name = c->stages[k].name,

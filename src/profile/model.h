@@ -46,6 +46,9 @@ typedef struct pf_compile {
   uint64_t t0, t1;
   uint64_t ptx_bytes, cubin_bytes, ltoir_bytes;
   char ptx_hash[33], cubin_hash[33], ltoir_hash[33];
+  char from_hash[33];   /* a tool fed through a pipe: the output its input was made from */
+  int stage_of;         /* a tool that is a later stage of that compile (gpujit's ptxas after its
+                           NVRTC): the compile, whose row and count it shares, or -1 */
   bool repeat; /* the same source and options compiled before */
   int module;  /* the row its output went to, or -1 */
   bool tool, unit;      /* a toolchain process; a framework's compile (an adapter's "unit") */

@@ -202,7 +202,7 @@ static void compile_record(gpujit_profile *p, const char *line, const cJSON *j, 
   pf_copy_hash(c->ptx_hash, pf_s_of(j, "ptx_hash"));
   pf_copy_hash(c->cubin_hash, pf_s_of(j, "cubin_hash"));
   pf_copy_hash(c->ltoir_hash, pf_s_of(j, "ltoir_hash"));
-  c->module = -1;
+  c->module = c->stage_of = -1;
 }
 
 /* A module load's record. */

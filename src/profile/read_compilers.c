@@ -44,7 +44,8 @@ static pf_compile *new_compile(gpujit_profile *p, const pf_proc *proc, const cJS
   snprintf(c->kind, sizeof(c->kind), "%s", kind);
   c->pid = (int)pf_i_of(j, "pid");
   c->tid = (uint32_t)pf_u_of(j, "tid");
-  c->module = c->parent = -1;
+  c->module = c->parent = c->stage_of = -1;
+  pf_copy_hash(c->from_hash, pf_s_of(j, "from_hash"));
   memcpy(c->anc, proc->anc, sizeof(c->anc));
   c->nanc = proc->nanc;
   return c;

@@ -234,7 +234,7 @@ static int rows_of_compiles(gpujit_profile *p, char ***keys)
     double d = pf_compile_ms(c);
     gpujit_profile_module *m;
     char unit_key[40];
-    if (c->parent >= 0) /* its time is its container's */
+    if (c->parent >= 0 || c->stage_of >= 0) /* its time is its container's; a stage's, below */
       continue;
     snprintf(unit_key, sizeof(unit_key), "unit %zu", i);
     for (size_t r = 0; r < p->nrows && c->module < 0; r++)
@@ -263,9 +263,17 @@ static int rows_of_compiles(gpujit_profile *p, char ***keys)
     else
       t->compile_ms += d;
   }
-  for (size_t i = 0; i < p->compiles.n; i++) /* inner compiles: their container's row */
-    if (p->compiles.v[i].parent >= 0)
-      p->compiles.v[i].module = gpujit__profile_top(p, &p->compiles.v[i])->module;
+  for (size_t i = 0; i < p->compiles.n; i++) { /* inner compiles and later stages: their compile's row */
+    pf_compile *c = &p->compiles.v[i];
+    if (c->parent < 0 && c->stage_of < 0)
+      continue;
+    c->module = gpujit__profile_top(p, c)->module;
+    if (c->parent < 0 && c->module >= 0) { /* a stage: its time, after its compile's, is the build's */
+      double d = pf_compile_ms(c);
+      p->rows[c->module].compile_ms += d;
+      t->compile_ms += d;
+    }
+  }
   return 0;
 }
 

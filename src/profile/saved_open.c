@@ -65,12 +65,18 @@ static int foreign(const reader *r, const unsigned char *head, size_t n)
   size_t i = 0;
   memcpy(text, head, n);
   text[n] = '\0';
+  bool is_text = true; /* JSON is text: no control characters but whitespace, no NUL */
   while (i < n && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
     i++;
+  for (size_t k = 0; k < n; k++)
+    if (head[k] < 0x20 && head[k] != '\n' && head[k] != '\t' && head[k] != '\r')
+      is_text = false;
   if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
     what = "gzip-compressed: gunzip it first (gpujit reads a saved profile uncompressed)";
   else if (n >= 4 && !memcmp(head, "\x28\xb5\x2f\xfd", 4))
     what = "zstd-compressed: decompress it first (gpujit reads a saved profile uncompressed)";
+  else if (!is_text)
+    ; /* binary: no tar header is all that can be said */
   else if (i < n && text[i] == '{' && strstr(text + i, "\"gpujit-profile\""))
     what = "the JSON of gpujit profile --json, not a saved profile: it cannot be reported again (save one "
            "with gpujit profile -o NAME -- COMMAND)";

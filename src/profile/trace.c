@@ -147,6 +147,8 @@ static void compiles(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
     cJSON_AddStringToObject(args, "compiler", c->kind);
     cJSON_AddStringToObject(args, "options", c->options);
     cJSON_AddNumberToObject(args, "result", c->result);
+    if (c->stage_of >= 0) /* gpujit's ptxas after its NVRTC: a later stage of that build */
+      cJSON_AddStringToObject(args, "stage_of", p->compiles.v[c->stage_of].name);
     if (c->log[0])
       cJSON_AddStringToObject(args, "error", c->log);
     if (c->repeat)

@@ -300,6 +300,25 @@ static void test_lean__users_variables_stay(void **state)
   gpujit_module_free(whole);
 }
 
+
+/* ptxas's "Used N registers, ..." line of the whole build is in the lean build's log too (the
+ * same kernel either way); both logs are printed where not. Returns N. The figures themselves
+ * belong to the toolkit's ptxas (14 registers for block_sum with CUDA 13.0's here), so they are
+ * compared, not written down. */
+static int same_kernel(gpujit_module *lean, gpujit_module *whole)
+{
+  const char *used = strstr(gpujit_module_log(whole), "Used ");
+  char line[160];
+  int regs = -1;
+  assert_non_null(used);
+  snprintf(line, sizeof(line), "%.*s", (int)strcspn(used, "\n"), used);
+  if (!strstr(gpujit_module_log(lean), line))
+    fprintf(stderr, "lean log:\n%s\nwhole log:\n%s\n", gpujit_module_log(lean), gpujit_module_log(whole));
+  assert_non_null(strstr(gpujit_module_log(lean), line));
+  assert_int_equal(sscanf(line, "Used %d registers", &regs), 1);
+  return regs;
+}
+
 /* Token pasting in the user's file: who declared what cannot be told, so everything stays. */
 static void test_lean__token_pasting_keeps_all(void **state)
 {
@@ -350,8 +369,7 @@ static void test_lean__block_reduce(void **state)
   assert_int_equal(l.kept_unreferenced, 0);
   /* ptxas makes the same kernel either way: whole-program, as NVRTC runs it (nvJitLink's
    * relocatable ptxas would need 18 registers) */
-  assert_non_null(strstr(gpujit_module_log(lean), "Used 14 registers, used 1 barriers, 44 bytes smem"));
-  assert_non_null(strstr(gpujit_module_log(whole), "Used 14 registers, used 1 barriers, 44 bytes smem"));
+  assert_true(same_kernel(lean, whole) < 18);
   gpujit_module_free(lean);
   gpujit_module_free(whole);
 }
@@ -367,8 +385,6 @@ static void test_lean__ptxas_options(void **state)
   const char *paths[] = {src};
   gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
   gpujit_module *lean = NULL, *whole = NULL;
-  const char *used;
-  char line[128];
   (void)state;
   o.arch = "sm_90";
   o.maxrregcount = 16;
@@ -377,10 +393,7 @@ static void test_lean__ptxas_options(void **state)
   assert_int_equal(gpujit_module_build_files(&lean, paths, 1, &o), 0);
   o.lean = 0;
   assert_int_equal(gpujit_module_build_files(&whole, paths, 1, &o), 0);
-  used = strstr(gpujit_module_log(whole), "Used ");
-  assert_non_null(used);
-  snprintf(line, sizeof(line), "%.*s", (int)strcspn(used, "\n"), used);
-  assert_non_null(strstr(gpujit_module_log(lean), line));
+  assert_true(same_kernel(lean, whole) > 0);
   gpujit_module_free(lean);
   gpujit_module_free(whole);
   th_rmrf(dir);

@@ -292,10 +292,13 @@ def test_profile_of_a_block(tmp_path):
     got = json.loads(r.stdout.strip().splitlines()[-1])
     # the block's two compiles of one source, one a repeat; the builds before and after are not its
     assert got["modules"] == [[str(tmp_path / "inside.cu"), 2, 1]]
-    # each build is NVRTC's compile and (lean modules) a ptxas process that gpujit runs: both compiles
+    # each build is NVRTC's compile and (lean modules) the ptxas process gpujit runs after it: one
+    # build, the ptxas a later stage of that compile (stage_of), not a compile of its own
     nvrtc = [c for c in got["data"]["compiles"] if c["kind"] == "nvrtc"]
-    others = {c["kind"] for c in got["data"]["compiles"] if c["kind"] != "nvrtc"}
-    assert len(nvrtc) == 2 and others <= {"ptxas"} and got["compiles"] == len(got["data"]["compiles"])
+    ptxas = [c for c in got["data"]["compiles"] if c["kind"] != "nvrtc"]
+    assert len(nvrtc) == 2 and {c["kind"] for c in ptxas} <= {"ptxas"} and got["compiles"] == 2
+    ids = {c["id"] for c in nvrtc}
+    assert all(c["stage_of"] in ids for c in ptxas) and len({c["stage_of"] for c in ptxas}) == len(ptxas), ptxas
     assert got["processes"] == 1
     assert "JIT compile" in got["report"] and "1 identical repeat" in got["report"]
     assert "the printed block" in r.stderr and "printed.cu" in r.stderr, r.stderr

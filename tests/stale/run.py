@@ -1204,6 +1204,78 @@ def pragma_once_hard_link(t):
 
 
 @stale
+def hard_link_header_replaced_same_stat(t):
+    """h.h, a hard link of v1.h, becomes a hard link of v2.h (same size, same mtime): another
+    inode under the same name."""
+    t.write("k.cu", inc("h.h"))
+    t.write("v1.h", V(1), mtime=OLD)
+    t.write("v2.h", V(2), mtime=OLD)
+    os.link(t.p("v1.h"), t.p("h.h"))
+    t.check("before", "k.cu")
+    os.link(t.p("v2.h"), t.p("h.h.tmp"))
+    os.replace(t.p("h.h.tmp"), t.p("h.h"))
+    t.check("h.h = v2.h", "k.cu", differs="before")
+
+
+@stale
+def hard_linked_header_edited_through_other_name(t):
+    """h.h and other.h are one inode: other.h is edited in place, size and mtime kept."""
+    t.write("k.cu", inc("h.h"))
+    t.write("h.h", V(1), mtime=OLD)
+    os.link(t.p("h.h"), t.p("other.h"))
+    t.check("before", "k.cu")
+    t.edit_keep_stat("other.h", V(2))
+    t.check("other.h edited", "k.cu", differs="before")
+
+
+@stale
+def include_subdir_becomes_file(t):
+    """-I a -I b, #include "sub/h.h": the directory a/sub (with h.h) is replaced by a regular file
+    named sub, so a/sub/h.h is "not a directory" and b/sub/h.h is the header."""
+    t.write("src/k.cu", inc("sub/h.h"))
+    t.write("a/sub/h.h", V(1), mtime=OLD)
+    t.write("b/sub/h.h", V(2), mtime=OLD)
+    t.check("before", "src/k.cu", "-I", "a", "-I", "b")
+    t.rm("a/sub")
+    t.write("a/sub", V(1), mtime=OLD)
+    t.check("a/sub a file", "src/k.cu", "-I", "a", "-I", "b", differs="before")
+    t.rm("a/sub")
+    t.write("a/sub/h.h", V(3), mtime=OLD)
+    t.check("a/sub a directory again", "src/k.cu", "-I", "a", "-I", "b", differs="a/sub a file")
+
+
+@stale
+def include_dirs_swapped_by_rename(t):
+    """-I a: a and b (each with an h.h of the same size and mtime) swap names by rename, their
+    mtimes put back."""
+    t.write("src/k.cu", inc("h.h"))
+    t.write("a/h.h", V(1), mtime=OLD)
+    t.write("b/h.h", V(2), mtime=OLD)
+    for d in ("a", "b"):
+        os.utime(t.p(d), ns=(OLD, OLD))
+    t.check("before", "src/k.cu", "-I", "a")
+    os.rename(t.p("a"), t.p("tmp"))
+    os.rename(t.p("b"), t.p("a"))
+    os.rename(t.p("tmp"), t.p("b"))
+    t.check("a and b swapped", "src/k.cu", "-I", "a", differs="before")
+
+
+@stale
+def header_appears_dir_mtime_restored(t):
+    """-I a -I b: "h.h" was b/h.h; a/h.h is moved in from elsewhere and a's mtime put back (only
+    its ctime says it changed)."""
+    t.write("src/k.cu", inc("h.h"))
+    t.write("b/h.h", V(1), mtime=OLD)
+    t.write("elsewhere/h.h", V(2), mtime=OLD)
+    t.mkdir("a")
+    os.utime(t.p("a"), ns=(OLD, OLD))
+    t.check("before", "src/k.cu", "-I", "a", "-I", "b")
+    os.rename(t.p("elsewhere/h.h"), t.p("a/h.h"))
+    os.utime(t.p("a"), ns=(OLD, OLD))
+    t.check("a/h.h moved in", "src/k.cu", "-I", "a", "-I", "b", differs="before")
+
+
+@stale
 def pragma_once_symlink(t):
     """#pragma once with b.h a symbolic link to a.h, then a copy, then a link again."""
     t.write("k.cu", ONCE_SRC)

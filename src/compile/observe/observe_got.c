@@ -77,24 +77,63 @@ typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef long (*syscall_fn)(long, ...);
 
+/* What every wrapper does after its call: note the answer, give the caller the call's errno.
+ * Each is entered with errno as the real call left it (the call is the last argument). */
+static int open_done(const char *fn, int dirfd, const char *path, bool writes, int fd)
+{
+  int e = errno;
+  gpujit__observe_note_open(fn, dirfd, path, fd, fd < 0 ? e : 0, writes);
+  errno = e;
+  return fd;
+}
+
+static FILE *fopen_done(const char *fn, const char *path, const char *mode, FILE *f)
+{
+  int e = errno;
+  if (path) /* freopen(NULL, ...) changes a stream's mode: no path looked at */
+    gpujit__observe_note_open(fn, AT_FDCWD, path, f ? fileno(f) : -1, f ? 0 : e, mode_writes(mode));
+  errno = e;
+  return f;
+}
+
+/* `flag`: fstatat's; AT_EMPTY_PATH with an empty path is an fstat, of no path. */
+static int stat_done(const char *fn, int dirfd, const char *path, struct stat *st, int flag, int r)
+{
+  int e = errno;
+  if (!(flag & AT_EMPTY_PATH) || (path && path[0]))
+    gpujit__observe_note_stat(fn, dirfd, path, st, r ? e : 0, (flag & AT_SYMLINK_NOFOLLOW) != 0);
+  errno = e;
+  return r;
+}
+
+static int path_done(const char *fn, int dirfd, const char *path, int r)
+{
+  int e = errno;
+  gpujit__observe_note_path(fn, dirfd, path, r ? e : 0);
+  errno = e;
+  return r;
+}
+
+/* A read of a path the observer refuses (a FIFO or device as a header: NVRTC would block on it). */
+static bool refused(int dirfd, const char *path, bool writes) { return !writes && gpujit__observe_refuse(dirfd, path); }
+
+/* open's third argument, there only with O_CREAT or O_TMPFILE. */
+#define MODE_ARG(mode, flags)                                                               \
+  if ((flags) & (O_CREAT | O_TMPFILE)) {                                                   \
+    va_list ap;                                                                            \
+    va_start(ap, flags);                                                                   \
+    mode = (mode_t)va_arg(ap, int);                                                        \
+    va_end(ap);                                                                            \
+  }
+
 #define OPEN_WRAP(name)                                                                     \
   static int w_##name(const char *path, int flags, ...)                                   \
   {                                                                                        \
     mode_t mode = 0;                                                                       \
-    int fd, e;                                                                             \
-    if (flags & (O_CREAT | O_TMPFILE)) {                                                   \
-      va_list ap;                                                                          \
-      va_start(ap, flags);                                                                 \
-      mode = (mode_t)va_arg(ap, int);                                                      \
-      va_end(ap);                                                                          \
-    }                                                                                      \
-    if (!open_writes(flags) && gpujit__observe_refuse(AT_FDCWD, path))                     \
+    MODE_ARG(mode, flags)                                                                  \
+    if (refused(AT_FDCWD, path, open_writes(flags)))                                       \
       return errno = ENXIO, -1;                                                            \
-    fd = REAL(name, open_fn)(path, flags, mode);                                           \
-    e = errno;                                                                             \
-    gpujit__observe_note_open(#name, AT_FDCWD, path, fd, fd < 0 ? e : 0, open_writes(flags));              \
-    errno = e;                                                                             \
-    return fd;                                                                             \
+    return open_done(#name, AT_FDCWD, path, open_writes(flags), REAL(name, open_fn)(path, flags, mode)); \
   }
 OPEN_WRAP(open)
 OPEN_WRAP(open64)
@@ -102,13 +141,9 @@ OPEN_WRAP(open64)
 #define OPEN2_WRAP(name)                                                                    \
   static int w_##name(const char *path, int flags)                                        \
   {                                                                                        \
-    int fd, e;                                                                             \
-    if (!open_writes(flags) && gpujit__observe_refuse(AT_FDCWD, path))                     \
+    if (refused(AT_FDCWD, path, open_writes(flags)))                                       \
       return errno = ENXIO, -1;                                                            \
-    fd = REAL(name, open2_fn)(path, flags), e = errno;                                     \
-    gpujit__observe_note_open(#name, AT_FDCWD, path, fd, fd < 0 ? e : 0, open_writes(flags));              \
-    errno = e;                                                                             \
-    return fd;                                                                             \
+    return open_done(#name, AT_FDCWD, path, open_writes(flags), REAL(name, open2_fn)(path, flags)); \
   }
 OPEN2_WRAP(__open_2)
 OPEN2_WRAP(__open64_2)
@@ -117,20 +152,10 @@ OPEN2_WRAP(__open64_2)
   static int w_##name(int dirfd, const char *path, int flags, ...)                        \
   {                                                                                        \
     mode_t mode = 0;                                                                       \
-    int fd, e;                                                                             \
-    if (flags & (O_CREAT | O_TMPFILE)) {                                                   \
-      va_list ap;                                                                          \
-      va_start(ap, flags);                                                                 \
-      mode = (mode_t)va_arg(ap, int);                                                      \
-      va_end(ap);                                                                          \
-    }                                                                                      \
-    if (!open_writes(flags) && gpujit__observe_refuse(dirfd, path))                        \
+    MODE_ARG(mode, flags)                                                                  \
+    if (refused(dirfd, path, open_writes(flags)))                                          \
       return errno = ENXIO, -1;                                                            \
-    fd = REAL(name, openat_fn)(dirfd, path, flags, mode);                                  \
-    e = errno;                                                                             \
-    gpujit__observe_note_open(#name, dirfd, path, fd, fd < 0 ? e : 0, open_writes(flags));                 \
-    errno = e;                                                                             \
-    return fd;                                                                             \
+    return open_done(#name, dirfd, path, open_writes(flags), REAL(name, openat_fn)(dirfd, path, flags, mode)); \
   }
 OPENAT_WRAP(openat)
 OPENAT_WRAP(openat64)
@@ -138,13 +163,9 @@ OPENAT_WRAP(openat64)
 #define OPENAT2_WRAP(name)                                                                  \
   static int w_##name(int dirfd, const char *path, int flags)                             \
   {                                                                                        \
-    int fd, e;                                                                             \
-    if (!open_writes(flags) && gpujit__observe_refuse(dirfd, path))                        \
+    if (refused(dirfd, path, open_writes(flags)))                                          \
       return errno = ENXIO, -1;                                                            \
-    fd = REAL(name, openat2_fn)(dirfd, path, flags), e = errno;                            \
-    gpujit__observe_note_open(#name, dirfd, path, fd, fd < 0 ? e : 0, open_writes(flags));                 \
-    errno = e;                                                                             \
-    return fd;                                                                             \
+    return open_done(#name, dirfd, path, open_writes(flags), REAL(name, openat2_fn)(dirfd, path, flags)); \
   }
 OPENAT2_WRAP(__openat_2)
 OPENAT2_WRAP(__openat64_2)
@@ -152,15 +173,9 @@ OPENAT2_WRAP(__openat64_2)
 #define FOPEN_WRAP(name)                                                                    \
   static FILE *w_##name(const char *path, const char *mode)                               \
   {                                                                                        \
-    FILE *f;                                                                               \
-    int e;                                                                                 \
-    if (!mode_writes(mode) && gpujit__observe_refuse(AT_FDCWD, path))                      \
+    if (refused(AT_FDCWD, path, mode_writes(mode)))                                        \
       return errno = ENXIO, (FILE *)NULL;                                                  \
-    f = REAL(name, fopen_fn)(path, mode);                                                  \
-    e = errno;                                                                             \
-    gpujit__observe_note_open(#name, AT_FDCWD, path, f ? fileno(f) : -1, f ? 0 : e, mode_writes(mode));    \
-    errno = e;                                                                             \
-    return f;                                                                              \
+    return fopen_done(#name, path, mode, REAL(name, fopen_fn)(path, mode));                \
   }
 FOPEN_WRAP(fopen)
 FOPEN_WRAP(fopen64)
@@ -168,50 +183,35 @@ FOPEN_WRAP(fopen64)
 #define FREOPEN_WRAP(name)                                                                  \
   static FILE *w_##name(const char *path, const char *mode, FILE *stream)                 \
   {                                                                                        \
-    FILE *f = REAL(name, freopen_fn)(path, mode, stream);                                  \
-    int e = errno;                                                                         \
-    if (path)                                                                              \
-      gpujit__observe_note_open(#name, AT_FDCWD, path, f ? fileno(f) : -1, f ? 0 : e, mode_writes(mode));  \
-    errno = e;                                                                             \
-    return f;                                                                              \
+    return fopen_done(#name, path, mode, REAL(name, freopen_fn)(path, mode, stream));      \
   }
 FREOPEN_WRAP(freopen)
 FREOPEN_WRAP(freopen64)
 
-#define STAT_WRAP(name, nofollow)                                                           \
+#define STAT_WRAP(name, flag)                                                               \
   static int w_##name(const char *path, struct stat *st)                                  \
   {                                                                                        \
-    int r = REAL(name, stat_fn)(path, st), e = errno;                                      \
-    gpujit__observe_note_stat(#name, AT_FDCWD, path, st, r ? e : 0, nofollow);                             \
-    errno = e;                                                                             \
-    return r;                                                                              \
+    return stat_done(#name, AT_FDCWD, path, st, flag, REAL(name, stat_fn)(path, st));      \
   }
-STAT_WRAP(stat, false)
-STAT_WRAP(stat64, false)
-STAT_WRAP(lstat, true)
-STAT_WRAP(lstat64, true)
+STAT_WRAP(stat, 0)
+STAT_WRAP(stat64, 0)
+STAT_WRAP(lstat, AT_SYMLINK_NOFOLLOW)
+STAT_WRAP(lstat64, AT_SYMLINK_NOFOLLOW)
 
-#define XSTAT_WRAP(name, nofollow)                                                          \
+#define XSTAT_WRAP(name, flag)                                                              \
   static int w_##name(int ver, const char *path, struct stat *st)                         \
   {                                                                                        \
-    int r = REAL(name, xstat_fn)(ver, path, st), e = errno;                                \
-    gpujit__observe_note_stat(#name, AT_FDCWD, path, st, r ? e : 0, nofollow);                             \
-    errno = e;                                                                             \
-    return r;                                                                              \
+    return stat_done(#name, AT_FDCWD, path, st, flag, REAL(name, xstat_fn)(ver, path, st)); \
   }
-XSTAT_WRAP(__xstat, false)
-XSTAT_WRAP(__xstat64, false)
-XSTAT_WRAP(__lxstat, true)
-XSTAT_WRAP(__lxstat64, true)
+XSTAT_WRAP(__xstat, 0)
+XSTAT_WRAP(__xstat64, 0)
+XSTAT_WRAP(__lxstat, AT_SYMLINK_NOFOLLOW)
+XSTAT_WRAP(__lxstat64, AT_SYMLINK_NOFOLLOW)
 
 #define FSTATAT_WRAP(name)                                                                  \
   static int w_##name(int dirfd, const char *path, struct stat *st, int flag)             \
   {                                                                                        \
-    int r = REAL(name, fstatat_fn)(dirfd, path, st, flag), e = errno;                      \
-    if (!(flag & AT_EMPTY_PATH) || (path && path[0]))                                      \
-      gpujit__observe_note_stat(#name, dirfd, path, st, r ? e : 0, (flag & AT_SYMLINK_NOFOLLOW) != 0);     \
-    errno = e;                                                                             \
-    return r;                                                                              \
+    return stat_done(#name, dirfd, path, st, flag, REAL(name, fstatat_fn)(dirfd, path, st, flag)); \
   }
 FSTATAT_WRAP(fstatat)
 FSTATAT_WRAP(fstatat64)
@@ -219,43 +219,32 @@ FSTATAT_WRAP(fstatat64)
 #define FXSTATAT_WRAP(name)                                                                 \
   static int w_##name(int ver, int dirfd, const char *path, struct stat *st, int flag)    \
   {                                                                                        \
-    int r = REAL(name, fxstatat_fn)(ver, dirfd, path, st, flag), e = errno;                \
-    if (!(flag & AT_EMPTY_PATH) || (path && path[0]))                                      \
-      gpujit__observe_note_stat(#name, dirfd, path, st, r ? e : 0, (flag & AT_SYMLINK_NOFOLLOW) != 0);     \
-    errno = e;                                                                             \
-    return r;                                                                              \
+    return stat_done(#name, dirfd, path, st, flag, REAL(name, fxstatat_fn)(ver, dirfd, path, st, flag)); \
   }
 FXSTATAT_WRAP(__fxstatat)
 FXSTATAT_WRAP(__fxstatat64)
 
 static int w_statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *sx)
 {
-  int r = REAL(statx, statx_fn)(dirfd, path, flags, mask, sx), e = errno;
-  if (!(flags & AT_EMPTY_PATH) || (path && path[0])) {
-    struct stat st = {0};
-    if (r == 0) {
-      st.st_mode = sx->stx_mode;
-      st.st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
-      st.st_ino = sx->stx_ino;
-      st.st_size = (off_t)sx->stx_size;
-      st.st_mtim.tv_sec = sx->stx_mtime.tv_sec;
-      st.st_mtim.tv_nsec = sx->stx_mtime.tv_nsec;
-      st.st_ctim.tv_sec = sx->stx_ctime.tv_sec;
-      st.st_ctim.tv_nsec = sx->stx_ctime.tv_nsec;
-    }
-    gpujit__observe_note_stat("statx", dirfd, path, &st, r ? e : 0, (flags & AT_SYMLINK_NOFOLLOW) != 0);
+  int r = REAL(statx, statx_fn)(dirfd, path, flags, mask, sx);
+  struct stat st = {0}; /* what the record keeps, as a stat gives it (no call: errno stays) */
+  if (r == 0) {
+    st.st_mode = sx->stx_mode;
+    st.st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
+    st.st_ino = sx->stx_ino;
+    st.st_size = (off_t)sx->stx_size;
+    st.st_mtim.tv_sec = sx->stx_mtime.tv_sec;
+    st.st_mtim.tv_nsec = sx->stx_mtime.tv_nsec;
+    st.st_ctim.tv_sec = sx->stx_ctime.tv_sec;
+    st.st_ctim.tv_nsec = sx->stx_ctime.tv_nsec;
   }
-  errno = e;
-  return r;
+  return stat_done("statx", dirfd, path, &st, flags, r);
 }
 
 #define ACCESS_WRAP(name)                                                                   \
   static int w_##name(const char *path, int mode)                                         \
   {                                                                                        \
-    int r = REAL(name, access_fn)(path, mode), e = errno;                                  \
-    gpujit__observe_note_path(#name, AT_FDCWD, path, r ? e : 0);                                           \
-    errno = e;                                                                             \
-    return r;                                                                              \
+    return path_done(#name, AT_FDCWD, path, REAL(name, access_fn)(path, mode));            \
   }
 ACCESS_WRAP(access)
 ACCESS_WRAP(euidaccess)
@@ -263,10 +252,7 @@ ACCESS_WRAP(eaccess)
 
 static int w_faccessat(int dirfd, const char *path, int mode, int flags)
 {
-  int r = REAL(faccessat, faccessat_fn)(dirfd, path, mode, flags), e = errno;
-  gpujit__observe_note_path("faccessat", dirfd, path, r ? e : 0);
-  errno = e;
-  return r;
+  return path_done("faccessat", dirfd, path, REAL(faccessat, faccessat_fn)(dirfd, path, mode, flags));
 }
 
 /* A symbolic link's target is a dependency no stat replays: NVRTC reading one during a compile

@@ -14,9 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "base/error.h"
 #include "compile/toolkit/nvrtc_opts.h"
@@ -138,89 +141,177 @@ static char *injection_only(const char *list)
   return out;
 }
 
-int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, const char *arch,
-                  const gpujit_module_options *o)
+/* "GPUJIT_PROFILE_FROM_HASH=" and the hash of the PTX text in `from` as the profile's records
+ * hash a compile's PTX (XXH3-128, canonical, hex; the text without its NUL): the variable is
+ * inject/protocol.h's FROM_HASH. */
+static void from_hash(char *out, size_t cap, const gpujit__buf *from)
 {
+  XXH128_canonical_t c;
+  size_t len = from->data ? strnlen(from->data, from->len) : 0, n;
+  XXH128_canonicalFromHash(&c, XXH3_128bits(from->data ? from->data : "", len));
+  n = (size_t)snprintf(out, cap, "GPUJIT_PROFILE_FROM_HASH=");
+  for (int i = 0; i < 16 && n + 2 < cap; i++, n += 2)
+    snprintf(out + n, cap - n, "%02x", c.digest[i]);
+}
+
+/* A file in memory (memfd), or -1 where the kernel has none: a regular file, unlike a pipe, so
+ * the profile's injection library in ptxas can hash what it wrote at its exit. */
+static int memory_file(void)
+{
+#ifdef SYS_memfd_create
+  return (int)syscall(SYS_memfd_create, "gpujit-ptxas-cubin", 1u /* MFD_CLOEXEC */);
+#else
+  return -1;
+#endif
+}
+
+/* The whole of file `fd` into `out`. */
+static int read_back(int fd, gpujit__buf *out)
+{
+  struct stat st;
+  off_t at = 0;
+  if (fstat(fd, &st) != 0)
+    return gpujit__error(GPUJIT_EIO, "ptxas's output: %s", strerror(errno));
+  if (gpujit__buf_reserve(out, (size_t)st.st_size) < 0)
+    return GPUJIT_ENOMEM;
+  while (at < st.st_size) {
+    ssize_t n = pread(fd, out->data + out->len, (size_t)(st.st_size - at), at);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return gpujit__error(GPUJIT_EIO, "ptxas's output: %s", n < 0 ? strerror(errno) : "shorter than it was");
+    at += n, out->len += (size_t)n;
+  }
+  return 0;
+}
+
+/* ptxas's environment: ours, less what is preloaded into gpujit — ptxas runs as a step of NVRTC's
+ * would, in-process, so a sanitizer's shim or another tool's library is not preloaded into it —
+ * but with gpujit profile's injection library kept, so that the profile sees ptxas as a stage of
+ * this compile, told by `from_var` what the compile was made from. `*preload` is the kept
+ * LD_PRELOAD (NULL where gpujit is not profiled), freed by the caller with the array. */
+static char **child_env(char **preload, char *from_var, size_t cap, const gpujit__buf *from)
+{
+  size_t nenv = 0;
+  char **env;
+  for (char **e = environ; *e; e++)
+    nenv++;
+  if (!(env = calloc(nenv + 2, sizeof(*env)))) {
+    gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    return NULL;
+  }
+  nenv = 0;
+  for (char **e = environ; *e; e++)
+    if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+      env[nenv++] = *e;
+    else if ((*preload = injection_only(*e + 11)) != NULL)
+      env[nenv++] = *preload;
+  if (*preload && from) { /* under gpujit profile: what this ptxas compiles was made from */
+    from_hash(from_var, cap, from);
+    env[nenv++] = from_var;
+  }
+  return env;
+}
+
+/* Feeds `ptx` to the started ptxas and gathers what it writes (`out`: its stdout's bytes). */
+static int talk(int in, int out_fd, int err_fd, const gpujit__buf *ptx, gpujit__buf *out, gpujit__buf *log)
+{
+  /* a child gone before reading all of its input must not kill us with SIGPIPE */
+  sigset_t pipe_set, old;
+  struct timespec zero = {0, 0};
+  int err;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  err = exchange(in, out_fd, err_fd, ptx, out, log);
+  while (sigtimedwait(&pipe_set, NULL, &zero) > 0) /* a SIGPIPE raised meanwhile is ours to drop */
+    ;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return err;
+}
+
+/* The error for a ptxas that exited with `status` and wrote `cubin`, or 0 where it made one. */
+static int outcome(int status, const gpujit__buf *cubin, const gpujit__buf *log)
+{
+  char first[512] = "";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && cubin->len >= 4 && memcmp(cubin->data, "\177ELF", 4) == 0)
+    return 0;
+  if (log->data)
+    sscanf(log->data, "%511[^\n]", first);
+  gpujit__error_set_log(log->data);
+  return gpujit__error(GPUJIT_ELINK, "ptxas failed (%s %d): %s", WIFEXITED(status) ? "exit" : "signal",
+                       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), first[0] ? first : "see its log");
+}
+
+/* Starts `exe` with its stdin, stdout and stderr on the pipes' ends (and fd 3 on `mem`, where
+ * there is one). */
+static int start(pid_t *pid, const char *exe, char **argv, char **env, int in, int out, int err_fd, int mem)
+{
+  posix_spawn_file_actions_t fa;
+  int err;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in, 0);
+  posix_spawn_file_actions_adddup2(&fa, out, 1);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+  if (mem >= 0)
+    posix_spawn_file_actions_adddup2(&fa, mem, 3);
+  err = posix_spawn(pid, exe, &fa, NULL, argv, env);
+  posix_spawn_file_actions_destroy(&fa);
+  if (err == 0)
+    return 0;
+  *pid = -1;
+  return gpujit__error(GPUJIT_EIO, "cannot start %s: %s", exe, strerror(err));
+}
+
+int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, const gpujit__buf *from,
+                  const char *arch, const gpujit_module_options *o)
+{
+  char from_var[64];
+  int mem = -1; /* under gpujit profile: the cubin's file in memory (fd 3 in ptxas) */
   const char *exe = gpujit__ptxas_path();
   gpujit__strvec args = {0};
   char **argv = NULL, **env = NULL, *preload = NULL;
-  size_t nenv = 0;
-  posix_spawn_file_actions_t fa;
   int fin[2] = {-1, -1}, fout[2] = {-1, -1}, ferr[2] = {-1, -1}, status = 0, err;
   pid_t pid = -1;
 
   cubin->len = 0;
   if (!exe)
     return gpujit__error(GPUJIT_ENOENT, "no ptxas in the toolkit (%s/bin/ptxas)", gpujit__cuda_root());
-  /* through pipes, not files: nothing to clean up, and a full disk cannot get in the way */
-  if ((err = ptxas_args(&args, exe, arch, o, "-", "/dev/stdout")) < 0)
+  if (!(env = child_env(&preload, from_var, sizeof(from_var), from))) {
+    err = GPUJIT_ENOMEM;
+    goto done;
+  }
+  /* Through pipes, not files: nothing to clean up, and a full disk cannot get in the way. Under
+   * gpujit profile the cubin goes to a file in memory instead — still no file on disk — so that
+   * the profile records its hash, and the module loaded from it is tied to this compile. */
+  if (preload)
+    mem = memory_file();
+  if ((err = ptxas_args(&args, exe, arch, o, "-", mem >= 0 ? "/dev/fd/3" : "/dev/stdout")) < 0)
     goto done;
   if (!(argv = calloc(args.count + 1, sizeof(*argv)))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;
   }
   memcpy(argv, args.items, args.count * sizeof(*argv));
-  /* ptxas runs as a step of NVRTC's would, in-process: what is preloaded into gpujit (a
-   * sanitizer's shim, another tool's library) is not preloaded into it — but gpujit profile's
-   * injection library is kept, so that the profile sees ptxas as a stage of this compile */
-  for (char **e = environ; *e; e++)
-    nenv++;
-  if (!(env = calloc(nenv + 1, sizeof(*env)))) {
-    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    goto done;
-  }
-  nenv = 0;
-  for (char **e = environ; *e; e++)
-    if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
-      env[nenv++] = *e;
-    else if ((preload = injection_only(*e + 11)) != NULL)
-      env[nenv++] = preload;
   if (pipe2(fin, O_CLOEXEC) < 0 || pipe2(fout, O_CLOEXEC) < 0 || pipe2(ferr, O_CLOEXEC) < 0) {
     err = gpujit__error(GPUJIT_EIO, "pipe: %s", strerror(errno));
     goto done;
   }
   fcntl(fin[1], F_SETFL, O_NONBLOCK);
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fin[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, fout[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, ferr[1], 2);
-  err = posix_spawn(&pid, exe, &fa, NULL, argv, env);
-  posix_spawn_file_actions_destroy(&fa);
+  err = start(&pid, exe, argv, env, fin[0], fout[1], ferr[1], mem);
   close(fin[0]), close(fout[1]), close(ferr[1]);
   fin[0] = fout[1] = ferr[1] = -1;
-  if (err != 0) {
-    pid = -1;
-    err = gpujit__error(GPUJIT_EIO, "cannot start %s: %s", exe, strerror(err));
+  if (err < 0)
     goto done;
-  }
-  {
-    /* a child gone before reading all of its input must not kill us with SIGPIPE */
-    sigset_t pipe_set, old;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    err = exchange(fin[1], fout[0], ferr[0], ptx, cubin, log);
-    fin[1] = -1; /* exchange closed it */
-    {
-      struct timespec zero = {0, 0};
-      while (sigtimedwait(&pipe_set, NULL, &zero) > 0) /* a SIGPIPE raised meanwhile is ours to drop */
-        ;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-  }
+  err = talk(fin[1], fout[0], ferr[0], ptx, mem >= 0 ? log : cubin, log);
+  fin[1] = -1; /* talk closed it */
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
   pid = -1;
-  if (err < 0)
-    goto done;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || cubin->len < 4 || memcmp(cubin->data, "\177ELF", 4) != 0) {
-    char first[512] = "";
-    if (log->data)
-      sscanf(log->data, "%511[^\n]", first);
-    gpujit__error_set_log(log->data);
-    err = gpujit__error(GPUJIT_ELINK, "ptxas failed (%s %d): %s", WIFEXITED(status) ? "exit" : "signal",
-                        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), first[0] ? first : "see its log");
-  }
+  if (err == 0 && mem >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    err = read_back(mem, cubin);
+  if (err == 0)
+    err = outcome(status, cubin, log);
 done:
   for (int i = 0; i < 2; i++) {
     if (fin[i] >= 0)
@@ -233,6 +324,8 @@ done:
   if (pid > 0)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
       ;
+  if (mem >= 0)
+    close(mem);
   free(argv);
   free(env);
   free(preload);

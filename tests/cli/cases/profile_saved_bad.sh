@@ -5,6 +5,7 @@
 # expect: *a trace: 5 *t.json: a trace (Trace Event Format), not a saved profile*
 # expect: *gzip: 5 *gzip-compressed: gunzip it first*
 # expect: *garbage: 5 *not a gpujit saved profile (no tar header*
+# expect: *binary after a brace: 5 *not a gpujit saved profile (no tar header*
 # expect: *another tar: 5 *a tar archive, not a gpujit saved profile (its first member is 'a.txt'*
 # expect: *truncated: all refused*
 # expect: *cut in the manifest: 5 *truncated: the manifest ends after*
@@ -29,7 +30,8 @@ echo "missing: $(r $GPUJIT profile report nope.gjprof)"
 echo "the JSON: $(r $GPUJIT profile report p.json)"
 echo "a trace: $(r $GPUJIT profile report t.json)"
 gzip -c good.gjprof > good.gjprof.gz; echo "gzip: $(r $GPUJIT profile report good.gjprof.gz)"
-head -c 3000 /dev/urandom > garbage.gjprof; echo "garbage: $(r $GPUJIT profile report garbage.gjprof)"
+python3 -c "import random, sys; r = random.Random(7); sys.stdout.buffer.write(bytes([1]) + bytes(r.randrange(256) for _ in range(2999)))" > garbage.gjprof; echo "garbage: $(r $GPUJIT profile report garbage.gjprof)"
+python3 -c "import random, sys; r = random.Random(8); sys.stdout.buffer.write(b'{' + bytes(r.randrange(256) for _ in range(2999)))" > brace.gjprof; echo "binary after a brace: $(r $GPUJIT profile report brace.gjprof)"
 echo hi > a.txt && tar cf other.tar a.txt; echo "another tar: $(r $GPUJIT profile report other.tar)"
 size=$(stat -c %s good.gjprof); bad=""
 for cut in 1 100 511 512 513 1024 1536 2048 3000 $((size / 2)) $((size - 1025)) $((size - 1024)) $((size - 600)) $((size - 1)); do

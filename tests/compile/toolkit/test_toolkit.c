@@ -90,11 +90,11 @@ static void test_toolkit__ptxas(void **state)
   if (!gpujit__ptxas_path())
     skip();
   assert_int_equal(gpujit__buf_put(&ptx, good, sizeof(good) - 1), 0);
-  assert_int_equal(gpujit__ptxas(&cubin, &log, &ptx, "sm_90", &o), 0);
+  assert_int_equal(gpujit__ptxas(&cubin, &log, &ptx, NULL, "sm_90", &o), 0);
   assert_true(cubin.len > 4 && memcmp(cubin.data, "\177ELF", 4) == 0);
   ptx.len = 0;
   assert_int_equal(gpujit__buf_puts(&ptx, ".version 8.0\n.target sm_90\nnot ptx\n"), 0);
-  assert_int_equal(gpujit__ptxas(&cubin, &log, &ptx, "sm_90", &o), GPUJIT_ELINK);
+  assert_int_equal(gpujit__ptxas(&cubin, &log, &ptx, NULL, "sm_90", &o), GPUJIT_ELINK);
   assert_true(strlen(gpujit_error_log()) > 0);
   gpujit__buf_free(&ptx);
   gpujit__buf_free(&cubin);

@@ -25,17 +25,18 @@ def _signature(sig):
     return text if text.startswith("(") or not text else "(%s)" % text
 
 
-def _func_name(args, kw):
-    f = args[0] if args else kw.get("pyfunc")
-    sig = args[2] if len(args) > 2 and not hasattr(args[1], "__iter__") else args[1] if len(args) > 1 else kw.get("sig", kw.get("args", ""))
+def _func_name(params):
+    """compile_cuda(pyfunc, return_type, args, ...), compile(pyfunc, sig, ...), compile_ptx(...)."""
+    f = params.get("pyfunc")
+    sig = params["args"] if "return_type" in params else params.get("sig", "")
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or "function"
     return name + _signature(sig)
 
 
 def install_compiler(compiler):
-    wrapped = [_outer.wrap(compiler, attr, stage, _func_name) for attr, stage in (
+    watched = [_outer.watch(compiler, attr, stage, _func_name) for attr, stage in (
         ("compile_cuda", "typing_lowering"), ("compile", "compile"), ("compile_ptx", "compile_ptx"))]
-    if not any(wrapped):
+    if not any(watched):
         raise RuntimeError("%s has no compile_cuda/compile/compile_ptx" % _version())
 
 
@@ -44,19 +45,12 @@ def install_dispatcher(dispatcher):
     if cls is None or not hasattr(cls, "compile"):
         raise RuntimeError("%s has no CUDADispatcher.compile" % _version())
 
-    def name_of(args, kw):
-        self = args[0]
-        f = getattr(self, "py_func", None)
-        sig = args[1] if len(args) > 1 else kw.get("sig", "")
-        return getattr(f, "__qualname__", "kernel") + _signature(sig)
+    def name_of(params):
+        f = getattr(params.get("self"), "py_func", None)
+        return getattr(f, "__qualname__", "kernel") + _signature(params.get("sig", ""))
 
-    _outer.wrap(cls, "compile", "dispatch", name_of)
+    _outer.watch(cls, "compile", "dispatch", name_of)
     cache_cls = getattr(dispatcher, "CUDACache", None)
-    load = getattr(cache_cls, "load_overload", None)
-    if load is not None:  # a disk-cache hit: the kernel loaded, nothing compiled
-        def load_overload(self, *a, **k):
-            kernel = load(self, *a, **k)
-            if kernel is not None:
-                _outer.note(cache="hit")
-            return kernel
-        cache_cls.load_overload = load_overload
+    if cache_cls is not None:  # a disk-cache hit: the kernel loaded, nothing compiled
+        _outer.on_return(cache_cls, "load_overload",
+                         lambda params, kernel: kernel is not None and _outer.note(cache="hit"))

@@ -1,66 +1,176 @@
 """Timing a framework's compile entry points: the outermost call on a thread is one compile
 (entry points call each other: a public compile calls the front end), with the inner calls it
-makes as its stages."""
+makes as its stages.
+
+From Python 3.12 the entry points are watched through _watch (sys.monitoring events local to
+their code): the framework's functions and classes stay the objects the program knows. Before
+3.12 there is no such way, and each is replaced by a functools.wraps wrapper (name, qualname and
+__wrapped__ kept; the class and module stay)."""
 import functools
+import inspect
+import sys
 import threading
 
-from . import _record
+from . import _record, _watch
+
+CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
+
+
+def arguments(frame):
+    """A call's arguments by parameter name, read from its frame as the call begins (defaults
+    filled in; *args as a tuple, **kwargs as a dict, under their own names)."""
+    code, local = frame.f_code, frame.f_locals
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
+    return {name: local[name] for name in code.co_varnames[:n] if name in local}
+
+
+def signature(original):
+    try:
+        return inspect.signature(original)
+    except (TypeError, ValueError):
+        return None
+
+
+def bound(sig, args, kw):
+    """The same for a wrapper's call: the parameters of signature `sig` bound to what it was given."""
+    try:
+        b = sig.bind(*args, **kw)
+        b.apply_defaults()
+        return dict(b.arguments)
+    except (AttributeError, TypeError, ValueError):
+        return {}
 
 
 class Outer:
-    """Per framework: wrap() its entry points; the outermost call on a thread writes one unit."""
+    """Per framework: watch() its entry points; the outermost call on a thread writes one unit."""
 
     def __init__(self, fw, version):
         self.fw, self.version, self._local = fw, version, threading.local()
 
     def _state(self):
-        if not hasattr(self._local, "depth"):
-            self._local.depth, self._local.stages, self._local.extra = 0, [], {}
-        return self._local
+        s = self._local
+        if not hasattr(s, "stack"):
+            s.stack, s.stages, s.extra = [], [], {}
+        return s
 
     def note(self, **extra):
         """Something the current compile learned (its cache outcome, its name)."""
         s = self._state()
-        if s.depth:
+        if s.stack:
             s.extra.update(extra)
 
-    def wrap(self, owner, attr, stage, name_of, only_noted=False):
-        """owner.attr timed: a stage named `stage`; the unit's name from name_of(args, kwargs).
-        only_noted: a call during which nothing noted a cache outcome compiled nothing (a
-        module loaded already): no unit."""
+    def _begin(self, key, params):
+        s = self._state()
+        if not s.stack:
+            s.stages, s.extra = [], {}
+        s.stack.append((key, _record.now(), params))
+
+    def _end(self, key, stage, name_of, only_noted, ok):
+        """The call `key` returned (or raised): its stage, and the unit where it was the outermost.
+        Calls above it on the stack that never returned (they raised) go with it."""
+        s = self._state()
+        at = next((i for i in range(len(s.stack) - 1, -1, -1) if s.stack[i][0] is key), None)
+        if at is None:
+            return
+        _, t0, params = s.stack[at]
+        del s.stack[at:]
+        t1 = _record.now()
+        if s.stack or not s.stages:  # the outermost call is the unit itself, not a stage of it
+            s.stages.append((stage, t0, t1))
+        if not s.stack and not (only_noted and "cache" not in s.extra):
+            extra = dict(s.extra)
+            cache = extra.pop("cache", "miss")
+            _record.unit(self.fw, str(extra.pop("name", None) or name_of(params)), t0, t1,
+                         sorted(s.stages, key=lambda x: x[1])[:16], cache=cache,
+                         version=self.version(), error="" if ok else "raised", **extra)
+
+    def watch(self, owner, attr, stage, name_of, only_noted=False):
+        """owner.attr timed: a stage named `stage`; the unit's name from name_of(params), its
+        arguments by name. only_noted: a call during which nothing noted a cache outcome compiled
+        nothing (a module loaded already): no unit. False where owner has no such function."""
         original = getattr(owner, attr, None)
-        if original is None or getattr(original, "_gpujit_wrapped", False):
+        if original is None:
             return False
-        outer = self
+        if getattr(sys, "monitoring", None) is None:
+            return self._wrap(owner, attr, original, stage, name_of, only_noted)
+        code = _watch.code_of(original, attr)
+        if code is None:
+            raise RuntimeError("%s.%s is not a function of that name (a decorator's?)" % (owner.__name__, attr))
+
+        def start(frame):
+            s = self._state()  # a call that raised left its entry: one not on this call's stack goes
+            live = set()
+            f = frame.f_back
+            while f is not None:
+                live.add(id(f))
+                f = f.f_back
+            s.stack[:] = [e for e in s.stack if id(e[0]) in live]
+            self._begin(frame, arguments(frame))
+
+        def end(frame, value):
+            self._end(frame, stage, name_of, only_noted, True)
+
+        why = _watch.observe(code, start, end)
+        if why is not None:
+            raise RuntimeError(why)
+        return True
+
+    def _wrap(self, owner, attr, original, stage, name_of, only_noted):
+        if getattr(original, "_gpujit_wrapped", False):
+            return False
+        outer, sig = self, signature(original)
 
         @functools.wraps(original)
         def timed(*args, **kw):
-            s = outer._state()
-            s.depth += 1
-            if s.depth == 1:
-                s.stages, s.extra = [], {}
-            t0 = _record.now()
+            key = object()
+            outer._begin(key, bound(sig, args, kw))
             ok = False
             try:
                 result = original(*args, **kw)
                 ok = True
                 return result
             finally:
-                t1 = _record.now()
-                s.depth -= 1
                 try:
-                    if s.depth or not s.stages:  # the outermost call is the unit itself, not a stage of it
-                        s.stages.append((stage, t0, t1))
-                    if s.depth == 0 and not (only_noted and "cache" not in s.extra):
-                        name = name_of(args, kw)
-                        extra = dict(s.extra)
-                        cache = extra.pop("cache", "miss")
-                        _record.unit(outer.fw, str(extra.pop("name", None) or name), t0, t1,
-                                     sorted(s.stages, key=lambda x: x[1])[:16], cache=cache,
-                                     version=outer.version(), error="" if ok else "raised", **extra)
+                    outer._end(key, stage, name_of, only_noted, ok)
                 except Exception:
                     pass
 
         timed._gpujit_wrapped = True
         setattr(owner, attr, timed)
+        return True
+
+    def on_return(self, owner, attr, noted):
+        """noted(params, value) after each call of owner.attr returns: what it says of the current
+        compile (its cache outcome), for note(). False where owner has no such function."""
+        original = getattr(owner, attr, None)
+        if original is None:
+            return False
+        if getattr(sys, "monitoring", None) is None:
+            sig = signature(original)
+
+            @functools.wraps(original)
+            def wrapper(*args, **kw):
+                value = original(*args, **kw)
+                try:
+                    noted(bound(sig, args, kw), value)
+                except Exception:
+                    pass
+                return value
+            setattr(owner, attr, wrapper)
+            return True
+        code = _watch.code_of(original, attr)
+        if code is None:
+            raise RuntimeError("%s.%s is not a function of that name (a decorator's?)" % (owner.__name__, attr))
+        params = {}  # per thread: the arguments as the call began
+
+        def start(frame):
+            params[threading.get_ident()] = arguments(frame)
+
+        def end(frame, value):
+            noted(params.pop(threading.get_ident(), {}), value)
+
+        why = _watch.observe(code, start, end)
+        if why is not None:
+            raise RuntimeError(why)
         return True

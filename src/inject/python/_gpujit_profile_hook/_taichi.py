@@ -25,22 +25,16 @@ def install(kernel_module):
     for attr in ("__call__", "materialize", "launch_kernel"):
         if cls is None or not hasattr(cls, attr):
             raise RuntimeError("%s has no Kernel.%s" % (_version(), attr))
-    launch = cls.launch_kernel
-
-    def launch_kernel(self, t_kernel, compiled_kernel_data, *args):
-        result = launch(self, t_kernel, compiled_kernel_data, *args)
-        if compiled_kernel_data is None:  # compiled (or loaded from the offline cache) in this call
-            hit = getattr(getattr(self, "fe_ll_cache_observations", None), "cache_hit", False)
+    def launched(params, result):
+        if params.get("compiled_kernel_data", 0) is None:  # compiled (or from the offline cache) in this call
+            hit = getattr(getattr(params.get("self"), "fe_ll_cache_observations", None), "cache_hit", False)
             _outer.note(cache="hit" if hit else "miss")
-        return result
 
-    launch_kernel.__wrapped__ = launch
-    cls.launch_kernel = launch_kernel
-
-    def name_of(args, kw):
-        f = getattr(args[0], "func", None)
+    def name_of(params):
+        f = getattr(params.get("self"), "func", None)
         return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or "kernel"
 
-    _outer.wrap(cls, "launch_kernel", "back_end_and_first_launch", name_of)
-    _outer.wrap(cls, "materialize", "front_end", name_of)
-    _outer.wrap(cls, "__call__", "call", name_of, only_noted=True)
+    _outer.on_return(cls, "launch_kernel", launched)
+    _outer.watch(cls, "launch_kernel", "back_end_and_first_launch", name_of)
+    _outer.watch(cls, "materialize", "front_end", name_of)
+    _outer.watch(cls, "__call__", "call", name_of, only_noted=True)

@@ -20,18 +20,9 @@ def install(context):
     if cls is None or not hasattr(cls, "load") or not hasattr(cls, "_compile"):
         raise RuntimeError("%s has no Module.load/_compile" % _version())
 
-    def name_of(args, kw):
-        self = args[0]
-        device = args[1] if len(args) > 1 else kw.get("device")
-        return "%s on %s" % (getattr(self, "name", "module"), device)
+    def name_of(params):
+        return "%s on %s" % (getattr(params.get("self"), "name", "module"), params.get("device"))
 
-    compile_ = cls._compile
-
-    def _compile(self, *a, **k):
-        compiled = compile_(self, *a, **k)
-        _outer.note(cache="miss" if compiled else "hit")  # compiled, or Warp's kernel cache served it
-        return compiled
-
-    _compile.__wrapped__ = compile_
-    cls._compile = _compile
-    _outer.wrap(cls, "load", "load", name_of, only_noted=True)  # a module loaded already compiles nothing
+    # compiled, or Warp's kernel cache served it
+    _outer.on_return(cls, "_compile", lambda params, compiled: _outer.note(cache="miss" if compiled else "hit"))
+    _outer.watch(cls, "load", "load", name_of, only_noted=True)  # a module loaded already compiles nothing

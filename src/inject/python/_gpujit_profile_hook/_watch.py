@@ -9,8 +9,8 @@ import threading
 
 from . import _record
 
-_codes = {}  # code object -> on_return(t0, t1, frame of the call)
-_starts = {}  # (thread id, code object) -> when that thread's current call of it began
+_observers = {}  # code object -> [(on_start(frame), on_return(frame, value))], either may be None
+_starts = {}  # (thread id, code object) -> when that thread's current call of it began (watch())
 _tool = []  # the tool id gpujit took, once it took one
 _lock = _record.ChildLock()
 
@@ -25,6 +25,14 @@ def unwrapped(f):
     return f
 
 
+def code_of(f, name):
+    """The code object of function `f` (under its functools.wraps wrappers) when it is the function
+    named `name` itself — not a decorator's shared inner function, whose code runs for every
+    function it decorates — else None."""
+    code = getattr(unwrapped(f), "__code__", None)
+    return code if code is not None and code.co_name == name else None
+
+
 def _guarded(f):
     def call(*args):
         try:
@@ -34,20 +42,23 @@ def _guarded(f):
     return call
 
 
+def _frame_of(code):
+    f = sys._getframe(2)
+    while f is not None and f.f_code is not code:  # the call's own frame: its arguments
+        f = f.f_back
+    return f
+
+
 def _started(code, offset):
-    if code in _codes:
-        _starts[(threading.get_ident(), code)] = _record.now()
+    for on_start, _ in _observers.get(code, ()):
+        if on_start is not None:
+            _guarded(on_start)(_frame_of(code))
 
 
 def _returned(code, offset, value):
-    on_return = _codes.get(code)
-    t0 = _starts.pop((threading.get_ident(), code), None) if on_return is not None else None
-    if t0 is None:
-        return
-    t1, f = _record.now(), sys._getframe(1)
-    while f is not None and f.f_code is not code:  # the call's own frame: its arguments
-        f = f.f_back
-    on_return(t0, t1, f)
+    for _, on_return in _observers.get(code, ()):
+        if on_return is not None:
+            _guarded(on_return)(_frame_of(code), value)
 
 
 def _take_tool(mon):
@@ -63,10 +74,10 @@ def _take_tool(mon):
     return None
 
 
-def watch(code, on_return, began=None):
-    """Call on_return(t0, t1, frame) after each call of `code` returns (a call that raises is not
-    seen before Python 3.15). began: when a call already running on this thread began (it is
-    watched from its return on). None, or why it cannot be watched."""
+def observe(code, on_start=None, on_return=None):
+    """on_start(frame) as each call of `code` begins, on_return(frame, value) as it returns (a call
+    that raises is not seen before Python 3.15: PY_UNWIND is no local event before it). None, or
+    why it cannot be observed."""
     mon = getattr(sys, "monitoring", None)
     if mon is None:
         return "Python %d.%d has no sys.monitoring (3.12+)" % sys.version_info[:2]
@@ -74,9 +85,24 @@ def watch(code, on_return, began=None):
         why = _take_tool(mon)
         if why is not None:
             return why
-        if code not in _codes:
-            _codes[code] = on_return
+        if code not in _observers:
             mon.set_local_events(_tool[0], code, mon.events.PY_START | mon.events.PY_RETURN)
-        if began is not None:
-            _starts[(threading.get_ident(), code)] = began
+        _observers[code] = _observers.get(code, []) + [(on_start, on_return)]  # swapped whole: no lock to read
     return None
+
+
+def watch(code, on_return, began=None):
+    """Call on_return(t0, t1, frame) after each call of `code` returns (a call that raises is not
+    seen before Python 3.15). began: when a call already running on this thread began (it is
+    watched from its return on). None, or why it cannot be watched."""
+    def start(frame):
+        _starts[(threading.get_ident(), code)] = _record.now()
+
+    def end(frame, value):
+        t0 = _starts.pop((threading.get_ident(), code), None)
+        if t0 is not None:
+            on_return(t0, _record.now(), frame)
+
+    if began is not None:
+        _starts[(threading.get_ident(), code)] = began
+    return observe(code, start, end)
