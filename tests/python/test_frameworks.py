@@ -103,6 +103,13 @@ def _profiled(tmp_path, source, *args):
     return json.loads(out.read_text()), own
 
 
+# the Numba-CUDA, Warp and Taichi adapters watch through sys.monitoring (3.12+); before it they
+# register nothing and say so (test_hook_compilers checks that)
+watched = pytest.mark.skipif(sys.version_info < (3, 12), reason="Python %d.%d has no sys.monitoring: the adapter "
+                             "registers nothing (test_hook_compilers checks its note)" % sys.version_info[:2])
+
+
+@watched
 def test_numba_cuda_compile_under_the_profile(tmp_path):
     # NVIDIA's numba-cuda (the adapter's reference); Numba's own deprecated numba.cuda is not verified
     pytest.importorskip("numba_cuda", reason="numba-cuda is not installed (pip install 'numba-cuda[cu13]')")
@@ -124,6 +131,7 @@ def test_numba_cuda_compile_under_the_profile(tmp_path):
     assert {"typing_lowering"} <= {s["name"] for s in p["stages"] if s["compile"] == u["id"]}
 
 
+@watched
 def test_warp_module_under_the_profile(tmp_path):
     pytest.importorskip("warp", reason="warp-lang is not installed (pip install warp-lang)")
     cache = str(tmp_path / "kernels")
@@ -153,6 +161,7 @@ for _ in range(3):
 '''
 
 
+@watched
 def test_gstaichi_kernel_under_the_profile(tmp_path):
     pytest.importorskip("gstaichi", reason="gstaichi is not installed (pip install gstaichi)")
     cache = str(tmp_path / "offline")

@@ -2,13 +2,10 @@
 (entry points call each other: a public compile calls the front end), with the inner calls it
 makes as its stages.
 
-From Python 3.12 the entry points are watched through _watch (sys.monitoring events local to
-their code): the framework's functions and classes stay the objects the program knows. Before
-3.12 there is no such way, and each is replaced by a functools.wraps wrapper (name, qualname and
-__wrapped__ kept; the class and module stay)."""
-import functools
-import inspect
-import sys
+The entry points are watched through _watch (sys.monitoring events local to their code): the
+framework's functions and classes stay the objects the program knows. Before Python 3.12 there
+is no such way, and nothing is put in their place: watch() raises, and the adapter's note says
+that its compiles are not in the report."""
 import threading
 
 from . import _record, _watch
@@ -23,23 +20,6 @@ def arguments(frame):
     n = code.co_argcount + code.co_kwonlyargcount
     n += bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
     return {name: local[name] for name in code.co_varnames[:n] if name in local}
-
-
-def signature(original):
-    try:
-        return inspect.signature(original)
-    except (TypeError, ValueError):
-        return None
-
-
-def bound(sig, args, kw):
-    """The same for a wrapper's call: the parameters of signature `sig` bound to what it was given."""
-    try:
-        b = sig.bind(*args, **kw)
-        b.apply_defaults()
-        return dict(b.arguments)
-    except (AttributeError, TypeError, ValueError):
-        return {}
 
 
 class Outer:
@@ -92,8 +72,6 @@ class Outer:
         original = getattr(owner, attr, None)
         if original is None:
             return False
-        if getattr(sys, "monitoring", None) is None:
-            return self._wrap(owner, attr, original, stage, name_of, only_noted)
         code = _watch.code_of(original, attr)
         if code is None:
             raise RuntimeError("%s.%s is not a function of that name (a decorator's?)" % (owner.__name__, attr))
@@ -116,49 +94,12 @@ class Outer:
             raise RuntimeError(why)
         return True
 
-    def _wrap(self, owner, attr, original, stage, name_of, only_noted):
-        if getattr(original, "_gpujit_wrapped", False):
-            return False
-        outer, sig = self, signature(original)
-
-        @functools.wraps(original)
-        def timed(*args, **kw):
-            key = object()
-            outer._begin(key, bound(sig, args, kw))
-            ok = False
-            try:
-                result = original(*args, **kw)
-                ok = True
-                return result
-            finally:
-                try:
-                    outer._end(key, stage, name_of, only_noted, ok)
-                except Exception:
-                    pass
-
-        timed._gpujit_wrapped = True
-        setattr(owner, attr, timed)
-        return True
-
     def on_return(self, owner, attr, noted):
         """noted(params, value) after each call of owner.attr returns: what it says of the current
         compile (its cache outcome), for note(). False where owner has no such function."""
         original = getattr(owner, attr, None)
         if original is None:
             return False
-        if getattr(sys, "monitoring", None) is None:
-            sig = signature(original)
-
-            @functools.wraps(original)
-            def wrapper(*args, **kw):
-                value = original(*args, **kw)
-                try:
-                    noted(bound(sig, args, kw), value)
-                except Exception:
-                    pass
-                return value
-            setattr(owner, attr, wrapper)
-            return True
         code = _watch.code_of(original, attr)
         if code is None:
             raise RuntimeError("%s.%s is not a function of that name (a decorator's?)" % (owner.__name__, attr))
