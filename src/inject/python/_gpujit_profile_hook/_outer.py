@@ -22,6 +22,22 @@ def arguments(frame):
     return {name: local[name] for name in code.co_varnames[:n] if name in local}
 
 
+def _observe(owner, attr, start, end):
+    """start(frame) and end(frame, value) around each call of owner.attr, the framework's function
+    left in place. False where owner has no such function; raises where it cannot be watched (a
+    decorator's shared inner function, or no sys.monitoring before Python 3.12)."""
+    original = getattr(owner, attr, None)
+    if original is None:
+        return False
+    code = _watch.code_of(original, attr)
+    if code is None:
+        raise RuntimeError("%s.%s is not a function of that name (a decorator's?)" % (owner.__name__, attr))
+    why = _watch.observe(code, start, end)
+    if why is not None:
+        raise RuntimeError(why)
+    return True
+
+
 class Outer:
     """Per framework: watch() its entry points; the outermost call on a thread writes one unit."""
 
@@ -69,13 +85,6 @@ class Outer:
         """owner.attr timed: a stage named `stage`; the unit's name from name_of(params), its
         arguments by name. only_noted: a call during which nothing noted a cache outcome compiled
         nothing (a module loaded already): no unit. False where owner has no such function."""
-        original = getattr(owner, attr, None)
-        if original is None:
-            return False
-        code = _watch.code_of(original, attr)
-        if code is None:
-            raise RuntimeError("%s.%s is not a function of that name (a decorator's?)" % (owner.__name__, attr))
-
         def start(frame):
             s = self._state()  # a call that raised left its entry: one not on this call's stack goes
             live = set()
@@ -89,20 +98,11 @@ class Outer:
         def end(frame, value):
             self._end(frame, stage, name_of, only_noted, True)
 
-        why = _watch.observe(code, start, end)
-        if why is not None:
-            raise RuntimeError(why)
-        return True
+        return _observe(owner, attr, start, end)
 
     def on_return(self, owner, attr, noted):
         """noted(params, value) after each call of owner.attr returns: what it says of the current
         compile (its cache outcome), for note(). False where owner has no such function."""
-        original = getattr(owner, attr, None)
-        if original is None:
-            return False
-        code = _watch.code_of(original, attr)
-        if code is None:
-            raise RuntimeError("%s.%s is not a function of that name (a decorator's?)" % (owner.__name__, attr))
         params = {}  # per thread: the arguments as the call began
 
         def start(frame):
@@ -111,7 +111,4 @@ class Outer:
         def end(frame, value):
             noted(params.pop(threading.get_ident(), {}), value)
 
-        why = _watch.observe(code, start, end)
-        if why is not None:
-            raise RuntimeError(why)
-        return True
+        return _observe(owner, attr, start, end)
