@@ -104,12 +104,17 @@ def _profiled(tmp_path, source, *args):
 
 
 # the Numba-CUDA, Warp and Taichi adapters watch through sys.monitoring (3.12+); before it they
-# register nothing and say so (test_hook_compilers checks that)
-watched = pytest.mark.skipif(sys.version_info < (3, 12), reason="Python %d.%d has no sys.monitoring: the adapter "
-                             "registers nothing (test_hook_compilers checks its note)" % sys.version_info[:2])
+# put nothing in the framework's place and register nothing: the program runs as without the
+# profile, its framework's compiles are in no row, and a note says so
+WATCHED = sys.version_info >= (3, 12)
 
 
-@watched
+def left_alone(p, kind):
+    assert not [c for c in p["compiles"] if c["kind"] == kind], p["compiles"]
+    said = [str(n) for n in p["notes"] if "the %s adapter" % kind in str(n)]
+    assert said and "has no sys.monitoring" in said[0] and "not in this report" in said[0], p["notes"]
+
+
 def test_numba_cuda_compile_under_the_profile(tmp_path):
     # NVIDIA's numba-cuda (the adapter's reference); Numba's own deprecated numba.cuda is not verified
     pytest.importorskip("numba_cuda", reason="numba-cuda is not installed (pip install 'numba-cuda[cu13]')")
@@ -120,6 +125,8 @@ def test_numba_cuda_compile_under_the_profile(tmp_path):
     if alone.returncode != 0:
         pytest.skip("numba-cuda fails here without gpujit too: " + alone.stderr.strip().splitlines()[-1])
     p, own = _profiled(tmp_path, NUMBA)
+    if not WATCHED:
+        return left_alone(p, "numba")
     units = [c for c in p["compiles"] if c["kind"] == "numba"]
     assert [u["name"] for u in units] == ["gj_twice(array(float32, 1d, A), array(float32, 1d, A))"]
     u = units[0]
@@ -131,12 +138,14 @@ def test_numba_cuda_compile_under_the_profile(tmp_path):
     assert {"typing_lowering"} <= {s["name"] for s in p["stages"] if s["compile"] == u["id"]}
 
 
-@watched
 def test_warp_module_under_the_profile(tmp_path):
     pytest.importorskip("warp", reason="warp-lang is not installed (pip install warp-lang)")
     cache = str(tmp_path / "kernels")
     for expect in ("miss", "hit"):  # compiled, then served by Warp's kernel cache
         p, own = _profiled(tmp_path, WARP, cache)
+        if not WATCHED:
+            left_alone(p, "warp")
+            continue
         units = [c for c in p["compiles"] if c["kind"] == "warp"]
         assert len(units) == 1 and units[0]["name"].endswith("on cpu"), units
         assert units[0]["cache"] == expect
@@ -161,12 +170,14 @@ for _ in range(3):
 '''
 
 
-@watched
 def test_gstaichi_kernel_under_the_profile(tmp_path):
     pytest.importorskip("gstaichi", reason="gstaichi is not installed (pip install gstaichi)")
     cache = str(tmp_path / "offline")
     for expect in ("miss", "hit"):  # compiled, then served by the offline cache
         p, own = _profiled(tmp_path, TAICHI, cache)
+        if not WATCHED:
+            left_alone(p, "taichi")
+            continue
         units = [c for c in p["compiles"] if c["kind"] == "taichi"]
         assert [(u["name"], u["cache"]) for u in units] == [("gj_fill", expect)]  # later calls compile nothing
         assert abs(units[0]["ms"] - own) <= max(2.0, 0.05 * own), (units[0]["ms"], own)
