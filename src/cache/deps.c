@@ -9,11 +9,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <xxhash.h>
 
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/hash.h"
 #include "cache/deps.h"
 
 /* Timestamps closer than this to the moment a file was read cannot stand for its content. */
@@ -24,14 +24,6 @@ int64_t gpujit__deps_clock(void)
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-void gpujit__deps_hash_hex(char out[33], const void *data, size_t size)
-{
-  XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, XXH3_128bits(data, size));
-  for (int i = 0; i < 16; i++)
-    snprintf(out + 2 * i, 3, "%02x", c.digest[i]);
 }
 
 bool gpujit__deps_old_enough(int64_t mtime, int64_t ctime, int64_t read_start)
@@ -89,7 +81,7 @@ int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, c
   gpujit__dep *e = gpujit__deps_push(d, path, base);
   if (!e)
     return GPUJIT_ENOMEM;
-  gpujit__deps_hash_hex(e->hash, data, size);
+  gpujit__hash_hex(e->hash, data, size);
   e->size = size;
   if (stat(path, &st) == 0) {
     e->dev = (uint64_t)st.st_dev;

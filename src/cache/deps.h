@@ -80,8 +80,6 @@ int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t wh
 
 /* Shared by the records (deps.c) and their checks (deps_check.c). */
 static inline int64_t gpujit__ns(struct timespec t) { return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec; }
-/** A file's XXH3-128 as 32 hex digits. */
-void gpujit__deps_hash_hex(char out[33], const void *data, size_t size);
 /** Whether stamps this old may stand for a content read at `read_start` (the same-tick race). */
 bool gpujit__deps_old_enough(int64_t mtime_ns, int64_t ctime_ns, int64_t read_start);
 /** Take `st` as the record's stat, trusted when old enough for `read_start`. */

@@ -18,6 +18,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/hash.h"
 #include "cache/deps.h"
 
 static int by_identity(const void *a, const void *b)
@@ -115,7 +116,7 @@ static bool content_matches(gpujit__dep *e, bool *refresh)
     gpujit_error_clear();
     return false;
   }
-  gpujit__deps_hash_hex(h, b.data ? b.data : "", b.len);
+  gpujit__hash_hex(h, b.data, b.len);
   ok = strcmp(h, e->hash) == 0;
   gpujit__buf_free(&b);
   if (ok && stat(e->path, &after) == 0 && gpujit__ns(after.st_mtim) == gpujit__ns(before.st_mtim) &&

@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "base/error.h"
+#include "base/hash.h"
 #include "compile/toolkit/nvrtc_opts.h"
 #include "compile/toolkit/ptxas.h"
 #include "compile/toolkit/toolkit.h"
@@ -146,12 +146,9 @@ static char *injection_only(const char *list)
  * inject/protocol.h's FROM_HASH. */
 static void from_hash(char *out, size_t cap, const gpujit__buf *from)
 {
-  XXH128_canonical_t c;
-  size_t len = from->data ? strnlen(from->data, from->len) : 0, n;
-  XXH128_canonicalFromHash(&c, XXH3_128bits(from->data ? from->data : "", len));
-  n = (size_t)snprintf(out, cap, "GPUJIT_PROFILE_FROM_HASH=");
-  for (int i = 0; i < 16 && n + 2 < cap; i++, n += 2)
-    snprintf(out + n, cap - n, "%02x", c.digest[i]);
+  char hex[33];
+  gpujit__hash_hex(hex, from->data, from->data ? strnlen(from->data, from->len) : 0);
+  snprintf(out, cap, "GPUJIT_PROFILE_FROM_HASH=%s", hex);
 }
 
 /* A file in memory (memfd), or -1 where the kernel has none: a regular file, unlike a pipe, so

@@ -18,10 +18,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #include "base/fs.h"
+#include "base/hash.h"
 #include "compile/toolkit/toolkit.h"
 
 static char toolkit_id[2048];
@@ -53,18 +52,15 @@ static bool file_hash(const char *path, const struct stat *st, char out[33])
 {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   void *m;
-  XXH128_canonical_t c;
   if (fd < 0)
     return false;
   m = st->st_size ? mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
   close(fd);
   if (m == MAP_FAILED)
     return false;
-  XXH128_canonicalFromHash(&c, XXH3_128bits(m ? m : "", (size_t)st->st_size));
+  gpujit__hash_hex(out, m, (size_t)st->st_size);
   if (m)
     munmap(m, (size_t)st->st_size);
-  for (int i = 0; i < 16; i++)
-    snprintf(out + 2 * i, 3, "%02x", c.digest[i]);
   return true;
 }
 
