@@ -4,10 +4,12 @@ backward, Adam) as a profiler's per-launch cost shows it. Every GPU call of the 
 run(), so torch.profiler's count of kernels (--torch-profiler) is the process's whole count, the
 one `gpujit profile` must report.
 
-    python3 profile_mlp.py [STEPS] [--torch-profiler]
+    python3 profile_mlp.py [STEPS] [--torch-profiler [--names]]
 
 Prints one JSON line: loop_s (the timed steps, synchronized), steps, kernels (torch.profiler's
-count of CUDA kernels, with --torch-profiler), peak_kib."""
+count of CUDA kernels, with --torch-profiler), peak_kib; with --names also by_name, torch.profiler's
+count of each kernel name (bench/profile_overhead.py compares it with the profile's when the totals
+differ)."""
 import json
 import sys
 import time
@@ -53,9 +55,12 @@ if with_profiler:
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         loop = run()
-    kernels = sum(1 for e in prof.events()
-                  if e.device_type == DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset")))
+    names = [e.name for e in prof.events() if e.device_type == DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset"))]
+    kernels = len(names)
 else:
     loop = run()
 peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
-print(json.dumps({"loop_s": loop, "steps": steps, "kernels": kernels, "peak_kib": peak}))
+out = {"loop_s": loop, "steps": steps, "kernels": kernels, "peak_kib": peak}
+if with_profiler and "--names" in sys.argv[1:]:
+    out["by_name"] = {n: names.count(n) for n in sorted(set(names))}
+print(json.dumps(out))

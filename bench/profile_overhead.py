@@ -7,10 +7,16 @@ Workloads (SECTIONS):
   storm   bench/launch_storm.c: LAUNCHES launches of an empty kernel through the driver API, the
           loop timed (target: profiled/plain <= 1.10, <= 0.3 us a launch). Beside the profile: its
           launch callbacks off (GPUJIT_PROFILE_LAUNCH_CALLBACKS=0: what CUPTI's kernel records cost
-          alone), --no-cupti (the wrappers alone). Checked: every launch in gj_empty's row.
+          alone), no CUPTI callbacks at all (subscribe=0: the records alone, launches untied),
+          its buffers given back unread (unread=1: CUPTI's own cost), --no-cupti (the wrappers alone).
+          Checked: every launch in gj_empty's row.
   mlp     bench/profile_mlp.py: a PyTorch MLP trained STEPS steps, the loop timed (target <= 1.05),
           beside it --no-frameworks and torch.profiler (CUPTI through Kineto). Checked: the launches
           gpujit counted against the kernels torch.profiler counted.
+  floor   bench/cupti_floor.c (beside LAUNCH_STORM) as separate processes, alternately: launches with
+          CUPTI never called against launches with CUPTI's activity API set up and nothing enabled
+          (and with its kernel records, unread): what any CUPTI-based tool costs a launch before it
+          does anything. The storm's target lies below it on the H100 (docs/profile.md).
   knobs   the storm under CUPTI settings other than the profile's (GPUJIT_PROFILE_LAUNCH_CALLBACKS
           words, src/inject/cupti.c): where a setting makes the per-launch cost smaller.
   cupy    CuPy: 10,000 launches (target <= 1.10 of the run), 50 compiles (<= 1.03).
@@ -173,6 +179,34 @@ def storm_timeline(n):
                 end.get("late_buffers", "?"), end.get("unattributed", "?")))
 
 
+def mlp_names(mlp):
+    """One more run each way, the kernels compared by name: the profile's kernel sums (its records
+    kept) against torch.profiler's events."""
+    keep = os.path.join(work, "mlp-records")
+    os.makedirs(keep, exist_ok=True)
+    once(mlp, Variant("gpujit profile"), "mlp-names", keep=keep)
+    ours = {}
+    for path in glob.glob(os.path.join(keep, "*.jsonl")):
+        for l in open(path):
+            if l.startswith('{"k":"ksum"'):
+                r = json.loads(l)
+                ours[r["name"]] = ours.get(r["name"], 0) + r["n"]
+    shutil.rmtree(keep, ignore_errors=True)
+    if ours and shutil.which("c++filt"):  # CUPTI's names are mangled, torch.profiler's are not
+        mangled = list(ours)
+        plain = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True, text=True).stdout.split("\n")
+        if len(plain) >= len(mangled):
+            demangled = {}
+            for m, d in zip(mangled, plain):
+                demangled[d] = demangled.get(d, 0) + ours[m]
+            ours = demangled
+    _, line, _ = once(mlp, Variant("torch.profiler", profiled=False, extra_args=("--torch-profiler", "--names")), "mlp-names-torch")
+    theirs = line.get("by_name", {})
+    diff = ["%s: gpujit %d, torch.profiler %d" % (n[:90], ours.get(n, 0), theirs.get(n, 0))
+            for n in sorted(set(ours) | set(theirs)) if ours.get(n, 0) != theirs.get(n, 0)]
+    return "; ".join(diff[:8]) or "the same names and counts in these two runs"
+
+
 notes = []
 print("gpujit profile overhead: %d rounds, the order of variants rotated each round; medians [min-max]" % args.rounds)
 if "storm" in sections:
@@ -181,6 +215,8 @@ if "storm" in sections:
     runs = side_by_side("launch_storm %d" % n, cmd, [
         PLAIN, Variant("gpujit profile"),
         Variant("no launch callbacks", env={"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "0"}),
+        Variant("no CUPTI callbacks", env={"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "subscribe=0"}),
+        Variant("records unread", env={"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "1,unread=1"}),
         Variant("--no-cupti", options=("--no-cupti",))], "seconds")
     report("launch_storm %d" % n, runs, target=(1.10, 0.3), per=n)
     counted = []
@@ -198,6 +234,25 @@ if "storm" in sections:
     notes.append("launch_storm plain: the loop issued its launches in %.0f%% of its time, the synchronize after them took "
                  "the rest" % (100 * med(issue)))
     notes.append("launch_storm: " + storm_timeline(min(n, 1_000_000)))
+if "floor" in sections:
+    floor = os.path.join(os.path.dirname(os.path.abspath(args.storm)), "cupti_floor")
+    per = {"none": [], "nosub": [], "kernel": []}
+    for i in range(args.rounds):
+        for how in (("none", "nosub") if i % 2 == 0 else ("nosub", "none")):
+            r = subprocess.run([floor, "150000", "3", how], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+            if r.returncode != 0:
+                sys.exit("profile_overhead: %s failed: %s" % (floor, r.stderr[-400:]))
+            line = json.loads(r.stdout.strip().splitlines()[-1])
+            per[how].append(line["plain"][0])
+            if how == "nosub":
+                per["kernel"].append(line["kernel"][0])
+    attach = [a / b for a, b in zip(per["nosub"], per["none"])]
+    with_k = [a / b for a, b in zip(per["kernel"], per["none"])]
+    notes.append("CUPTI's floor (cupti_floor, %d process pairs, us a launch): CUPTI never called %s; CUPTI's activity API "
+                 "set up, nothing enabled %s, %.3fx [%.3f-%.3f] (%+.3f us); with its kernel records, unread %s, %.3fx (%+.3f us)" % (
+                     args.rounds, spread(per["none"], 1, "%.2f"), spread(per["nosub"], 1, "%.2f"), med(attach), min(attach),
+                     max(attach), med(per["nosub"]) - med(per["none"]), spread(per["kernel"], 1, "%.2f"), med(with_k),
+                     med(per["kernel"]) - med(per["none"])))
 if "knobs" in sections:
     n = args.launches
     knobs = ["flush=0", "flush=500", "pinned=1", "devbuf=65536", "buffer=16384", "kind=serial"]
@@ -215,6 +270,8 @@ if "mlp" in sections:
         kernels = sorted({line["kernels"] for _, _, line, _ in runs["torch.profiler"]})
         notes.append("mlp: gpujit counted %s launches, torch.profiler %s kernels (the same program): %s" % (
             launches, kernels, "the same" if launches == kernels else "THEY DIFFER"))
+        if launches != kernels:
+            notes.append("mlp: the kernels counted differently, by name: " + mlp_names(mlp))
     else:
         notes.append("mlp: skipped, %s has no torch with CUDA" % py)
 if "cupy" in sections:

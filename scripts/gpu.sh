@@ -5,13 +5,14 @@
 #
 #   scripts/gpu.sh            everything (about 15 minutes on an H100)
 #   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
-#                             printed. Parts: tests bench timing profile overhead python main
-#                             ncu. The device tool runs one command for at most 10 minutes,
-#                             so: `scripts/gpu.sh tests bench timing` (about 9 minutes on an
-#                             H100), `scripts/gpu.sh profile python main ncu`, then
-#                             `scripts/gpu.sh overhead`.
+#                             printed. Parts: tests bench timing profile overhead overhead_fw
+#                             python main ncu. The device tool runs one command for at most 10
+#                             minutes, so: `scripts/gpu.sh tests bench timing` (about 9 minutes on
+#                             an H100), `scripts/gpu.sh profile python main ncu`, then
+#                             `scripts/gpu.sh overhead` and `scripts/gpu.sh overhead_fw` (each
+#                             about 8 minutes).
 set -uo pipefail
-all_parts="tests bench timing profile overhead python main ncu"
+all_parts="tests bench timing profile overhead overhead_fw python main ncu"
 parts=" ${*:-$all_parts} "
 for p in $parts; do
   case " $all_parts " in *" $p "*) ;; *) echo "gpu.sh: unknown part '$p' (parts: $all_parts)" >&2; exit 2 ;; esac
@@ -120,9 +121,16 @@ PYTHONPATH="$fw${PYTHONPATH:+:$PYTHONPATH}" \
 grep -E "^CHECK" "$out/profile_check.txt"
 fi
 if part overhead; then
-echo "== gpujit profile overhead: launches, an MLP, CuPy and frameworks side by side; ten million launches"
-OUT="$out" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm --rounds 5 \
-  --sections storm,mlp,cupy,frameworks,memory 2>&1 | tee "$out/profile_overhead.txt"
+echo "== gpujit profile overhead: a million launches side by side, CUPTI's own floor; ten million launches"
+OUT="$out" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm --rounds 7 \
+  --sections storm,floor,memory 2>&1 | tee "$out/profile_overhead.txt"
+fi
+if part overhead_fw; then
+echo "== gpujit profile overhead: a PyTorch MLP (beside torch.profiler), CuPy, JAX and Triton side by side"
+mkdir -p "$out/fw" && OUT="$out/fw" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm --rounds 7 \
+  --sections mlp 2>&1 | tee "$out/profile_overhead_mlp.txt"
+OUT="$out/fw" python3 bench/profile_overhead.py "$PWD/$g" build-gpu/bench/launch_storm --rounds 3 \
+  --sections cupy,frameworks 2>&1 | tee "$out/profile_overhead_fw.txt"
 fi
 if part python; then
 echo "== the Python package: its tests on CuPy and PyTorch, launch overhead against CuPy's RawKernel"

@@ -141,10 +141,13 @@ for line in read("bench_hit.txt").splitlines():
 for line in read("profile_check.txt").splitlines():
     if line.startswith("CHECKS "):
         rows.append(("profile: GPU checks", line[7:]))
-for line in read("profile_overhead.txt").splitlines():
-    if line.startswith(("cupy ", "launch_storm")):
-        name, rest = line[:22].strip(), line[22:].strip()
-        rows.append(("profile overhead: " + name, " ".join(rest.split())[:110]))
+for f in ("profile_overhead.txt", "profile_overhead_mlp.txt", "profile_overhead_fw.txt"):
+    for line in read(f).splitlines():
+        if line.startswith(("cupy ", "launch_storm", "mlp ", "jax ", "triton ")) and "profile/plain" in line:
+            name, rest = line[:22].strip(), line[22:].strip()
+            rows.append(("profile overhead: " + name, " ".join(rest.split())[:110]))
+        elif line.strip().startswith("CUPTI's floor"):
+            rows.append(("profile overhead: CUPTI's floor", line.strip()[line.strip().find("set up"):][:110]))
 
 for line in read("python_tests.txt").splitlines():
     if line.startswith("GPU median:"):

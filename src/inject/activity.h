@@ -17,6 +17,9 @@ GJI_HIDDEN void gji_activity_init(gji_next_record_fn next_record, gji_dropped_fn
 /** CUPTI's buffer-completed callback: the buffer's records written, the buffer given back. */
 GJI_HIDDEN void CUPTIAPI gji_activity_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                                 size_t valid);
+/** Measuring only: completed buffers are given back unread from now on (what CUPTI's records cost
+ *  without this library's reading; the report then counts nothing of the GPU's). */
+GJI_HIDDEN void gji_activity_unread(void);
 /** The gpu_end record: activities drawn and only counted, kernels whose launch was not found. */
 GJI_HIDDEN void gji_activity_end_record(void);
 

@@ -207,9 +207,13 @@ static CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPT
  *   devbuf=KIB   CUPTI's device buffer per context (CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE)
  *   pinned=0|1   CUPTI's buffers in page-locked host memory instead of device memory
  *   kind=serial  CUPTI_ACTIVITY_KIND_KERNEL (serializes the program's kernels) instead of concurrent
- *   hwtrace=1    kernel times from the hardware event system (Blackwell; elsewhere refused, noted) */
+ *   hwtrace=1    kernel times from the hardware event system (Blackwell; elsewhere refused, noted)
+ *   unread=1     completed buffers given back unread: CUPTI's own cost (nothing of the GPU's counted)
+ *   kinds=kernel CUPTI's kernel records alone (no copies, memsets, driver JIT or NVTX ranges)
+ *   subscribe=0  no CUPTI callbacks at all (module loads through driver.c's wrappers, launches
+ *                not tied to modules): what CUPTI's callback subscription costs */
 static struct {
-  bool launch_callbacks, serial, hwtrace;
+  bool launch_callbacks, serial, hwtrace, unread, kernel_only, no_subscriber;
   long flush_ms, buffer_kib, devbuf_kib, pinned;
 } cfg = {.launch_callbacks = true, .flush_ms = 100, .buffer_kib = GJI_BUFFER_BYTES >> 10, .devbuf_kib = -1, .pinned = -1};
 
@@ -233,6 +237,12 @@ static void settings(const char *words)
       cfg.pinned = v;
     else if (number && v <= 1 && !strncmp(w, "hwtrace=", 8))
       cfg.hwtrace = v == 1;
+    else if (number && v <= 1 && !strncmp(w, "unread=", 7))
+      cfg.unread = v == 1;
+    else if (number && v <= 1 && !strncmp(w, "subscribe=", 10))
+      cfg.no_subscriber = v == 0;
+    else if (!strcmp(w, "kinds=kernel") || !strcmp(w, "kinds=all"))
+      cfg.kernel_only = !strcmp(w, "kinds=kernel");
     else if (!strcmp(w, "kind=serial") || !strcmp(w, "kind=concurrent"))
       cfg.serial = !strcmp(w, "kind=serial");
     else
@@ -245,11 +255,14 @@ static void settings(const char *words)
 static void note_settings(void)
 {
   if (cfg.launch_callbacks && !cfg.serial && !cfg.hwtrace && cfg.flush_ms == 100 && cfg.buffer_kib == GJI_BUFFER_BYTES >> 10 &&
-      cfg.devbuf_kib < 0 && cfg.pinned < 0)
+      cfg.devbuf_kib < 0 && cfg.pinned < 0 && !cfg.unread && !cfg.kernel_only &&
+      !cfg.no_subscriber)
     return;
-  gji_note("measuring", "measuring settings (%s): launch callbacks %s, flush %ld ms, buffers %ld KiB, device buffer %ld KiB, pinned %ld, kind %s, hwtrace %d",
+  gji_note("measuring", "measuring settings (%s): launch callbacks %s, flush %ld ms, buffers %ld KiB, device buffer %ld KiB, pinned %ld, kind %s, hwtrace %d, records %s, %s, %s",
            GPUJIT_ENV(LAUNCH_CALLBACKS), cfg.launch_callbacks ? "on" : "off", cfg.flush_ms, cfg.buffer_kib, cfg.devbuf_kib, cfg.pinned,
-           cfg.serial ? "serial" : "concurrent", (int)cfg.hwtrace);
+           cfg.serial ? "serial" : "concurrent", (int)cfg.hwtrace, cfg.unread ? "unread (nothing of the GPU's counted)" : "read",
+           cfg.kernel_only ? "kernel records alone" : "every kind",
+           cfg.no_subscriber ? "no CUPTI callbacks (launches not tied to modules)" : "CUPTI callbacks");
 }
 
 /* CUPTI's attributes that must be set before contexts are made (here, at cuInit). */
@@ -274,6 +287,8 @@ static void set_attributes(void)
 }
 /* Whether this library's CUPTI subscriber records module loads (else driver.c's wrappers do). */
 static volatile int subscribed;
+/* Whether CUPTI's activity records are on in this process (flushed at the end and on request). */
+static volatile int recording;
 
 bool gji_cupti_records_loads(void)
 {
@@ -283,16 +298,17 @@ bool gji_cupti_records_loads(void)
 void gji_cupti_yield(const char *api)
 {
   pthread_mutex_lock(&yield_lock);
-  if (subscribed && started_pid == getpid()) {
+  if ((subscribed || recording) && started_pid == getpid()) {
     /* what was recorded goes out first; then CUPTI is left as the program would find it */
     if (C.flush_all)
       C.flush_all(1);
     if (C.activity_disable)
       for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         C.activity_disable(kinds[i]);
-    if (C.unsubscribe)
+    if (C.unsubscribe && subscribed)
       C.unsubscribe(C.sub);
     __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
     gji_note("cupti-yield",
              "the program took CUPTI (%s): gpujit stepped aside; kernels, copies and driver JIT "
              "after that are not recorded; compiles and module loads are",
@@ -305,7 +321,7 @@ void gji_cupti_yield(const char *api)
 __attribute__((visibility("default"))) void GPUJIT_RECORD_FLUSH_FN(void);
 void GPUJIT_RECORD_FLUSH_FN(void)
 {
-  if (started_pid == getpid() && C.flush_all && gji_cupti_records_loads())
+  if (started_pid == getpid() && C.flush_all && __atomic_load_n(&recording, __ATOMIC_ACQUIRE))
     C.flush_all(1);
 }
 
@@ -315,7 +331,7 @@ static void at_exit(void)
   if (started_pid != getpid()) /* a forked child: CUDA is not usable there */
     return;
   started_pid = 0; /* once */
-  if (C.flush_all && gji_cupti_records_loads())
+  if (C.flush_all && __atomic_load_n(&recording, __ATOMIC_ACQUIRE))
     C.flush_all(1);
   gji_activity_end_record();
   if ((unresolved = gji_span_unresolved()) > 0)
@@ -400,23 +416,27 @@ int InitializeInjection(void)
   if (!gji_active() || !load_cupti())
     return 1; /* the program runs on: nothing here may stop it */
   gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
-  if ((r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
+  settings(getenv(GPUJIT_ENV(LAUNCH_CALLBACKS)));
+  if (!cfg.no_subscriber && (r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
     gji_note("cupti",
              "CUPTI is in use by another tool or by the program (%s): kernels, copies and driver JIT "
              "are not recorded; compiles and module loads are",
              cupti_error(r));
     return 1;
   }
-  settings(getenv(GPUJIT_ENV(LAUNCH_CALLBACKS)));
   note_settings();
-  for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
-    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, loads[i]);
-  C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
-  C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  if (cfg.unread)
+    gji_activity_unread();
   gji_span_set_resolver(resolve);
-  for (size_t i = 0; cfg.launch_callbacks && i < sizeof(launches) / sizeof(launches[0]); i++)
-    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
-  __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE); /* loads come through the callbacks now */
+  if (!cfg.no_subscriber) {
+    for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
+      C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, loads[i]);
+    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    for (size_t i = 0; cfg.launch_callbacks && i < sizeof(launches) / sizeof(launches[0]); i++)
+      C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
+    __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE); /* loads come through the callbacks now */
+  }
   set_attributes();
   gji_buffers_prepare(2, (size_t)cfg.buffer_kib << 10);
   if ((r = C.register_callbacks(gji_buffer_request, gji_activity_completed)) != CUPTI_SUCCESS) {
@@ -428,7 +448,7 @@ int InitializeInjection(void)
   }
   if (cfg.serial)
     kinds[0] = CUPTI_ACTIVITY_KIND_KERNEL;
-  for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+  for (size_t i = 0; i < (cfg.kernel_only ? 1 : sizeof(kinds) / sizeof(kinds[0])); i++)
     if ((r = C.activity_enable(kinds[i])) != CUPTI_SUCCESS)
       gji_note(kinds[i] == CUPTI_ACTIVITY_KIND_MARKER ? "nvtx" : "activity",
                "CUPTI activity kind %d cannot be enabled: %s", (int)kinds[i], cupti_error(r));
@@ -449,7 +469,8 @@ int InitializeInjection(void)
     gji_end(&l);
   }
   started_pid = getpid();
-  __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&subscribed, !cfg.no_subscriber, __ATOMIC_RELEASE);
+  __atomic_store_n(&recording, 1, __ATOMIC_RELEASE);
   gji_set_gpu_flush(at_exit); /* before the exit record, however the process ends */
   atexit(at_exit);
   return 1;

@@ -58,16 +58,27 @@ API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s, C
   return CUPTI_SUCCESS;
 }
 
+static unsigned char kinds_on[128];
+
 API CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 {
-  (void)k;
+  if ((unsigned)k < sizeof(kinds_on))
+    kinds_on[k] = 1;
   return CUPTI_SUCCESS;
 }
 
 API CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
-  (void)k;
+  if ((unsigned)k < sizeof(kinds_on))
+    kinds_on[k] = 0;
   return CUPTI_SUCCESS;
+}
+
+/** Whether activity kind `k` is enabled. */
+API int fake_cupti_kind_enabled(CUpti_ActivityKind k);
+int fake_cupti_kind_enabled(CUpti_ActivityKind k)
+{
+  return (unsigned)k < sizeof(kinds_on) && kinds_on[k];
 }
 
 API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,

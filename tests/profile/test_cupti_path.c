@@ -4,6 +4,10 @@
  * driver is asked once per function, not per launch; a record whose launch slot was reused is
  * tied by a name only one module launched, never by order; a graph's node is not tied by name.
  *
+ * `test_cupti_path --measuring` checks the measuring words of $GPUJIT_PROFILE_LAUNCH_CALLBACKS that
+ * bench/profile_overhead.py compares (src/inject/cupti.c): no CUPTI callbacks, kernel records alone,
+ * buffers given back unread, each said in the report's measuring note.
+ *
  * `test_cupti_path --bench [N]` prints what the library's own code costs per launch (the launch
  * callback, enter and exit) and per kernel record (the buffer callback), on this CPU. */
 #include "helpers.h"
@@ -26,6 +30,7 @@ static struct {
   void (*resource)(CUpti_CallbackId);
   int (*kernel)(uint32_t, const char *, uint32_t, uint64_t, uint64_t, uint64_t);
   int (*enabled)(CUpti_CallbackId);
+  int (*kind_enabled)(CUpti_ActivityKind);
   void (*stats)(uint64_t *, uint64_t *, uint32_t *);
   uint64_t (*asked)(void);
   void (*flush)(void);
@@ -56,14 +61,20 @@ static int setup(void **state, const char *settings, const char *budget)
   *(void **)&F.resource = dlsym(cupti, "fake_cupti_resource");
   *(void **)&F.kernel = dlsym(cupti, "fake_cupti_kernel");
   *(void **)&F.enabled = dlsym(cupti, "fake_cupti_enabled");
+  *(void **)&F.kind_enabled = dlsym(cupti, "fake_cupti_kind_enabled");
   *(void **)&F.stats = dlsym(cupti, "fake_cupti_stats");
   *(void **)&F.asked = dlsym(cuda, "fake_driver_asked");
-  return F.launch && F.call && F.resource && F.kernel && F.enabled && F.stats && F.asked ? 0 : -1;
+  return F.launch && F.call && F.resource && F.kernel && F.enabled && F.kind_enabled && F.stats && F.asked ? 0 : -1;
 }
 
 static int setup_tests(void **state)
 {
   return setup(state, "1,flush=250,buffer=1024", "1000");
+}
+
+static int setup_measuring(void **state)
+{
+  return setup(state, "subscribe=0,kinds=kernel,unread=1", "1000");
 }
 
 static int teardown(void **state)
@@ -300,6 +311,38 @@ static void *bench_consumer(void *arg)
   return NULL;
 }
 
+/* subscribe=0, kinds=kernel, unread=1: no callback of CUPTI's is enabled (loads, unloads and
+ * launches alike), CUPTI's kernel records alone are on, their buffers go back unread (no sum, no
+ * kernel line), and the report's note says each — a measuring run never passes for a profile. */
+static void test_cupti_path__measuring_words(void **state)
+{
+  static fake_fn fn = {MODULE(51), "m_k", 0};
+  uint64_t requests, completing;
+  uint32_t period;
+  char *text;
+  (void)state;
+  assert_false(F.enabled(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  assert_false(F.enabled(CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData));
+  assert_false(F.enabled(CUPTI_DRIVER_TRACE_CBID_cuModuleUnload));
+  assert_true(F.kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  assert_false(F.kind_enabled(CUPTI_ACTIVITY_KIND_MEMCPY));
+  assert_false(F.kind_enabled(CUPTI_ACTIVITY_KIND_MARKER));
+  for (int i = 0; i < 5000; i++) {
+    uint32_t corr = next_corr++;
+    F.launch(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, corr, (CUfunction)&fn);
+    assert_int_equal(F.kernel(corr, fn.name, 0, 10u * (uint64_t)i, 10u * (uint64_t)i + 5, 0), 1);
+  }
+  text = records();
+  F.stats(&requests, &completing, &period);
+  assert_true(requests >= 1);                         /* CUPTI had buffers and delivered them */
+  assert_int_equal(lines_of(text, "ksum"), 0);        /* unread */
+  assert_int_equal(lines_of(text, "kernel"), 0);
+  assert_non_null(strstr(text, "no CUPTI callbacks"));
+  assert_non_null(strstr(text, "kernel records alone"));
+  assert_non_null(strstr(text, "unread (nothing of the GPU's counted)"));
+  free(text);
+}
+
 /* What the library's own code costs: a launch's callbacks (enter and exit) against the same call
  * of the stand-in for an API nobody watches, and a kernel record's processing. */
 static int bench(long n)
@@ -359,6 +402,9 @@ int main(int argc, char **argv)
       cmocka_unit_test(test_cupti_path__late_records_by_name_only),
       cmocka_unit_test(test_cupti_path__unload_asks_again),
   };
+  const struct CMUnitTest measuring[] = {cmocka_unit_test(test_cupti_path__measuring_words)};
+  if (argc > 1 && !strcmp(argv[1], "--measuring"))
+    return cmocka_run_group_tests(measuring, setup_measuring, teardown);
   if (argc > 1 && !strcmp(argv[1], "--bench"))
     return bench(argc > 2 ? atol(argv[2]) : 1000000);
   return cmocka_run_group_tests(tests, setup_tests, teardown);
