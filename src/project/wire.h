@@ -11,7 +11,13 @@
 #include "base/buf.h"
 #include "gpujit/module.h"
 
-enum { GPUJIT__FRAME_JOB = 1, GPUJIT__FRAME_RESULT = 2, GPUJIT__FRAME_IMAGE = 3, GPUJIT__FRAME_ACK = 4 /* a build server took a request */ };
+enum {
+  GPUJIT__FRAME_JOB = 1,
+  GPUJIT__FRAME_RESULT = 2,
+  GPUJIT__FRAME_IMAGE = 3,
+  GPUJIT__FRAME_ACK = 4,   /* a build server took a request */
+  GPUJIT__FRAME_STORED = 5 /* after an early answer ("store_follows"): the cache store is over */
+};
 
 /** Write one frame (blocking, whole). @return 0 or GPUJIT_EIO. */
 int gpujit__frame_write(int fd, uint32_t type, const void *data, size_t len);

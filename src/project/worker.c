@@ -78,6 +78,7 @@ static void answer_early(gpujit_module *m, void *payload)
   early *e = payload;
   cJSON *copy = cJSON_Duplicate(e->res, 1);
   cJSON_AddNumberToObject(copy, "error", 0);
+  cJSON_AddTrueToObject(copy, "store_follows"); /* a STORED frame ends the job */
   cJSON_AddItemToObject(copy, "module", gpujit__module_to_json(m));
   e->err = send_result(e->out_fd, copy, m);
   e->sent = true;
@@ -132,8 +133,8 @@ static int run_job(worker_state *w, int out_fd, const cJSON *job)
     }
     err = gpujit__module_build_files_ctl(&m, paths, n, &h.o, &ctl);
   }
-  if (e.sent) {
-    err = e.err;
+  if (e.sent) { /* the store is over (stored or not: a lookup now sees what it left) */
+    err = e.err < 0 ? e.err : gpujit__frame_write(out_fd, GPUJIT__FRAME_STORED, "", 0);
     goto done;
   }
   cJSON_AddNumberToObject(res, "error", err);

@@ -45,7 +45,8 @@ typedef struct held { /* a PCH a worker holds */
 typedef struct slot {
   gpujit__worker w;
   bool alive;
-  int conn; /* the client whose job it runs, -1 idle */
+  int conn;     /* the client whose job it runs, -1 idle */
+  bool storing; /* answered early, its cache store not over: busy still (a STORED frame ends it) */
   held pch[MAX_HELD];
   size_t npch;
   uint64_t jobs;
@@ -174,6 +175,7 @@ static void retire(slot *sl, bool kill_it)
   if (sl->alive)
     gpujit__worker_stop(&sl->w, kill_it, NULL, 0);
   sl->alive = false;
+  sl->storing = false;
   sl->npch = 0;
 }
 
@@ -183,7 +185,7 @@ static slot *choose(server *s, const conn *c, int *index)
   slot *best = NULL;
   for (int k = 0; k < s->o.workers; k++) {
     slot *sl = &s->slots[k];
-    if (sl->conn >= 0)
+    if (sl->conn >= 0 || sl->storing) /* a storing worker would take the job only after its store */
       continue;
     if (sl->alive && c->has_block && find_held(sl, c->block)) {
       *index = k;
@@ -272,7 +274,8 @@ static void account(slot *sl, const cJSON *res)
     h->bytes = bytes->valuedouble;
 }
 
-/* Frames from a worker go to its client as they are; the job ends with the last of them. */
+/* Frames from a worker go to its client as they are; the client's part ends with the last of them,
+ * the worker's with a STORED frame when it answered before storing (busy until then). */
 static void from_worker(server *s, int k)
 {
   slot *sl = &s->slots[k];
@@ -282,11 +285,16 @@ static void from_worker(server *s, int k)
   while ((got = gpujit__frame_take(&sl->w.reader, &type, &frame)) == 1) {
     conn *c = sl->conn >= 0 ? &s->conns[sl->conn] : NULL;
     bool last = type == GPUJIT__FRAME_IMAGE;
+    if (type == GPUJIT__FRAME_STORED) {
+      sl->storing = false;
+      continue;
+    }
     if (type == GPUJIT__FRAME_RESULT) {
       cJSON *res = cJSON_ParseWithLength(frame.data, frame.len);
       const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "error");
       account(sl, res);
       last = !(cJSON_IsNumber(e) && e->valueint == 0);
+      sl->storing = !last && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "store_follows"));
       cJSON_Delete(res);
     }
     if (c && c->fd >= 0)
@@ -348,7 +356,8 @@ static cJSON *status_json(server *s)
     memory += (double)rss;
     cJSON_AddNumberToObject(w, "index", k + 1);
     cJSON_AddNumberToObject(w, "pid", sl->alive ? sl->w.pid : 0);
-    cJSON_AddBoolToObject(w, "busy", sl->conn >= 0);
+    cJSON_AddBoolToObject(w, "busy", sl->conn >= 0 || sl->storing);
+    cJSON_AddBoolToObject(w, "storing", sl->storing);
     cJSON_AddNumberToObject(w, "jobs", (double)sl->jobs);
     cJSON_AddNumberToObject(w, "rss_bytes", (double)rss);
     arr = cJSON_AddArrayToObject(w, "pch");
@@ -491,7 +500,7 @@ static void loop(server *s)
     for (int k = 0; k < s->o.workers && k < 64; k++)
       if (s->slots[k].alive) {
         p[n] = (struct pollfd){s->slots[k].w.result_fd, POLLIN, 0}, who[n++] = 1000 + k;
-        busy += s->slots[k].conn >= 0;
+        busy += s->slots[k].conn >= 0 || s->slots[k].storing;
       }
     if (busy)
       s->last_us = gpujit__now_us();

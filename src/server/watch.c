@@ -334,6 +334,7 @@ static int slot_for(gpujit__watch *w, const char *digest)
 bool gpujit__watch_vouch(gpujit__watch *w, gpujit_cache *c, const char *digest, char *why, size_t n)
 {
   gpujit__deps deps;
+  char changed[PATH_MAX + 128] = "";
   bool refresh = false;
   int k;
   w->st.asked++;
@@ -373,12 +374,12 @@ bool gpujit__watch_vouch(gpujit__watch *w, gpujit_cache *c, const char *digest, 
     }
   }
   /* Watched from here on: verify now, as a lookup would. */
-  w->g[k].held = gpujit__deps_verify(&deps, &refresh) == 0;
+  w->g[k].held = gpujit__deps_verify_why(&deps, &refresh, changed, sizeof(changed)) == 0;
   w->st.verified++;
   gpujit__deps_free(&deps);
   gpujit_error_clear();
   if (!w->g[k].held)
-    snprintf(why, n, "the group changed since it was recorded");
+    snprintf(why, n, "the group changed since it was recorded: %s", changed[0] ? changed : "not exactly as recorded");
   else
     w->st.vouched++;
   return w->g[k].held;

@@ -555,6 +555,68 @@ static void test_server__idle_exit_and_one_per_socket(void **state)
   assert_int_equal(gpujit_server_stop(&f->so), GPUJIT_ENOENT);
 }
 
+/* The worker's answer and then its store, while the client goes on: `status` shows it busy, storing,
+ * until the store is over; once not busy, the entry is a hit here without the server. (The store's
+ * last rename is slowed in the worker, so that this is seen whatever the machine's speed.) */
+static bool worker_storing(fx *f, bool *busy)
+{
+  char *status = NULL;
+  cJSON *j, *w;
+  bool storing;
+  assert_int_equal(gpujit_server_status(&status, &f->so), 0);
+  j = cJSON_Parse(status);
+  w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "workers"), 0);
+  assert_non_null(w);
+  storing = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "storing"));
+  *busy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "busy"));
+  cJSON_Delete(j);
+  gpujit_free(status);
+  return storing;
+}
+
+static void test_server__busy_until_stored(void **state)
+{
+  fx *f = *state;
+  char *src = th_write(f->dir, "k.cu", "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += 3.0f; }\n");
+  const char *paths[] = {src};
+  gpujit_module_options o = opts_with(f);
+  gpujit_module *m = NULL;
+  const char *asan = getenv("ASAN_OPTIONS");
+  char asan_opts[512];
+  int served = -1, polls = 0;
+  bool busy = false;
+  double t0;
+  /* the server's workers inherit its environment */
+  snprintf(asan_opts, sizeof(asan_opts), "%s%sverify_asan_link_order=0", asan ? asan : "", asan ? ":" : "");
+  setenv("ASAN_OPTIONS", asan_opts, 1);
+  setenv("GPUJIT_SLOW_RENAME", "/manifests/", 1);
+  setenv("GPUJIT_SLOW_RENAME_MS", "1500", 1);
+  setenv("LD_PRELOAD", GPUJIT_SLOWSTORE_PATH, 1);
+  start_server(f, 60);
+  unsetenv("LD_PRELOAD");
+  unsetenv("GPUJIT_SLOW_RENAME");
+  t0 = gpujit__now_us() / 1e3;
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 1);
+  assert_int_equal(gpujit_module_cache_status(m), GPUJIT_CACHE_MISS);
+  gpujit_module_free(m);
+  /* answered before the store: the worker is busy, storing */
+  assert_true(gpujit__now_us() / 1e3 - t0 < 1500 + 10000);
+  assert_true(worker_storing(f, &busy));
+  assert_true(busy);
+  while (worker_storing(f, &busy) || busy) {
+    assert_true(++polls < 1000); /* 20 s */
+    usleep(20000);
+  }
+  assert_true(gpujit__now_us() / 1e3 - t0 >= 1500); /* not idle before the slowed store was over */
+  m = NULL;
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 0);
+  assert_int_equal(gpujit_module_cache_status(m), GPUJIT_CACHE_HIT);
+  gpujit_module_free(m);
+  free(src);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -569,6 +631,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_server__client_falls_back_from_stale, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__other_users_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__idle_exit_and_one_per_socket, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__busy_until_stored, setup, teardown),
   };
   signal(SIGPIPE, SIG_IGN);
   return cmocka_run_group_tests(tests, NULL, NULL);

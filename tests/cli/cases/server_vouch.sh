@@ -8,9 +8,11 @@
 # expect: *link retargeted: miss 5*
 # expect: *link's directory renamed: miss 7*
 # expect: *vouched since the start: 2 of 2 hits*
+# expect: *the server's reason: gj_tk.h changed (content)*
 # expect: *unwatched by the server: miss 6*
 # expect: *after all that: hit 6*
 # reject: *stale*
+# reject: *still busy*
 # A running server vouches for the toolkit's dependency group, which a fresh process would
 # otherwise stat file by file; every way of changing a toolkit header must still miss. The
 # toolkit here is a copy made of links (CUDA_PATH), so that its headers can be edited.
@@ -25,7 +27,16 @@ printf '#define GJ_LINK 4\n' > v/a/v.h
 printf '#define GJ_LINK 5\n' > v/b/v.h
 printf '#include <gj_tk.h>\n#include <gj_link.h>\nextern "C" __global__ void k(int *p) { p[0] = GJ_TK; p[1] = GJ_LINK; }\n' > k.cu
 ln -s "$PWD/v/a/v.h" "$T/include/gj_link.h"
-st() { "$GPUJIT" build --arch sm_90 --cache-dir "$c" --ptx -o k.ptx k.cu | head -1 | grep -o 'miss\|hit'; }
+# A build the server's worker made is answered before it is stored: wait until the worker is idle
+# (`server status`: busy while storing), so that the next build's lookup sees the store.
+settle() {
+  for _ in $(seq 400); do
+    "$GPUJIT" server status --cache-dir "$c" --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(any(w.get("busy") for w in json.load(sys.stdin).get("workers",[])))' && return
+    sleep 0.05
+  done
+  echo "the server's worker still busy after 20 s"
+}
+st() { "$GPUJIT" -v build --arch sm_90 --cache-dir "$c" --ptx -o k.ptx k.cu 2>>v.log | head -1 | grep -o 'miss\|hit'; settle >&2; }
 val() { grep -o 'mov.u32.*, [0-9]*;' k.ptx | grep -o '[0-9]*;' | tr -d ';' | head -1; }
 val2() { grep -o 'mov.u32.*, [0-9]*;' k.ptx | grep -o '[0-9]*;' | tr -d ';' | tail -1; }
 echo "first: $(st)"
@@ -43,6 +54,8 @@ echo "link retargeted: $(st) $(val2)"
 mv v/b v/old && mkdir v/b && printf '#define GJ_LINK 7\n' > v/b/v.h
 echo "link's directory renamed: $(st) $(val2)"
 "$GPUJIT" server status --cache-dir "$c" --json | python3 -c 'import json,sys; g=json.load(sys.stdin)["watched_groups"]; print("vouched since the start: %d of 2 hits" % g["vouched"])'
+grep -q "checked here: the group changed since it was recorded: $T/include/gj_tk.h changed (content)" v.log &&
+  echo "the server's reason: gj_tk.h changed (content)"
 "$GPUJIT" server stop --cache-dir "$c" >/dev/null
 printf '#define GJ_TK 6\n' > "$T/include/gj_tk.h"
 "$GPUJIT" server start --cache-dir "$c" --workers 1 >/dev/null
