@@ -7,7 +7,9 @@
  * Each call's wall time and its CPU time (user + system, all its threads: what a busy machine
  * cannot hide) are kept; medians are printed, and the fastest call's wall time.
  * Targets: block_reduce's hit <= 1.2x saxpy's in a fresh process without a server (issue 43),
- * and with a server running (issue 27).
+ * and with a server running (issue 27). A sweep of the threads that check the group
+ * ($GPUJIT_CHECK_THREADS: 1, 2, 4, 8, 16; 8 is the default cap, the machine's CPUs the other)
+ * shows how the check scales on the machine, in the same interleaved rounds.
  * Usage: bench_hit [HITS]. Prints a table and RESULT lines.
  */
 #define _GNU_SOURCE
@@ -25,6 +27,9 @@
 static char dir[] = "/tmp/bench-hit-XXXXXX";
 
 static double cpu_ms; /* the last build's user + system time */
+
+#define SWEEP 5
+static const int sweep[SWEEP] = {1, 2, 4, 8, 16};
 
 static double build(const char *example, const char *cache, bool server)
 {
@@ -62,6 +67,8 @@ int main(int argc, char **argv)
   int hits = argc > 1 ? atoi(argv[1]) : 41;
   char cl[600], cs[600];
   double t[2][2][256], c[2][2][256], m[2][2], mc[2][2], lo[2][2]; /* [server][example][call] */
+  static double st[SWEEP][256], sc[SWEEP][256];                       /* block_reduce, in-process */
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   if (hits < 1 || hits > 256 || !mkdtemp(dir)) {
     fprintf(stderr, "usage: bench_hit [HITS 1..256]\n");
     return 2;
@@ -75,12 +82,21 @@ int main(int argc, char **argv)
   server("start", cs);
   for (int e = 0; e < 2; e++) /* the server's first vouch: it watches and verifies the group */
     build(ex[e], cs, true);
-  for (int i = 0; i < hits; i++)
+  for (int i = 0; i < hits; i++) {
     for (int s = 0; s < 2; s++)
       for (int e = 0; e < 2; e++) {
         t[s][e][i] = build(ex[e], s ? cs : cl, s == 1);
         c[s][e][i] = cpu_ms;
       }
+    for (int k = 0; k < SWEEP; k++) {
+      char v[8];
+      snprintf(v, sizeof(v), "%d", sweep[k]);
+      setenv("GPUJIT_CHECK_THREADS", v, 1);
+      st[k][i] = build(ex[1], cl, false);
+      sc[k][i] = cpu_ms;
+      unsetenv("GPUJIT_CHECK_THREADS");
+    }
+  }
   server("stop", cs);
   for (int s = 0; s < 2; s++)
     for (int e = 0; e < 2; e++) {
@@ -94,6 +110,12 @@ int main(int argc, char **argv)
   for (int s = 0; s < 2; s++)
     printf("%-30s %9.2f ms %11.2f ms %7.2fx   %5.2f %5.2f (%.2fx)      %5.2f %5.2f (%.2fx)\n", how[s], m[s][0], m[s][1],
            m[s][1] / m[s][0], mc[s][0], mc[s][1], mc[s][1] / mc[s][0], lo[s][0], lo[s][1], lo[s][1] / lo[s][0]);
+  printf("block_reduce in-process, at most N threads checking its group (%ld CPUs here):\n", ncpu);
+  for (int k = 0; k < SWEEP; k++) {
+    double w = bench_median(st[k], hits), cp = bench_median(sc[k], hits);
+    printf("  N=%-2d %27s %11.2f ms %7.2fx   %5s %5.2f (%.2fx)\n", sweep[k], "", w, w / m[0][0], "", cp, cp / mc[0][0]);
+    printf("RESULT hit_ms block_reduce_threads_%d %.3f\n", sweep[k], w);
+  }
   printf("RESULT hit_ms saxpy_in_process %.3f\nRESULT hit_ms block_reduce_in_process %.3f\n", m[0][0], m[0][1]);
   printf("RESULT hit_ms saxpy_server %.3f\nRESULT hit_ms block_reduce_server %.3f\n", m[1][0], m[1][1]);
   printf("RESULT hit_cpu_ms saxpy_in_process %.3f\nRESULT hit_cpu_ms block_reduce_in_process %.3f\n", mc[0][0],

@@ -445,6 +445,21 @@ static size_t cpus(void)
   return n > 0 ? (size_t)n : 1;
 }
 
+/* At most this many threads check one group: MAX_THREADS, or $GPUJIT_CHECK_THREADS (1..64), the
+ * measuring knob of bench_hit's sweep (how a hit's check scales with threads on a machine). */
+static size_t thread_cap(void)
+{
+  static size_t cap;
+  size_t got = __atomic_load_n(&cap, __ATOMIC_RELAXED);
+  if (!got) {
+    const char *e = getenv("GPUJIT_CHECK_THREADS");
+    long v = e && *e ? strtol(e, NULL, 10) : 0;
+    got = v >= 1 && v <= 64 ? (size_t)v : MAX_THREADS;
+    __atomic_store_n(&cap, got, __ATOMIC_RELAXED);
+  }
+  return got;
+}
+
 /* A job of `count` records (`order`, or `view`), its helpers started and the caller's share done:
  * every chunk is taken. NULL: out of memory. */
 static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view *view)
@@ -464,8 +479,8 @@ static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view
   pthread_cond_init(&j->settled_cv, NULL);
   if (threads > n)
     threads = n;
-  if (threads > MAX_THREADS)
-    threads = MAX_THREADS;
+  if (threads > thread_cap())
+    threads = thread_cap();
   if (threads > 1) {
     j->helpers = (int)threads - 1;
     job_spawn(j);
