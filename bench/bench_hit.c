@@ -13,6 +13,7 @@
  * Usage: bench_hit [HITS]. Prints a table and RESULT lines.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -69,6 +70,8 @@ int main(int argc, char **argv)
   double t[2][2][256], c[2][2][256], m[2][2], mc[2][2], lo[2][2]; /* [server][example][call] */
   static double st[SWEEP][256], sc[SWEEP][256];                       /* block_reduce, in-process */
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t aff;
+  int usable = sched_getaffinity(0, sizeof(aff), &aff) == 0 ? CPU_COUNT(&aff) : -1;
   if (hits < 1 || hits > 256 || !mkdtemp(dir)) {
     fprintf(stderr, "usage: bench_hit [HITS 1..256]\n");
     return 2;
@@ -110,7 +113,8 @@ int main(int argc, char **argv)
   for (int s = 0; s < 2; s++)
     printf("%-30s %9.2f ms %11.2f ms %7.2fx   %5.2f %5.2f (%.2fx)      %5.2f %5.2f (%.2fx)\n", how[s], m[s][0], m[s][1],
            m[s][1] / m[s][0], mc[s][0], mc[s][1], mc[s][1] / mc[s][0], lo[s][0], lo[s][1], lo[s][1] / lo[s][0]);
-  printf("block_reduce in-process, at most N threads checking its group (%ld CPUs here):\n", ncpu);
+  printf("block_reduce in-process, at most N threads checking its group (%ld CPUs online, %d usable):\n", ncpu,
+         usable);
   for (int k = 0; k < SWEEP; k++) {
     double w = bench_median(st[k], hits), cp = bench_median(sc[k], hits);
     printf("  N=%-2d %27s %11.2f ms %7.2fx   %5s %5.2f (%.2fx)\n", sweep[k], "", w, w / m[0][0], "", cp, cp / mc[0][0]);
