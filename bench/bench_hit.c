@@ -8,7 +8,8 @@
  * cannot hide) are kept; medians are printed, and the fastest call's wall time.
  * Targets: block_reduce's hit <= 1.2x saxpy's in a fresh process without a server (issue 43),
  * and with a server running (issue 27). A sweep of the threads that check the group
- * ($GPUJIT_CHECK_THREADS: 1, 2, 4, 8, 16; 8 is the default cap, the machine's CPUs the other)
+ * ($GPUJIT_CHECK_THREADS: 1, 2, 4, 8, 16; 8 is the default cap, the machine's CPUs the other;
+ * "8f": eight, all started by the lookup's thread instead of each by the one before)
  * shows how the check scales on the machine, in the same interleaved rounds.
  * Usage: bench_hit [HITS]. Prints a table and RESULT lines.
  */
@@ -29,8 +30,8 @@ static char dir[] = "/tmp/bench-hit-XXXXXX";
 
 static double cpu_ms; /* the last build's user + system time */
 
-#define SWEEP 5
-static const int sweep[SWEEP] = {1, 2, 4, 8, 16};
+#define SWEEP 6
+static const char *const sweep[SWEEP] = {"1", "2", "4", "8", "8f", "16"}; /* "8f": the caller starts all */
 
 static double build(const char *example, const char *cache, bool server)
 {
@@ -92,9 +93,7 @@ int main(int argc, char **argv)
         c[s][e][i] = cpu_ms;
       }
     for (int k = 0; k < SWEEP; k++) {
-      char v[8];
-      snprintf(v, sizeof(v), "%d", sweep[k]);
-      setenv("GPUJIT_CHECK_THREADS", v, 1);
+      setenv("GPUJIT_CHECK_THREADS", sweep[k], 1);
       st[k][i] = build(ex[1], cl, false);
       sc[k][i] = cpu_ms;
       unsetenv("GPUJIT_CHECK_THREADS");
@@ -117,8 +116,8 @@ int main(int argc, char **argv)
          usable);
   for (int k = 0; k < SWEEP; k++) {
     double w = bench_median(st[k], hits), cp = bench_median(sc[k], hits);
-    printf("  N=%-2d %27s %11.2f ms %7.2fx   %5s %5.2f (%.2fx)\n", sweep[k], "", w, w / m[0][0], "", cp, cp / mc[0][0]);
-    printf("RESULT hit_ms block_reduce_threads_%d %.3f\n", sweep[k], w);
+    printf("  N=%-3s %26s %11.2f ms %7.2fx   %5s %5.2f (%.2fx)\n", sweep[k], "", w, w / m[0][0], "", cp, cp / mc[0][0]);
+    printf("RESULT hit_ms block_reduce_threads_%s %.3f\n", sweep[k], w);
   }
   printf("RESULT hit_ms saxpy_in_process %.3f\nRESULT hit_ms block_reduce_in_process %.3f\n", m[0][0], m[0][1]);
   printf("RESULT hit_ms saxpy_server %.3f\nRESULT hit_ms block_reduce_server %.3f\n", m[1][0], m[1][1]);

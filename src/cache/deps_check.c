@@ -285,6 +285,7 @@ typedef struct job {
   int stop;                    /* atomic: the outcome is known */
   int refs;                    /* atomic: the caller and the helpers not yet gone */
   int helpers;                 /* atomic: helpers still to start */
+  bool fan;                    /* the caller starts every helper (else each starts the next) */
   unsigned char *state;        /* atomic, per chunk of a view */
   pthread_mutex_t lock;        /* the rest (records in memory) */
   pthread_cond_t settled_cv;
@@ -409,7 +410,7 @@ static void job_spawn(job *j);
 static void *job_helper(void *arg)
 {
   job *j = arg;
-  if (__atomic_sub_fetch(&j->helpers, 1, __ATOMIC_RELAXED) > 0 &&
+  if (!j->fan && __atomic_sub_fetch(&j->helpers, 1, __ATOMIC_RELAXED) > 0 &&
       __atomic_load_n(&j->next, __ATOMIC_RELAXED) + 2 < j->chunks)
     job_spawn(j); /* the next helper, while work is left */
   job_work(j);
@@ -446,18 +447,21 @@ static size_t cpus(void)
 }
 
 /* At most this many threads check one group: MAX_THREADS, or $GPUJIT_CHECK_THREADS (1..64), the
- * measuring knob of bench_hit's sweep (how a hit's check scales with threads on a machine). */
-static size_t thread_cap(void)
+ * measuring knob of bench_hit's sweep (how a hit's check scales with threads on a machine); a
+ * trailing "f" ("8f") has the caller start every helper, where by default each starts the next. */
+static size_t thread_cap(bool *fan)
 {
-  static size_t cap;
+  static size_t cap; /* the cap, times 2, plus 1 for "f" */
   size_t got = __atomic_load_n(&cap, __ATOMIC_RELAXED);
   if (!got) {
     const char *e = getenv("GPUJIT_CHECK_THREADS");
-    long v = e && *e ? strtol(e, NULL, 10) : 0;
-    got = v >= 1 && v <= 64 ? (size_t)v : MAX_THREADS;
+    char *end = NULL;
+    long v = e && *e ? strtol(e, &end, 10) : 0;
+    got = v >= 1 && v <= 64 ? (size_t)v * 2 + (end && *end == 'f') : MAX_THREADS * 2;
     __atomic_store_n(&cap, got, __ATOMIC_RELAXED);
   }
-  return got;
+  *fan = got & 1;
+  return got / 2;
 }
 
 /* A job of `count` records (`order`, or `view`), its helpers started and the caller's share done:
@@ -479,11 +483,12 @@ static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view
   pthread_cond_init(&j->settled_cv, NULL);
   if (threads > n)
     threads = n;
-  if (threads > thread_cap())
-    threads = thread_cap();
+  if (threads > thread_cap(&j->fan))
+    threads = thread_cap(&j->fan);
   if (threads > 1) {
     j->helpers = (int)threads - 1;
-    job_spawn(j);
+    for (int k = 0; k < (j->fan ? j->helpers : 1); k++)
+      job_spawn(j);
   }
   job_work(j);
   /* no more taking: what was taken by then is all a helper will check */
