@@ -9,7 +9,9 @@
  * Targets: block_reduce's hit <= 1.2x saxpy's in a fresh process without a server (issue 43),
  * and with a server running (issue 27). A sweep of the threads that check the group
  * ($GPUJIT_CHECK_THREADS: 1, 2, 4, 8, 16; 8 is the default cap, the machine's CPUs the other;
- * "8f": eight, all started by the lookup's thread instead of each by the one before)
+ * "8f": eight, all started by the lookup's thread instead of each by the one before; "2p", "8p":
+ * the same, each helper bound to a CPU other than the lookup's, where the scheduler might first run
+ * it on the lookup's own)
  * shows how the check scales on the machine, in the same interleaved rounds.
  * Usage: bench_hit [HITS]. Prints a table and RESULT lines.
  */
@@ -30,8 +32,9 @@ static char dir[] = "/tmp/bench-hit-XXXXXX";
 
 static double cpu_ms; /* the last build's user + system time */
 
-#define SWEEP 6
-static const char *const sweep[SWEEP] = {"1", "2", "4", "8", "8f", "16"}; /* "8f": the caller starts all */
+#define SWEEP 8
+/* "8f": the caller starts all; "p": and binds each to another CPU than its own */
+static const char *const sweep[SWEEP] = {"1", "2", "2p", "4", "8", "8f", "8p", "16"};
 
 static double build(const char *example, const char *cache, bool server)
 {

@@ -274,6 +274,7 @@ static int check_rec(const gpujit__deps_rec *r, dir_cursor *cur)
 #define MAX_THREADS 8
 
 enum { UNSETTLED, HELD, NOT_EXACT }; /* a view's chunk, as its checker found it */
+enum { CHAIN, FAN, PIN };             /* how helpers start (measuring: $GPUJIT_CHECK_THREADS) */
 
 typedef struct job {
   size_t count, chunks;
@@ -285,7 +286,8 @@ typedef struct job {
   int stop;                    /* atomic: the outcome is known */
   int refs;                    /* atomic: the caller and the helpers not yet gone */
   int helpers;                 /* atomic: helpers still to start */
-  bool fan;                    /* the caller starts every helper (else each starts the next) */
+  int start;                   /* CHAIN: each helper starts the next; FAN: the caller starts them all;
+                                  PIN: the same, each helper bound to a CPU other than the caller's */
   unsigned char *state;        /* atomic, per chunk of a view */
   pthread_mutex_t lock;        /* the rest (records in memory) */
   pthread_cond_t settled_cv;
@@ -405,20 +407,21 @@ static void job_work(job *j)
     close(cur.fd);
 }
 
-static void job_spawn(job *j);
+static void job_spawn(job *j, int cpu);
 
 static void *job_helper(void *arg)
 {
   job *j = arg;
-  if (!j->fan && __atomic_sub_fetch(&j->helpers, 1, __ATOMIC_RELAXED) > 0 &&
+  if (j->start == CHAIN && __atomic_sub_fetch(&j->helpers, 1, __ATOMIC_RELAXED) > 0 &&
       __atomic_load_n(&j->next, __ATOMIC_RELAXED) + 2 < j->chunks)
-    job_spawn(j); /* the next helper, while work is left */
+    job_spawn(j, -1); /* the next helper, while work is left */
   job_work(j);
   job_release(j);
   return NULL;
 }
 
-static void job_spawn(job *j)
+/* A helper, bound to `cpu` unless it is -1. */
+static void job_spawn(job *j, int cpu)
 {
   pthread_attr_t attr;
   pthread_t tid;
@@ -426,6 +429,12 @@ static void job_spawn(job *j)
   if (pthread_attr_init(&attr) != 0)
     return;
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (cpu >= 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+  }
   /* no signal of the program's is handled on a thread of ours */
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -448,20 +457,37 @@ static size_t cpus(void)
 
 /* At most this many threads check one group: MAX_THREADS, or $GPUJIT_CHECK_THREADS (1..64), the
  * measuring knob of bench_hit's sweep (how a hit's check scales with threads on a machine); a
- * trailing "f" ("8f") has the caller start every helper, where by default each starts the next. */
-static size_t thread_cap(bool *fan)
+ * trailing "f" ("8f") has the caller start every helper, where by default each starts the next,
+ * and "p" the same with each helper bound to another CPU than the caller's. */
+static size_t thread_cap(int *start)
 {
-  static size_t cap; /* the cap, times 2, plus 1 for "f" */
+  static size_t cap; /* the cap, times 4, plus the start */
   size_t got = __atomic_load_n(&cap, __ATOMIC_RELAXED);
   if (!got) {
     const char *e = getenv("GPUJIT_CHECK_THREADS");
     char *end = NULL;
     long v = e && *e ? strtol(e, &end, 10) : 0;
-    got = v >= 1 && v <= 64 ? (size_t)v * 2 + (end && *end == 'f') : MAX_THREADS * 2;
+    int how = end && *end == 'f' ? FAN : end && *end == 'p' ? PIN : CHAIN;
+    got = v >= 1 && v <= 64 ? (size_t)v * 4 + (size_t)how : MAX_THREADS * 4;
     __atomic_store_n(&cap, got, __ATOMIC_RELAXED);
   }
-  *fan = got & 1;
-  return got / 2;
+  *start = (int)(got & 3);
+  return got / 4;
+}
+
+/* The CPU for the k-th pinned helper (from 1): the k-th of the allowed ones after the caller's. */
+static int cpu_for(int k)
+{
+  cpu_set_t set;
+  int here = sched_getcpu(), n = 0;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0 || here < 0)
+    return -1;
+  for (int step = 1; step <= CPU_SETSIZE; step++) {
+    int c = (here + step) % CPU_SETSIZE;
+    if (CPU_ISSET(c, &set) && c != here && ++n == k)
+      return c;
+  }
+  return -1; /* fewer CPUs than helpers: left to the scheduler */
 }
 
 /* A job of `count` records (`order`, or `view`), its helpers started and the caller's share done:
@@ -483,12 +509,12 @@ static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view
   pthread_cond_init(&j->settled_cv, NULL);
   if (threads > n)
     threads = n;
-  if (threads > thread_cap(&j->fan))
-    threads = thread_cap(&j->fan);
+  if (threads > thread_cap(&j->start))
+    threads = thread_cap(&j->start);
   if (threads > 1) {
     j->helpers = (int)threads - 1;
-    for (int k = 0; k < (j->fan ? j->helpers : 1); k++)
-      job_spawn(j);
+    for (int k = 1; k <= (j->start == CHAIN ? 1 : j->helpers); k++)
+      job_spawn(j, j->start == PIN ? cpu_for(k) : -1);
   }
   job_work(j);
   /* no more taking: what was taken by then is all a helper will check */
