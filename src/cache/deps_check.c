@@ -494,7 +494,7 @@ static int cpu_for(int k)
  * every chunk is taken. NULL: out of memory. */
 static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view *view)
 {
-  size_t chunks = (count + CHUNK - 1) / CHUNK, threads = count / PER_THREAD + 1, n = cpus();
+  size_t chunks = (count + CHUNK - 1) / CHUNK, threads = count / PER_THREAD + 1, n = cpus(), cap;
   job *j = calloc(1, sizeof(*j) + (view ? chunks : 0));
   if (!j)
     return NULL;
@@ -509,8 +509,8 @@ static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view
   pthread_cond_init(&j->settled_cv, NULL);
   if (threads > n)
     threads = n;
-  if (threads > thread_cap(&j->start))
-    threads = thread_cap(&j->start);
+  if (threads > (cap = thread_cap(&j->start)))
+    threads = cap;
   if (threads > 1) {
     j->helpers = (int)threads - 1;
     for (int k = 1; k <= (j->start == CHAIN ? 1 : j->helpers); k++)

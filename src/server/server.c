@@ -170,12 +170,13 @@ static int spawn(server *s, slot *sl, int index)
   return err;
 }
 
+static bool busy_slot(const slot *sl) { return sl->conn >= 0 || sl->storing; }
+
 static void retire(slot *sl, bool kill_it)
 {
   if (sl->alive)
     gpujit__worker_stop(&sl->w, kill_it, NULL, 0);
-  sl->alive = false;
-  sl->storing = false;
+  sl->alive = sl->storing = false;
   sl->npch = 0;
 }
 
@@ -185,7 +186,7 @@ static slot *choose(server *s, const conn *c, int *index)
   slot *best = NULL;
   for (int k = 0; k < s->o.workers; k++) {
     slot *sl = &s->slots[k];
-    if (sl->conn >= 0 || sl->storing) /* a storing worker would take the job only after its store */
+    if (busy_slot(sl)) /* a storing worker would take the job only after its store */
       continue;
     if (sl->alive && c->has_block && find_held(sl, c->block)) {
       *index = k;
@@ -274,8 +275,7 @@ static void account(slot *sl, const cJSON *res)
     h->bytes = bytes->valuedouble;
 }
 
-/* Frames from a worker go to its client as they are; the client's part ends with the last of them,
- * the worker's with a STORED frame when it answered before storing (busy until then). */
+/* A worker's frames go to its client as they are, the last ends its part; STORED ends an early answer's store. */
 static void from_worker(server *s, int k)
 {
   slot *sl = &s->slots[k];
@@ -356,7 +356,7 @@ static cJSON *status_json(server *s)
     memory += (double)rss;
     cJSON_AddNumberToObject(w, "index", k + 1);
     cJSON_AddNumberToObject(w, "pid", sl->alive ? sl->w.pid : 0);
-    cJSON_AddBoolToObject(w, "busy", sl->conn >= 0 || sl->storing);
+    cJSON_AddBoolToObject(w, "busy", busy_slot(sl));
     cJSON_AddBoolToObject(w, "storing", sl->storing);
     cJSON_AddNumberToObject(w, "jobs", (double)sl->jobs);
     cJSON_AddNumberToObject(w, "rss_bytes", (double)rss);
@@ -500,7 +500,7 @@ static void loop(server *s)
     for (int k = 0; k < s->o.workers && k < 64; k++)
       if (s->slots[k].alive) {
         p[n] = (struct pollfd){s->slots[k].w.result_fd, POLLIN, 0}, who[n++] = 1000 + k;
-        busy += s->slots[k].conn >= 0 || s->slots[k].storing;
+        busy += busy_slot(&s->slots[k]);
       }
     if (busy)
       s->last_us = gpujit__now_us();
