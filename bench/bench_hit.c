@@ -13,7 +13,8 @@
  * the same, each helper bound to a CPU other than the lookup's, where the scheduler might first run
  * it on the lookup's own)
  * shows how the check scales on the machine, in the same interleaved rounds.
- * Usage: bench_hit [HITS]. Prints a table and RESULT lines.
+ * Usage: bench_hit [HITS] [SWEEP: the settings to sweep, comma-separated]. Prints a table and
+ * RESULT lines.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -32,9 +33,11 @@ static char dir[] = "/tmp/bench-hit-XXXXXX";
 
 static double cpu_ms; /* the last build's user + system time */
 
-#define SWEEP 8
-/* "8f": the caller starts all; "p": and binds each to another CPU than its own */
-static const char *const sweep[SWEEP] = {"1", "2", "2p", "4", "8", "8f", "8p", "16"};
+#define SWEEP_MAX 24
+/* "8f": the caller starts all; "p": and binds each to another CPU than its own; "s": the caller
+ * starts one, which starts the others */
+static const char *sweep[SWEEP_MAX] = {"1", "2", "2p", "4", "8", "8f", "8p", "8s", "16", "16s"};
+static int nsweep = 10;
 
 static double build(const char *example, const char *cache, bool server)
 {
@@ -70,14 +73,19 @@ int main(int argc, char **argv)
   static const char *const ex[2] = {"saxpy", "block_reduce"};
   static const char *const how[2] = {"in-process (GPUJIT_SERVER=0)", "a server running"};
   int hits = argc > 1 ? atoi(argv[1]) : 41;
+  if (argc > 2) { /* another sweep: "1,4f,8s" */
+    nsweep = 0;
+    for (char *tok = strtok(argv[2], ","); tok && nsweep < SWEEP_MAX; tok = strtok(NULL, ","))
+      sweep[nsweep++] = tok;
+  }
   char cl[600], cs[600];
   double t[2][2][256], c[2][2][256], m[2][2], mc[2][2], lo[2][2]; /* [server][example][call] */
-  static double st[SWEEP][256], sc[SWEEP][256];                       /* block_reduce, in-process */
+  static double st[SWEEP_MAX][256], sc[SWEEP_MAX][256];                       /* block_reduce, in-process */
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   cpu_set_t aff;
   int usable = sched_getaffinity(0, sizeof(aff), &aff) == 0 ? CPU_COUNT(&aff) : -1;
   if (hits < 1 || hits > 256 || !mkdtemp(dir)) {
-    fprintf(stderr, "usage: bench_hit [HITS 1..256]\n");
+    fprintf(stderr, "usage: bench_hit [HITS 1..256] [SWEEP: settings of GPUJIT_CHECK_THREADS, as 1,4f,8s]\n");
     return 2;
   }
   snprintf(cl, sizeof(cl), "%s/cache_local", dir);
@@ -95,7 +103,7 @@ int main(int argc, char **argv)
         t[s][e][i] = build(ex[e], s ? cs : cl, s == 1);
         c[s][e][i] = cpu_ms;
       }
-    for (int k = 0; k < SWEEP; k++) {
+    for (int k = 0; k < nsweep; k++) {
       setenv("GPUJIT_CHECK_THREADS", sweep[k], 1);
       st[k][i] = build(ex[1], cl, false);
       sc[k][i] = cpu_ms;
@@ -117,7 +125,7 @@ int main(int argc, char **argv)
            m[s][1] / m[s][0], mc[s][0], mc[s][1], mc[s][1] / mc[s][0], lo[s][0], lo[s][1], lo[s][1] / lo[s][0]);
   printf("block_reduce in-process, at most N threads checking its group (%ld CPUs online, %d usable):\n", ncpu,
          usable);
-  for (int k = 0; k < SWEEP; k++) {
+  for (int k = 0; k < nsweep; k++) {
     double w = bench_median(st[k], hits), cp = bench_median(sc[k], hits);
     printf("  N=%-3s %26s %11.2f ms %7.2fx   %5s %5.2f (%.2fx)\n", sweep[k], "", w, w / m[0][0], "", cp, cp / mc[0][0]);
     printf("RESULT hit_ms block_reduce_threads_%s %.3f\n", sweep[k], w);

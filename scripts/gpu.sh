@@ -5,14 +5,14 @@
 #
 #   scripts/gpu.sh            everything (about 15 minutes on an H100)
 #   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
-#                             printed. Parts: tests bench timing profile overhead overhead_fw
-#                             python main ncu. The device tool runs one command for at most 10
-#                             minutes, so: `scripts/gpu.sh tests bench timing` (about 9 minutes on
+#                             printed. Parts: tests bench hit timing profile overhead
+#                             overhead_fw python main ncu (hit: bench_hit alone; bench includes
+#                             it). The device tool runs one command for at most 10 minutes, so: `scripts/gpu.sh tests bench timing` (about 9 minutes on
 #                             an H100), `scripts/gpu.sh profile python main ncu`, then
 #                             `scripts/gpu.sh overhead` and `scripts/gpu.sh overhead_fw` (each
 #                             about 8 minutes).
 set -uo pipefail
-all_parts="tests bench timing profile overhead overhead_fw python main ncu"
+all_parts="tests bench hit timing profile overhead overhead_fw python main ncu"
 parts=" ${*:-$all_parts} "
 for p in $parts; do
   case " $all_parts " in *" $p "*) ;; *) echo "gpu.sh: unknown part '$p' (parts: $all_parts)" >&2; exit 2 ;; esac
@@ -73,6 +73,8 @@ build-gpu/bench/bench_lean 300 5 | tee "$out/bench_lean.txt"
 bash scripts/lean_ptx_text.sh "$g" build-gpu/bench/bench_lean "$out" 2>&1 | tee "$out/lean_ptx_text.txt"
 echo "== warm build server: the edit loop, a hit, a trivial module"
 build-gpu/bench/bench_server 10 21 2>&1 | tee "$out/bench_server.txt"
+fi
+if part bench || part hit; then
 echo "== header-heavy hits: block_reduce against saxpy, whole processes, with a server and without"
 build-gpu/bench/bench_hit 41 2>&1 | tee "$out/bench_hit.txt"
 

@@ -271,12 +271,19 @@ static int check_rec(const gpujit__deps_rec *r, dir_cursor *cur)
  * by the last thread to let go of it. */
 #define CHUNK 16
 #define PER_THREAD 64 /* records per thread worth starting one for */
-#define MAX_THREADS 8
+#define MAX_THREADS 64     /* $GPUJIT_CHECK_THREADS at most */
+#define DEFAULT_THREADS 8
+#define DEFAULT_START CHAIN
 
 enum { UNSETTLED, HELD, NOT_EXACT }; /* a view's chunk, as its checker found it */
-enum { CHAIN, FAN, PIN };             /* how helpers start (measuring: $GPUJIT_CHECK_THREADS) */
+enum { CHAIN, FAN, SPAWNER, TREE };   /* who starts the helpers (measuring: $GPUJIT_CHECK_THREADS) */
 
-typedef struct job {
+typedef struct job job;
+typedef struct helper { /* what a helper thread is given: its job, and so its number */
+  job *j;
+} helper;
+
+struct job {
   size_t count, chunks;
   gpujit__dep **order;         /* the records (gpujit__deps_verify) */
   gpujit__deps_view view;      /* or the view's (gpujit__deps_verify_view) */
@@ -287,7 +294,15 @@ typedef struct job {
   int refs;                    /* atomic: the caller and the helpers not yet gone */
   int helpers;                 /* atomic: helpers still to start */
   int start;                   /* CHAIN: each helper starts the next; FAN: the caller starts them all;
-                                  PIN: the same, each helper bound to a CPU other than the caller's */
+                                  SPAWNER: the caller starts one, which starts the others; TREE: the
+                                  caller starts helper 1, and helper k starts 2k and 2k+1 */
+  bool place;                  /* each helper starts on another CPU than the caller's, then may move */
+  int cpu[MAX_THREADS];        /* place: the k-th helper's first CPU, or -1 */
+  cpu_set_t allowed;           /* place: the CPUs the caller may run on, each helper's once started */
+  bool timeline;               /* measuring ("8fv"): when each thread began and what it checked */
+  int64_t t0, began[MAX_THREADS];
+  unsigned did[MAX_THREADS];
+  helper helper[MAX_THREADS];
   unsigned char *state;        /* atomic, per chunk of a view */
   pthread_mutex_t lock;        /* the rest (records in memory) */
   pthread_cond_t settled_cv;
@@ -295,7 +310,7 @@ typedef struct job {
   int err;
   bool refresh, moved;
   char why[PATH_MAX + 96];
-} job;
+};
 
 static void job_release(job *j)
 {
@@ -366,8 +381,16 @@ static int view_chunk(job *j, size_t c, dir_cursor *cur)
   return HELD;
 }
 
-/* Take chunks and check them until none is left or the outcome is known. */
-static void job_work(job *j)
+static int64_t mono_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Take chunks and check them until none is left or the outcome is known; `k`: the thread (0 the
+ * caller, from 1 the helpers). */
+static void job_work(job *j, int k)
 {
   dir_cursor cur = {.fd = -1};
   char why[sizeof(j->why)] = "";
@@ -378,6 +401,8 @@ static void job_work(job *j)
     if (__atomic_load_n(&j->stop, __ATOMIC_RELAXED) ||
         (c = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) >= j->chunks)
       break;
+    if (j->timeline && k < MAX_THREADS)
+      __atomic_add_fetch(&j->did[k], 1, __ATOMIC_RELAXED);
     if (!j->order) {
       int st = view_chunk(j, c, &cur);
       if (st == NOT_EXACT)
@@ -407,27 +432,43 @@ static void job_work(job *j)
     close(cur.fd);
 }
 
-static void job_spawn(job *j, int cpu);
+static void job_spawn(job *j, int k);
 
 static void *job_helper(void *arg)
 {
-  job *j = arg;
-  if (j->start == CHAIN && __atomic_sub_fetch(&j->helpers, 1, __ATOMIC_RELAXED) > 0 &&
+  const helper *h = arg;
+  job *j = h->j;
+  int k = (int)(h - j->helper), left;
+  if (j->timeline && k < MAX_THREADS)
+    __atomic_store_n(&j->began[k], mono_ns() - j->t0, __ATOMIC_RELAXED);
+  if (j->place) /* started away from the caller; from now on the scheduler's to move */
+    pthread_setaffinity_np(pthread_self(), sizeof(j->allowed), &j->allowed);
+  if (j->start == CHAIN && (left = __atomic_sub_fetch(&j->helpers, 1, __ATOMIC_RELAXED)) > 0 &&
       __atomic_load_n(&j->next, __ATOMIC_RELAXED) + 2 < j->chunks)
-    job_spawn(j, -1); /* the next helper, while work is left */
-  job_work(j);
+    job_spawn(j, left + 1); /* the next helper, while work is left */
+  if (j->start == SPAWNER) /* the first helper starts the rest, while work is left */
+    for (int n = 2, all = __atomic_exchange_n(&j->helpers, 0, __ATOMIC_RELAXED);
+         n <= all && __atomic_load_n(&j->next, __ATOMIC_RELAXED) + 2 < j->chunks; n++)
+      job_spawn(j, n);
+  for (int n = 2 * k; j->start == TREE && n <= 2 * k + 1 && n <= j->helpers &&
+                      __atomic_load_n(&j->next, __ATOMIC_RELAXED) + 2 < j->chunks; n++)
+    job_spawn(j, n);
+  job_work(j, k);
   job_release(j);
   return NULL;
 }
 
-/* A helper, bound to `cpu` unless it is -1. */
-static void job_spawn(job *j, int cpu)
+/* The k-th helper (from 1), started on its CPU where helpers are placed. It takes the signal
+ * mask of the thread that starts it: every signal blocked (a helper's, or the caller's while it
+ * starts helpers), so that no signal of the program's is handled on a thread of ours. */
+static void job_spawn(job *j, int k)
 {
   pthread_attr_t attr;
   pthread_t tid;
-  sigset_t all, old;
-  if (pthread_attr_init(&attr) != 0)
+  int cpu;
+  if (k < 1 || k >= MAX_THREADS || pthread_attr_init(&attr) != 0)
     return;
+  cpu = j->place ? j->cpu[k] : -1;
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   if (cpu >= 0) {
     cpu_set_t one;
@@ -435,13 +476,10 @@ static void job_spawn(job *j, int cpu)
     CPU_SET(cpu, &one);
     pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
   }
-  /* no signal of the program's is handled on a thread of ours */
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
   __atomic_add_fetch(&j->refs, 1, __ATOMIC_RELAXED);
-  if (pthread_create(&tid, &attr, job_helper, j) != 0)
-    __atomic_sub_fetch(&j->refs, 1, __ATOMIC_RELAXED); /* the caller still holds it: not the last */
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  j->helper[k].j = j;
+  if (pthread_create(&tid, &attr, job_helper, &j->helper[k]) != 0)
+    __atomic_sub_fetch(&j->refs, 1, __ATOMIC_RELAXED); /* the starter still holds it: not the last */
   pthread_attr_destroy(&attr);
 }
 
@@ -455,39 +493,51 @@ static size_t cpus(void)
   return n > 0 ? (size_t)n : 1;
 }
 
-/* At most this many threads check one group: MAX_THREADS, or $GPUJIT_CHECK_THREADS (1..64), the
- * measuring knob of bench_hit's sweep (how a hit's check scales with threads on a machine); a
- * trailing "f" ("8f") has the caller start every helper, where by default each starts the next,
- * and "p" the same with each helper bound to another CPU than the caller's. */
-static size_t thread_cap(int *start)
+/* At most this many threads check one group, and how they start: DEFAULT_THREADS and
+ * DEFAULT_START, or $GPUJIT_CHECK_THREADS (1..64), the measuring knob of bench_hit's sweep (how a
+ * hit's check scales with threads on a machine). A trailing "f" ("8f") has the caller start every
+ * helper, where without it each starts the next; "s" has the caller start one, which starts the
+ * others; "p" starts each on another CPU than the caller's (the scheduler may first run a new
+ * thread on its creator's CPU), from where it may move — with the caller starting all, unless "s"
+ * ("8sp"). */
+static size_t thread_cap(int *start, bool *place, bool *timeline)
 {
-  static size_t cap; /* the cap, times 4, plus the start */
+  static size_t cap; /* the cap times 16, plus the start, 4 where helpers are placed, 8 timeline */
   size_t got = __atomic_load_n(&cap, __ATOMIC_RELAXED);
   if (!got) {
     const char *e = getenv("GPUJIT_CHECK_THREADS");
     char *end = NULL;
     long v = e && *e ? strtol(e, &end, 10) : 0;
-    int how = end && *end == 'f' ? FAN : end && *end == 'p' ? PIN : CHAIN;
-    got = v >= 1 && v <= 64 ? (size_t)v * 4 + (size_t)how : MAX_THREADS * 4;
+    size_t how = DEFAULT_START;
+    if (v >= 1 && v <= MAX_THREADS) {
+      how = strchr(end, 's') ? SPAWNER : strchr(end, 't') ? TREE : strchr(end, 'f') || strchr(end, 'p') ? FAN : CHAIN;
+      how |= (strchr(end, 'p') ? 4 : 0) | (strchr(end, 'v') ? 8 : 0);
+    }
+    got = (v >= 1 && v <= MAX_THREADS ? (size_t)v : DEFAULT_THREADS) * 16 + how;
     __atomic_store_n(&cap, got, __ATOMIC_RELAXED);
   }
   *start = (int)(got & 3);
-  return got / 4;
+  *place = (got & 4) != 0;
+  *timeline = (got & 8) != 0;
+  return got / 16;
 }
 
-/* The CPU for the k-th pinned helper (from 1): the k-th of the allowed ones after the caller's. */
-static int cpu_for(int k)
+/* Each helper's first CPU: the allowed ones after the caller's, in turn (-1 where there are
+ * fewer CPUs than helpers: left to the scheduler). */
+static void place_helpers(job *j)
 {
-  cpu_set_t set;
-  int here = sched_getcpu(), n = 0;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0 || here < 0)
-    return -1;
-  for (int step = 1; step <= CPU_SETSIZE; step++) {
-    int c = (here + step) % CPU_SETSIZE;
-    if (CPU_ISSET(c, &set) && c != here && ++n == k)
-      return c;
+  int here = sched_getcpu(), k = 1;
+  if (here < 0 || sched_getaffinity(0, sizeof(j->allowed), &j->allowed) != 0) {
+    j->place = false;
+    return;
   }
-  return -1; /* fewer CPUs than helpers: left to the scheduler */
+  for (int i = 0; i < MAX_THREADS; i++)
+    j->cpu[i] = -1;
+  for (int step = 1; step < CPU_SETSIZE && k < MAX_THREADS; step++) {
+    int c = (here + step) % CPU_SETSIZE;
+    if (CPU_ISSET(c, &j->allowed))
+      j->cpu[k++] = c;
+  }
 }
 
 /* A job of `count` records (`order`, or `view`), its helpers started and the caller's share done:
@@ -509,19 +559,46 @@ static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view
   pthread_cond_init(&j->settled_cv, NULL);
   if (threads > n)
     threads = n;
-  if (threads > (cap = thread_cap(&j->start)))
+  if (threads > (cap = thread_cap(&j->start, &j->place, &j->timeline)))
     threads = cap;
+  if (j->timeline)
+    j->t0 = mono_ns();
   if (threads > 1) {
     j->helpers = (int)threads - 1;
-    for (int k = 1; k <= (j->start == CHAIN ? 1 : j->helpers); k++)
-      job_spawn(j, j->start == PIN ? cpu_for(k) : -1);
+    sigset_t all, old;
+    if (j->place)
+      place_helpers(j);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (int k = 1; k <= (j->start == FAN ? j->helpers : 1); k++)
+      job_spawn(j, k);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
-  job_work(j);
+  job_work(j, 0);
   /* no more taking: what was taken by then is all a helper will check */
   j->taken = __atomic_exchange_n(&j->next, SIZE_MAX / 2, __ATOMIC_RELAXED);
   if (j->taken > chunks)
     j->taken = chunks;
   return j;
+}
+
+/* Measuring ("8fv"), on stderr: the check's time on the caller's thread, each thread's start
+ * (helpers not started by then: "-") and the chunks it took, and those the caller checked again
+ * because a helper had not finished them. */
+static void timeline(job *j, unsigned redone)
+{
+  char line[64 + MAX_THREADS * 24];
+  size_t n = (size_t)snprintf(line, sizeof(line), "gpujit: check of %zu records in %.3f ms:", j->count,
+                              (double)(mono_ns() - j->t0) / 1e6);
+  for (int k = 0; k < MAX_THREADS && n < sizeof(line); k++) {
+    int64_t at = __atomic_load_n(&j->began[k], __ATOMIC_RELAXED);
+    unsigned did = __atomic_load_n(&j->did[k], __ATOMIC_RELAXED);
+    if (k == 0)
+      n += (size_t)snprintf(line + n, sizeof(line) - n, " [caller %u]", did);
+    else if (at || did)
+      n += (size_t)snprintf(line + n, sizeof(line) - n, " [%.3f %u]", (double)at / 1e6, did);
+  }
+  fprintf(stderr, "%s, %u checked again\n", line, redone);
 }
 
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh) { return gpujit__deps_verify_why(d, refresh, NULL, 0); }
@@ -552,6 +629,8 @@ int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t wh
   while (j->settled < j->taken)
     pthread_cond_wait(&j->settled_cv, &j->lock);
   pthread_mutex_unlock(&j->lock);
+  if (j->timeline)
+    timeline(j, 0);
   err = j->err;
   *refresh = j->refresh;
   moved = j->moved;
@@ -571,6 +650,7 @@ int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes)
   job *j = job_start(v->count, NULL, v);
   dir_cursor cur = {.fd = -1};
   int err = 0;
+  unsigned redone = 0;
   if (!j) {
     gpujit__buf_free(bytes);
     return GPUJIT_ENOMEM;
@@ -578,13 +658,17 @@ int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes)
   /* a chunk a helper took and has not finished: checked here again rather than waited for */
   for (size_t c = 0; c < j->chunks && err == 0; c++) {
     int st = __atomic_load_n(&j->state[c], __ATOMIC_ACQUIRE);
-    if (st == UNSETTLED && !__atomic_load_n(&j->stop, __ATOMIC_RELAXED))
+    if (st == UNSETTLED && !__atomic_load_n(&j->stop, __ATOMIC_RELAXED)) {
       st = view_chunk(j, c, &cur);
+      redone++;
+    }
     if (st != HELD)
       err = GPUJIT_ENOENT; /* not exactly as recorded, or stopped because some chunk was not */
   }
   if (cur.fd >= 0)
     close(cur.fd);
+  if (j->timeline)
+    timeline(j, redone);
   j->keep = *bytes; /* a helper still in a chunk reads them: freed with the job */
   memset(bytes, 0, sizeof(*bytes));
   job_release(j);
