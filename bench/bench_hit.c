@@ -9,10 +9,9 @@
  * Targets: block_reduce's hit <= 1.2x saxpy's in a fresh process without a server (issue 43),
  * and with a server running (issue 27). A sweep of the threads that check the group
  * ($GPUJIT_CHECK_THREADS: 1, 2, 4, 8, 16; 8 is the default cap, the machine's CPUs the other;
- * "8f": eight, all started by the lookup's thread instead of each by the one before; "2p", "8p":
- * the same, each helper bound to a CPU other than the lookup's, where the scheduler might first run
- * it on the lookup's own)
- * shows how the check scales on the machine, in the same interleaved rounds.
+ * "c": cold, the helpers started when the group is read rather than ahead of the lookup; "u":
+ * unplaced, each helper left where the scheduler puts it rather than bound to a CPU other than
+ * the lookup's) shows how the check scales on the machine, in the same interleaved rounds.
  * Usage: bench_hit [HITS] [SWEEP: the settings to sweep, comma-separated]. Prints a table and
  * RESULT lines.
  */
@@ -34,9 +33,9 @@ static char dir[] = "/tmp/bench-hit-XXXXXX";
 static double cpu_ms; /* the last build's user + system time */
 
 #define SWEEP_MAX 24
-/* "8f": the caller starts all; "p": and binds each to another CPU than its own; "s": the caller
- * starts one, which starts the others */
-static const char *sweep[SWEEP_MAX] = {"1", "2", "2p", "4", "8", "8f", "8p", "8s", "16", "16s"};
+/* "c": no helpers started ahead of the check (cold); "u": helpers left where the scheduler puts
+ * them (unplaced) */
+static const char *sweep[SWEEP_MAX] = {"1", "2", "2c", "2u", "4", "8", "8c", "8u", "8cu", "16"};
 static int nsweep = 10;
 
 static double build(const char *example, const char *cache, bool server)
@@ -85,7 +84,7 @@ int main(int argc, char **argv)
   cpu_set_t aff;
   int usable = sched_getaffinity(0, sizeof(aff), &aff) == 0 ? CPU_COUNT(&aff) : -1;
   if (hits < 1 || hits > 256 || !mkdtemp(dir)) {
-    fprintf(stderr, "usage: bench_hit [HITS 1..256] [SWEEP: settings of GPUJIT_CHECK_THREADS, as 1,4f,8s]\n");
+    fprintf(stderr, "usage: bench_hit [HITS 1..256] [SWEEP: settings of GPUJIT_CHECK_THREADS, as 1,8c,8u]\n");
     return 2;
   }
   snprintf(cl, sizeof(cl), "%s/cache_local", dir);

@@ -156,4 +156,8 @@ void gpujit__deps_view_rec(const gpujit__deps_view *v, size_t i, gpujit__deps_re
  */
 int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes);
 
+/** Ahead of a check that will want helpers (a lookup whose source includes headers): start the
+ * process's helper threads now, so that they are running by the time the group is read. */
+void gpujit__deps_warm(void);
+
 #endif

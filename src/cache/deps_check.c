@@ -6,8 +6,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +18,7 @@
 #include "base/fs.h"
 #include "base/hash.h"
 #include "cache/deps.h"
+#include "cache/helpers.h"
 
 static int by_identity(const void *a, const void *b)
 {
@@ -261,29 +260,21 @@ static int check_rec(const gpujit__deps_rec *r, dir_cursor *cur)
 
 /* ---- checking on helper threads -----------------------------------------------------------
  * A toolkit group's hundreds of stats cost 1-2 us each of kernel path work and do not wait on
- * each other. The caller's thread checks from the first chunk on; helpers (each started by the
- * one before, so the caller pays for one thread's start) take the chunks that are left. On a busy
- * machine a helper may start late, or stop in the middle of a chunk for milliseconds: the caller
- * never waits for one in a check of records where they lie (a view) — it checks again itself
- * any chunk a helper took and has not finished, as reading the records changes nothing — and
- * waits only for chunks taken of records in memory (which a check may update). So helpers are
- * detached, and the job they share — with the view's bytes, once the caller is done — is freed
- * by the last thread to let go of it. */
+ * each other. The caller's thread checks from the first chunk on; helpers of the process's pool
+ * (cache/helpers.c) take the chunks that are left. On a busy machine a helper may start late, or
+ * stop in the middle of a chunk for milliseconds: the caller never waits for one in a check of
+ * records where they lie (a view) — it checks again itself any chunk a helper took and has not
+ * finished, as reading the records changes nothing — and waits only for chunks taken of records
+ * in memory (which a check may update). So the job the threads share — with the view's bytes,
+ * once the caller is done — is freed by the last thread to let go of it. */
 #define CHUNK 16
-#define PER_THREAD 64 /* records per thread worth starting one for */
-#define MAX_THREADS 64     /* $GPUJIT_CHECK_THREADS at most */
-#define DEFAULT_THREADS 8
-#define DEFAULT_START CHAIN
+#define PER_THREAD 64  /* records per thread worth a helper */
+#define MAX_THREADS GPUJIT__HELPERS_MAX /* numbers of the threads in a timeline */
 
 enum { UNSETTLED, HELD, NOT_EXACT }; /* a view's chunk, as its checker found it */
-enum { CHAIN, FAN, SPAWNER, TREE };   /* who starts the helpers (measuring: $GPUJIT_CHECK_THREADS) */
 
-typedef struct job job;
-typedef struct helper { /* what a helper thread is given: its job, and so its number */
-  job *j;
-} helper;
-
-struct job {
+typedef struct job {
+  gpujit__task task;           /* what the pool's helpers run */
   size_t count, chunks;
   gpujit__dep **order;         /* the records (gpujit__deps_verify) */
   gpujit__deps_view view;      /* or the view's (gpujit__deps_verify_view) */
@@ -292,17 +283,9 @@ struct job {
   size_t taken;                /* the chunks taken before the caller stopped the taking */
   int stop;                    /* atomic: the outcome is known */
   int refs;                    /* atomic: the caller and the helpers not yet gone */
-  int helpers;                 /* atomic: helpers still to start */
-  int start;                   /* CHAIN: each helper starts the next; FAN: the caller starts them all;
-                                  SPAWNER: the caller starts one, which starts the others; TREE: the
-                                  caller starts helper 1, and helper k starts 2k and 2k+1 */
-  bool place;                  /* each helper starts on another CPU than the caller's, then may move */
-  int cpu[MAX_THREADS];        /* place: the k-th helper's first CPU, or -1 */
-  cpu_set_t allowed;           /* place: the CPUs the caller may run on, each helper's once started */
-  bool timeline;               /* measuring ("8fv"): when each thread began and what it checked */
+  bool timeline;               /* measuring ("8v"): when each thread began and what it checked */
   int64_t t0, began[MAX_THREADS];
   unsigned did[MAX_THREADS];
-  helper helper[MAX_THREADS];
   unsigned char *state;        /* atomic, per chunk of a view */
   pthread_mutex_t lock;        /* the rest (records in memory) */
   pthread_cond_t settled_cv;
@@ -310,7 +293,7 @@ struct job {
   int err;
   bool refresh, moved;
   char why[PATH_MAX + 96];
-};
+} job;
 
 static void job_release(job *j)
 {
@@ -432,119 +415,40 @@ static void job_work(job *j, int k)
     close(cur.fd);
 }
 
-static void job_spawn(job *j, int k);
-
-static void *job_helper(void *arg)
+static void job_hold(gpujit__task *t)
 {
-  const helper *h = arg;
-  job *j = h->j;
-  int k = (int)(h - j->helper), left;
-  if (j->timeline && k < MAX_THREADS)
+  __atomic_add_fetch(&((job *)t)->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void job_run(gpujit__task *t, int k)
+{
+  job *j = (job *)t;
+  k = k < MAX_THREADS ? k : MAX_THREADS - 1;
+  if (j->timeline)
     __atomic_store_n(&j->began[k], mono_ns() - j->t0, __ATOMIC_RELAXED);
-  if (j->place) /* started away from the caller; from now on the scheduler's to move */
-    pthread_setaffinity_np(pthread_self(), sizeof(j->allowed), &j->allowed);
-  if (j->start == CHAIN && (left = __atomic_sub_fetch(&j->helpers, 1, __ATOMIC_RELAXED)) > 0 &&
-      __atomic_load_n(&j->next, __ATOMIC_RELAXED) + 2 < j->chunks)
-    job_spawn(j, left + 1); /* the next helper, while work is left */
-  if (j->start == SPAWNER) /* the first helper starts the rest, while work is left */
-    for (int n = 2, all = __atomic_exchange_n(&j->helpers, 0, __ATOMIC_RELAXED);
-         n <= all && __atomic_load_n(&j->next, __ATOMIC_RELAXED) + 2 < j->chunks; n++)
-      job_spawn(j, n);
-  for (int n = 2 * k; j->start == TREE && n <= 2 * k + 1 && n <= j->helpers &&
-                      __atomic_load_n(&j->next, __ATOMIC_RELAXED) + 2 < j->chunks; n++)
-    job_spawn(j, n);
   job_work(j, k);
   job_release(j);
-  return NULL;
 }
 
-/* The k-th helper (from 1), started on its CPU where helpers are placed. It takes the signal
- * mask of the thread that starts it: every signal blocked (a helper's, or the caller's while it
- * starts helpers), so that no signal of the program's is handled on a thread of ours. */
-static void job_spawn(job *j, int k)
-{
-  pthread_attr_t attr;
-  pthread_t tid;
-  int cpu;
-  if (k < 1 || k >= MAX_THREADS || pthread_attr_init(&attr) != 0)
-    return;
-  cpu = j->place ? j->cpu[k] : -1;
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  if (cpu >= 0) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
-  }
-  __atomic_add_fetch(&j->refs, 1, __ATOMIC_RELAXED);
-  j->helper[k].j = j;
-  if (pthread_create(&tid, &attr, job_helper, &j->helper[k]) != 0)
-    __atomic_sub_fetch(&j->refs, 1, __ATOMIC_RELAXED); /* the starter still holds it: not the last */
-  pthread_attr_destroy(&attr);
-}
+/* Helpers ahead of the check where the machine has CPUs to spare: with two, a helper started
+ * ahead (and spinning for its task) slowed the hit it was for (bench_hit: 2.33 ms against 2.20
+ * started with the check); with sixteen it made it faster (2.04-2.12 against 2.17-2.36). */
+#define WARM_CPUS 4
 
-static size_t cpus(void)
+void gpujit__deps_warm(void)
 {
-  cpu_set_t set;
-  long n;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-    return (size_t)CPU_COUNT(&set);
-  n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (size_t)n : 1;
-}
-
-/* At most this many threads check one group, and how they start: DEFAULT_THREADS and
- * DEFAULT_START, or $GPUJIT_CHECK_THREADS (1..64), the measuring knob of bench_hit's sweep (how a
- * hit's check scales with threads on a machine). A trailing "f" ("8f") has the caller start every
- * helper, where without it each starts the next; "s" has the caller start one, which starts the
- * others; "p" starts each on another CPU than the caller's (the scheduler may first run a new
- * thread on its creator's CPU), from where it may move — with the caller starting all, unless "s"
- * ("8sp"). */
-static size_t thread_cap(int *start, bool *place, bool *timeline)
-{
-  static size_t cap; /* the cap times 16, plus the start, 4 where helpers are placed, 8 timeline */
-  size_t got = __atomic_load_n(&cap, __ATOMIC_RELAXED);
-  if (!got) {
-    const char *e = getenv("GPUJIT_CHECK_THREADS");
-    char *end = NULL;
-    long v = e && *e ? strtol(e, &end, 10) : 0;
-    size_t how = DEFAULT_START;
-    if (v >= 1 && v <= MAX_THREADS) {
-      how = strchr(end, 's') ? SPAWNER : strchr(end, 't') ? TREE : strchr(end, 'f') || strchr(end, 'p') ? FAN : CHAIN;
-      how |= (strchr(end, 'p') ? 4 : 0) | (strchr(end, 'v') ? 8 : 0);
-    }
-    got = (v >= 1 && v <= MAX_THREADS ? (size_t)v : DEFAULT_THREADS) * 16 + how;
-    __atomic_store_n(&cap, got, __ATOMIC_RELAXED);
-  }
-  *start = (int)(got & 3);
-  *place = (got & 4) != 0;
-  *timeline = (got & 8) != 0;
-  return got / 16;
-}
-
-/* Each helper's first CPU: the allowed ones after the caller's, in turn (-1 where there are
- * fewer CPUs than helpers: left to the scheduler). */
-static void place_helpers(job *j)
-{
-  int here = sched_getcpu(), k = 1;
-  if (here < 0 || sched_getaffinity(0, sizeof(j->allowed), &j->allowed) != 0) {
-    j->place = false;
-    return;
-  }
-  for (int i = 0; i < MAX_THREADS; i++)
-    j->cpu[i] = -1;
-  for (int step = 1; step < CPU_SETSIZE && k < MAX_THREADS; step++) {
-    int c = (here + step) % CPU_SETSIZE;
-    if (CPU_ISSET(c, &j->allowed))
-      j->cpu[k++] = c;
-  }
+  int how;
+  size_t c, n = gpujit__helpers_threads(&how, &c);
+  if (n > 1 && c >= WARM_CPUS && !(how & GPUJIT__HELPERS_COLD))
+    gpujit__helpers_warm((int)n - 1, !(how & GPUJIT__HELPERS_UNPLACED));
 }
 
 /* A job of `count` records (`order`, or `view`), its helpers started and the caller's share done:
  * every chunk is taken. NULL: out of memory. */
 static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view *view)
 {
-  size_t chunks = (count + CHUNK - 1) / CHUNK, threads = count / PER_THREAD + 1, n = cpus(), cap;
+  size_t chunks = (count + CHUNK - 1) / CHUNK, threads = count / PER_THREAD + 1, cpus, cap;
+  int how;
   job *j = calloc(1, sizeof(*j) + (view ? chunks : 0));
   if (!j)
     return NULL;
@@ -555,34 +459,26 @@ static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view
     j->view = *view;
   j->state = (unsigned char *)(j + 1);
   j->refs = 1;
+  j->task.hold = job_hold;
+  j->task.run = job_run;
   pthread_mutex_init(&j->lock, NULL);
   pthread_cond_init(&j->settled_cv, NULL);
-  if (threads > n)
-    threads = n;
-  if (threads > (cap = thread_cap(&j->start, &j->place, &j->timeline)))
+  if (threads > (cap = gpujit__helpers_threads(&how, &cpus)))
     threads = cap;
-  if (j->timeline)
+  if ((j->timeline = how & GPUJIT__HELPERS_TIMELINE))
     j->t0 = mono_ns();
-  if (threads > 1) {
-    j->helpers = (int)threads - 1;
-    sigset_t all, old;
-    if (j->place)
-      place_helpers(j);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    for (int k = 1; k <= (j->start == FAN ? j->helpers : 1); k++)
-      job_spawn(j, k);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-  }
+  if (threads > 1)
+    gpujit__helpers_post(&j->task, (int)threads - 1, !(how & GPUJIT__HELPERS_UNPLACED));
   job_work(j, 0);
   /* no more taking: what was taken by then is all a helper will check */
   j->taken = __atomic_exchange_n(&j->next, SIZE_MAX / 2, __ATOMIC_RELAXED);
+  gpujit__helpers_withdraw(&j->task);
   if (j->taken > chunks)
     j->taken = chunks;
   return j;
 }
 
-/* Measuring ("8fv"), on stderr: the check's time on the caller's thread, each thread's start
+/* Measuring ("8v"), on stderr: the check's time on the caller's thread, each thread's start
  * (helpers not started by then: "-") and the chunks it took, and those the caller checked again
  * because a helper had not finished them. */
 static void timeline(job *j, unsigned redone)

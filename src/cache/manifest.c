@@ -30,6 +30,12 @@ const gpujit__voucher *gpujit__manifest_voucher(const gpujit__voucher *v)
   return old;
 }
 
+void gpujit__manifest_expect_group(void)
+{
+  if (!voucher)
+    gpujit__deps_warm();
+}
+
 static void path_of(char *out, size_t size, const gpujit_cache *c, const char *what, const char *hex)
 {
   snprintf(out, size, "%s/%s/%.2s/%s", c->dir, what, hex, hex + 2);

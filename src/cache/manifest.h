@@ -40,6 +40,10 @@ typedef struct gpujit__voucher {
  *  @return the voucher it replaces (put it back when done). */
 const gpujit__voucher *gpujit__manifest_voucher(const gpujit__voucher *v);
 
+/** A lookup on this thread is about to check a shared group (its source includes headers): the
+ * check's helper threads are started now, unless a voucher will answer for the group. */
+void gpujit__manifest_expect_group(void);
+
 /** Read the shared group `digest` of this cache. @return 0, GPUJIT_ENOENT or GPUJIT_ECORRUPT (`why`). */
 int gpujit__group_load(gpujit_cache *c, const char *digest, gpujit__deps *out, char *why, size_t n);
 
