@@ -9,9 +9,10 @@
  * Targets: block_reduce's hit <= 1.2x saxpy's in a fresh process without a server (issue 43),
  * and with a server running (issue 27). A sweep of the threads that check the group
  * ($GPUJIT_CHECK_THREADS: 1, 2, 4, 8, 16; 8 is the default cap, the machine's CPUs the other;
- * "c": cold, the helpers started when the group is read rather than ahead of the lookup; "u":
- * unplaced, each helper left where the scheduler puts it rather than bound to a CPU other than
- * the lookup's) shows how the check scales on the machine, in the same interleaved rounds.
+ * against the defaults — with four CPUs or more, helpers started ahead of the lookup and left
+ * where the scheduler puts them; with fewer, started with the check and each bound to a CPU other
+ * than the lookup's — "w"/"c" started ahead or with the check, "b"/"u" bound or not) shows how
+ * the check scales on the machine, in the same interleaved rounds.
  * Usage: bench_hit [HITS] [SWEEP: the settings to sweep, comma-separated]. Prints a table and
  * RESULT lines.
  */
@@ -33,9 +34,9 @@ static char dir[] = "/tmp/bench-hit-XXXXXX";
 static double cpu_ms; /* the last build's user + system time */
 
 #define SWEEP_MAX 24
-/* "c": no helpers started ahead of the check (cold); "u": helpers left where the scheduler puts
- * them (unplaced) */
-static const char *sweep[SWEEP_MAX] = {"1", "2", "2c", "2u", "4", "8", "8c", "8u", "8cu", "16"};
+/* against the machine's defaults (cache/helpers.c): "w"/"c" helpers started ahead of the check
+ * or with it; "b"/"u" each bound to a CPU other than the lookup's, or not */
+static const char *sweep[SWEEP_MAX] = {"1", "2", "2w", "2u", "4", "8", "8c", "8b", "8cb", "16"};
 static int nsweep = 10;
 
 static double build(const char *example, const char *cache, bool server)
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
   cpu_set_t aff;
   int usable = sched_getaffinity(0, sizeof(aff), &aff) == 0 ? CPU_COUNT(&aff) : -1;
   if (hits < 1 || hits > 256 || !mkdtemp(dir)) {
-    fprintf(stderr, "usage: bench_hit [HITS 1..256] [SWEEP: settings of GPUJIT_CHECK_THREADS, as 1,8c,8u]\n");
+    fprintf(stderr, "usage: bench_hit [HITS 1..256] [SWEEP: settings of GPUJIT_CHECK_THREADS, as 1,8c,8b]\n");
     return 2;
   }
   snprintf(cl, sizeof(cl), "%s/cache_local", dir);

@@ -430,24 +430,19 @@ static void job_run(gpujit__task *t, int k)
   job_release(j);
 }
 
-/* Helpers ahead of the check where the machine has CPUs to spare: with two, a helper started
- * ahead (and spinning for its task) slowed the hit it was for (bench_hit: 2.33 ms against 2.20
- * started with the check); with sixteen it made it faster (2.04-2.12 against 2.17-2.36). */
-#define WARM_CPUS 4
-
 void gpujit__deps_warm(void)
 {
   int how;
-  size_t c, n = gpujit__helpers_threads(&how, &c);
-  if (n > 1 && c >= WARM_CPUS && !(how & GPUJIT__HELPERS_COLD))
-    gpujit__helpers_warm((int)n - 1, !(how & GPUJIT__HELPERS_UNPLACED));
+  size_t n = gpujit__helpers_threads(&how);
+  if (n > 1 && (how & GPUJIT__HELPERS_WARM))
+    gpujit__helpers_warm((int)n - 1, how & GPUJIT__HELPERS_PLACE);
 }
 
 /* A job of `count` records (`order`, or `view`), its helpers started and the caller's share done:
  * every chunk is taken. NULL: out of memory. */
 static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view *view)
 {
-  size_t chunks = (count + CHUNK - 1) / CHUNK, threads = count / PER_THREAD + 1, cpus, cap;
+  size_t chunks = (count + CHUNK - 1) / CHUNK, threads = count / PER_THREAD + 1, cap;
   int how;
   job *j = calloc(1, sizeof(*j) + (view ? chunks : 0));
   if (!j)
@@ -463,12 +458,12 @@ static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view
   j->task.run = job_run;
   pthread_mutex_init(&j->lock, NULL);
   pthread_cond_init(&j->settled_cv, NULL);
-  if (threads > (cap = gpujit__helpers_threads(&how, &cpus)))
+  if (threads > (cap = gpujit__helpers_threads(&how)))
     threads = cap;
   if ((j->timeline = how & GPUJIT__HELPERS_TIMELINE))
     j->t0 = mono_ns();
   if (threads > 1)
-    gpujit__helpers_post(&j->task, (int)threads - 1, !(how & GPUJIT__HELPERS_UNPLACED));
+    gpujit__helpers_post(&j->task, (int)threads - 1, how & GPUJIT__HELPERS_PLACE);
   job_work(j, 0);
   /* no more taking: what was taken by then is all a helper will check */
   j->taken = __atomic_exchange_n(&j->next, SIZE_MAX / 2, __ATOMIC_RELAXED);

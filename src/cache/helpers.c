@@ -6,17 +6,21 @@
  * 50-100 us later — as long as the check itself on eight threads. So:
  *  - helpers are kept: one that finds no work waits for the next (IDLE_MS), so that a process
  *    that looks up many modules (Python, a project build, a server's worker) starts them once;
- *  - a lookup that expects a group (its source includes headers) warms the pool before it hashes
- *    its request, so that the helpers are running by the time the group is read;
  *  - the caller starts one helper, which starts the others: the caller pays for one start;
- *  - a helper just started spins for work for SPIN_US before it sleeps: waking a sleeping thread
- *    on an idle CPU of a virtual machine took 40-50 us, one after another (the last of seven woken
- *    0.3 ms after the post), and a warmed lookup posts within that time;
- *  - each is bound to a CPU of its own, other than its starter's: the scheduler otherwise runs a
- *    new thread, or one it wakes, on the CPU of the thread that started or woke it, and the two
- *    take turns (measured on a two-CPU machine: the whole check on one CPU while the other stood
- *    idle, for a new helper and for a woken one alike). Where its CPU is busy, a helper is late,
- *    and the caller checks the chunks it has not taken.
+ *  - with MANY_CPUS or more, a lookup that expects a group (its source includes headers) warms
+ *    the pool before it hashes its request, and a helper just started spins for work for SPIN_US
+ *    before it sleeps: waking seven sleeping threads on idle CPUs of a virtual machine took 40-50
+ *    us each, one after another, and a warmed lookup posts within that time (bench_hit on the
+ *    16-CPU GPU host: the check 0.18-0.30 ms against 0.38-0.46 started with it, the hit
+ *    2.04-2.17 ms against 2.17-2.36). With two CPUs a helper started ahead slowed the hit it was
+ *    for (2.33 ms against 2.20): the lookup's own work wants the other CPU then;
+ *  - with fewer CPUs, each helper is bound to a CPU other than its starter's, and moved off a
+ *    poster's CPU when it takes its task: the scheduler there ran a new thread, or one it woke,
+ *    on the CPU of the thread that started or woke it, and the two took turns (the whole check on
+ *    one CPU while the other stood idle: 0.84-1.0 ms against 0.55 bound). With many CPUs the
+ *    scheduler finds an idle one, and an unbound helper was as fast or faster (2.06 ms against
+ *    2.17). Where its CPU is busy, a helper is late, and the caller checks the chunks it has not
+ *    taken.
  * Every signal is blocked on the helpers (none of the program's is handled on a thread of ours),
  * and a forked child starts with an empty pool. */
 #define _GNU_SOURCE
@@ -36,6 +40,7 @@
 #define MAX_ALIVE 64  /* helpers at most */
 #define IDLE_MS 500   /* a helper with nothing to do for this long ends */
 #define SPIN_US 1000  /* a helper just started looks for work this long awake */
+#define MANY_CPUS 4   /* from this many, helpers start ahead and go where the scheduler puts them */
 
 typedef struct slot {
   gpujit__task *t;
@@ -318,23 +323,27 @@ static size_t cpus_allowed(void)
   return n > 0 ? (size_t)n : 1;
 }
 
-size_t gpujit__helpers_threads(int *how, size_t *cpus)
+size_t gpujit__helpers_threads(int *how)
 {
-  static size_t setting; /* the cap times 8, plus the letters; read once */
-  size_t got = __atomic_load_n(&setting, __ATOMIC_RELAXED), cap;
+  static size_t setting; /* the cap times 8, plus how; worked out once */
+  size_t got = __atomic_load_n(&setting, __ATOMIC_RELAXED), cap, cpus;
   if (!got) {
     const char *e = getenv("GPUJIT_CHECK_THREADS");
     char *end = NULL;
     long v = e && *e ? strtol(e, &end, 10) : 0;
-    size_t letters = 0;
-    if (v >= 1 && v <= GPUJIT__HELPERS_MAX)
-      letters = (strchr(end, 'c') ? GPUJIT__HELPERS_COLD : 0) | (strchr(end, 'u') ? GPUJIT__HELPERS_UNPLACED : 0) |
-                (strchr(end, 'v') ? GPUJIT__HELPERS_TIMELINE : 0);
-    got = (v >= 1 && v <= GPUJIT__HELPERS_MAX ? (size_t)v : 8) * 8 + letters;
+    bool set = v >= 1 && v <= GPUJIT__HELPERS_MAX, many = cpus_allowed() >= MANY_CPUS;
+    size_t h = many ? GPUJIT__HELPERS_WARM : GPUJIT__HELPERS_PLACE;
+    if (set && (strchr(end, 'w') || strchr(end, 'c')))
+      h = (h & ~(size_t)GPUJIT__HELPERS_WARM) | (strchr(end, 'w') ? GPUJIT__HELPERS_WARM : 0);
+    if (set && (strchr(end, 'b') || strchr(end, 'u')))
+      h = (h & ~(size_t)GPUJIT__HELPERS_PLACE) | (strchr(end, 'b') ? GPUJIT__HELPERS_PLACE : 0);
+    if (set && strchr(end, 'v'))
+      h |= GPUJIT__HELPERS_TIMELINE;
+    got = (set ? (size_t)v : 8) * 8 + h;
     __atomic_store_n(&setting, got, __ATOMIC_RELAXED);
   }
   *how = (int)(got & 7);
-  *cpus = cpus_allowed();
+  cpus = cpus_allowed();
   cap = got / 8;
-  return cap < *cpus ? cap : *cpus;
+  return cap < cpus ? cap : cpus;
 }

@@ -7,14 +7,16 @@
 
 #define GPUJIT__HELPERS_MAX 64 /* threads of one check at most, the caller's included */
 
-enum { GPUJIT__HELPERS_COLD = 1, GPUJIT__HELPERS_UNPLACED = 2, GPUJIT__HELPERS_TIMELINE = 4 };
+enum { GPUJIT__HELPERS_WARM = 1, GPUJIT__HELPERS_PLACE = 2, GPUJIT__HELPERS_TIMELINE = 4 };
 
 /** At most this many threads check one group, the caller's included: 8, and no more than the
- * CPUs the process may run on (*cpus). $GPUJIT_CHECK_THREADS=N (1..64) sets the 8 — the
- * measuring knob of bench_hit's sweep — and letters after N set *how: "c" (COLD) no helpers
- * started ahead of the check, "u" (UNPLACED) each helper left where the scheduler puts it, "v"
- * (TIMELINE) the check's timeline on stderr. */
-size_t gpujit__helpers_threads(int *how, size_t *cpus);
+ * CPUs the process may run on; and in *how, how: with four CPUs or more, helpers started ahead
+ * of the check (WARM) and left where the scheduler puts them; with fewer, started with the check
+ * and each bound to a CPU other than the caller's (PLACE) — see helpers.c for why.
+ * $GPUJIT_CHECK_THREADS=N (1..64) sets the 8, and letters after it the rest — the measuring knob
+ * of bench_hit's sweep: "w" warm, "c" cold (not warm), "b" bound, "u" unbound, "v" the check's
+ * timeline on stderr (TIMELINE). */
+size_t gpujit__helpers_threads(int *how);
 
 /** Work that helpers share: each helper that takes it is given a reference (hold, called under
  * the pool's lock) and runs it with its number k (from 1, in the order they took it); run ends
