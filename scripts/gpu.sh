@@ -6,9 +6,11 @@
 #   scripts/gpu.sh            everything (about 15 minutes on an H100)
 #   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
 #                             printed. Parts: tests bench hit timing profile overhead
-#                             overhead_fw python main ncu (hit: bench_hit alone; bench includes
-#                             it). The device tool runs one command for at most 10 minutes, so: `scripts/gpu.sh tests bench timing` (about 9 minutes on
-#                             an H100), `scripts/gpu.sh profile python main ncu`, then
+#                             overhead_fw python main ncu (hit: bench_hit alone, with
+#                             GPUJIT_HIT_RUNS runs a setting, 41 unless set; bench includes it).
+#                             The device tool runs one command for at most 10 minutes, so:
+#                             `scripts/gpu.sh tests bench timing` (about 9 minutes on an H100),
+#                             `scripts/gpu.sh profile python main ncu`, then
 #                             `scripts/gpu.sh overhead` and `scripts/gpu.sh overhead_fw` (each
 #                             about 8 minutes).
 set -uo pipefail
@@ -76,7 +78,7 @@ build-gpu/bench/bench_server 10 21 2>&1 | tee "$out/bench_server.txt"
 fi
 if part bench || part hit; then
 echo "== header-heavy hits: block_reduce against saxpy, whole processes, with a server and without"
-build-gpu/bench/bench_hit 41 2>&1 | tee "$out/bench_hit.txt"
+build-gpu/bench/bench_hit "${GPUJIT_HIT_RUNS:-41}" 2>&1 | tee "$out/bench_hit.txt"
 
 fi
 if part timing; then
