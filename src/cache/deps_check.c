@@ -478,9 +478,10 @@ static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view
  * because a helper had not finished them. */
 static void timeline(job *j, unsigned redone)
 {
-  char line[64 + MAX_THREADS * 24];
-  size_t n = (size_t)snprintf(line, sizeof(line), "gpujit: check of %zu records in %.3f ms:", j->count,
-                              (double)(mono_ns() - j->t0) / 1e6);
+  char line[112 + MAX_THREADS * 24];
+  int64_t end = mono_ns();
+  size_t n = (size_t)snprintf(line, sizeof(line), "gpujit: check of %zu records in %.3f ms (monotonic %lld to %lld ns):",
+                              j->count, (double)(end - j->t0) / 1e6, (long long)j->t0, (long long)end);
   for (int k = 0; k < MAX_THREADS && n < sizeof(line); k++) {
     int64_t at = __atomic_load_n(&j->began[k], __ATOMIC_RELAXED);
     unsigned did = __atomic_load_n(&j->did[k], __ATOMIC_RELAXED);
