@@ -6,8 +6,9 @@
 #   scripts/gpu.sh            everything (about 15 minutes on an H100)
 #   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
 #                             printed. Parts: tests bench hit timing profile overhead
-#                             overhead_fw python main ncu (hit: bench_hit alone, with
-#                             GPUJIT_HIT_RUNS runs a setting, 41 unless set; bench includes it).
+#                             overhead_fw python main ncu (hit: bench_hit and bench/hit_phases.py
+#                             alone, with GPUJIT_HIT_RUNS runs a setting, 41 unless set; bench
+#                             includes them).
 #                             The device tool runs one command for at most 10 minutes, so:
 #                             `scripts/gpu.sh tests bench timing` (about 9 minutes on an H100),
 #                             `scripts/gpu.sh profile python main ncu`, then
@@ -79,6 +80,8 @@ fi
 if part bench || part hit; then
 echo "== header-heavy hits: block_reduce against saxpy, whole processes, with a server and without"
 build-gpu/bench/bench_hit "${GPUJIT_HIT_RUNS:-41}" 2>&1 | tee "$out/bench_hit.txt"
+echo "== where a hit's time goes: spawn to the group check, the check (begun ahead or not), after it"
+python3 bench/hit_phases.py "$g" "${GPUJIT_HIT_RUNS:-41}" 8,2,1 2>&1 | tee "$out/hit_phases.txt"
 
 fi
 if part timing; then

@@ -210,3 +210,79 @@ void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *lab
   }
 }
 
+static int by_identity(const void *a, const void *b)
+{
+  const gpujit__dep *x = *(gpujit__dep *const *)a, *y = *(gpujit__dep *const *)b;
+  if (x->dev != y->dev)
+    return x->dev < y->dev ? -1 : 1;
+  return (x->ino_now > y->ino_now) - (x->ino_now < y->ino_now);
+}
+
+/* The files in identity order (device, inode as last seen); *n set. NULL: out of memory. */
+static gpujit__dep **identity_order(gpujit__deps *d, size_t *n)
+{
+  gpujit__dep **v = malloc((d->count ? d->count : 1) * sizeof(*v));
+  *n = 0;
+  if (!v)
+    return NULL;
+  for (size_t i = 0; i < d->count; i++)
+    if (!d->items[i].absent && !d->items[i].nofile && d->items[i].ino_now)
+      v[(*n)++] = &d->items[i];
+  qsort(v, *n, sizeof(*v), by_identity);
+  return v;
+}
+
+void gpujit__deps_identities(gpujit__deps *d)
+{
+  size_t n, group = 0;
+  gpujit__dep **v = identity_order(d, &n);
+  for (size_t i = 0; v && i < n;) {
+    size_t j = i + 1;
+    while (j < n && by_identity(&v[i], &v[j]) == 0)
+      j++;
+    if (j - i > 1)
+      for (group++; i < j; i++)
+        v[i]->same = (unsigned)group;
+    i = j;
+  }
+  free(v);
+}
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+  unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+  return (x > y) - (x < y);
+}
+
+/* After every file was stat'ed: the files that are one file now are exactly those recorded as
+ * one — each run of one identity is one recorded group (or a lone file recorded alone), and no
+ * group is split over two runs. */
+int gpujit__deps_identities_hold(gpujit__deps *d)
+{
+  size_t n, nruns = 0;
+  gpujit__dep **v = identity_order(d, &n);
+  unsigned *runs = v ? malloc((n ? n : 1) * sizeof(*runs)) : NULL;
+  int err = 0;
+  if (!runs) {
+    free(v);
+    return GPUJIT_ENOMEM;
+  }
+  for (size_t i = 0; i < n && err == 0;) {
+    size_t j = i + 1;
+    while (j < n && by_identity(&v[i], &v[j]) == 0)
+      j++;
+    for (size_t k = i; k < j; k++)
+      if (v[k]->same != v[i]->same || (j - i > 1) != (v[i]->same != 0))
+        err = GPUJIT_ENOENT;
+    if (v[i]->same)
+      runs[nruns++] = v[i]->same;
+    i = j;
+  }
+  qsort(runs, nruns, sizeof(*runs), cmp_unsigned);
+  for (size_t i = 1; i < nruns && err == 0; i++)
+    if (runs[i] == runs[i - 1])
+      err = GPUJIT_ENOENT;
+  free(runs);
+  free(v);
+  return err;
+}

@@ -66,6 +66,9 @@ int gpujit__deps_add_nofile(gpujit__deps *d, const char *path, const char *base)
 int gpujit__deps_add_pin(gpujit__deps *d, const char *base);
 /** Number the files that are one file (same device and inode) once every file was added. */
 void gpujit__deps_identities(gpujit__deps *d);
+/** After every file was stat'ed (their `dev`, `ino_now` set): whether the files that are one file
+ *  now are exactly those recorded as one. @return 0, GPUJIT_ENOENT, GPUJIT_ENOMEM. */
+int gpujit__deps_identities_hold(gpujit__deps *d);
 void gpujit__deps_free(gpujit__deps *d);
 
 /**
@@ -141,6 +144,19 @@ typedef struct gpujit__deps_rec {
 /** Check `len` bytes at `data` as a whole binary group (as gpujit__deps_from_bin does).
  *  @return 0 or GPUJIT_ECORRUPT. */
 int gpujit__deps_view_open(gpujit__deps_view *out, const char *data, size_t len);
+#define GPUJIT__DEPS_REC_SIZE 64 /* bytes of a record of the binary form */
+
+/** Record `i`'s path and kind alone (as gpujit__deps_view_rec gives them). */
+static inline const char *gpujit__deps_view_path(const gpujit__deps_view *v, size_t i)
+{
+  const unsigned char *p = v->records + i * GPUJIT__DEPS_REC_SIZE + 8;
+  return v->strings + ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+static inline char gpujit__deps_view_kind(const gpujit__deps_view *v, size_t i)
+{
+  return (char)v->records[i * GPUJIT__DEPS_REC_SIZE];
+}
+
 /** Record `i` (< count) of an opened view. */
 void gpujit__deps_view_rec(const gpujit__deps_view *v, size_t i, gpujit__deps_rec *out);
 
@@ -155,6 +171,18 @@ void gpujit__deps_view_rec(const gpujit__deps_view *v, size_t i, gpujit__deps_re
  *         gpujit__deps_verify_why, which also says why); GPUJIT_ENOMEM (not verified).
  */
 int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes);
+
+/** A check of a view begun ahead of its lookup, on helper threads alone (see cache/head.c). */
+typedef struct gpujit__deps_ahead gpujit__deps_ahead;
+
+/** Begin checking `v` on the process's helpers now; the lookup joins later. `bytes` (the buffer
+ *  `v` lies in) is taken. NULL: no helpers (one thread checks) or out of memory. */
+gpujit__deps_ahead *gpujit__deps_check_ahead(const gpujit__deps_view *v, gpujit__buf *bytes);
+/** The lookup's turn: the caller checks the chunks no helper took (and any a helper has not
+ *  finished), then lets go of `a`. @return as gpujit__deps_verify_view. */
+int gpujit__deps_ahead_join(gpujit__deps_ahead *a);
+/** Not wanted after all (the lookup went elsewhere): the helpers stop at their next chunk. */
+void gpujit__deps_ahead_drop(gpujit__deps_ahead *a);
 
 /** Ahead of a check that will want helpers (a lookup whose source includes headers): start the
  * process's helper threads now, so that they are running by the time the group is read. */

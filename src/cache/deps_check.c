@@ -20,83 +20,6 @@
 #include "cache/deps.h"
 #include "cache/helpers.h"
 
-static int by_identity(const void *a, const void *b)
-{
-  const gpujit__dep *x = *(gpujit__dep *const *)a, *y = *(gpujit__dep *const *)b;
-  if (x->dev != y->dev)
-    return x->dev < y->dev ? -1 : 1;
-  return (x->ino_now > y->ino_now) - (x->ino_now < y->ino_now);
-}
-
-/* The files in identity order (device, inode as last seen); *n set. NULL: out of memory. */
-static gpujit__dep **identity_order(gpujit__deps *d, size_t *n)
-{
-  gpujit__dep **v = malloc((d->count ? d->count : 1) * sizeof(*v));
-  *n = 0;
-  if (!v)
-    return NULL;
-  for (size_t i = 0; i < d->count; i++)
-    if (!d->items[i].absent && !d->items[i].nofile && d->items[i].ino_now)
-      v[(*n)++] = &d->items[i];
-  qsort(v, *n, sizeof(*v), by_identity);
-  return v;
-}
-
-void gpujit__deps_identities(gpujit__deps *d)
-{
-  size_t n, group = 0;
-  gpujit__dep **v = identity_order(d, &n);
-  for (size_t i = 0; v && i < n;) {
-    size_t j = i + 1;
-    while (j < n && by_identity(&v[i], &v[j]) == 0)
-      j++;
-    if (j - i > 1)
-      for (group++; i < j; i++)
-        v[i]->same = (unsigned)group;
-    i = j;
-  }
-  free(v);
-}
-
-static int cmp_unsigned(const void *a, const void *b)
-{
-  unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-  return (x > y) - (x < y);
-}
-
-/* After every file was stat'ed: the files that are one file now are exactly those recorded as
- * one — each run of one identity is one recorded group (or a lone file recorded alone), and no
- * group is split over two runs. */
-static int identities_hold(gpujit__deps *d)
-{
-  size_t n, nruns = 0;
-  gpujit__dep **v = identity_order(d, &n);
-  unsigned *runs = v ? malloc((n ? n : 1) * sizeof(*runs)) : NULL;
-  int err = 0;
-  if (!runs) {
-    free(v);
-    return GPUJIT_ENOMEM;
-  }
-  for (size_t i = 0; i < n && err == 0;) {
-    size_t j = i + 1;
-    while (j < n && by_identity(&v[i], &v[j]) == 0)
-      j++;
-    for (size_t k = i; k < j; k++)
-      if (v[k]->same != v[i]->same || (j - i > 1) != (v[i]->same != 0))
-        err = GPUJIT_ENOENT;
-    if (v[i]->same)
-      runs[nruns++] = v[i]->same;
-    i = j;
-  }
-  qsort(runs, nruns, sizeof(*runs), cmp_unsigned);
-  for (size_t i = 1; i < nruns && err == 0; i++)
-    if (runs[i] == runs[i - 1])
-      err = GPUJIT_ENOENT;
-  free(runs);
-  free(v);
-  return err;
-}
-
 static bool same_stat(const gpujit__dep *e, const struct stat *st)
 {
   return (uint64_t)st->st_ino == e->ino && gpujit__ns(st->st_mtim) == e->mtime_ns && gpujit__ns(st->st_ctim) == e->ctime_ns;
@@ -173,11 +96,13 @@ static bool same_dir(const char *a, const char *b)
   return x && y && x - a == y - b && memcmp(a, b, (size_t)(x - a)) == 0;
 }
 
-static int stat_in(dir_cursor *cur, const char *path, struct stat *st)
+/* `len`: the length of `path`'s directory (up to its last '/'), NO_DIR where it has none. */
+#define NO_DIR ((size_t)-1)
+
+static int stat_in(dir_cursor *cur, const char *path, size_t len, struct stat *st)
 {
-  const char *slash = strrchr(path, '/');
-  size_t len = slash ? (size_t)(slash - path) : 0;
-  if (!slash || len == 0 || len >= sizeof(cur->dir))
+  const char *slash = path + len;
+  if (len == NO_DIR || len == 0 || len >= sizeof(cur->dir))
     return stat(path, st);
   if (cur->fd < 0 || cur->len != len || memcmp(cur->dir, path, len) != 0) {
     if (!cur->next || !same_dir(path, cur->next))
@@ -220,7 +145,7 @@ static int changed(char *why, size_t n, const gpujit__dep *e, const char *how)
 
 /* `*moved` is set when a file's identity may differ from the one recorded (an untrusted record,
  * another inode): only then can files have become one, or stopped being one. */
-static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh, bool *moved, char *why, size_t n)
+static int verify_one(gpujit__dep *e, size_t len, dir_cursor *cur, bool *refresh, bool *moved, char *why, size_t n)
 {
   struct stat st;
   if (e->pin)
@@ -231,7 +156,7 @@ static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh, bool *move
     return group_holds(e, refresh) ? 0 : changed(why, n, e, "");
   if (e->nofile)
     return stat(e->path, &st) == 0 && S_ISREG(st.st_mode) ? changed(why, n, e, "is now a file (the search finds it first)") : 0;
-  if (stat_in(cur, e->path, &st) != 0)
+  if (stat_in(cur, e->path, len, &st) != 0)
     return changed(why, n, e, "was removed");
   e->dev = (uint64_t)st.st_dev;
   e->ino_now = (uint64_t)st.st_ino;
@@ -246,10 +171,10 @@ static int verify_one(gpujit__dep *e, dir_cursor *cur, bool *refresh, bool *move
 
 /* One exact check of a view's record: the answer a lookup that changes nothing gets. Anything
  * else (untrusted, another stat, a stamp moved) is "not exactly": the full way decides. */
-static int check_rec(const gpujit__deps_rec *r, dir_cursor *cur)
+static int check_rec(const gpujit__deps_rec *r, size_t len, dir_cursor *cur)
 {
   struct stat st;
-  if (stat_in(cur, r->path, &st) != 0)
+  if (stat_in(cur, r->path, len, &st) != 0)
     return r->kind == 'f' || (r->kind == 'a' && errno != ENOENT && errno != ENOTDIR) ? GPUJIT_ENOENT : 0;
   if (r->kind == 'n')
     return S_ISREG(st.st_mode) ? GPUJIT_ENOENT : 0;
@@ -284,9 +209,11 @@ typedef struct job {
   int stop;                    /* atomic: the outcome is known */
   int refs;                    /* atomic: the caller and the helpers not yet gone */
   bool timeline;               /* measuring ("8v"): when each thread began and what it checked */
+  bool ahead;                  /* begun ahead of its lookup, on helpers alone (cache/head.c) */
   int64_t t0, began[MAX_THREADS];
   unsigned did[MAX_THREADS];
   unsigned char *state;        /* atomic, per chunk of a view */
+  uint32_t *dir_len;           /* atomic, per record: its directory's length + 2 (1: none), 0 unknown */
   pthread_mutex_t lock;        /* the rest (records in memory) */
   pthread_cond_t settled_cv;
   size_t settled;              /* chunks taken and checked (or passed over once stopped) */
@@ -307,11 +234,26 @@ static void job_release(job *j)
 
 static const char *path_at(const job *j, size_t i)
 {
-  gpujit__deps_rec r;
-  if (j->order)
-    return j->order[i]->path;
-  gpujit__deps_view_rec(&j->view, i, &r);
-  return r.path;
+  return j->order ? j->order[i]->path : gpujit__deps_view_path(&j->view, i);
+}
+
+/* Record i's directory length (NO_DIR: none), worked out once for all threads: every record is
+ * stat'ed through it, and those about a chunk's bounds are compared with their neighbours. */
+static size_t dir_len(const job *j, size_t i)
+{
+  uint32_t v = __atomic_load_n(&j->dir_len[i], __ATOMIC_RELAXED);
+  if (!v) {
+    const char *p = path_at(j, i), *slash = strrchr(p, '/');
+    v = slash ? (uint32_t)(slash - p) + 2 : 1;
+    __atomic_store_n(&j->dir_len[i], v, __ATOMIC_RELAXED); /* any thread writes the same */
+  }
+  return v == 1 ? NO_DIR : v - 2;
+}
+
+static bool same_dir_at(const job *j, size_t a, size_t b)
+{
+  size_t n = dir_len(j, a);
+  return n != NO_DIR && n == dir_len(j, b) && memcmp(path_at(j, a), path_at(j, b), n) == 0;
 }
 
 /* Where chunk `c` begins: at the first record of a directory among its CHUNK, where one is, so
@@ -323,7 +265,7 @@ static size_t chunk_start(const job *j, size_t c)
   if (c == 0 || at >= j->count)
     return at < j->count ? at : j->count;
   for (size_t i = at; i < end; i++)
-    if (!same_dir(path_at(j, i - 1), path_at(j, i)))
+    if (!same_dir_at(j, i - 1, i))
       return i;
   return at;
 }
@@ -334,15 +276,13 @@ static size_t chunk_start(const job *j, size_t c)
  * closely (NVRTC passed over cuda/, cuda/std/, ... on its way to the headers in them). */
 static bool file_under(const job *j, size_t i)
 {
-  gpujit__deps_rec r, n;
-  size_t len;
-  gpujit__deps_view_rec(&j->view, i, &r);
-  len = strlen(r.path);
+  const char *dir = path_at(j, i);
+  size_t len = strlen(dir);
   for (size_t k = i + 1; k < j->count && k <= i + 8; k++) {
-    gpujit__deps_view_rec(&j->view, k, &n);
-    if (strncmp(n.path, r.path, len) != 0 || n.path[len] != '/')
+    const char *p = path_at(j, k);
+    if (strncmp(p, dir, len) != 0 || p[len] != '/')
       return false; /* past the paths under it */
-    if (n.kind == 'f')
+    if (gpujit__deps_view_kind(&j->view, k) == 'f')
       return true;
   }
   return false;
@@ -358,7 +298,7 @@ static int view_chunk(job *j, size_t c, dir_cursor *cur)
     if (r.kind == 'n' && file_under(j, at))
       continue;
     cur->next = at + 1 < end ? path_at(j, at + 1) : NULL;
-    if (check_rec(&r, cur) != 0)
+    if (check_rec(&r, dir_len(j, at), cur) != 0)
       return NOT_EXACT;
   }
   return HELD;
@@ -396,7 +336,7 @@ static void job_work(job *j, int k)
     end = chunk_start(j, c + 1);
     for (at = chunk_start(j, c); at < end && err == 0 && !__atomic_load_n(&j->stop, __ATOMIC_RELAXED); at++) {
       cur.next = at + 1 < end ? j->order[at + 1]->path : NULL;
-      err = verify_one(j->order[at], &cur, &refresh, &moved, why, sizeof(why));
+      err = verify_one(j->order[at], dir_len(j, at), &cur, &refresh, &moved, why, sizeof(why));
     }
     if (err)
       __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
@@ -438,21 +378,27 @@ void gpujit__deps_warm(void)
     gpujit__helpers_warm((int)n - 1, how & GPUJIT__HELPERS_PLACE);
 }
 
-/* A job of `count` records (`order`, or `view`), its helpers started and the caller's share done:
- * every chunk is taken. NULL: out of memory. */
-static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view *view)
+/* A job of `count` records (`order`, or `view` lying in `bytes`, which it takes), offered to
+ * `helpers` of the pool (SIZE_MAX: as many as its size is worth, the caller's thread being one
+ * more). NULL: out of memory. */
+static job *job_new(size_t count, gpujit__dep **order, const gpujit__deps_view *view, gpujit__buf *bytes,
+                    size_t helpers)
 {
   size_t chunks = (count + CHUNK - 1) / CHUNK, threads = count / PER_THREAD + 1, cap;
   int how;
-  job *j = calloc(1, sizeof(*j) + (view ? chunks : 0));
+  job *j = calloc(1, sizeof(*j) + count * sizeof(uint32_t) + (view ? chunks : 0));
   if (!j)
     return NULL;
   j->count = count;
   j->chunks = chunks;
   j->order = order;
-  if (view)
+  if (view) {
     j->view = *view;
-  j->state = (unsigned char *)(j + 1);
+    j->keep = *bytes; /* a helper still in a chunk reads them: freed with the job */
+    memset(bytes, 0, sizeof(*bytes));
+  }
+  j->dir_len = (uint32_t *)(j + 1);
+  j->state = (unsigned char *)(j->dir_len + count);
   j->refs = 1;
   j->task.hold = job_hold;
   j->task.run = job_run;
@@ -460,17 +406,24 @@ static job *job_start(size_t count, gpujit__dep **order, const gpujit__deps_view
   pthread_cond_init(&j->settled_cv, NULL);
   if (threads > (cap = gpujit__helpers_threads(&how)))
     threads = cap;
+  if (helpers > threads - 1)
+    helpers = threads - 1;
   if ((j->timeline = how & GPUJIT__HELPERS_TIMELINE))
     j->t0 = mono_ns();
-  if (threads > 1)
-    gpujit__helpers_post(&j->task, (int)threads - 1, how & GPUJIT__HELPERS_PLACE);
+  if (helpers > 0)
+    gpujit__helpers_post(&j->task, (int)helpers, how & GPUJIT__HELPERS_PLACE);
+  return j;
+}
+
+/* The caller's share: chunks taken until none is left; then no helper takes more. */
+static void job_join(job *j)
+{
   job_work(j, 0);
   /* no more taking: what was taken by then is all a helper will check */
   j->taken = __atomic_exchange_n(&j->next, SIZE_MAX / 2, __ATOMIC_RELAXED);
   gpujit__helpers_withdraw(&j->task);
-  if (j->taken > chunks)
-    j->taken = chunks;
-  return j;
+  if (j->taken > j->chunks)
+    j->taken = j->chunks;
 }
 
 /* Measuring ("8v"), on stderr: the check's time on the caller's thread, each thread's start
@@ -480,8 +433,9 @@ static void timeline(job *j, unsigned redone)
 {
   char line[112 + MAX_THREADS * 24];
   int64_t end = mono_ns();
-  size_t n = (size_t)snprintf(line, sizeof(line), "gpujit: check of %zu records in %.3f ms (monotonic %lld to %lld ns):",
-                              j->count, (double)(end - j->t0) / 1e6, (long long)j->t0, (long long)end);
+  size_t n = (size_t)snprintf(line, sizeof(line), "gpujit: check of %zu records in %.3f ms (monotonic %lld to %lld ns%s):",
+                              j->count, (double)(end - j->t0) / 1e6, (long long)j->t0, (long long)end,
+                              j->ahead ? "; begun ahead" : "");
   for (int k = 0; k < MAX_THREADS && n < sizeof(line); k++) {
     int64_t at = __atomic_load_n(&j->began[k], __ATOMIC_RELAXED);
     unsigned did = __atomic_load_n(&j->did[k], __ATOMIC_RELAXED);
@@ -511,11 +465,12 @@ int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t wh
   /* directory order (the outcome does not depend on it); records are written in path order */
   if (!sorted)
     qsort(order, d->count, sizeof(*order), by_path);
-  if (!(j = job_start(d->count, order, NULL))) {
+  if (!(j = job_new(d->count, order, NULL, NULL, SIZE_MAX))) {
     if (order != few)
       free(order);
     return GPUJIT_ENOMEM;
   }
+  job_join(j);
   /* the chunks helpers took are checked (they may update records) before the records go */
   pthread_mutex_lock(&j->lock);
   while (j->settled < j->taken)
@@ -532,21 +487,18 @@ int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t wh
   if (order != few)
     free(order);
   if (err == 0 && moved) /* every inode as recorded: the files are one file as they were */
-    if ((err = identities_hold(d)) != 0 && why && why_size)
+    if ((err = gpujit__deps_identities_hold(d)) != 0 && why && why_size)
       snprintf(why, why_size, "headers that were one file (a link) are not now, or the other way round");
   return err;
 }
 
-int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes)
+/* A view's job, the caller's share done: HELD by every chunk, or not exactly (GPUJIT_ENOENT). */
+static int view_outcome(job *j)
 {
-  job *j = job_start(v->count, NULL, v);
   dir_cursor cur = {.fd = -1};
   int err = 0;
   unsigned redone = 0;
-  if (!j) {
-    gpujit__buf_free(bytes);
-    return GPUJIT_ENOMEM;
-  }
+  job_join(j);
   /* a chunk a helper took and has not finished: checked here again rather than waited for */
   for (size_t c = 0; c < j->chunks && err == 0; c++) {
     int st = __atomic_load_n(&j->state[c], __ATOMIC_ACQUIRE);
@@ -561,8 +513,40 @@ int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes)
     close(cur.fd);
   if (j->timeline)
     timeline(j, redone);
-  j->keep = *bytes; /* a helper still in a chunk reads them: freed with the job */
-  memset(bytes, 0, sizeof(*bytes));
   job_release(j);
   return err;
+}
+
+int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes)
+{
+  job *j = job_new(v->count, NULL, v, bytes, SIZE_MAX);
+  if (!j) {
+    gpujit__buf_free(bytes);
+    return GPUJIT_ENOMEM;
+  }
+  return view_outcome(j);
+}
+
+gpujit__deps_ahead *gpujit__deps_check_ahead(const gpujit__deps_view *v, gpujit__buf *bytes)
+{
+  int how;
+  size_t n = gpujit__helpers_threads(&how);
+  job *j = n > 1 ? job_new(v->count, NULL, v, bytes, n - 1) : NULL;
+  if (!j)
+    gpujit__buf_free(bytes);
+  else
+    j->ahead = true;
+  return (gpujit__deps_ahead *)j;
+}
+
+int gpujit__deps_ahead_join(gpujit__deps_ahead *a) { return view_outcome((job *)a); }
+
+void gpujit__deps_ahead_drop(gpujit__deps_ahead *a)
+{
+  job *j = (job *)a;
+  if (!j)
+    return;
+  __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
+  gpujit__helpers_withdraw(&j->task);
+  job_release(j);
 }

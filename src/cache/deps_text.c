@@ -218,7 +218,7 @@ int gpujit__deps_from_text(gpujit__deps *out, const char *text, size_t len)
  *   48 the file's XXH3-128, 16 bytes canonical ('f'; else 0)
  * The header: u32 count, u32 REC_SIZE, u32 the string table's size, u32 0. */
 
-#define REC_SIZE 64
+#define REC_SIZE GPUJIT__DEPS_REC_SIZE
 #define HEAD_SIZE 16
 
 static void st32(unsigned char *p, uint32_t v)
@@ -233,12 +233,12 @@ static void st64(unsigned char *p, uint64_t v)
     p[i] = (unsigned char)(v >> (8 * i));
 }
 
-static uint32_t ld32(const unsigned char *p)
+static inline uint32_t ld32(const unsigned char *p)
 {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static uint64_t ld64(const unsigned char *p) { return (uint64_t)ld32(p) | (uint64_t)ld32(p + 4) << 32; }
+static inline uint64_t ld64(const unsigned char *p) { return (uint64_t)ld32(p) | (uint64_t)ld32(p + 4) << 32; }
 
 static int hex_val(char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; }
 

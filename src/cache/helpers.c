@@ -182,6 +182,7 @@ static void *helper_main(void *arg)
       pthread_mutex_lock(&pool.lock);
       pool.busy--;
       rc = 0;
+      spun = true; /* after a task, sleep: a thread spinning as a short process exits delays its exit */
       continue;
     }
     if (rc == ETIMEDOUT)

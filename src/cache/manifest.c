@@ -13,6 +13,8 @@
 #include "base/fs.h"
 #include "cache/files.h"
 #include "cache/handle.h"
+#include "cache/head.h"
+#include "cache/helpers.h"
 #include "cache/manifest.h"
 #include "cache/total.h"
 #include "cache/store.h"
@@ -35,6 +37,8 @@ void gpujit__manifest_expect_group(void)
   if (!voucher)
     gpujit__deps_warm();
 }
+
+static bool checks_here(void) { return !voucher || (voucher->absent && voucher->absent(voucher->ctx)); }
 
 static void path_of(char *out, size_t size, const gpujit_cache *c, const char *what, const char *hex)
 {
@@ -233,26 +237,56 @@ static bool group_holds_whole(gpujit_cache *c, const char *path, const char *dig
   return ok;
 }
 
-static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo, char *miss, size_t miss_size)
+int gpujit__group_view(gpujit_cache *c, const char *digest, gpujit__buf *b, gpujit__deps_view *view)
 {
   char path[PATH_MAX], why[128];
-  gpujit__buf b;
-  gpujit__deps_view view;
   size_t off;
-  int form, exact = GPUJIT_ENOENT;
+  int form;
+  path_of(path, sizeof(path), c, "deps", digest);
+  if (group_file(b, path, why, sizeof(why)) == 0 && group_check(b->data, b->len, &off, &form, why, sizeof(why)) == 0 &&
+      form == 3 && gpujit__deps_view_open(view, b->data + off, b->len - off) == 0)
+    return 0;
+  gpujit_error_clear();
+  return GPUJIT_ENOENT;
+}
+
+gpujit__head *gpujit__manifest_head_start(gpujit_cache *c, const char *hint)
+{
+  gpujit__head *h = checks_here() ? gpujit__head_open(c, hint) : NULL;
+  gpujit__buf b = {0};
+  gpujit__deps_view view;
+  int how;
+  if (h && gpujit__head_noted(h) && gpujit__helpers_threads(&how) > 1 &&
+      gpujit__group_view(c, gpujit__head_noted(h), &b, &view) == 0)
+    gpujit__head_begun(h, gpujit__deps_check_ahead(&view, &b));
+  gpujit__buf_free(&b);
+  return h;
+}
+
+static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo, char *miss, size_t miss_size)
+{
+  char path[PATH_MAX];
+  gpujit__buf b = {0};
+  gpujit__deps_view view;
+  gpujit__deps_ahead *ahead;
+  int exact = GPUJIT_ENOENT;
   bool ok;
   for (size_t i = 0; i < memo->n; i++)
     if (!strcmp(memo->held[i], digest))
       return true;
   if (!(ok = voucher && voucher->held(voucher->ctx, digest))) {
-    path_of(path, sizeof(path), c, "deps", digest);
     /* nearly every lookup: every record exactly as recorded, checked where it lies (the bytes go
-     * with the check); else — an earlier form, a stat moved, a header changed, damage — whole */
-    if (group_file(&b, path, why, sizeof(why)) == 0 && group_check(b.data, b.len, &off, &form, why, sizeof(why)) == 0 &&
-        form == 3 && gpujit__deps_view_open(&view, b.data + off, b.len - off) == 0)
+     * with the check) — begun ahead of the lookup where this thread's build named this group
+     * (cache/head.c); else — an earlier form, a stat moved, a header changed, damage — whole */
+    if ((ahead = gpujit__head_take(c, digest)) != NULL)
+      exact = gpujit__deps_ahead_join(ahead);
+    else if (gpujit__group_view(c, digest, &b, &view) == 0)
       exact = gpujit__deps_verify_view(&view, &b);
     gpujit__buf_free(&b);
+    path_of(path, sizeof(path), c, "deps", digest);
     ok = exact == GPUJIT_ENOENT ? group_holds_whole(c, path, digest, miss, miss_size) : exact == 0;
+    if (ok)
+      gpujit__head_held(c, digest);
   }
   if (ok && memo->n < sizeof(memo->held) / sizeof(memo->held[0]))
     snprintf(memo->held[memo->n++], sizeof(memo->held[0]), "%s", digest);
@@ -365,6 +399,7 @@ int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, co
     path_of(path, sizeof(path), c, "deps", digest.hex);
     if (!group_readable(path) && (err = write_group(c, path, shared)) < 0)
       goto done;
+    gpujit__head_held(c, digest.hex);
   }
   cJSON_AddItemToObject(r, "deps", gpujit__deps_to_json(deps));
   /* Earlier records of other entries follow, newest first. */

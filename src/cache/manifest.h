@@ -8,6 +8,7 @@
 
 #include "base/buf.h"
 #include "cache/deps.h"
+#include "cache/head.h"
 #include "gpujit/cache.h"
 
 /** How gpujit__manifest_find_why's reason starts when the request key was never built. */
@@ -33,6 +34,7 @@ int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[3
  *  holds now: `held` true only when it can say so for certain; false leaves the check here. */
 typedef struct gpujit__voucher {
   bool (*held)(void *ctx, const char *digest);
+  bool (*absent)(void *ctx); /* optional: true when none is there to ask (this process checks) */
   void *ctx;
 } gpujit__voucher;
 
@@ -43,6 +45,15 @@ const gpujit__voucher *gpujit__manifest_voucher(const gpujit__voucher *v);
 /** A lookup on this thread is about to check a shared group (its source includes headers): the
  * check's helper threads are started now, unless a voucher will answer for the group. */
 void gpujit__manifest_expect_group(void);
+
+/** A build on this thread begins (cache/head.c): the check of the group its sources used last time
+ *  (`hint` names them) is begun now, unless a voucher answers for groups. NULL: no head start;
+ *  else end it with gpujit__head_end. */
+gpujit__head *gpujit__manifest_head_start(gpujit_cache *c, const char *hint);
+
+/** The shared group `digest` of this cache as a view, when it is of the binary form read in
+ *  place: 0 (`b` holds the bytes `view` lies in), else GPUJIT_ENOENT (free `b` either way). */
+int gpujit__group_view(gpujit_cache *c, const char *digest, gpujit__buf *b, gpujit__deps_view *view);
 
 /** Read the shared group `digest` of this cache. @return 0, GPUJIT_ENOENT or GPUJIT_ECORRUPT (`why`). */
 int gpujit__group_load(gpujit_cache *c, const char *digest, gpujit__deps *out, char *why, size_t n);

@@ -9,7 +9,9 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "cache/head.h"
 #include "cache/key.h"
+#include "cache/manifest.h"
 #include "cache/store.h"
 #include "compile/nvrtc/options.h"
 #include "compile/toolkit/toolkit.h"
@@ -197,6 +199,21 @@ static void store(gpujit_module *m, gpujit__miss *miss, const gpujit_source *sou
   m->timings.store_ms = gpujit__stage_end(&stage);
 }
 
+/* The check of the shared group these sources used last time, begun now (cache/head.c): the
+ * arch and the key take as long as the check where a library's headers are included. */
+static gpujit__head *head_start(const gpujit_source *sources, size_t count, const gpujit_module_options *opts)
+{
+  gpujit__hasher *h;
+  gpujit__key hint;
+  if (!opts->cache || !(h = gpujit__hasher_new()))
+    return NULL;
+  for (size_t i = 0; i < count; i++)
+    gpujit__hasher_field(h, "source", sources[i].data, sources[i].size);
+  gpujit__hasher_digest(h, &hint);
+  gpujit__hasher_free(h);
+  return gpujit__manifest_head_start(opts->cache, hint.hex);
+}
+
 /* The build's own stage, named for what it is: a project's lookups in its coordinating process
  * are not builds (a miss goes to a worker). */
 static void stage_begin(gpujit__stage *st, const gpujit_module *m, size_t count, const gpujit_module_options *opts,
@@ -231,6 +248,7 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
   gpujit_module *m = NULL;
   gpujit__miss miss = {0};
   gpujit__stage build_stage = {0};
+  gpujit__head *head = NULL;
   bool served = false;
   int err, lock_fd = -1;
 
@@ -243,6 +261,7 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
   gpujit__options_current(&current, caller_opts);
   if (!(m = gpujit__module_new()))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  head = head_start(sources, count, opts);
   if ((err = prepare(m, sources, count, opts)) < 0)
     goto done;
   stage_begin(&build_stage, m, count, opts, ctl);
@@ -252,6 +271,7 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
     goto done;
   store(m, &miss, sources, count, opts, ctl);
 done:
+  gpujit__head_end(head);
   gpujit__cache_unlock(lock_fd);
   gpujit__miss_free(&miss);
   stage_end(&build_stage, m, err);

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/fleet.h"
+#include "cache/head.h"
 #include "cache/limit.h"
 #include "cache/manifest.h"
 #include "cache/store.h"
@@ -97,6 +98,7 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
     /* a traced hit replays the profile its entry recorded: read with the entry */
     err = gpujit__entry_lookup(opts->cache, &entry, m, opts->trace ? &profile : NULL);
   }
+  gpujit__head_settle(); /* a check begun ahead and not joined: stopped (a miss compiles) */
   gpujit__stage_arg_str(&stage, "status", err == 0 ? "hit" : "miss");
   gpujit__stage_arg_str(&stage, "request", miss->request.hex);
   if (err == 0)
@@ -125,6 +127,7 @@ int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_modu
     snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
     err = gpujit__entry_lookup(opts->cache, &entry, m, opts->trace ? &profile : NULL);
   }
+  gpujit__head_settle(); /* a check begun ahead and not joined: stopped (a miss compiles) */
   gpujit__stage_arg_str(&stage, "status", err == 0 ? "hit" : "miss");
   m->timings.lookup_ms += gpujit__stage_end(&stage);
   if (err == 0) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -97,6 +98,18 @@ typedef struct voucher_ctx {
   const char *cache;
   bool absent;
 } voucher_ctx;
+
+/* No socket: no server to ask (a lookup then checks groups itself, and may begin ahead). */
+static bool server_absent(void *p)
+{
+  voucher_ctx *v = p;
+  char sock[PATH_MAX];
+  struct stat st;
+  if (!v->absent && (gpujit__server_paths(sock, sizeof(sock), NULL, 0, v->so) < 0 || stat(sock, &st) != 0))
+    v->absent = true;
+  gpujit_error_clear();
+  return v->absent;
+}
 
 static bool server_vouches(void *p, const char *digest)
 {
@@ -249,7 +262,7 @@ int gpujit_server_build_files(gpujit_module **out, const char *const *paths, siz
    * dependency groups it keeps watched, which this process would otherwise stat file by file */
   if (o.cache) {
     voucher_ctx vc = {server, gpujit_cache_path(o.cache), false};
-    gpujit__voucher v = {server_vouches, &vc};
+    gpujit__voucher v = {server_vouches, server_absent, &vc};
     const gpujit__voucher *before = gpujit__manifest_voucher(&v);
     err = gpujit__module_build_files_ctl(out, paths, count, &o, &ctl);
     gpujit__manifest_voucher(before);

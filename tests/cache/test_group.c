@@ -13,6 +13,8 @@
 #include "cache/deps.h"
 #include "cache/files.h"
 #include "cache/handle.h"
+#include "cache/head.h"
+#include "cache/helpers.h"
 #include "cache/manifest.h"
 #include "cache/store.h"
 #include "gpujit.h"
@@ -488,6 +490,101 @@ static void test_group__verifies_in_a_row(void **state)
   gpujit__deps_free(&d);
 }
 
+/* Start a build's head start for `hint`, look `req` up, end it: the lookup's answer (`found`,
+ * `miss`), and in *joined whether it joined a check begun ahead. */
+static int look_up_ahead(fx *f, const char *hint, const char *req, char found[33], char *miss, size_t n, bool *joined)
+{
+  gpujit__head *h = gpujit__manifest_head_start(f->cache, hint);
+  int err;
+  assert_non_null(h);
+  err = gpujit__manifest_find_why(f->cache, req, found, miss, n);
+  *joined = gpujit__head_joined(h);
+  gpujit__head_end(h);
+  return err;
+}
+
+/* A lookup's head start (cache/head.c). The lookup that holds a group notes it for its sources'
+ * hint; the next build of them begins that group's check when it begins, and its lookup joins
+ * it: a header changed before the build began is a miss that names it, wherever it lies. A note
+ * that names another group (the same sources built another way) is passed over and then names
+ * the group that held; a damaged note is a note not there; a check begun and never joined stops. */
+static void test_group__checked_ahead(void **state)
+{
+  fx *f = *state;
+  gpujit__deps none = {0}, d, d2 = {0};
+  char dir[PATH_MAX], found[33], miss[PATH_MAX + 160], text[64], *out = NULL, *note;
+  static const char *const hint = "00112233445566778899aabbccddeeff", *const hint2 = "ffeeddccbbaa99887766554433221100";
+  static const char *const entry2 = "abcdef0123456789abcdef0123456789", *const request2 = "0123456789abcdef0123456789abcdef";
+  static const size_t at[] = {0, FILES, HEADERS / 2, HEADERS - 1};
+  int64_t later = gpujit__deps_clock() + 5000000000LL;
+  bool joined;
+  int how;
+  if (gpujit__helpers_threads(&how) < 2) {
+    print_message("skip: one CPU here, so no helper thread begins a check ahead\n");
+    skip();
+  }
+  record_all(f, &d);
+  for (size_t i = 0; i < FILES; i++) { /* another group: the first directory alone */
+    header_text(text, i, 0);
+    assert_int_equal(gpujit__deps_add_file(&d2, f->headers[i], NULL, text, strlen(text), later), 0);
+  }
+  gpujit__cache_entry_path(dir, sizeof(dir), f->cache, entry);
+  assert_int_equal(th_run(&out, "mkdir -p '%s'", dir), 0);
+  free(out);
+  gpujit__cache_entry_path(dir, sizeof(dir), f->cache, entry2);
+  assert_int_equal(th_run(&out, "mkdir -p '%s'", dir), 0);
+  free(out);
+  assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &none, &d), 0); /* no build began: no note */
+  assert_int_equal(gpujit__manifest_add(f->cache, request2, entry2, &none, &d2), 0);
+  assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
+  assert_false(joined); /* nothing noted yet; now noted */
+  assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
+  assert_string_equal(found, entry);
+  assert_true(joined);
+  for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+    size_t i = at[k];
+    header_text(text, i, 1);
+    write_file(f->headers[i], text);
+    miss[0] = '\0';
+    if (look_up_ahead(f, hint, request, found, miss, sizeof(miss), &joined) != GPUJIT_ENOENT)
+      fail_msg("header %zu (%s) changed before the build began, and its check begun ahead held", i, f->headers[i]);
+    assert_true(joined);
+    if (!strstr(miss, f->headers[i]))
+      fail_msg("header %zu: the reason does not name it: %s", i, miss);
+    header_text(text, i, 0);
+    write_file(f->headers[i], text);
+    assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
+  }
+  /* the same hint, another group: checked the usual way, and noted */
+  assert_int_equal(look_up_ahead(f, hint, request2, found, NULL, 0, &joined), 0);
+  assert_string_equal(found, entry2);
+  assert_false(joined);
+  assert_int_equal(look_up_ahead(f, hint, request2, found, NULL, 0, &joined), 0);
+  assert_true(joined);
+  /* a group stored within a build is noted for it */
+  {
+    gpujit__head *h = gpujit__manifest_head_start(f->cache, hint2);
+    assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &none, &d), 0);
+    gpujit__head_end(h);
+  }
+  assert_int_equal(look_up_ahead(f, hint2, request, found, NULL, 0, &joined), 0);
+  assert_true(joined);
+  /* a damaged note: as if none, then written again */
+  note = malloc(PATH_MAX);
+  snprintf(note, PATH_MAX, "%s/notes/group/%s", f->cache_dir, hint);
+  write_file(note, "gpujit-note-1 not a note\n");
+  assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
+  assert_false(joined);
+  assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
+  assert_true(joined);
+  free(note);
+  /* begun and never joined (the build failed before its lookup): stopped, nothing left behind */
+  for (int i = 0; i < 50; i++)
+    gpujit__head_end(gpujit__manifest_head_start(f->cache, hint));
+  gpujit__deps_free(&d);
+  gpujit__deps_free(&d2);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -498,6 +595,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_group__non_file_vouched_only_by_a_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_group__earlier_forms, setup, teardown),
       cmocka_unit_test_setup_teardown(test_group__verifies_in_a_row, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_group__checked_ahead, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
