@@ -62,6 +62,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
  * how many more helpers it starts itself. */
 typedef struct start {
   bool place;
+  bool spin; /* started ahead of a check (warm): look for its task awake a while */
   int from, more;
   int cpu; /* the CPU it is bound to; -1 none */
   cpu_set_t allowed;
@@ -165,7 +166,7 @@ static void *helper_main(void *arg)
   start *s = arg;
   struct timespec until;
   int k, from, rc = 0, bound = s->cpu;
-  bool spun = false;
+  bool spun = !s->spin; /* one started for a task posted and finding none left sleeps at once */
   cpu_set_t allowed = s->allowed;
   if (s->more > 0)
     start_helpers(s, s->more, 2);
@@ -252,9 +253,9 @@ static void start_helpers(const start *s, int n, int pos)
 }
 
 /* Start `n` helpers (counted alive already): the caller starts one, which starts the others. */
-static void grow(int n, bool place)
+static void grow(int n, bool place, bool spin)
 {
-  start s = {.place = place, .from = sched_getcpu(), .more = n - 1};
+  start s = {.place = place, .spin = spin, .from = sched_getcpu(), .more = n - 1};
   if (n <= 0)
     return;
   if (s.place && (s.from < 0 || sched_getaffinity(0, sizeof(s.allowed), &s.allowed) != 0 || CPU_COUNT(&s.allowed) < 2))
@@ -291,7 +292,7 @@ int gpujit__helpers_post(gpujit__task *t, int n, bool place)
   if (pool.idle)
     pthread_cond_broadcast(&pool.work);
   pthread_mutex_unlock(&pool.lock);
-  grow(more, place);
+  grow(more, place, false);
   return n;
 }
 
@@ -311,7 +312,7 @@ void gpujit__helpers_warm(int n, bool place)
   pthread_mutex_lock(&pool.lock);
   more = reserve(n - pool.alive);
   pthread_mutex_unlock(&pool.lock);
-  grow(more, place);
+  grow(more, place, true);
 }
 
 static size_t cpus_allowed(void)

@@ -34,7 +34,7 @@ const gpujit__voucher *gpujit__manifest_voucher(const gpujit__voucher *v)
 
 void gpujit__manifest_expect_group(void)
 {
-  if (!voucher)
+  if (!voucher && !gpujit__head_ahead()) /* a check begun ahead has its helpers */
     gpujit__deps_warm();
 }
 

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -280,6 +281,49 @@ static void test_helpers__idle_helpers_end(void **state)
   assert_int_equal(threads_of_process(), 1);
 }
 
+static double cpu_ms(void)
+{
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
+/* In a child with an empty pool: helpers started for a task (not ahead of one) run it and then
+ * sleep — none spins for the next (a short process's helper spinning as it exits delayed the
+ * exit), and none started after the task was withdrawn spins for it. */
+static int run_then_sleep(void)
+{
+  counting c, late;
+  double before;
+  counting_init(&c, false);
+  counting_init(&late, false);
+  if (gpujit__helpers_post(&c.task, 3, false) != 3)
+    return 2;
+  wait_runs(&c, 3);
+  before = cpu_ms();
+  if (c.runs != 3)
+    return 3;
+  gpujit__helpers_post(&late.task, 2, false);
+  gpujit__helpers_withdraw(&late.task); /* withdrawn before the helpers started for it run */
+  usleep(30000);
+  /* five helpers spinning their millisecond each cost 2-5 ms; two started and put to sleep, ~0.2 */
+  return cpu_ms() - before < 1.0 ? 0 : 4;
+}
+
+static void test_helpers__helpers_for_a_task_sleep_after_it(void **state)
+{
+  int status;
+  pid_t pid = fork();
+  (void)state;
+  assert_true(pid >= 0);
+  if (pid == 0)
+    _exit(run_then_sleep());
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) != 0)
+    fail_msg("failure %d (4: the idle helpers used CPU time: spinning)", WEXITSTATUS(status));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -289,6 +333,7 @@ int main(void)
       cmocka_unit_test(test_helpers__many_posters),
       cmocka_unit_test(test_helpers__forked_child),
       cmocka_unit_test(test_helpers__idle_helpers_end),
+      cmocka_unit_test(test_helpers__helpers_for_a_task_sleep_after_it),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
