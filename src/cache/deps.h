@@ -146,11 +146,16 @@ typedef struct gpujit__deps_rec {
 int gpujit__deps_view_open(gpujit__deps_view *out, const char *data, size_t len);
 #define GPUJIT__DEPS_REC_SIZE 64 /* bytes of a record of the binary form */
 
+/** A little-endian u32 of the binary form. */
+static inline uint32_t gpujit__deps_ld32(const unsigned char *p)
+{
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /** Record `i`'s path and kind alone (as gpujit__deps_view_rec gives them). */
 static inline const char *gpujit__deps_view_path(const gpujit__deps_view *v, size_t i)
 {
-  const unsigned char *p = v->records + i * GPUJIT__DEPS_REC_SIZE + 8;
-  return v->strings + ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+  return v->strings + gpujit__deps_ld32(v->records + i * GPUJIT__DEPS_REC_SIZE + 8);
 }
 static inline char gpujit__deps_view_kind(const gpujit__deps_view *v, size_t i)
 {

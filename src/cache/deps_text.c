@@ -233,10 +233,7 @@ static void st64(unsigned char *p, uint64_t v)
     p[i] = (unsigned char)(v >> (8 * i));
 }
 
-static inline uint32_t ld32(const unsigned char *p)
-{
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+#define ld32 gpujit__deps_ld32
 
 static inline uint64_t ld64(const unsigned char *p) { return (uint64_t)ld32(p) | (uint64_t)ld32(p + 4) << 32; }
 

@@ -127,7 +127,6 @@ int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_modu
     snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
     err = gpujit__entry_lookup(opts->cache, &entry, m, opts->trace ? &profile : NULL);
   }
-  gpujit__head_settle(); /* a check begun ahead and not joined: stopped (a miss compiles) */
   gpujit__stage_arg_str(&stage, "status", err == 0 ? "hit" : "miss");
   m->timings.lookup_ms += gpujit__stage_end(&stage);
   if (err == 0) {
