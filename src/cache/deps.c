@@ -176,6 +176,27 @@ int gpujit__deps_add_nofile(gpujit__deps *d, const char *path, const char *base)
   return 0;
 }
 
+int gpujit__deps_add_error(gpujit__deps *d, const char *path, const char *base, int err)
+{
+  gpujit__dep *e = gpujit__deps_push(d, path, base);
+  if (!e)
+    return GPUJIT_ENOMEM;
+  e->err = err;
+  return 0;
+}
+
+int gpujit__deps_add_env(gpujit__deps *d, const char *name, const char *value)
+{
+  gpujit__dep *e = gpujit__deps_push_as(d, name, name);
+  if (!e)
+    return GPUJIT_ENOMEM;
+  e->env = true;
+  e->unset = value == NULL;
+  if (value)
+    gpujit__hash_hex(e->hash, value, strlen(value));
+  return 0;
+}
+
 void gpujit__deps_free(gpujit__deps *d)
 {
   for (size_t i = 0; i < d->count; i++) {
@@ -203,6 +224,15 @@ void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *lab
       gpujit__hasher_str(h, "nofile", "");
       continue;
     }
+    if (e->err) {
+      snprintf(same, sizeof(same), "%d", e->err);
+      gpujit__hasher_str(h, "errno", same);
+      continue;
+    }
+    if (e->env) {
+      gpujit__hasher_str(h, "env", e->unset ? "" : e->hash);
+      continue;
+    }
     gpujit__hasher_str(h, e->absent ? "absent" : "content", e->absent ? e->names : e->hash);
     snprintf(same, sizeof(same), "%u", e->same);
     if (e->same)
@@ -226,7 +256,7 @@ static gpujit__dep **identity_order(gpujit__deps *d, size_t *n)
   if (!v)
     return NULL;
   for (size_t i = 0; i < d->count; i++)
-    if (!d->items[i].absent && !d->items[i].nofile && d->items[i].ino_now)
+    if (!d->items[i].absent && !d->items[i].nofile && !d->items[i].err && !d->items[i].env && d->items[i].ino_now)
       v[(*n)++] = &d->items[i];
   qsort(v, *n, sizeof(*v), by_identity);
   return v;

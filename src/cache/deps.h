@@ -26,6 +26,11 @@ typedef struct gpujit__dep {
   int64_t mtime_ns, ctime_ns;
   char hash[33];   /* a file's XXH3-128, hex */
   bool nofile;     /* a path a lookup passed over: it exists as no regular file and must stay so */
+  int err;         /* a path whose probe failed with this errno (EACCES, ELOOP, …), which it must
+                      still do: an answer replayed like an absence */
+  bool env;        /* an environment variable NVRTC read (`path` and `rel` its name): unset
+                      (`unset`) or set to a value whose XXH3-128 is `hash`, as it must still be */
+  bool unset;
   unsigned same;   /* files that were one file (hard links, symlinks): the same number, from 1;
                       0 for a file that was no other's. #pragma once sees identity, not content */
   uint64_t dev, ino_now; /* identity as recorded (dev) and as the last verify found it */
@@ -61,6 +66,11 @@ int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, c
 int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base);
 /** Record a path that exists but is no regular file and must stay so (a lookup passed it over). */
 int gpujit__deps_add_nofile(gpujit__deps *d, const char *path, const char *base);
+/** Record a path whose probe failed with `err` (not ENOENT), as it must still fail. */
+int gpujit__deps_add_error(gpujit__deps *d, const char *path, const char *base, int err);
+/** Record an environment variable NVRTC read: `value`, or NULL when it was not set. The value
+ *  itself is not kept (a record may travel), only its hash. */
+int gpujit__deps_add_env(gpujit__deps *d, const char *name, const char *value);
 /** Record that the build holds only for lookups whose base directory is `base` (the absolute
  *  path; NULL or "" for none). */
 int gpujit__deps_add_pin(gpujit__deps *d, const char *base);

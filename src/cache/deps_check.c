@@ -143,6 +143,39 @@ static int changed(char *why, size_t n, const gpujit__dep *e, const char *how)
   return GPUJIT_ENOENT;
 }
 
+/* A probe that failed: NVRTC's open of the path must fail as it did. An open (not a stat) because
+ * a file's own permissions fail an open that a stat passes. */
+static int replays_error(const gpujit__dep *e, char *why, size_t n)
+{
+  int fd = open(e->path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC), now = fd < 0 ? errno : 0;
+  char how[160];
+  if (fd >= 0)
+    close(fd);
+  if (now == e->err)
+    return 0;
+  snprintf(how, sizeof(how), "gave %s when it was built, and now %s", strerror(e->err),
+           now ? strerror(now) : "opens");
+  return changed(why, n, e, how);
+}
+
+/* A variable NVRTC read: set to the same value, or unset, as it was. */
+static int env_holds(const gpujit__dep *e, char *why, size_t n)
+{
+  const char *v = getenv(e->path);
+  char h[33];
+  if (!v && e->unset)
+    return 0;
+  if (v && !e->unset) {
+    gpujit__hash_hex(h, v, strlen(v));
+    if (strcmp(h, e->hash) == 0)
+      return 0;
+  }
+  if (why && n)
+    snprintf(why, n, "the environment variable %s, which NVRTC read, %s", e->path,
+             e->unset ? "is set now" : v ? "has another value now" : "is not set now");
+  return GPUJIT_ENOENT;
+}
+
 /* `*moved` is set when a file's identity may differ from the one recorded (an untrusted record,
  * another inode): only then can files have become one, or stopped being one. */
 static int verify_one(gpujit__dep *e, size_t len, dir_cursor *cur, bool *refresh, bool *moved, char *why, size_t n)
@@ -156,6 +189,10 @@ static int verify_one(gpujit__dep *e, size_t len, dir_cursor *cur, bool *refresh
     return group_holds(e, refresh) ? 0 : changed(why, n, e, "");
   if (e->nofile)
     return stat(e->path, &st) == 0 && S_ISREG(st.st_mode) ? changed(why, n, e, "is now a file (the search finds it first)") : 0;
+  if (e->err)
+    return replays_error(e, why, n);
+  if (e->env)
+    return env_holds(e, why, n);
   if (stat_in(cur, e->path, len, &st) != 0)
     return changed(why, n, e, "was removed");
   e->dev = (uint64_t)st.st_dev;

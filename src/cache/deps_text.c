@@ -39,6 +39,8 @@ int gpujit__deps_to_text(const gpujit__deps *d, gpujit__buf *out)
   int err = 0;
   for (size_t i = 0; i < d->count && err == 0; i++) {
     const gpujit__dep *e = &d->items[i];
+    if (e->err || e->env)
+      return gpujit__error(GPUJIT_EINVAL, "%s: not a record of a shared group", e->rel);
     if (e->nofile) {
       if ((err = gpujit__buf_puts(out, "n ")) == 0 && (err = put_escaped(out, e->rel)) == 0)
         err = gpujit__buf_puts(out, "\n");
@@ -269,7 +271,7 @@ int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out)
     const gpujit__dep *e = &d->items[i];
     unsigned char *r = (unsigned char *)out->data + at + i * REC_SIZE;
     uint32_t off;
-    if (e->pin || !e->rel || (e->rel[0] != '/' && strncmp(e->rel, "./", 2) != 0) ||
+    if (e->pin || e->err || e->env || !e->rel || (e->rel[0] != '/' && strncmp(e->rel, "./", 2) != 0) ||
         (e->same && (e->absent || e->nofile))) {
       err = gpujit__error(GPUJIT_EINVAL, "%s: not a record of a shared group", e->rel ? e->rel : "(none)");
       goto done;
@@ -425,6 +427,19 @@ cJSON *gpujit__deps_to_json(const gpujit__deps *d)
       cJSON_AddStringToObject(o, "nofile", e->rel);
       continue;
     }
+    if (e->err) {
+      cJSON_AddStringToObject(o, "error", e->rel);
+      cJSON_AddNumberToObject(o, "errno", e->err);
+      continue;
+    }
+    if (e->env) {
+      cJSON_AddStringToObject(o, "env", e->path);
+      if (e->unset)
+        cJSON_AddBoolToObject(o, "unset", 1);
+      else
+        cJSON_AddStringToObject(o, "xxh3", e->hash);
+      continue;
+    }
     if (e->absent) {
       cJSON_AddStringToObject(o, "dir", e->rel);
       cJSON_AddStringToObject(o, "absent", e->names ? e->names : "");
@@ -450,6 +465,50 @@ cJSON *gpujit__deps_to_json(const gpujit__deps *d)
   return arr;
 }
 
+/* {"path": P, "xxh3": HASH, "stat": "SIZE [INO MTIME CTIME]", "same": N} into `e`. */
+static int file_from_json(gpujit__dep *e, const cJSON *o, const cJSON *st)
+{
+  const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "xxh3");
+  const cJSON *same = cJSON_GetObjectItemCaseSensitive(o, "same");
+  unsigned long long size, ino;
+  long long m, c;
+  int n;
+  if (!cJSON_IsString(h) || strlen(h->valuestring) != 32 || !cJSON_IsString(st))
+    return GPUJIT_ECORRUPT;
+  memcpy(e->hash, h->valuestring, 33);
+  n = sscanf(st->valuestring, "%llu %llu %lld %lld", &size, &ino, &m, &c);
+  if (n != 1 && n != 4)
+    return GPUJIT_ECORRUPT;
+  e->size = size;
+  if (same && (!cJSON_IsNumber(same) || same->valuedouble < 1 || same->valuedouble > 1e9))
+    return GPUJIT_ECORRUPT;
+  e->same = same ? (unsigned)same->valuedouble : 0;
+  if (n == 4) {
+    e->ino = ino;
+    e->mtime_ns = m;
+    e->ctime_ns = c;
+    e->trusted = true;
+  }
+  return 0;
+}
+
+/* {"env": NAME, "xxh3": HASH} or {"env": NAME, "unset": true} */
+static int env_from_json(gpujit__deps *out, const cJSON *o)
+{
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "env"), *h = cJSON_GetObjectItemCaseSensitive(o, "xxh3");
+  bool unset = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "unset"));
+  gpujit__dep *e;
+  if (!cJSON_IsString(name) || !name->valuestring[0] || strchr(name->valuestring, '=') ||
+      unset == cJSON_IsString(h) || (h && (!cJSON_IsString(h) || strlen(h->valuestring) != 32)) ||
+      !(e = gpujit__deps_push_as(out, name->valuestring, name->valuestring)))
+    return GPUJIT_ECORRUPT;
+  e->env = true;
+  e->unset = unset;
+  if (!unset)
+    memcpy(e->hash, h->valuestring, 33);
+  return 0;
+}
+
 int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base)
 {
   const cJSON *o;
@@ -460,6 +519,7 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
     const cJSON *dir = cJSON_GetObjectItemCaseSensitive(o, "dir");
     const cJSON *nofile = cJSON_GetObjectItemCaseSensitive(o, "nofile");
     const cJSON *pin = cJSON_GetObjectItemCaseSensitive(o, "built_in");
+    const cJSON *errpath = cJSON_GetObjectItemCaseSensitive(o, "error");
     const cJSON *p = cJSON_IsString(dir) ? dir : cJSON_IsString(nofile) ? nofile : cJSON_GetObjectItemCaseSensitive(o, "path");
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, cJSON_IsString(dir) ? "stamp" : "stat");
     char path[PATH_MAX];
@@ -471,6 +531,13 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
       e->elsewhere = strcmp(pin->valuestring, base && *base ? base : "/") != 0;
       continue;
     }
+    if (cJSON_GetObjectItemCaseSensitive(o, "env")) {
+      if (env_from_json(out, o) < 0)
+        goto bad;
+      continue;
+    }
+    if (cJSON_IsString(errpath))
+      p = errpath;
     if (!cJSON_IsString(p) || !p->valuestring[0])
       goto bad;
     if (strncmp(p->valuestring, "./", 2) == 0) /* relative to the verifier's working directory */
@@ -485,6 +552,13 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
       goto bad;
     if (cJSON_IsString(nofile)) {
       e->nofile = true;
+      continue;
+    }
+    if (cJSON_IsString(errpath)) {
+      const cJSON *no = cJSON_GetObjectItemCaseSensitive(o, "errno");
+      if (!cJSON_IsNumber(no) || no->valuedouble < 1 || no->valuedouble > 4095 || no->valuedouble != (int)no->valuedouble)
+        goto bad;
+      e->err = (int)no->valuedouble;
       continue;
     }
     if (cJSON_IsString(dir)) {
@@ -504,29 +578,8 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
       }
       continue;
     }
-    {
-      const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "xxh3");
-      unsigned long long size, ino;
-      long long m, c;
-      int n;
-      if (!cJSON_IsString(h) || strlen(h->valuestring) != 32 || !cJSON_IsString(st))
-        goto bad;
-      memcpy(e->hash, h->valuestring, 33);
-      n = sscanf(st->valuestring, "%llu %llu %lld %lld", &size, &ino, &m, &c);
-      if (n != 1 && n != 4)
-        goto bad;
-      e->size = size;
-      const cJSON *same = cJSON_GetObjectItemCaseSensitive(o, "same");
-      if (same && (!cJSON_IsNumber(same) || same->valuedouble < 1 || same->valuedouble > 1e9))
-        goto bad;
-      e->same = same ? (unsigned)same->valuedouble : 0;
-      if (n == 4) {
-        e->ino = ino;
-        e->mtime_ns = m;
-        e->ctime_ns = c;
-        e->trusted = true;
-      }
-    }
+    if (file_from_json(e, o, st) < 0)
+      goto bad;
   }
   return 0;
 bad:

@@ -83,6 +83,48 @@ static int add_read(gpujit__observed_deps *out, const gpujit__probe *p, const ch
                                f->data.data ? f->data.data : "", f->data.len, start);
 }
 
+/* A library NVRTC mapped (its builtins): one file of the shared group, by content, never copied
+ * with the entry and never read for __FILE__ (a binary's strings are not the module's text). */
+static int add_library(gpujit__observed_deps *out, const gpujit__probe *p, int64_t start, char *why, size_t n)
+{
+  gpujit__buf data = {0};
+  struct stat after;
+  int err;
+  if ((err = gpujit__file_read(&data, p->path)) < 0 || stat(p->path, &after) != 0 || !same_file(p, &after)) {
+    gpujit__buf_free(&data);
+    if (err == GPUJIT_ENOMEM)
+      return err;
+    gpujit_error_clear();
+    snprintf(why, n, "%s, which NVRTC mapped, changed while it was read for the record", p->path);
+    return 0;
+  }
+  err = gpujit__deps_add_file(&out->shared, p->path, NULL, data.data ? data.data : "", data.len, start);
+  gpujit__buf_free(&data);
+  return err;
+}
+
+static int by_env_name(const void *a, const void *b)
+{
+  return strcmp((*(const gpujit__env_read *const *)a)->name, (*(const gpujit__env_read *const *)b)->name);
+}
+
+/* The variables NVRTC read, in name order (the record is the same whatever order they were read
+ * in), as records of the entry's own: they hold for this build, not for the toolkit's group. */
+static int add_env(gpujit__observed_deps *out, const gpujit__observed *o)
+{
+  const gpujit__env_read **v = malloc((o->env_count + 1) * sizeof(*v));
+  int err = 0;
+  if (!v)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  for (size_t i = 0; i < o->env_count; i++)
+    v[i] = &o->env[i];
+  qsort(v, o->env_count, sizeof(*v), by_env_name);
+  for (size_t i = 0; err == 0 && i < o->env_count; i++)
+    err = gpujit__deps_add_env(&out->deps, v[i]->name, v[i]->value);
+  free(v);
+  return err;
+}
+
 /* The shortest leading part of `path` (whole components) that does not exist, into `buf`: while
  * it stays absent, so does every path through it — one record for the hundreds of lookups a
  * <cuda/std/...> include makes in a directory that has no cuda/ (the kernel cannot walk through a
@@ -160,7 +202,14 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
       source = !p->read && strcmp(sources[k], path) == 0;
     switch (p->kind) {
     case GPUJIT__PROBE_FILE:
-      err = add_read(out, p, base, start, source, why, why_size);
+      err = p->library ? add_library(out, p, start, why, why_size) : add_read(out, p, base, start, source, why, why_size);
+      break;
+    case GPUJIT__PROBE_ERROR:
+      if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && p->err != EACCES && p->err != EPERM) {
+        snprintf(why, why_size, "%s appeared during the compile", path);
+        break;
+      }
+      err = gpujit__deps_add_error(&out->deps, path, base, p->err);
       break;
     case GPUJIT__PROBE_ABSENT:
       if (own_temporary(path))
@@ -186,6 +235,8 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
     }
   }
   free(order);
+  if (err == 0 && !why[0])
+    err = add_env(out, o);
   gpujit__deps_identities(&out->deps);
   gpujit__deps_identities(&out->shared);
   return err;

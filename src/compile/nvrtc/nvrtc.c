@@ -165,6 +165,7 @@ static int compile_once(gpujit__nvrtc_result *out, const gpujit__nvrtc_request *
   gpujit__observe_begin(&out->observed);
   r = N->nvrtcCompileProgram(prog, (int)flags->count, (const char *const *)flags->items);
   gpujit__observe_end(&out->observed);
+  gpujit__observe_add_process(&out->observed);
   if ((err = fetch_log(prog, &out->log)) < 0)
     goto done;
   if (out->observed.refused[0]) { /* its open was failed: NVRTC's error would only say "cannot open" */

@@ -15,6 +15,8 @@ typedef enum gpujit__probe_kind {
   GPUJIT__PROBE_FILE,   /* a regular file (stat'ed or opened for reading) */
   GPUJIT__PROBE_ABSENT, /* no such file (ENOENT, ENOTDIR) */
   GPUJIT__PROBE_OTHER,  /* exists, but no regular file (a directory, a device) */
+  GPUJIT__PROBE_ERROR,  /* the call failed with `err` (EACCES, ELOOP, ENAMETOOLONG, …): an answer a
+                           lookup replays like an absence */
 } gpujit__probe_kind;
 
 typedef struct gpujit__probe {
@@ -22,6 +24,8 @@ typedef struct gpujit__probe {
   gpujit__probe_kind kind;
   bool read;  /* opened for reading (its content is a dependency), not only stat'ed */
   bool listed; /* a directory NVRTC listed: its entries are a dependency no probe replays */
+  bool library; /* a shared library NVRTC mapped (its builtins): a dependency, never copied */
+  int err;      /* GPUJIT__PROBE_ERROR: the errno */
   bool written; /* NVRTC opened it for writing (a PCH, a temporary file): its own output, which
                    every other probe of the path is about, so none of them is a dependency */
   /* a file's identity when NVRTC first looked: a later look that differs means it changed
@@ -33,10 +37,22 @@ typedef struct gpujit__probe {
   int64_t seen_ns;
 } gpujit__probe;
 
+/** An environment variable NVRTC read (getenv, secure_getenv), with what it found. */
+typedef struct gpujit__env_read {
+  char *name;
+  char *value; /* NULL: not set */
+} gpujit__env_read;
+
 /** The probes of one compile (or of several, merged), in the order NVRTC first made them. */
 typedef struct gpujit__observed {
   gpujit__probe *items;
   size_t count, cap;
+  gpujit__env_read *env; /* in first-read order, each name once */
+  size_t env_count, env_cap;
+  /* while observed: the compiles being observed in the process, and this one's number, which a
+   * thread NVRTC started for it carries (observe.c) */
+  struct gpujit__observed *live_next;
+  uint64_t live_id;
   struct gpujit__observed_index *index; /* path -> item, while recording */
   char why[512]; /* non-empty: what was seen cannot be a dependency record (and why) */
   char refused[600]; /* non-empty: a FIFO, socket or device NVRTC went to read, which it was
@@ -53,11 +69,19 @@ void gpujit__observe_install(void *handle);
  *  an import that reads files and is not rebound, another architecture), or NULL when they can. */
 const char *gpujit__observe_unavailable(void);
 
-/** Start recording NVRTC's probes into `o` (serialised: one observed compile at a time in a
- *  process, as NVRTC itself compiles one at a time). */
+/** Start recording into `o` what NVRTC reads on the calling thread (and on the threads NVRTC
+ *  starts from it) until gpujit__observe_end. Compiles on other threads — gpujit's own, or the
+ *  host program's through the same NVRTC — are observed apart, or not at all: never into `o`,
+ *  and never held back by it. */
 void gpujit__observe_begin(gpujit__observed *o);
 /** Stop recording. */
 void gpujit__observe_end(gpujit__observed *o);
+/** Add to `o`, after its compile, what every compile of the process depends on: the libraries
+ *  NVRTC has mapped and the variables it read when it was loaded. */
+void gpujit__observe_add_process(gpujit__observed *o);
+/** Whether `name` is a variable whose value cannot change what NVRTC produces, though it reads it
+ *  (PWD: its paths come from getcwd, which the record's paths already follow). */
+bool gpujit__observe_env_ignored(const char *name);
 
 /** Add every probe of `from` that `to` lacks (a compile that used a PCH inherits the probes of
  *  the compile that made it); a reason in `from` carries over. @return 0 or GPUJIT_ENOMEM. */

@@ -427,6 +427,25 @@ static const struct {
 
 /* ---- rebinding NVRTC's GOT ---- */
 
+/* Row k of this file's table followed by observe_proc.c's: its wrapper, and where what the slot
+ * held is kept. */
+#define ROWS (sizeof(table) / sizeof(table[0]) + gpujit__observe_proc_count)
+static void *row(size_t k, void ***keep)
+{
+  if (k < sizeof(table) / sizeof(table[0])) {
+    *keep = (void **)((char *)&real + table[k].slot);
+    return table[k].wrapper;
+  }
+  *keep = gpujit__observe_proc_rows[k - sizeof(table) / sizeof(table[0])].real;
+  return gpujit__observe_proc_rows[k - sizeof(table) / sizeof(table[0])].wrapper;
+}
+
+static const char *row_name(size_t k)
+{
+  return k < sizeof(table) / sizeof(table[0]) ? table[k].name
+                                                : gpujit__observe_proc_rows[k - sizeof(table) / sizeof(table[0])].name;
+}
+
 #if defined(__x86_64__)
 #define JUMP_SLOT R_X86_64_JUMP_SLOT
 #define GLOB_DAT R_X86_64_GLOB_DAT
@@ -521,24 +540,23 @@ static void rebind(struct link_map *lm)
           snprintf(unavailable, sizeof(unavailable), "NVRTC imports %s, which gpujit cannot observe", name);
           return;
         }
-      for (size_t k = 0; k < sizeof(table) / sizeof(table[0]); k++) {
-        void **slot, **keep;
-        if (strcmp(name, table[k].name) != 0)
+      for (size_t k = 0; k < ROWS; k++) {
+        void **slot, **keep, *wrapper = row(k, &keep);
+        if (strcmp(name, row_name(k)) != 0)
           continue;
         slot = (void **)(base + r->r_offset);
-        keep = (void **)((char *)&real + table[k].slot);
         /* what the slot held is what NVRTC called (libc's, or an interposer's); a slot not yet
          * bound (lazy binding) holds a stub inside NVRTC: ask the dynamic linker instead */
         if (!*keep) {
           void *now = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
           Dl_info in;
-          if (now == table[k].wrapper)
+          if (now == wrapper)
             break;
           if (dladdr(now, &in) && (uintptr_t)in.dli_fbase == base)
             now = dlsym(RTLD_DEFAULT, name);
           *keep = now;
         }
-        if (!*keep || write_slot(slot, table[k].wrapper, &relro) != 0) {
+        if (!*keep || write_slot(slot, wrapper, &relro) != 0) {
           snprintf(unavailable, sizeof(unavailable), "NVRTC's import of %s could not be rebound: %s", name,
                    *keep ? strerror(errno) : "not found");
           return;
@@ -566,5 +584,7 @@ void gpujit__observe_install(void *handle)
     return;
   }
   rebind(lm);
+  if (!unavailable[0])
+    gpujit__observe_proc_loaded();
 }
 

@@ -4,7 +4,11 @@
 #define GPUJIT_COMPILE_OBSERVE_NOTE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
+
+struct gpujit__observed;
 
 /** Whether a compile is being observed now (a cheap first test for the wrappers). */
 bool gpujit__observe_active(void);
@@ -21,6 +25,32 @@ void gpujit__observe_note_path(const char *fn, int dirfd, const char *path, int 
  *  is noted in the record's `refused`; the wrapper fails the open with ENXIO). */
 bool gpujit__observe_refuse(int dirfd, const char *path);
 void gpujit__observe_note_open(const char *fn, int dirfd, const char *path, int fd, int err, bool writes);
+/** An environment variable NVRTC read (`value` NULL: not set). */
+void gpujit__observe_note_env(const char *name, const char *value);
+/** Whether a failure with `err` is an answer a lookup can replay (permissions, link loops, names
+ *  too long), rather than the moment's state (no descriptors, an I/O error). */
+bool gpujit__observe_err_replayable(int err);
+/** Add a variable's value as read: the first read of a name stands; another value later makes
+ *  the record unfit where `strict` (the same compile read it twice). */
+void gpujit__observed_env_add(struct gpujit__observed *o, const char *name, const char *value, bool strict);
+/** Add a shared library NVRTC mapped, as a file read. */
+void gpujit__observed_library_add(struct gpujit__observed *o, const char *path);
+/** Threads NVRTC starts: who started them (the creating thread's compile and its number) is
+ *  taken before, and given to the new thread in it. */
+void gpujit__observe_thread_creator(struct gpujit__observed **creator, uint64_t *id);
+void gpujit__observe_thread_started(struct gpujit__observed *creator, uint64_t id);
+
+/** One more import of NVRTC's rebound to a wrapper (observe_proc.c's, beside observe_got.c's). */
+typedef struct gpujit__got_row {
+  const char *name;
+  void *wrapper;
+  void **real; /* what the slot held */
+} gpujit__got_row;
+extern const gpujit__got_row gpujit__observe_proc_rows[];
+extern const size_t gpujit__observe_proc_count;
+/** Snapshot what NVRTC read while it was loaded (called once it is, before any compile). */
+void gpujit__observe_proc_loaded(void);
+
 /** A directory NVRTC listed. */
 void gpujit__observe_note_listed(const char *path);
 /** A call no probe can replay (`what`, as "NVRTC <what> during the compile"). */
