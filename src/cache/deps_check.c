@@ -171,7 +171,8 @@ static int env_holds(const gpujit__dep *e, char *why, size_t n)
       return 0;
   }
   if (why && n)
-    snprintf(why, n, "the environment variable %s, which NVRTC read, %s", e->path,
+    snprintf(why, n, "the environment variable %s, which %s, %s", e->path,
+             strcmp(e->path, "LD_LIBRARY_PATH") == 0 ? "chose the builtins library NVRTC mapped" : "NVRTC read",
              e->unset ? "is set now" : v ? "has another value now" : "is not set now");
   return GPUJIT_ENOENT;
 }

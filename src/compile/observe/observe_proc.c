@@ -36,6 +36,9 @@ static const char *const load_names[] = {"LLVM_OVERRIDE_PRODUCER",        "AS_SE
                                          "NVRTC_DISABLE_PCH",             "NVRTC_PCH_HEAP_SIZE"};
 static char *load_values[sizeof(load_names) / sizeof(load_names[0])];
 static bool load_seen;
+/* The dynamic loader's search path as the process started with it: NVRTC maps its builtins by
+ * name, so this chooses the file (a copy earlier on the path is another builtins library). */
+static char *library_path;
 
 /* Every variable NVRTC read during a compile in this process, with its first value: some it
  * reads on its first compile only (CUDA_CACHE_DISABLE, beside mapping its builtins), and a
@@ -173,6 +176,7 @@ void gpujit__observe_proc_loaded(void)
     load_values[i] = v ? strdup(v) : NULL;
   }
   load_seen = true;
+  library_path = get("LD_LIBRARY_PATH") ? strdup(get("LD_LIBRARY_PATH")) : NULL;
   dl_iterate_phdr(find_builtins, NULL);
 }
 
@@ -191,5 +195,7 @@ void gpujit__observe_add_process(gpujit__observed *o)
     gpujit__observed_env_add(o, seen[i].name, seen[i].value, false);
   for (size_t i = 0; i < libs_count; i++)
     gpujit__observed_library_add(o, libs[i]);
+  if (libs_count && load_seen)
+    gpujit__observed_env_add(o, "LD_LIBRARY_PATH", library_path, false);
   pthread_mutex_unlock(&libs_lock);
 }
