@@ -246,7 +246,7 @@ static gpujit__buf *user_headers(const gpujit__observed *o, size_t *n)
   }
   for (size_t i = 0; i < o->count; i++) {
     const gpujit__probe *p = &o->items[i];
-    if (!p->read || p->written || p->kind != GPUJIT__PROBE_FILE || gpujit__in_toolkit(p->path) ||
+    if (!p->read || p->written || p->library || p->kind != GPUJIT__PROBE_FILE || gpujit__in_toolkit(p->path) ||
         (pch && gpujit__path_under(p->path, pch)))
       continue;
     if (gpujit__file_read(&h[*n], p->path) < 0) {
