@@ -106,6 +106,14 @@ if m:
 else:
     rows.append(("project bench", "no data"))
 
+m = re.search(r"^RESULT two_threads raw ([\d.]+) observed ([\d.]+)$", read("bench_observe_threads.txt"), re.M)
+if m:
+    rows.append(("observe: two threads / one, raw NVRTC", m.group(1) + "x"))
+    rows.append(("observe: two threads / one, observed", m.group(2) + "x (issue 57: was 1.94x)"))
+for m in re.finditer(r"^RESULT miss_ms (\S+) not_observed ([\d.]+) observed ([\d.]+) ratio ([\d.]+)$",
+                     read("bench_observe.txt"), re.M):
+    rows.append(("observe: miss %s observed / not" % m.group(1), "%s ms / %s ms = %sx" % (m.group(3), m.group(2), m.group(4))))
+
 m = re.search(r"^RESULT (.*)$", read("bench_remote.txt"), re.M)
 if m:
     vals = dict(kv.split("=") for kv in m.group(1).split())
@@ -177,7 +185,8 @@ for line in read("compare_builds.txt").splitlines():
 # Rows of parts that did not run (scripts/gpu.sh PART...) are left out, not shown as "no data".
 SOURCES = (("ctest", "ctest.log"), ("launch:", "bench_run.txt"), ("timers ", "timers.txt"),
            ("cache:", "bench_cache.txt"), ("saxpy 256M", "run_big.json"), ("saxpy 1M", "run_bench.json"),
-           ("project", "bench_project.txt"), ("remote", "bench_remote.txt"), ("lean:", "bench_lean.txt"))
+           ("project", "bench_project.txt"), ("remote", "bench_remote.txt"), ("lean:", "bench_lean.txt"),
+           ("observe:", "bench_observe_threads.txt"))
 present = set(os.listdir(out))
 rows = [r for r in rows if all(f in present for prefix, f in SOURCES if r[0].startswith(prefix))]
 print("\n== summary (%s)" % read("gpu.txt").strip())
