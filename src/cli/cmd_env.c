@@ -113,8 +113,8 @@ static const char *effective_value(const effective *e, const char *name, const c
 }
 
 /* Why gpujit would not take `v`, the value of `name` in the environment, as it is written, or
- * NULL: listed as in effect, a value a build refuses (an arch NVRTC has not, a size that is
- * none) or that means nothing (GPUJIT_SERVER=yes is off for one reader and on for another)
+ * NULL: listed as in effect, a value a build refuses (an arch that is none) or ignores (a
+ * size that is none) or that means nothing (GPUJIT_SERVER=yes is off for one reader and on for another)
  * would pass for a setting. `why` holds the message. */
 static const char *not_in_effect(const char *name, const char *v, char *why, size_t size)
 {
@@ -123,15 +123,13 @@ static const char *not_in_effect(const char *name, const char *v, char *why, siz
   if (!strcmp(name, "GPUJIT_ARCH")) {
     gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
     o.arch = v;
-    if (gpujit_module_options_validate(&o) < 0)
-      snprintf(why, size, "refused: a build fails with: %s", gpujit_error_last());
-    else
+    if (gpujit_module_options_validate(&o) == 0)
       return NULL;
+    snprintf(why, size, "refused: a build fails, as it is not sm_XX or compute_XX (e.g. sm_90, compute_90)");
   } else if (!strcmp(name, "GPUJIT_CACHE_MAX_SIZE")) {
-    if (gpujit_cache_parse_size(v, &bytes) < 0)
-      snprintf(why, size, "refused: a build fails with: %s", gpujit_error_last());
-    else
+    if (gpujit_cache_parse_size(v, &bytes) == 0)
       return NULL;
+    snprintf(why, size, "ignored with a warning, no size limit applied: %s", gpujit_error_last());
   } else if (!strcmp(name, "GPUJIT_DEVICE")) {
     if (cli_parse_int(v, 0, 1000000L, &n))
       return NULL;
@@ -140,7 +138,7 @@ static const char *not_in_effect(const char *name, const char *v, char *why, siz
     n = strtol(v, NULL, 10);
     if (n >= 1 && n <= 64)
       return NULL;
-    snprintf(why, size, "ignored: not N (1-64) with letters after it; the default is used");
+    snprintf(why, size, "ignored: not a count of 1-64 (letters may follow it); the default is used");
   } else if (!strcmp(name, "GPUJIT_SERVER") || !strcmp(name, "GPUJIT_CACHE_TIME_MACROS") ||
              !strcmp(name, "GPUJIT_OBSERVE")) {
     const char *only = !strcmp(name, "GPUJIT_SERVER") ? "0 or 1" : !strcmp(name, "GPUJIT_OBSERVE") ? "0" : "1";

@@ -290,7 +290,10 @@ static const char *failed_lib(const char *what)
 
 static const char *failed_io(const char *what)
 {
-  snprintf(why, sizeof(why), "%s (%s)", what, errno ? strerror(errno) : "write failed");
+  snprintf(why, sizeof(why), "%s (%s)", what,
+           errno == ENXIO ? "a FIFO that nothing reads (waited 2 s for a reader): start its reader first, or name a file"
+           : errno        ? strerror(errno)
+                          : "write failed");
   return why;
 }
 
