@@ -6,9 +6,41 @@ import sys
 import time
 from typing import List, Optional, Union
 
-from . import _gpujit
+from . import _args, _gpujit
 from ._errors import _BY_CODE
 from .timing import synchronize as _synchronize
+
+
+def _count(what: str, v) -> int:
+    """A whole number of rows, 0 or more (not a bool, not a float, not a str)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError("%s must be an int, not %s" % (what, type(v).__name__))
+    if v < 0:
+        raise ValueError("%s must be >= 0, not %d" % (what, v))
+    return v
+
+
+def _same(a: str, b: str) -> bool:
+    """One file under two names: the same inode where both exist, else the same normalised path."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+        return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _not_the_input(src: str, out: dict) -> None:
+    """Refused before anything is read (InvalidArgumentError, a ValueError): an output over the
+    saved profile it reads, or two outputs in one file (the one written last would be all that is left)."""
+    named = [(k, v) for k, v in out.items() if v is not None]
+    for i, (k, v) in enumerate(named):
+        if _same(v, src):
+            raise _BY_CODE[-1](-1, "GPUJIT_EINVAL", "%s=%r is the profile being read: writing it would replace it; "
+                               "name another file" % (k, v))
+        for k2, v2 in named[:i]:
+            if _same(v, v2):
+                raise _BY_CODE[-1](-1, "GPUJIT_EINVAL", "%s and %s name one file (%r): each output needs its own"
+                                   % (k2, k, v))
 
 
 class profile:
@@ -35,9 +67,11 @@ class profile:
     def __init__(self, title: Optional[str] = None, *, print: bool = True, file=None,
                  json: Optional[Union[str, os.PathLike]] = None, trace: Optional[Union[str, os.PathLike]] = None,
                  top: int = 20, synchronize: bool = True):
-        self.title, self.print, self.file, self.top, self.synchronize = title, print, file, int(top), synchronize
-        self.json_path = None if json is None else os.fspath(json)
-        self.trace_path = None if trace is None else os.fspath(trace)
+        self.title, self.file = _args.string("title", title), file
+        self.print, self.synchronize = _args.flag("print", print), _args.flag("synchronize", synchronize)
+        self.top = _count("top", top)
+        self.json_path = _args.path("json", json)
+        self.trace_path = _args.path("trace", trace)
         self.report = ""
         self.data: dict = {}
         self._dir: Optional[str] = None
@@ -82,10 +116,15 @@ class profile:
         ``NotFoundError`` (nothing at ``path``), ``CorruptError`` (not a saved profile, cut short or
         damaged: the message says where), ``VersionError`` (a format this gpujit does not read),
         ``GpujitIOError`` (an ``OSError``) for what cannot be read or written."""
+        src = _args.path("path", path)
+        if src is None:
+            raise TypeError("path must be a path (str or os.PathLike), not None")
         p = cls(print=False, top=top, json=json, trace=trace)
-        out = [None if x is None else os.fspath(x) for x in (trace, json, html, save)]
-        p.report, p.data = _gpujit.profile_open(os.fspath(path), int(top), *out)
-        p.title = p.report.splitlines()[0] if p.report else os.fspath(path)
+        out = {"trace": p.trace_path, "json": p.json_path, "html": _args.path("html", html),
+               "save": _args.path("save", save)}
+        _not_the_input(src, out)
+        p.report, p.data = _gpujit.profile_open(src, p.top, *out.values())
+        p.title = p.report.splitlines()[0] if p.report else src
         return p
 
     @property

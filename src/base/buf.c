@@ -196,3 +196,20 @@ int gpujit__hex_span(const char *s, const char *end, unsigned long long *value)
   *value = v;
   return 0;
 }
+
+size_t gpujit__utf8_len(const char *s, size_t max)
+{
+  const unsigned char *u = (const unsigned char *)s;
+  size_t n = !max ? 0 : u[0] < 0x80 ? 1 : u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3
+                                        : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
+  if (n == 0 || n > max)
+    return 0;
+  for (size_t i = 1; i < n; i++)
+    if ((u[i] & 0xc0) != 0x80)
+      return 0;
+  /* the second byte's range: no overlong form, no surrogate, nothing past U+10FFFF */
+  if ((u[0] == 0xe0 && u[1] < 0xa0) || (u[0] == 0xed && u[1] > 0x9f) || (u[0] == 0xf0 && u[1] < 0x90) ||
+      (u[0] == 0xf4 && u[1] > 0x8f))
+    return 0;
+  return n;
+}

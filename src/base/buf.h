@@ -55,5 +55,8 @@ char *gpujit__strndup(const char *s, size_t n);
 /* The value of the hex digits in [s, end), at most 16, all of them digits; -1 when not so
  * (none, too many, another character). Reads nothing outside [s, end): no NUL is needed. */
 int gpujit__hex_span(const char *s, const char *end, unsigned long long *value);
+/* The length (1-4) of the well-formed UTF-8 character `s` starts with, reading at most `max`
+ * bytes; 0 when it is none (a stray, overlong, surrogate or cut sequence, or max 0). */
+size_t gpujit__utf8_len(const char *s, size_t max);
 
 #endif

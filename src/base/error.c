@@ -49,10 +49,15 @@ void gpujit_error_clear(void)
 
 int gpujit__error(int code, const char *fmt, ...)
 {
+  /* Formatted aside first: a caller that adds context to the last message passes that message
+   * itself ("GPUJIT_ARCH: %s", gpujit_error_last()), and printing into the buffer being read
+   * overwrote its start before it was copied ("GPUJIT_ARCH: GPUJIT_ARCH: h 'sm_0'"). */
+  char msg[GPUJIT__MSG_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(tl_message, sizeof(tl_message), fmt, ap);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
+  memcpy(tl_message, msg, sizeof(msg));
   return code;
 }
 

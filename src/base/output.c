@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -27,6 +28,56 @@ static int open_through(gpujit__output *o, int extra)
   return 0;
 }
 
+/* A FIFO: opened for writing without waiting on a reader that may never come (a profile's page
+ * to a FIFO nobody reads hung gpujit at its end). A reader starting alongside gets a moment. */
+static int open_fifo(gpujit__output *o)
+{
+  for (int tries = 0;; tries++) {
+    if ((o->fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) >= 0)
+      break;
+    if (errno != ENXIO)
+      return gpujit__error(GPUJIT_EIO, "%s: cannot write: %s", o->path, strerror(errno));
+    if (tries == GPUJIT__FIFO_WAIT_MS / 10)
+      return gpujit__error(GPUJIT_EIO, "%s: cannot write: a FIFO that nothing reads (waited %d s for a reader): "
+                                       "start its reader first, or name a file",
+                           o->path, GPUJIT__FIFO_WAIT_MS / 1000);
+    nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+  }
+  /* a reader is there: the writes themselves may block while it reads, as a pipe's do */
+  fcntl(o->fd, F_SETFL, fcntl(o->fd, F_GETFL) & ~O_NONBLOCK);
+  o->through = true;
+  return 0;
+}
+
+int gpujit__std_fd(const char *path)
+{
+  const char *n = !strcmp(path, "/dev/stdout")           ? "1"
+                  : !strcmp(path, "/dev/stderr")         ? "2"
+                  : !strncmp(path, "/dev/fd/", 8)        ? path + 8
+                  : !strncmp(path, "/proc/self/fd/", 14) ? path + 14
+                                                         : NULL;
+  long fd = 0;
+  if (!n || !*n || strlen(n) > 9 || strspn(n, "0123456789") != strlen(n))
+    return -1;
+  for (; *n; n++)
+    fd = fd * 10 + (*n - '0');
+  return (int)fd;
+}
+
+/* /dev/stdout and its kin: the descriptor the shell set up, itself (reopening the link's target
+ * would truncate a redirected file from its start, and the link is no file to replace). */
+static int open_std(gpujit__output *o, int fd)
+{
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
+    return gpujit__error(GPUJIT_EIO, "%s: cannot write: %s", o->path,
+                         flags < 0 ? "that descriptor is not open" : "that descriptor is open for reading only");
+  if ((o->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+    return gpujit__error(GPUJIT_EIO, "%s: cannot write: %s", o->path, strerror(errno));
+  o->through = true;
+  return 0;
+}
+
 int gpujit__output_open(gpujit__output *o, const char *path)
 {
   static unsigned counter;
@@ -36,10 +87,14 @@ int gpujit__output_open(gpujit__output *o, const char *path)
   o->fd = -1;
   if ((size_t)snprintf(o->path, sizeof(o->path), "%s", path) >= sizeof(o->path))
     return gpujit__error(GPUJIT_EINVAL, "%s: path too long", path);
+  if (gpujit__std_fd(path) >= 0)
+    return open_std(o, gpujit__std_fd(path));
   if (!(exists = lstat(path, &st) == 0) && errno != ENOENT)
     return gpujit__error(errno == ENOTDIR ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: cannot write: %s", path, strerror(errno));
-  if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
-    return open_through(o, 0); /* a FIFO waits for its reader, as a shell's redirection does */
+  if (exists && S_ISFIFO(st.st_mode))
+    return open_fifo(o);
+  if (exists && S_ISCHR(st.st_mode))
+    return open_through(o, 0);
   if (exists && !S_ISREG(st.st_mode))
     return refuse(path, S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory"
                         : S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" : "no regular file");

@@ -17,10 +17,17 @@ typedef struct gpujit__output {
   char path[PATH_MAX];
 } gpujit__output;
 
+/** How long an output that is a FIFO waits for a reader before it is an error. */
+#define GPUJIT__FIFO_WAIT_MS 2000
+
 /** Open `path` for a whole new content. No file yet, or a regular file: a temporary file beside
- *  it (atomic at commit). A character device (/dev/null) or FIFO: the node itself, never replaced.
+ *  it (atomic at commit). A character device (/dev/null) or FIFO: the node itself, never replaced
+ *  (a FIFO no reader opens within GPUJIT__FIFO_WAIT_MS is an error, never a hang). /dev/stdout,
+ *  /dev/stderr, /dev/fd/N: that descriptor, written where it stands.
  *  A symbolic link, directory, block device or socket: refused, naming what it is. */
 int gpujit__output_open(gpujit__output *o, const char *path);
+/** The descriptor `path` names (/dev/stdout 1, /dev/stderr 2, /dev/fd/N and /proc/self/fd/N N), or -1. */
+int gpujit__std_fd(const char *path);
 /** Close, and put a temporary file in place; on error nothing was replaced. */
 int gpujit__output_commit(gpujit__output *o);
 /** Close and remove the temporary file: the target is as it was (a written-through node is not). */

@@ -30,6 +30,20 @@ static bool parse_suffixed(const char *s, const char *units, const double *scale
   return true;
 }
 
+/* An age: whole digits, then at most one unit of s, m, h, d, w (seconds without one). Strict, as
+ * ccache's --evict-older-than: strtod took "1.5h" as 5400 s and "0x10d" as hex, 269 s. */
+static bool parse_age(const char *s, double *out)
+{
+  static const char units[] = "smhdw";
+  static const double secs[] = {1, 60, 3600, 86400, 604800};
+  size_t digits = s ? strspn(s, "0123456789") : 0;
+  const char *u = NULL;
+  if (!digits || digits > 15 || (s[digits] && (s[digits + 1] || !(u = strchr(units, tolower((unsigned char)s[digits]))))))
+    return false;
+  *out = strtod(s, NULL) * (u ? secs[u - units] : 1);
+  return true;
+}
+
 static int emit(cache_cmd *c, cJSON *o) { return cli_json_emit(c->ctx, o, c->format, c->json_file); }
 
 int cache_path(cache_cmd *c)
@@ -96,7 +110,6 @@ int cache_source(cache_cmd *c)
 /* --used-since: an age (7d) or a Unix time; 0 when not given. */
 static int used_since(cache_cmd *c, double *out)
 {
-  static const double secs[] = {1, 60, 3600, 86400, 604800};
   double age = 0;
   char *end = NULL;
   *out = 0;
@@ -104,7 +117,7 @@ static int used_since(cache_cmd *c, double *out)
     return EXIT_OK;
   if ((*out = strtod(c->since, &end), end && !*end && *out > 1e9))
     return EXIT_OK; /* a Unix time */
-  if (!parse_suffixed(c->since, "smhdw", secs, &age))
+  if (!parse_age(c->since, &age))
     return cli_usage_error(c->ctx, "cache", "invalid --used-since '%s' (an age like 7d, or a Unix time)", c->since);
   *out = (double)time(NULL) - age;
   return EXIT_OK;
@@ -326,7 +339,6 @@ int cache_clear(cache_cmd *c)
 int cache_prune(cache_cmd *c)
 {
   static const double bytes[] = {1024.0, 1048576.0, 1073741824.0, 1099511627776.0};
-  static const double secs[] = {1, 60, 3600, 86400, 604800};
   double size = 0, age = 0;
   uint64_t n = 0, freed = 0;
   char sz[32];
@@ -335,8 +347,9 @@ int cache_prune(cache_cmd *c)
     return cli_usage_error(c->ctx, "cache", "prune needs --max-size and/or --older-than");
   if (c->max_size && !parse_suffixed(c->max_size, "kmgt", bytes, &size))
     return cli_usage_error(c->ctx, "cache", "invalid --max-size '%s' (e.g. 500M, 2G)", c->max_size);
-  if (c->older && (!parse_suffixed(c->older, "smhdw", secs, &age) || age <= 0))
-    return cli_usage_error(c->ctx, "cache", "invalid %s '%s' (e.g. 30s, 10m, 12h, 7d)", c->older_name, c->older);
+  if (c->older && (!parse_age(c->older, &age) || age <= 0))
+    return cli_usage_error(c->ctx, "cache", "invalid %s '%s': a whole number with s, m, h, d or w (e.g. 30s, 90m, 12h, 7d)",
+                           c->older_name, c->older);
   if ((err = gpujit_cache_prune(c->cache, (uint64_t)size, age, &n, &freed)) < 0)
     return cli_fail(c->ctx, err);
   if (c->json) {

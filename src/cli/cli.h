@@ -200,8 +200,9 @@ typedef struct cli_profile_out {
 extern const char *const cli_profile_out_help;
 /** argv[a->i] is one of the output options: 1 (taken), 0 (not one), -(exit code) after a usage error. */
 int cli_profile_out_opt(cli_ctx *ctx, cli_args *a, cli_profile_out *o, const char *cmd);
-/** 0, or a usage error's exit code for outputs that cannot go together. */
-int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cmd);
+/** 0, or a usage error's exit code for outputs that cannot be written or go together: two in one
+ *  file, or one over `input` (the saved profile `profile report` reads; NULL for none). */
+int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cmd, const char *input);
 /** Whether --json or --csv takes stdout. */
 bool cli_profile_out_stdout(const cli_profile_out *o);
 /** Write every output asked for, the table to `table` unless -q or stdout is taken (to --text's
@@ -210,6 +211,11 @@ const char *cli_profile_out_write(cli_ctx *ctx, const gpujit_profile *p, const c
                                   const char *title);
 /** The command on one line, cut at 100 characters: the table's title. */
 void cli_profile_title(char *out, size_t size, const char *command);
+/** The length (1-4) of the well-formed UTF-8 character `s` starts with; 0 when it is none. */
+size_t cli_utf8_len(const char *s);
+/** `s` as one line of UTF-8 text: a line break, tab or other control byte as \n, \r, \t or \xNN,
+ *  a byte that is no UTF-8 as \xNN (a value can then never pass for another line). */
+void cli_put_escaped(FILE *f, const char *s);
 int cmd_env(cli_ctx *ctx, int argc, char **argv);
 /** gpujit --version (cmd_env.c): gpujit's version, the toolkit and cache it would use. */
 int cli_print_version(cli_ctx *ctx);

@@ -28,7 +28,7 @@ static void cache_help(void)
          "  clear                      remove every entry and its records, reset the counters\n"
          "  prune [--max-size SIZE] [--older-than AGE]\n"
          "                             drop least recently used entries (SIZE: 500M, 2G;\n"
-         "                             AGE: 3600s, 30m, 12h, 7d)\n"
+         "                             AGE: whole digits and s, m, h, d or w: 3600s, 30m, 7d)\n"
          "  verify [--remove]          check every checksum; --remove deletes bad entries\n"
          "  export FILE [--used-since AGE|UNIX] [--key KEY]...\n"
          "                             write entries (those used within AGE, e.g. 7d, or since a\n"

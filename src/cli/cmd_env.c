@@ -112,6 +112,46 @@ static const char *effective_value(const effective *e, const char *name, const c
   return NULL;
 }
 
+/* Why gpujit would not take `v`, the value of `name` in the environment, as it is written, or
+ * NULL: listed as in effect, a value a build refuses (an arch that is none) or ignores (a
+ * size that is none) or that means nothing (GPUJIT_SERVER=yes is off for one reader and on for another)
+ * would pass for a setting. `why` holds the message. */
+static const char *not_in_effect(const char *name, const char *v, char *why, size_t size)
+{
+  uint64_t bytes;
+  long n;
+  if (!strcmp(name, "GPUJIT_ARCH")) {
+    gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+    o.arch = v;
+    if (gpujit_module_options_validate(&o) == 0)
+      return NULL;
+    snprintf(why, size, "refused: a build fails, as it is not sm_XX or compute_XX (e.g. sm_90, compute_90)");
+  } else if (!strcmp(name, "GPUJIT_CACHE_MAX_SIZE")) {
+    if (gpujit_cache_parse_size(v, &bytes) == 0)
+      return NULL;
+    snprintf(why, size, "ignored with a warning, no size limit applied: %s", gpujit_error_last());
+  } else if (!strcmp(name, "GPUJIT_DEVICE")) {
+    if (cli_parse_int(v, 0, 1000000L, &n))
+      return NULL;
+    snprintf(why, size, "not a device number: read as device %d", atoi(v));
+  } else if (!strcmp(name, "GPUJIT_CHECK_THREADS")) {
+    n = strtol(v, NULL, 10);
+    if (n >= 1 && n <= 64)
+      return NULL;
+    snprintf(why, size, "ignored: not a count of 1-64 (letters may follow it); the default is used");
+  } else if (!strcmp(name, "GPUJIT_SERVER") || !strcmp(name, "GPUJIT_CACHE_TIME_MACROS") ||
+             !strcmp(name, "GPUJIT_OBSERVE")) {
+    const char *only = !strcmp(name, "GPUJIT_SERVER") ? "0 or 1" : !strcmp(name, "GPUJIT_OBSERVE") ? "0" : "1";
+    if ((!strcmp(v, "0") && strchr(only, '0')) || (!strcmp(v, "1") && strchr(only, '1')))
+      return NULL;
+    snprintf(why, size, "ignored: only %s means anything", only);
+  } else {
+    return NULL;
+  }
+  gpujit_error_clear();
+  return why;
+}
+
 /* gpujit --version: what gpujit would build with, found without a toolkit too. */
 int cli_print_version(cli_ctx *ctx)
 {
@@ -160,6 +200,7 @@ int cmd_env(cli_ctx *ctx, int argc, char **argv)
       return cli_usage_error(ctx, "env", "unexpected argument '%s'", argv[a.i]);
   }
   effective e;
+  char problem[1024];
   if (!names)
     effective_get(&e);
   for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
@@ -168,15 +209,26 @@ int cmd_env(cli_ctx *ctx, int argc, char **argv)
       printf("%s\n", settings[i].name);
       continue;
     }
+    const char *why = v && *v ? not_in_effect(settings[i].name, v, problem, sizeof(problem)) : NULL;
     if (!v || !*v)
       v = effective_value(&e, settings[i].name, &origin);
-    if (v)
-      printf("%-31s %s  (%s)\n  %s\n", settings[i].name, v, origin, settings[i].what);
-    else
+    if (!v) {
       printf("%-31s -\n  %s\n", settings[i].name, settings[i].what);
+      continue;
+    }
+    /* escaped: a value with a line break could print a line that reads as another variable */
+    printf("%-31s ", settings[i].name);
+    cli_put_escaped(stdout, v);
+    printf("  (%s%s", origin, why ? "; NOT IN EFFECT, " : "");
+    if (why)
+      cli_put_escaped(stdout, why);
+    printf(")\n  %s\n", settings[i].what);
   }
-  if (!names && e.tk.problem)
-    printf("\nno toolkit: %s\n", e.tk.problem);
+  if (!names && e.tk.problem) {
+    printf("\nno toolkit: ");
+    cli_put_escaped(stdout, e.tk.problem);
+    printf("\n");
+  }
   if (!names)
     free(e.cache_dir);
   return EXIT_OK;

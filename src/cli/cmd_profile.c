@@ -130,7 +130,7 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
   }
   if (a.failed)
     return cli_usage_error(ctx, "profile", "option '%s' needs a value", argv[a.i]);
-  if ((err = cli_profile_out_check(ctx, &out, "profile")) != 0)
+  if ((err = cli_profile_out_check(ctx, &out, "profile", NULL)) != 0)
     return err;
   if (cmd < 0 || cmd >= argc)
     return cli_usage_error(ctx, "profile", "no command to run: gpujit profile [options] -- COMMAND [ARGS...]");

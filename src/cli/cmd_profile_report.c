@@ -54,7 +54,7 @@ int cmd_profile_report(cli_ctx *ctx, int argc, char **argv)
   }
   if (!name)
     return cli_usage_error(ctx, "profile report", "no saved profile named: gpujit profile report NAME [options]");
-  if ((err = cli_profile_out_check(ctx, &out, "profile report")) != 0)
+  if ((err = cli_profile_out_check(ctx, &out, "profile report", name)) != 0)
     return err;
   if ((err = gpujit_profile_open(&p, name)) < 0)
     return cli_fail(ctx, err);

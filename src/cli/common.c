@@ -380,3 +380,34 @@ void cli_print_lean(const gpujit_module *m)
   if (*l.note)
     printf("  lean: %s\n", l.note);
 }
+
+size_t cli_utf8_len(const char *s)
+{
+  const unsigned char *u = (const unsigned char *)s;
+  size_t n = u[0] < 0x80 ? 1 : u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3
+             : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
+  for (size_t i = 1; i < n; i++) /* a NUL ends the string and is no continuation byte */
+    if ((u[i] & 0xc0) != 0x80)
+      return 0;
+  /* no overlong form, no surrogate, nothing past U+10FFFF */
+  if ((u[0] == 0xe0 && u[1] < 0xa0) || (u[0] == 0xed && u[1] > 0x9f) || (u[0] == 0xf0 && u[1] < 0x90) ||
+      (u[0] == 0xf4 && u[1] > 0x8f))
+    return 0;
+  return n;
+}
+
+void cli_put_escaped(FILE *f, const char *s)
+{
+  for (size_t len; *s; s += len ? len : 1) {
+    unsigned char c = (unsigned char)*s;
+    len = cli_utf8_len(s);
+    if (len > 1)
+      fwrite(s, 1, len, f);
+    else if (c == '\n' || c == '\r' || c == '\t')
+      fprintf(f, "\\%c", c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+    else if (!len || c < 0x20 || c == 0x7f)
+      fprintf(f, "\\x%02x", c);
+    else
+      fputc(c, f);
+  }
+}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -84,6 +85,20 @@ int cli_profile_out_opt(cli_ctx *ctx, cli_args *a, cli_profile_out *o, const cha
   return 0;
 }
 
+/* The descriptor /dev/stdout, /dev/stderr, /dev/fd/N or /proc/self/fd/N names, or -1: written
+ * through as the shell set it up (docs/profile.md), never refused as the link it is. */
+static int std_fd(const char *path)
+{
+  const char *n = !strcmp(path, "/dev/stdout")           ? "1"
+                  : !strcmp(path, "/dev/stderr")         ? "2"
+                  : !strncmp(path, "/dev/fd/", 8)        ? path + 8
+                  : !strncmp(path, "/proc/self/fd/", 14) ? path + 14
+                                                         : NULL;
+  if (!n || !*n || strlen(n) > 9 || strspn(n, "0123456789") != strlen(n))
+    return -1;
+  return atoi(n);
+}
+
 /* Why FILE could not be written, or NULL: a directory, a file that is not writable, or a missing
  * or unwritable directory to create it in. A device or FIFO is written through, so it passes. */
 static const char *unwritable(const char *file)
@@ -91,6 +106,11 @@ static const char *unwritable(const char *file)
   struct stat st;
   char *dir;
   const char *why = NULL;
+  int fd = std_fd(file), flags;
+  if (fd >= 0)
+    return (flags = fcntl(fd, F_GETFL)) < 0 ? "that descriptor is not open"
+           : (flags & O_ACCMODE) == O_RDONLY ? "that descriptor is open for reading only"
+                                              : NULL;
   if (lstat(file, &st) == 0)
     return S_ISDIR(st.st_mode)   ? "it is a directory"
            : S_ISLNK(st.st_mode) ? "it is a symbolic link (gpujit replaces nothing but a regular file)"
@@ -112,7 +132,41 @@ static const char *unwritable(const char *file)
   return why;
 }
 
-int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cmd)
+/* `path` made absolute with its directory's links resolved (its last component kept as given),
+ * or a copy of `path` when its directory cannot be resolved. */
+static char *normalised(const char *path)
+{
+  char *dir = strdup(path), *real = NULL, *out = NULL;
+  if (!dir)
+    return NULL;
+  char *slash = strrchr(dir, '/');
+  const char *base = slash ? path + (slash - dir) + 1 : path;
+  const char *d = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+  if (*base && strcmp(base, ".") && strcmp(base, "..") && (real = realpath(d, NULL)) != NULL &&
+      asprintf(&out, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base) < 0)
+    out = NULL;
+  free(real), free(dir);
+  return out ? out : strdup(path);
+}
+
+/* Whether `a` and `b` are one file: one inode where both exist, else one normalised path. Devices
+ * and FIFOs are written through, not replaced: two outputs may share /dev/null. */
+static bool same_file(const char *a, const char *b)
+{
+  struct stat sa, sb;
+  char *na, *nb;
+  bool same;
+  if (std_fd(a) >= 0 || std_fd(b) >= 0)
+    return false;
+  if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && (S_ISREG(sa.st_mode) || S_ISDIR(sa.st_mode));
+  na = normalised(a), nb = normalised(b);
+  same = na && nb && !strcmp(na, nb);
+  free(na), free(nb);
+  return same;
+}
+
+int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cmd, const char *input)
 {
   const char *files[] = {o->save, o->text, o->json_file, o->csv_file, o->trace, o->html};
   const char *opts[] = {"-o", "--text", "--json", "--csv", "--trace", "--html"};
@@ -121,6 +175,13 @@ int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cm
   /* Before the command runs: a report that cannot be written is found while nothing is spent. */
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
     const char *why = files[i] ? unwritable(files[i]) : NULL;
+    if (files[i] && input && same_file(files[i], input))
+      return cli_usage_error(ctx, cmd, "%s %s is the saved profile being reported: writing it would replace it; "
+                                       "name another file", opts[i], files[i]);
+    for (size_t k = 0; files[i] && k < i; k++)
+      if (files[k] && same_file(files[i], files[k]))
+        return cli_usage_error(ctx, cmd, "%s and %s both name %s: the one written last would be all that is left; "
+                                         "give each its own file", opts[k], opts[i], files[i]);
     if (why)
       return cli_usage_error(ctx, cmd, "%s %s: cannot write it: %s", opts[i], files[i], why);
   }
@@ -129,20 +190,25 @@ int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cm
 
 bool cli_profile_out_stdout(const cli_profile_out *o) { return (o->json && !o->json_file) || (o->csv && !o->csv_file); }
 
-/* A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
+/* A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break; a byte that is
+ * no UTF-8 (a command line's, a program name's) as U+FFFD, so the file stays UTF-8 text. */
 static void csv_field(FILE *f, const char *s)
 {
-  if (!strpbrk(s, ",\"\r\n")) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
+  bool quote = strpbrk(s, ",\"\r\n") != NULL;
+  size_t len;
+  if (quote)
+    fputc('"', f);
+  for (; *s; s += len ? len : 1) {
+    if (!(len = cli_utf8_len(s))) {
+      fputs("\xef\xbf\xbd", f);
+      continue;
+    }
     if (*s == '"')
       fputc('"', f);
-    fputc(*s, f);
+    fwrite(s, 1, len, f);
   }
-  fputc('"', f);
+  if (quote)
+    fputc('"', f);
 }
 
 /* The module rows, one per line, with the JSON's keys as the header and the kernel's readable
@@ -187,10 +253,20 @@ static void csv(FILE *f, const gpujit_profile *p)
   }
 }
 
-/* A file the user named: written in place (a device or FIFO stays one), never through a link. */
+/* A file the user named: written in place (a device or FIFO stays one), never through a link;
+ * /dev/stdout and its kin: that descriptor. A FIFO that no reader opens within two seconds is
+ * an error (ENXIO), not a wait without end. */
 static FILE *open_out(const char *path)
 {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+  int fd = std_fd(path) >= 0 ? fcntl(std_fd(path), F_DUPFD_CLOEXEC, 3) : -1;
+  for (int tries = 0; fd < 0 && std_fd(path) < 0; tries++) {
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK, 0644);
+    if (fd >= 0 || errno != ENXIO || tries == 200)
+      break;
+    nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+  }
+  if (fd >= 0)
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (fd >= 0 && !f)
     close(fd);
@@ -214,7 +290,10 @@ static const char *failed_lib(const char *what)
 
 static const char *failed_io(const char *what)
 {
-  snprintf(why, sizeof(why), "%s (%s)", what, errno ? strerror(errno) : "write failed");
+  snprintf(why, sizeof(why), "%s (%s)", what,
+           errno == ENXIO ? "a FIFO that nothing reads (waited 2 s for a reader): start its reader first, or name a file"
+           : errno        ? strerror(errno)
+                          : "write failed");
   return why;
 }
 

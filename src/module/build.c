@@ -94,8 +94,8 @@ int gpujit__resolve_arch(char *out, size_t size, const char *arch, gpujit_cache 
   env = getenv("GPUJIT_ARCH");
   if (env && *env) {
     int err = gpujit__check_arch_syntax(env);
-    if (err < 0)
-      return gpujit__error(err, "GPUJIT_ARCH: %s", gpujit_error_last());
+    if (err < 0) /* the variable, not an --arch the caller did not give */
+      return gpujit__error(err, "invalid GPUJIT_ARCH '%s': expected sm_XX or compute_XX (e.g. sm_90, compute_90)", env);
     snprintf(out, size, "%s", env);
     return 0;
   }

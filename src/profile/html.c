@@ -60,24 +60,38 @@ static int page_data(const gpujit_profile *p, char **out)
 }
 
 /* JSON text made safe inside <script>: '<', '>' and '&' (only ever inside its strings) and the
- * two line separators JavaScript once refused, as \u escapes. */
+ * two line separators JavaScript once refused, as \u escapes; a byte that is no UTF-8 (a
+ * command line's or a program name's, only ever inside a string) as U+FFFD, so the page stays
+ * text a browser decodes as the UTF-8 it declares. */
 static void put_json(gpujit__buf *b, const char *s)
 {
   for (; *s; s++) {
     const unsigned char *u = (const unsigned char *)s;
+    size_t len = gpujit__utf8_len(s, strnlen(s, 4));
     if (*s == '<' || *s == '>' || *s == '&')
       gpujit__buf_printf(b, "\\u%04x", *s);
+    else if (!len)
+      gpujit__buf_puts(b, "\\ufffd");
     else if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9))
       gpujit__buf_printf(b, "\\u20%s", u[2] == 0xa8 ? "28" : "29"), s += 2;
     else
-      gpujit__buf_put(b, s, 1);
+      gpujit__buf_put(b, s, len), s += len - 1;
   }
 }
 
-/* Text as HTML: the page's <title>, before its script runs. */
+/* Text as HTML: the page's <title>, before its script runs; cut at a character, never inside
+ * one, and a byte that is no UTF-8 as U+FFFD. */
 static void put_text(gpujit__buf *b, const char *s, size_t max)
 {
   for (size_t n = 0; *s && n < max; s++, n++) {
+    size_t len = gpujit__utf8_len(s, strnlen(s, 4));
+    if (len != 1) {
+      if (len)
+        gpujit__buf_put(b, s, len), s += len - 1;
+      else
+        gpujit__buf_puts(b, "\xef\xbf\xbd");
+      continue;
+    }
     switch (*s) {
     case '<': gpujit__buf_puts(b, "&lt;"); break;
     case '>': gpujit__buf_puts(b, "&gt;"); break;
@@ -85,7 +99,7 @@ static void put_text(gpujit__buf *b, const char *s, size_t max)
     case '"': gpujit__buf_puts(b, "&quot;"); break;
     case '\'': gpujit__buf_puts(b, "&#39;"); break;
     case '\n': case '\r': case '\t': gpujit__buf_puts(b, " "); break;
-    default: gpujit__buf_put(b, s, 1);
+    default: gpujit__buf_put(b, (unsigned char)*s < 0x20 || *s == 0x7f ? " " : s, 1);
     }
   }
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/error.h"
 #include "profile/model.h"
 
@@ -36,6 +37,29 @@ static cJSON *object(const gpujit_profile_field *f, size_t nf, const char *row)
       cJSON_AddItemToObject(o, f[i].key, item);
   }
   return o;
+}
+
+/* JSON is UTF-8 (RFC 8259), and a command line or NVRTC program name may be any bytes: a byte
+ * that is no UTF-8 (only ever inside a string: cJSON escapes nothing above 0x7f) becomes the
+ * escape \ufffd. */
+static int utf8_only(char **text)
+{
+  gpujit__buf b = {0};
+  const char *s = *text;
+  size_t n = strlen(s), len, i = 0;
+  int err = 0;
+  while (i < n && gpujit__utf8_len(s + i, n - i))
+    i += gpujit__utf8_len(s + i, n - i);
+  if (i == n)
+    return 0; /* all of it UTF-8, as nearly always */
+  err = gpujit__buf_put(&b, s, i);
+  for (; err == 0 && i < n; i += len ? len : 1)
+    err = (len = gpujit__utf8_len(s + i, n - i)) ? gpujit__buf_put(&b, s + i, len) : gpujit__buf_puts(&b, "\\ufffd");
+  free(*text);
+  *text = err == 0 ? b.data : NULL;
+  if (err < 0)
+    gpujit__buf_free(&b);
+  return err < 0 ? gpujit__error(GPUJIT_ENOMEM, "out of memory") : 0;
 }
 
 int gpujit_profile_json(const gpujit_profile *p, char **out)
@@ -72,5 +96,5 @@ int gpujit_profile_json(const gpujit_profile *p, char **out)
   }
   *out = cJSON_Print(j);
   cJSON_Delete(j);
-  return *out ? 0 : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  return *out ? utf8_only(out) : gpujit__error(GPUJIT_ENOMEM, "out of memory");
 }

@@ -3,6 +3,7 @@
  * private directory, then read as any records directory is — or a records directory itself. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -275,7 +276,6 @@ static int build(gpujit_profile *p, const cJSON *man)
 {
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(man, "options"), *range = cJSON_GetObjectItemCaseSensitive(man, "range");
   const cJSON *notes = cJSON_GetObjectItemCaseSensitive(man, "notes"), *line;
-  const char *was = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(man, "records_dir"));
   const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(man, "command"));
   int err;
   if (!(p->command = gpujit__strdup(cmd ? cmd : "")))
@@ -300,14 +300,8 @@ static int build(gpujit_profile *p, const cJSON *man)
   if ((err = gpujit__profile_read(p, p->dir)) < 0 || (err = gpujit__profile_attribute(p)) < 0 ||
       (err = gpujit__profile_views(p)) < 0)
     return err;
-  /* NVRTC's phase files were beside the records: they are here now */
-  for (size_t i = 0; was && *was && i < p->compiles.n; i++) {
-    pf_compile *c = &p->compiles.v[i];
-    const char *rest = c->nvrtc_trace ? gpujit__path_under(c->nvrtc_trace, was) : NULL;
-    char *moved;
-    if (rest && asprintf(&moved, "%s/%s", p->dir, rest) >= 0)
-      free(c->nvrtc_trace), c->nvrtc_trace = moved;
-  }
+  /* NVRTC's phase files were beside the records and are unpacked beside them here: the trace
+   * reads them from p->dir by name (profile/trace.c), never from the path a record gives */
   if (p->range) {
     p->totals.wall_ms = p->range_t1 > p->range_t0 ? (double)(p->range_t1 - p->range_t0) / 1e6 : 0;
     return 0;
@@ -318,6 +312,18 @@ static int build(gpujit_profile *p, const cJSON *man)
   if (p->totals.signal)
     p->totals.partial = 1;
   return 0;
+}
+
+static bool empty_dir(const char *path)
+{
+  DIR *d = opendir(path);
+  struct dirent *e;
+  bool empty = true;
+  while (d && empty && (e = readdir(d)) != NULL)
+    empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+  if (d)
+    closedir(d);
+  return empty;
 }
 
 /* A records directory. With its manifest (a --keep directory, an unpacked saved profile) it reports
@@ -351,6 +357,12 @@ static int open_dir(gpujit_profile **out, const char *path)
   if ((err = gpujit_profile_load(out, path)) < 0)
     return err;
   p = *out;
+  if (!p->procs.n && !*gpujit_profile_notes(p)) { /* an empty report would say "no JIT" of a run that never was */
+    gpujit_profile_free(p), *out = NULL;
+    return gpujit__error(GPUJIT_ECORRUPT, "%s: %s: nothing to report (a saved profile is the file 'gpujit profile -o' "
+                                          "writes, or the records directory of --keep)",
+                         path, empty_dir(path) ? "an empty directory" : "a directory holding no gpujit records");
+  }
   for (size_t i = 0; i < p->procs.n; i++) {
     const pf_proc *c = &p->procs.v[i];
     end = c->t1 > end ? c->t1 : end;

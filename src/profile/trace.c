@@ -8,10 +8,12 @@
  */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/buf.h"
 #include "base/demangle.h"
@@ -88,13 +90,29 @@ static void host_track(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p,
   }
 }
 
+/* The file of a compile's NVRTC phases, read from the profile's own records directory: the
+ * injection library writes it there (inject/nvrtc.c), and a saved profile made elsewhere names
+ * whatever path its records say — a report reads what the profile holds, never the reader's files.
+ * Only the recorded name's last component counts; a link there is not followed. */
+static int read_phases(gpujit__buf *b, const gpujit_profile *p, const pf_compile *c)
+{
+  const char *name = c->nvrtc_trace ? gpujit__basename(c->nvrtc_trace) : "";
+  char path[PATH_MAX];
+  struct stat st;
+  if (!p->dir || !*name || !strcmp(name, ".") || !strcmp(name, "..") ||
+      (size_t)snprintf(path, sizeof(path), "%s/%s", p->dir, name) >= sizeof(path) || lstat(path, &st) != 0 ||
+      !S_ISREG(st.st_mode))
+    return -1;
+  return gpujit__file_read(b, path);
+}
+
 /* NVRTC's own phases of a compile, moved to start where the compile started. */
-static void nvrtc_phases(cJSON *arr, const pf_compile *c)
+static void nvrtc_phases(cJSON *arr, const gpujit_profile *p, const pf_compile *c)
 {
   gpujit__buf b = {0};
   cJSON *j, *events, *e;
   double base = -1;
-  if (!c->nvrtc_trace[0] || gpujit__file_read(&b, c->nvrtc_trace) < 0) {
+  if (read_phases(&b, p, c) < 0) {
     gpujit_error_clear();
     return;
   }
@@ -160,7 +178,7 @@ static void compiles(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
     snprintf(name, sizeof(name), link ? "link (nvJitLink)" : "compile %s", c->name);
     /* the compile itself: its framework's measure where given (its stages, not the wait before them) */
     span(arr, "gpujit", name, c->pid, c->tid, c->busy_ns && c->busy_ns < c->t1 - c->t0 ? c->t1 - c->busy_ns : c->t0, c->t1);
-    nvrtc_phases(arr, c);
+    nvrtc_phases(arr, p, c);
     for (int k = 0; k < c->nstages; k++) /* the framework's stages, where it said when */
       if (c->stages[k].known)
         span(arr, "gpujit.stage", c->stages[k].name, c->pid, c->tid, c->stages[k].t0, c->stages[k].t1);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/error.h"
 #include "base/fs.h"
 #include "gpujit.h"
 
@@ -78,12 +79,54 @@ static void test_base__default_cache_dir(void **state)
   gpujit_free(d);
 }
 
+/* Context added to the last message, which is the buffer being written: formatting into it
+ * directly overwrote the message's start before reading it ("X: X: h 'sm_0'"). */
+static void test_base__error_context_of_the_last_message(void **state)
+{
+  char longer[900];
+  (void)state;
+  gpujit__error(GPUJIT_EINVAL, "invalid size '%s': expected a number with K, M, G or T", "1Q");
+  assert_int_equal(gpujit__error(GPUJIT_EINVAL, "GPUJIT_CACHE_MAX_SIZE: %s", gpujit_error_last()), GPUJIT_EINVAL);
+  assert_string_equal(gpujit_error_last(),
+                      "GPUJIT_CACHE_MAX_SIZE: invalid size '1Q': expected a number with K, M, G or T");
+  gpujit__error(GPUJIT_EIO, "%s: %s", gpujit_error_last(), gpujit_error_last()); /* the message twice, read whole */
+  assert_string_equal(gpujit_error_last(),
+                      "GPUJIT_CACHE_MAX_SIZE: invalid size '1Q': expected a number with K, M, G or T: "
+                      "GPUJIT_CACHE_MAX_SIZE: invalid size '1Q': expected a number with K, M, G or T");
+  memset(longer, 'x', sizeof(longer) - 1), longer[sizeof(longer) - 1] = '\0';
+  gpujit__error(GPUJIT_EIO, "%s", longer);
+  gpujit__error(GPUJIT_EIO, "ctx: %s", gpujit_error_last()); /* cut at the buffer's end, never past it */
+  assert_int_equal(strncmp(gpujit_error_last(), "ctx: xxx", 8), 0);
+  assert_int_equal(strlen(gpujit_error_last()), 5 + sizeof(longer) - 1);
+  gpujit_error_clear();
+}
+
+/* The UTF-8 the profile's CSV, page and JSON keep, and what they replace. */
+static void test_base__utf8_len(void **state)
+{
+  (void)state;
+  assert_int_equal(gpujit__utf8_len("a", 1), 1);
+  assert_int_equal(gpujit__utf8_len("\xc3\xa9", 2), 2);
+  assert_int_equal(gpujit__utf8_len("\xe2\x80\xa8", 3), 3);
+  assert_int_equal(gpujit__utf8_len("\xf0\x9f\x98\x80", 4), 4);
+  assert_int_equal(gpujit__utf8_len("\xc3\xa9", 1), 0);         /* cut */
+  assert_int_equal(gpujit__utf8_len("\xff", 1), 0);              /* never UTF-8 */
+  assert_int_equal(gpujit__utf8_len("\xa9", 1), 0);              /* a lone continuation */
+  assert_int_equal(gpujit__utf8_len("\xc0\xaf", 2), 0);         /* overlong '/' */
+  assert_int_equal(gpujit__utf8_len("\xe0\x80\xaf", 3), 0);     /* overlong */
+  assert_int_equal(gpujit__utf8_len("\xed\xa0\x80", 3), 0);     /* a surrogate */
+  assert_int_equal(gpujit__utf8_len("\xf4\x90\x80\x80", 4), 0); /* past U+10FFFF */
+  assert_int_equal(gpujit__utf8_len("\xe2\x28\xa1", 3), 0);     /* not a continuation */
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_base__grow),
       cmocka_unit_test(test_base__rmrf),
       cmocka_unit_test(test_base__default_cache_dir),
+      cmocka_unit_test(test_base__error_context_of_the_last_message),
+      cmocka_unit_test(test_base__utf8_len),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -122,3 +122,59 @@ def test_inputs_that_never_end(tmp_path):
         gpujit.build("/dev/zero", cache=False, arch="compute_90")
     with pytest.raises(gpujit.GpujitIOError, match="is a character device"):
         gpujit.trace.analyze("/dev/zero")
+
+
+def _records(tmp_path):
+    import subprocess
+    import sys
+    make = os.path.join(os.path.dirname(__file__), "..", "profile", "make_records.py")
+    subprocess.run([sys.executable, make, str(tmp_path / "rec")], check=True)
+    return tmp_path / "rec"
+
+
+def test_profile_arguments_of_the_wrong_type(tmp_path):
+    """Each argument of gpujit.profile and gpujit.profile.load of the wrong type is a TypeError
+    naming it (before: os.fspath's 'expected str, bytes or os.PathLike object, not int', naming
+    nothing, or int('20') taken as 20)."""
+    rec = _records(tmp_path)
+    for call, name in [(lambda: gpujit.profile.load(5), "path"),
+                       (lambda: gpujit.profile.load(None), "path"),
+                       (lambda: gpujit.profile.load(rec, html=5), "html"),
+                       (lambda: gpujit.profile.load(rec, json=5.0), "json"),
+                       (lambda: gpujit.profile.load(rec, trace=[1]), "trace"),
+                       (lambda: gpujit.profile.load(rec, save=b"x.gjprof"), "save"),
+                       (lambda: gpujit.profile.load(rec, top="20"), "top"),
+                       (lambda: gpujit.profile.load(rec, top=2.5), "top"),
+                       (lambda: gpujit.profile(json=5), "json"),
+                       (lambda: gpujit.profile(trace=object()), "trace"),
+                       (lambda: gpujit.profile(title=3), "title"),
+                       (lambda: gpujit.profile(top=True), "top"),
+                       (lambda: gpujit.profile(print="no"), "print"),
+                       (lambda: gpujit.profile(synchronize=None), "synchronize")]:
+        with pytest.raises(TypeError, match=r"^%s must be" % name):
+            call()
+    with pytest.raises(ValueError, match="top must be >= 0, not -1"):
+        gpujit.profile.load(rec, top=-1)
+    assert gpujit.profile.load(rec, top=0).modules  # the right types still work
+
+
+def test_profile_load_never_writes_over_its_input(tmp_path):
+    """load(p, json=p) replaced the saved profile it read; two outputs naming one file kept only
+    the last. Both are refused before anything is read or written."""
+    rec = _records(tmp_path)
+    saved = tmp_path / "in.gjprof"
+    gpujit.profile.load(rec, save=saved)
+    before = saved.read_bytes()
+    with pytest.raises(gpujit.InvalidArgumentError, match="json=.*in.gjprof' is the profile being read"):
+        gpujit.profile.load(saved, json=saved)
+    with pytest.raises(gpujit.InvalidArgumentError, match="html=.*is the profile being read"):
+        gpujit.profile.load(saved, html=str(tmp_path / "d" / ".." / "in.gjprof"))
+    os.link(saved, tmp_path / "hard.gjprof")
+    with pytest.raises(gpujit.InvalidArgumentError, match="save=.*hard.gjprof' is the profile being read"):
+        gpujit.profile.load(saved, save=tmp_path / "hard.gjprof")
+    with pytest.raises(gpujit.InvalidArgumentError, match="trace and html name one file"):
+        gpujit.profile.load(saved, trace=tmp_path / "out.x", html=tmp_path / "out.x")
+    assert saved.read_bytes() == before and not (tmp_path / "out.x").exists()
+    with pytest.raises(gpujit.CorruptError, match="an empty directory: nothing to report"):
+        (tmp_path / "empty").mkdir()
+        gpujit.profile.load(tmp_path / "empty")
