@@ -25,7 +25,9 @@
   X(LAUNCH_CALLBACKS, "GPUJIT_PROFILE_LAUNCH_CALLBACKS") /* 0: no launch callbacks (measuring) */ \
   X(REINJECTED, "GPUJIT_PROFILE_REINJECTED")   /* set in a child whose variables were put back */ \
   X(PYTHONPATH, "PYTHONPATH")                  /* the start-up hook's directory first */          \
-  X(HOOK, "GPUJIT_PROFILE_PYTHON_HOOK")        /* that directory (put back first where dropped) */
+  X(HOOK, "GPUJIT_PROFILE_PYTHON_HOOK")        /* that directory (put back first where dropped) */ \
+  X(STEP, "GPUJIT_PROFILE_STEP")               /* where steps come from: GPUJIT_STEP_SOURCES */    \
+  X(SCHEDULE, "GPUJIT_PROFILE_SCHEDULE")       /* wait=W,warmup=U,active=A,repeat=R,skip_first=S */
 
 /* Not one of the variables above (no child gets it put back): set by a parent for one tool it
  * feeds through a pipe, the hash (as records hash output) of the compile output that tool's input
@@ -94,6 +96,22 @@ static const char *const gpujit_record_tool_names[] = {GPUJIT_RECORD_TOOLS(GPUJI
 #define GPUJIT_RECORD_FLUSH_SYMBOL GPUJIT_RECORD_STR(GPUJIT_RECORD_FLUSH_FN) /* its name, for dlsym */
 typedef void (*gpujit_record_flush_fn)(void);
 
+/* Where a process's steps come from (GPUJIT_PROFILE_STEP): "auto" (the default: the program's
+ * calls of gpujit.step() / gpujit_profile_step(), or torch.profiler's step(), whichever comes
+ * first in the process), "api" (gpujit's calls only), "torch", "nvtx:NAME" (each NVTX range or
+ * mark of that name begins a step) or "kernel:NAME" (each launch of a kernel whose name holds
+ * NAME begins a step). Written as each step record's "src": api, torch, nvtx or kernel. */
+#define GPUJIT_STEP_SOURCES "auto, api, torch, nvtx:NAME, kernel:NAME"
+
+/* The step entry point the injection library exports: a step boundary from the program (the
+ * public gpujit_profile_step(), Python's gpujit.step(), or the torch adapter: `src` one of
+ * GPUJIT_STEP_SRC_*). Looked up with dlsym by whoever calls it; absent outside a profile. */
+#define GPUJIT_RECORD_STEP_FN gpujit_inject_step
+#define GPUJIT_RECORD_STEP_SYMBOL GPUJIT_RECORD_STR(GPUJIT_RECORD_STEP_FN)
+enum { GPUJIT_STEP_SRC_API = 0, GPUJIT_STEP_SRC_TORCH = 1 };
+typedef void (*gpujit_record_step_fn)(int src);
+
+
 /* The record kinds: X(ID, "k"). Each line is one JSON object {"k": KIND, "pid", "tid", ...};
  * docs/record-format.md lists each kind's fields. */
 #define GPUJIT_RECORD_KINDS(X)                                                                   \
@@ -120,7 +138,9 @@ typedef void (*gpujit_record_flush_fn)(void);
   X(REAP, "reap")           /* a child ended abnormally (status), as its parent's wait saw it */ \
   X(UNIT, "unit")           /* a framework's compile of one function, kernel or graph (adapters) */ \
   X(BIND, "bind")           /* a framework's compile tied to the module handle it loaded */      \
-  X(SPAN, "span")           /* a span an adapter declares: "role" autotune (benchmarking)    */
+  X(SPAN, "span")           /* a span an adapter declares: "role" autotune (benchmarking)    */ \
+  X(STEP, "step")           /* a step begins (a boundary the program marked), with its phase */  \
+  X(LAUNCH, "launch")       /* one launch's host side, for a traced step: thread, API, times */
 
 #define GPUJIT_RECORD_KIND_ID(id, k) GPUJIT_RECORD_##id,
 typedef enum gpujit_record_kind { GPUJIT_RECORD_KINDS(GPUJIT_RECORD_KIND_ID) GPUJIT_RECORD_KIND_COUNT } gpujit_record_kind;
