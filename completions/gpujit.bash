@@ -57,7 +57,7 @@ _gpujit()
   -o | --modules | --launch | --trace | --base | --new | --html | --text | --json | --csv)
     [[ $prev != --json && $prev != --csv ]] && { COMPREPLY=($(compgen -f -- "$cur")); return; } ;;
   -D | -U | -Xnvrtc | --name-expr | --kernel | --grid | --block | --shared | --arg | --warmup | --repeat | \
-    --noise | --timeout | --device | -j | --jobs | --top | --max-events | --metric | --file | --workers | \
+    --noise | --timeout | --device | -j | --jobs | --top | --max-events | --step | --schedule | --metric | --file | --workers | \
     --max-pch | --idle-timeout | --fail-above | --min-ms | --key | --max-size | --older-than | --used-since | \
     --max-member | --maxrregcount | --remote-cache)
     return ;; # free values

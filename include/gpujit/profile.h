@@ -25,9 +25,30 @@ typedef struct gpujit_profile_options {
                                   and module loads are recorded, kernels, copies and the driver's JIT are not */
   int no_frameworks;         /**< no Python start-up hook: the compiles of JAX, Triton and torch.compile are
                                   not recorded (their ptxas processes and NVRTC compiles are) */
+  const char *steps;         /**< where steps come from: NULL or "auto" (the program's gpujit_profile_step() /
+                                  gpujit.step() calls, or torch.profiler's step()), "api", "torch",
+                                  "nvtx:NAME" (each NVTX range or mark of that name), "kernel:NAME" (each launch
+                                  of a kernel whose name holds NAME) */
+  const char *schedule;      /**< which steps are recorded, as torch.profiler.schedule:
+                                  "wait=W,warmup=U,active=A,repeat=R,skip_first=S"; NULL: the whole run. CUPTI is
+                                  on only from the first warmup step to the last active one */
 } gpujit_profile_options;
 
-#define GPUJIT_PROFILE_OPTIONS_INIT { GPUJIT_PROFILE_OPTIONS_VERSION, 0, 0, 0, NULL, NULL, 0, 0 }
+#define GPUJIT_PROFILE_OPTIONS_INIT { GPUJIT_PROFILE_OPTIONS_VERSION, 0, 0, 0, NULL, NULL, 0, 0, NULL, NULL }
+
+/**
+ * A step boundary: the program's next step begins now. Under `gpujit profile` (or a
+ * gpujit.profile block) steps are counted per process and a schedule picks the ones recorded;
+ * elsewhere a no-op costing a few nanoseconds (one load of a remembered pointer). Safe from any
+ * thread.
+ */
+GPUJIT_API void gpujit_profile_step(void);
+
+/**
+ * Check a step source and a schedule as gpujit_profile_run() takes them (either may be NULL).
+ * @return 0, or GPUJIT_EINVAL with a message naming what is wrong.
+ */
+GPUJIT_API int gpujit_profile_check_steps(const char *steps, const char *schedule);
 
 /** @return 0, or GPUJIT_EVERSION. */
 GPUJIT_API int gpujit_profile_options_init(gpujit_profile_options *opts, unsigned int version);

@@ -34,6 +34,14 @@ static void profile_help(void)
          "                   are still recorded, kernels, copies and the driver's JIT are not\n"
          "  --no-frameworks  no Python start-up hook: the frameworks' compiles are not recorded as\n"
          "                   theirs (their ptxas processes and NVRTC/NVVM compiles still are)\n"
+         "  --step SRC       where steps come from: auto (the program's gpujit.step() or\n"
+         "                   gpujit_profile_step() calls, or torch.profiler's step()), api, torch,\n"
+         "                   nvtx:NAME (each NVTX range or mark of that name), kernel:NAME (each\n"
+         "                   launch of a kernel whose name holds NAME)\n"
+         "  --schedule S     record only some steps, as torch.profiler.schedule:\n"
+         "                   wait=W,warmup=U,active=A[,repeat=R][,skip_first=S]; CUPTI is on only\n"
+         "                   from the first warmup step to the last active one, and the report\n"
+         "                   explains each active step: GPU busy time, kernels, idle gaps\n"
          "  --max-events N   kernels, copies and memsets kept for the trace per process (default\n"
          "                   200000; past it they are counted, not drawn)\n"
          "  --keep DIR       keep the raw records (JSON lines per process) in DIR\n"
@@ -115,6 +123,10 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
       if (stat(o.records_dir, &st) == 0 && !S_ISDIR(st.st_mode))
         return cli_usage_error(ctx, "profile", "--keep %s: not a directory", o.records_dir);
     }
+    else if (cli_opt(&a, "--step", true))
+      o.steps = a.value;
+    else if (cli_opt(&a, "--schedule", true))
+      o.schedule = a.value;
     else if (cli_opt(&a, "--max-events", true)) {
       if (!cli_parse_int(a.value, 1, 1000000000L, &n))
         return cli_usage_error(ctx, "profile", "--max-events wants a count from 1, not '%s'", a.value);
@@ -132,6 +144,8 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
     return cli_usage_error(ctx, "profile", "option '%s' needs a value", argv[a.i]);
   if ((err = cli_profile_out_check(ctx, &out, "profile", NULL)) != 0)
     return err;
+  if (gpujit_profile_check_steps(o.steps, o.schedule) < 0)
+    return cli_usage_error(ctx, "profile", "%s", gpujit_error_last());
   if (cmd < 0 || cmd >= argc)
     return cli_usage_error(ctx, "profile", "no command to run: gpujit profile [options] -- COMMAND [ARGS...]");
   if ((err = runnable(argv[cmd])) != 0) { /* as a shell says it: 127 not found, 126 not runnable */

@@ -160,6 +160,51 @@ static void add_op(opsum *o, size_t *n, const char *k, const char *what, uint32_
     gji_lost(1);
 }
 
+/* host clock minus CUPTI's, from the last "clock" record (gji_activity_clock) */
+static int64_t clock_offset;
+
+void gji_activity_clock(uint64_t cupti, uint64_t host) { __atomic_store_n(&clock_offset, (int64_t)(host - cupti), __ATOMIC_RELAXED); }
+
+/* The driver calls that launch GPU work, by CUPTI's id: a step's launches (its host side). */
+static const char *launch_api(uint32_t cbid)
+{
+  switch (cbid) {
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel: return "cuLaunchKernel";
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: return "cuLaunchKernel_ptsz";
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: return "cuLaunchKernelEx";
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: return "cuLaunchKernelEx_ptsz";
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel: return "cuLaunchCooperativeKernel";
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: return "cuLaunchCooperativeKernel_ptsz";
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunch: return "cuLaunch";
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid: return "cuLaunchGrid";
+  case CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync: return "cuLaunchGridAsync";
+  case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch: return "cuGraphLaunch";
+  case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: return "cuGraphLaunch_ptsz";
+  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync: return "cuMemcpyAsync";
+  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2: return "cuMemcpyHtoDAsync";
+  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2: return "cuMemcpyDtoHAsync";
+  case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2: return "cuMemcpyDtoDAsync";
+  case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async: return "cuMemsetD8Async";
+  case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async: return "cuMemsetD32Async";
+  default: return NULL;
+  }
+}
+
+static void one_launch(const CUpti_ActivityAPI *a)
+{
+  const char *api = launch_api(a->cbid);
+  gji_line l;
+  if (!api)
+    return;
+  gji_begin_on(&l, GPUJIT_KIND(LAUNCH), a->threadId);
+  gji_u64(&l, "corr", a->correlationId);
+  gji_str(&l, "api", api);
+  /* on the host clock: the thread's own times, as its other records are */
+  gji_u64(&l, "t0", a->start + (uint64_t)__atomic_load_n(&clock_offset, __ATOMIC_RELAXED));
+  gji_u64(&l, "t1", a->end + (uint64_t)__atomic_load_n(&clock_offset, __ATOMIC_RELAXED));
+  gji_end(&l);
+}
+
 static void gpu_op(const char *k, const char *what, uint32_t device, uint32_t stream, uint32_t corr, uint64_t bytes,
                    uint64_t s, uint64_t e)
 {
@@ -240,6 +285,9 @@ void CUPTIAPI gji_activity_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
     }
     case CUPTI_ACTIVITY_KIND_MARKER:
       gji_nvtx_marker((const CUpti_ActivityMarker2 *)a);
+      break;
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      one_launch((const CUpti_ActivityAPI *)a);
       break;
     default:
       break;

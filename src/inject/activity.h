@@ -23,4 +23,7 @@ GJI_HIDDEN void gji_activity_unread(void);
 /** The gpu_end record: activities drawn and only counted, kernels whose launch was not found. */
 GJI_HIDDEN void gji_activity_end_record(void);
 
+/** The two clocks side by side (the "clock" record's): launch records' times go to the host's. */
+GJI_HIDDEN void gji_activity_clock(uint64_t cupti, uint64_t host);
+
 #endif

@@ -35,6 +35,7 @@
 #include "inject/resolve.h"
 #include "inject/record.h"
 #include "inject/spans.h"
+#include "inject/step_markers.h"
 
 static struct {
   void *lib;
@@ -52,6 +53,7 @@ static struct {
   CUptiResult (*activity_disable)(CUpti_ActivityKind);
   CUptiResult (*set_attribute)(CUpti_ActivityAttribute, size_t *, void *);
   CUptiResult (*hw_trace)(uint8_t);
+  CUptiResult (*finalize)(void);
   CUresult (*func_get_module)(CUmodule *, CUfunction);
   CUresult (*func_get_name)(const char **, CUfunction);
   CUresult (*kernel_get_library)(CUlibrary *, CUkernel);
@@ -63,6 +65,12 @@ __attribute__((constructor)) static void fork_safe_locks(void)
 {
   gji_fork_safe(&yield_lock);
 }
+
+static gji_cupti_steps steps; /* all NULL: no steps (the whole run, CUPTI from cuInit) */
+static const char *marker;    /* a step's NVTX name or kernel name fragment */
+static int marker_src;        /* 2: NVTX, 3: kernel */
+
+void gji_cupti_steps_set(const gji_cupti_steps *s) { steps = *s; }
 
 /* Per thread: the load under way (its enter callback; the exit callback writes the record). */
 static __thread uint64_t load_t0;
@@ -155,11 +163,22 @@ static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
   else /* cuLaunchKernel, cuLaunchCooperativeKernel (and _ptsz), cuLaunch, cuLaunchGrid(Async): the function first */
     f = *(const CUfunction *)cb->functionParams;
   gji_span_launch(cb->correlationId, (uint64_t)(uintptr_t)f);
+  if (marker_src == 3 && marker && C.func_get_name) { /* a kernel's launch begins a step */
+    const char *name = NULL;
+    if (C.func_get_name(&name, f) == CUDA_SUCCESS && name && strstr(name, marker))
+      steps.boundary(3);
+  }
 }
 
 static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data)
 {
   (void)ud;
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    const char *m = marker_src == 2 && marker ? gji_nvtx_message(id, ((const CUpti_NvtxData *)data)->functionParams) : NULL;
+    if (m && !strcmp(m, marker))
+      steps.boundary(2);
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     /* a module goes, also one a context's end unloads with no call of the program's: a
      * function's handle may come back for another module */
@@ -376,6 +395,7 @@ static bool load_cupti(void)
   S(activity_disable, "cuptiActivityDisable");
   S(set_attribute, "cuptiActivitySetAttribute");
   S(hw_trace, "cuptiActivityEnableHWTrace");
+  S(finalize, "cuptiFinalize");
 #undef S
   if (cuda) {
     *(void **)&C.func_get_module = gji_real_dlsym(cuda, "cuFuncGetModule");
@@ -387,73 +407,98 @@ static bool load_cupti(void)
   return C.subscribe && C.enable_callback && C.activity_enable && C.register_callbacks && C.next_record;
 }
 
-/* Called by the CUDA driver at cuInit when CUDA_INJECTION64_PATH names this library. */
-__attribute__((visibility("default"))) int InitializeInjection(void);
-int InitializeInjection(void)
+static const CUpti_CallbackId loads[] = {CUPTI_DRIVER_TRACE_CBID_cuModuleLoad,
+                                         CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData,
+                                         CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,
+                                         CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLinkComplete,
+                                         CUPTI_DRIVER_TRACE_CBID_cuModuleUnload,
+                                         CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload};
+static const CUpti_CallbackId launches[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunch,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync};
+
+static bool loaded;      /* CUPTI loaded and its settings read (InitializeInjection) */
+static bool detached;    /* cuptiFinalize'd after a schedule's last active step */
+static bool want_steps;  /* a schedule: the driver API's launch records, for the steps' launches */
+
+static void subscribe_callbacks(void)
 {
-  static const CUpti_CallbackId loads[] = {CUPTI_DRIVER_TRACE_CBID_cuModuleLoad,
-                                           CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData,
-                                           CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,
-                                           CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary,
-                                           CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData,
-                                           CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile,
-                                           CUPTI_DRIVER_TRACE_CBID_cuLinkComplete,
-                                           CUPTI_DRIVER_TRACE_CBID_cuModuleUnload,
-                                           CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload};
-  static const CUpti_CallbackId launches[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-                                              CUPTI_DRIVER_TRACE_CBID_cuLaunch,
-                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
-                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync};
-  const char *budget = getenv(GPUJIT_ENV(MAX_EVENTS));
-  CUptiResult r;
+  for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
+    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, loads[i]);
+  C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+  C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  for (size_t i = 0; (cfg.launch_callbacks || marker_src == 3) && i < sizeof(launches) / sizeof(launches[0]); i++)
+    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
+  for (unsigned i = 0; marker_src == 2 && i < gji_nvtx_begin_count; i++)
+    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_NVTX, gji_nvtx_begin_ids[i]);
+  __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE); /* loads come through the callbacks now */
+}
+
+static void write_clock(void)
+{
   uint64_t ts = 0;
   gji_line l;
-  if (!gji_active() || !load_cupti())
-    return 1; /* the program runs on: nothing here may stop it */
-  gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
-  settings(getenv(GPUJIT_ENV(LAUNCH_CALLBACKS)));
-  if (!cfg.no_subscriber && (r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
-    gji_note("cupti",
-             "CUPTI is in use by another tool or by the program (%s): kernels, copies and driver JIT "
-             "are not recorded; compiles and module loads are",
-             cupti_error(r));
-    return 1;
+  /* the two clocks side by side: activity times are CUPTI's */
+  if (C.timestamp && C.timestamp(&ts) == CUPTI_SUCCESS) {
+    uint64_t host = gji_now();
+    gji_activity_clock(ts, host);
+    gji_begin(&l, GPUJIT_KIND(CLOCK));
+    gji_u64(&l, "cupti", ts);
+    gji_u64(&l, "host", host);
+    gji_end(&l);
   }
-  note_settings();
-  if (cfg.unread)
-    gji_activity_unread();
-  gji_span_set_resolver(resolve);
-  if (!cfg.no_subscriber) {
-    for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
-      C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, loads[i]);
-    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
-    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-    for (size_t i = 0; cfg.launch_callbacks && i < sizeof(launches) / sizeof(launches[0]); i++)
-      C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
-    __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE); /* loads come through the callbacks now */
-  }
-  set_attributes();
-  gji_buffers_prepare(2, (size_t)cfg.buffer_kib << 10);
-  if ((r = C.register_callbacks(gji_buffer_request, gji_activity_completed)) != CUPTI_SUCCESS) {
-    gji_note("cupti",
-             "CUPTI activity records are unavailable (%s): kernels, copies and driver JIT are not "
-             "recorded",
-             cupti_error(r));
-    return 1;
-  }
+}
+
+static void enable_activity(void)
+{
+  CUptiResult r;
   if (cfg.serial)
     kinds[0] = CUPTI_ACTIVITY_KIND_KERNEL;
   for (size_t i = 0; i < (cfg.kernel_only ? 1 : sizeof(kinds) / sizeof(kinds[0])); i++)
     if ((r = C.activity_enable(kinds[i])) != CUPTI_SUCCESS)
       gji_note(kinds[i] == CUPTI_ACTIVITY_KIND_MARKER ? "nvtx" : "activity",
                "CUPTI activity kind %d cannot be enabled: %s", (int)kinds[i], cupti_error(r));
+  if (want_steps && (r = C.activity_enable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS)
+    gji_note("activity", "CUPTI's driver API records cannot be enabled (%s): steps show no launches",
+             cupti_error(r));
   if (cfg.hwtrace && C.hw_trace && (r = C.hw_trace(1)) != CUPTI_SUCCESS)
     gji_note("hwtrace", "CUPTI's hardware trace cannot be enabled: %s", cupti_error(r));
+}
+
+/* CUPTI on: the subscriber and its callbacks; with `activity`, activity buffers and kinds too.
+ * false: it could not be. */
+static bool attach(bool activity)
+{
+  CUptiResult r;
+  if (!cfg.no_subscriber && !subscribed && (r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
+    gji_note("cupti",
+             "CUPTI is in use by another tool or by the program (%s): kernels, copies and driver JIT "
+             "are not recorded; compiles and module loads are",
+             cupti_error(r));
+    return false;
+  }
+  if (!cfg.no_subscriber && !subscribed)
+    subscribe_callbacks();
+  if (!activity)
+    return true;
+  set_attributes();
+  if ((r = C.register_callbacks(gji_buffer_request, gji_activity_completed)) != CUPTI_SUCCESS) {
+    gji_note("cupti",
+             "CUPTI activity records are unavailable (%s): kernels, copies and driver JIT are not "
+             "recorded",
+             cupti_error(r));
+    return false;
+  }
+  enable_activity();
   /* Full buffers go out every 100 ms: a killed process keeps what was delivered, and few buffers
    * are in flight at once, so the ones buffers.c keeps ready serve CUPTI's requests in the
    * launching thread (a 4 MiB buffer holds about 19,000 kernel records: at 300,000 launches a
@@ -461,17 +506,71 @@ int InitializeInjection(void)
    * one more was allocated and faulted in by the launching thread). */
   if (C.flush_period)
     C.flush_period((uint32_t)cfg.flush_ms);
-  /* the two clocks side by side: activity times are CUPTI's */
-  if (C.timestamp && C.timestamp(&ts) == CUPTI_SUCCESS) {
-    gji_begin(&l, GPUJIT_KIND(CLOCK));
-    gji_u64(&l, "cupti", ts);
-    gji_u64(&l, "host", gji_now());
-    gji_end(&l);
-  }
-  started_pid = getpid();
+  write_clock();
   __atomic_store_n(&subscribed, !cfg.no_subscriber, __ATOMIC_RELEASE);
   __atomic_store_n(&recording, 1, __ATOMIC_RELEASE);
+  return true;
+}
+
+bool gji_cupti_attach(void)
+{
+  bool ok = true;
+  pthread_mutex_lock(&yield_lock);
+  if (loaded && started_pid == getpid() && !__atomic_load_n(&recording, __ATOMIC_ACQUIRE))
+    ok = attach(true);
+  pthread_mutex_unlock(&yield_lock);
+  return ok;
+}
+
+/* CUPTI off, as if it had never been set up: what it holds is written out first; cuptiFinalize
+ * gives the process its uninstrumented launch cost back (a later attach sets it up again). */
+void gji_cupti_detach(bool finalize)
+{
+  pthread_mutex_lock(&yield_lock);
+  if (loaded && started_pid == getpid() && __atomic_load_n(&recording, __ATOMIC_ACQUIRE)) {
+    if (C.flush_all)
+      C.flush_all(1);
+    for (size_t i = 0; C.activity_disable && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+      C.activity_disable(kinds[i]);
+    if (C.activity_disable && want_steps)
+      C.activity_disable(CUPTI_ACTIVITY_KIND_DRIVER);
+    __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
+    /* a marker's steps are counted on through the callbacks while a later cycle may come */
+    if (C.unsubscribe && subscribed && !marker) { /* (a marker's callback may be the caller) */
+      C.unsubscribe(C.sub);
+      __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE); /* loads through driver.c's wrappers again */
+    }
+    if (finalize && !marker && C.finalize) { /* none of the schedule's steps is left to record */
+      C.finalize();
+      detached = true;
+    }
+  }
+  pthread_mutex_unlock(&yield_lock);
+}
+
+/* Called by the CUDA driver at cuInit when CUDA_INJECTION64_PATH names this library. */
+__attribute__((visibility("default"))) int InitializeInjection(void);
+int InitializeInjection(void)
+{
+  const char *budget = getenv(GPUJIT_ENV(MAX_EVENTS));
+  if (!gji_active() || !load_cupti())
+    return 1; /* the program runs on: nothing here may stop it */
+  gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
+  settings(getenv(GPUJIT_ENV(LAUNCH_CALLBACKS)));
+  note_settings();
+  if (cfg.unread)
+    gji_activity_unread();
+  gji_span_set_resolver(resolve);
+  gji_buffers_prepare(2, (size_t)cfg.buffer_kib << 10);
+  want_steps = steps.scheduled && steps.scheduled();
+  if (steps.marker)
+    marker = steps.marker(&marker_src);
+  started_pid = getpid();
+  loaded = true;
   gji_set_gpu_flush(at_exit); /* before the exit record, however the process ends */
   atexit(at_exit);
+  /* with a schedule, CUPTI's activity waits for the first step it records (steps.c attaches it
+   * then); a marker's callbacks are on from here, to count the steps before it */
+  attach(!steps.cupti_now || steps.cupti_now());
   return 1;
 }

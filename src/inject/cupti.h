@@ -12,4 +12,22 @@ GJI_HIDDEN bool gji_cupti_records_loads(void);
  *  activity kinds, unsubscribe, and say so once. */
 GJI_HIDDEN void gji_cupti_yield(const char *api);
 
+/** What the steps (steps.c) tell the subscriber, set once before cuInit (its constructor). */
+typedef struct gji_cupti_steps {
+  bool (*cupti_now)(void);  /* CUPTI's activity on from cuInit (no schedule, or step 0 recorded) */
+  bool (*scheduled)(void);  /* a schedule: the driver API's launch records, for steps' launches */
+  /* the NVTX name (src 2) or kernel name fragment (src 3) that begins a step, or NULL */
+  const char *(*marker)(int *src);
+  void (*boundary)(int src); /* a marker was seen: a step begins */
+} gji_cupti_steps;
+GJI_HIDDEN void gji_cupti_steps_set(const gji_cupti_steps *s);
+
+/** CUPTI on (a schedule's first recorded step): subscriber, callbacks, activity. Nothing before
+ *  cuInit (InitializeInjection attaches then if steps.c wants it). @return false where CUPTI
+ *  could not be set up (said in a note). */
+GJI_HIDDEN bool gji_cupti_attach(void);
+/** CUPTI off after a schedule's recorded steps: flushed, activity off, unsubscribed; with
+ *  `finalize` (no later cycle) cuptiFinalize'd too, the uninstrumented launch cost back. */
+GJI_HIDDEN void gji_cupti_detach(bool finalize);
+
 #endif

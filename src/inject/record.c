@@ -194,7 +194,7 @@ static void quoted(gji_line *l, const char *s, size_t n)
 static void open_file(void);
 static void on_exit_handler(int status, void *arg);
 
-void gji_begin(gji_line *l, const char *k)
+void gji_begin_on(gji_line *l, const char *k, uint32_t tid)
 {
   l->len = 0;
   l->cut = false;
@@ -202,8 +202,10 @@ void gji_begin(gji_line *l, const char *k)
   put(l, "{", 1);
   gji_str(l, "k", k);
   gji_i64(l, "pid", gji_pid());
-  gji_u64(l, "tid", gji_tid());
+  gji_u64(l, "tid", tid);
 }
+
+void gji_begin(gji_line *l, const char *k) { gji_begin_on(l, k, gji_tid()); }
 
 void gji_str(gji_line *l, const char *k, const char *v)
 {

@@ -35,6 +35,8 @@ GJI_HIDDEN uint32_t gji_tid(void);
 
 /** Start a record of kind `k` ({"k":K,"pid":…,"tid":…). */
 GJI_HIDDEN void gji_begin(gji_line *l, const char *k);
+/** The same, for something thread `tid` did (a launch CUPTI reports later, on its own thread). */
+GJI_HIDDEN void gji_begin_on(gji_line *l, const char *k, uint32_t tid);
 GJI_HIDDEN void gji_str(gji_line *l, const char *key, const char *value);
 GJI_HIDDEN void gji_strn(gji_line *l, const char *key, const char *value, size_t n);
 GJI_HIDDEN void gji_u64(gji_line *l, const char *key, uint64_t value);

@@ -183,6 +183,8 @@ static char **environment(const char *inject, const char *cupti, const char *dir
   set(env, &n, "%s=%s", GPUJIT_ENV(FLAGS), flags);
   set(env, &n, "%s=%llu", GPUJIT_ENV(MAX_EVENTS),
       (unsigned long long)(o->max_trace_events ? o->max_trace_events : 200000));
+  set(env, &n, "%s=%s", GPUJIT_ENV(STEP), o->steps ? o->steps : "auto");
+  set(env, &n, "%s=%s", GPUJIT_ENV(SCHEDULE), o->schedule ? o->schedule : "");
   return env;
 }
 
@@ -279,6 +281,8 @@ int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_pr
   *out = NULL;
   if (o.version != GPUJIT_PROFILE_OPTIONS_VERSION)
     return gpujit__error(GPUJIT_EVERSION, "profile options version %u is not supported", o.version);
+  if ((err = gpujit_profile_check_steps(o.steps, o.schedule)) < 0)
+    return err;
   if ((err = find_inject(inject, sizeof(inject), o.inject_path)) < 0)
     return err;
   /* the toolkit's CUPTI, as the timing layer finds it: the injection library loads it, NVTX too */

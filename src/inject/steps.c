@@ -1,0 +1,253 @@
+/* Steps and the schedule. A step boundary comes from the program — gpujit_profile_step() or
+ * gpujit.step() through the exported gpujit_inject_step, torch.profiler's step() through the
+ * Python adapter, an NVTX range or mark of a name, a launch of a kernel — and steps are counted
+ * per process from 0, step 0 beginning when the process does. $GPUJIT_PROFILE_SCHEDULE selects
+ * steps as torch.profiler.schedule does (skip_first, then cycles of wait, warmup and active
+ * steps, repeat cycles; repeat 0: for ever). CUPTI is attached when the first warmup step of a
+ * cycle begins and detached when its last active step ends — flushed, unsubscribed, and after
+ * the last cycle cuptiFinalize'd — so a launch outside them costs what it costs with no profiler;
+ * compiles and module loads are recorded all along (driver.c's wrappers while CUPTI is off). A
+ * `step` record is written where a warmup or active step begins and where the step after an
+ * active one begins: a handful per cycle however long the run. Without a schedule the whole run
+ * is recorded as before, and every boundary is written as an active step's. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inject/cupti.h"
+#include "inject/protocol.h"
+#include "inject/steps.h"
+
+typedef enum { PH_NONE, PH_WAIT, PH_WARMUP, PH_ACTIVE } phase_t;
+
+static struct {
+  bool parsed, on;
+  long wait, warmup, active, repeat, skip;
+  int only;     /* the one source counted: -1 any (auto: the first seen), else a gji_step_src */
+  bool chosen;  /* auto: a source was seen first */
+  char marker[256];
+  gji_step_src marker_src;
+} S = {.only = -1};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t current; /* the step going on now */
+static bool cupti_on;
+
+static bool scheduled(void);
+static bool cupti_now(void);
+static const char *marker(int *src);
+static void from_marker(int src);
+
+__attribute__((constructor)) static void steps_init(void)
+{
+  static const gji_cupti_steps hooks = {cupti_now, scheduled, marker, from_marker};
+  gji_fork_safe(&lock);
+  gji_cupti_steps_set(&hooks);
+}
+
+static const char *const src_names[] = {"api", "torch", "nvtx", "kernel"};
+
+static bool number(const char *v, long *out)
+{
+  char *end = NULL;
+  long n = strtol(v, &end, 10);
+  if (!*v || *end || n < 0 || n > 1000000000L)
+    return false;
+  *out = n;
+  return true;
+}
+
+/* "wait=W,warmup=U,active=A,repeat=R,skip_first=S": false where a word is not one of these. */
+static bool parse_schedule(const char *text)
+{
+  char buf[256], *save = NULL;
+  snprintf(buf, sizeof(buf), "%s", text);
+  S.repeat = 0;
+  S.active = -1;
+  for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(w, '=');
+    long v;
+    if (!eq || !number(eq + 1, &v))
+      return false;
+    *eq = '\0';
+    if (!strcmp(w, "wait"))
+      S.wait = v;
+    else if (!strcmp(w, "warmup"))
+      S.warmup = v;
+    else if (!strcmp(w, "active"))
+      S.active = v;
+    else if (!strcmp(w, "repeat"))
+      S.repeat = v;
+    else if (!strcmp(w, "skip_first"))
+      S.skip = v;
+    else
+      return false;
+  }
+  return S.active >= 1;
+}
+
+static void parse_source(const char *text)
+{
+  if (!text || !*text || !strcmp(text, "auto"))
+    return;
+  if (!strcmp(text, "api"))
+    S.only = GJI_STEP_API;
+  else if (!strcmp(text, "torch"))
+    S.only = GJI_STEP_TORCH;
+  else if (!strncmp(text, "nvtx:", 5) && text[5]) {
+    S.only = S.marker_src = GJI_STEP_NVTX;
+    snprintf(S.marker, sizeof(S.marker), "%s", text + 5);
+  } else if (!strncmp(text, "kernel:", 7) && text[7]) {
+    S.only = S.marker_src = GJI_STEP_KERNEL;
+    snprintf(S.marker, sizeof(S.marker), "%s", text + 7);
+  } else
+    gji_note("steps", "%s=%s is not one of %s: steps come from the program's calls (auto)", GPUJIT_ENV(STEP), text,
+             GPUJIT_STEP_SOURCES);
+}
+
+static void parse(void)
+{
+  const char *sched = getenv(GPUJIT_ENV(SCHEDULE));
+  if (S.parsed)
+    return;
+  S.parsed = true;
+  parse_source(getenv(GPUJIT_ENV(STEP)));
+  if (sched && *sched) {
+    if (parse_schedule(sched))
+      S.on = true;
+    else
+      gji_note("schedule", "%s=%s is not a schedule (wait=W,warmup=U,active=A,repeat=R,skip_first=S, active at "
+                           "least 1): the whole run is recorded",
+               GPUJIT_ENV(SCHEDULE), sched);
+  }
+  if (S.on)
+    gji_note("schedule", "wait=%ld,warmup=%ld,active=%ld,repeat=%ld,skip_first=%ld (steps: %s%s%s)", S.wait,
+             S.warmup, S.active, S.repeat, S.skip,
+             S.only < 0 ? "auto" : src_names[S.only], S.marker[0] ? ":" : "", S.marker);
+}
+
+/* torch.profiler.schedule's action for step `n`, and the cycle it is in. */
+static phase_t phase_of(uint64_t n, long *cycle)
+{
+  uint64_t len = (uint64_t)(S.wait + S.warmup + S.active), m;
+  *cycle = 0;
+  if (!S.on)
+    return PH_ACTIVE;
+  if (n < (uint64_t)S.skip)
+    return PH_NONE;
+  m = n - (uint64_t)S.skip;
+  *cycle = (long)(m / len);
+  if (S.repeat > 0 && m / len >= (uint64_t)S.repeat)
+    return PH_NONE;
+  m %= len;
+  return m < (uint64_t)S.wait ? PH_WAIT : m < (uint64_t)(S.wait + S.warmup) ? PH_WARMUP : PH_ACTIVE;
+}
+
+/* Whether a later step than `n` is recorded (another cycle follows). */
+static bool more_after(uint64_t n)
+{
+  long c;
+  (void)phase_of(n, &c);
+  return S.repeat == 0 || c + 1 < S.repeat;
+}
+
+static void write_step(uint64_t n, uint64_t t, const char *phase, long cycle, gji_step_src src)
+{
+  gji_line l;
+  gji_begin(&l, GPUJIT_KIND(STEP));
+  gji_u64(&l, "n", n);
+  gji_u64(&l, "t", t);
+  gji_str(&l, "phase", phase);
+  gji_i64(&l, "cycle", cycle);
+  gji_str(&l, "src", src_names[src]);
+  gji_end(&l);
+}
+
+static bool scheduled(void)
+{
+  pthread_mutex_lock(&lock);
+  parse();
+  pthread_mutex_unlock(&lock);
+  return S.on;
+}
+
+static const char *marker(int *src)
+{
+  pthread_mutex_lock(&lock);
+  parse();
+  pthread_mutex_unlock(&lock);
+  *src = (int)S.marker_src;
+  return S.marker[0] ? S.marker : NULL;
+}
+
+static bool cupti_now(void)
+{
+  long cycle;
+  phase_t p;
+  pthread_mutex_lock(&lock);
+  parse();
+  p = phase_of(current, &cycle);
+  cupti_on = !S.on || p == PH_WARMUP || p == PH_ACTIVE;
+  if (S.on && cupti_on && current == 0) /* step 0, recorded from the start */
+    write_step(0, gji_now(), p == PH_ACTIVE ? "active" : "warmup", cycle, S.only < 0 ? GJI_STEP_API : (gji_step_src)S.only);
+  pthread_mutex_unlock(&lock);
+  return cupti_on;
+}
+
+/* Whether a boundary from `src` counts: the source asked for, or under auto the first of the
+ * program's calls seen (a program calling both gpujit.step() and torch's step() is counted once). */
+static bool counts(gji_step_src src)
+{
+  if (S.only >= 0)
+    return (int)src == S.only;
+  if (src == GJI_STEP_NVTX || src == GJI_STEP_KERNEL)
+    return false;
+  if (!S.chosen) {
+    S.chosen = true;
+    S.only = (int)src;
+    return true;
+  }
+  return false;
+}
+
+static void boundary(gji_step_src src)
+{
+  uint64_t t = gji_now();
+  long was_cycle, cycle;
+  phase_t was, now;
+  pthread_mutex_lock(&lock);
+  parse();
+  if (!counts(src)) {
+    pthread_mutex_unlock(&lock);
+    return;
+  }
+  was = phase_of(current, &was_cycle);
+  now = phase_of(++current, &cycle);
+  if (!S.on)
+    write_step(current, t, "active", 0, src);
+  else if (now == PH_WARMUP || now == PH_ACTIVE) {
+    write_step(current, t, now == PH_ACTIVE ? "active" : "warmup", cycle, src);
+    if (!cupti_on)
+      cupti_on = gji_cupti_attach();
+  } else if (was == PH_ACTIVE) {
+    write_step(current, t, "after", was_cycle, src);
+    if (cupti_on)
+      gji_cupti_detach(!more_after(current - 1));
+    cupti_on = false;
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+/* The program's own boundary: gpujit_profile_step() (libgpujit looks this up), gpujit.step(), and
+ * the torch adapter (`src` GPUJIT_STEP_SRC_TORCH). */
+__attribute__((visibility("default"))) void GPUJIT_RECORD_STEP_FN(int src);
+void GPUJIT_RECORD_STEP_FN(int src)
+{
+  if (!gji_active())
+    return;
+  boundary(src == GPUJIT_STEP_SRC_TORCH ? GJI_STEP_TORCH : GJI_STEP_API);
+}
+
+static void from_marker(int src) { boundary((gji_step_src)src); }
