@@ -423,9 +423,9 @@ static void test_group__earlier_forms(void **state)
   assert_non_null(json = cJSON_PrintUnformatted(j));
   for (int form = 2; form >= 1; form--) {
     if (form == 2)
-      assert_int_equal(gpujit__write_blob(path, "gpujit-deps-2", text.data, text.len), 0);
+      assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-2", text.data, text.len), 0);
     else
-      assert_int_equal(gpujit__write_blob(path, "gpujit-deps-1", json, strlen(json)), 0);
+      assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-1", json, strlen(json)), 0);
     head = head_of(path);
     assert_int_equal(head[12], '0' + form);
     free(head);
@@ -436,7 +436,7 @@ static void test_group__earlier_forms(void **state)
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), 0);
   }
   /* a header changed under an earlier form: still a miss */
-  assert_int_equal(gpujit__write_blob(path, "gpujit-deps-2", text.data, text.len), 0);
+  assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-2", text.data, text.len), 0);
   write_file(f->headers[5], "#define H0005 9\n");
   assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
   write_file(f->headers[5], "#define H0005 0\n");
@@ -445,11 +445,11 @@ static void test_group__earlier_forms(void **state)
   {
     gpujit__buf bin = {0};
     assert_int_equal(gpujit__deps_to_bin(&d, &bin), 0);
-    assert_int_equal(gpujit__write_blob(path, "gpujit-deps-4", bin.data, bin.len), 0);
+    assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-4", bin.data, bin.len), 0);
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
-    assert_int_equal(gpujit__write_blob(path, "gpujit-deps-2", bin.data, bin.len), 0);
+    assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-2", bin.data, bin.len), 0);
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
-    assert_int_equal(gpujit__write_blob(path, "gpujit-deps-3", text.data, text.len), 0);
+    assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-3", text.data, text.len), 0);
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
     gpujit__buf_free(&bin);
   }
