@@ -578,6 +578,22 @@ static void test_group__checked_ahead(void **state)
   assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
   assert_true(joined);
   free(note);
+  /* notes/group a link to elsewhere (not the cache's own): the note is not written through it,
+   * and the lookup is still a hit */
+  {
+    char *group_dir = th_path(f->cache_dir, "notes/group"), *target = th_path(f->root, "elsewhere"), *out = NULL;
+    assert_int_equal(th_run(&out, "rm -rf '%s' && mkdir '%s' && ln -s '%s' '%s'", group_dir, target, target, group_dir),
+                     0);
+    free(out);
+    assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
+    assert_string_equal(found, entry);
+    assert_int_equal(th_run(&out, "ls -A '%s' | wc -l", target), 0);
+    assert_int_equal(atoi(out), 0);
+    free(out);
+    assert_int_equal(th_run(&out, "rm '%s'", group_dir), 0);
+    free(out);
+    free(group_dir), free(target);
+  }
   /* begun and never joined (the build failed before its lookup): stopped, nothing left behind */
   for (int i = 0; i < 50; i++)
     gpujit__head_end(gpujit__manifest_head_start(f->cache, hint));
