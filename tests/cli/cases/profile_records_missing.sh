@@ -27,6 +27,6 @@ if [ "$(id -u)" = 0 ]; then
   as="setpriv --reuid=65534 --regid=65534 --clear-groups"
   chmod 777 "$PWD" && touch p3.json && chmod 666 p3.json
 fi
-r=$($as $GPUJIT profile --json p3.json -- sh -c "chmod a-w \"\$GPUJIT_PROFILE_DIR\" && $ptxas; chmod u+w \"\$GPUJIT_PROFILE_DIR\"" 2>&1)
+r=$($as $GPUJIT profile --json p3.json -- sh -c "chmod a-w \"\$GPUJIT_PROFILE_DIR\" && ${ptxas%.cubin}3.cubin; chmod u+w \"\$GPUJIT_PROFILE_DIR\"" 2>&1)
 echo "read-only: $? $(totals p3.json)"; echo "$r"
 exit 0
