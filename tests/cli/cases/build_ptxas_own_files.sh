@@ -6,11 +6,14 @@
 # expect: *killed: 143*
 # expect: *left in TMPDIR: none*
 # expect: *ptxas still running: no*
+# expect: *interrupted: 130*
+# expect: *left after Ctrl-C: none*
 # reject: *tmpxft_*
 # The lean pass's ptxas (a wrapper of the toolkit's, in a copy of the toolkit) is never given a
 # path outside gpujit's own files: no /dev/stdout, which a ptxas run as root creates as a regular
 # file where it is missing; a ptxas that writes no cubin is named with the file it was to write;
-# and a build killed (SIGTERM) while ptxas runs leaves none of ptxas's temporary files in TMPDIR.
+# and a build killed (SIGTERM, or Ctrl-C to its process group) while ptxas runs leaves none of
+# ptxas's temporary files in TMPDIR.
 cuda=${CUDA_PATH:-/usr/local/cuda}
 [ -x "$cuda/bin/ptxas" ] || { echo "skip: no ptxas in $cuda"; exit 77; }
 mkdir -p tk/bin tmp
@@ -41,5 +44,17 @@ left=$(find tmp -mindepth 1 | sed "s|^tmp/||" | tr '\n' ' ')
 echo "left in TMPDIR: ${left:-none}"
 sleep 0.2
 echo "ptxas still running: $(kill -0 "$(cat ptxas.pid)" 2>/dev/null && echo yes || echo no)"
+kill "$(cat ptxas.pid)" 2>/dev/null
+# Ctrl-C: SIGINT to the build's process group, ptxas included (job control gives the build a
+# group of its own, with SIGINT not ignored)
+rm -f ptxas.pid
+set -m
+FAKE_PTXAS=slow $GPUJIT build -q --no-cache --arch sm_90 -o d.cubin "$EXAMPLES/saxpy.cu" >/dev/null 2>&1 &
+build=$!
+for _ in $(seq 300); do [ -s ptxas.pid ] && break; sleep 0.1; done
+kill -INT -- -"$build"; wait $build; echo "interrupted: $?"
+set +m
+left=$(find tmp -mindepth 1 | sed "s|^tmp/||" | tr '\n' ' ')
+echo "left after Ctrl-C: ${left:-none}"
 kill "$(cat ptxas.pid)" 2>/dev/null
 exit 0
