@@ -7,6 +7,9 @@
 # expect: *after: tmp*
 # expect: *clear a dir with notes/: 2 *
 # expect: *a cache cut short before VERSION: 0*
+# expect: *import into a dir with tmp/: 2 *holds files that are no gpujit cache's*
+# expect: *limit on a dir with notes/: 2 *holds files that are no gpujit cache's*
+# reject: *VERSION written*
 # The cache writes nothing through a symbolic link it did not make: notes/group (notes/ctime,
 # notes/request: the same records) or tmp/ made a link to elsewhere leaves the link's target
 # untouched (the build still succeeds, and still stores its entry). And a
@@ -31,6 +34,10 @@ out=$($GPUJIT cache --cache-dir d -C 2>&1); echo "clear a dir with tmp/: $? $out
 echo "after: $(ls d | tr '\n' ' ')"
 mkdir -p e/notes
 out=$($GPUJIT cache --cache-dir e -C 2>&1); echo "clear a dir with notes/: $? $out"
+[ -e e/VERSION ] || [ -e d/VERSION ] && echo "VERSION written"
+$GPUJIT cache --cache-dir c export x.tar.gz >/dev/null || echo "export failed"
+out=$($GPUJIT cache --cache-dir d import x.tar.gz 2>&1); echo "import into a dir with tmp/: $? $out"
+out=$($GPUJIT cache --cache-dir e limit 1G 2>&1); echo "limit on a dir with notes/: $? $out"
 [ -e e/VERSION ] || [ -e d/VERSION ] && echo "VERSION written"
 mkdir -p f/entries f/manifests f/deps f/tmp f/locks
 $GPUJIT cache --cache-dir f -C >/dev/null; echo "a cache cut short before VERSION: $?"
