@@ -239,7 +239,7 @@ static void stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64
   if (!c->writable)
     return;
   snprintf(p, sizeof(p), "%s/stats", c->dir);
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
     return;
   if (flock(fd, LOCK_EX) == 0) {
     stats_pread(fd, &s);
@@ -370,7 +370,7 @@ int gpujit__cache_lock(gpujit_cache *c, const char *hex, int *out_fd)
   if (!c->writable)
     return 0;
   snprintf(p, sizeof(p), "%s/locks/%s.lock", c->dir, hex);
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
     return 0; /* no lock: compile anyway, publish stays atomic */
   /* flock is dropped by the kernel when its holder dies: a crashed compiler never wedges us. */
   while (flock(fd, LOCK_EX | LOCK_NB) < 0) {

@@ -37,7 +37,7 @@ int gpujit__cache_total_open(gpujit_cache *c, uint64_t *bytes, bool *known)
   snprintf(p, sizeof(p), "%s/size", c->dir);
   *known = false;
   *bytes = 0;
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
     return -1;
   if (flock(fd, LOCK_EX) < 0) {
     close(fd);
