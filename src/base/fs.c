@@ -137,7 +137,8 @@ int gpujit__dir_open_beneath(const char *top, const char *path, unsigned mode)
       int saved = errno;
       close(dfd);
       if (saved == ELOOP || saved == ENOTDIR)
-        return gpujit__error(GPUJIT_EIO, "%s: '%s' in it is a symbolic link or no directory: nothing written through it",
+        return gpujit__error(GPUJIT_EIO, "%s: '%s' in it is a symbolic link or no directory: nothing written "
+                                          "through it",
                              path, comp);
       return gpujit__error(gpujit__errno_code(saved), "%s: cannot create: %s", path, strerror(saved));
     }
