@@ -70,6 +70,14 @@ typedef struct gpujit_toolkit_info {
  */
 GPUJIT_API int gpujit_toolkit_info_get(gpujit_toolkit_info *out);
 
+/**
+ * End the toolkit programs gpujit is running (ptxas, on the lean path) and remove the private
+ * temporary directories they write in; the compiles they ran then fail. Async-signal-safe: call
+ * it from a SIGTERM or SIGINT handler before the signal is raised again, so that a build killed
+ * while ptxas runs leaves none of its files behind (the gpujit CLI does).
+ */
+GPUJIT_API void gpujit_children_abort(void);
+
 /** Free memory that gpujit returned through an out-parameter. */
 GPUJIT_API void gpujit_free(void *ptr);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,11 +97,65 @@ int gpujit__file_write_atomic(const char *path, const void *data, size_t len)
   return gpujit__file_write_atomic_ex(path, data, len, true);
 }
 
+int gpujit__fsize_check(const char *path, uint64_t len)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || len <= (uint64_t)rl.rlim_cur)
+    return 0;
+  return gpujit__error(GPUJIT_EIO, "%s: %llu bytes would pass the file size limit (ulimit -f: %llu bytes)", path,
+                       (unsigned long long)len, (unsigned long long)rl.rlim_cur);
+}
+
+int gpujit__dir_open_beneath(const char *top, const char *path, unsigned mode)
+{
+  const char *rel = gpujit__path_under(path, top);
+  char comp[NAME_MAX + 1];
+  int dfd;
+  if (!rel && strcmp(path, top) != 0)
+    return gpujit__error(GPUJIT_EINVAL, "%s: not beneath %s", path, top);
+  if ((dfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    return gpujit__error(gpujit__errno_code(errno), "%s: %s", top, strerror(errno));
+  while (rel && *rel) {
+    size_t n = strcspn(rel, "/");
+    int next;
+    if (n > NAME_MAX) {
+      close(dfd);
+      return gpujit__error(GPUJIT_EINVAL, "%s: path too long", path);
+    }
+    memcpy(comp, rel, n);
+    comp[n] = '\0';
+    rel += n + (rel[n] == '/');
+    if (!n || !strcmp(comp, "."))
+      continue;
+    if (!strcmp(comp, "..")) /* would leave what it walks */
+      errno = ELOOP, next = -1;
+    else
+      next = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT && (mkdirat(dfd, comp, (mode_t)mode) == 0 || errno == EEXIST))
+      next = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) {
+      int saved = errno;
+      close(dfd);
+      if (saved == ELOOP || saved == ENOTDIR)
+        return gpujit__error(GPUJIT_EIO, "%s: '%s' in it is a symbolic link or no directory: nothing written "
+                                          "through it",
+                             path, comp);
+      return gpujit__error(gpujit__errno_code(saved), "%s: cannot create: %s", path, strerror(saved));
+    }
+    close(dfd);
+    dfd = next;
+  }
+  return dfd;
+}
+
 int gpujit__file_write_atomic_ex(const char *path, const void *data, size_t len, bool durable)
 {
   static unsigned counter;
   char tmp[PATH_MAX];
   int fd, saved;
+
+  if ((saved = gpujit__fsize_check(path, len)) < 0)
+    return saved;
 
   if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
                        __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)) >= sizeof(tmp))

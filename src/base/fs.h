@@ -15,6 +15,15 @@
 int gpujit__file_read(gpujit__buf *out, const char *path);
 /** write() until all of `len` is written (EINTR retried); -1 with errno set on failure. */
 int gpujit__write_all(int fd, const void *data, size_t len);
+/** 0 when a file of `len` bytes stays within the process's file size limit (RLIMIT_FSIZE,
+ *  `ulimit -f`); past it, GPUJIT_EIO naming `path` and the limit — where the write itself would
+ *  raise SIGXFSZ, which kills the process. */
+int gpujit__fsize_check(const char *path, uint64_t len);
+/** Open directory `path`, which lies beneath `top`, creating its missing components (mode
+ *  `mode`), without following a symbolic link or anything but a directory beneath `top` (`top`
+ *  itself is followed): a link there is GPUJIT_EIO naming it, so nothing is written through
+ *  a link gpujit did not make. @return a descriptor (O_CLOEXEC), or a negative error. */
+int gpujit__dir_open_beneath(const char *top, const char *path, unsigned mode);
 /** Write atomically: temp file beside `path`, fsync, rename. */
 int gpujit__file_write_atomic(const char *path, const void *data, size_t len);
 /** As gpujit__file_write_atomic(); `durable` false skips the fsync (the rename stays atomic). */

@@ -22,10 +22,16 @@
 
 static void hex64(char out[17], uint64_t v) { snprintf(out, 17, "%016llx", (unsigned long long)v); }
 
-static int write_file(const char *path, const void *data, size_t len)
+/* A new file `name` in directory `dfd` (AT_FDCWD: `name` is a path), `path` in messages: never
+ * through a link (O_NOFOLLOW, O_EXCL), and never past the file size limit, where the write
+ * would raise SIGXFSZ — a store skipped instead, with the warning that says why. */
+static int write_file_at(int dfd, const char *name, const char *path, const void *data, size_t len)
 {
   const char *p = data;
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), saved;
+  int fd, saved;
+  if ((saved = gpujit__fsize_check(path, len)) < 0)
+    return saved;
+  fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return gpujit__error(GPUJIT_EIO, "%s: %s", path, strerror(errno));
   while (len) {
@@ -46,6 +52,11 @@ fail:
   saved = errno;
   close(fd);
   return gpujit__error(GPUJIT_EIO, "%s: write failed: %s", path, strerror(saved ? saved : EIO));
+}
+
+static int write_file(const char *path, const void *data, size_t len)
+{
+  return write_file_at(AT_FDCWD, path, path, data, len);
 }
 
 int gpujit__write_new(const char *dir, const char *rel, const void *data, size_t len)
@@ -99,26 +110,30 @@ int gpujit__write_meta(const char *dir, cJSON *meta)
   return write_file(path, sum, 17);
 }
 
-int gpujit__write_blob(const char *path, const char *magic, const void *data, size_t len)
+int gpujit__write_blob(const char *top, const char *path, const char *magic, const void *data, size_t len)
 {
   static unsigned counter;
   char tmp[PATH_MAX], head[96];
+  const char *name = gpujit__basename(path);
   gpujit__buf b = {0};
-  int err;
+  int err, dfd;
   char *parent = gpujit__dirname(path);
-  err = parent ? gpujit__mkdirs(parent, 0700) : gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  /* beneath the cache, only directories it made: a link there (notes/group -> elsewhere) is not
+   * written through */
+  dfd = parent ? gpujit__dir_open_beneath(top, parent, 0700) : gpujit__error(GPUJIT_ENOMEM, "out of memory");
   free(parent);
-  if (err < 0)
-    return err;
+  if (dfd < 0)
+    return dfd;
   snprintf(head, sizeof(head), "%s %016llx\n", magic, (unsigned long long)XXH3_64bits(data, len));
   if ((err = gpujit__buf_puts(&b, head)) < 0 || (err = gpujit__buf_put(&b, data, len)) < 0)
     goto done;
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-  if ((err = write_file(tmp, b.data, b.len)) == 0 && rename(tmp, path) < 0)
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", name, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+  if ((err = write_file_at(dfd, tmp, path, b.data, b.len)) == 0 && renameat(dfd, tmp, dfd, name) < 0)
     err = gpujit__error(GPUJIT_EIO, "%s: cannot publish: %s", path, strerror(errno));
   if (err < 0)
-    unlink(tmp);
+    unlinkat(dfd, tmp, 0);
 done:
+  close(dfd);
   gpujit__buf_free(&b);
   return err;
 }

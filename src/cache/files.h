@@ -45,8 +45,10 @@ int gpujit__payload_check(const cJSON *desc, const void *data, size_t len, bool 
 int gpujit__read_meta(gpujit__buf *buf, cJSON **out, int dfd, char *why, size_t why_size);
 /** Read one payload described by {"file","size","xxh3"} and verify it. */
 int gpujit__read_payload(gpujit__buf *out, int dfd, const cJSON *desc, char *why, size_t why_size);
-/** Write a one-file record atomically (temp file, rename): "MAGIC <xxh3-64>\n" then the bytes. */
-int gpujit__write_blob(const char *path, const char *magic, const void *data, size_t len);
+/** Write a one-file record atomically (temp file, rename): "MAGIC <xxh3-64>\n" then the bytes.
+ *  `path` lies beneath the cache directory `top`; no symbolic link beneath `top` is followed
+ *  (gpujit__dir_open_beneath), and a record past the file size limit is not written. */
+int gpujit__write_blob(const char *top, const char *path, const char *magic, const void *data, size_t len);
 /** Check a record's bytes (`data`, `len`): the content starts at data + *offset. */
 int gpujit__blob_check(const char *data, size_t len, size_t *offset, const char *magic, char *why, size_t n);
 /** Read one and check it: the bytes start at out->data + *offset. GPUJIT_ENOENT when absent,

@@ -34,7 +34,7 @@ static void persist(gpujit_cache *c, double saved_ms)
   if (!c->writable)
     return;
   snprintf(p, sizeof(p), "%s/remote_stats", c->dir);
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
     return;
   if (flock(fd, LOCK_EX) == 0) {
     if (pread(fd, &f, sizeof(f), 0) != (ssize_t)sizeof(f) || f.magic != FLEET_MAGIC)

@@ -79,13 +79,32 @@ static const char *type_name(mode_t type)
   }
 }
 
-/* What one import stages at most without a cache limit: 16 GiB. */
+/* What one import stages at most without a cache limit: 16 GiB, and no more than IMPORT_RATIO
+ * times the archive's own size past IMPORT_FLOOR — a cache export compresses a few times, not
+ * thousands (a 125 KiB archive once staged 3.5 GiB before it failed). */
 #define IMPORT_CAP ((uint64_t)16 << 30)
+#define IMPORT_FLOOR ((uint64_t)256 << 20)
+#define IMPORT_RATIO 1000
+
+/* What staging `packed` bytes of archive (0: not known) may expand to, and why in `why`. */
+static uint64_t import_bound(uint64_t packed, char *why, size_t n)
+{
+  uint64_t bound = packed && packed < IMPORT_CAP / IMPORT_RATIO ? packed * IMPORT_RATIO : IMPORT_CAP;
+  if (bound < IMPORT_FLOOR)
+    bound = IMPORT_FLOOR;
+  if (bound >= IMPORT_CAP) {
+    snprintf(why, n, "gpujit's cap for one import");
+    return IMPORT_CAP;
+  }
+  snprintf(why, n, "%d times the archive's %llu bytes, or %llu MiB: gpujit's bound on how far an archive expands",
+           IMPORT_RATIO, (unsigned long long)packed, (unsigned long long)(IMPORT_FLOOR >> 20));
+  return bound;
+}
 
 /* Every member checked and written under `stage`; nothing outside it, and no more than
  * `max_total` bytes in all (a small compressed archive can expand to gigabytes). */
 static int extract(struct archive *a, const char *path, const char *stage, uint64_t max_member, uint64_t max_total,
-                   bool *marker)
+                   const char *bound_why, bool *marker)
 {
   struct archive_entry *e;
   uint64_t staged = 0;
@@ -130,7 +149,7 @@ static int extract(struct archive *a, const char *path, const char *stage, uint6
       err = gpujit__error(GPUJIT_EPARSE, "%s: its members hold more than %llu bytes in all (%s): refused before "
                                           "staging more",
                           path, (unsigned long long)max_total,
-                          max_total == IMPORT_CAP ? "gpujit's cap for one import" : "the cache's size limit");
+                          bound_why);
     if (err < 0)
       break;
     *marker |= !strcmp(name, GPUJIT__EXPORT_MARKER);
@@ -140,6 +159,8 @@ static int extract(struct archive *a, const char *path, const char *stage, uint6
       break;
     }
     free(dir);
+    if ((err = gpujit__fsize_check(out, (uint64_t)size)) < 0) /* ulimit -f: an error, not SIGXFSZ */
+      break;
     if ((fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
       err = gpujit__error(GPUJIT_EPARSE, "%s: member %s: %s (twice in the archive?)", path, name, strerror(errno));
       break;
@@ -245,8 +266,8 @@ static int import_group(const char *staged, const char *hex, void *payload)
 }
 
 /* Read `a` (opened by the caller, named `name` in messages) into the cache. */
-static int import_archive(gpujit_cache *c, struct archive *a, const char *name, uint64_t max_member_bytes,
-                          gpujit_cache_import_result *res)
+static int import_archive(gpujit_cache *c, struct archive *a, const char *name, uint64_t packed,
+                          uint64_t max_member_bytes, gpujit_cache_import_result *res)
 {
   char stage[PATH_MAX];
   bool marker = false;
@@ -255,11 +276,14 @@ static int import_archive(gpujit_cache *c, struct archive *a, const char *name, 
   if (!mkdtemp(stage))
     return gpujit__error(GPUJIT_EIO, "%s: %s", stage, strerror(errno));
   {
-    uint64_t limit = 0, total = IMPORT_CAP;
-    if (gpujit_cache_limit_get(c, &limit, NULL) == 0 && limit && limit < total)
+    char why[160];
+    uint64_t limit = 0, total = import_bound(packed, why, sizeof(why));
+    if (gpujit_cache_limit_get(c, &limit, NULL) == 0 && limit && limit < total) {
       total = limit; /* more than the cache may hold would be evicted at once */
+      snprintf(why, sizeof(why), "the cache's size limit");
+    }
     gpujit_error_clear();
-    err = extract(a, name, stage, max_member_bytes ? max_member_bytes : (uint64_t)1 << 30, total, &marker);
+    err = extract(a, name, stage, max_member_bytes ? max_member_bytes : (uint64_t)1 << 30, total, why, &marker);
   }
   if (err == 0 && !marker)
     err = gpujit__error(GPUJIT_EPARSE, "%s: not a gpujit cache export (no %s)", name, GPUJIT__EXPORT_MARKER);
@@ -284,6 +308,7 @@ int gpujit_cache_import(gpujit_cache *c, const char *path, uint64_t max_member_b
 {
   gpujit_cache_import_result res = {0};
   struct archive *a;
+  struct stat st;
   int err = 0;
 
   if (!c || !path)
@@ -301,7 +326,8 @@ int gpujit_cache_import(gpujit_cache *c, const char *path, uint64_t max_member_b
   if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
     err = gpujit__error(GPUJIT_EPARSE, "%s: not an archive gpujit reads: %s", path, archive_error_string(a));
   else
-    err = import_archive(c, a, path, max_member_bytes, &res);
+    err = import_archive(c, a, path, stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0,
+                         max_member_bytes, &res);
   archive_read_free(a);
   if (err == 0) /* what came in counts against the limit like a build's store */
     gpujit__cache_enforce_limit(c);

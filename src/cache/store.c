@@ -43,6 +43,19 @@ int gpujit_cache_default_dir(char **out, const char **origin)
   return 0;
 }
 
+/* Whether `path` is a directory itself, not a symbolic link to one: the cache writes nothing
+ * through a link it did not make (an error says which, for the warning). */
+static bool own_dir(const char *path)
+{
+  struct stat st;
+  int r = lstat(path, &st);
+  if (r == 0 && S_ISDIR(st.st_mode))
+    return true;
+  gpujit__error(GPUJIT_EIO, "%s is %s: nothing written through it", path,
+                r == 0 && S_ISLNK(st.st_mode) ? "a symbolic link" : "no directory");
+  return false;
+}
+
 /* Best effort: a directory we cannot create or write leaves the cache read-only. */
 static bool prepare(gpujit_cache *c)
 {
@@ -53,6 +66,8 @@ static bool prepare(gpujit_cache *c)
   for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
     snprintf(p, sizeof(p), "%s/%s", c->dir, subdirs[i]);
     if (mkdir(p, 0700) < 0 && errno != EEXIST)
+      return false;
+    if (!own_dir(p))
       return false;
   }
   snprintf(p, sizeof(p), "%s/VERSION", c->dir);
@@ -125,29 +140,39 @@ int gpujit_cache_open(gpujit_cache **out, const gpujit_cache_options *opts)
   return open_cache(out, opts, true);
 }
 
-/* What a directory holds: -1 nothing (it is missing), 0 a gpujit cache (any of its own top-level
- * names: a cache whose making was cut short is one too, and a README beside one changes nothing)
- * or nothing yet, 1 only files that are no gpujit cache's. */
+/* What a directory holds: -1 nothing (it is missing), 0 a gpujit cache or nothing yet, 1 anything
+ * else. A cache says so in its VERSION file; one whose making was cut short before that file has
+ * every directory a new cache starts with. A name alone (tmp/, notes/, entries/) is no proof:
+ * many directories hold a tmp/, and a VERSION written there would make one a cache. A README
+ * beside a cache changes nothing. */
 static int holds(const char *dir)
 {
-  static const char *const ours[] = {"VERSION", "entries", "manifests", "deps", "tmp", "locks",
-                                     "notes", "stats", "remote_stats", "size", "max_size"};
+  static const char *const layout[] = {"entries", "manifests", "deps", "tmp", "locks"};
+  char p[PATH_MAX], head[16] = "";
   struct dirent *e;
+  struct stat st;
   DIR *d;
-  bool cache = false, other = false;
+  bool any = false, whole = true;
+  FILE *f;
   if (!(d = opendir(dir)))
     return errno == ENOENT || errno == ENOTDIR ? -1 : 0;
-  while (!cache && (e = readdir(d))) {
-    bool known = false;
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-      continue;
-    for (size_t i = 0; !known && i < sizeof(ours) / sizeof(ours[0]); i++)
-      known = !strcmp(e->d_name, ours[i]);
-    cache = known;
-    other |= !known;
-  }
+  while (!any && (e = readdir(d)))
+    any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
   closedir(d);
-  return !cache && other;
+  if (!any)
+    return 0;
+  snprintf(p, sizeof(p), "%s/VERSION", dir);
+  if ((f = fopen(p, "re")) != NULL) {
+    size_t n = fread(head, 1, 13, f);
+    fclose(f);
+    head[n] = '\0';
+    return strcmp(head, "gpujit-cache ") != 0;
+  }
+  for (size_t i = 0; whole && i < sizeof(layout) / sizeof(layout[0]); i++) {
+    snprintf(p, sizeof(p), "%s/%s", dir, layout[i]);
+    whole = lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+  }
+  return !whole;
 }
 
 int gpujit_cache_open_existing(gpujit_cache **out, const gpujit_cache_options *opts)
@@ -163,7 +188,8 @@ int gpujit_cache_open_existing(gpujit_cache **out, const gpujit_cache_options *o
   if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
     err = gpujit__error(GPUJIT_EINVAL, "cache directory '%s' is not a directory", dir);
   else if ((what = holds(dir)) > 0)
-    err = gpujit__error(GPUJIT_EINVAL, "%s holds files that are no gpujit cache's: left alone", dir);
+    err = gpujit__error(GPUJIT_EINVAL, "%s holds files that are no gpujit cache's: left alone (a gpujit cache has a "
+                        "VERSION file saying gpujit-cache)", dir);
   free(dir);
   if (err < 0)
     return err;
@@ -213,7 +239,7 @@ static void stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64
   if (!c->writable)
     return;
   snprintf(p, sizeof(p), "%s/stats", c->dir);
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
     return;
   if (flock(fd, LOCK_EX) == 0) {
     stats_pread(fd, &s);
@@ -344,7 +370,7 @@ int gpujit__cache_lock(gpujit_cache *c, const char *hex, int *out_fd)
   if (!c->writable)
     return 0;
   snprintf(p, sizeof(p), "%s/locks/%s.lock", c->dir, hex);
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
     return 0; /* no lock: compile anyway, publish stays atomic */
   /* flock is dropped by the kernel when its holder dies: a crashed compiler never wedges us. */
   while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -410,6 +436,10 @@ int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *e)
   dirs_before = gpujit__cache_dirs_usage(parent);
   if (mkdir(parent, 0700) != 0 && errno != EEXIST) {
     err = gpujit__error(GPUJIT_EIO, "%s: %s", parent, strerror(errno));
+    goto fail;
+  }
+  if (!own_dir(parent)) {
+    err = GPUJIT_EIO;
     goto fail;
   }
   if ((err = gpujit__publish_dir(c->dir, tmp, final)) < 0)

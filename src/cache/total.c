@@ -37,7 +37,7 @@ int gpujit__cache_total_open(gpujit_cache *c, uint64_t *bytes, bool *known)
   snprintf(p, sizeof(p), "%s/size", c->dir);
   *known = false;
   *bytes = 0;
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
     return -1;
   if (flock(fd, LOCK_EX) < 0) {
     close(fd);
@@ -96,7 +96,7 @@ int gpujit__cache_write_record(gpujit_cache *c, const char *path, const char *ma
   parent_of(parent, sizeof(parent), path);
   before = gpujit__disk_usage(path);
   dirs_before = gpujit__cache_dirs_usage(parent);
-  if ((err = gpujit__write_blob(path, magic, data, len)) == 0) /* a new or grown shard directory counts too */
+  if ((err = gpujit__write_blob(c->dir, path, magic, data, len)) == 0) /* a new or grown shard directory counts too */
     gpujit__cache_total_add(c, (int64_t)(gpujit__disk_usage(path) + gpujit__cache_dirs_usage(parent)) -
                                    (int64_t)(before + dirs_before));
   return err;

@@ -296,7 +296,14 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
   if ((rc = parse(&c, argc, argv, &help)) == EXIT_OK && help)
     cache_help();
   else if (rc == EXIT_OK && (rc = resolve(&c, &v)) == EXIT_OK) {
-    err = v->makes_cache ? gpujit_cache_open(&c.cache, &c.copts) : gpujit_cache_open_existing(&c.cache, &c.copts);
+    /* a verb that makes a cache (import, limit) makes it where there is none, never in a
+     * directory of someone else's files: that is refused as any verb refuses it */
+    err = gpujit_cache_open_existing(&c.cache, &c.copts);
+    if (err == 0 && v->makes_cache && !gpujit_cache_writable(c.cache)) {
+      gpujit_cache_free(c.cache);
+      c.cache = NULL;
+      err = gpujit_cache_open(&c.cache, &c.copts);
+    }
     rc = err < 0 ? cli_fail(ctx, err) : v->fn(&c);
   }
   gpujit_cache_free(c.cache);

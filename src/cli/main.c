@@ -1,4 +1,6 @@
 /* gpujit's entry point: global flags, the subcommand table, --help and --version. */
+#define _GNU_SOURCE
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,12 +75,36 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
   return cli_print_version(ctx); /* cmd_env.c */
 }
 
+/* Killed while ptxas runs: end it and remove its temporary files, then die of the signal as we
+ * would have (it is raised again once the handler returns: the handler blocks it meanwhile). */
+static void on_fatal_signal(int sig)
+{
+  gpujit_children_abort();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void catch_fatal_signals(void)
+{
+  static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+    struct sigaction sa, old;
+    /* a signal ignored by whoever started us (nohup, a background job) stays ignored */
+    if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+      continue;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_fatal_signal;
+    sigaction(sigs[i], &sa, NULL);
+  }
+}
+
 int main(int argc, char **argv)
 {
   cli_ctx ctx = {0, false, "gpujit"};
   const char *nc = getenv("NO_COLOR");
   int i = 1;
 
+  catch_fatal_signals();
   ctx.color = isatty(STDERR_FILENO) && !(nc && *nc);
   if (!(argv = cli_split_short_flags(&argc, argv, true))) /* -qv before the command */
     return cli_fail(&ctx, GPUJIT_ENOMEM);

@@ -55,11 +55,14 @@ GPUJIT_RECORD_FLAGS(GPUJIT_RECORD_FLAG_WORD)
 #undef GPUJIT_RECORD_FLAG_WORD
 
 /* The records directory: one JSON-lines file per process image, p<PID>-<NS>.jsonl, and an empty
- * lost-<PID>-<ERRNO> where a process could not write its records. */
+ * lost-<PID>-<ERRNO> where a process could not write its records; where it could not even make
+ * that (a directory made read-only for it), a line "PID ERRNO" appended to the file `lost`,
+ * which the profile makes before the run so that it can be written then. */
 #define GPUJIT_RECORD_FILE_FORMAT "p%d-%llu.jsonl" /* pid, CLOCK_REALTIME ns at its first record */
 #define GPUJIT_RECORD_FILE_PREFIX "p"
 #define GPUJIT_RECORD_FILE_SUFFIX ".jsonl"
 #define GPUJIT_RECORD_LOST_FORMAT "lost-%d-%d" /* pid, errno */
+#define GPUJIT_RECORD_LOST_FILE "lost"
 
 /* The toolchain programs recorded as compiles when they run in the profiled tree: X(ID, NAME,
  * WHAT). A name matches the program's file name, also with a target prefix

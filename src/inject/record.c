@@ -73,7 +73,9 @@ static void init(void)
   const char *d = getenv(GPUJIT_ENV(DIR)), *f = getenv(GPUJIT_ENV(FLAGS));
   if (d && *d && strlen(d) < sizeof(dir) - 64) {
     snprintf(dir, sizeof(dir), "%s", d);
-    active = access(dir, W_OK) == 0;
+    /* a directory made read-only for this process is still the run's: its first record finds
+     * that it cannot make its file, and says so where it can (records_lost) */
+    active = access(dir, W_OK) == 0 || errno == EACCES || errno == EROFS;
   }
   snprintf(flags, sizeof(flags), ",%s,", f ? f : "");
   self_pid = getpid();
@@ -282,8 +284,19 @@ static void records_lost(const char *s, size_t n, int err)
   marked_pid = getpid();
   marked_err = err;
   snprintf(path, sizeof(path), "%s/" GPUJIT_RECORD_LOST_FORMAT, dir, (int)getpid(), err);
-  if ((f = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0)
+  if ((f = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) >= 0) {
     close(f);
+    return;
+  }
+  /* no new file here: the one the profile made before the run takes a line */
+  snprintf(path, sizeof(path), "%s/" GPUJIT_RECORD_LOST_FILE, dir);
+  if ((f = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)) >= 0) {
+    char line[32];
+    int len = snprintf(line, sizeof(line), "%d %d\n", (int)getpid(), err);
+    ssize_t w = write(f, line, (size_t)len); /* nowhere left to say it otherwise */
+    (void)w;
+    close(f);
+  }
 }
 
 static void write_line(const char *s, size_t n)
@@ -408,7 +421,9 @@ static void open_file(void)
   snprintf(file, sizeof(file), "%s/" GPUJIT_RECORD_FILE_FORMAT, dir, (int)getpid(), (unsigned long long)gji_now());
   f = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (f < 0) {
+    int err = errno;
     pthread_mutex_unlock(&open_lock);
+    records_lost("", 0, err); /* not a word lost without one said */
     return;
   }
   close(f);

@@ -60,7 +60,9 @@ int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, 
   else
     gpujit__buf_printf(f, "  exit %d", t.exit_status);
   gpujit__buf_printf(f, ", wall %.1f ms, %llu process%s%s\n", t.wall_ms, (unsigned long long)t.processes,
-          t.processes == 1 ? "" : "es", t.partial ? " (PARTIAL: a process did not end normally; what it recorded is here)" : "");
+          t.processes == 1 ? "" : "es", !t.partial ? ""
+          : t.processes_partial ? " (PARTIAL: a process did not end normally; what it recorded is here)"
+                                : " (PARTIAL: records of a process are missing; the notes say whose and why)");
   gpujit__buf_printf(f, "  JIT compile %.1f ms in %llu compile%s", t.compile_ms, (unsigned long long)t.compiles,
           t.compiles == 1 ? "" : "s");
   if (t.failed)

@@ -154,6 +154,7 @@ struct gpujit_profile {
   char *dir;
   char *command; /* the command line run (run.c), or a saved profile's (saved_open.c); NULL: not known */
   bool own_dir; /* made by the run: removed with the profile */
+  bool records_missing; /* a process's records are missing (a note says whose and why): partial */
   PF_VEC(pf_proc) procs;
   PF_VEC(pf_compile) compiles;
   PF_VEC(pf_load) loads;

@@ -456,6 +456,22 @@ static int read_file(gpujit_profile *p, const char *path, const char *name)
     gpujit_error_clear();
     return 0;
   }
+  {
+    /* every process's file begins with its proc record: one without it was emptied during the run */
+    size_t lead = 0;
+    while (lead < b.len && b.data[lead] == '\0')
+      lead++;
+    if (lead == b.len || (memchr(b.data + lead, '\n', b.len - lead) && file_version(b.data + lead, b.len - lead) < 0)) {
+      gpujit__profile_note(p, "records file %s %s (emptied while the run went on): what its process recorded%s is "
+                              "missing from this report",
+                           name, lead == b.len ? "is empty" : "lost its beginning", lead == b.len ? "" : " before");
+      p->records_missing = true;
+      if (lead == b.len) {
+        gpujit__buf_free(&b);
+        return 0;
+      }
+    }
+  }
   if (b.len && (v = file_version(b.data, b.len)) >= 0 && v != GPUJIT_RECORD_VERSION) { /* never misread another format */
     gpujit__profile_note(p, "records file %s is of format version %d%s; this gpujit reads version %d (the injection "
                             "library or Python hook of another build of gpujit wrote it): its records are not in this report",
@@ -495,6 +511,30 @@ static int read_file(gpujit_profile *p, const char *path, const char *name)
   return 0;
 }
 
+static void lost_note(gpujit_profile *p, int pid, int code)
+{
+  gpujit__profile_note(p, "process %d could not write its records (%s): what it did after that is missing from this "
+                          "report",
+                       pid, strerror(code));
+  p->records_missing = true;
+}
+
+/* The lines "PID ERRNO" of processes that could not make a file in the directory at all. */
+static void lost_lines(gpujit_profile *p, const char *dir)
+{
+  char path[4096], line[64];
+  FILE *f;
+  snprintf(path, sizeof(path), "%s/" GPUJIT_RECORD_LOST_FILE, dir);
+  if (!(f = fopen(path, "re")))
+    return;
+  while (fgets(line, sizeof(line), f)) {
+    int pid, code;
+    if (sscanf(line, "%d %d", &pid, &code) == 2)
+      lost_note(p, pid, code);
+  }
+  fclose(f);
+}
+
 int gpujit__profile_read(gpujit_profile *p, const char *dir)
 {
   DIR *d = opendir(dir);
@@ -512,9 +552,11 @@ int gpujit__profile_read(gpujit_profile *p, const char *dir)
     int pid, code;
     /* a process that could not write its records left this empty file (inject/record.c) */
     if (sscanf(e->d_name, GPUJIT_RECORD_LOST_FORMAT, &pid, &code) == 2) {
-      gpujit__profile_note(p, "process %d could not write its records (%s): what it did after that is missing "
-                              "from this report",
-                           pid, strerror(code));
+      lost_note(p, pid, code);
+      continue;
+    }
+    if (!strcmp(e->d_name, GPUJIT_RECORD_LOST_FILE)) {
+      lost_lines(p, dir);
       continue;
     }
     if (strncmp(e->d_name, GPUJIT_RECORD_FILE_PREFIX, strlen(GPUJIT_RECORD_FILE_PREFIX)) ||

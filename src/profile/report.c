@@ -466,7 +466,7 @@ static int process_totals(gpujit_profile *p)
     t->untraced += pr->untraced;
     t->gpu_recorded |= pr->gpu;
   }
-  t->partial = t->processes_partial > 0;
+  t->partial = t->processes_partial > 0 || p->records_missing;
   return 0;
 }
 

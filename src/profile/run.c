@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -243,6 +244,17 @@ static gpujit_profile *kept(gpujit_profile *p)
 /* The run's records directory, absolute (a child that changes directory still writes where the
  * report reads): the one the options name, refused before the run rather than found empty after
  * it, else a new one under $TMPDIR that goes with the profile. */
+/* The file a process that cannot make its own in the directory (made read-only for it) says so
+ * in (inject/protocol.h): made now, while the directory is ours to write. */
+static void lost_file(const gpujit_profile *p)
+{
+  char path[PATH_MAX];
+  int fd;
+  snprintf(path, sizeof(path), "%s/" GPUJIT_RECORD_LOST_FILE, p->dir);
+  if ((fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0)
+    close(fd);
+}
+
 static int records_dir(gpujit_profile *p, const gpujit_profile_options *o)
 {
   const char *tmp = getenv("TMPDIR");
@@ -252,6 +264,7 @@ static int records_dir(gpujit_profile *p, const gpujit_profile_options *o)
         access(p->dir, W_OK | X_OK) != 0)
       return gpujit__error(p->dir ? GPUJIT_EIO : GPUJIT_ENOMEM, "%s: cannot keep records there: %s", o->records_dir,
                            p->dir ? strerror(errno) : "out of memory");
+    lost_file(p);
     return 0;
   }
   base = gpujit__abspath(tmp && *tmp ? tmp : "/tmp");
@@ -262,6 +275,8 @@ static int records_dir(gpujit_profile *p, const gpujit_profile_options *o)
                          strerror(errno));
   p->dir = gpujit__strdup(tmpl);
   p->own_dir = true;
+  if (p->dir)
+    lost_file(p);
   return 0;
 }
 

@@ -762,7 +762,7 @@ static void test_deps__damaged_group(void **state)
   {
     cJSON *j = gpujit__deps_to_json(&back);
     char *text = cJSON_PrintUnformatted(j);
-    assert_int_equal(gpujit__write_blob(path, "gpujit-deps-1", text, strlen(text)), 0);
+    assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-1", text, strlen(text)), 0);
     free(text);
     cJSON_Delete(j);
   }

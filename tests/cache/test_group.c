@@ -423,9 +423,9 @@ static void test_group__earlier_forms(void **state)
   assert_non_null(json = cJSON_PrintUnformatted(j));
   for (int form = 2; form >= 1; form--) {
     if (form == 2)
-      assert_int_equal(gpujit__write_blob(path, "gpujit-deps-2", text.data, text.len), 0);
+      assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-2", text.data, text.len), 0);
     else
-      assert_int_equal(gpujit__write_blob(path, "gpujit-deps-1", json, strlen(json)), 0);
+      assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-1", json, strlen(json)), 0);
     head = head_of(path);
     assert_int_equal(head[12], '0' + form);
     free(head);
@@ -436,7 +436,7 @@ static void test_group__earlier_forms(void **state)
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), 0);
   }
   /* a header changed under an earlier form: still a miss */
-  assert_int_equal(gpujit__write_blob(path, "gpujit-deps-2", text.data, text.len), 0);
+  assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-2", text.data, text.len), 0);
   write_file(f->headers[5], "#define H0005 9\n");
   assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
   write_file(f->headers[5], "#define H0005 0\n");
@@ -445,11 +445,11 @@ static void test_group__earlier_forms(void **state)
   {
     gpujit__buf bin = {0};
     assert_int_equal(gpujit__deps_to_bin(&d, &bin), 0);
-    assert_int_equal(gpujit__write_blob(path, "gpujit-deps-4", bin.data, bin.len), 0);
+    assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-4", bin.data, bin.len), 0);
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
-    assert_int_equal(gpujit__write_blob(path, "gpujit-deps-2", bin.data, bin.len), 0);
+    assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-2", bin.data, bin.len), 0);
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
-    assert_int_equal(gpujit__write_blob(path, "gpujit-deps-3", text.data, text.len), 0);
+    assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-3", text.data, text.len), 0);
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
     gpujit__buf_free(&bin);
   }
@@ -578,6 +578,22 @@ static void test_group__checked_ahead(void **state)
   assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
   assert_true(joined);
   free(note);
+  /* notes/group a link to elsewhere (not the cache's own): the note is not written through it,
+   * and the lookup is still a hit */
+  {
+    char *group_dir = th_path(f->cache_dir, "notes/group"), *target = th_path(f->root, "elsewhere"), *out = NULL;
+    assert_int_equal(th_run(&out, "rm -rf '%s' && mkdir '%s' && ln -s '%s' '%s'", group_dir, target, target, group_dir),
+                     0);
+    free(out);
+    assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
+    assert_string_equal(found, entry);
+    assert_int_equal(th_run(&out, "ls -A '%s' | wc -l", target), 0);
+    assert_int_equal(atoi(out), 0);
+    free(out);
+    assert_int_equal(th_run(&out, "rm '%s'", group_dir), 0);
+    free(out);
+    free(group_dir), free(target);
+  }
   /* begun and never joined (the build failed before its lookup): stopped, nothing left behind */
   for (int i = 0; i < 50; i++)
     gpujit__head_end(gpujit__manifest_head_start(f->cache, hint));

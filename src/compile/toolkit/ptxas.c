@@ -11,15 +11,18 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/children.h"
 #include "base/error.h"
 #include "base/hash.h"
 #include "compile/toolkit/nvrtc_opts.h"
@@ -186,20 +189,24 @@ static int read_back(int fd, gpujit__buf *out)
  * would, in-process, so a sanitizer's shim or another tool's library is not preloaded into it —
  * but with gpujit profile's injection library kept, so that the profile sees ptxas as a stage of
  * this compile, told by `from_var` what the compile was made from. `*preload` is the kept
- * LD_PRELOAD (NULL where gpujit is not profiled), freed by the caller with the array. */
-static char **child_env(char **preload, char *from_var, size_t cap, const gpujit__buf *from)
+ * LD_PRELOAD (NULL where gpujit is not profiled), freed by the caller with the array;
+ * `tmpdir_var` ("TMPDIR=" and ptxas's private directory) replaces ours. */
+static char **child_env(char **preload, char *from_var, size_t cap, const gpujit__buf *from, char *tmpdir_var)
 {
   size_t nenv = 0;
   char **env;
   for (char **e = environ; *e; e++)
     nenv++;
-  if (!(env = calloc(nenv + 2, sizeof(*env)))) {
+  if (!(env = calloc(nenv + 3, sizeof(*env)))) {
     gpujit__error(GPUJIT_ENOMEM, "out of memory");
     return NULL;
   }
   nenv = 0;
+  env[nenv++] = tmpdir_var; /* its temporary files go where we remove them */
   for (char **e = environ; *e; e++)
-    if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
+    if (!strncmp(*e, "TMPDIR=", 7))
+      continue;
+    else if (strncmp(*e, "LD_PRELOAD=", 11) != 0)
       env[nenv++] = *e;
     else if ((*preload = injection_only(*e + 11)) != NULL)
       env[nenv++] = *preload;
@@ -227,24 +234,44 @@ static int talk(int in, int out_fd, int err_fd, const gpujit__buf *ptx, gpujit__
   return err;
 }
 
-/* The error for a ptxas that exited with `status` and wrote `cubin`, or 0 where it made one. */
-static int outcome(int status, const gpujit__buf *cubin, const gpujit__buf *log)
+/* The error for a ptxas that exited with `status` and wrote `cubin` to `out_name`, or 0 where it
+ * made one. */
+static int outcome(int status, const gpujit__buf *cubin, const gpujit__buf *log, const char *out_name)
 {
   char first[512] = "";
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && cubin->len >= 4 && memcmp(cubin->data, "\177ELF", 4) == 0)
+  bool exited = WIFEXITED(status);
+  if (exited && WEXITSTATUS(status) == 0 && cubin->len >= 4 && memcmp(cubin->data, "\177ELF", 4) == 0)
     return 0;
   if (log->data)
     sscanf(log->data, "%511[^\n]", first);
   gpujit__error_set_log(log->data);
-  return gpujit__error(GPUJIT_ELINK, "ptxas failed (%s %d): %s", WIFEXITED(status) ? "exit" : "signal",
-                       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), first[0] ? first : "see its log");
+  if (exited && WEXITSTATUS(status) == 0)
+    return gpujit__error(GPUJIT_ELINK, "ptxas failed (exit 0): no cubin in its output file %s (%zu bytes%s)%s%s",
+                         out_name, cubin->len, cubin->len ? ", not ELF" : "", first[0] ? ": " : "", first);
+  return gpujit__error(GPUJIT_ELINK, "ptxas failed (%s %d) writing %s: %s", exited ? "exit" : "signal",
+                       exited ? WEXITSTATUS(status) : WTERMSIG(status), out_name, first[0] ? first : "see its log");
+}
+
+/* Whether "/proc/self/fd/N" names, in a child of ours, the child's own descriptor N: /proc is
+ * procfs, and there the path reaches our `fd`. A path under /dev (/dev/stdout, /dev/fd) is no
+ * such promise: where it is missing, a ptxas run as root would create a regular file there. */
+static bool proc_fd_is_ours(int fd)
+{
+  struct statfs fs;
+  struct stat a, b;
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  return statfs("/proc/self/fd", &fs) == 0 && fs.f_type == 0x9fa0 /* PROC_SUPER_MAGIC */ && stat(path, &a) == 0 &&
+         fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 /* Starts `exe` with its stdin, stdout and stderr on the pipes' ends (and fd 3 on `mem`, where
  * there is one). */
-static int start(pid_t *pid, const char *exe, char **argv, char **env, int in, int out, int err_fd, int mem)
+static int start(pid_t *pid, int slot, const char *exe, char **argv, char **env, int in, int out, int err_fd, int mem)
 {
   posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  sigset_t all, old;
   int err;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in, 0);
@@ -252,7 +279,18 @@ static int start(pid_t *pid, const char *exe, char **argv, char **env, int in, i
   posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
   if (mem >= 0)
     posix_spawn_file_actions_adddup2(&fa, mem, 3);
-  err = posix_spawn(pid, exe, &fa, NULL, argv, env);
+  /* no signal between the start and the slot's pid: a handler's abort must be able to end it
+   * (the child starts with the mask we had) */
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setsigmask(&at, &old);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
+  err = posix_spawn(pid, exe, &fa, &at, argv, env);
+  posix_spawnattr_destroy(&at);
+  if (err == 0)
+    gpujit__child_started(slot, *pid);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   posix_spawn_file_actions_destroy(&fa);
   if (err == 0)
     return 0;
@@ -260,11 +298,24 @@ static int start(pid_t *pid, const char *exe, char **argv, char **env, int in, i
   return gpujit__error(GPUJIT_EIO, "cannot start %s: %s", exe, strerror(err));
 }
 
+/* Reads the cubin ptxas left in `path` (a file of its private directory). */
+static int read_file(const char *path, gpujit__buf *cubin)
+{
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), err;
+  if (fd < 0)
+    return gpujit__error(GPUJIT_ELINK, "ptxas failed (exit 0): no output file %s: %s", path, strerror(errno));
+  err = read_back(fd, cubin);
+  close(fd);
+  return err;
+}
+
 int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, const gpujit__buf *from,
                   const char *arch, const gpujit_module_options *o)
 {
-  char from_var[64];
+  char from_var[64], dir[512] = "", tmpdir_var[520], out_name[560];
   int mem = -1; /* under gpujit profile: the cubin's file in memory (fd 3 in ptxas) */
+  int slot = -1;
+  bool to_file = false; /* no /proc to name our descriptor: a file in ptxas's private directory */
   const char *exe = gpujit__ptxas_path();
   gpujit__strvec args = {0};
   char **argv = NULL, **env = NULL, *preload = NULL;
@@ -274,41 +325,52 @@ int gpujit__ptxas(gpujit__buf *cubin, gpujit__buf *log, const gpujit__buf *ptx, 
   cubin->len = 0;
   if (!exe)
     return gpujit__error(GPUJIT_ENOENT, "no ptxas in the toolkit (%s/bin/ptxas)", gpujit__cuda_root());
-  if (!(env = child_env(&preload, from_var, sizeof(from_var), from))) {
+  /* ptxas's temporary files (tmpxft_*) go to a directory of its own, removed after it, or by
+   * gpujit_children_abort() when we are killed while it runs */
+  if ((err = gpujit__child_dir_make(dir, sizeof(dir), &slot)) < 0) {
+    dir[0] = '\0';
+    goto done;
+  }
+  snprintf(tmpdir_var, sizeof(tmpdir_var), "TMPDIR=%s", dir);
+  if (!(env = child_env(&preload, from_var, sizeof(from_var), from, tmpdir_var))) {
     err = GPUJIT_ENOMEM;
     goto done;
   }
-  /* Through pipes, not files: nothing to clean up, and a full disk cannot get in the way. Under
-   * gpujit profile the cubin goes to a file in memory instead — still no file on disk — so that
-   * the profile records its hash, and the module loaded from it is tied to this compile. */
+  if (pipe2(fin, O_CLOEXEC) < 0 || pipe2(fout, O_CLOEXEC) < 0 || pipe2(ferr, O_CLOEXEC) < 0) {
+    err = gpujit__error(GPUJIT_EIO, "pipe: %s", strerror(errno));
+    goto done;
+  }
+  /* Through a pipe, not a file: a full disk cannot get in the way. Under gpujit profile the cubin
+   * goes to a file in memory instead, so that the profile records its hash, and the module loaded
+   * from it is tied to this compile. Either is named by /proc/self/fd/N, never by a path that
+   * could name something else (/dev/stdout): where /proc cannot promise that, a file of its own. */
   if (preload)
     mem = memory_file();
-  if ((err = ptxas_args(&args, exe, arch, o, "-", mem >= 0 ? "/dev/fd/3" : "/dev/stdout")) < 0)
+  if (proc_fd_is_ours(mem >= 0 ? mem : fout[1]))
+    snprintf(out_name, sizeof(out_name), "/proc/self/fd/%d", mem >= 0 ? 3 : 1);
+  else
+    to_file = true, snprintf(out_name, sizeof(out_name), "%s/out.cubin", dir);
+  if ((err = ptxas_args(&args, exe, arch, o, "-", out_name)) < 0)
     goto done;
   if (!(argv = calloc(args.count + 1, sizeof(*argv)))) {
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
     goto done;
   }
   memcpy(argv, args.items, args.count * sizeof(*argv));
-  if (pipe2(fin, O_CLOEXEC) < 0 || pipe2(fout, O_CLOEXEC) < 0 || pipe2(ferr, O_CLOEXEC) < 0) {
-    err = gpujit__error(GPUJIT_EIO, "pipe: %s", strerror(errno));
-    goto done;
-  }
   fcntl(fin[1], F_SETFL, O_NONBLOCK);
-  err = start(&pid, exe, argv, env, fin[0], fout[1], ferr[1], mem);
+  err = start(&pid, slot, exe, argv, env, fin[0], fout[1], ferr[1], to_file ? -1 : mem);
   close(fin[0]), close(fout[1]), close(ferr[1]);
   fin[0] = fout[1] = ferr[1] = -1;
   if (err < 0)
     goto done;
-  err = talk(fin[1], fout[0], ferr[0], ptx, mem >= 0 ? log : cubin, log);
+  err = talk(fin[1], fout[0], ferr[0], ptx, mem >= 0 || to_file ? log : cubin, log);
   fin[1] = -1; /* talk closed it */
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
+  gpujit__child_wait(slot, pid, &status);
   pid = -1;
-  if (err == 0 && mem >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    err = read_back(mem, cubin);
+  if (err == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && (to_file || mem >= 0))
+    err = to_file ? read_file(out_name, cubin) : read_back(mem, cubin);
   if (err == 0)
-    err = outcome(status, cubin, log);
+    err = outcome(status, cubin, log, out_name);
 done:
   for (int i = 0; i < 2; i++) {
     if (fin[i] >= 0)
@@ -319,8 +381,9 @@ done:
       close(ferr[i]);
   }
   if (pid > 0)
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-      ;
+    gpujit__child_wait(slot, pid, &status);
+  if (dir[0])
+    gpujit__child_dir_remove(slot, dir);
   if (mem >= 0)
     close(mem);
   free(argv);
