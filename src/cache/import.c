@@ -32,15 +32,9 @@ static bool hex_run(const char *s, size_t n)
   return true;
 }
 
-/* Only names of the cache's own layout; no absolute path, no "." or ".." component. */
-const char *gpujit__cache_member_problem(const char *name)
+/* A path of components each of which names an entry of its directory: none empty, "." or "..". */
+static const char *components_problem(const char *p)
 {
-  const char *p = name;
-  size_t len = strlen(name);
-  if (!len)
-    return "an empty name";
-  if (name[0] == '/')
-    return "an absolute path";
   while (*p) {
     const char *slash = strchr(p, '/');
     size_t n = slash ? (size_t)(slash - p) : strlen(p);
@@ -48,6 +42,27 @@ const char *gpujit__cache_member_problem(const char *name)
       return "a path that leaves its directory (\"..\", \".\" or an empty component)";
     p += n + (slash ? 1 : 0);
   }
+  return NULL;
+}
+
+const char *gpujit__cache_dump_problem(const char *path)
+{
+  if (path[0] != '/')
+    return "not an absolute path";
+  return path[1] ? components_problem(path + 1) : "the root directory";
+}
+
+/* Only names of the cache's own layout; no absolute path, no "." or ".." component. */
+const char *gpujit__cache_member_problem(const char *name)
+{
+  const char *why;
+  size_t len = strlen(name);
+  if (!len)
+    return "an empty name";
+  if (name[0] == '/')
+    return "an absolute path";
+  if ((why = components_problem(name)))
+    return why;
   if (!strcmp(name, GPUJIT__EXPORT_MARKER))
     return NULL;
   if ((!strncmp(name, "manifests/", 10) || !strncmp(name, "deps/", 5))) {
@@ -58,9 +73,11 @@ const char *gpujit__cache_member_problem(const char *name)
   }
   if (!strncmp(name, "entries/", 8) && strlen(name) > 8 + 33 && hex_run(name + 8, 2) && name[10] == '/' &&
       hex_run(name + 11, 30) && name[41] == '/') {
+    /* src/<absolute path>; "src" joined to a relative one ("srcinc/h.h") is what earlier builds
+     * wrote for a header found through a relative -I: malformed, but inside its entry all the same */
     const char *f = name + 42;
     if (!strcmp(f, "meta.json") || !strcmp(f, "meta.xxh3") || !strcmp(f, "image.cubin") || !strcmp(f, "image.ptx") ||
-        !strcmp(f, "image.ltoir") || !strcmp(f, "profile.json") || (!strncmp(f, "src/", 4) && f[4]))
+        !strcmp(f, "image.ltoir") || !strcmp(f, "profile.json") || (!strncmp(f, "src", 3) && f[3]))
       return NULL;
   }
   return "not a file of gpujit's cache";

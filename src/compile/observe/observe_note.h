@@ -23,7 +23,9 @@ bool gpujit__observe_refuse(int dirfd, const char *path);
 void gpujit__observe_note_open(const char *fn, int dirfd, const char *path, int fd, int err, bool writes);
 /** A directory NVRTC listed. */
 void gpujit__observe_note_listed(const char *path);
-/** A call no probe can replay (`what`, as "NVRTC <what> during the compile"). */
-void gpujit__observe_note_unobservable(const char *what);
+/** A call no probe can replay (`what`, as "NVRTC <what> during the compile"); `reads_lost`: after
+ *  it, or through it, files may be read that no probe names (a changed working directory, a
+ *  program run). */
+void gpujit__observe_note_unobservable(const char *what, bool reads_lost);
 
 #endif
