@@ -373,6 +373,89 @@ static void test_archive__relative_include_dir_travels(void **state)
   }
 }
 
+/* Source text built in `dir` with -I inc and the working directory as the base (what Python's
+ * gpujit.build(source=..., include_dirs=["inc"]) does), through a cache opened with that base. */
+static gpujit_module *build_text_in(const fx *f, const char *dir, const char *cache_name, gpujit_cache **cache,
+                                    bool cached)
+{
+  char cwd[4096], *path = th_path(f->root, dir), *cdir = th_path(f->root, cache_name);
+  const char *dirs[] = {"inc"};
+  gpujit_source src = {"k.cu", "#include \"h.h\"\nextern \"C\" __global__ void k(float *x) { x[0] *= H; }\n", 0};
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL;
+  src.size = strlen(src.data);
+  co.dir = cdir;
+  co.base_dir = path;
+  if (cached)
+    assert_int_equal(gpujit_cache_open(cache, &co), 0);
+  assert_non_null(getcwd(cwd, sizeof(cwd)));
+  assert_int_equal(chdir(path), 0);
+  o.arch = "sm_90";
+  o.cache = cached ? *cache : NULL;
+  o.include_dirs = dirs;
+  o.include_dirs_count = 1;
+  if (gpujit_module_build_sources(&m, &src, 1, &o) != 0)
+    fail_msg("build in %s: %s", dir, gpujit_error_last());
+  assert_int_equal(chdir(cwd), 0);
+  free(path);
+  free(cdir);
+  return m;
+}
+
+/* Source text with a relative -I in checkout X, exported; a copy of X (Y) imports the archive
+ * and hits with the bytes its own compile makes; Y's header edited, a miss. */
+static void test_archive__source_text_relative_include_travels(void **state)
+{
+  fx *f = *state;
+  gpujit_cache *ca = NULL, *cb = NULL;
+  gpujit_module *m, *own, *hit, *edited;
+  gpujit_cache_import_result r;
+  char *file = th_path(f->root, "x.tar"), *out = NULL;
+  size_t s1, s2;
+  const void *i1, *i2;
+  assert_int_equal(th_run(&out, "mkdir -p '%s/X/inc' && printf '#define H 2.0f\\n' >'%s/X/inc/h.h'", f->root, f->root),
+                   0);
+  free(out);
+  m = build_text_in(f, "X", "ca", &ca, true);
+  assert_int_equal(gpujit_cache_export(ca, file, NULL, NULL), 0);
+  assert_int_equal(th_run(&out, "cp -a '%s/X' '%s/Y'", f->root, f->root), 0);
+  free(out);
+  own = build_text_in(f, "Y", "cb", &cb, false); /* Y's own compile, uncached */
+  {
+    char *cdir = th_path(f->root, "cb"), *ydir = th_path(f->root, "Y");
+    gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+    co.dir = cdir;
+    co.base_dir = ydir;
+    assert_int_equal(gpujit_cache_open(&cb, &co), 0);
+    if (gpujit_cache_import(cb, file, 0, &r) != 0)
+      fail_msg("import: %s", gpujit_error_last());
+    assert_int_equal(r.entries, 1);
+    assert_int_equal(r.rejected, 0);
+    gpujit_cache_free(cb);
+    free(cdir);
+    free(ydir);
+  }
+  hit = build_text_in(f, "Y", "cb", &cb, true);
+  assert_int_equal(gpujit_module_cache_status(hit), GPUJIT_CACHE_HIT);
+  i1 = gpujit_module_image(own, &s1);
+  i2 = gpujit_module_image(hit, &s2);
+  assert_int_equal(s1, s2);
+  assert_memory_equal(i1, i2, s1);
+  gpujit_cache_free(cb);
+  assert_int_equal(th_run(&out, "printf '#define H 3.0f\\n' >'%s/Y/inc/h.h'", f->root), 0);
+  free(out);
+  edited = build_text_in(f, "Y", "cb", &cb, true);
+  assert_int_equal(gpujit_module_cache_status(edited), GPUJIT_CACHE_MISS);
+  gpujit_module_free(edited);
+  gpujit_module_free(m);
+  gpujit_module_free(hit);
+  gpujit_module_free(own);
+  gpujit_cache_free(ca);
+  gpujit_cache_free(cb);
+  free(file);
+}
+
 /* Entries an earlier gpujit stored with the header's copy at "src" joined to its relative path
  * ("srcinc/h.h") import, and hit: the name is malformed but stays inside its entry. */
 static void test_archive__earlier_relative_dump_imports(void **state)
@@ -432,6 +515,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_archive__group_named_by_its_content, setup, teardown),
     cmocka_unit_test_setup_teardown(test_archive__relative_include_dir_travels, setup, teardown),
     cmocka_unit_test_setup_teardown(test_archive__earlier_relative_dump_imports, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_archive__source_text_relative_include_travels, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
