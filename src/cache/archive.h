@@ -7,9 +7,6 @@
 
 /** Why `name` is not a file an archive or bundle may bring into the cache, or NULL when it may. */
 const char *gpujit__cache_member_problem(const char *name);
-/** Why `path` cannot name a file of an entry's source dump (its member is "src" + `path`): not
- *  absolute, or a ".", ".." or empty component; NULL when it can. */
-const char *gpujit__cache_dump_problem(const char *path);
 
 /** Bring what was extracted under `stage` (the cache's own layout) in: every entry verified,
  *  a good local one kept, manifests merged, groups added. */

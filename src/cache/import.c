@@ -32,26 +32,6 @@ static bool hex_run(const char *s, size_t n)
   return true;
 }
 
-/* A path of components each of which names an entry of its directory: none empty, "." or "..". */
-static const char *components_problem(const char *p)
-{
-  while (*p) {
-    const char *slash = strchr(p, '/');
-    size_t n = slash ? (size_t)(slash - p) : strlen(p);
-    if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-      return "a path that leaves its directory (\"..\", \".\" or an empty component)";
-    p += n + (slash ? 1 : 0);
-  }
-  return NULL;
-}
-
-const char *gpujit__cache_dump_problem(const char *path)
-{
-  if (path[0] != '/')
-    return "not an absolute path";
-  return path[1] ? components_problem(path + 1) : "the root directory";
-}
-
 /* Only names of the cache's own layout; no absolute path, no "." or ".." component. */
 const char *gpujit__cache_member_problem(const char *name)
 {
@@ -61,7 +41,7 @@ const char *gpujit__cache_member_problem(const char *name)
     return "an empty name";
   if (name[0] == '/')
     return "an absolute path";
-  if ((why = components_problem(name)))
+  if ((why = gpujit__path_components_problem(name)))
     return why;
   if (!strcmp(name, GPUJIT__EXPORT_MARKER))
     return NULL;

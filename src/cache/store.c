@@ -17,7 +17,6 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/archive.h"
 #include "cache/files.h"
 #include "cache/store.h"
 #include "cache/total.h"

@@ -102,6 +102,7 @@ for backend in "$REDIS" "$HTTP"; do
     (cd Y && $G build -q --no-cache --base-dir "$work/Y" -I "$form" src/k.cu -o own.cubin)
     check "$name -I $form: a copied checkout hits from the server" 'echo "$out" | grep -q " hit "'
     check "$name -I $form: nothing refused" '! echo "$out" | grep -q "refused"'
+    check "$name -I $form: the header's copy at its absolute path" '[ -n "$(find rb/entries -path "*/src$work/X/inc/h.h")" ]'
     check "$name -I $form: the same bytes as its own compile" 'cmp -s Y/hit.cubin Y/own.cubin'
     check "$name -I $form: the entry is good on the second machine" '$G cache --cache-dir rb verify | grep -q ", 0 bad"'
     printf '#define H 3.0f\n' >Y/inc/h.h

@@ -3,15 +3,19 @@
 # expect: *-I inc: imported 1 entry (0 already here, 0 refused)*
 # expect: *-I inc: the copied checkout hits: yes, the same bytes as its own compile: yes*
 # expect: *-I inc: its header edited: miss*
+# expect: *-I .: stored under src/<absolute path>: yes*
 # expect: *-I .: imported 1 entry (0 already here, 0 refused)*
 # expect: *-I .: the copied checkout hits: yes, the same bytes as its own compile: yes*
 # expect: *-I .: its header edited: miss*
+# expect: *-I ../x: stored under src/<absolute path>: yes*
 # expect: *-I ../x: imported 1 entry (0 already here, 0 refused)*
 # expect: *-I ../x: the copied checkout hits: yes, the same bytes as its own compile: yes*
 # expect: *-I ../x: its header edited: miss*
+# expect: *-I sub/../inc: stored under src/<absolute path>: yes*
 # expect: *-I sub/../inc: imported 1 entry (0 already here, 0 refused)*
 # expect: *-I sub/../inc: the copied checkout hits: yes, the same bytes as its own compile: yes*
 # expect: *-I sub/../inc: its header edited: miss*
+# expect: *-I ./inc: stored under src/<absolute path>: yes*
 # expect: *-I ./inc: imported 1 entry (0 already here, 0 refused)*
 # expect: *-I ./inc: the copied checkout hits: yes, the same bytes as its own compile: yes*
 # reject: *refused:*
