@@ -207,8 +207,8 @@ int gpujit_cache_sources(gpujit_cache *c, const char *key, gpujit_cache_source_c
     err = gpujit__error(GPUJIT_ECORRUPT, "%s: unparsable metadata", p);
   } else {
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(j, "files")) {
-      if (strncmp(f->string, "src/", 4) != 0)
-        continue;
+      if (strncmp(f->string, "src", 3) != 0 || !f->string[3])
+        continue; /* "src" + the path; an earlier build's relative one ("srcinc/h.h") is named as it was */
       snprintf(p, sizeof(p), "%s/%s", dir, f->string);
       if (cb(f->string + 3, p, payload) != 0)
         break;

@@ -553,3 +553,22 @@ void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, con
 {
   snprintf(out, size, "%s/entries/%.2s/%s", c->dir, hex, hex + 2);
 }
+
+const char *gpujit__path_components_problem(const char *p)
+{
+  while (*p) {
+    const char *slash = strchr(p, '/');
+    size_t n = slash ? (size_t)(slash - p) : strlen(p);
+    if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+      return "a path that leaves its directory (\"..\", \".\" or an empty component)";
+    p += n + (slash ? 1 : 0);
+  }
+  return NULL;
+}
+
+const char *gpujit__cache_dump_problem(const char *path)
+{
+  if (path[0] != '/')
+    return "not an absolute path";
+  return path[1] ? gpujit__path_components_problem(path + 1) : "the root directory";
+}

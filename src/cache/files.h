@@ -32,6 +32,12 @@ int gpujit__write_new(const char *dir, const char *rel, const void *data, size_t
  *  meta["files"][rel] (and meta[role] when role is given). */
 int gpujit__write_payload(const char *dir, const char *rel, const void *data, size_t len, cJSON *meta,
                           const char *role);
+/** Why relative path `p` may leave its directory (an empty, "." or ".." component), or NULL: the
+ *  check of every name an import, a remote bundle or the source dump brings into an entry. */
+const char *gpujit__path_components_problem(const char *p);
+/** Why `path` cannot name a file of an entry's source dump (its member is "src" + `path`): not
+ *  absolute, or a ".", ".." or empty component; NULL when it can. */
+const char *gpujit__cache_dump_problem(const char *path);
 /** Write meta.json and its checksum meta.xxh3. */
 int gpujit__write_meta(const char *dir, cJSON *meta);
 /** Check meta.json's bytes against its checksum (meta.xxh3's bytes) and schema; parsed to `out`. */

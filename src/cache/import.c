@@ -35,19 +35,14 @@ static bool hex_run(const char *s, size_t n)
 /* Only names of the cache's own layout; no absolute path, no "." or ".." component. */
 const char *gpujit__cache_member_problem(const char *name)
 {
-  const char *p = name;
+  const char *why;
   size_t len = strlen(name);
   if (!len)
     return "an empty name";
   if (name[0] == '/')
     return "an absolute path";
-  while (*p) {
-    const char *slash = strchr(p, '/');
-    size_t n = slash ? (size_t)(slash - p) : strlen(p);
-    if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-      return "a path that leaves its directory (\"..\", \".\" or an empty component)";
-    p += n + (slash ? 1 : 0);
-  }
+  if ((why = gpujit__path_components_problem(name)))
+    return why;
   if (!strcmp(name, GPUJIT__EXPORT_MARKER))
     return NULL;
   if ((!strncmp(name, "manifests/", 10) || !strncmp(name, "deps/", 5))) {
@@ -58,9 +53,11 @@ const char *gpujit__cache_member_problem(const char *name)
   }
   if (!strncmp(name, "entries/", 8) && strlen(name) > 8 + 33 && hex_run(name + 8, 2) && name[10] == '/' &&
       hex_run(name + 11, 30) && name[41] == '/') {
+    /* src/<absolute path>; "src" joined to a relative one ("srcinc/h.h") is what earlier builds
+     * wrote for a header found through a relative -I: malformed, but inside its entry all the same */
     const char *f = name + 42;
     if (!strcmp(f, "meta.json") || !strcmp(f, "meta.xxh3") || !strcmp(f, "image.cubin") || !strcmp(f, "image.ptx") ||
-        !strcmp(f, "image.ltoir") || !strcmp(f, "profile.json") || (!strncmp(f, "src/", 4) && f[4]))
+        !strcmp(f, "image.ltoir") || !strcmp(f, "profile.json") || (!strncmp(f, "src", 3) && f[3]))
       return NULL;
   }
   return "not a file of gpujit's cache";

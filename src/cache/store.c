@@ -422,9 +422,16 @@ int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *e)
   if (e->extra_name && (err = gpujit__write_payload(tmp, e->extra_name, e->extra, e->extra_size, meta,
                                                      e->extra_role)) < 0)
     goto fail;
-  /* The source dump: every file at the path the line table names. */
+  /* The source dump: every file at its absolute path under src/. A name an import or a remote
+   * bundle would refuse is refused here, before the entry is published: such an entry could hit
+   * here and nowhere else. */
   for (size_t i = 0; i < e->sources_count; i++) {
     char rel[PATH_MAX];
+    const char *why;
+    if ((why = gpujit__cache_dump_problem(e->sources[i].path))) {
+      err = gpujit__error(GPUJIT_EINVAL, "source dump: %s is %s", e->sources[i].path, why);
+      goto fail;
+    }
     snprintf(rel, sizeof(rel), "src%s", e->sources[i].path);
     if ((err = gpujit__write_payload(tmp, rel, e->sources[i].data, e->sources[i].size, meta, NULL)) < 0)
       goto fail;

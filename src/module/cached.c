@@ -5,10 +5,12 @@
  * miss the include scan (and, where it cannot follow the source, NVRTC's own record of the files
  * it opened) gives the next record. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/fs.h"
@@ -181,6 +183,41 @@ static void uncached(gpujit_module *m, const char *why)
   snprintf(m->miss_reason + n, sizeof(m->miss_reason) - n, "%snot cached: %s", n ? "; " : "", why);
 }
 
+/*
+ * The name a header's copy is dumped under: absolute and normalised, as the sources' are. NVRTC
+ * names a header found through a relative -I (CMake's, Python's include_dirs) relative to the
+ * working directory — "inc/h.h", "../x/h.h", "sub/../inc/h.h" — and the dump's member is
+ * "src/" + this name, which must hold no "." or ".." component to pass an import's or a remote
+ * bundle's checks. @return 0 (pushed onto `dumped`), 1 when that name is dumped already, or an error.
+ */
+static int dump_path(gpujit__strvec *dumped, const char *path, const char *const *paths, size_t count)
+{
+  char cwd[PATH_MAX], *abs;
+  int err;
+  if (path[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+    return gpujit__error(GPUJIT_EIO, "the working directory: %s", strerror(errno));
+  if (!(abs = malloc((path[0] == '/' ? 0 : strlen(cwd) + 1) + strlen(path) + 1)))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  sprintf(abs, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/", path);
+  gpujit__normpath(abs);
+  for (size_t k = 0; k < count; k++)
+    if (!strcmp(paths[k], abs)) {
+      free(abs);
+      return 1;
+    }
+  for (size_t k = 0; k < dumped->count; k++)
+    if (!strcmp(dumped->items[k], abs)) {
+      free(abs);
+      return 1;
+    }
+  if ((err = gpujit__strvec_push(dumped, abs)) < 0) {
+    free(abs);
+    return err;
+  }
+  free(abs);
+  return 0;
+}
+
 int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
                          const gpujit_module_options *opts, gpujit__built_hook *hook)
 {
@@ -240,12 +277,15 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
       source = strcmp(paths[k], rec.files[i].path) == 0;
     if (rec.files[i].toolkit || source)
       continue;
-    if ((err = gpujit__strvec_push(&dumped, rec.files[i].path)) < 0)
+    cJSON_AddItemToArray(arr, cJSON_CreateString(rec.files[i].path));
+    if ((err = dump_path(&dumped, rec.files[i].path, paths, count)) < 0)
       goto done;
-    gpujit__normpath(dumped.items[dumped.count - 1]);
+    if (err == 1) {
+      err = 0;
+      continue; /* a source's, or another name's of the same file: dumped once */
+    }
     dump[n++] = (gpujit__cache_file){dumped.items[dumped.count - 1],
                                      rec.files[i].data.data ? rec.files[i].data.data : "", rec.files[i].data.len};
-    cJSON_AddItemToArray(arr, cJSON_CreateString(rec.files[i].path));
   }
   cJSON_AddNumberToObject(inputs, "toolkit_headers", (double)rec.shared.count);
   if ((err = gpujit__entry_store(opts->cache, &entry, m, inputs, dump, n)) == 0 &&

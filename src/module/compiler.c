@@ -234,13 +234,16 @@ static const char *const *pch_headers(void *ctx, size_t *n)
 }
 
 /* The text of the user's headers NVRTC was seen to read, for the lean pass; NULL when what it
- * read is not known. Read again here: one changed since is caught when the record is made. */
+ * read is not known. Read again here: one changed since is caught when the record is made.
+ * Whether the cache can keep a record of the compile is no matter here: a record refused (a
+ * header changed during the compile, a probe's answer no record replays, one too new) still
+ * names every file read, and the same inputs make the same module whatever the cache decides. */
 static gpujit__buf *user_headers(const gpujit__observed *o, size_t *n)
 {
   gpujit__buf *h = calloc(o->count + 1, sizeof(*h));
   const char *pch = gpujit__pch_dir_if_made();
   *n = 0;
-  if (!h || o->why[0] || gpujit__observe_unavailable()) {
+  if (!h || o->reads_lost || gpujit__observe_unavailable()) {
     free(h);
     return NULL;
   }

@@ -7,6 +7,7 @@
 
 #include "helpers.h"
 
+#include "base/fs.h"
 #include "cache/deps.h"
 #include "cache/files.h"
 #include "cache/manifest.h"
@@ -296,6 +297,214 @@ static void test_archive__group_named_by_its_content(void **state)
   free(bad);
 }
 
+/* A module built with a relative include directory, from the fixture's root (as CMake and
+ * Python's include_dirs give one); `rel`: the -I as given. */
+static gpujit_module *build_relative(const fx *f, gpujit_cache *c, const char *rel)
+{
+  char cwd[4096], *p;
+  const char *dirs[] = {rel}, *src = "k.cu";
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL;
+  free(th_write(f->root, "k.cu", "#include \"h.h\"\nextern \"C\" __global__ void k(float *x) { x[0] *= H; }\n"));
+  p = th_path(f->root, "inc");
+  mkdir(p, 0700);
+  free(p);
+  p = th_path(f->root, "sub");
+  mkdir(p, 0700);
+  free(p);
+  free(th_write(f->root, "inc/h.h", "#define H 2.0f\n"));
+  assert_non_null(getcwd(cwd, sizeof(cwd)));
+  assert_int_equal(chdir(f->root), 0);
+  o.arch = "sm_90";
+  o.cache = c;
+  o.include_dirs = dirs;
+  o.include_dirs_count = 1;
+  if (gpujit_module_build_files(&m, &src, 1, &o) != 0)
+    fail_msg("build: %s", gpujit_error_last());
+  assert_int_equal(chdir(cwd), 0);
+  return m;
+}
+
+typedef struct dumped {
+  char names[4][4096];
+  size_t n;
+} dumped;
+
+static int dumped_one(const char *named, const char *dump, void *payload)
+{
+  dumped *d = payload;
+  (void)dump;
+  if (d->n < 4)
+    snprintf(d->names[d->n++], sizeof(d->names[0]), "%s", named);
+  return 0;
+}
+
+/* The header's copy is dumped at its absolute path, whatever form the -I took; the export
+ * imports whole and hits in the second cache with the same bytes. */
+static void test_archive__relative_include_dir_travels(void **state)
+{
+  fx *f = *state;
+  const char *forms[] = {"inc", "./inc", "sub/../inc"};
+  for (size_t i = 0; i < 3; i++) {
+    char *file = th_path(f->root, "x.tar"), *header = th_path(f->root, "inc/h.h");
+    gpujit_module *m = build_relative(f, f->a, forms[i]), *hit;
+    gpujit_cache_import_result r;
+    dumped d = {0};
+    size_t s1, s2;
+    const void *i1, *i2;
+    assert_int_equal(gpujit_cache_sources(f->a, gpujit_module_cache_key(m), dumped_one, &d), 0);
+    assert_int_equal(d.n, 2); /* k.cu and inc/h.h, each at its absolute path */
+    if (strcmp(d.names[0], header) != 0 && strcmp(d.names[1], header) != 0)
+      fail_msg("-I %s: the header is dumped as %s and %s, not %s", forms[i], d.names[0], d.names[1], header);
+    assert_int_equal(gpujit_cache_export(f->a, file, NULL, NULL), 0);
+    if (gpujit_cache_import(f->b, file, 0, &r) != 0)
+      fail_msg("-I %s: import: %s", forms[i], gpujit_error_last());
+    assert_int_equal(r.rejected, 0);
+    hit = build_relative(f, f->b, forms[i]);
+    assert_int_equal(gpujit_module_cache_status(hit), GPUJIT_CACHE_HIT);
+    i1 = gpujit_module_image(m, &s1);
+    i2 = gpujit_module_image(hit, &s2);
+    assert_int_equal(s1, s2);
+    assert_memory_equal(i1, i2, s1);
+    gpujit_module_free(m);
+    gpujit_module_free(hit);
+    free(file);
+    free(header);
+  }
+}
+
+/* Source text built in `dir` with -I inc and the working directory as the base (what Python's
+ * gpujit.build(source=..., include_dirs=["inc"]) does), through a cache opened with that base. */
+static gpujit_module *build_text_in(const fx *f, const char *dir, const char *cache_name, gpujit_cache **cache,
+                                    bool cached)
+{
+  char cwd[4096], *path = th_path(f->root, dir), *cdir = th_path(f->root, cache_name);
+  const char *dirs[] = {"inc"};
+  gpujit_source src = {"k.cu", "#include \"h.h\"\nextern \"C\" __global__ void k(float *x) { x[0] *= H; }\n", 0};
+  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL;
+  src.size = strlen(src.data);
+  co.dir = cdir;
+  co.base_dir = path;
+  if (cached)
+    assert_int_equal(gpujit_cache_open(cache, &co), 0);
+  assert_non_null(getcwd(cwd, sizeof(cwd)));
+  assert_int_equal(chdir(path), 0);
+  o.arch = "sm_90";
+  o.cache = cached ? *cache : NULL;
+  o.include_dirs = dirs;
+  o.include_dirs_count = 1;
+  if (gpujit_module_build_sources(&m, &src, 1, &o) != 0)
+    fail_msg("build in %s: %s", dir, gpujit_error_last());
+  assert_int_equal(chdir(cwd), 0);
+  free(path);
+  free(cdir);
+  return m;
+}
+
+/* Source text with a relative -I in checkout X, exported; a copy of X (Y) imports the archive
+ * and hits with the bytes its own compile makes; Y's header edited, a miss. */
+static void test_archive__source_text_relative_include_travels(void **state)
+{
+  fx *f = *state;
+  gpujit_cache *ca = NULL, *cb = NULL;
+  gpujit_module *m, *own, *hit, *edited;
+  gpujit_cache_import_result r;
+  char *file = th_path(f->root, "x.tar"), *out = NULL;
+  size_t s1, s2;
+  const void *i1, *i2;
+  assert_int_equal(th_run(&out, "mkdir -p '%s/X/inc' && printf '#define H 2.0f\\n' >'%s/X/inc/h.h'", f->root, f->root),
+                   0);
+  free(out);
+  m = build_text_in(f, "X", "ca", &ca, true);
+  assert_int_equal(gpujit_cache_export(ca, file, NULL, NULL), 0);
+  assert_int_equal(th_run(&out, "cp -a '%s/X' '%s/Y'", f->root, f->root), 0);
+  free(out);
+  own = build_text_in(f, "Y", "cb", &cb, false); /* Y's own compile, uncached */
+  {
+    char *cdir = th_path(f->root, "cb"), *ydir = th_path(f->root, "Y");
+    gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
+    co.dir = cdir;
+    co.base_dir = ydir;
+    assert_int_equal(gpujit_cache_open(&cb, &co), 0);
+    if (gpujit_cache_import(cb, file, 0, &r) != 0)
+      fail_msg("import: %s", gpujit_error_last());
+    assert_int_equal(r.entries, 1);
+    assert_int_equal(r.rejected, 0);
+    gpujit_cache_free(cb);
+    free(cdir);
+    free(ydir);
+  }
+  hit = build_text_in(f, "Y", "cb", &cb, true);
+  assert_int_equal(gpujit_module_cache_status(hit), GPUJIT_CACHE_HIT);
+  i1 = gpujit_module_image(own, &s1);
+  i2 = gpujit_module_image(hit, &s2);
+  assert_int_equal(s1, s2);
+  assert_memory_equal(i1, i2, s1);
+  gpujit_cache_free(cb);
+  assert_int_equal(th_run(&out, "printf '#define H 3.0f\\n' >'%s/Y/inc/h.h'", f->root), 0);
+  free(out);
+  edited = build_text_in(f, "Y", "cb", &cb, true);
+  assert_int_equal(gpujit_module_cache_status(edited), GPUJIT_CACHE_MISS);
+  gpujit_module_free(edited);
+  gpujit_module_free(m);
+  gpujit_module_free(hit);
+  gpujit_module_free(own);
+  gpujit_cache_free(ca);
+  gpujit_cache_free(cb);
+  free(file);
+}
+
+/* Entries an earlier gpujit stored with the header's copy at "src" joined to its relative path
+ * ("srcinc/h.h") import, and hit: the name is malformed but stays inside its entry. */
+static void test_archive__earlier_relative_dump_imports(void **state)
+{
+  fx *f = *state;
+  char *file = th_path(f->root, "x.tar"), *old = th_path(f->root, "old.tar"), *entry = NULL, *text = NULL;
+  char member[4096], from[8192], to[8192];
+  gpujit_module *m = build_relative(f, f->a, "inc"), *hit;
+  gpujit_cache_import_result r;
+  gpujit__buf b = {0};
+  cJSON *meta, *files, *item;
+  assert_int_equal(gpujit_cache_export(f->a, file, NULL, NULL), 0);
+  assert_int_equal(th_run(&entry, "cd '%s' && mkdir -p unpack && tar -xf x.tar -C unpack && printf %%s \"$PWD\"/unpack/entries/*/*",
+                          f->root), 0);
+  /* the header's member renamed to the earlier form, meta.json's table with it */
+  snprintf(member, sizeof(member), "src%s/inc/h.h", f->root);
+  snprintf(from, sizeof(from), "%s/%s", entry, member);
+  snprintf(to, sizeof(to), "%s/srcinc", entry);
+  mkdir(to, 0700);
+  snprintf(to, sizeof(to), "%s/srcinc/h.h", entry);
+  assert_int_equal(rename(from, to), 0);
+  snprintf(from, sizeof(from), "%s/meta.json", entry);
+  assert_int_equal(gpujit__file_read(&b, from), 0);
+  assert_non_null(meta = cJSON_ParseWithLength(b.data, b.len));
+  files = cJSON_GetObjectItemCaseSensitive(meta, "files");
+  assert_non_null(item = cJSON_DetachItemFromObjectCaseSensitive(files, member));
+  cJSON_AddItemToObject(files, "srcinc/h.h", item);
+  cJSON_ReplaceItemInObjectCaseSensitive(item, "file", cJSON_CreateString("srcinc/h.h"));
+  assert_int_equal(unlink(from), 0);
+  snprintf(from, sizeof(from), "%s/meta.xxh3", entry);
+  assert_int_equal(unlink(from), 0);
+  assert_int_equal(gpujit__write_meta(entry, meta), 0);
+  cJSON_Delete(meta);
+  gpujit__buf_free(&b);
+  assert_int_equal(th_run(&text, "cd '%s' && tar -cf old.tar -C unpack .", f->root), 0);
+  if (gpujit_cache_import(f->b, old, 0, &r) != 0)
+    fail_msg("import: %s", gpujit_error_last());
+  assert_int_equal(r.entries, 1);
+  assert_int_equal(r.rejected, 0);
+  hit = build_relative(f, f->b, "inc");
+  assert_int_equal(gpujit_module_cache_status(hit), GPUJIT_CACHE_HIT);
+  gpujit_module_free(m);
+  gpujit_module_free(hit);
+  free(text);
+  free(entry);
+  free(file);
+  free(old);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -304,6 +513,9 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_archive__hostile, setup, teardown),
     cmocka_unit_test_setup_teardown(test_archive__bad_entry_never_replaces_good, setup, teardown),
     cmocka_unit_test_setup_teardown(test_archive__group_named_by_its_content, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_archive__relative_include_dir_travels, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_archive__earlier_relative_dump_imports, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_archive__source_text_relative_include_travels, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -537,6 +537,35 @@ static void test_deps__page_multiple_payload_is_terminated(void **state)
   cJSON_Delete(meta);
 }
 
+/* A source dump name no import or remote bundle would take (relative, "." or ".." in it) is
+ * refused by the store itself: nothing published, the error naming the path. */
+static void test_deps__dump_name_refused_at_the_store(void **state)
+{
+  fx *f = *state;
+  static const char *const bad[] = {"inc/h.h", "/a/../h.h", "/a/./h.h", "/a//h.h", "/"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+    gpujit__cache_file file = {bad[i], "#define H 1\n", 12};
+    gpujit__cache_put put = {0};
+    cJSON *meta = cJSON_CreateObject(), *back = NULL;
+    gpujit__buf got = {0};
+    put.hex = "0123456789abcdef0123456789abcdef";
+    put.meta = meta;
+    put.image_name = "image.ptx";
+    put.image = "x";
+    put.image_size = 1;
+    put.sources = &file;
+    put.sources_count = 1;
+    assert_int_equal(gpujit__cache_put_entry(f->cache, &put), GPUJIT_EINVAL);
+    if (!strstr(gpujit_error_last(), bad[i]))
+      fail_msg("'%s' not named in '%s'", bad[i], gpujit_error_last());
+    assert_int_not_equal(gpujit__cache_get(f->cache, put.hex, &back, &got, NULL), 0);
+    gpujit_error_clear();
+    gpujit__buf_free(&got);
+    cJSON_Delete(back);
+    cJSON_Delete(meta);
+  }
+}
+
 /* The shared groups' text form: every field back as written, names and paths with blanks and
  * '%' escaped, the same hash (a group is named by it); anything malformed refused. */
 static void test_deps__group_text(void **state)
@@ -820,6 +849,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_deps__damaged_group, setup, teardown),
     cmocka_unit_test(test_deps__records_are_read_within_their_bytes),
     cmocka_unit_test_setup_teardown(test_deps__clear_takes_the_records, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deps__dump_name_refused_at_the_store, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__kept_scans, setup, teardown), /* last: it keeps scans */
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

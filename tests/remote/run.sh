@@ -86,6 +86,32 @@ done
 check "bazel layout: stored under /ac/ as 64 hex digits" \
   'ls "$work/nginx/data/cache/ac/" | grep -Eq "^[0-9a-f]{64}$"'
 
+# ---- a checkout built with a relative -I and --base-dir: a copy of it on a second machine hits
+# (the header's copy is dumped at its absolute path, which a bundle's checks take)
+for backend in "$REDIS" "$HTTP"; do
+  name=$(echo "$backend" | cut -c1-5)
+  for form in inc ./inc sub/../inc; do
+    rm -rf X Y ra rb
+    mkdir -p X/src X/inc X/sub
+    printf '#include "h.h"\nextern "C" __global__ void k(float *x) { x[threadIdx.x] *= H; }\n' >X/src/k.cu
+    printf '#define H 2.0f\n' >X/inc/h.h
+    (cd X && $G build -q --cache-dir "$work/ra" --remote-cache "$backend" --base-dir "$work/X" -I "$form" src/k.cu -o k.cubin)
+    cp -a X Y
+    out=$(cd Y && $G build -v --cache-dir "$work/rb" --remote-cache "$backend" --base-dir "$work/Y" -I "$form" src/k.cu \
+          -o hit.cubin 2>&1)
+    (cd Y && $G build -q --no-cache --base-dir "$work/Y" -I "$form" src/k.cu -o own.cubin)
+    check "$name -I $form: a copied checkout hits from the server" 'echo "$out" | grep -q " hit "'
+    check "$name -I $form: nothing refused" '! echo "$out" | grep -q "refused"'
+    check "$name -I $form: the header's copy at its absolute path" '[ -n "$(find rb/entries -path "*/src$work/X/inc/h.h")" ]'
+    check "$name -I $form: the same bytes as its own compile" 'cmp -s Y/hit.cubin Y/own.cubin'
+    check "$name -I $form: the entry is good on the second machine" '$G cache --cache-dir rb verify | grep -q ", 0 bad"'
+    printf '#define H 3.0f\n' >Y/inc/h.h
+    out=$(cd Y && $G build --cache-dir "$work/rb" --remote-cache "$backend" --base-dir "$work/Y" -I "$form" src/k.cu \
+          -o edited.cubin 2>&1)
+    check "$name -I $form: its header edited, a miss" 'echo "$out" | grep -q " miss"'
+  done
+done
+
 # ---- a compile profile travels through the server with its entry
 rm -rf a b
 $G build -q --cache-dir a --remote-cache "$REDIS" --time-trace=pa.json "$EX/saxpy.cu" -o a.cubin

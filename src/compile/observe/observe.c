@@ -97,6 +97,7 @@ static gpujit__probe *index_find(gpujit__observed *o, const char *path, size_t *
   return NULL;
 }
 
+/* What was seen is no record; the first reason stands. */
 static void set_why(gpujit__observed *o, const char *fmt, ...) GPUJIT__PRINTF(2, 3);
 static void set_why(gpujit__observed *o, const char *fmt, ...)
 {
@@ -128,9 +129,10 @@ static gpujit__observed *target(void)
   for (gpujit__observed *o = live; o; o = o->live_next)
     if (o == mine && o->live_id == mine_id)
       return o;
-  for (gpujit__observed *o = live; o; o = o->live_next)
-    set_why(o, "a thread NVRTC started for another compile read files during this one: whose they are cannot be "
-               "told");
+  for (gpujit__observed *o = live; o; o = o->live_next) {
+    o->reads_lost = true;
+    set_why(o, "a thread NVRTC started for another compile read files during this one: whose they are cannot be told");
+  }
   return NULL;
 }
 
@@ -158,6 +160,7 @@ static void add(gpujit__observed *o, const gpujit__probe *p, const char *path)
   gpujit__probe *seen, *n;
   size_t *slot = NULL;
   if ((!o->index || (o->count + 1) * 2 > o->index->cap) && index_grow(o) < 0) {
+    o->reads_lost = true;
     set_why(o, "out of memory while observing the compile");
     return;
   }
@@ -180,6 +183,7 @@ static void add(gpujit__observed *o, const gpujit__probe *p, const char *path)
     if (n)
       o->items = n;
     gpujit_error_clear();
+    o->reads_lost = true;
     set_why(o, "out of memory while observing the compile");
     return;
   }
@@ -257,9 +261,10 @@ static void note_at(const char *fn, int dirfd, const char *path, const gpujit__p
   pthread_mutex_lock(&note_lock);
   if ((o = target()) != NULL) {
     const char *at = at_path(dirfd, path, buf, sizeof(buf));
-    if (!at)
+    if (!at) {
+      o->reads_lost = true;
       set_why(o, "NVRTC's %s named %s relative to a directory gpujit cannot name", fn, path ? path : "(null)");
-    else if (p)
+    } else if (p)
       add(o, p, at);
     else if (err)
       note_failure(o, at, err, fn);
@@ -357,14 +362,16 @@ void gpujit__observe_note_listed(const char *path)
 }
 
 /* A call that reads the file system in a way no probe can replay. */
-void gpujit__observe_note_unobservable(const char *what)
+void gpujit__observe_note_unobservable(const char *what, bool reads_lost)
 {
   gpujit__observed *o;
   if (!gpujit__observe_active())
     return;
   pthread_mutex_lock(&note_lock);
-  if ((o = target()) != NULL)
+  if ((o = target()) != NULL) {
+    o->reads_lost |= reads_lost;
     set_why(o, "NVRTC %s during the compile", what);
+  }
   pthread_mutex_unlock(&note_lock);
 }
 
@@ -464,6 +471,7 @@ int gpujit__observed_merge(gpujit__observed *to, const gpujit__observed *from)
     gpujit__observed_env_add(to, from->env[i].name, from->env[i].value, true);
   if (from->why[0])
     set_why(to, "%s", from->why);
+  to->reads_lost |= from->reads_lost;
   return to->why[0] && strstr(to->why, "out of memory") ? GPUJIT_ENOMEM : 0;
 }
 
@@ -523,4 +531,5 @@ void gpujit__observed_free(gpujit__observed *o)
   o->index = NULL;
   o->count = o->cap = 0;
   o->why[0] = '\0';
+  o->reads_lost = false;
 }

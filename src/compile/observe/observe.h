@@ -55,6 +55,10 @@ typedef struct gpujit__observed {
   uint64_t live_id;
   struct gpujit__observed_index *index; /* path -> item, while recording */
   char why[512]; /* non-empty: what was seen cannot be a dependency record (and why) */
+  bool reads_lost; /* what NVRTC read may not all be among the probes (out of memory, a path it
+                      named that cannot be said, a changed working directory): the lean pass,
+                      which reads the user's headers, keeps every variable. Nothing else in
+                      `why` says that: a record refused for it still names every file read */
   char refused[600]; /* non-empty: a FIFO, socket or device NVRTC went to read, which it was
                         not let open (it would wait on it for ever): the build fails, naming it */
 } gpujit__observed;

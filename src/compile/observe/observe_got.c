@@ -262,7 +262,7 @@ static ssize_t w_readlink(const char *path, char *buf, size_t size)
   ssize_t r = REAL(readlink, readlink_fn)(path, buf, size);
   int e = errno;
   if (r >= 0)
-    gpujit__observe_note_unobservable("read a symbolic link");
+    gpujit__observe_note_unobservable("read a symbolic link", false);
   else if (e == EINVAL)
     gpujit__observe_note_path("readlink", AT_FDCWD, path, 0);
   else
@@ -276,7 +276,7 @@ static ssize_t w_readlinkat(int dirfd, const char *path, char *buf, size_t size)
   ssize_t r = REAL(readlinkat, readlinkat_fn)(dirfd, path, buf, size);
   int e = errno;
   if (r >= 0)
-    gpujit__observe_note_unobservable("read a symbolic link");
+    gpujit__observe_note_unobservable("read a symbolic link", false);
   else
     gpujit__observe_note_path("readlinkat", dirfd, path, e == EINVAL ? 0 : e);
   errno = e;
@@ -294,7 +294,7 @@ static char *w_realpath(const char *path, char *resolved)
     if (r && lstat(path, &st) == 0 && !S_ISLNK(st.st_mode) && strcmp(r, path) == 0)
       gpujit__observe_note_path("realpath", AT_FDCWD, path, 0);
     else if (r)
-      gpujit__observe_note_unobservable("resolved a path through symbolic links or '..' (realpath)");
+      gpujit__observe_note_unobservable("resolved a path through symbolic links or '..' (realpath)", false);
     else
       gpujit__observe_note_path("realpath", AT_FDCWD, path, e);
   }
@@ -319,7 +319,7 @@ static DIR *w_opendir(const char *path)
                       int (*cmp)(const struct dirent **, const struct dirent **))          \
   {                                                                                        \
     int r = REAL(name, scandir_fn)(path, list, sel, cmp), e = errno;                       \
-    gpujit__observe_note_unobservable("listed a directory");                                               \
+    gpujit__observe_note_unobservable("listed a directory", false);                        \
     errno = e;                                                                             \
     return r;                                                                              \
   }
@@ -328,43 +328,43 @@ SCANDIR_WRAP(scandir64)
 
 static int w_chdir(const char *path)
 {
-  gpujit__observe_note_unobservable("changed the working directory");
+  gpujit__observe_note_unobservable("changed the working directory", true);
   return REAL(chdir, chdir_fn)(path);
 }
 
 static int w_fchdir(int fd)
 {
-  gpujit__observe_note_unobservable("changed the working directory");
+  gpujit__observe_note_unobservable("changed the working directory", true);
   return REAL(fchdir, fchdir_fn)(fd);
 }
 
 static int w_system(const char *cmd)
 {
-  gpujit__observe_note_unobservable("ran a program");
+  gpujit__observe_note_unobservable("ran a program", true);
   return REAL(system, system_fn)(cmd);
 }
 
 static FILE *w_popen(const char *cmd, const char *mode)
 {
-  gpujit__observe_note_unobservable("ran a program");
+  gpujit__observe_note_unobservable("ran a program", true);
   return REAL(popen, popen_fn)(cmd, mode);
 }
 
 static int w_execv(const char *path, char *const argv[])
 {
-  gpujit__observe_note_unobservable("ran a program");
+  gpujit__observe_note_unobservable("ran a program", true);
   return REAL(execv, execv_fn)(path, argv);
 }
 
 static int w_execvp(const char *file, char *const argv[])
 {
-  gpujit__observe_note_unobservable("ran a program");
+  gpujit__observe_note_unobservable("ran a program", true);
   return REAL(execvp, execv_fn)(file, argv);
 }
 
 static int w_execve(const char *path, char *const argv[], char *const envp[])
 {
-  gpujit__observe_note_unobservable("ran a program");
+  gpujit__observe_note_unobservable("ran a program", true);
   return REAL(execve, execve_fn)(path, argv, envp);
 }
 
@@ -408,7 +408,7 @@ static long w_syscall(long number, ...)
   case SYS_getdents64:
   case SYS_chdir:
   case SYS_execve:
-    gpujit__observe_note_unobservable("made a file system call directly");
+    gpujit__observe_note_unobservable("made a file system call directly", true); /* an open no probe names */
     break;
   default: break;
   }

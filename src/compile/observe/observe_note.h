@@ -53,7 +53,9 @@ void gpujit__observe_proc_loaded(void);
 
 /** A directory NVRTC listed. */
 void gpujit__observe_note_listed(const char *path);
-/** A call no probe can replay (`what`, as "NVRTC <what> during the compile"). */
-void gpujit__observe_note_unobservable(const char *what);
+/** A call no probe can replay (`what`, as "NVRTC <what> during the compile"); `reads_lost`: after
+ *  it, or through it, files may be read that no probe names (a changed working directory, a
+ *  program run). */
+void gpujit__observe_note_unobservable(const char *what, bool reads_lost);
 
 #endif
