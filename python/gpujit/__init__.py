@@ -6,6 +6,7 @@ from ._errors import GpujitError
 from ._gpujit import demangle
 from ._gpujit import version as _version
 from ._profile import profile
+from ._steps import schedule, step
 from .bench import BenchmarkResult, benchmark
 from .module import Kernel, Module, build
 from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_MEMCPY, TIMING_MEMSET, ScopedTimer,
@@ -14,4 +15,4 @@ from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_MEMCPY, TIM
 __version__ = _version()
 __all__ = ["build", "demangle", "Module", "Kernel", "cache", "trace", "GpujitError", "CompileError", "ScopedTimer",
            "TimingResult", "timing_begin", "timing_end", "timing_print", "synchronize", "benchmark",
-           "BenchmarkResult", "profile", "TIMING_ALL", "TIMING_KERNEL", "TIMING_MEMCPY", "TIMING_MEMSET", "TIMING_GRAPH"]
+           "BenchmarkResult", "profile", "step", "schedule", "TIMING_ALL", "TIMING_KERNEL", "TIMING_MEMCPY", "TIMING_MEMSET", "TIMING_GRAPH"]

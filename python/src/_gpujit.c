@@ -31,8 +31,17 @@ static PyObject *demangle(PyObject *self, PyObject *args)
   return PyUnicode_FromString(out);
 }
 
+/* step() -> None: the program's step boundary (gpujit_profile_step: a no-op outside a profile) */
+static PyObject *step(PyObject *self, PyObject *unused)
+{
+  (void)self, (void)unused;
+  gpujit_profile_step();
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"version", version, METH_NOARGS, "gpujit's version."},
+    {"step", step, METH_NOARGS, "A step boundary: the next step begins (nothing outside a profile)."},
     {"demangle", demangle, METH_VARARGS, "A C++ symbol as people read it; other names as they are."},
     {NULL, NULL, 0, NULL},
 };

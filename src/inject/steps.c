@@ -34,6 +34,8 @@ static struct {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t current; /* the step going on now */
 static bool cupti_on;
+static uint64_t began;   /* when this process image began: step 0's start */
+static bool first_written; /* step 0's record, where step 0 is recorded */
 
 static bool scheduled(void);
 static bool cupti_now(void);
@@ -43,6 +45,7 @@ static void from_marker(int src);
 __attribute__((constructor)) static void steps_init(void)
 {
   static const gji_cupti_steps hooks = {cupti_now, scheduled, marker, from_marker};
+  began = gji_now();
   gji_fork_safe(&lock);
   gji_cupti_steps_set(&hooks);
 }
@@ -182,6 +185,17 @@ static const char *marker(int *src)
   return S.marker[0] ? S.marker : NULL;
 }
 
+/* Step 0 begins with the process: its record, where it is recorded, before any other step's. */
+static void first_step(gji_step_src src)
+{
+  long cycle;
+  phase_t p = phase_of(0, &cycle);
+  if (first_written || !S.on || (p != PH_WARMUP && p != PH_ACTIVE))
+    return;
+  first_written = true;
+  write_step(0, began, p == PH_ACTIVE ? "active" : "warmup", cycle, src);
+}
+
 static bool cupti_now(void)
 {
   long cycle;
@@ -190,8 +204,8 @@ static bool cupti_now(void)
   parse();
   p = phase_of(current, &cycle);
   cupti_on = !S.on || p == PH_WARMUP || p == PH_ACTIVE;
-  if (S.on && cupti_on && current == 0) /* step 0, recorded from the start */
-    write_step(0, gji_now(), p == PH_ACTIVE ? "active" : "warmup", cycle, S.only < 0 ? GJI_STEP_API : (gji_step_src)S.only);
+  if (current == 0)
+    first_step(S.only < 0 ? GJI_STEP_API : (gji_step_src)S.only);
   pthread_mutex_unlock(&lock);
   return cupti_on;
 }
@@ -223,6 +237,8 @@ static void boundary(gji_step_src src)
     pthread_mutex_unlock(&lock);
     return;
   }
+  if (current == 0)
+    first_step(src);
   was = phase_of(current, &was_cycle);
   now = phase_of(++current, &cycle);
   if (!S.on)

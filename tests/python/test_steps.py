@@ -1,0 +1,48 @@
+"""gpujit.step() and gpujit.schedule(): the step boundary is a no-op outside a profile, and the
+schedule chooses the steps torch.profiler.schedule chooses, with its numbers."""
+import pytest
+
+import gpujit
+
+CASES = [
+    dict(wait=2, warmup=1, active=2, repeat=2),
+    dict(wait=80, warmup=3, active=1, repeat=1),
+    dict(skip_first=3, warmup=1, active=1, repeat=1),
+    dict(wait=1, active=1),
+    dict(active=3),
+    dict(wait=0, warmup=2, active=2, repeat=3, skip_first=1),
+]
+
+
+def test_step_outside_a_profile_is_a_no_op():
+    for _ in range(1000):
+        assert gpujit.step() is None
+
+
+def test_schedule_actions_as_torch_defines_them():
+    s = gpujit.schedule(wait=2, warmup=1, active=2, repeat=2)
+    got = [s(i) for i in range(12)]
+    assert got == ["NONE", "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE",
+                   "NONE", "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE", "NONE", "NONE"]
+    assert str(s) == "wait=2,warmup=1,active=2,repeat=2,skip_first=0"
+    g = gpujit.schedule(wait=80, warmup=3, active=1, repeat=1)
+    assert [i for i in range(200) if g(i) != "NONE"] == [80, 81, 82, 83]
+    assert g(83) == "RECORD_AND_SAVE"
+
+
+def test_schedule_matches_torch_profiler_schedule():
+    torch_profiler = pytest.importorskip("torch.profiler", reason="PyTorch is not installed here (the GPU machine has it)")
+    for case in CASES:
+        ours, theirs = gpujit.schedule(**case), torch_profiler.schedule(**case)
+        assert [ours(i) for i in range(300)] == [theirs(i).name for i in range(300)], case
+
+
+def test_schedule_arguments_checked():
+    with pytest.raises(TypeError, match="active"):
+        gpujit.schedule(active="1")
+    with pytest.raises(ValueError, match="active must be >= 1"):
+        gpujit.schedule(wait=3, active=0)
+    with pytest.raises(TypeError):
+        gpujit.schedule(3, 1, 1)  # keywords only, as a schedule is read
+    with pytest.raises(ValueError, match="wait"):
+        gpujit.schedule(wait=-1, active=1)
