@@ -106,10 +106,16 @@ if m:
 else:
     rows.append(("project bench", "no data"))
 
-m = re.search(r"^RESULT two_threads raw ([\d.]+) observed ([\d.]+)$", read("bench_observe_threads.txt"), re.M)
-if m:
-    rows.append(("observe: two threads / one, raw NVRTC", m.group(1) + "x"))
-    rows.append(("observe: two threads / one, observed", m.group(2) + "x (issue 57: was 1.94x)"))
+for m in re.finditer(r"^RESULT (\w+) plain_s ([\d.]+) profiled_s ([\d.]+) ratio ([\d.]+) spread (\S+)$",
+                     read("steps.txt"), re.M):
+    rows.append(("steps: %s profiled / plain" % m.group(1), "%sx (spread %s; target <= 1.02)" % (m.group(4), m.group(5))))
+st = read("steps.txt")
+if st:
+    rows.append(("steps: checks", "%d passed, %d failed" % (st.count("CHECK PASS"), st.count("CHECK FAIL"))))
+for m in re.finditer(r"^RESULT two_threads(_unobserved)? raw ([\d.]+) gpujit ([\d.]+)$", read("bench_observe_threads.txt"), re.M):
+    how = "unobserved" if m.group(1) else "observed"
+    rows.append(("observe: two threads / one, raw NVRTC (%s run)" % how, m.group(2) + "x"))
+    rows.append(("observe: two threads / one, gpujit %s" % how, m.group(3) + "x"))
 for m in re.finditer(r"^RESULT miss_ms (\S+) not_observed ([\d.]+) observed ([\d.]+) ratio ([\d.]+)$",
                      read("bench_observe.txt"), re.M):
     rows.append(("observe: miss %s observed / not" % m.group(1), "%s ms / %s ms = %sx" % (m.group(3), m.group(2), m.group(4))))
@@ -186,7 +192,7 @@ for line in read("compare_builds.txt").splitlines():
 SOURCES = (("ctest", "ctest.log"), ("launch:", "bench_run.txt"), ("timers ", "timers.txt"),
            ("cache:", "bench_cache.txt"), ("saxpy 256M", "run_big.json"), ("saxpy 1M", "run_bench.json"),
            ("project", "bench_project.txt"), ("remote", "bench_remote.txt"), ("lean:", "bench_lean.txt"),
-           ("observe:", "bench_observe_threads.txt"))
+           ("observe:", "bench_observe_threads.txt"), ("steps:", "steps.txt"))
 present = set(os.listdir(out))
 rows = [r for r in rows if all(f in present for prefix, f in SOURCES if r[0].startswith(prefix))]
 print("\n== summary (%s)" % read("gpu.txt").strip())

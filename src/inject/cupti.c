@@ -324,8 +324,9 @@ void gji_cupti_yield(const char *api)
     if (C.activity_disable)
       for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         C.activity_disable(kinds[i]);
-    if (C.unsubscribe && subscribed)
+    if (C.unsubscribe && C.sub)
       C.unsubscribe(C.sub);
+    C.sub = NULL;
     __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
     gji_note("cupti-yield",
@@ -349,9 +350,11 @@ static void at_exit(void)
   uint64_t unresolved;
   if (started_pid != getpid()) /* a forked child: CUDA is not usable there */
     return;
+  pthread_mutex_lock(&yield_lock); /* a detach under way ends first */
   started_pid = 0; /* once */
   if (C.flush_all && __atomic_load_n(&recording, __ATOMIC_ACQUIRE))
     C.flush_all(1);
+  pthread_mutex_unlock(&yield_lock);
   gji_activity_end_record();
   if ((unresolved = gji_span_unresolved()) > 0)
     gji_note("launch-modules",
@@ -430,17 +433,24 @@ static bool loaded;      /* CUPTI loaded and its settings read (InitializeInject
 static bool detached;    /* cuptiFinalize'd after a schedule's last active step */
 static bool want_steps;  /* a schedule: the driver API's launch records, for the steps' launches */
 
-static void subscribe_callbacks(void)
+/* The callbacks: with `full`, module loads and unloads, and launches (tied to modules); always the
+ * calls a step marker needs (an NVTX range's push, a kernel's launch). Without `full` and without
+ * a marker, none: CUPTI stays unset up. */
+static void subscribe_callbacks(bool full)
 {
-  for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
+  bool launches_on = (full && cfg.launch_callbacks) || marker_src == 3;
+  for (size_t i = 0; full && i < sizeof(loads) / sizeof(loads[0]); i++)
     C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, loads[i]);
-  C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
-  C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-  for (size_t i = 0; (cfg.launch_callbacks || marker_src == 3) && i < sizeof(launches) / sizeof(launches[0]); i++)
+  if (full) {
+    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+    C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  }
+  for (size_t i = 0; launches_on && i < sizeof(launches) / sizeof(launches[0]); i++)
     C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
   for (unsigned i = 0; marker_src == 2 && i < gji_nvtx_begin_count; i++)
     C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_NVTX, gji_nvtx_begin_ids[i]);
-  __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE); /* loads come through the callbacks now */
+  if (full)
+    __atomic_store_n(&subscribed, 1, __ATOMIC_RELEASE); /* loads come through the callbacks now */
 }
 
 static void write_clock(void)
@@ -479,7 +489,10 @@ static void enable_activity(void)
 static bool attach(bool activity)
 {
   CUptiResult r;
-  if (!cfg.no_subscriber && !subscribed && (r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
+  if (!activity && !marker)
+    return true; /* nothing to count before the first recorded step: CUPTI is not touched */
+  if (!cfg.no_subscriber && !C.sub && (r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
+    C.sub = NULL;
     gji_note("cupti",
              "CUPTI is in use by another tool or by the program (%s): kernels, copies and driver JIT "
              "are not recorded; compiles and module loads are",
@@ -487,7 +500,7 @@ static bool attach(bool activity)
     return false;
   }
   if (!cfg.no_subscriber && !subscribed)
-    subscribe_callbacks();
+    subscribe_callbacks(activity);
   if (!activity)
     return true;
   set_attributes();
@@ -524,28 +537,63 @@ bool gji_cupti_attach(void)
 
 /* CUPTI off, as if it had never been set up: what it holds is written out first; cuptiFinalize
  * gives the process its uninstrumented launch cost back (a later attach sets it up again). */
-void gji_cupti_detach(bool finalize)
+static void disable_full_callbacks(void)
 {
+  for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
+    C.enable_callback(0, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, loads[i]);
+  C.enable_callback(0, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+  C.enable_callback(0, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  for (size_t i = 0; marker_src != 3 && i < sizeof(launches) / sizeof(launches[0]); i++)
+    C.enable_callback(0, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
+}
+
+/* The detach itself, off the program's thread: flushing and cuptiFinalize take milliseconds,
+ * which the step that ends must not be charged. Under `yield_lock`, so an attach (the next cycle)
+ * or the process's exit waits for it. */
+static void *detaching(void *arg)
+{
+  bool finalize = arg != NULL;
   pthread_mutex_lock(&yield_lock);
-  if (loaded && started_pid == getpid() && __atomic_load_n(&recording, __ATOMIC_ACQUIRE)) {
+  if (loaded && started_pid == getpid()) {
     if (C.flush_all)
       C.flush_all(1);
-    for (size_t i = 0; C.activity_disable && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-      C.activity_disable(kinds[i]);
-    if (C.activity_disable && want_steps)
-      C.activity_disable(CUPTI_ACTIVITY_KIND_DRIVER);
-    __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
-    /* a marker's steps are counted on through the callbacks while a later cycle may come */
-    if (C.unsubscribe && subscribed && !marker) { /* (a marker's callback may be the caller) */
+    /* a marker's steps are counted on through its callbacks while a later cycle may come */
+    if (C.unsubscribe && C.sub && !marker) {
       C.unsubscribe(C.sub);
-      __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE); /* loads through driver.c's wrappers again */
-    }
+      C.sub = NULL;
+    } else if (C.sub)
+      disable_full_callbacks();
     if (finalize && !marker && C.finalize) { /* none of the schedule's steps is left to record */
       C.finalize();
       detached = true;
     }
   }
   pthread_mutex_unlock(&yield_lock);
+  return NULL;
+}
+
+void gji_cupti_detach(bool finalize)
+{
+  pthread_t t;
+  pthread_attr_t a;
+  pthread_mutex_lock(&yield_lock);
+  if (!loaded || started_pid != getpid() || !__atomic_load_n(&recording, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_unlock(&yield_lock);
+    return;
+  }
+  /* the activity stops now: launches from here on pay nothing of it */
+  for (size_t i = 0; C.activity_disable && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+    C.activity_disable(kinds[i]);
+  if (C.activity_disable && want_steps)
+    C.activity_disable(CUPTI_ACTIVITY_KIND_DRIVER);
+  __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE); /* loads through driver.c's wrappers again */
+  pthread_mutex_unlock(&yield_lock);
+  pthread_attr_init(&a);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&t, &a, detaching, finalize ? (void *)1 : NULL) != 0)
+    detaching(finalize ? (void *)1 : NULL); /* no thread: here, then */
+  pthread_attr_destroy(&a);
 }
 
 /* Called by the CUDA driver at cuInit when CUDA_INJECTION64_PATH names this library. */

@@ -4,6 +4,7 @@
  * through the launch callback. Both need CUPTI's subscriber on while no step is recorded (its
  * callbacks only, no activity): the cost of counting steps the program does not mark for gpujit. */
 #define _GNU_SOURCE
+#define NVTX_NO_IMPL /* the types alone: the program links NVTX, not this library */
 #include <nvtx3/nvToolsExt.h>
 #include <cupti.h>
 #include <generated_nvtx_meta.h>

@@ -1,0 +1,143 @@
+"""GPU checks of steps and the schedule (issue 58), run by scripts/gpu.sh (part `steps`):
+
+1. bench/step_storm under `gpujit profile --schedule wait=W,warmup=U,active=A`: exactly the
+   schedule's steps have records; each active step holds exactly the program's launches for it
+   (kernel records whose launch record lies in the step), its wall time is within 2 % of the
+   program's own measure, and busy time plus gaps equal each stream's GPU span.
+2. The cost, side by side: ROUNDS alternated pairs of the plain run and the scheduled profile
+   (1,000 launches a step, wait=900, active=10): median ratio and spread; at most 1.02x.
+3. A PyTorch MLP loop whose steps are its torch.profiler's step(): under `gpujit profile` the steps
+   gpujit records are the ones torch.profiler's schedule chooses; and the MLP with NVTX marks as
+   steps (--step nvtx:step), plain against profiled, alternated.
+Usage: python3 steps.py GPUJIT STEP_STORM OUTDIR [ROUNDS]. Prints CHECK and RESULT lines."""
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+g, storm, out = sys.argv[1], sys.argv[2], sys.argv[3]
+rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 7
+here = os.path.dirname(os.path.abspath(__file__))
+failed = 0
+
+
+def check(name, ok, msg):
+    global failed
+    failed += not ok
+    print("CHECK %s %s: %s" % ("PASS" if ok else "FAIL", name, msg), flush=True)
+
+
+def records(d):
+    rows = []
+    for f in sorted(glob.glob(os.path.join(d, "p*.jsonl"))):
+        for line in open(f):
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                pass
+    return rows
+
+
+def to_host(rows):
+    """GPU times on the host clock, from each process's clock record."""
+    clock = {}
+    for r in rows:
+        if r["k"] == "clock":
+            clock[r["pid"]] = r["host"] - r["cupti"]
+    return clock
+
+
+def storm_check(steps, per, sched, expect_active):
+    d = tempfile.mkdtemp(prefix="steps-", dir=out)
+    p = subprocess.run([g, "profile", "-q", "--keep", d, "--json=" + d + "/p.json", "--schedule", sched, "--",
+                        storm, str(steps), str(per)], capture_output=True, text=True)
+    check("storm-run", p.returncode == 0, "exit %d %s" % (p.returncode, p.stderr[-300:]))
+    own = json.loads(p.stdout.strip().splitlines()[-1])
+    rows = records(d)
+    st = [r for r in rows if r["k"] == "step"]
+    got = [(r["n"], r["phase"]) for r in st]
+    check("storm-steps", [n for n, ph in got if ph == "active"] == expect_active,
+          "active steps %s, the schedule's %s" % ([n for n, ph in got if ph == "active"], expect_active))
+    off = to_host(rows)
+    launches = [r for r in rows if r["k"] == "launch"]
+    kernels = {r["corr"]: r for r in rows if r["k"] == "kernel"}
+    bounds = sorted(r["t"] for r in st)
+    for i, r in enumerate(st):
+        if r["phase"] != "active":
+            continue
+        t0, t1 = r["t"], next((b for b in bounds if b > r["t"]), None)
+        if t1 is None:
+            check("storm-step-end", False, "step %d has no end" % r["n"])
+            continue
+        mine = [l for l in launches if t0 <= l["t0"] < t1]
+        ks = [kernels[l["corr"]] for l in mine if l["corr"] in kernels]
+        check("storm-launches", len(mine) == per and len(ks) == per,
+              "step %d: %d launch records, %d kernels, the program made %d" % (r["n"], len(mine), len(ks), per))
+        wall_us, own_us = (t1 - t0) / 1e3, own["step_us"][r["n"]] if r["n"] < len(own["step_us"]) else -1
+        check("storm-wall", abs(wall_us - own_us) <= 0.02 * own_us,
+              "step %d: %.1f us recorded, %.1f us by the program's own clock" % (r["n"], wall_us, own_us))
+        if ks:
+            o = off.get(ks[0]["pid"], 0)
+            spans = sorted((k["s"] + o, k["e"] + o) for k in ks)
+            busy = sum(e - s for s, e in spans)
+            gaps = sum(max(0, spans[j + 1][0] - spans[j][1]) for j in range(len(spans) - 1))
+            span = spans[-1][1] - spans[0][0]
+            check("storm-busy-gaps", abs(busy + gaps - span) <= 1000,
+                  "step %d: busy %.1f us + gaps %.1f us = %.1f us, span %.1f us" % (
+                      r["n"], busy / 1e3, gaps / 1e3, (busy + gaps) / 1e3, span / 1e3))
+    return d
+
+
+def timed(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stderr[-500:])
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])["seconds"]
+
+
+# 1. correctness: 30 steps of 1000 launches, wait=5, warmup=2, active=3, repeat=2
+storm_check(30, 1000, "wait=5,warmup=2,active=3,repeat=2", [7, 8, 9, 17, 18, 19])
+# 2. cost: 1000 launches a step, wait=900, active=10 (warmup 1), 1000 steps; plain first, then profiled, alternated
+plain, prof = [], []
+for i in range(rounds):
+    for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+        cmd = [storm, "1000", "1000"]
+        if which:
+            cmd = [g, "profile", "-q", "--schedule", "wait=900,warmup=1,active=10,repeat=1", "--"] + cmd
+        s = timed(cmd)
+        (prof if which else plain).append(s if s is not None else float("nan"))
+ratios = [b / a for a, b in zip(plain, prof)]
+print("RESULT storm_schedule plain_s %.4f profiled_s %.4f ratio %.4f spread %.4f-%.4f" % (
+    statistics.median(plain), statistics.median(prof), statistics.median(ratios), min(ratios), max(ratios)), flush=True)
+check("storm-cost", statistics.median(ratios) <= 1.02, "median %.4fx over %d pairs (target <= 1.02x)" % (
+    statistics.median(ratios), rounds))
+
+# 3. PyTorch: steps from torch.profiler's step(), and NVTX marks as steps
+mlp = os.path.join(here, "steps_mlp.py")
+d = tempfile.mkdtemp(prefix="torch-steps-", dir=out)
+p = subprocess.run([g, "profile", "-q", "--keep", d, "--schedule", "wait=5,warmup=2,active=2,repeat=1", "--step", "torch",
+                    "--", sys.executable, mlp, "40", "--torch-profiler", "wait=5,warmup=2,active=2,repeat=1"],
+                   capture_output=True, text=True)
+check("torch-run", p.returncode == 0, "exit %d %s" % (p.returncode, p.stderr[-400:]))
+rows = records(d)
+ours = sorted(r["n"] for r in rows if r["k"] == "step" and r["phase"] == "active")
+theirs = json.loads(p.stdout.strip().splitlines()[-1]).get("recorded", []) if p.stdout.strip() else []
+check("torch-same-steps", ours == theirs and ours, "gpujit's active steps %s, torch.profiler's %s" % (ours, theirs))
+plain, prof = [], []
+for i in range(rounds):
+    for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+        cmd = [sys.executable, mlp, "1000", "--nvtx"]
+        if which:
+            cmd = [g, "profile", "-q", "--step", "nvtx:step", "--schedule", "wait=900,warmup=1,active=10,repeat=1", "--"] + cmd
+        s = timed(cmd)
+        (prof if which else plain).append(s if s is not None else float("nan"))
+ratios = [b / a for a, b in zip(plain, prof)]
+print("RESULT mlp_schedule plain_s %.4f profiled_s %.4f ratio %.4f spread %.4f-%.4f" % (
+    statistics.median(plain), statistics.median(prof), statistics.median(ratios), min(ratios), max(ratios)), flush=True)
+check("mlp-cost", statistics.median(ratios) <= 1.02, "median %.4fx over %d pairs (target <= 1.02x)" % (
+    statistics.median(ratios), rounds))
+sys.exit(1 if failed else 0)
