@@ -161,6 +161,61 @@ typedef struct gpujit_profile_process {
   int gpu_recorded;       /**< CUPTI ran in it */
 } gpujit_profile_process;
 
+/** An active step of a process (the schedule's, `--step`/`--schedule`: docs/profile.md "Steps"):
+ *  its wall time, the GPU work it launched, how busy the GPU was and where it sat idle. */
+typedef struct gpujit_profile_step {
+  int id;                 /**< its index in the steps (the step_* tables' "step") */
+  int pid;                /**< steps are counted per process */
+  uint64_t step;          /**< the step's number in its process, from 0 */
+  int cycle;              /**< the schedule's repeat, from 0 */
+  const char *src;        /**< where its boundaries came from: "api", "torch", "nvtx", "kernel" */
+  const char *schedule;   /**< the schedule as the process noted it ("wait=80,warmup=3,active=1,repeat=1"), or "" */
+  int complete;           /**< 0: still open when its process ended (the step ends at its exit, or last record) */
+  double start_ms;        /**< when it began, from the start of the run */
+  double wall_ms;         /**< its host time: its boundary to the next */
+  double window_ms;       /**< from its start to the later of its end and its last GPU operation's end */
+  uint64_t launches;      /**< host launch calls made in it (launch records) */
+  uint64_t kernels, copies, memsets; /**< GPU operations launched in it (else started in it) */
+  double gpu_ms;          /**< their GPU time, summed */
+  double busy_ms;         /**< the union of their GPU intervals, over all devices and streams */
+  double busy_pct;        /**< busy_ms of window_ms */
+  double idle_ms;         /**< window_ms - busy_ms */
+  uint64_t gaps;          /**< idle gaps between consecutive operations of a stream, all streams */
+  double gap_ms;          /**< their sum */
+  double gap_median_us, gap_p90_us, gap_max_us;
+  double host_wait_ms;    /**< the GPU idle (every stream of the process) while the host was still
+                               issuing: a gap whose next operation's launch call returned after the
+                               previous operation ended */
+  double host_wait_pct;   /**< host_wait_ms of window_ms */
+  const char *verdict;    /**< "gpu-bound", "launch-bound", "host-bound", "mixed", "no-gpu-work" */
+  const char *summary;    /**< the verdict as a sentence, as the text report prints it */
+} gpujit_profile_step;
+/** A step's work on one GPU. */
+typedef struct gpujit_profile_step_device {
+  int step;               /**< the step's id */
+  uint32_t device;
+  uint64_t ops;
+  double busy_ms, busy_pct; /**< the union of its operations' intervals; of the step's window */
+} gpujit_profile_step_device;
+/** A step's work on one stream. */
+typedef struct gpujit_profile_step_stream {
+  int step;               /**< the step's id */
+  uint32_t device, stream;
+  uint64_t ops;
+  double busy_ms;         /**< the union of its operations' intervals */
+  double span_ms;         /**< its first operation's start to its last one's end */
+  double start_ms;        /**< its first operation's start, from the step's start */
+  uint64_t gaps;          /**< between consecutive operations in start order (ops - 1) */
+  double gap_ms, gap_median_us, gap_p90_us, gap_max_us;
+  double host_wait_ms;    /**< of gap_ms, the gaps whose next operation's launch returned after the previous one ended */
+} gpujit_profile_step_stream;
+/** A kernel of a step: its launches in the step and their GPU time (the top ones by time). */
+typedef struct gpujit_profile_step_kernel {
+  int step;               /**< the step's id */
+  const char *name;       /**< the kernel's symbol */
+  uint64_t count;
+  double total_ms, mean_us;
+} gpujit_profile_step_kernel;
 /** The kinds of values a profile's tables hold. */
 typedef enum gpujit_profile_field_type {
   GPUJIT_FIELD_STR,  /**< const char * */
@@ -190,6 +245,10 @@ typedef enum gpujit_profile_table {
   GPUJIT_PROFILE_PROCESSES, /**< "processes": gpujit_profile_process rows */
   GPUJIT_PROFILE_COMPILERS, /**< "compilers": gpujit_profile_compiler rows */
   GPUJIT_PROFILE_STAGES,    /**< "stages": gpujit_profile_stage rows */
+  GPUJIT_PROFILE_STEPS,     /**< "steps": gpujit_profile_step rows, the active steps */
+  GPUJIT_PROFILE_STEP_DEVICES, /**< "step_devices": gpujit_profile_step_device rows */
+  GPUJIT_PROFILE_STEP_STREAMS, /**< "step_streams": gpujit_profile_step_stream rows */
+  GPUJIT_PROFILE_STEP_KERNELS, /**< "step_kernels": gpujit_profile_step_kernel rows, up to 10 per step */
   GPUJIT_PROFILE_NTABLES
 } gpujit_profile_table;
 
@@ -250,6 +309,9 @@ GPUJIT_API void gpujit_profile_totals_get(const gpujit_profile *p, gpujit_profil
 GPUJIT_API size_t gpujit_profile_compiles(const gpujit_profile *p, const gpujit_profile_compile **rows);
 /** The processes of the run (of a range: the one process). */
 GPUJIT_API size_t gpujit_profile_processes(const gpujit_profile *p, const gpujit_profile_process **rows);
+/** The active steps, in process and step order (docs/profile.md, "Steps"); their devices,
+ *  streams and top kernels are the tables GPUJIT_PROFILE_STEP_*, each row naming its step's id. */
+GPUJIT_API size_t gpujit_profile_steps(const gpujit_profile *p, const gpujit_profile_step **rows);
 /** What the run noted once each (CUPTI unavailable, options that changed the compiles, …), one per line. */
 GPUJIT_API const char *gpujit_profile_notes(const gpujit_profile *p);
 

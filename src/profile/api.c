@@ -99,7 +99,8 @@ void gpujit_profile_free(gpujit_profile *p)
   if (p->own_dir && p->dir)
     pf_remove_dir(p->dir);
   for (size_t i = 0; i < p->procs.n; i++)
-    free(p->procs.v[i].exe), free(p->procs.v[i].cmd);
+    free(p->procs.v[i].exe), free(p->procs.v[i].cmd), free(p->procs.v[i].schedule);
+  gpujit__profile_steps_free(p);
   for (size_t i = 0; i < p->compiles.n; i++) {
     gpujit__profile_compile_free(&p->compiles.v[i]);
   }

@@ -129,6 +129,68 @@ static const gpujit_profile_field processes[] = {
     F(gpujit_profile_process, "gpu_recorded", BOOL, gpu_recorded),
 };
 
+static const gpujit_profile_field steps[] = {
+    F(gpujit_profile_step, "id", INT, id),
+    F(gpujit_profile_step, "pid", INT, pid),
+    F(gpujit_profile_step, "step", U64, step),
+    F(gpujit_profile_step, "cycle", INT, cycle),
+    F(gpujit_profile_step, "src", STR, src),
+    F(gpujit_profile_step, "schedule", STR, schedule),
+    F(gpujit_profile_step, "complete", BOOL, complete),
+    F(gpujit_profile_step, "start_ms", F64, start_ms),
+    F(gpujit_profile_step, "wall_ms", F64, wall_ms),
+    F(gpujit_profile_step, "window_ms", F64, window_ms),
+    F(gpujit_profile_step, "launches", U64, launches),
+    F(gpujit_profile_step, "kernels", U64, kernels),
+    F(gpujit_profile_step, "copies", U64, copies),
+    F(gpujit_profile_step, "memsets", U64, memsets),
+    F(gpujit_profile_step, "gpu_ms", F64, gpu_ms),
+    F(gpujit_profile_step, "busy_ms", F64, busy_ms),
+    F(gpujit_profile_step, "busy_pct", F64, busy_pct),
+    F(gpujit_profile_step, "idle_ms", F64, idle_ms),
+    F(gpujit_profile_step, "gaps", U64, gaps),
+    F(gpujit_profile_step, "gap_ms", F64, gap_ms),
+    F(gpujit_profile_step, "gap_median_us", F64, gap_median_us),
+    F(gpujit_profile_step, "gap_p90_us", F64, gap_p90_us),
+    F(gpujit_profile_step, "gap_max_us", F64, gap_max_us),
+    F(gpujit_profile_step, "host_wait_ms", F64, host_wait_ms),
+    F(gpujit_profile_step, "host_wait_pct", F64, host_wait_pct),
+    F(gpujit_profile_step, "verdict", STR, verdict),
+    F(gpujit_profile_step, "summary", STR, summary),
+};
+
+static const gpujit_profile_field step_devices[] = {
+    F(gpujit_profile_step_device, "step", INT, step),
+    F(gpujit_profile_step_device, "device", U32, device),
+    F(gpujit_profile_step_device, "ops", U64, ops),
+    F(gpujit_profile_step_device, "busy_ms", F64, busy_ms),
+    F(gpujit_profile_step_device, "busy_pct", F64, busy_pct),
+};
+
+static const gpujit_profile_field step_streams[] = {
+    F(gpujit_profile_step_stream, "step", INT, step),
+    F(gpujit_profile_step_stream, "device", U32, device),
+    F(gpujit_profile_step_stream, "stream", U32, stream),
+    F(gpujit_profile_step_stream, "ops", U64, ops),
+    F(gpujit_profile_step_stream, "busy_ms", F64, busy_ms),
+    F(gpujit_profile_step_stream, "span_ms", F64, span_ms),
+    F(gpujit_profile_step_stream, "start_ms", F64, start_ms),
+    F(gpujit_profile_step_stream, "gaps", U64, gaps),
+    F(gpujit_profile_step_stream, "gap_ms", F64, gap_ms),
+    F(gpujit_profile_step_stream, "gap_median_us", F64, gap_median_us),
+    F(gpujit_profile_step_stream, "gap_p90_us", F64, gap_p90_us),
+    F(gpujit_profile_step_stream, "gap_max_us", F64, gap_max_us),
+    F(gpujit_profile_step_stream, "host_wait_ms", F64, host_wait_ms),
+};
+
+static const gpujit_profile_field step_kernels[] = {
+    F(gpujit_profile_step_kernel, "step", INT, step),
+    F(gpujit_profile_step_kernel, "name", STR, name),
+    F(gpujit_profile_step_kernel, "count", U64, count),
+    F(gpujit_profile_step_kernel, "total_ms", F64, total_ms),
+    F(gpujit_profile_step_kernel, "mean_us", F64, mean_us),
+};
+
 #define TABLE(a) a, sizeof(a) / sizeof(a[0])
 static const struct {
   const char *name;
@@ -143,6 +205,10 @@ static const struct {
     [GPUJIT_PROFILE_PROCESSES] = {"processes", TABLE(processes)},
     [GPUJIT_PROFILE_COMPILERS] = {"compilers", TABLE(compilers)},
     [GPUJIT_PROFILE_STAGES] = {"stages", TABLE(stages)},
+    [GPUJIT_PROFILE_STEPS] = {"steps", TABLE(steps)},
+    [GPUJIT_PROFILE_STEP_DEVICES] = {"step_devices", TABLE(step_devices)},
+    [GPUJIT_PROFILE_STEP_STREAMS] = {"step_streams", TABLE(step_streams)},
+    [GPUJIT_PROFILE_STEP_KERNELS] = {"step_kernels", TABLE(step_kernels)},
 };
 
 const gpujit_profile_field *gpujit_profile_fields(gpujit_profile_table table, const char **name, size_t *n)
@@ -169,6 +235,10 @@ size_t gpujit_profile_table_rows(const gpujit_profile *p, gpujit_profile_table t
     case GPUJIT_PROFILE_PROCESSES: r = p->process_rows, n = p->nprocess_rows, size = sizeof(*p->process_rows); break;
     case GPUJIT_PROFILE_COMPILERS: r = p->compilers, n = p->ncompilers, size = sizeof(*p->compilers); break;
     case GPUJIT_PROFILE_STAGES: r = p->stage_rows, n = p->nstage_rows, size = sizeof(*p->stage_rows); break;
+    case GPUJIT_PROFILE_STEPS: r = p->step_rows, n = p->nstep_rows, size = sizeof(*p->step_rows); break;
+    case GPUJIT_PROFILE_STEP_DEVICES: r = p->step_devices, n = p->nstep_devices, size = sizeof(*p->step_devices); break;
+    case GPUJIT_PROFILE_STEP_STREAMS: r = p->step_streams, n = p->nstep_streams, size = sizeof(*p->step_streams); break;
+    case GPUJIT_PROFILE_STEP_KERNELS: r = p->step_kernels, n = p->nstep_kernels, size = sizeof(*p->step_kernels); break;
     default: break;
     }
   }
@@ -238,5 +308,5 @@ int gpujit__profile_views(gpujit_profile *p)
     p->process_rows[p->nprocess_rows++] = (gpujit_profile_process){
         .pid = pr->pid, .ppid = pr->ppid, .command = pr->cmd ? pr->cmd : "", .ended = pr->ended, .gpu_recorded = pr->gpu};
   }
-  return 0;
+  return gpujit__profile_steps(p);
 }

@@ -1,6 +1,7 @@
 /* The profile report as text: the run's totals, devices, module rows and notes (the table
  * `gpujit profile` prints and gpujit.profile shows). */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,62 @@ static void by_compiler(const gpujit_profile *p, gpujit__buf *f)
       gpujit__buf_printf(f, " (%llu failed)", (unsigned long long)c[i].failed);
   }
   gpujit__buf_printf(f, "\n");
+}
+
+/* A step's streams as a small table, its top kernels on a line. */
+static void step_detail(const gpujit_profile *p, gpujit__buf *f, int id)
+{
+  const gpujit_profile_step_stream *st;
+  const gpujit_profile_step_kernel *k;
+  size_t ns = gpujit_profile_table_rows(p, GPUJIT_PROFILE_STEP_STREAMS, (const void **)&st, NULL);
+  size_t nk = gpujit_profile_table_rows(p, GPUJIT_PROFILE_STEP_KERNELS, (const void **)&k, NULL), shown = 0;
+  bool head = false;
+  for (size_t i = 0; i < ns; i++) {
+    if (st[i].step != id)
+      continue;
+    if (!head)
+      gpujit__buf_printf(f, "    %3s %7s %6s %10s %10s %5s %9s %9s %9s %9s %12s\n", "GPU", "stream", "ops", "busy ms",
+                         "span ms", "gaps", "gap ms", "median µs", "p90 µs", "max µs", "host-wait ms");
+    head = true;
+    gpujit__buf_printf(f, "    %3u %7u %6llu %10.3f %10.3f %5llu %9.3f %9.1f %9.1f %9.1f %12.3f\n", st[i].device,
+                       st[i].stream, (unsigned long long)st[i].ops, st[i].busy_ms, st[i].span_ms,
+                       (unsigned long long)st[i].gaps, st[i].gap_ms, st[i].gap_median_us, st[i].gap_p90_us,
+                       st[i].gap_max_us, st[i].host_wait_ms);
+  }
+  for (size_t i = 0; i < nk; i++) {
+    char name[512];
+    if (k[i].step != id || shown == 5)
+      continue;
+    gpujit__kernel_name(k[i].name, name, sizeof(name));
+    gpujit__buf_printf(f, "%s %.80s ×%llu %.3f ms (%.1f µs each)", shown++ ? ";" : "    top kernels:", name,
+                       (unsigned long long)k[i].count, k[i].total_ms, k[i].mean_us);
+  }
+  if (shown)
+    gpujit__buf_printf(f, "\n");
+}
+
+/* The active steps, by process: each one's time, its streams, its top kernels and the verdict. */
+static void steps(const gpujit_profile *p, gpujit__buf *f)
+{
+  const gpujit_profile_step *s;
+  size_t n = gpujit_profile_steps(p, &s);
+  for (size_t i = 0; i < n; i++) {
+    if (i == 0 || s[i].pid != s[i - 1].pid)
+      gpujit__buf_printf(f, "\n  steps of process %d (from %s%s%s): the active ones\n", s[i].pid,
+                         s[i].src[0] ? s[i].src : "?", s[i].schedule[0] ? "; schedule " : "", s[i].schedule);
+    gpujit__buf_printf(f, "  step %llu", (unsigned long long)s[i].step);
+    if (s[i].cycle)
+      gpujit__buf_printf(f, " (cycle %d)", s[i].cycle);
+    gpujit__buf_printf(f, ": wall %.3f ms, %llu launches, %llu kernels, %llu copies, %llu memsets; GPU busy "
+                          "%.3f ms (%.0f %%), idle waiting for the host %.3f ms (%.0f %%)%s\n",
+                       s[i].wall_ms,
+                       (unsigned long long)s[i].launches, (unsigned long long)s[i].kernels,
+                       (unsigned long long)s[i].copies, (unsigned long long)s[i].memsets, s[i].busy_ms, s[i].busy_pct,
+                       s[i].host_wait_ms, s[i].host_wait_pct,
+                       s[i].complete ? "" : " (INCOMPLETE: still open when its process ended)");
+    step_detail(p, f, s[i].id);
+    gpujit__buf_printf(f, "    %s\n", s[i].summary);
+  }
 }
 
 int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, char **out)
@@ -116,6 +173,7 @@ int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, 
     if (top > 0 && nm > (size_t)top)
       gpujit__buf_printf(f, "  ... %zu more (--top 0 for all)\n", nm - (size_t)top);
   }
+  steps(p, f);
   if (t.autotune_launches)
     gpujit__buf_printf(f, "  autotuning: %llu launches, %.3f ms of GPU time benchmarking candidates: compile work, "
                           "in the rows' break-even, not in their launches\n",

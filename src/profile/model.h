@@ -25,6 +25,8 @@ typedef struct pf_proc {
   bool hook, hook_said; /* a Python started with the hook on; a note said why it could not load */
   int anc[17], nanc;    /* ppid, then its ancestors */
   int tool;             /* the compile its "tool" record made, or -1 */
+  uint64_t exit_t;      /* its exit record's time, 0: none */
+  char *schedule;       /* the step schedule its "schedule" note gave, or NULL */
 } pf_proc;
 
 #define PF_MAX_STAGES 16
@@ -140,6 +142,21 @@ typedef struct pf_span { /* a span an adapter declared: an autotuner benchmarkin
   char *name;
 } pf_span;
 
+typedef struct pf_step { /* a step boundary ("step" record): step n begins at t */
+  int pid;
+  uint64_t n, t;
+  int cycle;
+  char phase[8]; /* "warmup", "active", "after" */
+  char src[8];
+} pf_step;
+
+typedef struct pf_launch { /* a launch's host side ("launch" record), in the recorded steps */
+  int pid;
+  uint32_t tid;
+  uint64_t corr, t0, t1;
+  char api[40];
+} pf_launch;
+
 typedef struct pf_reap { /* a child that ended abnormally, as its parent's wait saw it */
   int child, status;
 } pf_reap;
@@ -166,6 +183,8 @@ struct gpujit_profile {
   PF_VEC(pf_bind) binds;
   PF_VEC(pf_reap) reaps;
   PF_VEC(pf_span) spans;
+  PF_VEC(pf_step) steps;
+  PF_VEC(pf_launch) launches;
   gpujit__buf notes;
   gpujit_profile_totals totals;
   gpujit_profile_module *rows;
@@ -182,6 +201,15 @@ struct gpujit_profile {
   size_t ncompilers;
   gpujit_profile_stage *stage_rows;
   size_t nstage_rows;
+  gpujit_profile_step *step_rows; /* the active steps analysed (steps.c) */
+  size_t nstep_rows;
+  gpujit_profile_step_device *step_devices;
+  size_t nstep_devices;
+  gpujit_profile_step_stream *step_streams;
+  size_t nstep_streams;
+  gpujit_profile_step_kernel *step_kernels;
+  size_t nstep_kernels;
+  char **step_strings;     /* the step rows' own strings (summaries) */
   bool range;              /* only one process's records inside [range_t0, range_t1] */
   int range_pid;
   uint64_t range_t0, range_t1; /* host clock, ns */
@@ -228,6 +256,15 @@ int gpujit__profile_compilers(gpujit_profile *p);
 int gpujit__profile_views(gpujit_profile *p);
 /** Free what a compile owns (its strings), not the compile itself. */
 void gpujit__profile_compile_free(pf_compile *c);
+/** A "step" or "launch" record (steps.c). */
+void gpujit__profile_read_step(gpujit_profile *p, const char *line, const cJSON *j, int kind, int pid);
+/** Where step `i` ends: the next boundary its process wrote (`complete`), else its process's exit
+ *  or last record. */
+uint64_t gpujit__profile_step_end(const gpujit_profile *p, size_t i, bool *complete);
+/** The active steps explained (steps.c): their rows, devices, streams and top kernels. */
+int gpujit__profile_steps(gpujit_profile *p);
+/** Free what steps.c made. */
+void gpujit__profile_steps_free(gpujit_profile *p);
 /** Remove a records directory and everything in it (best effort). */
 void pf_remove_dir(const char *dir);
 /** A note for the report (one line). */

@@ -92,6 +92,9 @@ static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, i
   case GPUJIT_RECORD_GPU_END:
   case GPUJIT_RECORD_DROPPED:
     return false;
+  case GPUJIT_RECORD_STEP: /* a boundary: its own time */
+    t = pf_t_of(line, "t");
+    return t >= p->range_t0 && t <= p->range_t1;
   default:
     break;
   }
@@ -256,6 +259,7 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
   case GPUJIT_RECORD_EXIT: {
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
     proc->ended = true;
+    proc->exit_t = pf_t_of(line, "t");
     proc->lost += pf_u_of(j, "lost");
     if (proc->tool >= 0 && cJSON_IsNumber(st)) { /* a tool's own exit status, whoever reaps it */
       p->compiles.v[proc->tool].result = (int)st->valuedouble;
@@ -323,9 +327,17 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
   case GPUJIT_RECORD_NOTE: {
     proc->lost += pf_u_of(j, "lost"); /* records the Python adapters could not write, since their last such note */
     proc->hook_said |= !strcmp(pf_s_of(j, "what"), "python-no-hook");
+    if (!strcmp(pf_s_of(j, "what"), "schedule")) { /* the steps' schedule: the steps section says it */
+      free(proc->schedule);
+      proc->schedule = pf_dup(pf_s_of(j, "msg"));
+      break;
+    }
     gpujit__profile_note(p, "process %d: %s", pid, pf_s_of(j, "msg"));
     break;
   }
+  case GPUJIT_RECORD_STEP: case GPUJIT_RECORD_LAUNCH:
+    gpujit__profile_read_step(p, line, j, kind, pid);
+    break;
   case GPUJIT_RECORD_TOOL: case GPUJIT_RECORD_TOOL_END: case GPUJIT_RECORD_REAP: case GPUJIT_RECORD_UNIT:
   case GPUJIT_RECORD_BIND: case GPUJIT_RECORD_SPAN:
     gpujit__profile_read_compiler(p, proc, line, j, kind);
@@ -584,7 +596,7 @@ int gpujit__profile_read(gpujit_profile *p, const char *dir)
         p->procs.v[keep] = p->procs.v[i];
         p->procs.v[keep++].ended = true;
       } else {
-        free(p->procs.v[i].exe), free(p->procs.v[i].cmd);
+        free(p->procs.v[i].exe), free(p->procs.v[i].cmd), free(p->procs.v[i].schedule);
       }
     }
     p->procs.n = keep;

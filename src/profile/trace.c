@@ -4,7 +4,9 @@
  * "compile NAME", category gpujit; NVRTC's own phases beneath them with --nvrtc-trace), module
  * loads and NVTX ranges. GPU tracks: a process per device (pid 2^30 + device), a thread per
  * stream, with kernels, copies and memsets. A flow goes from each compile to the first launch of
- * the module its image became. Every id fits in 32 bits (Perfetto's importer).
+ * the module its image became. Recorded steps: a "steps" track in their process with a slice
+ * each, each launch's host side on its thread with a flow to what it launched. Every id fits in
+ * 32 bits (Perfetto's importer).
  */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
@@ -241,8 +243,8 @@ static void gpu(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
   }
 }
 
-/* From each compile to the first traced launch of its module. */
-static void flows(cJSON *arr, const gpujit_profile *p)
+/* From each compile to the first traced launch of its module. @return the next flow id. */
+static unsigned flows(cJSON *arr, const gpujit_profile *p)
 {
   unsigned id = 1;
   for (size_t i = 0; i < p->compiles.n; i++) {
@@ -270,6 +272,81 @@ static void flows(cJSON *arr, const gpujit_profile *p)
     cJSON_AddStringToObject(e, "bp", "e");
     id++;
   }
+  return id;
+}
+
+#define STEPS_TID 0xfffffffeu /* the process's "steps" track: no thread's id (they stay below 2^22) */
+
+/* The recorded steps (warmup and active) as slices on a "steps" track of their process. */
+static void step_slices(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->steps.n; i++) {
+    const pf_step *s = &p->steps.v[i];
+    char name[64];
+    bool complete;
+    uint64_t end;
+    cJSON *args;
+    if (strcmp(s->phase, "active") && strcmp(s->phase, "warmup"))
+      continue;
+    host_track(arr, v, n, p, s->pid, s->pid);
+    if (first(v, n, s->pid, STEPS_TID))
+      meta(arr, "thread_name", s->pid, STEPS_TID, "steps");
+    end = gpujit__profile_step_end(p, i, &complete);
+    snprintf(name, sizeof(name), "step %llu", (unsigned long long)s->n);
+    args = cJSON_AddObjectToObject(span(arr, "step", name, s->pid, STEPS_TID, s->t, end), "args");
+    cJSON_AddStringToObject(args, "phase", s->phase);
+    cJSON_AddNumberToObject(args, "cycle", s->cycle);
+    cJSON_AddStringToObject(args, "src", s->src);
+    cJSON_AddBoolToObject(args, "complete", complete);
+  }
+}
+
+static __thread const gpujit_profile *sort_p;
+static int op_by_corr(const void *a, const void *b)
+{
+  const pf_op *x = &sort_p->ops.v[*(const size_t *)a], *y = &sort_p->ops.v[*(const size_t *)b];
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
+  return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* The launches' host sides on their threads, each with a flow to the kernel, copy or memset it
+ * launched (as PyTorch's traces have them: "s" in the launch, "f" binding to the GPU slice). */
+static int launches(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p, unsigned id)
+{
+  size_t *by = calloc(p->ops.n + 1, sizeof(*by));
+  if (!by)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  for (size_t i = 0; i < p->ops.n; i++)
+    by[i] = i;
+  sort_p = p;
+  qsort(by, p->ops.n, sizeof(*by), op_by_corr);
+  for (size_t i = 0; i < p->launches.n; i++) {
+    const pf_launch *l = &p->launches.v[i];
+    size_t lo = 0, hi = p->ops.n;
+    cJSON *e;
+    host_track(arr, v, n, p, l->pid, l->tid);
+    e = span(arr, "launch", l->api[0] ? l->api : "launch", l->pid, l->tid, l->t0, l->t1);
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(e, "args"), "correlation", (double)l->corr);
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      const pf_op *o = &p->ops.v[by[mid]];
+      if (o->pid < l->pid || (o->pid == l->pid && o->corr < l->corr))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (!l->corr || lo == p->ops.n || p->ops.v[by[lo]].pid != l->pid || p->ops.v[by[lo]].corr != l->corr)
+      continue;
+    const pf_op *o = &p->ops.v[by[lo]];
+    e = ev(arr, "s", "launch", "launch", l->pid, l->tid, us(l->t0));
+    cJSON_AddNumberToObject(e, "id", id);
+    e = ev(arr, "f", "launch", "launch", GPU_PID + o->device, o->stream + 1.0, us(o->s));
+    cJSON_AddNumberToObject(e, "id", id++);
+    cJSON_AddStringToObject(e, "bp", "e");
+  }
+  free(by);
+  return 0;
 }
 
 int gpujit_profile_trace(const gpujit_profile *p, const char *path)
@@ -297,7 +374,12 @@ int gpujit_profile_trace(const gpujit_profile *p, const char *path)
   compiles(arr, &v, &n, p);
   loads_and_ranges(arr, &v, &n, p);
   gpu(arr, &v, &n, p);
-  flows(arr, p);
+  step_slices(arr, &v, &n, p);
+  if ((err = launches(arr, &v, &n, p, flows(arr, p))) < 0) {
+    free(v);
+    cJSON_Delete(j);
+    return err;
+  }
   cJSON_AddStringToObject(j, "displayTimeUnit", "ms");
   {
     cJSON *o = cJSON_AddObjectToObject(j, "otherData");
