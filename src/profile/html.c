@@ -22,6 +22,59 @@
 /* The page, from src/profile/html/report.html (generated at build time: cmake/embed.cmake). */
 extern const char gpujit__profile_html_page[];
 
+#define STEP_OPS_DRAWN 5000 /* a step's operations drawn, at most (its tables count them all) */
+
+/* The active steps' operations, for the page's step timelines: per step, its streams
+ * ([device, stream]) and its operations ([stream, start_us, dur_us from the step's start, kind
+ * "k"/"c"/"m", name]), and how many were left undrawn. */
+static cJSON *step_ops(const gpujit_profile *p)
+{
+  const gpujit_profile_step *st;
+  size_t n = gpujit_profile_steps(p, &st);
+  cJSON *all = cJSON_CreateArray();
+  for (size_t i = 0; all && i < n; i++) {
+    cJSON *one = cJSON_CreateObject(), *streams = cJSON_AddArrayToObject(one, "streams"),
+          *ops = cJSON_AddArrayToObject(one, "ops");
+    uint64_t t0 = 0, left = 0;
+    size_t drawn = 0, nstreams = 0, active = 0;
+    uint32_t seen[64][2];
+    char shown[512];
+    for (size_t k = 0; k < p->steps.n; k++) /* the rows are the active steps, in order (steps.c) */
+      if (!strcmp(p->steps.v[k].phase, "active") && active++ == i)
+        t0 = p->steps.v[k].t;
+    for (size_t k = 0; k < p->ops.n; k++) {
+      const pf_op *o = &p->ops.v[k];
+      size_t sidx = 0;
+      cJSON *e;
+      if (o->step != (int)i + 1)
+        continue;
+      while (sidx < nstreams && (seen[sidx][0] != o->device || seen[sidx][1] != o->stream))
+        sidx++;
+      if (sidx == nstreams && nstreams < 64) {
+        seen[nstreams][0] = o->device, seen[nstreams][1] = o->stream, nstreams++;
+        cJSON_AddItemToArray(streams, cJSON_CreateIntArray((const int[]){(int)o->device, (int)o->stream}, 2));
+      }
+      if (sidx == nstreams || drawn == STEP_OPS_DRAWN) {
+        left++;
+        continue;
+      }
+      e = cJSON_CreateArray();
+      cJSON_AddItemToArray(e, cJSON_CreateNumber((double)sidx));
+      cJSON_AddItemToArray(e, cJSON_CreateNumber(o->s > t0 ? (double)(o->s - t0) / 1e3 : -(double)(t0 - o->s) / 1e3));
+      cJSON_AddItemToArray(e, cJSON_CreateNumber(o->e > o->s ? (double)(o->e - o->s) / 1e3 : 0));
+      cJSON_AddItemToArray(e, cJSON_CreateString(o->kind == 'k' ? "k" : o->kind == 'c' ? "c" : "m"));
+      if (o->kind == 'k')
+        gpujit__kernel_name(o->name ? o->name : "", shown, sizeof(shown)); /* as the tables name it */
+      cJSON_AddItemToArray(e, cJSON_CreateString(o->kind == 'k' ? shown : o->name ? o->name : ""));
+      cJSON_AddItemToArray(ops, e);
+      drawn++;
+    }
+    cJSON_AddNumberToObject(one, "undrawn", (double)left);
+    cJSON_AddItemToArray(all, one);
+  }
+  return all;
+}
+
 /* The profile's JSON with what the page shows beside it. */
 static int page_data(const gpujit_profile *p, char **out)
 {
@@ -53,6 +106,7 @@ static int page_data(const gpujit_profile *p, char **out)
     return err;
   }
   cJSON_AddItemToObject(j, "timeline", cJSON_CreateRaw(timeline));
+  cJSON_AddItemToObject(j, "step_ops", step_ops(p));
   free(timeline);
   *out = cJSON_PrintUnformatted(j);
   cJSON_Delete(j);

@@ -119,6 +119,7 @@ typedef struct pf_op { /* a traced kernel, copy or memset */
   char *name;
   uint64_t handle, corr, s, e, bytes;
   uint32_t device, stream;
+  int step; /* 1 + the id of the active step that launched it (steps.c), 0: none */
 } pf_op;
 
 typedef struct pf_nvtx {

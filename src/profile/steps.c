@@ -287,15 +287,15 @@ static int verdict(gpujit_profile *p, gpujit_profile_step *r)
 }
 
 /* Which operations step i launched: by their launch call's time, else (no launch recorded) by their start. */
-static void step_ops(const gpujit_profile *p, const size_t *by, const pf_step *s, uint64_t end, work *w)
+static void step_ops(gpujit_profile *p, const size_t *by, const pf_step *s, uint64_t end, int id, work *w)
 {
   w->n = 0;
   for (size_t k = 0; k < p->ops.n; k++) {
-    const pf_op *o = &p->ops.v[k];
+    pf_op *o = &p->ops.v[k];
     const pf_launch *l = o->pid == s->pid ? launch_of(p, by, o) : NULL;
     uint64_t at = l ? l->t0 : o->s;
     if (o->pid == s->pid && at >= s->t && at < end)
-      w->ops[w->n++] = k;
+      w->ops[w->n++] = k, o->step = id + 1;
   }
   order_p = p;
   qsort(w->ops, w->n, sizeof(*w->ops), by_stream);
@@ -326,7 +326,7 @@ static int one_step(gpujit_profile *p, const size_t *by, size_t i, work *w, uint
                              .wall_ms = (double)(end - s->t) / 1e6};
   for (size_t k = 0; k < p->launches.n; k++)
     r->launches += p->launches.v[k].pid == s->pid && p->launches.v[k].t0 >= s->t && p->launches.v[k].t0 < end;
-  step_ops(p, by, s, end, w);
+  step_ops(p, by, s, end, r->id, w);
   for (size_t k = 0; k < w->n; k++) {
     const pf_op *o = &p->ops.v[w->ops[k]];
     r->kernels += o->kind == 'k', r->copies += o->kind == 'c', r->memsets += o->kind == 'm';

@@ -24,6 +24,7 @@
 # expect: *trace flows: 18 starts, 18 finishes, ids matched: yes, bp e: yes, each from its launch to its own op: yes*
 # expect: *trace ids fit 32 bits: yes*
 # expect: *saved profile, the same steps: yes*
+# expect: *html steps: 3 drawn: 7, 10, 1 ops; section: yes*
 # expect: *saved profile, the same text: yes*
 # reject: *note: process 5100: wait=2*
 # Steps (docs/profile.md "Steps"): the records of a run under --schedule (the step boundaries
@@ -89,3 +90,12 @@ $GPUJIT profile report s.gjprof --json=s.json -q
 python3 -c 'import json; a, b = json.load(open("p.json")), json.load(open("s.json")); print("saved profile, the same steps:", "yes" if all(a[k] == b[k] for k in ("steps", "step_devices", "step_streams", "step_kernels")) else "no")'
 [ "$($GPUJIT profile report rec | tail -n +3)" = "$($GPUJIT profile report s.gjprof | tail -n +3)" ] &&
   echo "saved profile, the same text: yes"
+# the HTML page: a Steps section and each step's operations, from the step's start
+$GPUJIT profile report s.gjprof -q --html p.html
+python3 - <<'PY'
+import json, re
+s = open("p.html").read()
+d = json.loads(re.search(r'<script type="application/json" id="gpujit-data">(.*?)</script>', s, re.S).group(1))
+print("html steps: %d drawn: %s ops; section: %s" % (len(d["steps"]), ", ".join(str(len(x["ops"])) for x in d["step_ops"]),
+      "yes" if 'id="steps-section"' in s and d["step_ops"][0]["ops"][0][:4] == [0, 20, 200, "k"] else "no"))
+PY
