@@ -334,7 +334,9 @@ GPUJIT_API int gpujit_profile_json(const gpujit_profile *p, char **out);
 
 /** Write a Trace Event Format file (Perfetto, chrome://tracing, `gpujit trace analyze`): a track
  *  per host thread with compile and load spans, a track per device and stream with kernels,
- *  copies and memsets, NVTX ranges, a flow from each compile to its module's first launch. */
+ *  copies and memsets, NVTX ranges, a flow from each compile to its module's first launch; for
+ *  recorded steps, a "steps" track per process, each launch's host side on its thread and a
+ *  flow from it to what it launched. */
 GPUJIT_API int gpujit_profile_trace(const gpujit_profile *p, const char *path);
 
 /** The command line the profile ran, words a shell would take back ("" when not known: a records

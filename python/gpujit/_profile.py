@@ -148,5 +148,20 @@ class profile:
         """Per GPU: launches, kernel_ms, copies, copy_ms, memsets, memset_ms."""
         return self.data.get("devices", [])
 
+    @property
+    def steps(self) -> List[dict]:
+        """The active steps (``gpujit profile --schedule``; docs/profile.md "Steps"), in process and
+        step order: pid, step, cycle, src, schedule, complete, wall_ms, window_ms, launches, kernels,
+        busy_ms, busy_pct, gaps, gap_median_us, gap_p90_us, gap_max_us, host_wait_ms, host_wait_pct,
+        verdict, summary ... — each with its ``devices``, ``streams`` and top ``kernels`` (the JSON's
+        step_devices, step_streams and step_kernels rows whose "step" is its "id")."""
+        out = []
+        for s in self.data.get("steps", []):
+            s = dict(s)
+            for key, table in (("devices", "step_devices"), ("streams", "step_streams"), ("kernels", "step_kernels")):
+                s[key] = [r for r in self.data.get(table, []) if r["step"] == s["id"]]
+            out.append(s)
+        return out
+
     def __str__(self) -> str:
         return self.report

@@ -53,6 +53,8 @@ uint64_t gpujit__profile_step_end(const gpujit_profile *p, size_t i, bool *compl
   *complete = end != 0;
   if (end)
     return end;
+  if (p->range) /* a range's process goes on: the step is open at the range's end */
+    return p->range_t1 > s->t ? p->range_t1 : s->t;
   for (size_t k = 0; k < p->procs.n; k++) { /* open at the end: its process's exit, else its last record */
     const pf_proc *pr = &p->procs.v[k];
     uint64_t last = pr->exit_t ? pr->exit_t : pr->t1;
