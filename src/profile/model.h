@@ -257,7 +257,7 @@ int gpujit__profile_compilers(gpujit_profile *p);
 int gpujit__profile_views(gpujit_profile *p);
 /** Free what a compile owns (its strings), not the compile itself. */
 void gpujit__profile_compile_free(pf_compile *c);
-/** A "step" or "launch" record (steps.c). */
+/** A "step" or "launch" record (read_steps.c). */
 void gpujit__profile_read_step(gpujit_profile *p, const char *line, const cJSON *j, int kind, int pid);
 /** Where step `i` ends: the next boundary its process wrote (`complete`), else its process's exit
  *  or last record. */

@@ -11,35 +11,9 @@
 
 #include "base/buf.h"
 #include "base/error.h"
-#include "inject/protocol.h"
 #include "profile/model.h"
-#include "profile/record_fields.h"
 
 #define TOP_KERNELS 10
-
-void gpujit__profile_read_step(gpujit_profile *p, const char *line, const cJSON *j, int kind, int pid)
-{
-  if (kind == GPUJIT_RECORD_STEP) {
-    pf_step *s = PF_PUSH(p->steps);
-    if (!s)
-      return;
-    s->pid = pid;
-    s->n = pf_u_of(j, "n");
-    s->t = pf_t_of(line, "t");
-    s->cycle = (int)pf_i_of(j, "cycle");
-    snprintf(s->phase, sizeof(s->phase), "%s", pf_s_of(j, "phase"));
-    snprintf(s->src, sizeof(s->src), "%s", pf_s_of(j, "src"));
-  } else {
-    pf_launch *l = PF_PUSH(p->launches);
-    if (!l)
-      return;
-    l->pid = pid;
-    l->tid = (uint32_t)pf_u_of(j, "tid");
-    l->corr = pf_u_of(j, "corr");
-    l->t0 = pf_t_of(line, "t0"), l->t1 = pf_t_of(line, "t1");
-    snprintf(l->api, sizeof(l->api), "%s", pf_s_of(j, "api"));
-  }
-}
 
 uint64_t gpujit__profile_step_end(const gpujit_profile *p, size_t i, bool *complete)
 {
@@ -168,11 +142,13 @@ static int by_stream(const void *a, const void *b)
   return x->s < y->s ? -1 : x->s > y->s;
 }
 
-static double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
+/* Every figure is one division of whole nanoseconds: the nearest double to its value, which the
+ * JSON's shortest form reads back exactly. */
+static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
 
 /* The streams of a step (its ops sorted by device, stream, start): a row each, their gaps into
  * w->gaps and the gaps the GPU waited on the host into w->wait. */
-static int streams(gpujit_profile *p, work *w, int step, uint64_t t0)
+static void streams(gpujit_profile *p, work *w, int step, uint64_t t0)
 {
   for (size_t a = 0, b; a < w->n; a = b) {
     const pf_op *first = &p->ops.v[w->ops[a]];
@@ -199,11 +175,10 @@ static int streams(gpujit_profile *p, work *w, int step, uint64_t t0)
                                       .gaps = g.n, .gap_ms = g.ms, .gap_median_us = g.median_us, .gap_p90_us = g.p90_us,
                                       .gap_max_us = g.max_us, .host_wait_ms = (double)waited / 1e6};
   }
-  return 0;
 }
 
 /* The devices of a step: the union of each one's operations. */
-static void devices(gpujit_profile *p, work *w, int step, double window_ms)
+static void devices(gpujit_profile *p, work *w, int step, uint64_t window)
 {
   for (size_t a = 0, b; a < w->n; a = b) {
     uint32_t dev = p->ops.v[w->ops[a]].device;
@@ -212,8 +187,9 @@ static void devices(gpujit_profile *p, work *w, int step, double window_ms)
       w->iv[b - a] = (ival){p->ops.v[w->ops[b]].s, p->ops.v[w->ops[b]].e > p->ops.v[w->ops[b]].s ? p->ops.v[w->ops[b]].e
                                                                                                 : p->ops.v[w->ops[b]].s};
     r->step = step, r->device = dev, r->ops = b - a;
-    r->busy_ms = (double)union_ns(w->iv, b - a) / 1e6;
-    r->busy_pct = pct(r->busy_ms, window_ms);
+    uint64_t busy = union_ns(w->iv, b - a);
+    r->busy_ms = (double)busy / 1e6;
+    r->busy_pct = pct(busy, window);
   }
 }
 
@@ -246,7 +222,7 @@ static void kernels(gpujit_profile *p, work *w, int step)
     for (b = a; b < nk && !strcmp(p->ops.v[w->ops[b]].name, p->ops.v[w->ops[a]].name); b++)
       ns += p->ops.v[w->ops[b]].e > p->ops.v[w->ops[b]].s ? p->ops.v[w->ops[b]].e - p->ops.v[w->ops[b]].s : 0;
     k[rows++] = (gpujit_profile_step_kernel){.step = step, .name = p->ops.v[w->ops[a]].name, .count = b - a,
-                                             .total_ms = (double)ns / 1e6, .mean_us = (double)ns / 1e3 / (double)(b - a)};
+                                             .total_ms = (double)ns / 1e6, .mean_us = (double)ns / (1e3 * (double)(b - a))};
   }
   qsort(k, rows, sizeof(*k), by_total);
   p->nstep_kernels += rows < TOP_KERNELS ? rows : TOP_KERNELS;
@@ -347,11 +323,11 @@ static int one_step(gpujit_profile *p, const size_t *by, size_t i, work *w, uint
   memcpy(w->iv + w->n, w->wait, w->nwait * sizeof(*w->wait));
   both = union_ns(w->iv, w->n + w->nwait);
   r->busy_ms = (double)busy / 1e6;
-  r->busy_pct = pct(r->busy_ms, r->window_ms);
-  r->idle_ms = r->window_ms - r->busy_ms;
+  r->busy_pct = pct(busy, last - s->t);
+  r->idle_ms = last - s->t > busy ? (double)(last - s->t - busy) / 1e6 : 0; /* GPU clock skew: never below 0 */
   r->host_wait_ms = (double)(both - busy) / 1e6; /* waiting while no stream of the process was busy */
-  r->host_wait_pct = pct(r->host_wait_ms, r->window_ms);
-  devices(p, w, r->id, r->window_ms);
+  r->host_wait_pct = pct(both - busy, last - s->t);
+  devices(p, w, r->id, last - s->t);
   kernels(p, w, r->id);
   return verdict(p, r);
 }
@@ -366,6 +342,21 @@ static int by_boundary(const void *a, const void *b)
   return x->n < y->n ? -1 : x->n > y->n;
 }
 
+/* A process that noted a schedule and recorded no active step: said, not silently dropped. */
+static void unscheduled(gpujit_profile *p)
+{
+  for (size_t i = 0; i < p->procs.n; i++) {
+    const pf_proc *pr = &p->procs.v[i];
+    bool any = false;
+    for (size_t k = 0; pr->schedule && k < p->nstep_rows && !any; k++)
+      any = p->step_rows[k].pid == pr->pid;
+    if (pr->schedule && !any)
+      gpujit__profile_note(p, "process %d: steps scheduled (%s), none active recorded: it ended before the "
+                              "schedule's first active step, or marked no steps",
+                           pr->pid, pr->schedule);
+  }
+}
+
 int gpujit__profile_steps(gpujit_profile *p)
 {
   size_t nactive = 0, *by = NULL, n = p->ops.n + 1;
@@ -374,8 +365,10 @@ int gpujit__profile_steps(gpujit_profile *p)
   int err = 0;
   for (size_t i = 0; i < p->steps.n; i++)
     nactive += !strcmp(p->steps.v[i].phase, "active");
-  if (!nactive)
+  if (!nactive) {
+    unscheduled(p);
     return 0;
+  }
   qsort(p->steps.v, p->steps.n, sizeof(*p->steps.v), by_boundary); /* rows in process and step order */
   for (size_t i = 0; i < p->procs.n; i++)
     run0 = p->procs.v[i].t0 && p->procs.v[i].t0 < run0 ? p->procs.v[i].t0 : run0;
@@ -402,6 +395,8 @@ int gpujit__profile_steps(gpujit_profile *p)
     if (!strcmp(p->steps.v[i].phase, "active"))
       err = one_step(p, by, i, &w, run0);
   free(by), free(w.ops), free(w.ret), free(w.gaps), free(w.iv), free(w.wait);
+  if (err == 0)
+    unscheduled(p);
   return err;
 }
 

@@ -29,6 +29,10 @@ static const char *const LINES[] = {
     "\"t0\":1000000014000,\"t1\":1000000016000,\"cubin_bytes\":20,\"cubin_hash\":\"22222222222222222222222222222222\"}",
     "{\"k\":\"load\",\"pid\":100,\"tid\":100,\"api\":\"cuModuleLoadData\",\"t0\":1000000017000,\"t1\":1000000019000,"
     "\"result\":0,\"image\":\"cubin\",\"bytes\":20,\"hash\":\"22222222222222222222222222222222\",\"module\":\"0xb\"}",
+    /* an active step from 19500 ns, open at the range's end, and the host side of a launch in it */
+    "{\"k\":\"step\",\"pid\":100,\"tid\":100,\"n\":7,\"t\":1000000019500,\"phase\":\"active\",\"cycle\":0,\"src\":\"api\"}",
+    "{\"k\":\"launch\",\"pid\":100,\"tid\":100,\"corr\":2,\"api\":\"cuLaunchKernel\",\"t0\":1000000019600,"
+    "\"t1\":1000000019700}",
     "{\"k\":\"kernel\",\"pid\":100,\"name\":\"mid_k\",\"module\":\"0xb\",\"device\":0,\"stream\":7,\"corr\":2,"
     "\"s\":20000,\"e\":21000}",
     "{\"k\":\"kernel\",\"pid\":100,\"name\":\"mid_k\",\"module\":\"0xb\",\"device\":0,\"stream\":7,\"corr\":3,"

@@ -90,10 +90,35 @@ static void test_steps__c_api(void **state)
   th_rmrf(dir);
 }
 
+/* A schedule whose active steps never came (the run ended during warmup): said in a note. */
+static void test_steps__scheduled_none_active(void **state)
+{
+  static const char *const lines[] = {
+      "{\"k\":\"proc\",\"v\":1,\"pid\":301,\"ppid\":1,\"exe\":\"/bin/app\",\"cmd\":\"app\",\"t\":1000000000000}",
+      "{\"k\":\"note\",\"pid\":301,\"tid\":301,\"what\":\"schedule\",\"msg\":\"wait=5,warmup=1,active=1,repeat=1 "
+      "(steps: api)\",\"t\":1000000000001}",
+      "{\"k\":\"step\",\"pid\":301,\"tid\":301,\"n\":5,\"t\":1000000001000,\"phase\":\"warmup\",\"cycle\":0,"
+      "\"src\":\"api\"}",
+      "{\"k\":\"exit\",\"pid\":301,\"tid\":301,\"t\":1000000002000,\"status\":0}",
+  };
+  char dir[] = "/tmp/gpujit-steps-XXXXXX";
+  gpujit_profile *p = NULL;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  th_write_lines(dir, "p301-1.jsonl", lines, sizeof(lines) / sizeof(lines[0]));
+  assert_int_equal(gpujit_profile_load(&p, dir), 0);
+  assert_int_equal(gpujit_profile_steps(p, NULL), 0);
+  assert_non_null(strstr(gpujit_profile_notes(p), "process 301: steps scheduled (wait=5,warmup=1,active=1,repeat=1 "
+                                                  "(steps: api)), none active recorded"));
+  gpujit_profile_free(p);
+  th_rmrf(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_steps__c_api),
+      cmocka_unit_test(test_steps__scheduled_none_active),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
