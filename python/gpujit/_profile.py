@@ -153,12 +153,13 @@ class profile:
         """The active steps (``gpujit profile --schedule``; docs/profile.md "Steps"), in process and
         step order: pid, step, cycle, src, schedule, complete, wall_ms, window_ms, launches, kernels,
         busy_ms, busy_pct, gaps, gap_median_us, gap_p90_us, gap_max_us, host_wait_ms, host_wait_pct,
-        verdict, summary ... — each with its ``devices``, ``streams`` and top ``kernels`` (the JSON's
-        step_devices, step_streams and step_kernels rows whose "step" is its "id")."""
+        verdict, summary ... — each with ``by_device``, ``by_stream`` and ``top_kernels``: the JSON's
+        step_devices, step_streams and step_kernels rows whose "step" is its "id"."""
         out = []
         for s in self.data.get("steps", []):
             s = dict(s)
-            for key, table in (("devices", "step_devices"), ("streams", "step_streams"), ("kernels", "step_kernels")):
+            for key, table in (("by_device", "step_devices"), ("by_stream", "step_streams"),
+                               ("top_kernels", "step_kernels")):
                 s[key] = [r for r in self.data.get(table, []) if r["step"] == s["id"]]
             out.append(s)
         return out

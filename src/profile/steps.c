@@ -144,7 +144,10 @@ static int by_stream(const void *a, const void *b)
 
 /* Every figure is one division of whole nanoseconds: the nearest double to its value, which the
  * JSON's shortest form reads back exactly. */
-static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
+static double pct(uint64_t part, uint64_t whole)
+{
+  return whole ? 100.0 * (double)part / (double)whole : 0;
+}
 
 /* The streams of a step (its ops sorted by device, stream, start): a row each, their gaps into
  * w->gaps and the gaps the GPU waited on the host into w->wait. */
@@ -155,7 +158,8 @@ static void streams(gpujit_profile *p, work *w, int step, uint64_t t0)
     gpujit_profile_step_stream *r = &p->step_streams[p->nstep_streams++];
     uint64_t end = 0, last_e = 0, waited = 0;
     size_t g0 = w->ngaps;
-    for (b = a; b < w->n && p->ops.v[w->ops[b]].device == first->device && p->ops.v[w->ops[b]].stream == first->stream; b++) {
+    for (b = a; b < w->n && p->ops.v[w->ops[b]].device == first->device && p->ops.v[w->ops[b]].stream == first->stream;
+         b++) {
       const pf_op *o = &p->ops.v[w->ops[b]];
       w->iv[b - a] = (ival){o->s, o->e > o->s ? o->e : o->s};
       if (b > a) {
@@ -168,12 +172,19 @@ static void streams(gpujit_profile *p, work *w, int step, uint64_t t0)
       last_e = end;
     }
     gapstat g = gap_stats(w->gaps + g0, w->ngaps - g0);
-    *r = (gpujit_profile_step_stream){.step = step, .device = first->device, .stream = first->stream,
-                                      .ops = b - a, .busy_ms = (double)union_ns(w->iv, b - a) / 1e6,
+    *r = (gpujit_profile_step_stream){.step = step,
+                                      .device = first->device,
+                                      .stream = first->stream,
+                                      .ops = b - a,
+                                      .busy_ms = (double)union_ns(w->iv, b - a) / 1e6,
                                       .span_ms = last_e > first->s ? (double)(last_e - first->s) / 1e6 : 0,
                                       .start_ms = first->s > t0 ? (double)(first->s - t0) / 1e6 : 0,
-                                      .gaps = g.n, .gap_ms = g.ms, .gap_median_us = g.median_us, .gap_p90_us = g.p90_us,
-                                      .gap_max_us = g.max_us, .host_wait_ms = (double)waited / 1e6};
+                                      .gaps = g.n,
+                                      .gap_ms = g.ms,
+                                      .gap_median_us = g.median_us,
+                                      .gap_p90_us = g.p90_us,
+                                      .gap_max_us = g.max_us,
+                                      .host_wait_ms = (double)waited / 1e6};
   }
 }
 
@@ -184,8 +195,9 @@ static void devices(gpujit_profile *p, work *w, int step, uint64_t window)
     uint32_t dev = p->ops.v[w->ops[a]].device;
     gpujit_profile_step_device *r = &p->step_devices[p->nstep_devices++];
     for (b = a; b < w->n && p->ops.v[w->ops[b]].device == dev; b++)
-      w->iv[b - a] = (ival){p->ops.v[w->ops[b]].s, p->ops.v[w->ops[b]].e > p->ops.v[w->ops[b]].s ? p->ops.v[w->ops[b]].e
-                                                                                                : p->ops.v[w->ops[b]].s};
+      w->iv[b - a] =
+          (ival){p->ops.v[w->ops[b]].s,
+                 p->ops.v[w->ops[b]].e > p->ops.v[w->ops[b]].s ? p->ops.v[w->ops[b]].e : p->ops.v[w->ops[b]].s};
     r->step = step, r->device = dev, r->ops = b - a;
     uint64_t busy = union_ns(w->iv, b - a);
     r->busy_ms = (double)busy / 1e6;
@@ -221,8 +233,11 @@ static void kernels(gpujit_profile *p, work *w, int step)
     uint64_t ns = 0;
     for (b = a; b < nk && !strcmp(p->ops.v[w->ops[b]].name, p->ops.v[w->ops[a]].name); b++)
       ns += p->ops.v[w->ops[b]].e > p->ops.v[w->ops[b]].s ? p->ops.v[w->ops[b]].e - p->ops.v[w->ops[b]].s : 0;
-    k[rows++] = (gpujit_profile_step_kernel){.step = step, .name = p->ops.v[w->ops[a]].name, .count = b - a,
-                                             .total_ms = (double)ns / 1e6, .mean_us = (double)ns / (1e3 * (double)(b - a))};
+    k[rows++] = (gpujit_profile_step_kernel){.step = step,
+                                             .name = p->ops.v[w->ops[a]].name,
+                                             .count = b - a,
+                                             .total_ms = (double)ns / 1e6,
+                                             .mean_us = (double)ns / (1e3 * (double)(b - a))};
   }
   qsort(k, rows, sizeof(*k), by_total);
   p->nstep_kernels += rows < TOP_KERNELS ? rows : TOP_KERNELS;
@@ -255,7 +270,8 @@ static int verdict(gpujit_profile *p, gpujit_profile_step *r)
              idle_pct, (unsigned long long)r->step, r->host_wait_pct);
   } else {
     r->verdict = "mixed";
-    snprintf(line, sizeof(line), "mixed: busy %.0f %% of step %llu, idle %.0f %% (%.0f %% waiting for launches, median gap %.1f µs)",
+    snprintf(line, sizeof(line),
+             "mixed: busy %.0f %% of step %llu, idle %.0f %% (%.0f %% waiting for launches, median gap %.1f µs)",
              r->busy_pct, (unsigned long long)r->step, idle_pct, r->host_wait_pct, r->gap_median_us);
   }
   if (!(p->step_strings[r->id] = gpujit__strdup(line)))
@@ -298,8 +314,13 @@ static int one_step(gpujit_profile *p, const size_t *by, size_t i, work *w, uint
   gpujit_profile_step *r = &p->step_rows[p->nstep_rows];
   bool complete;
   uint64_t end = gpujit__profile_step_end(p, i, &complete), last = end, gpu = 0, busy, both;
-  *r = (gpujit_profile_step){.id = (int)p->nstep_rows++, .pid = s->pid, .step = s->n, .cycle = s->cycle, .src = s->src,
-                             .schedule = schedule_of(p, s->pid), .complete = complete,
+  *r = (gpujit_profile_step){.id = (int)p->nstep_rows++,
+                             .pid = s->pid,
+                             .step = s->n,
+                             .cycle = s->cycle,
+                             .src = s->src,
+                             .schedule = schedule_of(p, s->pid),
+                             .complete = complete,
                              .start_ms = s->t > run0 ? (double)(s->t - run0) / 1e6 : 0,
                              .wall_ms = (double)(end - s->t) / 1e6};
   for (size_t k = 0; k < p->launches.n; k++)
@@ -318,7 +339,8 @@ static int one_step(gpujit_profile *p, const size_t *by, size_t i, work *w, uint
   gapstat g = gap_stats(w->gaps, w->ngaps);
   r->gaps = g.n, r->gap_ms = g.ms, r->gap_median_us = g.median_us, r->gap_p90_us = g.p90_us, r->gap_max_us = g.max_us;
   for (size_t k = 0; k < w->n; k++) /* the union of all: busy; with the host waits added: busy or waiting */
-    w->iv[k] = (ival){p->ops.v[w->ops[k]].s, p->ops.v[w->ops[k]].e > p->ops.v[w->ops[k]].s ? p->ops.v[w->ops[k]].e : p->ops.v[w->ops[k]].s};
+    w->iv[k] = (ival){p->ops.v[w->ops[k]].s,
+                      p->ops.v[w->ops[k]].e > p->ops.v[w->ops[k]].s ? p->ops.v[w->ops[k]].e : p->ops.v[w->ops[k]].s};
   busy = union_ns(w->iv, w->n);
   memcpy(w->iv + w->n, w->wait, w->nwait * sizeof(*w->wait));
   both = union_ns(w->iv, w->n + w->nwait);
@@ -351,8 +373,9 @@ static void unscheduled(gpujit_profile *p)
     for (size_t k = 0; pr->schedule && k < p->nstep_rows && !any; k++)
       any = p->step_rows[k].pid == pr->pid;
     if (pr->schedule && !any)
-      gpujit__profile_note(p, "process %d: steps scheduled (%s), none active recorded: it ended before the "
-                              "schedule's first active step, or marked no steps",
+      gpujit__profile_note(p,
+                           "process %d: steps scheduled (%s), none active recorded: it ended before the "
+                           "schedule's first active step, or marked no steps",
                            pr->pid, pr->schedule);
   }
 }

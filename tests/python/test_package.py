@@ -318,7 +318,8 @@ def test_profile_of_a_block(tmp_path):
 def test_profile_steps(tmp_path):
     """gpujit.profile.load(...).steps: the active steps of a records directory with steps
     (tests/profile/make_step_records.py, its numbers worked out by hand there and in
-    tests/cli/cases/profile_steps.sh), each with its devices, streams and top kernels."""
+    tests/cli/cases/profile_steps.sh), each with its devices, streams and top kernels (by_device,
+    by_stream, top_kernels)."""
     make = os.path.join(os.path.dirname(__file__), "..", "profile", "make_step_records.py")
     subprocess.run([sys.executable, make, str(tmp_path / "rec")], check=True)
     p = gpujit.profile.load(tmp_path / "rec", json=tmp_path / "p.json")
@@ -330,10 +331,10 @@ def test_profile_steps(tmp_path):
     assert (s3["launches"], s3["kernels"], s3["copies"], s3["gaps"]) == (6, 6, 1, 5)
     assert s3["busy_ms"] == pytest.approx(0.675) and s3["host_wait_ms"] == pytest.approx(0.015)
     assert (s3["gap_median_us"], s3["gap_p90_us"], s3["gap_max_us"]) == pytest.approx((70, 200, 200))
-    assert [(x["stream"], x["ops"], x["gaps"]) for x in s3["streams"]] == [(7, 5, 4), (9, 2, 1)]
-    assert [x["host_wait_ms"] for x in s3["streams"]] == pytest.approx([0.165, 0.2])
-    assert [(x["device"], x["ops"]) for x in s3["devices"]] == [(0, 7)]
-    assert [(k["name"], k["count"]) for k in s3["kernels"]] == [("_Z4gemmPfS_", 3), ("relu", 2), ("bias", 1)]
+    assert [(x["stream"], x["ops"], x["gaps"]) for x in s3["by_stream"]] == [(7, 5, 4), (9, 2, 1)]
+    assert [x["host_wait_ms"] for x in s3["by_stream"]] == pytest.approx([0.165, 0.2])
+    assert [(x["device"], x["ops"]) for x in s3["by_device"]] == [(0, 7)]
+    assert [(k["name"], k["count"]) for k in s3["top_kernels"]] == [("_Z4gemmPfS_", 3), ("relu", 2), ("bias", 1)]
     assert steps[1]["host_wait_pct"] == pytest.approx(81) and steps[2]["busy_pct"] == pytest.approx(95)
     assert "launch-bound: the GPU idled 81 % of step 4" in str(p)
     assert _same(p.data["steps"], json.loads((tmp_path / "p.json").read_text())["steps"])
