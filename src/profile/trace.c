@@ -275,7 +275,7 @@ static unsigned flows(cJSON *arr, const gpujit_profile *p)
   return id;
 }
 
-#define STEPS_TID 0xfffffffeu /* the process's "steps" track: no thread's id (they stay below 2^22) */
+#define STEPS_TID (1u << 30) /* the process's "steps" track: a virtual track's id, above any thread's (trace/sink.h) */
 
 /* The recorded steps (warmup and active) as slices on a "steps" track of their process. */
 static void step_slices(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
