@@ -163,7 +163,7 @@ typedef struct gpujit_profile_process {
 
 /** An active step of a process (the schedule's, `--step`/`--schedule`: docs/profile.md "Steps"):
  *  its wall time, the GPU work it launched, how busy the GPU was and where it sat idle. */
-typedef struct gpujit_profile_step {
+typedef struct gpujit_profile_step_row {
   int id;                 /**< its index in the steps (the step_* tables' "step") */
   int pid;                /**< steps are counted per process */
   uint64_t step;          /**< the step's number in its process, from 0 */
@@ -189,7 +189,7 @@ typedef struct gpujit_profile_step {
   double host_wait_pct;   /**< host_wait_ms of window_ms */
   const char *verdict;    /**< "gpu-bound", "launch-bound", "host-bound", "mixed", "no-gpu-work" */
   const char *summary;    /**< the verdict as a sentence, as the text report prints it */
-} gpujit_profile_step;
+} gpujit_profile_step_row;
 /** A step's work on one GPU. */
 typedef struct gpujit_profile_step_device {
   int step;               /**< the step's id */
@@ -245,7 +245,7 @@ typedef enum gpujit_profile_table {
   GPUJIT_PROFILE_PROCESSES, /**< "processes": gpujit_profile_process rows */
   GPUJIT_PROFILE_COMPILERS, /**< "compilers": gpujit_profile_compiler rows */
   GPUJIT_PROFILE_STAGES,    /**< "stages": gpujit_profile_stage rows */
-  GPUJIT_PROFILE_STEPS,     /**< "steps": gpujit_profile_step rows, the active steps */
+  GPUJIT_PROFILE_STEPS,     /**< "steps": gpujit_profile_step_row rows, the active steps */
   GPUJIT_PROFILE_STEP_DEVICES, /**< "step_devices": gpujit_profile_step_device rows */
   GPUJIT_PROFILE_STEP_STREAMS, /**< "step_streams": gpujit_profile_step_stream rows */
   GPUJIT_PROFILE_STEP_KERNELS, /**< "step_kernels": gpujit_profile_step_kernel rows, up to 10 per step */
@@ -311,7 +311,7 @@ GPUJIT_API size_t gpujit_profile_compiles(const gpujit_profile *p, const gpujit_
 GPUJIT_API size_t gpujit_profile_processes(const gpujit_profile *p, const gpujit_profile_process **rows);
 /** The active steps, in process and step order (docs/profile.md, "Steps"); their devices,
  *  streams and top kernels are the tables GPUJIT_PROFILE_STEP_*, each row naming its step's id. */
-GPUJIT_API size_t gpujit_profile_steps(const gpujit_profile *p, const gpujit_profile_step **rows);
+GPUJIT_API size_t gpujit_profile_steps(const gpujit_profile *p, const gpujit_profile_step_row **rows);
 /** What the run noted once each (CUPTI unavailable, options that changed the compiles, …), one per line. */
 GPUJIT_API const char *gpujit_profile_notes(const gpujit_profile *p);
 

@@ -75,15 +75,27 @@ static void step_detail(const gpujit_profile *p, gpujit__buf *f, int id)
     gpujit__buf_printf(f, "\n");
 }
 
+#define STEPS_SHOWN 20 /* a process's steps the text shows */
+
 /* The active steps, by process: each one's time, its streams, its top kernels and the verdict. */
 static void steps(const gpujit_profile *p, gpujit__buf *f)
 {
-  const gpujit_profile_step *s;
-  size_t n = gpujit_profile_steps(p, &s);
+  const gpujit_profile_step_row *s;
+  size_t n = gpujit_profile_steps(p, &s), shown = 0;
   for (size_t i = 0; i < n; i++) {
-    if (i == 0 || s[i].pid != s[i - 1].pid)
+    if (i == 0 || s[i].pid != s[i - 1].pid) {
+      shown = 0;
       gpujit__buf_printf(f, "\n  steps of process %d (from %s%s%s): the active ones\n", s[i].pid,
                          s[i].src[0] ? s[i].src : "?", s[i].schedule[0] ? "; schedule " : "", s[i].schedule);
+    }
+    if (shown++ == STEPS_SHOWN) { /* a run without a schedule records every step: --json has them all */
+      size_t more = 1;
+      while (i + more < n && s[i + more].pid == s[i].pid)
+        more++;
+      gpujit__buf_printf(f, "  ... %zu more active steps of process %d (--json has each)\n", more, s[i].pid);
+      i += more - 1;
+      continue;
+    }
     gpujit__buf_printf(f, "  step %llu", (unsigned long long)s[i].step);
     if (s[i].cycle)
       gpujit__buf_printf(f, " (cycle %d)", s[i].cycle);

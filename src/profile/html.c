@@ -23,16 +23,17 @@
 extern const char gpujit__profile_html_page[];
 
 #define STEP_OPS_DRAWN 5000 /* a step's operations drawn, at most (its tables count them all) */
+#define STEPS_DRAWN 50      /* the steps drawn, at most (the page's tables list them all) */
 
 /* The active steps' operations, for the page's step timelines: per step, its streams
  * ([device, stream]) and its operations ([stream, start_us, dur_us from the step's start, kind
- * "k"/"c"/"m", name]), and how many were left undrawn. */
+ * "k"/"c"/"m", name]), and how many were left undrawn; the first STEPS_DRAWN steps. */
 static cJSON *step_ops(const gpujit_profile *p)
 {
-  const gpujit_profile_step *st;
+  const gpujit_profile_step_row *st;
   size_t n = gpujit_profile_steps(p, &st);
   cJSON *all = cJSON_CreateArray();
-  for (size_t i = 0; all && i < n; i++) {
+  for (size_t i = 0; all && i < n && i < STEPS_DRAWN; i++) {
     cJSON *one = cJSON_CreateObject(), *streams = cJSON_AddArrayToObject(one, "streams"),
           *ops = cJSON_AddArrayToObject(one, "ops");
     uint64_t t0 = 0, left = 0;

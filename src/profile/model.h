@@ -202,7 +202,7 @@ struct gpujit_profile {
   size_t ncompilers;
   gpujit_profile_stage *stage_rows;
   size_t nstage_rows;
-  gpujit_profile_step *step_rows; /* the active steps analysed (steps.c) */
+  gpujit_profile_step_row *step_rows; /* the active steps analysed (steps.c) */
   size_t nstep_rows;
   gpujit_profile_step_device *step_devices;
   size_t nstep_devices;
@@ -260,8 +260,10 @@ void gpujit__profile_compile_free(pf_compile *c);
 /** A "step" or "launch" record (read_steps.c). */
 void gpujit__profile_read_step(gpujit_profile *p, const char *line, const cJSON *j, int kind, int pid);
 /** Where step `i` ends: the next boundary its process wrote (`complete`), else its process's exit
- *  or last record. */
+ *  or last record (a range's end). The steps in process and time order: after gpujit__profile_steps(). */
 uint64_t gpujit__profile_step_end(const gpujit_profile *p, size_t i, bool *complete);
+/** A note that gives the process's step schedule (read_steps.c): kept for its steps. */
+void gpujit__profile_step_note(pf_proc *proc, const cJSON *j);
 /** The active steps explained (steps.c): their rows, devices, streams and top kernels. */
 int gpujit__profile_steps(gpujit_profile *p);
 /** Free what steps.c made. */

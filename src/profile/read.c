@@ -35,25 +35,6 @@ void gpujit__profile_note(gpujit_profile *p, const char *fmt, ...)
   gpujit__buf_put(&p->notes, line, (size_t)n + 1);
 }
 
-static char *joined_options(const cJSON *j)
-{
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, "options"), *e;
-  gpujit__buf b = {0};
-  char *s;
-  if (cJSON_IsString(o))
-    return pf_dup(o->valuestring);
-  cJSON_ArrayForEach(e, o)
-  {
-    if (b.len)
-      gpujit__buf_put(&b, " ", 1);
-    if (cJSON_IsString(e))
-      gpujit__buf_put(&b, e->valuestring, strlen(e->valuestring));
-  }
-  s = pf_dup(b.data ? b.data : "");
-  gpujit__buf_free(&b);
-  return s;
-}
-
 /* A GPU time (CUPTI's clock) on the host's: the process's clock record comes before its activity. */
 static uint64_t host_of(const pf_proc *proc, uint64_t t);
 static uint64_t gpu_t(const pf_proc *proc, const char *line, const char *k) { return host_of(proc, pf_t_of(line, k)); }
@@ -191,7 +172,7 @@ static void compile_record(gpujit_profile *p, const char *line, const cJSON *j, 
   c->pid = pid;
   c->tid = (uint32_t)pf_u_of(j, "tid");
   c->name = pf_dup(kind == GPUJIT_RECORD_NVRTC ? pf_s_of(j, "name") : k);
-  c->options = joined_options(j);
+  c->options = pf_options_of(j);
   c->log = pf_dup(pf_s_of(j, "log"));
   c->lib_path = pf_dup(pf_s_of(j, "lib_path"));
   c->nvrtc_trace = pf_dup(pf_s_of(j, "nvrtc_trace"));
@@ -327,11 +308,7 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
   case GPUJIT_RECORD_NOTE: {
     proc->lost += pf_u_of(j, "lost"); /* records the Python adapters could not write, since their last such note */
     proc->hook_said |= !strcmp(pf_s_of(j, "what"), "python-no-hook");
-    if (!strcmp(pf_s_of(j, "what"), "schedule")) { /* the steps' schedule: the steps section says it */
-      free(proc->schedule);
-      proc->schedule = pf_dup(pf_s_of(j, "msg"));
-      break;
-    }
+    gpujit__profile_step_note(proc, j); /* the steps' schedule */
     gpujit__profile_note(p, "process %d: %s", pid, pf_s_of(j, "msg"));
     break;
   }

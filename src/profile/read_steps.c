@@ -2,6 +2,8 @@
  * (and where recording stops), a "launch" record for each launch's host side in the recorded
  * steps. What they mean for the report is steps.c's. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "inject/protocol.h"
 #include "profile/model.h"
@@ -29,4 +31,14 @@ void gpujit__profile_read_step(gpujit_profile *p, const char *line, const cJSON 
     l->t0 = pf_t_of(line, "t0"), l->t1 = pf_t_of(line, "t1");
     snprintf(l->api, sizeof(l->api), "%s", pf_s_of(j, "api"));
   }
+}
+
+void gpujit__profile_step_note(pf_proc *proc, const cJSON *j)
+{
+  const char *msg = pf_s_of(j, "msg");
+  /* the schedule the process runs ("wait=..."); a note of a schedule it could not take says so itself */
+  if (strcmp(pf_s_of(j, "what"), "schedule") || strncmp(msg, "wait=", 5))
+    return;
+  free(proc->schedule);
+  proc->schedule = pf_dup(msg);
 }

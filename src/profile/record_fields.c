@@ -66,3 +66,22 @@ void gpujit__profile_compile_free(pf_compile *c)
   free(c->name), free(c->options), free(c->log), free(c->lib_path), free(c->nvrtc_trace), free(c->key);
   free(c->paths), free(c->fatbins);
 }
+
+char *pf_options_of(const cJSON *j)
+{
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, "options"), *e;
+  gpujit__buf b = {0};
+  char *s;
+  if (cJSON_IsString(o))
+    return pf_dup(o->valuestring);
+  cJSON_ArrayForEach(e, o)
+  {
+    if (b.len)
+      gpujit__buf_put(&b, " ", 1);
+    if (cJSON_IsString(e))
+      gpujit__buf_put(&b, e->valuestring, strlen(e->valuestring));
+  }
+  s = pf_dup(b.data ? b.data : "");
+  gpujit__buf_free(&b);
+  return s;
+}

@@ -15,6 +15,9 @@ uint64_t pf_t_of(const char *line, const char *k);
 int64_t pf_i_of(const cJSON *j, const char *k);
 /** A copy of s ("" for NULL); NULL when out of memory. */
 char *pf_dup(const char *s);
+/** A compile's "options" (a list, or one string) as one string, words joined by spaces; NULL when
+ *  out of memory. */
+char *pf_options_of(const cJSON *j);
 /** A hash field into 33 bytes. */
 void pf_copy_hash(char out[33], const char *s);
 

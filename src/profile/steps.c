@@ -19,14 +19,10 @@ uint64_t gpujit__profile_step_end(const gpujit_profile *p, size_t i, bool *compl
 {
   const pf_step *s = &p->steps.v[i];
   uint64_t end = 0;
-  for (size_t k = 0; k < p->steps.n; k++) { /* the next boundary its process wrote */
-    const pf_step *o = &p->steps.v[k];
-    if (o->pid == s->pid && (o->t > s->t || (o->t == s->t && k > i)) && (!end || o->t < end))
-      end = o->t;
-  }
-  *complete = end != 0;
-  if (end)
-    return end;
+  /* the next boundary its process wrote: the next record, the steps being in process and time order */
+  *complete = i + 1 < p->steps.n && p->steps.v[i + 1].pid == s->pid;
+  if (*complete)
+    return p->steps.v[i + 1].t;
   if (p->range) /* a range's process goes on: the step is open at the range's end */
     return p->range_t1 > s->t ? p->range_t1 : s->t;
   for (size_t k = 0; k < p->procs.n; k++) { /* open at the end: its process's exit, else its last record */
@@ -36,6 +32,36 @@ uint64_t gpujit__profile_step_end(const gpujit_profile *p, size_t i, bool *compl
       end = last;
   }
   return end > s->t ? end : s->t;
+}
+
+/* Operations by process and the time that puts them in a step, launches by process and start:
+ * a step's own found by two binary searches. */
+typedef struct timed {
+  int pid;
+  uint64_t t;
+  size_t i;
+} timed;
+
+static int by_time(const void *a, const void *b)
+{
+  const timed *x = a, *y = b;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
+  return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The first of `v` at or after (pid, t). */
+static size_t lower(const timed *v, size_t n, int pid, uint64_t t)
+{
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (v[mid].pid < pid || (v[mid].pid == pid && v[mid].t < t))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
 /* Launches by process and correlation id, for an operation's launch. */
@@ -124,6 +150,8 @@ static gapstat gap_stats(uint64_t *g, size_t n)
 /* One step's work: its operations (indices into p->ops), their launches' return times, and
  * scratch for intervals and gaps. */
 typedef struct work {
+  timed *opt,
+      *lt; /* every op by the time that puts it in a step (its launch's start, else its own), launches by start */
   size_t *ops, n;
   uint64_t *ret; /* per op of the step: its launch call's return, 0 when none was recorded */
   ival *iv, *wait;
@@ -244,7 +272,7 @@ static void kernels(gpujit_profile *p, work *w, int step)
 }
 
 /* The verdict and its sentence. */
-static int verdict(gpujit_profile *p, gpujit_profile_step *r)
+static int verdict(gpujit_profile *p, gpujit_profile_step_row *r)
 {
   char line[400];
   double idle_pct = 100.0 - r->busy_pct;
@@ -283,14 +311,10 @@ static int verdict(gpujit_profile *p, gpujit_profile_step *r)
 /* Which operations step i launched: by their launch call's time, else (no launch recorded) by their start. */
 static void step_ops(gpujit_profile *p, const size_t *by, const pf_step *s, uint64_t end, int id, work *w)
 {
+  size_t lo = lower(w->opt, p->ops.n, s->pid, s->t), hi = lower(w->opt, p->ops.n, s->pid, end);
   w->n = 0;
-  for (size_t k = 0; k < p->ops.n; k++) {
-    pf_op *o = &p->ops.v[k];
-    const pf_launch *l = o->pid == s->pid ? launch_of(p, by, o) : NULL;
-    uint64_t at = l ? l->t0 : o->s;
-    if (o->pid == s->pid && at >= s->t && at < end)
-      w->ops[w->n++] = k, o->step = id + 1;
-  }
+  for (size_t k = lo; k < hi; k++)
+    w->ops[w->n++] = w->opt[k].i, p->ops.v[w->opt[k].i].step = id + 1;
   order_p = p;
   qsort(w->ops, w->n, sizeof(*w->ops), by_stream);
   for (size_t k = 0; k < w->n; k++) {
@@ -311,10 +335,10 @@ static const char *schedule_of(const gpujit_profile *p, int pid)
 static int one_step(gpujit_profile *p, const size_t *by, size_t i, work *w, uint64_t run0)
 {
   const pf_step *s = &p->steps.v[i];
-  gpujit_profile_step *r = &p->step_rows[p->nstep_rows];
+  gpujit_profile_step_row *r = &p->step_rows[p->nstep_rows];
   bool complete;
   uint64_t end = gpujit__profile_step_end(p, i, &complete), last = end, gpu = 0, busy, both;
-  *r = (gpujit_profile_step){.id = (int)p->nstep_rows++,
+  *r = (gpujit_profile_step_row){.id = (int)p->nstep_rows++,
                              .pid = s->pid,
                              .step = s->n,
                              .cycle = s->cycle,
@@ -323,8 +347,7 @@ static int one_step(gpujit_profile *p, const size_t *by, size_t i, work *w, uint
                              .complete = complete,
                              .start_ms = s->t > run0 ? (double)(s->t - run0) / 1e6 : 0,
                              .wall_ms = (double)(end - s->t) / 1e6};
-  for (size_t k = 0; k < p->launches.n; k++)
-    r->launches += p->launches.v[k].pid == s->pid && p->launches.v[k].t0 >= s->t && p->launches.v[k].t0 < end;
+  r->launches = lower(w->lt, p->launches.n, s->pid, end) - lower(w->lt, p->launches.n, s->pid, s->t);
   step_ops(p, by, s, end, r->id, w);
   for (size_t k = 0; k < w->n; k++) {
     const pf_op *o = &p->ops.v[w->ops[k]];
@@ -380,19 +403,38 @@ static void unscheduled(gpujit_profile *p)
   }
 }
 
+/* The launches by correlation id; the operations and launches by time. */
+static void index_work(const gpujit_profile *p, size_t *by, work *w)
+{
+  for (size_t i = 0; i < p->launches.n; i++) {
+    by[i] = i;
+    w->lt[i] = (timed){p->launches.v[i].pid, p->launches.v[i].t0, i};
+  }
+  sort_p = p;
+  qsort(by, p->launches.n, sizeof(*by), by_corr);
+  qsort(w->lt, p->launches.n, sizeof(*w->lt), by_time);
+  for (size_t i = 0; i < p->ops.n; i++) {
+    const pf_op *o = &p->ops.v[i];
+    const pf_launch *l = launch_of(p, by, o);
+    w->opt[i] = (timed){o->pid, l ? l->t0 : o->s, i};
+  }
+  qsort(w->opt, p->ops.n, sizeof(*w->opt), by_time);
+}
+
 int gpujit__profile_steps(gpujit_profile *p)
 {
   size_t nactive = 0, *by = NULL, n = p->ops.n + 1;
   uint64_t run0 = UINT64_MAX;
   work w = {0};
   int err = 0;
+  /* in process and time order: a step ends at the next, its rows come in that order */
+  qsort(p->steps.v, p->steps.n, sizeof(*p->steps.v), by_boundary);
   for (size_t i = 0; i < p->steps.n; i++)
     nactive += !strcmp(p->steps.v[i].phase, "active");
   if (!nactive) {
     unscheduled(p);
     return 0;
   }
-  qsort(p->steps.v, p->steps.n, sizeof(*p->steps.v), by_boundary); /* rows in process and step order */
   for (size_t i = 0; i < p->procs.n; i++)
     run0 = p->procs.v[i].t0 && p->procs.v[i].t0 < run0 ? p->procs.v[i].t0 : run0;
   if (p->range)
@@ -406,18 +448,16 @@ int gpujit__profile_steps(gpujit_profile *p)
   by = calloc(p->launches.n + 1, sizeof(*by));
   w.ops = calloc(n, sizeof(*w.ops)), w.ret = calloc(n, sizeof(*w.ret)), w.gaps = calloc(n, sizeof(*w.gaps));
   w.iv = calloc(2 * n, sizeof(*w.iv)), w.wait = calloc(n, sizeof(*w.wait));
+  w.opt = calloc(n, sizeof(*w.opt)), w.lt = calloc(p->launches.n + 1, sizeof(*w.lt));
   if (!p->step_rows || !p->step_strings || !p->step_devices || !p->step_streams || !p->step_kernels || !by || !w.ops ||
-      !w.ret || !w.gaps || !w.iv || !w.wait)
+      !w.ret || !w.gaps || !w.iv || !w.wait || !w.opt || !w.lt)
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  for (size_t i = 0; i < p->launches.n && by; i++)
-    by[i] = i;
-  sort_p = p;
-  if (by)
-    qsort(by, p->launches.n, sizeof(*by), by_corr);
+  else
+    index_work(p, by, &w);
   for (size_t i = 0; err == 0 && i < p->steps.n; i++)
     if (!strcmp(p->steps.v[i].phase, "active"))
       err = one_step(p, by, i, &w, run0);
-  free(by), free(w.ops), free(w.ret), free(w.gaps), free(w.iv), free(w.wait);
+  free(by), free(w.ops), free(w.ret), free(w.gaps), free(w.iv), free(w.wait), free(w.opt), free(w.lt);
   if (err == 0)
     unscheduled(p);
   return err;
@@ -431,7 +471,7 @@ void gpujit__profile_steps_free(gpujit_profile *p)
   free(p->steps.v), free(p->launches.v);
 }
 
-size_t gpujit_profile_steps(const gpujit_profile *p, const gpujit_profile_step **rows)
+size_t gpujit_profile_steps(const gpujit_profile *p, const gpujit_profile_step_row **rows)
 {
   if (rows)
     *rows = p && p->nstep_rows ? p->step_rows : NULL;

@@ -30,7 +30,7 @@ static void test_steps__c_api(void **state)
 {
   char dir[] = "/tmp/gpujit-steps-XXXXXX", *text = NULL;
   gpujit_profile *p = NULL;
-  const gpujit_profile_step *s;
+  const gpujit_profile_step_row *s;
   const gpujit_profile_step_stream *st;
   const char *name;
   size_t stride, n;

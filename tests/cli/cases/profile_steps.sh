@@ -26,7 +26,7 @@
 # expect: *saved profile, the same steps: yes*
 # expect: *html steps: 3 drawn: 7, 10, 1 ops; section: yes*
 # expect: *saved profile, the same text: yes*
-# reject: *note: process 5100: wait=2*
+# expect: *note: process 5100: wait=2,warmup=1,active=2,repeat=1 (steps: api)*
 # Steps (docs/profile.md "Steps"): the records of a run under --schedule (the step boundaries
 # the injection library writes and the host side of each launch in recorded steps) explained per
 # active step, each number worked out by hand in tests/profile/make_step_records.py: stream 7 of
