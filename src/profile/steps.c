@@ -102,6 +102,14 @@ static int by_start(const void *a, const void *b)
   return x->s < y->s ? -1 : x->s > y->s;
 }
 
+/* An operation's interval from the step's start on: a GPU clock a little off the host's never
+ * puts work before the step that launched it (busy stays within the step's window). */
+static ival within(const pf_op *o, uint64_t t0)
+{
+  uint64_t s = o->s > t0 ? o->s : t0;
+  return (ival){s, o->e > s ? o->e : s};
+}
+
 /* The length of the union of intervals (sorted here). */
 static uint64_t union_ns(ival *v, size_t n)
 {
@@ -189,7 +197,7 @@ static void streams(gpujit_profile *p, work *w, int step, uint64_t t0)
     for (b = a; b < w->n && p->ops.v[w->ops[b]].device == first->device && p->ops.v[w->ops[b]].stream == first->stream;
          b++) {
       const pf_op *o = &p->ops.v[w->ops[b]];
-      w->iv[b - a] = (ival){o->s, o->e > o->s ? o->e : o->s};
+      w->iv[b - a] = within(o, t0);
       if (b > a) {
         uint64_t gap = o->s > end ? o->s - end : 0;
         w->gaps[w->ngaps++] = gap;
@@ -217,15 +225,13 @@ static void streams(gpujit_profile *p, work *w, int step, uint64_t t0)
 }
 
 /* The devices of a step: the union of each one's operations. */
-static void devices(gpujit_profile *p, work *w, int step, uint64_t window)
+static void devices(gpujit_profile *p, work *w, int step, uint64_t t0, uint64_t window)
 {
   for (size_t a = 0, b; a < w->n; a = b) {
     uint32_t dev = p->ops.v[w->ops[a]].device;
     gpujit_profile_step_device *r = &p->step_devices[p->nstep_devices++];
     for (b = a; b < w->n && p->ops.v[w->ops[b]].device == dev; b++)
-      w->iv[b - a] =
-          (ival){p->ops.v[w->ops[b]].s,
-                 p->ops.v[w->ops[b]].e > p->ops.v[w->ops[b]].s ? p->ops.v[w->ops[b]].e : p->ops.v[w->ops[b]].s};
+      w->iv[b - a] = within(&p->ops.v[w->ops[b]], t0);
     r->step = step, r->device = dev, r->ops = b - a;
     uint64_t busy = union_ns(w->iv, b - a);
     r->busy_ms = (double)busy / 1e6;
@@ -339,14 +345,14 @@ static int one_step(gpujit_profile *p, const size_t *by, size_t i, work *w, uint
   bool complete;
   uint64_t end = gpujit__profile_step_end(p, i, &complete), last = end, gpu = 0, busy, both;
   *r = (gpujit_profile_step_row){.id = (int)p->nstep_rows++,
-                             .pid = s->pid,
-                             .step = s->n,
-                             .cycle = s->cycle,
-                             .src = s->src,
-                             .schedule = schedule_of(p, s->pid),
-                             .complete = complete,
-                             .start_ms = s->t > run0 ? (double)(s->t - run0) / 1e6 : 0,
-                             .wall_ms = (double)(end - s->t) / 1e6};
+                                 .pid = s->pid,
+                                 .step = s->n,
+                                 .cycle = s->cycle,
+                                 .src = s->src,
+                                 .schedule = schedule_of(p, s->pid),
+                                 .complete = complete,
+                                 .start_ms = s->t > run0 ? (double)(s->t - run0) / 1e6 : 0,
+                                 .wall_ms = (double)(end - s->t) / 1e6};
   r->launches = lower(w->lt, p->launches.n, s->pid, end) - lower(w->lt, p->launches.n, s->pid, s->t);
   step_ops(p, by, s, end, r->id, w);
   for (size_t k = 0; k < w->n; k++) {
@@ -362,8 +368,7 @@ static int one_step(gpujit_profile *p, const size_t *by, size_t i, work *w, uint
   gapstat g = gap_stats(w->gaps, w->ngaps);
   r->gaps = g.n, r->gap_ms = g.ms, r->gap_median_us = g.median_us, r->gap_p90_us = g.p90_us, r->gap_max_us = g.max_us;
   for (size_t k = 0; k < w->n; k++) /* the union of all: busy; with the host waits added: busy or waiting */
-    w->iv[k] = (ival){p->ops.v[w->ops[k]].s,
-                      p->ops.v[w->ops[k]].e > p->ops.v[w->ops[k]].s ? p->ops.v[w->ops[k]].e : p->ops.v[w->ops[k]].s};
+    w->iv[k] = within(&p->ops.v[w->ops[k]], s->t);
   busy = union_ns(w->iv, w->n);
   memcpy(w->iv + w->n, w->wait, w->nwait * sizeof(*w->wait));
   both = union_ns(w->iv, w->n + w->nwait);
@@ -372,7 +377,7 @@ static int one_step(gpujit_profile *p, const size_t *by, size_t i, work *w, uint
   r->idle_ms = last - s->t > busy ? (double)(last - s->t - busy) / 1e6 : 0; /* GPU clock skew: never below 0 */
   r->host_wait_ms = (double)(both - busy) / 1e6; /* waiting while no stream of the process was busy */
   r->host_wait_pct = pct(both - busy, last - s->t);
-  devices(p, w, r->id, last - s->t);
+  devices(p, w, r->id, s->t, last - s->t);
   kernels(p, w, r->id);
   return verdict(p, r);
 }

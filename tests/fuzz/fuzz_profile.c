@@ -1,7 +1,7 @@
 /* Fuzz target: `gpujit profile`'s records, JSON lines that injected processes wrote (a crash may
  * cut the last one), as gpujit_profile_load reads them: module rows and totals, then the JSON and
- * the trace written. The rows must account for every launch the totals count, and the JSON must
- * parse. */
+ * the trace written. The rows must account for every launch the totals count, each step's busy
+ * and waiting time lie within its window, and the JSON must parse. */
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
@@ -24,6 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       launches += rows[i].launches;
     if (launches != t.launches)
       abort(); /* a launch counted in the totals and in no row, or twice */
+    const gpujit_profile_step_row *st;
+    for (size_t i = 0, ns = gpujit_profile_steps(p, &st); i < ns; i++)
+      if (st[i].busy_ms > st[i].window_ms + 1e-9 || st[i].host_wait_ms > st[i].idle_ms + 1e-9 || st[i].busy_pct > 100 + 1e-9)
+        abort(); /* GPU time outside its step's window, or waiting while busy */
     if (gpujit_profile_json(p, &json) == 0) {
       cJSON *j = cJSON_Parse(json);
       if (!j)
