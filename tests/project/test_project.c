@@ -567,6 +567,7 @@ static void pch_one_file_two_names(const fx *f, bool hard)
   gpujit_module_options o = opts90();
   char *path = th_path(f->src, "k.cu"), *a = th_path(f->src, "a.h"), *other = th_path(f->src, "a_other.h");
   const char *pp = path;
+  gpujit_pch_status status[3];
   put(f, "a.h", "#pragma once\n#ifdef A_SEEN\n#define A_TWICE 1\n#endif\n#define A_SEEN 1\n");
   unlink(other);
   assert_int_equal(hard ? link(a, other) : symlink(a, other), 0);
@@ -586,11 +587,13 @@ static void pch_one_file_two_names(const fx *f, bool hard)
       fail_msg("build %d (pch %s): a.h was read twice", i, gpujit_pch_status_name(gpujit_module_pch(m, NULL)));
     free(ptx);
     same_as_without_pch(m, o, NULL, path);
-    assert_int_equal(gpujit_module_pch(m, &reason), GPUJIT_PCH_STATUS_NONE);
-    if (!strstr(reason, "one file by two paths"))
-      fail_msg("build %d: reason '%s'", i, reason);
+    status[i] = gpujit_module_pch(m, &reason);
+    if (i > 0 && !strstr(reason, "one file by two paths")) /* the first: no PCH had been made */
+      fail_msg("build %d: pch %s, reason '%s'", i, gpujit_pch_status_name(status[i]), reason);
     gpujit_module_free(m);
   }
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(status[i], GPUJIT_PCH_STATUS_NONE);
   free(path), free(a), free(other);
 }
 
