@@ -45,6 +45,7 @@ static char *request_text(const char *op, cJSON *job)
   cJSON_AddStringToObject(req, "build", gpujit__build_identity());
   cJSON_AddStringToObject(req, "toolkit", gpujit__toolkit_id());
   cJSON_AddStringToObject(req, "toolkit_root", gpujit__cuda_root());
+  gpujit__env_to_json(req); /* what NVRTC would see here: a server whose workers see otherwise refuses */
   if (job && getcwd(cwd, sizeof(cwd)) && !cJSON_GetObjectItemCaseSensitive(job, "cwd"))
     cJSON_AddStringToObject(job, "cwd", cwd);
   if (job)

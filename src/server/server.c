@@ -401,7 +401,7 @@ static void request(server *s, int i, const cJSON *req)
     stop_signal = -1;
     conn_close(s, i);
   } else if (op && !strcmp(op, "vouch")) {
-    cJSON *a = gpujit__watch_answer(&s->watch, &s->cache, s->o.cache_dir, req);
+    cJSON *a = gpujit__watch_answer(&s->watch, &s->cache, s->o.cache_dir, req, c->fd);
     send_json(c->fd, GPUJIT__FRAME_RESULT, a);
     cJSON_Delete(a);
     conn_close(s, i);
@@ -410,7 +410,7 @@ static void request(server *s, int i, const cJSON *req)
     send_json(c->fd, GPUJIT__FRAME_RESULT, st);
     cJSON_Delete(st);
     conn_close(s, i);
-  } else if (gpujit__server_refuses(req, op, why, sizeof(why))) {
+  } else if (gpujit__server_refuses(req, op, c->fd, why, sizeof(why))) {
     cJSON_AddBoolToObject(ack, "ok", false);
     cJSON_AddStringToObject(ack, "why", why);
     send_json(c->fd, GPUJIT__FRAME_ACK, ack);

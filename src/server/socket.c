@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "cache/store.h"
+#include "compile/toolkit/nvrtc_env.h"
 #include "compile/toolkit/toolkit.h"
 #include "server/socket.h"
 
@@ -163,10 +164,72 @@ const char *gpujit__build_identity(void)
   return identity;
 }
 
+/* Whether two paths name one object (a namespace's inode, a root directory). */
+static bool same_object(const char *a, const char *b)
+{
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool gpujit__peer_resolves_as_we_do(int fd, char *why, size_t n)
+{
+  struct ucred cred;
+  socklen_t len = sizeof(cred);
+  char ns[64], root[64];
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+    snprintf(why, n, "no peer credentials: %s", strerror(errno));
+    return false;
+  }
+  if (cred.pid <= 0) { /* a client in a pid namespace the server cannot see into */
+    snprintf(why, n, "the client's process is not visible to the server (another pid namespace)");
+    return false;
+  }
+  snprintf(ns, sizeof(ns), "/proc/%ld/ns/mnt", (long)cred.pid);
+  snprintf(root, sizeof(root), "/proc/%ld/root", (long)cred.pid);
+  if (!same_object(ns, "/proc/self/ns/mnt"))
+    snprintf(why, n, "the client (pid %ld) is in another mount namespace: its paths are other files here",
+             (long)cred.pid);
+  else if (!same_object(root, "/"))
+    snprintf(why, n, "the client (pid %ld) has another root directory: its paths are other files here",
+             (long)cred.pid);
+  else
+    return true;
+  return false;
+}
+
+void gpujit__env_to_json(cJSON *req)
+{
+  cJSON *env = cJSON_AddObjectToObject(req, "env");
+  const char *name;
+  for (size_t i = 0; env && (name = gpujit__nvrtc_env_name(i, NULL)); i++)
+    if (getenv(name))
+      cJSON_AddStringToObject(env, name, getenv(name));
+}
+
+/* The first variable of NVRTC's environment that differs between request `req` and this process,
+ * into `why`; false when none does (a request without one: every variable unset). */
+static bool env_differs(const cJSON *req, char *why, size_t n)
+{
+  const cJSON *env = cJSON_GetObjectItemCaseSensitive(req, "env");
+  const char *name;
+  for (size_t i = 0; (name = gpujit__nvrtc_env_name(i, NULL)); i++) {
+    const char *theirs = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(env, name)), *ours = getenv(name);
+    if (!theirs != !ours || (theirs && strcmp(theirs, ours))) {
+      snprintf(why, n, "the client's environment is not the server's, and NVRTC reads it: %s is %s%s%s in the "
+               "client, %s%s%s in the server", name, theirs ? "'" : "", theirs ? theirs : "unset",
+               theirs ? "'" : "", ours ? "'" : "", ours ? ours : "unset", ours ? "'" : "");
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Why a build request cannot be taken here, into `why`; false when it can. The same NVRTC
  * under another root is another toolkit (its headers are other files): never compiled here with
- * the server's own for such a client, which builds in its own process. */
-bool gpujit__server_refuses(const cJSON *req, const char *op, char *why, size_t n)
+ * the server's own for such a client, which builds in its own process. So is a client whose
+ * paths are other files here (another mount namespace or root), and one whose compile would see
+ * another environment than the server's workers. */
+bool gpujit__server_refuses(const cJSON *req, const char *op, int peer, char *why, size_t n)
 {
   const char *ver = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "build"));
   const char *tk = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "toolkit"));
@@ -180,6 +243,8 @@ bool gpujit__server_refuses(const cJSON *req, const char *op, char *why, size_t 
   else if (!root || strcmp(root, gpujit__cuda_root()))
     snprintf(why, n, "the server compiles with the toolkit at %s; the client's is at %s", gpujit__cuda_root(),
              root ? root : "?");
+  else if (!gpujit__peer_resolves_as_we_do(peer, why, n) || env_differs(req, why, n))
+    return true;
   else
     return false;
   return true;

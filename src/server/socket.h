@@ -26,9 +26,20 @@ int gpujit__wait_readable(int fd, int timeout_ms);
 /** What identifies this build of gpujit: the version and the file its code was loaded from (path,
  *  size, mtime). A server answers only clients of its own build. */
 const char *gpujit__build_identity(void);
-/** Why a server refuses request `req` (op `op`), into `why`: not a build, another build of gpujit
- *  or toolkit, or the same NVRTC under another root (another toolkit: its headers are other
- *  files); false when it takes it. */
-bool gpujit__server_refuses(const cJSON *req, const char *op, char *why, size_t n);
+/** Whether the process at the other end of `fd` resolves paths as this one does: the same mount
+ *  namespace (/proc/PID/ns/mnt) and root directory (/proc/PID/root), read from the kernel, never
+ *  from what the peer says; false with `why`. */
+bool gpujit__peer_resolves_as_we_do(int fd, char *why, size_t n);
+
+/** This process's values of the environment NVRTC and nvJitLink read (compile/toolkit/nvrtc_env.h),
+ *  as `req`'s "env" object: each set variable by name; an unset one is absent. */
+void gpujit__env_to_json(cJSON *req);
+
+/** Why a server refuses request `req` (op `op`) from the client at the other end of `peer`, into
+ *  `why`: not a build, another build of gpujit or toolkit, the same NVRTC under another root
+ *  (another toolkit: its headers are other files), a client in another mount namespace or root
+ *  (its paths are other files here), or one whose NVRTC environment is not the server's; false
+ *  when it takes it. */
+bool gpujit__server_refuses(const cJSON *req, const char *op, int peer, char *why, size_t n);
 
 #endif

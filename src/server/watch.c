@@ -12,7 +12,9 @@
  * one entry name the path goes through (creation, removal, renames of that entry). Paths that
  * must stay absent watch the same way up to where they stop. What inotify cannot see makes the
  * server refuse, never vouch: a filesystem whose changes may come from elsewhere (NFS, FUSE,
- * SMB, anything not on the list below), a mount-table change (all groups dropped), a full
+ * SMB, 9p, ceph, anything not on the list below) or that raises no event for some changes —
+ * overlayfs: a write made to one of its layers directly raises none on the overlay's inode, and a
+ * container's files are such layers' — a mount-table change (all groups dropped), a full
  * queue (the same), another mount namespace or root. Writes through a shared writable mmap
  * raise no inotify event; editors and package managers do not write so.
  */
@@ -66,7 +68,9 @@ struct gpujit__watch {
   } st;
 };
 
-/* Filesystems whose every change passes through this kernel (their magic numbers). */
+/* Filesystems whose every change passes through this kernel and raises its event on the inode a
+ * path resolves to (their magic numbers). Not overlayfs (0x794c7630): a write to a lower or upper
+ * layer's own path changes what the overlay shows and raises nothing on the overlay's inode. */
 static bool local_fs(long type)
 {
   static const unsigned long local[] = {
@@ -74,7 +78,6 @@ static bool local_fs(long type)
       0x58465342, /* xfs */
       0x9123683E, /* btrfs */
       0x01021994, /* tmpfs */
-      0x794c7630, /* overlayfs */
       0x2fc12fc1, /* zfs */
       0xF2F52010, /* f2fs */
       0x73717368, /* squashfs */
@@ -394,7 +397,7 @@ void gpujit__watch_status(const gpujit__watch *w, cJSON *j)
   cJSON_AddNumberToObject(j, "watches", (double)w->st.watches);
 }
 
-cJSON *gpujit__watch_answer(gpujit__watch **w, gpujit_cache **c, const char *cache_dir, const cJSON *req)
+cJSON *gpujit__watch_answer(gpujit__watch **w, gpujit_cache **c, const char *cache_dir, const cJSON *req, int peer)
 {
   const char *ver = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "build"));
   const char *tk = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "toolkit"));
@@ -419,6 +422,8 @@ cJSON *gpujit__watch_answer(gpujit__watch **w, gpujit_cache **c, const char *cac
     snprintf(why, sizeof(why), "the server serves the cache %s", gpujit_cache_path(*c));
   else if (!ns || strcmp(ns, (*w)->ns))
     snprintf(why, sizeof(why), "another mount namespace or root (%s; the server's: %s)", ns ? ns : "?", (*w)->ns);
+  else /* what the kernel says of the client, whatever it said of itself */
+    (void)gpujit__peer_resolves_as_we_do(peer, why, sizeof(why));
   cJSON_ArrayForEach(g, groups) {
     const char *digest = cJSON_GetStringValue(g);
     char one[PATH_MAX + 160] = "";

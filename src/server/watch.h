@@ -35,9 +35,10 @@ void gpujit__watch_status(const gpujit__watch *w, cJSON *j);
 /**
  * A client's "vouch" request, {"op": "vouch", "build", "toolkit", "cache", "namespace",
  * "groups": [DIGEST…]}, answered {"held": [BOOL…], "why"}: all false unless it is the same build
- * of gpujit with the same toolkit, cache directory, mount namespace and root. `*w` and `*c` (the
- * server's cache directory `cache_dir`, NULL: the default) are made on the first request.
+ * of gpujit with the same toolkit, cache directory, mount namespace and root — the client's, at
+ * the other end of `peer`, as the kernel gives them. `*w` and `*c` (the server's cache directory
+ * `cache_dir`, NULL: the default) are made on the first request.
  */
-cJSON *gpujit__watch_answer(gpujit__watch **w, gpujit_cache **c, const char *cache_dir, const cJSON *req);
+cJSON *gpujit__watch_answer(gpujit__watch **w, gpujit_cache **c, const char *cache_dir, const cJSON *req, int peer);
 
 #endif

@@ -151,6 +151,28 @@ static void single(const fx *f, const char *rel, const char *out)
   free(path);
 }
 
+/* A PCH never changes what a module compiles to: `m`, built with options `o` (a PCH perhaps made
+ * or used), is byte for byte what the same build without one makes. The sources are `s` when
+ * given, else the file `path`. */
+static void same_as_without_pch(const gpujit_module *m, gpujit_module_options o, const gpujit_source *s,
+                                const char *path)
+{
+  gpujit_module *plain = NULL;
+  size_t n1, n2;
+  const void *i1 = gpujit_module_image(m, &n1), *i2;
+  o.pch = GPUJIT_PCH_OFF;
+  o.cache = NULL;
+  if (s)
+    assert_int_equal(gpujit_module_build_sources(&plain, s, 1, &o), 0);
+  else
+    assert_int_equal(gpujit_module_build_files(&plain, &path, 1, &o), 0);
+  i2 = gpujit_module_image(plain, &n2);
+  if (n1 != n2 || memcmp(i1, i2, n1))
+    fail_msg("with PCH %s the module is not what it is without one (%zu bytes, %zu without)",
+             gpujit_pch_status_name(gpujit_module_pch(m, NULL)), n1, n2);
+  gpujit_module_free(plain);
+}
+
 /* Directory builds: the same bytes as single builds, -j 1 and -j 2 alike, the tree mirrored. */
 static void test_project__dir_same_bytes_as_single(void **state)
 {
@@ -451,6 +473,7 @@ static void pch_never_stale(const fx *f, const char *include_t)
     snprintf(want, sizeof(want), ", %d;", values[i]);
     if (!strstr(ptx, want))
       fail_msg("build %d: PTX lacks the header's value %d: %s", i, values[i], strstr(ptx, "st.global") ? strstr(ptx, "st.global") - 40 : "(no store)");
+    same_as_without_pch(m, o, NULL, path);
     gpujit_module_pch(m, &reason);
     if (i > 0 && !strstr(reason, "t.h changed since the PCH was made"))
       fail_msg("build %d: pch %s (%s)", i, gpujit_pch_status_name(gpujit_module_pch(m, NULL)), reason);
@@ -462,6 +485,7 @@ static void pch_never_stale(const fx *f, const char *include_t)
     gpujit_module *m = NULL;
     assert_int_equal(gpujit_module_build_files(&m, &pp, 1, &o), 0);
     assert_int_equal(gpujit_module_pch(m, NULL), GPUJIT_PCH_STATUS_USED);
+    same_as_without_pch(m, o, NULL, path);
     assert_null(strstr(gpujit_module_log(m), "precompiled header")); /* NVRTC's messages are not the user's */
     gpujit_module_free(m);
   }
@@ -492,12 +516,14 @@ static void test_project__prelude_keeps_pch_and_lines(void **state)
   o.pch = GPUJIT_PCH_ON;
   assert_int_equal(gpujit_module_build_sources(&m, &s, 1, &o), 0);
   assert_int_equal(gpujit_module_pch(m, NULL), GPUJIT_PCH_STATUS_CREATED);
+  same_as_without_pch(m, o, &s, NULL);
   gpujit_module_free(m);
   assert_int_equal(gpujit_module_build_sources(&m, &sb, 1, &o), GPUJIT_ECOMPILE);
   if (!strstr(gpujit_error_last(), "/virtual/pre.cu:4:18: identifier \"nope\" is undefined"))
     fail_msg("got '%s'", gpujit_error_last());
   assert_int_equal(gpujit_module_build_sources(&m, &s, 1, &o), 0);
   assert_int_equal(gpujit_module_pch(m, NULL), GPUJIT_PCH_STATUS_USED);
+  same_as_without_pch(m, o, &s, NULL);
   gpujit_module_free(m);
 }
 
@@ -527,9 +553,52 @@ static void test_project__pch_heap_grows(void **state)
   assert_null(strstr(gpujit_module_log(m), "insufficient preallocated memory")); /* NVRTC's warning is ours */
   assert_int_equal(pch->nvrtcGetPCHHeapSize(&heap), NVRTC_SUCCESS);
   assert_true(heap > ((size_t)64 << 20));
+  same_as_without_pch(m, o, NULL, path);
   gpujit_module_free(m);
   free(path);
 }
+
+/* A block header reached again after the block through another name — a hard link, a symbolic
+ * link — with #pragma once: NVRTC without a PCH knows the file and skips it; with a PCH it reads
+ * it a second time and makes other code. So such a module gets no PCH, and every build of it is
+ * what a build without one is, however many follow in the process. */
+static void pch_one_file_two_names(const fx *f, bool hard)
+{
+  gpujit_module_options o = opts90();
+  char *path = th_path(f->src, "k.cu"), *a = th_path(f->src, "a.h"), *other = th_path(f->src, "a_other.h");
+  const char *pp = path;
+  gpujit_pch_status status[3];
+  put(f, "a.h", "#pragma once\n#ifdef A_SEEN\n#define A_TWICE 1\n#endif\n#define A_SEEN 1\n");
+  unlink(other);
+  assert_int_equal(hard ? link(a, other) : symlink(a, other), 0);
+  put(f, "k.cu", "#include \"a.h\"\ntypedef int code_begins;\n#include \"a_other.h\"\n"
+                 "extern \"C\" __global__ void k(int *o)\n{\n#ifdef A_TWICE\n  o[0] = 222;\n#else\n  o[0] = 111;\n#endif\n}\n");
+  o.pch = GPUJIT_PCH_ON;
+  o.output = GPUJIT_OUTPUT_PTX;
+  for (int i = 0; i < 3; i++) {
+    gpujit_module *m = NULL;
+    size_t n;
+    const char *img, *reason;
+    char *ptx;
+    assert_int_equal(gpujit_module_build_files(&m, &pp, 1, &o), 0);
+    img = gpujit_module_image(m, &n);
+    ptx = strndup(img, n);
+    if (!strstr(ptx, ", 111;"))
+      fail_msg("build %d (pch %s): a.h was read twice", i, gpujit_pch_status_name(gpujit_module_pch(m, NULL)));
+    free(ptx);
+    same_as_without_pch(m, o, NULL, path);
+    status[i] = gpujit_module_pch(m, &reason);
+    if (i > 0 && !strstr(reason, "one file by two paths")) /* the first: no PCH had been made */
+      fail_msg("build %d: pch %s, reason '%s'", i, gpujit_pch_status_name(status[i]), reason);
+    gpujit_module_free(m);
+  }
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(status[i], GPUJIT_PCH_STATUS_NONE);
+  free(path), free(a), free(other);
+}
+
+static void test_project__pch_not_for_a_hard_link(void **state) { pch_one_file_two_names(*state, true); }
+static void test_project__pch_not_for_a_symbolic_link(void **state) { pch_one_file_two_names(*state, false); }
 
 int main(void)
 {
@@ -544,6 +613,8 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_project__pch_never_stale_through_spellings, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__prelude_keeps_pch_and_lines, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__pch_heap_grows, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_project__pch_not_for_a_hard_link, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_project__pch_not_for_a_symbolic_link, setup, teardown),
   };
   setenv("GPUJIT_WORKER", GPUJIT_WORKER_PATH, 1);
   setenv("GPUJIT_ARCH", "sm_90", 1);

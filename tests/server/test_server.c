@@ -3,6 +3,8 @@
  * inside the PCH's include block. Each test runs its own server in a child process. */
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -167,14 +169,21 @@ static void test_server__pch_reuse_and_header_edit(void **state)
   int served = 0;
   start_server(f, 60);
   here.arch = "sm_90";
+  here.pch = GPUJIT_PCH_OFF; /* a PCH never changes what a module compiles to */
   assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
   assert_int_equal(served, 1);
   assert_int_equal(gpujit_module_pch(m, NULL), GPUJIT_PCH_STATUS_CREATED);
+  assert_int_equal(gpujit_module_build_files(&local, paths, 1, &here), 0);
+  same_module(m, local);
   gpujit_module_free(m);
+  gpujit_module_free(local);
   free(th_write(f->dir, "k.cu", HEAVY "extern \"C\" __global__ void k(float *x) { x[1] *= SCALE; }\n"));
   assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
   assert_int_equal(gpujit_module_pch(m, NULL), GPUJIT_PCH_STATUS_USED);
+  assert_int_equal(gpujit_module_build_files(&local, paths, 1, &here), 0);
+  same_module(m, local);
   gpujit_module_free(m);
+  gpujit_module_free(local);
   /* status: the worker holds one PCH of this block, used once */
   assert_int_equal(gpujit_server_status(&status, &f->so), 0);
   j = cJSON_Parse(status);
@@ -617,6 +626,111 @@ static void test_server__busy_until_stored(void **state)
   free(src);
 }
 
+/* A client whose paths are other files to the server — in another mount namespace, where
+ * another directory is mounted over the source's — is refused by the server, from what the
+ * kernel says of its process; it builds in-process and gets the module of its own files, not the
+ * one the server's worker would build from the server's. */
+static int build_in_other_namespace(fx *f, const char *dir, const char *seen, const char *over)
+{
+  const char *paths[] = {seen};
+  gpujit_module_options o = opts_with(f);
+  gpujit_module *m = NULL;
+  int served = -1;
+  char *ptx;
+  size_t n;
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+    return 77;
+  if (mount(over, dir, NULL, MS_BIND, NULL) != 0) /* over/k.cu now shows at src/k.cu, here alone */
+    return 78;
+  o.output = GPUJIT_OUTPUT_PTX;
+  if (gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served) != 0) {
+    fprintf(stderr, "the build: %s\n", gpujit_error_last());
+    return 2;
+  }
+  ptx = (char *)gpujit_module_image(m, &n);
+  n = memmem(ptx, n, "222;", 4) ? 0 : memmem(ptx, n, "111;", 4) ? 3 : 4; /* 3: the server's file */
+  gpujit_module_free(m);
+  return n ? (int)n : served != 0 ? 5 : 0; /* the module first: what the user would get */
+}
+
+static void test_server__other_mount_namespace_refused(void **state)
+{
+  fx *f = *state;
+  char *over = th_path(f->dir, "over"), *dir = th_path(f->dir, "src"), *src, *theirs;
+  pid_t pid;
+  int st = 0;
+  assert_int_equal(mkdir(over, 0755), 0);
+  assert_int_equal(mkdir(dir, 0755), 0);
+  src = th_write(dir, "k.cu", "extern \"C\" __global__ void k(int *x) { x[0] = 111; }\n");
+  theirs = th_write(over, "k.cu", "extern \"C\" __global__ void k(int *x) { x[0] = 222; }\n");
+  /* the cache and socket stay visible there: only src/ is mounted over */
+  start_server(f, 60);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    _exit(build_in_other_namespace(f, dir, src, over));
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  if (WEXITSTATUS(st) == 77 || WEXITSTATUS(st) == 78) {
+    print_message("skip: no private mount namespace here (unshare or mount not permitted)\n");
+    skip();
+  }
+  if (WEXITSTATUS(st) != 0)
+    fail_msg("the client in another mount namespace: %s (%d)", WEXITSTATUS(st) == 3 ? "got the server's module" :
+             WEXITSTATUS(st) == 5 ? "was served" : "failed", WEXITSTATUS(st));
+  free(over), free(dir), free(src), free(theirs);
+}
+
+/* A client whose NVRTC would see another environment than the server's workers (NVRTCWIZ set
+ * in the client alone) is refused, and the refusal names the variable; the client builds
+ * in-process. With the same environment, it is served. */
+static void test_server__other_nvrtc_environment_refused(void **state)
+{
+  fx *f = *state;
+  char *src = th_write(f->dir, "e.cu", "extern \"C\" __global__ void e(int *x) { x[0] = 5; }\n");
+  const char *paths[] = {src};
+  gpujit_module_options o = opts_with(f);
+  gpujit_module *m = NULL;
+  gpujit__buf frame = {0};
+  uint32_t type;
+  cJSON *ack, *req = cJSON_CreateObject();
+  char *text;
+  int fd, served = -1;
+  unsetenv("NVRTCWIZ");
+  unsetenv("NVRTC_APPEND_FLAGS");
+  start_server(f, 60);
+  /* over the wire: the variable named, both values said */
+  cJSON_AddStringToObject(req, "op", "build");
+  cJSON_AddStringToObject(req, "build", gpujit__build_identity());
+  cJSON_AddStringToObject(req, "toolkit", gpujit__toolkit_id());
+  cJSON_AddStringToObject(req, "toolkit_root", gpujit__cuda_root());
+  cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "env"), "NVRTC_APPEND_FLAGS", "-DX=1");
+  cJSON_AddItemToObject(req, "job", cJSON_CreateObject());
+  text = cJSON_PrintUnformatted(req);
+  fd = gpujit__server_connect(f->sock);
+  assert_true(fd >= 0);
+  assert_int_equal(gpujit__frame_write(fd, GPUJIT__FRAME_JOB, text, strlen(text)), 0);
+  assert_int_equal(gpujit__frame_read(fd, &type, &frame), 1);
+  assert_int_equal(type, GPUJIT__FRAME_ACK);
+  ack = cJSON_ParseWithLength(frame.data, frame.len);
+  assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(ack, "ok")));
+  if (!strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ack, "why")),
+              "NVRTC_APPEND_FLAGS is '-DX=1' in the client, unset in the server"))
+    fail_msg("why: %s", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ack, "why")));
+  cJSON_Delete(ack), cJSON_Delete(req), free(text), close(fd), gpujit__buf_free(&frame);
+  /* through the API: refused, built here */
+  assert_int_equal(setenv("NVRTCWIZ", "gpujit-test", 1), 0);
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 0);
+  gpujit_module_free(m);
+  assert_int_equal(unsetenv("NVRTCWIZ"), 0);
+  free(th_write(f->dir, "e.cu", "extern \"C\" __global__ void e(int *x) { x[0] = 6; }\n"));
+  assert_int_equal(gpujit_server_build_files(&m, paths, 1, &o, &f->so, &served), 0);
+  assert_int_equal(served, 1);
+  gpujit_module_free(m);
+  free(src);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -632,6 +746,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_server__other_users_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__idle_exit_and_one_per_socket, setup, teardown),
       cmocka_unit_test_setup_teardown(test_server__busy_until_stored, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__other_mount_namespace_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_server__other_nvrtc_environment_refused, setup, teardown),
   };
   signal(SIGPIPE, SIG_IGN);
   return cmocka_run_group_tests(tests, NULL, NULL);

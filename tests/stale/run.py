@@ -2074,6 +2074,25 @@ def server_pch_include_next_dir_between(t):
 
 
 @stale
+def server_pch_block_header_again_by_hard_link(t):
+    """A build server's worker makes the PCH of `#include "h.h"` (h.h with #pragma once) for k1 and
+    would use it for k2; both include h.h again after the block through a hard link, h2.h, which
+    NVRTC reads a second time when it uses a PCH and skips without one. k2's entry is then read
+    by a build of its own."""
+    env = t.server()
+    t.write("src/h.h", "#pragma once\n#ifdef H_SEEN\n#define H_TWICE 1\n#endif\n#define H_SEEN 1\n")
+    os.link(t.p("src/h.h"), t.p("src/h2.h"))
+    text = ('#include "h.h"\ntypedef int code_begins;\n#include "h2.h"\n'
+            '#ifdef H_TWICE\n#define V 2\n#else\n#define V 1\n#endif\n' + K)
+    for i in (1, 2):
+        t.write("src/k%d.cu" % i, text)
+    t.check("k1", "src/k1.cu", env=env)
+    if t.server_status().get("built", 0) < 1:
+        raise Skip("the build server did not build the miss")
+    t.check("k2", "src/k2.cu", env=env)
+
+
+@stale
 def server_hit_after_header_symlink_retargeted(t):
     """With a server running (hits served by the client), h.h -> v1.h is retargeted to v2.h."""
     env = t.server()

@@ -166,6 +166,27 @@ static bool stamps_hold(const gpujit__pch_stamps *s, const char **changed)
   return true;
 }
 
+/*
+ * Whether the compile reaches one file by two paths (a hard link, a symbolic link to it): two
+ * stamps of one inode under two names, into `why`. NVRTC keeps a block header's #pragma once (and
+ * include guard) by the file in a plain compile, but by its path in a PCH: a compile that uses a
+ * PCH reads the file's other name a second time where a compile without one skips it, and makes
+ * other code. Such a compile gets no PCH, made or used, so that a PCH never changes what a module
+ * compiles to. (Two spellings of one path, "d/../a.h", are one name to NVRTC and to the scan.)
+ */
+static bool one_file_twice(const gpujit__pch_stamps *s, char *why, size_t n)
+{
+  for (size_t i = 0; i < s->count; i++)
+    for (size_t k = i + 1; k < s->count; k++)
+      if (s->items[i].ino == s->items[k].ino && s->items[i].dev == s->items[k].dev &&
+          strcmp(s->items[i].path, s->items[k].path)) {
+        snprintf(why, n, "one file by two paths, which a PCH would make NVRTC read twice: %s, %s",
+                 s->items[i].path, s->items[k].path);
+        return true;
+      }
+  return false;
+}
+
 /* Under the lock: the block's PCH can no longer be trusted; remove it so NVRTC cannot use it. */
 static void forget_pch(block_state *b)
 {
@@ -309,6 +330,10 @@ bool gpujit__pch_plan(gpujit__pch *pch, const gpujit__pch_block *block, gpujit__
     }
     if (!(pch->stamps = stamps_take(list, n))) {
       snprintf(pch->reason, sizeof(pch->reason), "a header could not be stat'ed: no PCH");
+      return false;
+    }
+    if (one_file_twice(pch->stamps, pch->reason, sizeof(pch->reason))) {
+      gpujit__pch_release(pch);
       return false;
     }
   }

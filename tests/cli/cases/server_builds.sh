@@ -2,6 +2,7 @@
 # expect: *gpujit server started (pid *
 # expect: *first: built created*
 # expect: *second: built used*
+# expect: *first: same cubin as --no-pch*
 # expect: *same cubin as in-process*
 # expect: *same diagnostics and exit code 3*
 # expect: *2 modules: 0 hits, 2 built, 0 failed in * on the build server (compile*
@@ -16,9 +17,12 @@ c="$PWD/c"
 printf '#include <cuda/std/type_traits>\nextern "C" __global__ void k(float *x) { x[0] *= 2.0f; }\n' >k.cu
 j() { python3 -c 'import json,sys; m=json.load(sys.stdin)["modules"][0]; print(m["status"], m["pch"])'; }
 echo "first: $("$GPUJIT" build --json --arch sm_90 --cache-dir "$c" -o k1.cubin k.cu | j)"
+# a PCH never changes what a module compiles to: each is the module built without one
+GPUJIT_SERVER=0 "$GPUJIT" build -q --arch sm_90 --no-cache --no-pch -o k1.local.cubin k.cu
+cmp k1.cubin k1.local.cubin && echo "first: same cubin as --no-pch" || echo "first: cubins differ"
 printf '#include <cuda/std/type_traits>\nextern "C" __global__ void k(float *x) { x[1] *= 3.0f; }\n' >k.cu
 echo "second: $("$GPUJIT" build --json --arch sm_90 --cache-dir "$c" -o k2.cubin k.cu | j)"
-GPUJIT_SERVER=0 "$GPUJIT" build -q --arch sm_90 --no-cache -o k2.local.cubin k.cu
+GPUJIT_SERVER=0 "$GPUJIT" build -q --arch sm_90 --no-cache --no-pch -o k2.local.cubin k.cu
 cmp k2.cubin k2.local.cubin && echo "same cubin as in-process" || echo "cubins differ"
 printf 'extern "C" __global__ void bad(float *x) {\n  x[0] = nope;\n}\n' >bad.cu
 "$GPUJIT" build --arch sm_90 --cache-dir "$c" bad.cu >server.out 2>&1; a=$?

@@ -12,15 +12,27 @@
 # expect: *unwatched by the server: miss 6*
 # expect: *after all that: hit 6*
 # reject: *stale*
+# reject: *not on tmpfs*
 # reject: *still busy*
 # A running server vouches for the toolkit's dependency group, which a fresh process would
 # otherwise stat file by file; every way of changing a toolkit header must still miss. The
-# toolkit here is a copy made of links (CUDA_PATH), so that its headers can be edited.
+# toolkit here is a copy (CUDA_PATH: its headers copied, the rest links), so that its headers
+# can be edited. The case runs on a tmpfs of its own, in a private mount namespace: a filesystem
+# where inotify sees every write. A container's own files are on overlayfs, where the server
+# vouches for nothing (server_vouch_overlay.sh).
+if [ -z "${GJ_VOUCH_NS:-}" ]; then
+  { [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; } ||
+    { echo "skip: a tmpfs of its own needs root and unshare -m"; exit 77; }
+  GJ_VOUCH_NS=1 exec unshare -m --propagation private bash "$0"
+fi
+mount -t tmpfs gpujit-vouch "$PWD" || { echo "skip: tmpfs cannot be mounted here"; exit 77; }
+cd "$PWD" || exit 1
+[ "$(stat -f -c %T .)" = tmpfs ] || echo "not on tmpfs: $(stat -f -c %T .)"
 c="$PWD/c"
 T="$PWD/tk"
 mkdir -p "$T/include" v/a v/b
 for e in /usr/local/cuda/*; do [ "$(basename "$e")" = include ] || ln -s "$e" "$T/"; done
-for e in /usr/local/cuda/include/*; do ln -s "$e" "$T/include/"; done
+cp -r /usr/local/cuda/include/. "$T/include/"
 export CUDA_PATH="$T"
 printf '#define GJ_TK 1\n' > "$T/include/gj_tk.h"
 printf '#define GJ_LINK 4\n' > v/a/v.h
