@@ -20,9 +20,11 @@
 #include "cache/deps.h"
 #include "cache/helpers.h"
 
+/* The device with the inode: two filesystems (one mounted over the other, a link retargeted from
+ * one to the other) can hold files of equal inode, size and times. */
 static bool same_stat(const gpujit__dep *e, const struct stat *st)
 {
-  return (uint64_t)st->st_ino == e->ino && gpujit__ns(st->st_mtim) == e->mtime_ns && gpujit__ns(st->st_ctim) == e->ctime_ns;
+  return (uint64_t)st->st_dev == e->dev && (uint64_t)st->st_ino == e->ino && gpujit__ns(st->st_mtim) == e->mtime_ns && gpujit__ns(st->st_ctim) == e->ctime_ns;
 }
 
 /* Content check: read, hash, compare; on a match, take the current stat if it can be trusted. */
@@ -143,8 +145,8 @@ static int changed(char *why, size_t n, const gpujit__dep *e, const char *how)
   return GPUJIT_ENOENT;
 }
 
-/* `*moved` is set when a file's identity may differ from the one recorded (an untrusted record,
- * another inode): only then can files have become one, or stopped being one. */
+/* `*moved` is set when a `once` file's identity may differ from the one recorded (an untrusted
+ * record, another device or inode): only then can files have become one, or stopped being one. */
 static int verify_one(gpujit__dep *e, size_t len, dir_cursor *cur, bool *refresh, bool *moved, char *why, size_t n)
 {
   struct stat st;
@@ -158,9 +160,9 @@ static int verify_one(gpujit__dep *e, size_t len, dir_cursor *cur, bool *refresh
     return stat(e->path, &st) == 0 && S_ISREG(st.st_mode) ? changed(why, n, e, "is now a file (the search finds it first)") : 0;
   if (stat_in(cur, e->path, len, &st) != 0)
     return changed(why, n, e, "was removed");
-  e->dev = (uint64_t)st.st_dev;
+  e->dev_now = (uint64_t)st.st_dev;
   e->ino_now = (uint64_t)st.st_ino;
-  if (!e->trusted || e->ino != e->ino_now)
+  if (e->once && (!e->trusted || e->ino != e->ino_now || e->dev != e->dev_now))
     *moved = true;
   if ((uint64_t)st.st_size != e->size)
     return changed(why, n, e, "changed (content: its size)"); /* a different size is a different content */
@@ -178,7 +180,7 @@ static int check_rec(const gpujit__deps_rec *r, size_t len, dir_cursor *cur)
     return r->kind == 'f' || (r->kind == 'a' && errno != ENOENT && errno != ENOTDIR) ? GPUJIT_ENOENT : 0;
   if (r->kind == 'n')
     return S_ISREG(st.st_mode) ? GPUJIT_ENOENT : 0;
-  if (!r->trusted || (uint64_t)st.st_ino != r->ino || gpujit__ns(st.st_mtim) != r->mtime_ns || gpujit__ns(st.st_ctim) != r->ctime_ns)
+  if (!r->trusted || (uint64_t)st.st_dev != r->dev || (uint64_t)st.st_ino != r->ino || gpujit__ns(st.st_mtim) != r->mtime_ns || gpujit__ns(st.st_ctim) != r->ctime_ns)
     return GPUJIT_ENOENT;
   return r->kind == 'a' || (uint64_t)st.st_size == r->size ? 0 : GPUJIT_ENOENT;
 }
@@ -451,11 +453,18 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh) { return gpujit__deps_ve
 
 int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t why_size)
 {
+  bool moved;
+  return gpujit__deps_verify_moved(d, refresh, &moved, why, why_size);
+}
+
+int gpujit__deps_verify_moved(gpujit__deps *d, bool *refresh, bool *moved_out, char *why, size_t why_size)
+{
   gpujit__dep *few[8], **order = d->count > 8 ? malloc(d->count * sizeof(*order)) : few;
   bool sorted = true, moved;
   job *j;
   int err;
   *refresh = false;
+  *moved_out = false;
   if (!order)
     return GPUJIT_ENOMEM; /* unverified: not a hit */
   for (size_t i = 0; i < d->count; i++) {
@@ -486,9 +495,11 @@ int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t wh
   job_release(j);
   if (order != few)
     free(order);
-  if (err == 0 && moved) /* every inode as recorded: the files are one file as they were */
-    if ((err = gpujit__deps_identities_hold(d)) != 0 && why && why_size)
-      snprintf(why, why_size, "headers that were one file (a link) are not now, or the other way round");
+  if (err == 0 && moved) /* else every identity as recorded: the files are one file as they were */
+    if ((err = gpujit__deps_identities_hold(d, NULL)) != 0 && why && why_size)
+      snprintf(why, why_size, "headers that were one file (a link) are not now, or the other way round "
+                              "(#pragma once sees identity)");
+  *moved_out = moved;
   return err;
 }
 

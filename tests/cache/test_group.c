@@ -220,7 +220,7 @@ static void test_group__changed_header_is_a_miss(void **state)
 static void test_group__binary_form_round_trip(void **state)
 {
   fx *f = *state;
-  char *odd = th_write(f->root, "with space %.h", "#define A 1\n"), *dir = th_path(f->root, "odd dir");
+  char *odd = th_write(f->root, "with space %.h", "#pragma once\n"), *dir = th_path(f->root, "odd dir");
   char *gone = th_path(dir, "gone 100%.h"), *link = th_path(f->root, "link.h");
   gpujit__deps d = {0}, back;
   gpujit__buf b = {0}, again = {0};
@@ -228,14 +228,16 @@ static void test_group__binary_form_round_trip(void **state)
   gpujit__key k1, k2;
   mkdir(dir, 0755);
   assert_int_equal(symlink(odd, link), 0);
-  assert_int_equal(gpujit__deps_add_file(&d, odd, NULL, "#define A 1\n", 12, gpujit__deps_clock() + 5000000000LL), 0);
-  assert_int_equal(gpujit__deps_add_file(&d, link, NULL, "#define A 1\n", 12, gpujit__deps_clock()), 0); /* untrusted */
+  assert_int_equal(gpujit__deps_add_file(&d, odd, NULL, "#pragma once\n", 13, gpujit__deps_clock() + 5000000000LL), 0);
+  assert_int_equal(gpujit__deps_add_file(&d, link, NULL, "#pragma once\n", 13, gpujit__deps_clock()), 0); /* untrusted */
   assert_int_equal(gpujit__deps_add_file(&d, "rel.h", NULL, "x", 1, gpujit__deps_clock()), 0); /* ./rel.h */
   assert_int_equal(gpujit__deps_add_absent(&d, gone, NULL), 0);
   assert_int_equal(gpujit__deps_add_absent(&d, gone, NULL), 0); /* each name once */
   assert_int_equal(gpujit__deps_add_nofile(&d, dir, NULL), 0);
-  gpujit__deps_identities(&d);
+  assert_int_equal(gpujit__deps_identities(&d, NULL), 0);
+  assert_true(d.items[0].once && d.items[1].once && !d.items[2].once);
   assert_true(d.items[0].same && d.items[0].same == d.items[1].same);
+  assert_true(d.items[0].trusted && d.items[0].dev != 0);
   assert_string_equal(d.items[3].names, "gone 100%.h/");
   assert_int_equal(gpujit__deps_to_bin(&d, &b), 0);
   assert_int_equal(gpujit__deps_from_bin(&back, b.data, b.len), 0);
@@ -249,11 +251,13 @@ static void test_group__binary_form_round_trip(void **state)
     assert_int_equal(y->nofile, x->nofile);
     assert_int_equal(y->trusted, x->trusted);
     assert_int_equal(y->same, x->same);
+    assert_int_equal(y->once, x->once);
     if (!x->nofile && !x->absent) {
       assert_int_equal(y->size, x->size);
       assert_string_equal(y->hash, x->hash);
     }
     if (x->trusted) {
+      assert_int_equal(y->dev, x->dev);
       assert_int_equal(y->ino, x->ino);
       assert_int_equal(y->mtime_ns, x->mtime_ns);
       assert_int_equal(y->ctime_ns, x->ctime_ns);
