@@ -408,7 +408,8 @@ static int number(gpujit__deps *d)
     size_t j = i + 1;
     while (j < n && v[j].dev == v[i].dev && v[j].ino == v[i].ino)
       j++;
-    for (group += j - i > 1; j - i > 1 && i < j; i++)
+    bool many = j - i > 1;
+    for (group += many; many && i < j; i++)
       d->items[v[i].label & ((1ULL << 56) - 1)].same = group;
     i = j;
   }

@@ -185,6 +185,24 @@ static int check_rec(const gpujit__deps_rec *r, size_t len, dir_cursor *cur)
   return r->kind == 'a' || (uint64_t)st.st_size == r->size ? 0 : GPUJIT_ENOENT;
 }
 
+/* What identifies the `once` files' identities as a view records them (a view that holds exactly). */
+int gpujit__deps_view_identity_print(const gpujit__deps_view *v, char out[33])
+{
+  gpujit__buf b = {0};
+  int err = 0;
+  for (size_t i = 0; i < v->count && err == 0; i++) {
+    gpujit__deps_rec r;
+    gpujit__deps_view_rec(v, i, &r);
+    if (r.once)
+      err = gpujit__deps_print_put(&b, r.dev, r.ino);
+  }
+  out[0] = '\0';
+  if (err == 0)
+    gpujit__hash_hex(out, b.data ? b.data : "", b.len);
+  gpujit__buf_free(&b);
+  return err;
+}
+
 /* ---- checking on helper threads -----------------------------------------------------------
  * A toolkit group's hundreds of stats cost 1-2 us each of kernel path work and do not wait on
  * each other. The caller's thread checks from the first chunk on; helpers of the process's pool

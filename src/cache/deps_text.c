@@ -13,7 +13,6 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "base/hash.h"
 #include "cache/deps.h"
 
 /* ---- text form: one line per dependency ---------------------------------------------------
@@ -390,23 +389,6 @@ void gpujit__deps_view_rec(const gpujit__deps_view *v, size_t i, gpujit__deps_re
   out->mtime_ns = (int64_t)ld64(r + (now ? 40 : 32));
   out->ctime_ns = (int64_t)ld64(r + (now ? 48 : 40));
   out->hash = r + v->rec_size - 16;
-}
-
-int gpujit__deps_view_identity_print(const gpujit__deps_view *v, char out[33])
-{
-  gpujit__buf b = {0};
-  int err = 0;
-  for (size_t i = 0; i < v->count && err == 0; i++) {
-    gpujit__deps_rec r;
-    gpujit__deps_view_rec(v, i, &r);
-    if (r.once)
-      err = gpujit__deps_print_put(&b, r.dev, r.ino);
-  }
-  out[0] = '\0';
-  if (err == 0)
-    gpujit__hash_hex(out, b.data ? b.data : "", b.len);
-  gpujit__buf_free(&b);
-  return err;
 }
 
 static int from_bin(gpujit__deps *out, const char *data, size_t len, size_t rs)
