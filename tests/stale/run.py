@@ -1871,21 +1871,37 @@ def pragma_once_user_header_linked_to_toolkit(t):
     t.check("hard link again", "k.cu", env=env, differs="copy")
 
 
+def toolkit_header_becomes_link(t, server):
+    env = user_header_linked_to_toolkit(t, ONCE_H)
+    t.rm("u/gj_once.h")
+    shutil.copy2(t.p("tk/include/gj_once.h"), t.p("u/gj_once.h"))
+    if server:
+        t.env["CUDA_PATH"] = env["CUDA_PATH"]
+        env = t.server()
+    t.check("copies", "k.cu", env=env)
+    if server:
+        t.build("k.cu", env=env)  # a hit the server vouched for
+    os.link(t.p("u/gj_once.h"), t.p("tk/include/gj_once.h.tmp"))
+    os.replace(t.p("tk/include/gj_once.h.tmp"), t.p("tk/include/gj_once.h"))
+    t.check("toolkit header a link of the user's", "k.cu", env=env, differs="copies")
+    time.sleep(1.1)
+    t.check("later", "k.cu", env=env, differs="copies")
+
+
 @stale
 def pragma_once_toolkit_header_linked_to_user(t):
     """The other side: the toolkit copy's include/gj_once.h (#pragma once), a copy of the user's
     u/gj_once.h, is replaced by a hard link of it (the toolkit's record moves, the user's does
     not): then NVRTC skips <gj_once.h>; built again later, when the toolkit's record may have
     taken the new stat."""
-    env = user_header_linked_to_toolkit(t, ONCE_H)
-    t.rm("u/gj_once.h")
-    shutil.copy2(t.p("tk/include/gj_once.h"), t.p("u/gj_once.h"))
-    t.check("copies", "k.cu", env=env)
-    os.link(t.p("u/gj_once.h"), t.p("tk/include/gj_once.h.tmp"))
-    os.replace(t.p("tk/include/gj_once.h.tmp"), t.p("tk/include/gj_once.h"))
-    t.check("toolkit header a link of the user's", "k.cu", env=env, differs="copies")
-    time.sleep(1.1)
-    t.check("later", "k.cu", env=env, differs="copies")
+    toolkit_header_becomes_link(t, False)
+
+
+@stale
+def pragma_once_toolkit_header_linked_to_user_server(t):
+    """The same with a build server vouching for the toolkit's group: it does not vouch for a group
+    whose files' identities are not those recorded (the client checks them against its own)."""
+    toolkit_header_becomes_link(t, True)
 
 
 @stale
