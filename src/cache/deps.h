@@ -232,6 +232,8 @@ gpujit__deps_ahead *gpujit__deps_check_ahead(const gpujit__deps_view *v, gpujit_
 /** The lookup's turn: the caller checks the chunks no helper took (and any a helper has not
  *  finished), then lets go of `a`. @return as gpujit__deps_verify_view. */
 int gpujit__deps_ahead_join(gpujit__deps_ahead *a);
+/** gpujit__deps_view_identity_print of the view `a` checks, before it is joined ("" out of memory). */
+void gpujit__deps_ahead_print(gpujit__deps_ahead *a, char out[33]);
 /** Not wanted after all (the lookup went elsewhere): the helpers stop at their next chunk. */
 void gpujit__deps_ahead_drop(gpujit__deps_ahead *a);
 

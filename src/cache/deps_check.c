@@ -570,6 +570,12 @@ gpujit__deps_ahead *gpujit__deps_check_ahead(const gpujit__deps_view *v, gpujit_
 
 int gpujit__deps_ahead_join(gpujit__deps_ahead *a) { return view_outcome((job *)a); }
 
+void gpujit__deps_ahead_print(gpujit__deps_ahead *a, char out[33])
+{
+  if (gpujit__deps_view_identity_print(&((job *)a)->view, out) < 0) /* the bytes are the job's until joined */
+    out[0] = '\0';
+}
+
 void gpujit__deps_ahead_drop(gpujit__deps_ahead *a)
 {
   job *j = (job *)a;

@@ -277,7 +277,7 @@ int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out)
     unsigned char *r = (unsigned char *)out->data + at + i * REC_SIZE;
     uint32_t off;
     if (e->pin || e->with || !e->rel || (e->rel[0] != '/' && strncmp(e->rel, "./", 2) != 0) ||
-        ((e->same || e->once) && (e->absent || e->nofile)) || (e->same && !e->once)) {
+        ((e->same || e->once) && (e->absent || e->nofile))) {
       err = gpujit__error(GPUJIT_EINVAL, "%s: not a record of a shared group", e->rel ? e->rel : "(none)");
       goto done;
     }
@@ -334,7 +334,7 @@ static bool record_sound(const unsigned char *r, size_t rs, const char *strings,
   bool once = rs == REC_SIZE && (r[1] & ONCE);
   if ((!file && !absent && !nofile) || r[1] > (rs == REC_SIZE ? (TRUSTED | ONCE) : TRUSTED) || r[2] || r[3] ||
       path == 0 || path >= nstr || names >= nstr || (names && !absent) || (same && !file) || same > 1000000000 ||
-      (rs == REC_SIZE && same && !once) || (once && !file) || (!file && ld64(r + 16)) || (nofile && trusted) ||
+      (once && !file) || (!file && ld64(r + 16)) || (nofile && trusted) ||
       (!trusted && !all_zero(r + stat_at, stat_len)) || (!file && !all_zero(r + hash_at, 16)))
     return false;
   return strings[path] == '/' || (strings[path] == '.' && strings[path + 1] == '/');
@@ -500,7 +500,7 @@ static int file_from_json(gpujit__dep *e, const cJSON *o, const cJSON *st)
   e->size = size;
   if ((same && (!cJSON_IsNumber(same) || same->valuedouble < 1 || same->valuedouble > 1e9)) ||
       (once && !cJSON_IsTrue(once)) || (with && (!cJSON_IsString(with) || !with->valuestring[0])) ||
-      ((same || with) && !once))
+      (with && !once))
     return GPUJIT_ECORRUPT;
   e->same = same ? (unsigned)same->valuedouble : 0;
   e->once = once != NULL;

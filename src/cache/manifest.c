@@ -204,8 +204,7 @@ static bool group_readable(const char *path)
   gpujit__deps d;
   char why[128];
   bool ok = gpujit__group_read(path, &d, why, sizeof(why)) == 0;
-  if (ok)
-    gpujit__deps_free(&d);
+  gpujit__deps_free(&d); /* empty when not read */
   gpujit_error_clear();
   return ok;
 }
@@ -272,7 +271,7 @@ gpujit__head *gpujit__manifest_head_start(gpujit_cache *c, const char *hint)
   return h;
 }
 
-/* `out->print` is set where the check found it cheaply (a group read whole); else "" (group_print). */
+/* `out->print`: the group's identity print where the check had its records; else "" (group_print). */
 static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo, held_group *out, char *miss,
                         size_t miss_size)
 {
@@ -294,10 +293,13 @@ static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo, h
     /* nearly every lookup: every record exactly as recorded, checked where it lies (the bytes go
      * with the check) — begun ahead of the lookup where this thread's build named this group
      * (cache/head.c); else — an earlier form, a stat moved, a header changed, damage — whole */
-    if ((ahead = gpujit__head_take(c, digest)) != NULL)
+    if ((ahead = gpujit__head_take(c, digest)) != NULL) {
+      gpujit__deps_ahead_print(ahead, out->print); /* while the helpers check */
       exact = gpujit__deps_ahead_join(ahead);
-    else if (gpujit__group_view(c, digest, &b, &view) == 0)
+    } else if (gpujit__group_view(c, digest, &b, &view) == 0) {
+      gpujit__deps_view_identity_print(&view, out->print);
       exact = gpujit__deps_verify_view(&view, &b);
+    }
     gpujit__buf_free(&b);
     path_of(path, sizeof(path), c, "deps", digest);
     ok = exact == GPUJIT_ENOENT ? group_holds_whole(c, path, digest, out->print, miss, miss_size) : exact == 0;
@@ -309,8 +311,7 @@ static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo, h
   return ok;
 }
 
-/* The identity print of a group that holds exactly as recorded: from its records where they lie
- * (only an entry with files whose identity can matter asks). "" when it cannot be read so. */
+/* The print of a group that holds exactly as recorded, from its records ("" where they cannot be read). */
 static void group_print(gpujit_cache *c, held_group *g, group_memo *memo)
 {
   gpujit__buf b = {0};

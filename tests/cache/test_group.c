@@ -336,8 +336,7 @@ static void test_group__binary_form_refused(void **state)
     case 16: put32(x + 12, 1); break;                        /* the header's reserved word */
     case 17: put32(x + rec + 12, 1); break;                  /* names on a file */
     case 18: x[rec + R + 1] = 2; break;                      /* `once` on a non-file */
-    case 19: put32(x + rec + 4, 1); break;                   /* "one file" on a file not `once` */
-    case 20: put32(x + 4, 64); break;                        /* the earlier form's record size */
+    case 19: put32(x + 4, 64); break;                        /* the earlier form's record size */
     default: free(x); goto done;
     }
     if (gpujit__deps_from_bin(&back, x, len) != GPUJIT_ECORRUPT || gpujit__deps_view_open(&v, x, len) != GPUJIT_ECORRUPT)
