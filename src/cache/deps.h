@@ -1,7 +1,7 @@
 /* A cache entry's dependencies as they stood when it was built: files with their stat and
  * content hash, and paths that must not exist. Verified on lookups as ccache's direct mode does:
- * a file whose size, mtime, ctime and inode match its record is not read; otherwise its content
- * hash decides. */
+ * a file whose size, mtime, ctime, device and inode match its record is not read; otherwise its
+ * content hash decides. */
 #ifndef GPUJIT_CACHE_DEPS_H
 #define GPUJIT_CACHE_DEPS_H
 
@@ -22,7 +22,7 @@ typedef struct gpujit__dep {
   char *names;     /* an absent group's names, each a single path component followed by '/' */
   bool trusted;    /* the stat may stand for the content (a file) or for the entries (a directory):
                       modified well before it was recorded */
-  uint64_t size, ino;
+  uint64_t size, dev, ino; /* the stat as recorded: device and inode are the file's identity */
   int64_t mtime_ns, ctime_ns;
   char hash[33];   /* a file's XXH3-128, hex */
   bool nofile;     /* a path a lookup passed over: it exists as no regular file and must stay so */
@@ -31,9 +31,15 @@ typedef struct gpujit__dep {
   bool env;        /* an environment variable NVRTC read (`path` and `rel` its name): unset
                       (`unset`) or set to a value whose XXH3-128 is `hash`, as it must still be */
   bool unset;
-  unsigned same;   /* files that were one file (hard links, symlinks): the same number, from 1;
-                      0 for a file that was no other's. #pragma once sees identity, not content */
-  uint64_t dev, ino_now; /* identity as recorded (dev) and as the last verify found it */
+  bool once;       /* a file whose identity can change the output: its text may hold `#pragma once`
+                      (gpujit__deps_scan_once), which skips a second include of the same file by
+                      identity, not content. Other files' identities are never compared */
+  unsigned same;   /* `once` files that were one file (hard links, symlinks) among these records:
+                      the same number, from 1; 0 for one that was no other's here */
+  char *with;      /* a `once` file of an entry that was one file with a record of its shared group:
+                      that record's path as recorded (all of the entry's files one with that file
+                      name the same record); NULL for none */
+  uint64_t dev_now, ino_now; /* identity as recorded, then as the last verify found it */
   bool pin;        /* the build holds its base directory's path (`path`) where no relocation
                       reaches (__FILE__): it holds only for a lookup from that base */
   bool elsewhere;  /* a pin read by a lookup from another base */
@@ -44,6 +50,7 @@ typedef struct gpujit__deps {
   gpujit__dep *items;
   size_t count, cap;
   gpujit__buf keep; /* the bytes of a record read in place (gpujit__deps_from_bin), freed with it */
+  bool once_macro;  /* while recording: a file added defines a macro that names `once` */
 } gpujit__deps;
 
 /** A new record for `path` (relative to `base` when under it; a relative `path` stays relative to
@@ -71,14 +78,52 @@ int gpujit__deps_add_error(gpujit__deps *d, const char *path, const char *base, 
 /** Record an environment variable NVRTC read: `value`, or NULL when it was not set. The value
  *  itself is not kept (a record may travel), only its hash. */
 int gpujit__deps_add_env(gpujit__deps *d, const char *name, const char *value);
+/* deps_answers.c: the error and environment records. */
+/** Whether an error or environment record `e` holds now (`shown`: its path as messages name it);
+ *  `why` says how not. */
+bool gpujit__deps_answer_holds(const gpujit__dep *e, const char *shown, char *why, size_t n);
+/** An error or environment record's JSON fields into `o`. */
+void gpujit__deps_answer_to_json(const gpujit__dep *e, cJSON *o);
+/** An error record's "errno" of `o`: 1..4095, or 0 where it is not one. */
+int gpujit__deps_errno_from_json(const cJSON *o);
+/** An environment record {"env": NAME, "xxh3": HASH} or {"env": NAME, "unset": true} of `o`
+ *  pushed to `out`. @return 0 or GPUJIT_ECORRUPT. */
+int gpujit__deps_env_from_json(gpujit__deps *out, const cJSON *o);
 /** Record that the build holds only for lookups whose base directory is `base` (the absolute
  *  path; NULL or "" for none). */
 int gpujit__deps_add_pin(gpujit__deps *d, const char *base);
-/** Number the files that are one file (same device and inode) once every file was added. */
-void gpujit__deps_identities(gpujit__deps *d);
-/** After every file was stat'ed (their `dev`, `ino_now` set): whether the files that are one file
- *  now are exactly those recorded as one. @return 0, GPUJIT_ENOENT, GPUJIT_ENOMEM. */
-int gpujit__deps_identities_hold(gpujit__deps *d);
+/**
+ * Whether text can make its file's identity matter: it names `once` outside comments (`#pragma
+ * once`, `_Pragma("once")`, a macro's argument). @param defines set when a `#define` names it:
+ * a macro may then carry it into any file that expands it.
+ */
+bool gpujit__deps_scan_once(const char *text, size_t len, bool *defines);
+/** Take every file as one whose identity can matter (a macro may carry `#pragma once` into it). */
+void gpujit__deps_all_once(gpujit__deps *d);
+/**
+ * Number the `once` files that are one file (same device and inode) once every file was added:
+ * those of `shared` among themselves, those of `d` among themselves, and a file of `d` that is one
+ * with a file of `shared` names it (`with`). `shared` may be NULL. @return 0 or GPUJIT_ENOMEM.
+ */
+int gpujit__deps_identities(gpujit__deps *d, gpujit__deps *shared);
+/**
+ * After every file was stat'ed (their `dev_now`, `ino_now` set; gpujit__deps_stat_identities):
+ * whether the `once` files that are one file now are exactly those recorded as one — those of
+ * `d`, and with `shared` (NULL: `d` alone) those of both, `d`'s links to it included.
+ * @return 0, GPUJIT_ENOENT, GPUJIT_ENOMEM.
+ */
+int gpujit__deps_identities_hold(gpujit__deps *d, const gpujit__deps *shared);
+/** Take the current identity of every `once` file of `d` (records read, not verified).
+ *  @return 0, or GPUJIT_ENOENT when one is not there. */
+int gpujit__deps_stat_identities(gpujit__deps *d);
+/** Whether any file of `d` has an identity that can matter (`once`). */
+bool gpujit__deps_any_once(const gpujit__deps *d);
+/** What identifies the identities of the `once` files of `d` as last found (`dev_now`, `ino_now`),
+ *  in record order: 32 hex digits. An entry keeps its group's, and checks its files against the
+ *  group's again when the group's differs (a group's record may have taken new identities). */
+void gpujit__deps_identity_print(const gpujit__deps *d, char out[33]);
+/** Add one file's identity to the bytes an identity print hashes. @return 0 or GPUJIT_ENOMEM. */
+int gpujit__deps_print_put(gpujit__buf *b, uint64_t dev, uint64_t ino);
 void gpujit__deps_free(gpujit__deps *d);
 
 /**
@@ -90,6 +135,9 @@ void gpujit__deps_free(gpujit__deps *d);
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh);
 /** The same, saying in `why` which dependency no longer holds and how, when one does not. */
 int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t why_size);
+/** The same; `moved` set when a `once` file's identity is not the one recorded (so files of
+ *  another record set may have become one with it, or stopped being: gpujit__deps_identities_hold). */
+int gpujit__deps_verify_moved(gpujit__deps *d, bool *refresh, bool *moved, char *why, size_t why_size);
 
 /* Shared by the records (deps.c) and their checks (deps_check.c). */
 static inline int64_t gpujit__ns(struct timespec t) { return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec; }
@@ -116,11 +164,12 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
 int gpujit__deps_to_text(const gpujit__deps *d, gpujit__buf *out);
 int gpujit__deps_from_text(gpujit__deps *out, const char *text, size_t len);
 
-/** The binary form of shared groups (cache/README.md, "gpujit-deps-3"): fixed little-endian
+/** The binary form of shared groups (docs/cache-format.md, "gpujit-deps-4"): fixed little-endian
  *  records and a table of NUL-terminated paths, read in place — no line is parsed and no record
  *  allocated, so a lookup of a CUB module's 600 toolkit headers costs one read and one array.
  *  Paths as recorded, no base; files only as content hashes, stats, absences and non-files
- *  (no pins). @return 0, GPUJIT_EINVAL (a record the form cannot hold) or GPUJIT_ENOMEM. */
+ *  (no pins, no links to another group). @return 0, GPUJIT_EINVAL (a record the form cannot hold)
+ *  or GPUJIT_ENOMEM. */
 int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out);
 /**
  * Read the binary form at `data` (`len` bytes) in place: the records' paths and names point into
@@ -130,6 +179,9 @@ int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out);
  * @return 0, GPUJIT_ECORRUPT or GPUJIT_ENOMEM (`out` empty on error).
  */
 int gpujit__deps_from_bin(gpujit__deps *out, const char *data, size_t len);
+/** The same for the earlier binary form ("gpujit-deps-3", 64-byte records without the device):
+ *  its stats are read as not trusted (no identity to compare), so a lookup decides by content. */
+int gpujit__deps_from_bin3(gpujit__deps *out, const char *data, size_t len);
 
 /** The binary form where it lies (a mapped or read record), checked whole by
  *  gpujit__deps_view_open and then read record by record, nothing allocated. Borrows the bytes. */
@@ -137,16 +189,18 @@ typedef struct gpujit__deps_view {
   const unsigned char *records;
   const char *strings;
   size_t count;
+  size_t rec_size; /* GPUJIT__DEPS_REC_SIZE; 64 for the earlier form */
 } gpujit__deps_view;
 
 /** One record of a view; the strings point into the view's bytes. */
 typedef struct gpujit__deps_rec {
   char kind;               /* 'f' a file, 'a' names absent from directory `path`, 'n' no regular file */
   bool trusted;            /* the stat (a file's) or stamp (a directory's) stands */
+  bool once;               /* 'f': its identity can matter (gpujit__dep's `once`) */
   const char *path;        /* as recorded: absolute, or "./path" under the working directory */
   const char *names;       /* 'a': the names, each followed by '/'; NULL when none */
   unsigned same;           /* 'f': the number of the files that were one file; 0 none */
-  uint64_t size, ino;      /* size: 'f'; ino and the times: when trusted */
+  uint64_t size, dev, ino; /* size: 'f'; dev, ino and the times: when trusted */
   int64_t mtime_ns, ctime_ns;
   const unsigned char *hash; /* 'f': XXH3-128, 16 bytes canonical */
 } gpujit__deps_rec;
@@ -154,7 +208,7 @@ typedef struct gpujit__deps_rec {
 /** Check `len` bytes at `data` as a whole binary group (as gpujit__deps_from_bin does).
  *  @return 0 or GPUJIT_ECORRUPT. */
 int gpujit__deps_view_open(gpujit__deps_view *out, const char *data, size_t len);
-#define GPUJIT__DEPS_REC_SIZE 64 /* bytes of a record of the binary form */
+#define GPUJIT__DEPS_REC_SIZE 72 /* bytes of a record of the binary form */
 
 /** A little-endian u32 of the binary form. */
 static inline uint32_t gpujit__deps_ld32(const unsigned char *p)
@@ -165,15 +219,18 @@ static inline uint32_t gpujit__deps_ld32(const unsigned char *p)
 /** Record `i`'s path and kind alone (as gpujit__deps_view_rec gives them). */
 static inline const char *gpujit__deps_view_path(const gpujit__deps_view *v, size_t i)
 {
-  return v->strings + gpujit__deps_ld32(v->records + i * GPUJIT__DEPS_REC_SIZE + 8);
+  return v->strings + gpujit__deps_ld32(v->records + i * v->rec_size + 8);
 }
 static inline char gpujit__deps_view_kind(const gpujit__deps_view *v, size_t i)
 {
-  return (char)v->records[i * GPUJIT__DEPS_REC_SIZE];
+  return (char)v->records[i * v->rec_size];
 }
 
 /** Record `i` (< count) of an opened view. */
 void gpujit__deps_view_rec(const gpujit__deps_view *v, size_t i, gpujit__deps_rec *out);
+/** gpujit__deps_identity_print of a view's records as recorded (a view that holds exactly).
+ *  @return 0, or GPUJIT_ENOMEM. */
+int gpujit__deps_view_identity_print(const gpujit__deps_view *v, char out[33]);
 
 /**
  * Whether every record of `v` holds exactly as recorded — each file's stat, each directory's
@@ -196,6 +253,8 @@ gpujit__deps_ahead *gpujit__deps_check_ahead(const gpujit__deps_view *v, gpujit_
 /** The lookup's turn: the caller checks the chunks no helper took (and any a helper has not
  *  finished), then lets go of `a`. @return as gpujit__deps_verify_view. */
 int gpujit__deps_ahead_join(gpujit__deps_ahead *a);
+/** gpujit__deps_view_identity_print of the view `a` checks, before it is joined ("" out of memory). */
+void gpujit__deps_ahead_print(gpujit__deps_ahead *a, char out[33]);
 /** Not wanted after all (the lookup went elsewhere): the helpers stop at their next chunk. */
 void gpujit__deps_ahead_drop(gpujit__deps_ahead *a);
 

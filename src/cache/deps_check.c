@@ -20,9 +20,11 @@
 #include "cache/deps.h"
 #include "cache/helpers.h"
 
+/* The device with the inode: two filesystems (one mounted over the other, a link retargeted from
+ * one to the other) can hold files of equal inode, size and times. */
 static bool same_stat(const gpujit__dep *e, const struct stat *st)
 {
-  return (uint64_t)st->st_ino == e->ino && gpujit__ns(st->st_mtim) == e->mtime_ns && gpujit__ns(st->st_ctim) == e->ctime_ns;
+  return (uint64_t)st->st_dev == e->dev && (uint64_t)st->st_ino == e->ino && gpujit__ns(st->st_mtim) == e->mtime_ns && gpujit__ns(st->st_ctim) == e->ctime_ns;
 }
 
 /* Content check: read, hash, compare; on a match, take the current stat if it can be trusted. */
@@ -143,42 +145,8 @@ static int changed(char *why, size_t n, const gpujit__dep *e, const char *how)
   return GPUJIT_ENOENT;
 }
 
-/* A probe that failed: NVRTC's open of the path must fail as it did. An open (not a stat) because
- * a file's own permissions fail an open that a stat passes. */
-static int replays_error(const gpujit__dep *e, char *why, size_t n)
-{
-  int fd = open(e->path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC), now = fd < 0 ? errno : 0;
-  char how[160];
-  if (fd >= 0)
-    close(fd);
-  if (now == e->err)
-    return 0;
-  snprintf(how, sizeof(how), "gave %s when it was built, and now %s", strerror(e->err),
-           now ? strerror(now) : "opens");
-  return changed(why, n, e, how);
-}
-
-/* A variable NVRTC read: set to the same value, or unset, as it was. */
-static int env_holds(const gpujit__dep *e, char *why, size_t n)
-{
-  const char *v = getenv(e->path);
-  char h[33];
-  if (!v && e->unset)
-    return 0;
-  if (v && !e->unset) {
-    gpujit__hash_hex(h, v, strlen(v));
-    if (strcmp(h, e->hash) == 0)
-      return 0;
-  }
-  if (why && n)
-    snprintf(why, n, "the environment variable %s, which %s, %s", e->path,
-             strcmp(e->path, "LD_LIBRARY_PATH") == 0 ? "chose the builtins library NVRTC mapped" : "NVRTC read",
-             e->unset ? "is set now" : v ? "has another value now" : "is not set now");
-  return GPUJIT_ENOENT;
-}
-
-/* `*moved` is set when a file's identity may differ from the one recorded (an untrusted record,
- * another inode): only then can files have become one, or stopped being one. */
+/* `*moved` is set when a `once` file's identity may differ from the one recorded (an untrusted
+ * record, another device or inode): only then can files have become one, or stopped being one. */
 static int verify_one(gpujit__dep *e, size_t len, dir_cursor *cur, bool *refresh, bool *moved, char *why, size_t n)
 {
   struct stat st;
@@ -190,15 +158,13 @@ static int verify_one(gpujit__dep *e, size_t len, dir_cursor *cur, bool *refresh
     return group_holds(e, refresh) ? 0 : changed(why, n, e, "");
   if (e->nofile)
     return stat(e->path, &st) == 0 && S_ISREG(st.st_mode) ? changed(why, n, e, "is now a file (the search finds it first)") : 0;
-  if (e->err)
-    return replays_error(e, why, n);
-  if (e->env)
-    return env_holds(e, why, n);
+  if (e->err || e->env) /* deps_answers.c */
+    return gpujit__deps_answer_holds(e, shown(e), why, n) ? 0 : GPUJIT_ENOENT;
   if (stat_in(cur, e->path, len, &st) != 0)
     return changed(why, n, e, "was removed");
-  e->dev = (uint64_t)st.st_dev;
+  e->dev_now = (uint64_t)st.st_dev;
   e->ino_now = (uint64_t)st.st_ino;
-  if (!e->trusted || e->ino != e->ino_now)
+  if (e->once && (!e->trusted || e->ino != e->ino_now || e->dev != e->dev_now))
     *moved = true;
   if ((uint64_t)st.st_size != e->size)
     return changed(why, n, e, "changed (content: its size)"); /* a different size is a different content */
@@ -216,9 +182,27 @@ static int check_rec(const gpujit__deps_rec *r, size_t len, dir_cursor *cur)
     return r->kind == 'f' || (r->kind == 'a' && errno != ENOENT && errno != ENOTDIR) ? GPUJIT_ENOENT : 0;
   if (r->kind == 'n')
     return S_ISREG(st.st_mode) ? GPUJIT_ENOENT : 0;
-  if (!r->trusted || (uint64_t)st.st_ino != r->ino || gpujit__ns(st.st_mtim) != r->mtime_ns || gpujit__ns(st.st_ctim) != r->ctime_ns)
+  if (!r->trusted || (uint64_t)st.st_dev != r->dev || (uint64_t)st.st_ino != r->ino || gpujit__ns(st.st_mtim) != r->mtime_ns || gpujit__ns(st.st_ctim) != r->ctime_ns)
     return GPUJIT_ENOENT;
   return r->kind == 'a' || (uint64_t)st.st_size == r->size ? 0 : GPUJIT_ENOENT;
+}
+
+/* What identifies the `once` files' identities as a view records them (a view that holds exactly). */
+int gpujit__deps_view_identity_print(const gpujit__deps_view *v, char out[33])
+{
+  gpujit__buf b = {0};
+  int err = 0;
+  for (size_t i = 0; i < v->count && err == 0; i++) {
+    gpujit__deps_rec r;
+    gpujit__deps_view_rec(v, i, &r);
+    if (r.once)
+      err = gpujit__deps_print_put(&b, r.dev, r.ino);
+  }
+  out[0] = '\0';
+  if (err == 0)
+    gpujit__hash_hex(out, b.data ? b.data : "", b.len);
+  gpujit__buf_free(&b);
+  return err;
 }
 
 /* ---- checking on helper threads -----------------------------------------------------------
@@ -489,11 +473,18 @@ int gpujit__deps_verify(gpujit__deps *d, bool *refresh) { return gpujit__deps_ve
 
 int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t why_size)
 {
+  bool moved;
+  return gpujit__deps_verify_moved(d, refresh, &moved, why, why_size);
+}
+
+int gpujit__deps_verify_moved(gpujit__deps *d, bool *refresh, bool *moved_out, char *why, size_t why_size)
+{
   gpujit__dep *few[8], **order = d->count > 8 ? malloc(d->count * sizeof(*order)) : few;
   bool sorted = true, moved;
   job *j;
   int err;
   *refresh = false;
+  *moved_out = false;
   if (!order)
     return GPUJIT_ENOMEM; /* unverified: not a hit */
   for (size_t i = 0; i < d->count; i++) {
@@ -524,9 +515,11 @@ int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t wh
   job_release(j);
   if (order != few)
     free(order);
-  if (err == 0 && moved) /* every inode as recorded: the files are one file as they were */
-    if ((err = gpujit__deps_identities_hold(d)) != 0 && why && why_size)
-      snprintf(why, why_size, "headers that were one file (a link) are not now, or the other way round");
+  if (err == 0 && moved) /* else every identity as recorded: the files are one file as they were */
+    if ((err = gpujit__deps_identities_hold(d, NULL)) != 0 && why && why_size)
+      snprintf(why, why_size, "headers that were one file (a link) are not now, or the other way round "
+                              "(#pragma once sees identity)");
+  *moved_out = moved;
   return err;
 }
 
@@ -578,6 +571,12 @@ gpujit__deps_ahead *gpujit__deps_check_ahead(const gpujit__deps_view *v, gpujit_
 }
 
 int gpujit__deps_ahead_join(gpujit__deps_ahead *a) { return view_outcome((job *)a); }
+
+void gpujit__deps_ahead_print(gpujit__deps_ahead *a, char out[33])
+{
+  if (gpujit__deps_view_identity_print(&((job *)a)->view, out) < 0) /* the bytes are the job's until joined */
+    out[0] = '\0';
+}
 
 void gpujit__deps_ahead_drop(gpujit__deps_ahead *a)
 {

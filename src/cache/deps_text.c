@@ -1,6 +1,6 @@
-/* A dependency record's written forms: JSON in a manifest's results, the binary form every lookup
- * of a shared (toolkit) group reads in place, and the text form, one line per dependency, which
- * groups had before (still read) and which people read. */
+/* A dependency record's written forms: JSON in a manifest's results and the binary form every
+ * lookup of a shared (toolkit) group reads in place (the text form groups had before is in
+ * deps_lines.c). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -15,212 +15,22 @@
 #include "base/fs.h"
 #include "cache/deps.h"
 
-/* ---- text form: one line per dependency ---------------------------------------------------
- * A toolkit group records ~600 headers and every lookup reads it: lines parse in a fraction of
- * cJSON's time. `f SIZE INO MTIME CTIME XXH3 PATH` (INO MTIME CTIME "-" when the stat cannot be
- * trusted), behind `g SAME ` where files were one file; `a INO MTIME CTIME NAMES DIR` (the stamp
- * "-" likewise); `n PATH` for a path that must stay no regular file. NAMES and paths escape '%',
- * blanks and control characters as %XX; an empty NAMES is "-". */
-
-static int put_escaped(gpujit__buf *b, const char *s)
-{
-  int err = 0;
-  if (!*s)
-    return gpujit__buf_puts(b, "-");
-  for (; *s && err == 0; s++) {
-    unsigned char c = (unsigned char)*s;
-    err = c == '%' || c <= ' ' || c == 0x7f ? gpujit__buf_printf(b, "%%%02x", c) : gpujit__buf_put(b, s, 1);
-  }
-  return err;
-}
-
-int gpujit__deps_to_text(const gpujit__deps *d, gpujit__buf *out)
-{
-  int err = 0;
-  for (size_t i = 0; i < d->count && err == 0; i++) {
-    const gpujit__dep *e = &d->items[i];
-    if (e->err || e->env)
-      return gpujit__error(GPUJIT_EINVAL, "%s: not a record of a shared group", e->rel);
-    if (e->nofile) {
-      if ((err = gpujit__buf_puts(out, "n ")) == 0 && (err = put_escaped(out, e->rel)) == 0)
-        err = gpujit__buf_puts(out, "\n");
-      continue;
-    }
-    if (!e->absent && e->same && (err = gpujit__buf_printf(out, "g %u ", e->same)) < 0)
-      break;
-    if (e->absent)
-      err = e->trusted ? gpujit__buf_printf(out, "a %llu %lld %lld ", (unsigned long long)e->ino,
-                                            (long long)e->mtime_ns, (long long)e->ctime_ns)
-                       : gpujit__buf_puts(out, "a - - - ");
-    else if (e->trusted)
-      err = gpujit__buf_printf(out, "f %llu %llu %lld %lld %s ", (unsigned long long)e->size,
-                               (unsigned long long)e->ino, (long long)e->mtime_ns, (long long)e->ctime_ns, e->hash);
-    else
-      err = gpujit__buf_printf(out, "f %llu - - - %s ", (unsigned long long)e->size, e->hash);
-    if (err == 0 && e->absent && (err = put_escaped(out, e->names ? e->names : "")) == 0)
-      err = gpujit__buf_puts(out, " ");
-    if (err == 0 && (err = put_escaped(out, e->rel)) == 0)
-      err = gpujit__buf_puts(out, "\n");
-  }
-  return err;
-}
-
-/* The next space- (or line-) terminated token of [*p, end), unescaped into a new string. */
-static char *take(const char **p, const char *end, bool last)
-{
-  const char *s = *p, *stop = memchr(s, last ? '\n' : ' ', (size_t)(end - s));
-  char *out, *o;
-  if (!stop || stop == s || (!last && memchr(s, '\n', (size_t)(stop - s))))
-    return NULL;
-  if (!(out = o = malloc((size_t)(stop - s) + 1)))
-    return NULL;
-  if (!memchr(s, '%', (size_t)(stop - s))) { /* nothing escaped: most paths */
-    memcpy(out, s, (size_t)(stop - s));
-    out[stop - s] = '\0';
-    *p = stop + 1;
-    return out;
-  }
-  for (const char *q = s; q < stop; q++) {
-    if (*q != '%') {
-      *o++ = *q;
-      continue;
-    }
-    /* [s, end) need not end in a NUL: the two digits are read here, never through sscanf */
-    unsigned long long v;
-    if (stop - q < 3 || gpujit__hex_span(q + 1, q + 3, &v) < 0 || v == 0) {
-      free(out);
-      return NULL;
-    }
-    *o++ = (char)v;
-    q += 2;
-  }
-  *o = '\0';
-  *p = stop + 1;
-  return out;
-}
-
-/* A decimal field, or "-" (`*dash` set): read in place (every lookup reads ~2,500 of them). */
-static bool take_num(const char **p, const char *end, long long *v, bool *dash)
-{
-  const char *s = *p, *q = s;
-  bool neg = q < end && *q == '-';
-  unsigned long long n = 0, limit = neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX;
-  *dash = false;
-  q += neg;
-  if (neg && q < end && *q == ' ') { /* "-": no value */
-    *dash = true;
-    *p = q + 1;
-    return true;
-  }
-  if (q >= end || !isdigit((unsigned char)*q))
-    return false;
-  /* at most 19 digits, which cannot overflow 64 bits: no division per digit */
-  for (const char *first = q; q < end && isdigit((unsigned char)*q); q++) {
-    if (q - first == 19)
-      return false; /* out of range */
-    n = n * 10 + (unsigned)(*q - '0');
-  }
-  if (n > limit)
-    return false; /* out of range */
-  if (q >= end || *q != ' ')
-    return false;
-  *v = neg ? (long long)(0 - n) : (long long)n;
-  *p = q + 1;
-  return true;
-}
-
-/* Whether the `n` bytes at `s` are all lower-case hex digits (read within them alone). */
-static bool lower_hex(const char *s, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-      return false;
-  return true;
-}
-
-static int parse_line(gpujit__deps *out, const char **p, const char *end)
-{
-  long long size = 0, ino = 0, m = 0, c = 0;
-  long long same = 0;
-  bool d0 = false, d1 = false, d2 = false, d3 = false, file;
-  char *hash = NULL, *names = NULL, *path = NULL;
-  gpujit__dep *e;
-  int err = GPUJIT_ECORRUPT;
-  if (end - *p >= 2 && (*p)[0] == 'n' && (*p)[1] == ' ') { /* n PATH: no regular file */
-    *p += 2;
-    if (!(path = take(p, end, true)) || !(e = gpujit__deps_push(out, path, NULL))) {
-      free(path);
-      return GPUJIT_ECORRUPT;
-    }
-    e->nofile = true;
-    free(path);
-    return 0;
-  }
-  if (end - *p >= 2 && (*p)[0] == 'g' && (*p)[1] == ' ') { /* g SAME, then a file's line */
-    *p += 2;
-    if (!take_num(p, end, &same, &d0) || d0 || same < 1 || same > 1000000000 || end - *p < 1 || **p != 'f')
-      return GPUJIT_ECORRUPT;
-  }
-  file = **p == 'f';
-  if ((**p != 'f' && **p != 'a') || end - *p < 2 || (*p)[1] != ' ')
-    return GPUJIT_ECORRUPT;
-  *p += 2;
-  if ((file && (!take_num(p, end, &size, &d0) || d0 || size < 0)) || !take_num(p, end, &ino, &d1) ||
-      !take_num(p, end, &m, &d2) || !take_num(p, end, &c, &d3) || d1 != d2 || d2 != d3)
-    return GPUJIT_ECORRUPT;
-  if (file && (end - *p < 33 || (*p)[32] != ' ' || !lower_hex(*p, 32)))
-    goto done;
-  if (file)
-    hash = (char *)*p, *p += 33;
-  if (!file && !(names = take(p, end, false)))
-    goto done;
-  if (!(path = take(p, end, true)) || strcmp(path, "-") == 0 || !(e = gpujit__deps_push(out, path, NULL)))
-    goto done;
-  e->absent = !file;
-  e->same = (unsigned)same;
-  e->trusted = !d1;
-  e->size = (uint64_t)size;
-  e->ino = (uint64_t)ino;
-  e->mtime_ns = m;
-  e->ctime_ns = c;
-  if (file) {
-    memcpy(e->hash, hash, 32);
-    e->hash[32] = '\0';
-  }
-  else if (strcmp(names, "-") != 0) {
-    e->names = names;
-    names = NULL;
-  }
-  err = 0;
-done:
-  free(names);
-  free(path);
-  return err;
-}
-
-int gpujit__deps_from_text(gpujit__deps *out, const char *text, size_t len)
-{
-  const char *p = text, *end = text + len;
-  memset(out, 0, sizeof(*out));
-  while (p < end)
-    if (parse_line(out, &p, end) < 0) {
-      gpujit__deps_free(out);
-      return GPUJIT_ECORRUPT;
-    }
-  return 0;
-}
-
 /* ---- binary form: fixed records read in place ------------------------------------------------
  * What every lookup of a header-heavy module reads: a 16-byte header, `count` records of
  * REC_SIZE bytes, then a table of NUL-terminated strings that begins with a NUL (offset 0 is
  * ""). All numbers little-endian. A record:
- *   0 kind 'f' file, 'a' names absent from a directory, 'n' no regular file   1 flags (1: trusted)
- *   2 u16 0   4 u32 same   8 u32 path   12 u32 names (an 'a' record's; else 0)
- *   16 u64 size ('f')   24 u64 ino   32 i64 mtime_ns   40 i64 ctime_ns (0 unless trusted)
- *   48 the file's XXH3-128, 16 bytes canonical ('f'; else 0)
- * The header: u32 count, u32 REC_SIZE, u32 the string table's size, u32 0. */
+ *   0 kind 'f' file, 'a' names absent from a directory, 'n' no regular file
+ *   1 flags (1: trusted, 2: once — a file's identity can matter)
+ *   2 u16 0   4 u32 same ('f' once)   8 u32 path   12 u32 names (an 'a' record's; else 0)
+ *   16 u64 size ('f')   24 u64 dev   32 u64 ino   40 i64 mtime_ns   48 i64 ctime_ns (0 unless trusted)
+ *   56 the file's XXH3-128, 16 bytes canonical ('f'; else 0)
+ * The header: u32 count, u32 REC_SIZE, u32 the string table's size, u32 0. The earlier form
+ * ("gpujit-deps-3", REC_SIZE3) had no dev and no once: 24 ino, 32 mtime, 40 ctime, 48 the hash. */
 
 #define REC_SIZE GPUJIT__DEPS_REC_SIZE
+#define REC_SIZE3 64
+#define TRUSTED 1
+#define ONCE 2
 #define HEAD_SIZE 16
 
 static void st32(unsigned char *p, uint32_t v)
@@ -271,13 +81,13 @@ int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out)
     const gpujit__dep *e = &d->items[i];
     unsigned char *r = (unsigned char *)out->data + at + i * REC_SIZE;
     uint32_t off;
-    if (e->pin || e->err || e->env || !e->rel || (e->rel[0] != '/' && strncmp(e->rel, "./", 2) != 0) ||
-        (e->same && (e->absent || e->nofile))) {
+    if (e->pin || e->err || e->env || e->with || !e->rel || (e->rel[0] != '/' && strncmp(e->rel, "./", 2) != 0) ||
+        ((e->same || e->once) && (e->absent || e->nofile))) {
       err = gpujit__error(GPUJIT_EINVAL, "%s: not a record of a shared group", e->rel ? e->rel : "(none)");
       goto done;
     }
     r[0] = e->nofile ? 'n' : e->absent ? 'a' : 'f';
-    r[1] = !e->nofile && e->trusted;
+    r[1] = (unsigned char)((!e->nofile && e->trusted ? TRUSTED : 0) | (e->once ? ONCE : 0));
     st32(r + 4, e->same);
     if ((err = put_string(&strings, e->rel, &off)) < 0)
       goto done;
@@ -290,9 +100,10 @@ int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out)
     if (!e->nofile && !e->absent)
       st64(r + 16, e->size);
     if (!e->nofile && e->trusted) {
-      st64(r + 24, e->ino);
-      st64(r + 32, (uint64_t)e->mtime_ns);
-      st64(r + 40, (uint64_t)e->ctime_ns);
+      st64(r + 24, e->dev);
+      st64(r + 32, e->ino);
+      st64(r + 40, (uint64_t)e->mtime_ns);
+      st64(r + 48, (uint64_t)e->ctime_ns);
     }
     for (int k = 0; !e->nofile && !e->absent && k < 16; k++) {
       int hi = hex_val(e->hash[2 * k]), lo = hi < 0 ? -1 : hex_val(e->hash[2 * k + 1]);
@@ -300,7 +111,7 @@ int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out)
         err = gpujit__error(GPUJIT_EINVAL, "%s: its content hash is not 32 hex digits", e->rel);
         goto done;
       }
-      r[48 + k] = (unsigned char)(hi << 4 | lo);
+      r[56 + k] = (unsigned char)(hi << 4 | lo);
     }
   }
   st32((unsigned char *)out->data + at - HEAD_SIZE + 8, (uint32_t)strings.len);
@@ -318,38 +129,42 @@ static bool all_zero(const unsigned char *p, size_t n)
   return true;
 }
 
-/* A record as this form allows it: a known kind, flags and offsets, fields zero where its kind
- * has none, a path that is absolute or under the working directory ("./"). */
-static bool record_sound(const unsigned char *r, const char *strings, size_t nstr)
+/* A record as form `rs` (its record size) allows it: a known kind, flags and offsets, fields
+ * zero where its kind has none, a path that is absolute or under the working directory ("./"). */
+static bool record_sound(const unsigned char *r, size_t rs, const char *strings, size_t nstr)
 {
   uint32_t path = ld32(r + 8), names = ld32(r + 12), same = ld32(r + 4);
-  bool file = r[0] == 'f', absent = r[0] == 'a', nofile = r[0] == 'n', trusted = r[1] == 1;
-  if ((!file && !absent && !nofile) || r[1] > 1 || r[2] || r[3] || path == 0 || path >= nstr || names >= nstr ||
-      (names && !absent) || (same && !file) || same > 1000000000 || (!file && ld64(r + 16)) ||
-      (nofile && trusted) || (!trusted && !all_zero(r + 24, 24)) || (!file && !all_zero(r + 48, 16)))
+  size_t stat_at = 24, stat_len = rs == REC_SIZE ? 32 : 24, hash_at = rs - 16;
+  bool file = r[0] == 'f', absent = r[0] == 'a', nofile = r[0] == 'n', trusted = r[1] & TRUSTED;
+  bool once = rs == REC_SIZE && (r[1] & ONCE);
+  if ((!file && !absent && !nofile) || r[1] > (rs == REC_SIZE ? (TRUSTED | ONCE) : TRUSTED) || r[2] || r[3] ||
+      path == 0 || path >= nstr || names >= nstr || (names && !absent) || (same && !file) || same > 1000000000 ||
+      (once && !file) || (!file && ld64(r + 16)) || (nofile && trusted) ||
+      (!trusted && !all_zero(r + stat_at, stat_len)) || (!file && !all_zero(r + hash_at, 16)))
     return false;
   return strings[path] == '/' || (strings[path] == '.' && strings[path + 1] == '/');
 }
 
-int gpujit__deps_view_open(gpujit__deps_view *out, const char *data, size_t len)
+static int view_open(gpujit__deps_view *out, const char *data, size_t len, size_t rs)
 {
   const unsigned char *h = (const unsigned char *)data;
   size_t count, nstr;
   memset(out, 0, sizeof(*out));
-  if (len < HEAD_SIZE || ld32(h + 4) != REC_SIZE || ld32(h + 12) != 0)
+  if (len < HEAD_SIZE || ld32(h + 4) != rs || ld32(h + 12) != 0)
     return GPUJIT_ECORRUPT;
   count = ld32(h);
   nstr = ld32(h + 8);
   /* exactly header, records and table; the table starts and ends with a NUL, so every offset
    * inside it names a terminated string */
-  if ((len - HEAD_SIZE) / REC_SIZE < count || len - HEAD_SIZE - count * REC_SIZE != nstr || nstr < 1)
+  if ((len - HEAD_SIZE) / rs < count || len - HEAD_SIZE - count * rs != nstr || nstr < 1)
     return GPUJIT_ECORRUPT;
   out->records = h + HEAD_SIZE;
-  out->strings = data + HEAD_SIZE + count * REC_SIZE;
+  out->strings = data + HEAD_SIZE + count * rs;
+  out->rec_size = rs;
   if (out->strings[0] != '\0' || out->strings[nstr - 1] != '\0')
     return GPUJIT_ECORRUPT;
   for (size_t i = 0; i < count; i++)
-    if (!record_sound(out->records + i * REC_SIZE, out->strings, nstr)) {
+    if (!record_sound(out->records + i * rs, rs, out->strings, nstr)) {
       memset(out, 0, sizeof(*out));
       return GPUJIT_ECORRUPT;
     }
@@ -357,28 +172,36 @@ int gpujit__deps_view_open(gpujit__deps_view *out, const char *data, size_t len)
   return 0;
 }
 
+int gpujit__deps_view_open(gpujit__deps_view *out, const char *data, size_t len)
+{
+  return view_open(out, data, len, REC_SIZE);
+}
+
 void gpujit__deps_view_rec(const gpujit__deps_view *v, size_t i, gpujit__deps_rec *out)
 {
-  const unsigned char *r = v->records + i * REC_SIZE;
+  const unsigned char *r = v->records + i * v->rec_size;
   uint32_t names = ld32(r + 12);
+  bool now = v->rec_size == REC_SIZE;
   out->kind = (char)r[0];
-  out->trusted = r[1] == 1;
+  out->trusted = r[1] & TRUSTED;
+  out->once = now && (r[1] & ONCE);
   out->same = ld32(r + 4);
   out->path = v->strings + ld32(r + 8);
   out->names = names ? v->strings + names : NULL;
   out->size = ld64(r + 16);
-  out->ino = ld64(r + 24);
-  out->mtime_ns = (int64_t)ld64(r + 32);
-  out->ctime_ns = (int64_t)ld64(r + 40);
-  out->hash = r + 48;
+  out->dev = now ? ld64(r + 24) : 0;
+  out->ino = ld64(r + (now ? 32 : 24));
+  out->mtime_ns = (int64_t)ld64(r + (now ? 40 : 32));
+  out->ctime_ns = (int64_t)ld64(r + (now ? 48 : 40));
+  out->hash = r + v->rec_size - 16;
 }
 
-int gpujit__deps_from_bin(gpujit__deps *out, const char *data, size_t len)
+static int from_bin(gpujit__deps *out, const char *data, size_t len, size_t rs)
 {
   static const char hex[] = "0123456789abcdef";
   gpujit__deps_view v;
   memset(out, 0, sizeof(*out));
-  if (gpujit__deps_view_open(&v, data, len) < 0)
+  if (view_open(&v, data, len, rs) < 0)
     return GPUJIT_ECORRUPT;
   if (v.count && !(out->items = calloc(v.count, sizeof(*out->items))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -392,9 +215,11 @@ int gpujit__deps_from_bin(gpujit__deps *out, const char *data, size_t len)
     e->borrowed = true;
     e->absent = r.kind == 'a';
     e->nofile = r.kind == 'n';
-    e->trusted = r.trusted;
+    e->trusted = r.trusted && rs == REC_SIZE; /* the earlier form's stat has no device */
+    e->once = r.once;
     e->same = r.same;
     e->size = r.size;
+    e->dev = r.dev;
     e->ino = r.ino;
     e->mtime_ns = r.mtime_ns;
     e->ctime_ns = r.ctime_ns;
@@ -405,6 +230,10 @@ int gpujit__deps_from_bin(gpujit__deps *out, const char *data, size_t len)
   }
   return 0;
 }
+
+int gpujit__deps_from_bin(gpujit__deps *out, const char *data, size_t len) { return from_bin(out, data, len, REC_SIZE); }
+
+int gpujit__deps_from_bin3(gpujit__deps *out, const char *data, size_t len) { return from_bin(out, data, len, REC_SIZE3); }
 
 /* Compact on purpose: a lookup parses this; one string per stat, one per group of names. */
 cJSON *gpujit__deps_to_json(const gpujit__deps *d)
@@ -427,85 +256,72 @@ cJSON *gpujit__deps_to_json(const gpujit__deps *d)
       cJSON_AddStringToObject(o, "nofile", e->rel);
       continue;
     }
-    if (e->err) {
-      cJSON_AddStringToObject(o, "error", e->rel);
-      cJSON_AddNumberToObject(o, "errno", e->err);
-      continue;
-    }
-    if (e->env) {
-      cJSON_AddStringToObject(o, "env", e->path);
-      if (e->unset)
-        cJSON_AddBoolToObject(o, "unset", 1);
-      else
-        cJSON_AddStringToObject(o, "xxh3", e->hash);
+    if (e->err || e->env) { /* deps_answers.c */
+      gpujit__deps_answer_to_json(e, o);
       continue;
     }
     if (e->absent) {
       cJSON_AddStringToObject(o, "dir", e->rel);
       cJSON_AddStringToObject(o, "absent", e->names ? e->names : "");
-      if (e->trusted) {
-        snprintf(st, sizeof(st), "%llu %lld %lld", (unsigned long long)e->ino, (long long)e->mtime_ns,
-                 (long long)e->ctime_ns);
+      if (e->trusted) { /* device inode mtime ctime */
+        snprintf(st, sizeof(st), "%llu %llu %lld %lld", (unsigned long long)e->dev, (unsigned long long)e->ino,
+                 (long long)e->mtime_ns, (long long)e->ctime_ns);
         cJSON_AddStringToObject(o, "stamp", st);
       }
       continue;
     }
     cJSON_AddStringToObject(o, "path", e->rel);
     cJSON_AddStringToObject(o, "xxh3", e->hash);
-    /* size inode mtime ctime (ns); the size alone when the stat cannot be trusted */
+    /* size device inode mtime ctime (ns); the size alone when the stat cannot be trusted */
     if (e->trusted)
-      snprintf(st, sizeof(st), "%llu %llu %lld %lld", (unsigned long long)e->size, (unsigned long long)e->ino,
-               (long long)e->mtime_ns, (long long)e->ctime_ns);
+      snprintf(st, sizeof(st), "%llu %llu %llu %lld %lld", (unsigned long long)e->size, (unsigned long long)e->dev,
+               (unsigned long long)e->ino, (long long)e->mtime_ns, (long long)e->ctime_ns);
     else
       snprintf(st, sizeof(st), "%llu", (unsigned long long)e->size);
     cJSON_AddStringToObject(o, "stat", st);
+    if (e->once)
+      cJSON_AddTrueToObject(o, "once");
     if (e->same)
       cJSON_AddNumberToObject(o, "same", e->same);
+    if (e->with)
+      cJSON_AddStringToObject(o, "with", e->with);
   }
   return arr;
 }
 
-/* {"path": P, "xxh3": HASH, "stat": "SIZE [INO MTIME CTIME]", "same": N} into `e`. */
+/* A file's record of JSON object `o` into `e` (its stat `st`). @return 0 or GPUJIT_ECORRUPT. */
 static int file_from_json(gpujit__dep *e, const cJSON *o, const cJSON *st)
 {
   const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "xxh3");
   const cJSON *same = cJSON_GetObjectItemCaseSensitive(o, "same");
-  unsigned long long size, ino;
+  const cJSON *once = cJSON_GetObjectItemCaseSensitive(o, "once");
+  const cJSON *with = cJSON_GetObjectItemCaseSensitive(o, "with");
+  unsigned long long size, dev, ino;
   long long m, c;
   int n;
   if (!cJSON_IsString(h) || strlen(h->valuestring) != 32 || !cJSON_IsString(st))
     return GPUJIT_ECORRUPT;
   memcpy(e->hash, h->valuestring, 33);
-  n = sscanf(st->valuestring, "%llu %llu %lld %lld", &size, &ino, &m, &c);
-  if (n != 1 && n != 4)
+  /* 4: an earlier record, without the device (a group of the JSON form): not trusted */
+  n = sscanf(st->valuestring, "%llu %llu %llu %lld %lld", &size, &dev, &ino, &m, &c);
+  if (n != 1 && n != 4 && n != 5)
     return GPUJIT_ECORRUPT;
   e->size = size;
-  if (same && (!cJSON_IsNumber(same) || same->valuedouble < 1 || same->valuedouble > 1e9))
+  if ((same && (!cJSON_IsNumber(same) || same->valuedouble < 1 || same->valuedouble > 1e9)) ||
+      (once && !cJSON_IsTrue(once)) || (with && (!cJSON_IsString(with) || !with->valuestring[0])) ||
+      (with && !once))
     return GPUJIT_ECORRUPT;
   e->same = same ? (unsigned)same->valuedouble : 0;
-  if (n == 4) {
+  e->once = once != NULL;
+  if (with && !(e->with = gpujit__strdup(with->valuestring)))
+    return GPUJIT_ECORRUPT;
+  if (n == 5) {
+    e->dev = dev;
     e->ino = ino;
     e->mtime_ns = m;
     e->ctime_ns = c;
     e->trusted = true;
   }
-  return 0;
-}
-
-/* {"env": NAME, "xxh3": HASH} or {"env": NAME, "unset": true} */
-static int env_from_json(gpujit__deps *out, const cJSON *o)
-{
-  const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "env"), *h = cJSON_GetObjectItemCaseSensitive(o, "xxh3");
-  bool unset = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "unset"));
-  gpujit__dep *e;
-  if (!cJSON_IsString(name) || !name->valuestring[0] || strchr(name->valuestring, '=') ||
-      unset == cJSON_IsString(h) || (h && (!cJSON_IsString(h) || strlen(h->valuestring) != 32)) ||
-      !(e = gpujit__deps_push_as(out, name->valuestring, name->valuestring)))
-    return GPUJIT_ECORRUPT;
-  e->env = true;
-  e->unset = unset;
-  if (!unset)
-    memcpy(e->hash, h->valuestring, 33);
   return 0;
 }
 
@@ -532,7 +348,7 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
       continue;
     }
     if (cJSON_GetObjectItemCaseSensitive(o, "env")) {
-      if (env_from_json(out, o) < 0)
+      if (gpujit__deps_env_from_json(out, o) < 0)
         goto bad;
       continue;
     }
@@ -555,22 +371,24 @@ int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base
       continue;
     }
     if (cJSON_IsString(errpath)) {
-      const cJSON *no = cJSON_GetObjectItemCaseSensitive(o, "errno");
-      if (!cJSON_IsNumber(no) || no->valuedouble < 1 || no->valuedouble > 4095 || no->valuedouble != (int)no->valuedouble)
+      if ((e->err = gpujit__deps_errno_from_json(o)) == 0)
         goto bad;
-      e->err = (int)no->valuedouble;
       continue;
     }
     if (cJSON_IsString(dir)) {
       const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "absent");
-      unsigned long long ino;
+      unsigned long long dev, ino;
       long long m, c;
       e->absent = true;
       if (!cJSON_IsString(names) || !(e->names = gpujit__strdup(names->valuestring)))
         goto bad;
       if (cJSON_IsString(st)) {
-        if (sscanf(st->valuestring, "%llu %lld %lld", &ino, &m, &c) != 3)
+        int got = sscanf(st->valuestring, "%llu %llu %lld %lld", &dev, &ino, &m, &c);
+        if (got == 3) /* an earlier stamp, without the device: not trusted */
+          continue;
+        if (got != 4)
           goto bad;
+        e->dev = dev;
         e->ino = ino;
         e->mtime_ns = m;
         e->ctime_ns = c;

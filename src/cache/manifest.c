@@ -20,8 +20,9 @@
 #include "cache/store.h"
 
 #define MANIFEST_MAGIC "gpujit-manifest-1"
-#define GROUP_MAGIC "gpujit-deps-3"    /* binary, read in place (cache/deps_text.c) */
-#define GROUP_MAGIC_V2 "gpujit-deps-2" /* text, still read; rewritten as binary by a hit */
+#define GROUP_MAGIC "gpujit-deps-4"    /* binary, read in place (cache/deps_text.c) */
+#define GROUP_MAGIC_V3 "gpujit-deps-3" /* binary without devices, still read; rewritten by a hit */
+#define GROUP_MAGIC_V2 "gpujit-deps-2" /* text, likewise */
 #define GROUP_MAGIC_V1 "gpujit-deps-1" /* JSON, likewise */
 static _Thread_local const gpujit__voucher *voucher;
 
@@ -81,15 +82,15 @@ static int write_group(gpujit_cache *c, const char *path, const gpujit__deps *d)
   return err;
 }
 
-/* A group record's bytes: which form (3, 2 or 1) and where its body starts; the checksum holds. */
+/* A group record's bytes: which form (4 to 1) and where its body starts; the checksum holds. */
 static int group_check(const char *data, size_t len, size_t *off, int *form, char *why, size_t n)
 {
-  static const char *const magic[] = {GROUP_MAGIC, GROUP_MAGIC_V2, GROUP_MAGIC_V1};
+  static const char *const magic[] = {GROUP_MAGIC, GROUP_MAGIC_V3, GROUP_MAGIC_V2, GROUP_MAGIC_V1};
   int err = GPUJIT_ECORRUPT;
   *form = 0;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     if ((err = gpujit__blob_check(data, len, off, magic[i], why, n)) == 0) {
-      *form = 3 - i;
+      *form = 4 - i;
       return 0;
     } else if (strncmp(why, "not a", 5) != 0)
       return err; /* this form, damaged */
@@ -114,7 +115,7 @@ static int group_body(int form, const char *body, size_t len, gpujit__buf *owned
   gpujit__buf copy = {0};
   if (!owned && (err = gpujit__buf_put(&copy, body, len)) < 0)
     return err;
-  if ((err = gpujit__deps_from_bin(out, owned ? body : copy.data, len)) < 0) {
+  if ((err = (form == 3 ? gpujit__deps_from_bin3 : gpujit__deps_from_bin)(out, owned ? body : copy.data, len)) < 0) {
     gpujit__buf_free(&copy);
     return err;
   }
@@ -203,8 +204,7 @@ static bool group_readable(const char *path)
   gpujit__deps d;
   char why[128];
   bool ok = gpujit__group_read(path, &d, why, sizeof(why)) == 0;
-  if (ok)
-    gpujit__deps_free(&d);
+  gpujit__deps_free(&d); /* empty when not read */
   gpujit_error_clear();
   return ok;
 }
@@ -212,26 +212,34 @@ static bool group_readable(const char *path)
 /* A shared group (absolute paths) holds: vouched for by a watcher or verified here, once per
  * lookup (the records of one manifest mostly share it). Never remembered past the lookup: a
  * process that lives on (a server's worker, a Python session) would hit on a changed toolkit. */
+typedef struct held_group {
+  char digest[33];
+  char print[33]; /* its identity print (gpujit__deps_identity_print) now; "" not yet worked out */
+} held_group;
+
 typedef struct group_memo {
-  char held[8][33];
+  held_group held[8];
   size_t n;
 } group_memo;
 
 /* A group's records read whole and checked the full way: by content where a stat moved, new
  * stats written back, a group of an earlier form written again in this one (the same records:
  * the same name) so that the next lookup checks it in place. */
-static bool group_holds_whole(gpujit_cache *c, const char *path, const char *digest, char *miss, size_t miss_size)
+static bool group_holds_whole(gpujit_cache *c, const char *path, const char *digest, char print[33], char *miss,
+                              size_t miss_size)
 {
   char why[128];
   gpujit__deps deps;
-  bool refresh = false, ok = false;
+  bool refresh = false, ok = false, moved;
   int form, err = group_read_form(path, &deps, &form, why, sizeof(why));
   if (err == GPUJIT_ECORRUPT)
     gpujit__cache_damaged(c, digest, why);
   if (err < 0)
     return false;
-  ok = gpujit__deps_verify_why(&deps, &refresh, miss, miss_size) == 0;
-  if (ok && (refresh || form != 3) && c->writable)
+  ok = gpujit__deps_verify_moved(&deps, &refresh, &moved, miss, miss_size) == 0;
+  if (ok) /* the identities as found, before a refresh records them */
+    gpujit__deps_identity_print(&deps, print);
+  if (ok && (refresh || form != 4) && c->writable)
     write_group(c, path, &deps);
   gpujit__deps_free(&deps);
   return ok;
@@ -244,7 +252,7 @@ int gpujit__group_view(gpujit_cache *c, const char *digest, gpujit__buf *b, gpuj
   int form;
   path_of(path, sizeof(path), c, "deps", digest);
   if (group_file(b, path, why, sizeof(why)) == 0 && group_check(b->data, b->len, &off, &form, why, sizeof(why)) == 0 &&
-      form == 3 && gpujit__deps_view_open(view, b->data + off, b->len - off) == 0)
+      form == 4 && gpujit__deps_view_open(view, b->data + off, b->len - off) == 0)
     return 0;
   gpujit_error_clear();
   return GPUJIT_ENOENT;
@@ -263,7 +271,9 @@ gpujit__head *gpujit__manifest_head_start(gpujit_cache *c, const char *hint)
   return h;
 }
 
-static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo, char *miss, size_t miss_size)
+/* `out->print`: the group's identity print where the check had its records; else "" (group_print). */
+static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo, held_group *out, char *miss,
+                        size_t miss_size)
 {
   char path[PATH_MAX];
   gpujit__buf b = {0};
@@ -271,25 +281,62 @@ static bool group_holds(gpujit_cache *c, const char *digest, group_memo *memo, c
   gpujit__deps_ahead *ahead;
   int exact = GPUJIT_ENOENT;
   bool ok;
+  memset(out, 0, sizeof(*out));
+  snprintf(out->digest, sizeof(out->digest), "%s", digest);
   for (size_t i = 0; i < memo->n; i++)
-    if (!strcmp(memo->held[i], digest))
+    if (!strcmp(memo->held[i].digest, digest)) {
+      *out = memo->held[i];
       return true;
+    }
+  /* a voucher vouches only for a group whose identities are as recorded (server/watch.c) */
   if (!(ok = voucher && voucher->held(voucher->ctx, digest))) {
     /* nearly every lookup: every record exactly as recorded, checked where it lies (the bytes go
      * with the check) — begun ahead of the lookup where this thread's build named this group
      * (cache/head.c); else — an earlier form, a stat moved, a header changed, damage — whole */
-    if ((ahead = gpujit__head_take(c, digest)) != NULL)
+    if ((ahead = gpujit__head_take(c, digest)) != NULL) {
+      gpujit__deps_ahead_print(ahead, out->print); /* while the helpers check */
       exact = gpujit__deps_ahead_join(ahead);
-    else if (gpujit__group_view(c, digest, &b, &view) == 0)
+    } else if (gpujit__group_view(c, digest, &b, &view) == 0) {
+      gpujit__deps_view_identity_print(&view, out->print);
       exact = gpujit__deps_verify_view(&view, &b);
+    }
     gpujit__buf_free(&b);
     path_of(path, sizeof(path), c, "deps", digest);
-    ok = exact == GPUJIT_ENOENT ? group_holds_whole(c, path, digest, miss, miss_size) : exact == 0;
+    ok = exact == GPUJIT_ENOENT ? group_holds_whole(c, path, digest, out->print, miss, miss_size) : exact == 0;
     if (ok)
       gpujit__head_held(c, digest);
   }
   if (ok && memo->n < sizeof(memo->held) / sizeof(memo->held[0]))
-    snprintf(memo->held[memo->n++], sizeof(memo->held[0]), "%s", digest);
+    memo->held[memo->n++] = *out;
+  return ok;
+}
+
+/* The print of a group that holds exactly as recorded, from its records ("" where they cannot be read). */
+static void group_print(gpujit_cache *c, held_group *g, group_memo *memo)
+{
+  gpujit__buf b = {0};
+  gpujit__deps_view view;
+  if (!g->print[0] && gpujit__group_view(c, g->digest, &b, &view) == 0)
+    gpujit__deps_view_identity_print(&view, g->print);
+  gpujit__buf_free(&b);
+  for (size_t i = 0; i < memo->n; i++)
+    if (!strcmp(memo->held[i].digest, g->digest))
+      memcpy(memo->held[i].print, g->print, sizeof(g->print));
+}
+
+/* The `once` files one file now are those recorded as one, across an entry and its group (a user
+ * header once a hard link of a toolkit header and now a copy, or the reverse: included twice). */
+static bool identities_hold_across(gpujit_cache *c, const char *digest, gpujit__deps *deps, char *miss, size_t n)
+{
+  gpujit__deps group;
+  char why[128];
+  bool ok = gpujit__group_load(c, digest, &group, why, sizeof(why)) == 0 &&
+            gpujit__deps_stat_identities(&group) == 0 && gpujit__deps_identities_hold(deps, &group) == 0;
+  gpujit_error_clear();
+  if (!ok && miss && n)
+    snprintf(miss, n, "a header that was one file with a toolkit header (a link) is not now, or the other way "
+                      "round (#pragma once sees identity)");
+  gpujit__deps_free(&group);
   return ok;
 }
 
@@ -321,7 +368,8 @@ int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[3
     const cJSON *entry = cJSON_GetObjectItemCaseSensitive(r, "entry");
     const cJSON *shared = cJSON_GetObjectItemCaseSensitive(r, "shared");
     gpujit__deps deps;
-    bool refresh = false, ok;
+    held_group g;
+    bool refresh = false, ok, moved = false;
     char entry_dir[PATH_MAX];
     if (!cJSON_IsString(entry) || strlen(entry->valuestring) != 32) {
       gpujit__cache_damaged(c, hex, "manifest record without an entry");
@@ -333,13 +381,26 @@ int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[3
       evicted++;
       continue; /* evicted or cleared: not worth checking what it depends on */
     }
-    if (cJSON_IsString(shared) && !group_holds(c, shared->valuestring, &memo, first[0] ? NULL : first, sizeof(first)))
+    if (cJSON_IsString(shared) && !group_holds(c, shared->valuestring, &memo, &g, first[0] ? NULL : first, sizeof(first)))
       continue;
     if (gpujit__deps_from_json(&deps, cJSON_GetObjectItemCaseSensitive(r, "deps"), gpujit__cache_base(c)) < 0) {
       gpujit__cache_damaged(c, hex, "manifest dependencies do not parse");
       break;
     }
-    ok = gpujit__deps_verify_why(&deps, &refresh, first[0] ? NULL : first, sizeof(first)) == 0;
+    ok = gpujit__deps_verify_moved(&deps, &refresh, &moved, first[0] ? NULL : first, sizeof(first)) == 0;
+    if (ok && cJSON_IsString(shared) && gpujit__deps_any_once(&deps)) {
+      /* identities on both sides as when last checked across: one file as they were; else checked */
+      const char *kept = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "shared_ids"));
+      group_print(c, &g, &memo);
+      if (moved || !g.print[0] || !kept || strcmp(kept, g.print) != 0) {
+        ok = identities_hold_across(c, shared->valuestring, &deps, first[0] ? NULL : first, sizeof(first));
+        if (ok && g.print[0]) { /* written back with the manifest */
+          cJSON_DeleteItemFromObjectCaseSensitive(r, "shared_ids");
+          cJSON_AddStringToObject(r, "shared_ids", g.print);
+          refresh = true;
+        }
+      }
+    }
     if (ok && refresh && c->writable) {
       /* Matched by content, not by stat (a touch, a checkout): keep the new stat. */
       cJSON *n = gpujit__deps_to_json(&deps);
@@ -396,6 +457,12 @@ int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, co
     gpujit__hasher_digest(h, &digest);
     gpujit__hasher_free(h);
     cJSON_AddStringToObject(r, "shared", digest.hex);
+    if (gpujit__deps_any_once(deps)) { /* the group's identities its files were numbered against */
+      char print[33];
+      gpujit__deps_identity_print(shared, print);
+      if (print[0])
+        cJSON_AddStringToObject(r, "shared_ids", print);
+    }
     path_of(path, sizeof(path), c, "deps", digest.hex);
     if (!group_readable(path) && (err = write_group(c, path, shared)) < 0)
       goto done;

@@ -237,8 +237,8 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
     snprintf(why, sizeof(why), "what NVRTC reads cannot be observed (%s)", gpujit__observe_unavailable());
   else if (miss->deps.observed.why[0])
     snprintf(why, sizeof(why), "%s", miss->deps.observed.why);
-  else if ((err = gpujit__module_deps_observed(&rec, &miss->deps.observed, base, miss->deps.start, paths, count, why,
-                                               sizeof(why))) < 0)
+  else if ((err = gpujit__module_deps_observed(&rec, &miss->deps.observed, base, miss->deps.start, paths, count,
+                                               gpujit__names_once(opts, sources, count), why, sizeof(why))) < 0)
     goto done;
   if (!why[0] && !gpujit__module_cacheable(opts, sources, paths, count, &rec, why, sizeof(why))) {
     m->uncacheable = true; /* never a hit: ccache's "uncacheable", not a miss */

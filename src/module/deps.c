@@ -33,6 +33,8 @@ int64_t gpujit__deps_coarse_clock(void)
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static const char *options_use(const gpujit_module_options *o, const char *const *names, size_t n);
+
 static int64_t stat_ns(struct timespec t) { return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec; }
 
 static bool same_file(const gpujit__probe *p, const struct stat *st)
@@ -168,8 +170,31 @@ static bool own_temporary(const char *path)
          strstr(name, pid) != NULL;
 }
 
+/* Which files' identities can matter, numbered across the user's and the toolkit's records. */
+static int identities(gpujit__observed_deps *out, const gpujit__observed *o, const char *const *sources, size_t count,
+                      bool spread)
+{
+  /* A macro that names `once` may carry `#pragma once` into any file that expands it: then every
+   * file's identity can matter, as every file's did before identities were told apart. */
+  if (spread || out->deps.once_macro || out->shared.once_macro) {
+    gpujit__deps_all_once(&out->deps);
+    gpujit__deps_all_once(&out->shared);
+  }
+  /* A source NVRTC was given as text and only looked up by name is no file it includes: its
+   * identity is nothing to `#pragma once` (the sources of an LTO module are separate programs). */
+  for (size_t i = 0; i < o->count; i++) {
+    const gpujit__probe *p = &o->items[i];
+    for (size_t k = 0; p->kind == GPUJIT__PROBE_FILE && !p->read && k < count; k++)
+      for (size_t x = 0; !strcmp(sources[k], p->path) && x < out->deps.count; x++)
+        if (!strcmp(out->deps.items[x].path, p->path))
+          out->deps.items[x].once = false;
+  }
+  return gpujit__deps_identities(&out->deps, &out->shared);
+}
+
 int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__observed *o, const char *base,
-                                 int64_t start, const char *const *sources, size_t count, char *why, size_t why_size)
+                                 int64_t start, const char *const *sources, size_t count, bool spread, char *why,
+                                 size_t why_size)
 {
   const gpujit__probe **order = malloc((o->count + 1) * sizeof(*order));
   int err = 0;
@@ -237,9 +262,16 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
   free(order);
   if (err == 0 && !why[0])
     err = add_env(out, o);
-  gpujit__deps_identities(&out->deps);
-  gpujit__deps_identities(&out->shared);
-  return err;
+  return err == 0 ? identities(out, o, sources, count, spread) : err;
+}
+
+bool gpujit__names_once(const gpujit_module_options *o, const gpujit_source *sources, size_t count)
+{
+  static const char *const once[] = {"once"};
+  bool defines = false;
+  for (size_t i = 0; i < count && !defines; i++)
+    gpujit__deps_scan_once(sources[i].data, sources[i].size, &defines);
+  return defines || options_use(o, once, 1) != NULL;
 }
 
 void gpujit__observed_deps_free(gpujit__observed_deps *d)

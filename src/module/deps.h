@@ -31,11 +31,17 @@ typedef struct gpujit__observed_deps {
  * had, or a file whose mtime or ctime is in the clock tick NVRTC first looked at it or later
  * (a change then could keep every stamp), makes the record unfit: `why` says so (ccache's "too
  * new"). `start` (the compile's start) decides which stamps may stand for content later.
+ * The files whose identity can matter (`#pragma once`) are numbered across the user's and the
+ * toolkit's records; every file's when `spread` (gpujit__names_once) or a file read defines a
+ * macro that names `once`; a source given as text is none.
  * @return 0 (`why` empty: `out` is the record), or GPUJIT_ENOMEM.
  */
 int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__observed *o, const char *base,
-                                 int64_t start, const char *const *sources, size_t count, char *why,
+                                 int64_t start, const char *const *sources, size_t count, bool spread, char *why,
                                  size_t why_size);
+/** Whether a define, raw option or the prelude names `once`, or a source's `#define` does: a macro
+ *  may then carry `#pragma once` into any file. */
+bool gpujit__names_once(const gpujit_module_options *o, const gpujit_source *sources, size_t count);
 void gpujit__observed_deps_free(gpujit__observed_deps *d);
 /** CLOCK_REALTIME_COARSE in nanoseconds: the clock the kernel stamps files with. */
 int64_t gpujit__deps_coarse_clock(void);

@@ -124,7 +124,9 @@ int gpujit__module_key(gpujit__key *out, cJSON *in, const char *base, const gpuj
 #define ITEM(value) (arr ? cJSON_AddItemToArray(arr, cJSON_CreateString(value)) : 0)
   NUM("schema", GPUJIT_CACHE_SCHEMA);
   STR("gpujit", GPUJIT_VERSION_STRING);
-  NUM("rules", 3); /* a record is what NVRTC was seen to probe (compile/observe/observe.c) */
+  /* 3: a record is what NVRTC was seen to probe (compile/observe/observe.c); 4: with devices and
+   * identities told apart (`once`): a record of 3 is never found, so never read as one of 4 */
+  NUM("rules", 4);
   STR("toolkit", gpujit__toolkit_id());
   /* the include directories gpujit adds are under the root: another root is another search path,
    * however alike its NVRTC (its headers are verified as dependencies, not trusted by the id) */

@@ -338,7 +338,7 @@ bool gpujit__watch_vouch(gpujit__watch *w, gpujit_cache *c, const char *digest, 
 {
   gpujit__deps deps;
   char changed[PATH_MAX + 128] = "";
-  bool refresh = false;
+  bool refresh = false, moved = false;
   int k;
   w->st.asked++;
   take_events(w);
@@ -377,11 +377,16 @@ bool gpujit__watch_vouch(gpujit__watch *w, gpujit_cache *c, const char *digest, 
     }
   }
   /* Watched from here on: verify now, as a lookup would. */
-  w->g[k].held = gpujit__deps_verify_why(&deps, &refresh, changed, sizeof(changed)) == 0;
+  w->g[k].held = gpujit__deps_verify_moved(&deps, &refresh, &moved, changed, sizeof(changed)) == 0;
   w->st.verified++;
   gpujit__deps_free(&deps);
   gpujit_error_clear();
-  if (!w->g[k].held)
+  if (w->g[k].held && moved) {
+    /* a client checks its own files' identities against the group's as recorded (cache/manifest.c):
+     * it checks the group itself, and records the identities found, until they are as recorded */
+    w->g[k].held = false;
+    snprintf(why, n, "a header whose identity can matter (#pragma once) is another file than recorded");
+  } else if (!w->g[k].held)
     snprintf(why, n, "the group changed since it was recorded: %s", changed[0] ? changed : "not exactly as recorded");
   else
     w->st.vouched++;

@@ -279,7 +279,7 @@ static void test_archive__group_named_by_its_content(void **state)
     d.count--; /* the last dependency dropped (its strings stay in the record's bytes) */
     assert_int_equal(gpujit__deps_to_bin(&d, &bin), 0);
     d.count++;
-    assert_int_equal(gpujit__write_blob(f->root, group, "gpujit-deps-3", bin.data, bin.len), 0);
+    assert_int_equal(gpujit__write_blob(f->root, group, "gpujit-deps-4", bin.data, bin.len), 0);
     gpujit__buf_free(&bin);
     gpujit__deps_free(&d);
   }

@@ -220,7 +220,7 @@ static void test_group__changed_header_is_a_miss(void **state)
 static void test_group__binary_form_round_trip(void **state)
 {
   fx *f = *state;
-  char *odd = th_write(f->root, "with space %.h", "#define A 1\n"), *dir = th_path(f->root, "odd dir");
+  char *odd = th_write(f->root, "with space %.h", "#pragma once\n"), *dir = th_path(f->root, "odd dir");
   char *gone = th_path(dir, "gone 100%.h"), *link = th_path(f->root, "link.h");
   gpujit__deps d = {0}, back;
   gpujit__buf b = {0}, again = {0};
@@ -228,14 +228,16 @@ static void test_group__binary_form_round_trip(void **state)
   gpujit__key k1, k2;
   mkdir(dir, 0755);
   assert_int_equal(symlink(odd, link), 0);
-  assert_int_equal(gpujit__deps_add_file(&d, odd, NULL, "#define A 1\n", 12, gpujit__deps_clock() + 5000000000LL), 0);
-  assert_int_equal(gpujit__deps_add_file(&d, link, NULL, "#define A 1\n", 12, gpujit__deps_clock()), 0); /* untrusted */
+  assert_int_equal(gpujit__deps_add_file(&d, odd, NULL, "#pragma once\n", 13, gpujit__deps_clock() + 5000000000LL), 0);
+  assert_int_equal(gpujit__deps_add_file(&d, link, NULL, "#pragma once\n", 13, gpujit__deps_clock()), 0); /* untrusted */
   assert_int_equal(gpujit__deps_add_file(&d, "rel.h", NULL, "x", 1, gpujit__deps_clock()), 0); /* ./rel.h */
   assert_int_equal(gpujit__deps_add_absent(&d, gone, NULL), 0);
   assert_int_equal(gpujit__deps_add_absent(&d, gone, NULL), 0); /* each name once */
   assert_int_equal(gpujit__deps_add_nofile(&d, dir, NULL), 0);
-  gpujit__deps_identities(&d);
+  assert_int_equal(gpujit__deps_identities(&d, NULL), 0);
+  assert_true(d.items[0].once && d.items[1].once && !d.items[2].once);
   assert_true(d.items[0].same && d.items[0].same == d.items[1].same);
+  assert_true(d.items[0].trusted && d.items[0].dev != 0);
   assert_string_equal(d.items[3].names, "gone 100%.h/");
   assert_int_equal(gpujit__deps_to_bin(&d, &b), 0);
   assert_int_equal(gpujit__deps_from_bin(&back, b.data, b.len), 0);
@@ -249,11 +251,13 @@ static void test_group__binary_form_round_trip(void **state)
     assert_int_equal(y->nofile, x->nofile);
     assert_int_equal(y->trusted, x->trusted);
     assert_int_equal(y->same, x->same);
+    assert_int_equal(y->once, x->once);
     if (!x->nofile && !x->absent) {
       assert_int_equal(y->size, x->size);
       assert_string_equal(y->hash, x->hash);
     }
     if (x->trusted) {
+      assert_int_equal(y->dev, x->dev);
       assert_int_equal(y->ino, x->ino);
       assert_int_equal(y->mtime_ns, x->mtime_ns);
       assert_int_equal(y->ctime_ns, x->ctime_ns);
@@ -299,13 +303,13 @@ static void test_group__binary_form_refused(void **state)
   gpujit__deps_view v;
   gpujit__buf b = {0};
   char *gone = th_path(f->tk, "d1/none.h");
-  size_t rec = 16, nrec = 3, strings;
+  size_t rec = 16, nrec = 3, strings, R = GPUJIT__DEPS_REC_SIZE;
   assert_int_equal(gpujit__deps_add_file(&d, f->headers[0], NULL, "x", 1, gpujit__deps_clock() + 5000000000LL), 0);
   assert_int_equal(gpujit__deps_add_nofile(&d, f->tk, NULL), 0);
   assert_int_equal(gpujit__deps_add_absent(&d, gone, NULL), 0);
   d.items[2].trusted = true;
   assert_int_equal(gpujit__deps_to_bin(&d, &b), 0);
-  strings = rec + nrec * 64;
+  strings = rec + nrec * R;
   assert_int_equal(gpujit__deps_from_bin(&back, b.data, b.len), 0);
   gpujit__deps_free(&back);
   for (int k = 0;; k++) {
@@ -316,21 +320,23 @@ static void test_group__binary_form_refused(void **state)
     case 0: len--; break;                                    /* cut short */
     case 1: x[len++] = '\0'; break;                          /* a byte more */
     case 2: x[rec] = 'q'; break;                             /* an unknown kind */
-    case 3: x[rec + 1] = 2; break;                           /* an unknown flag */
+    case 3: x[rec + 1] = 4; break;                           /* an unknown flag */
     case 4: x[rec + 2] = 1; break;                           /* a reserved byte set */
     case 5: put32(x + rec + 8, (uint32_t)(b.len - strings)); break; /* a path past the table */
     case 6: put32(x + rec + 8, 0); break;                    /* the empty path */
     case 7: x[b.len - 1] = 'x'; break;                       /* the table not ended */
     case 8: x[strings + 1] = 'r'; break;                     /* a relative path not "./" */
-    case 9: x[rec + 64 + 24] = 1; break;                     /* a stamp on the non-file */
-    case 10: put32(x + rec + 64 + 4, 1); break;              /* a non-file "one file" with others */
-    case 11: x[rec + 2 * 64 + 16] = 1; break;                /* a size for an absent group */
-    case 12: x[rec + 64 + 48] = 1; break;                    /* a hash for a non-file */
+    case 9: x[rec + R + 24] = 1; break;                      /* a stamp (its device) on the non-file */
+    case 10: put32(x + rec + R + 4, 1); break;               /* a non-file "one file" with others */
+    case 11: x[rec + 2 * R + 16] = 1; break;                 /* a size for an absent group */
+    case 12: x[rec + R + 56] = 1; break;                     /* a hash for a non-file */
     case 13: put32(x + 4, 65); break;                        /* another record size */
     case 14: put32(x, 4); break;                             /* more records than bytes */
     case 15: put32(x, 0xffffffffu); break;                   /* and far more */
     case 16: put32(x + 12, 1); break;                        /* the header's reserved word */
     case 17: put32(x + rec + 12, 1); break;                  /* names on a file */
+    case 18: x[rec + R + 1] = 2; break;                      /* `once` on a non-file */
+    case 19: put32(x + 4, 64); break;                        /* the earlier form's record size */
     default: free(x); goto done;
     }
     if (gpujit__deps_from_bin(&back, x, len) != GPUJIT_ECORRUPT || gpujit__deps_view_open(&v, x, len) != GPUJIT_ECORRUPT)
@@ -398,6 +404,30 @@ static char *head_of(const char *path)
   return out;
 }
 
+/* The bytes of the earlier binary form ("gpujit-deps-3": 64-byte records, no device, no `once`)
+ * for the same records as `v4`, as the gpujit before this one wrote them. */
+static void earlier_binary(const gpujit__buf *v4, gpujit__buf *v3)
+{
+  const unsigned char *h = (const unsigned char *)v4->data;
+  size_t count = gpujit__deps_ld32(h), R = GPUJIT__DEPS_REC_SIZE, strings = v4->len - 16 - count * R;
+  char *o = calloc(1, 16 + count * 64 + strings);
+  assert_non_null(o);
+  memcpy(o, h, 16);
+  put32(o + 4, 64);
+  for (size_t i = 0; i < count; i++) {
+    const unsigned char *r = h + 16 + i * R;
+    char *w = o + 16 + i * 64;
+    memcpy(w, r, 24);          /* kind, flags, same, path, names, size */
+    w[1] = (char)(r[1] & 1);   /* trusted only */
+    memcpy(w + 24, r + 32, 24); /* ino, mtime, ctime */
+    memcpy(w + 48, r + 56, 16); /* the hash */
+  }
+  memcpy(o + 16 + count * 64, h + 16 + count * R, strings);
+  v3->data = o;
+  v3->len = 16 + count * 64 + strings;
+  v3->cap = v3->len;
+}
+
 /* Groups earlier versions wrote (the text form, gpujit-deps-2; JSON, gpujit-deps-1) are still read
  * and hold as before, and a lookup writes them again in the binary form; a form this version does
  * not know, or a binary body under the text form's name, is a miss, never read as something else. */
@@ -405,7 +435,7 @@ static void test_group__earlier_forms(void **state)
 {
   fx *f = *state;
   gpujit__deps none = {0}, d;
-  gpujit__buf text = {0};
+  gpujit__buf text = {0}, v4 = {0}, v3 = {0};
   char dir[PATH_MAX], found[33], *out = NULL, *path, *head;
   cJSON *j;
   char *json;
@@ -416,13 +446,17 @@ static void test_group__earlier_forms(void **state)
   assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &none, &d), 0);
   path = group_path(f);
   head = head_of(path);
-  assert_string_equal(head, "gpujit-deps-3 ");
+  assert_string_equal(head, "gpujit-deps-4 ");
   free(head);
   assert_int_equal(gpujit__deps_to_text(&d, &text), 0);
+  assert_int_equal(gpujit__deps_to_bin(&d, &v4), 0);
+  earlier_binary(&v4, &v3);
   assert_non_null(j = gpujit__deps_to_json(&d));
   assert_non_null(json = cJSON_PrintUnformatted(j));
-  for (int form = 2; form >= 1; form--) {
-    if (form == 2)
+  for (int form = 3; form >= 1; form--) {
+    if (form == 3)
+      assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-3", v3.data, v3.len), 0);
+    else if (form == 2)
       assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-2", text.data, text.len), 0);
     else
       assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-1", json, strlen(json)), 0);
@@ -431,7 +465,7 @@ static void test_group__earlier_forms(void **state)
     free(head);
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), 0); /* read, and it holds */
     head = head_of(path);
-    assert_string_equal(head, "gpujit-deps-3 "); /* written again in this form */
+    assert_string_equal(head, "gpujit-deps-4 "); /* written again in this form */
     free(head);
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), 0);
   }
@@ -445,7 +479,9 @@ static void test_group__earlier_forms(void **state)
   {
     gpujit__buf bin = {0};
     assert_int_equal(gpujit__deps_to_bin(&d, &bin), 0);
-    assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-4", bin.data, bin.len), 0);
+    assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-5", bin.data, bin.len), 0);
+    assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
+    assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-3", bin.data, bin.len), 0); /* this form's records */
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
     assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-2", bin.data, bin.len), 0);
     assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
@@ -456,6 +492,8 @@ static void test_group__earlier_forms(void **state)
   free(json);
   cJSON_Delete(j);
   gpujit__buf_free(&text);
+  gpujit__buf_free(&v4);
+  gpujit__buf_free(&v3);
   gpujit__deps_free(&d);
   free(path);
 }

@@ -47,6 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gpujit__deps_view view;
     if (gpujit__deps_from_bin(&deps, (const char *)data, size) == 0)
       gpujit__deps_free(&deps);
+    if (gpujit__deps_from_bin3(&deps, (const char *)data, size) == 0) /* the earlier binary form */
+      gpujit__deps_free(&deps);
     if (gpujit__deps_view_open(&view, (const char *)data, size) == 0)
       for (size_t i = 0; i < view.count; i++) {
         gpujit__deps_rec r;

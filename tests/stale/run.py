@@ -28,6 +28,7 @@ import json
 import os
 import re
 import select
+import shlex
 import shutil
 import socket
 import struct
@@ -244,6 +245,7 @@ class Case:
         self.runs = 0
         self.seen = {}  # label -> the uncached build's code after that step
         self.cleanups = []
+        self.wrap = []  # a command every gpujit run goes through (a private mount namespace)
 
     # files
     def p(self, *rel):
@@ -291,7 +293,7 @@ class Case:
 
     # commands
     def gpujit(self, *args, cwd=None, env=None, timeout=120):
-        return subprocess.run([self.suite.gpujit, *args], cwd=cwd or self.dir, env=env or self.env,
+        return subprocess.run([*self.wrap, self.suite.gpujit, *args], cwd=cwd or self.dir, env=env or self.env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
 
     def build(self, *args, cwd=None, env=None, cache=True, project=False):
@@ -1303,6 +1305,50 @@ def pragma_once_symlinked_include_dir(t):
     t.check("y a copy", "k.cu", differs="y links to x")
 
 
+GUARD_H = "#ifndef GUARD_H\n#define GUARD_H\n#ifdef ONCE_SEEN\n#define TWICE 1\n#endif\n#endif\n"
+
+
+def must_hit_check(t, label, *args, **kw):
+    """t.check, and the cached build must be a hit: what changed cannot change the output."""
+    b = t.check(label, *args, **kw)
+    if b.status != "hit":
+        raise Fail("%s: no hit (%s%s), though nothing NVRTC sees changed" % (label, b.status, b.reason()))
+
+
+@stale
+def include_guard_hard_link_becomes_copy(t):
+    """Beside pragma_once_hard_link: a.h and b.h have include guards, not #pragma once; b.h, a hard
+    link of a.h, becomes a copy, then a link again. The guards make them one either way: a hit."""
+    t.write("k.cu", ONCE_SRC)
+    t.write("a.h", GUARD_H, mtime=OLD)
+    os.link(t.p("a.h"), t.p("b.h"))
+    t.check("hard link", "k.cu")
+    t.rm("b.h")
+    shutil.copy2(t.p("a.h"), t.p("b.h"))
+    must_hit_check(t, "copy", "k.cu")
+    t.rm("b.h")
+    os.link(t.p("a.h"), t.p("b.h"))
+    must_hit_check(t, "hard link again", "k.cu")
+
+
+@stale
+def lto_sources_hard_linked_become_copies(t):
+    """An LTO module of a.cu and b.cu, one file (hard links), each including "h.h": b.cu becomes a
+    copy. Each source is its own NVRTC program, given as text: their identities are nothing to
+    #pragma once, so a hit; h.h edited is still a miss."""
+    # one instantiation in both programs: nvJitLink keeps one (a kernel of its own in each would clash)
+    t.write("a.cu", '#include "h.h"\ntemplate <int N> __global__ void k(int *o) { o[0] = V + N; }\n'
+            "template __global__ void k<1>(int *);\n", mtime=OLD)
+    t.write("h.h", "#pragma once\n" + V(1), mtime=OLD)
+    os.link(t.p("a.cu"), t.p("b.cu"))
+    t.check("hard links", "a.cu", "b.cu")
+    t.rm("b.cu")
+    shutil.copy2(t.p("a.cu"), t.p("b.cu"))
+    must_hit_check(t, "b.cu a copy", "a.cu", "b.cu")
+    t.write("h.h", "#pragma once\n" + V(2))
+    t.check("h.h edited", "a.cu", "b.cu", differs="hard links")
+
+
 @stale
 def header_replaced_by_symlink(t):
     """h.h, a file, is replaced by a symbolic link to other.h (same size, same mtime)."""
@@ -1794,6 +1840,81 @@ def toolkit_include_symlink_retargeted(t):
     t.check("include -> i2", "k.cu", env=env, differs="include -> i1")
 
 
+TK_ONCE_SRC = ('#include "u/gj_once.h"\n#define ONCE_SEEN 1\n#include <gj_once.h>\n'
+               "#ifdef TWICE\n#define V 2\n#else\n#define V 1\n#endif\n" + K)
+
+
+def user_header_linked_to_toolkit(t, text):
+    """The toolkit copy's include/gj_once.h and the user's u/gj_once.h, hard links of one file with
+    `text`, both included (the user's first): returns the class's environment."""
+    T = t.toolkit("tk")
+    env = dict(t.env, CUDA_PATH=T)
+    t.write("tk/include/gj_once.h", text, mtime=OLD)
+    t.write("k.cu", TK_ONCE_SRC)
+    t.mkdir("u")
+    os.link(t.p("tk/include/gj_once.h"), t.p("u/gj_once.h"))
+    return env
+
+
+@stale
+def pragma_once_user_header_linked_to_toolkit(t):
+    """#pragma once across the user's headers and the toolkit's: u/gj_once.h is a hard link of the
+    toolkit copy's include/gj_once.h, so NVRTC skips <gj_once.h>; it becomes a copy (included
+    twice), then a link again."""
+    env = user_header_linked_to_toolkit(t, ONCE_H)
+    t.check("hard link", "k.cu", env=env)
+    t.rm("u/gj_once.h")
+    shutil.copy2(t.p("tk/include/gj_once.h"), t.p("u/gj_once.h"))
+    t.check("copy", "k.cu", env=env, differs="hard link")
+    t.rm("u/gj_once.h")
+    os.link(t.p("tk/include/gj_once.h"), t.p("u/gj_once.h"))
+    t.check("hard link again", "k.cu", env=env, differs="copy")
+
+
+def toolkit_header_becomes_link(t, server):
+    env = user_header_linked_to_toolkit(t, ONCE_H)
+    t.rm("u/gj_once.h")
+    shutil.copy2(t.p("tk/include/gj_once.h"), t.p("u/gj_once.h"))
+    if server:
+        t.env["CUDA_PATH"] = env["CUDA_PATH"]
+        env = t.server()
+    t.check("copies", "k.cu", env=env)
+    if server:
+        t.build("k.cu", env=env)  # a hit the server vouched for
+    os.link(t.p("u/gj_once.h"), t.p("tk/include/gj_once.h.tmp"))
+    os.replace(t.p("tk/include/gj_once.h.tmp"), t.p("tk/include/gj_once.h"))
+    t.check("toolkit header a link of the user's", "k.cu", env=env, differs="copies")
+    time.sleep(1.1)
+    t.check("later", "k.cu", env=env, differs="copies")
+
+
+@stale
+def pragma_once_toolkit_header_linked_to_user(t):
+    """The other side: the toolkit copy's include/gj_once.h (#pragma once), a copy of the user's
+    u/gj_once.h, is replaced by a hard link of it (the toolkit's record moves, the user's does
+    not): then NVRTC skips <gj_once.h>; built again later, when the toolkit's record may have
+    taken the new stat."""
+    toolkit_header_becomes_link(t, False)
+
+
+@stale
+def pragma_once_toolkit_header_linked_to_user_server(t):
+    """The same with a build server vouching for the toolkit's group: it does not vouch for a group
+    whose files' identities are not those recorded (the client checks them against its own)."""
+    toolkit_header_becomes_link(t, True)
+
+
+@stale
+def include_guard_user_header_linked_to_toolkit(t):
+    """Beside pragma_once_user_header_linked_to_toolkit, with include guards instead of #pragma
+    once: the link becoming a copy cannot change what NVRTC makes, so a hit."""
+    env = user_header_linked_to_toolkit(t, GUARD_H)
+    t.check("hard link", "k.cu", env=env)
+    t.rm("u/gj_once.h")
+    shutil.copy2(t.p("tk/include/gj_once.h"), t.p("u/gj_once.h"))
+    must_hit_check(t, "copy", "k.cu", env=env)
+
+
 @stale
 def toolkit_header_shadowed_by_user_dir(t):
     """<gj_tk.h> comes from the toolkit copy's include/; then gj_tk.h is created in the user's -I inc
@@ -1918,6 +2039,59 @@ def server_toolkit_header_has_include_user_header(t):
     t.check("inc/gj_user.h created", "k.cu", "-I", "inc", env=env, differs="before")
     t.edit_keep_stat("inc/gj_user.h", V(3))
     t.check("inc/gj_user.h edited", "k.cu", "-I", "inc", env=env, differs="inc/gj_user.h created")
+
+
+# ================================================================ other filesystems
+
+def ext2_image(t, name, files):
+    """An ext2 image t.p(name + ".img") holding `files` ({name: text}), each stamped 2020-01-01
+    00:00:00 (mtime and ctime, whole seconds): images made alike hold files of equal inode, size
+    and times, whatever their content."""
+    for tool in ("mkfs.ext2", "debugfs", "unshare", "mount"):
+        if not shutil.which(tool):
+            raise Skip("no %s to make and mount filesystem images" % tool)
+    src, img = t.p(name + ".d"), t.p(name + ".img")
+    for rel, text in files.items():
+        t.write(os.path.join(name + ".d", rel), text)
+    with open(img, "wb") as f:
+        f.truncate(1 << 20)
+    steps = [["mkfs.ext2", "-q", "-F", "-I", "128", "-d", src, img]]
+    steps += [["debugfs", "-w", "-R", "sif /%s %s 20200101000000" % (rel, field), img]
+              for rel in files for field in ("mtime", "ctime")]
+    for argv in steps:
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if r.returncode != 0:
+            raise Skip("%s failed: %s" % (argv[0], r.stderr.decode().strip()[-200:]))
+    return img
+
+
+def mounted(t, mount_point, *imgs):
+    """Every gpujit run from now on in a private mount namespace of its own, with imgs loop-mounted
+    read-only at mount_point, each over the one before; Skip where this machine cannot."""
+    at = shlex.quote(t.p(mount_point))
+    script = " && ".join("mount -o loop,ro %s %s" % (shlex.quote(i), at) for i in imgs)
+    wrap = ["unshare", "-m", "--propagation", "private", "sh", "-c", script + ' && exec "$0" "$@"']
+    r = subprocess.run(wrap + ["true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        raise Skip("cannot loop-mount an image in a private mount namespace here: %s"
+                   % (r.stderr.decode().strip()[-200:] or "exit %d" % r.returncode))
+    t.wrap = wrap
+
+
+@stale
+def header_on_filesystem_mounted_over(t):
+    """-I m, m an ext2 image's mount holding h.h; another image is mounted over it whose h.h has
+    the same inode, size, mtime and ctime and another content: only the device tells them apart.
+    Then a third, a copy of the first, over both: another device, the first's content — a hit."""
+    imgs = [ext2_image(t, n, {"h.h": V(v)}) for n, v in (("a", 1), ("b", 2), ("c", 1))]
+    t.write("k.cu", inc("h.h"))
+    t.mkdir("m")
+    mounted(t, "m", imgs[0])
+    t.check("image a", "k.cu", "-I", "m")
+    mounted(t, "m", *imgs[:2])
+    t.check("image b over a", "k.cu", "-I", "m", differs="image a")
+    mounted(t, "m", *imgs)
+    must_hit_check(t, "image c (a copy of a) over b", "k.cu", "-I", "m")
 
 
 # ================================================================ changes during the compile
