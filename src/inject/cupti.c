@@ -32,6 +32,7 @@
 #include "inject/buffers.h"
 #include "inject/image.h"
 #include "inject/cupti.h"
+#include "inject/cupti_settings.h"
 #include "inject/resolve.h"
 #include "inject/record.h"
 #include "inject/spans.h"
@@ -217,73 +218,6 @@ static CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPT
                                      CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_JIT,
                                      CUPTI_ACTIVITY_KIND_MARKER};
 
-/* How CUPTI is set up. The defaults are the profile's; $GPUJIT_PROFILE_LAUNCH_CALLBACKS, the
- * measuring knob (bench/profile_overhead.py), takes comma-separated words that change them, to
- * measure what each costs without a rebuild:
- *   0 / 1        launch callbacks off (launches are then not tied to modules) / on
- *   flush=MS     CUPTI's worker delivers full buffers every MS ms (0: CUPTI's own heuristics)
- *   buffer=KIB   each activity buffer's size
- *   devbuf=KIB   CUPTI's device buffer per context (CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE)
- *   pinned=0|1   CUPTI's buffers in page-locked host memory instead of device memory
- *   kind=serial  CUPTI_ACTIVITY_KIND_KERNEL (serializes the program's kernels) instead of concurrent
- *   hwtrace=1    kernel times from the hardware event system (Blackwell; elsewhere refused, noted)
- *   unread=1     completed buffers given back unread: CUPTI's own cost (nothing of the GPU's counted)
- *   kinds=kernel CUPTI's kernel records alone (no copies, memsets, driver JIT or NVTX ranges)
- *   subscribe=0  no CUPTI callbacks at all (module loads through driver.c's wrappers, launches
- *                not tied to modules): what CUPTI's callback subscription costs */
-static struct {
-  bool launch_callbacks, serial, hwtrace, unread, kernel_only, no_subscriber;
-  long flush_ms, buffer_kib, devbuf_kib, pinned;
-} cfg = {.launch_callbacks = true, .flush_ms = 100, .buffer_kib = GJI_BUFFER_BYTES >> 10, .devbuf_kib = -1, .pinned = -1};
-
-static void settings(const char *words)
-{
-  char buf[256], *save = NULL;
-  snprintf(buf, sizeof(buf), "%s", words ? words : "");
-  for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(w, '='), *end = NULL;
-    long v = eq ? strtol(eq + 1, &end, 10) : 0;
-    bool number = eq && end && end != eq + 1 && !*end && v >= 0;
-    if (!strcmp(w, "0") || !strcmp(w, "1"))
-      cfg.launch_callbacks = w[0] == '1';
-    else if (number && !strncmp(w, "flush=", 6))
-      cfg.flush_ms = v;
-    else if (number && v > 0 && !strncmp(w, "buffer=", 7))
-      cfg.buffer_kib = v;
-    else if (number && v > 0 && !strncmp(w, "devbuf=", 7))
-      cfg.devbuf_kib = v;
-    else if (number && v <= 1 && !strncmp(w, "pinned=", 7))
-      cfg.pinned = v;
-    else if (number && v <= 1 && !strncmp(w, "hwtrace=", 8))
-      cfg.hwtrace = v == 1;
-    else if (number && v <= 1 && !strncmp(w, "unread=", 7))
-      cfg.unread = v == 1;
-    else if (number && v <= 1 && !strncmp(w, "subscribe=", 10))
-      cfg.no_subscriber = v == 0;
-    else if (!strcmp(w, "kinds=kernel") || !strcmp(w, "kinds=all"))
-      cfg.kernel_only = !strcmp(w, "kinds=kernel");
-    else if (!strcmp(w, "kind=serial") || !strcmp(w, "kind=concurrent"))
-      cfg.serial = !strcmp(w, "kind=serial");
-    else
-      gji_note("launch-callbacks-setting", "%s: the word '%s' is not known and was left out", GPUJIT_ENV(LAUNCH_CALLBACKS), w);
-  }
-}
-
-/* The measuring settings, where they are not the profile's own: said in a note (once), so a
- * report never passes for a default profile's. */
-static void note_settings(void)
-{
-  if (cfg.launch_callbacks && !cfg.serial && !cfg.hwtrace && cfg.flush_ms == 100 && cfg.buffer_kib == GJI_BUFFER_BYTES >> 10 &&
-      cfg.devbuf_kib < 0 && cfg.pinned < 0 && !cfg.unread && !cfg.kernel_only &&
-      !cfg.no_subscriber)
-    return;
-  gji_note("measuring", "measuring settings (%s): launch callbacks %s, flush %ld ms, buffers %ld KiB, device buffer %ld KiB, pinned %ld, kind %s, hwtrace %d, records %s, %s, %s",
-           GPUJIT_ENV(LAUNCH_CALLBACKS), cfg.launch_callbacks ? "on" : "off", cfg.flush_ms, cfg.buffer_kib, cfg.devbuf_kib, cfg.pinned,
-           cfg.serial ? "serial" : "concurrent", (int)cfg.hwtrace, cfg.unread ? "unread (nothing of the GPU's counted)" : "read",
-           cfg.kernel_only ? "kernel records alone" : "every kind",
-           cfg.no_subscriber ? "no CUPTI callbacks (launches not tied to modules)" : "CUPTI callbacks");
-}
-
 /* CUPTI's attributes that must be set before contexts are made (here, at cuInit). */
 static void set_attributes(void)
 {
@@ -293,13 +227,13 @@ static void set_attributes(void)
     return;
   /* the buffers this library hands CUPTI are zeroed (buffers.c): CUPTI need not */
   C.set_attribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &yes);
-  if (cfg.devbuf_kib > 0) {
-    size_t bytes = (size_t)cfg.devbuf_kib << 10;
+  if (gji_cupti_cfg.devbuf_kib > 0) {
+    size_t bytes = (size_t)gji_cupti_cfg.devbuf_kib << 10;
     len = sizeof(bytes);
     C.set_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &len, &bytes);
   }
-  if (cfg.pinned >= 0) {
-    uint8_t pinned = (uint8_t)cfg.pinned;
+  if (gji_cupti_cfg.pinned >= 0) {
+    uint8_t pinned = (uint8_t)gji_cupti_cfg.pinned;
     len = sizeof(pinned);
     C.set_attribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &len, &pinned);
   }
@@ -429,7 +363,8 @@ static const CUpti_CallbackId launches[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKern
                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync};
 
-static bool loaded;      /* CUPTI loaded and its settings read (InitializeInjection) */
+static bool loaded;      /* CUPTI loaded and its settings read */
+static bool cuda_up;     /* the driver called InitializeInjection: CUPTI may be set up */
 static bool detached;    /* cuptiFinalize'd after a schedule's last active step */
 static bool want_steps;  /* a schedule: the driver API's launch records, for the steps' launches */
 
@@ -438,7 +373,7 @@ static bool want_steps;  /* a schedule: the driver API's launch records, for the
  * a marker, none: CUPTI stays unset up. */
 static void subscribe_callbacks(bool full)
 {
-  bool launches_on = (full && cfg.launch_callbacks) || marker_src == 3;
+  bool launches_on = (full && gji_cupti_cfg.launch_callbacks) || marker_src == 3;
   for (size_t i = 0; full && i < sizeof(loads) / sizeof(loads[0]); i++)
     C.enable_callback(1, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, loads[i]);
   if (full) {
@@ -471,16 +406,16 @@ static void write_clock(void)
 static void enable_activity(void)
 {
   CUptiResult r;
-  if (cfg.serial)
+  if (gji_cupti_cfg.serial)
     kinds[0] = CUPTI_ACTIVITY_KIND_KERNEL;
-  for (size_t i = 0; i < (cfg.kernel_only ? 1 : sizeof(kinds) / sizeof(kinds[0])); i++)
+  for (size_t i = 0; i < (gji_cupti_cfg.kernel_only ? 1 : sizeof(kinds) / sizeof(kinds[0])); i++)
     if ((r = C.activity_enable(kinds[i])) != CUPTI_SUCCESS)
       gji_note(kinds[i] == CUPTI_ACTIVITY_KIND_MARKER ? "nvtx" : "activity",
                "CUPTI activity kind %d cannot be enabled: %s", (int)kinds[i], cupti_error(r));
   if (want_steps && (r = C.activity_enable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS)
     gji_note("activity", "CUPTI's driver API records cannot be enabled (%s): steps show no launches",
              cupti_error(r));
-  if (cfg.hwtrace && C.hw_trace && (r = C.hw_trace(1)) != CUPTI_SUCCESS)
+  if (gji_cupti_cfg.hwtrace && C.hw_trace && (r = C.hw_trace(1)) != CUPTI_SUCCESS)
     gji_note("hwtrace", "CUPTI's hardware trace cannot be enabled: %s", cupti_error(r));
 }
 
@@ -491,7 +426,7 @@ static bool attach(bool activity)
   CUptiResult r;
   if (!activity && !marker)
     return true; /* nothing to count before the first recorded step: CUPTI is not touched */
-  if (!cfg.no_subscriber && !C.sub && (r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
+  if (!gji_cupti_cfg.no_subscriber && !C.sub && (r = C.subscribe(&C.sub, callback, NULL)) != CUPTI_SUCCESS) {
     C.sub = NULL;
     gji_note("cupti",
              "CUPTI is in use by another tool or by the program (%s): kernels, copies and driver JIT "
@@ -499,7 +434,7 @@ static bool attach(bool activity)
              cupti_error(r));
     return false;
   }
-  if (!cfg.no_subscriber && !subscribed)
+  if (!gji_cupti_cfg.no_subscriber && !subscribed)
     subscribe_callbacks(activity);
   if (!activity)
     return true;
@@ -518,19 +453,21 @@ static bool attach(bool activity)
    * second, 1.5 buffers fill in 100 ms; with 500 ms, 7.7 did, more than were kept ready, and each
    * one more was allocated and faulted in by the launching thread). */
   if (C.flush_period)
-    C.flush_period((uint32_t)cfg.flush_ms);
+    C.flush_period((uint32_t)gji_cupti_cfg.flush_ms);
   write_clock();
-  __atomic_store_n(&subscribed, !cfg.no_subscriber, __ATOMIC_RELEASE);
+  __atomic_store_n(&subscribed, !gji_cupti_cfg.no_subscriber, __ATOMIC_RELEASE);
   __atomic_store_n(&recording, 1, __ATOMIC_RELEASE);
   return true;
 }
+
+static bool load(void);
 
 bool gji_cupti_attach(void)
 {
   bool ok = true;
   pthread_mutex_lock(&yield_lock);
-  if (loaded && started_pid == getpid() && !__atomic_load_n(&recording, __ATOMIC_ACQUIRE))
-    ok = attach(true);
+  if (cuda_up && started_pid == getpid() && !__atomic_load_n(&recording, __ATOMIC_ACQUIRE))
+    ok = load() && attach(true);
   pthread_mutex_unlock(&yield_lock);
   return ok;
 }
@@ -554,7 +491,14 @@ static void *detaching(void *arg)
 {
   bool finalize = arg != NULL;
   pthread_mutex_lock(&yield_lock);
-  if (loaded && started_pid == getpid()) {
+  if (loaded && started_pid == getpid() && __atomic_load_n(&recording, __ATOMIC_ACQUIRE)) {
+    /* the activity stops (launches from here on pay nothing of it), then what CUPTI holds goes out */
+    for (size_t i = 0; C.activity_disable && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+      C.activity_disable(kinds[i]);
+    if (C.activity_disable && want_steps)
+      C.activity_disable(CUPTI_ACTIVITY_KIND_DRIVER);
+    __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE); /* loads through driver.c's wrappers again */
     if (C.flush_all)
       C.flush_all(1);
     /* a marker's steps are counted on through its callbacks while a later cycle may come */
@@ -576,19 +520,8 @@ void gji_cupti_detach(bool finalize)
 {
   pthread_t t;
   pthread_attr_t a;
-  pthread_mutex_lock(&yield_lock);
-  if (!loaded || started_pid != getpid() || !__atomic_load_n(&recording, __ATOMIC_ACQUIRE)) {
-    pthread_mutex_unlock(&yield_lock);
+  if (!loaded || started_pid != getpid() || !__atomic_load_n(&recording, __ATOMIC_ACQUIRE))
     return;
-  }
-  /* the activity stops now: launches from here on pay nothing of it */
-  for (size_t i = 0; C.activity_disable && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-    C.activity_disable(kinds[i]);
-  if (C.activity_disable && want_steps)
-    C.activity_disable(CUPTI_ACTIVITY_KIND_DRIVER);
-  __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
-  __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE); /* loads through driver.c's wrappers again */
-  pthread_mutex_unlock(&yield_lock);
   pthread_attr_init(&a);
   pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
   if (pthread_create(&t, &a, detaching, finalize ? (void *)1 : NULL) != 0)
@@ -596,29 +529,44 @@ void gji_cupti_detach(bool finalize)
   pthread_attr_destroy(&a);
 }
 
+/* CUPTI loaded, its settings read: at cuInit, or with a schedule at its first recorded step (a
+ * process that waits has no CUPTI in it at all). false: it could not be (said in a note). */
+static bool load(void)
+{
+  const char *budget = getenv(GPUJIT_ENV(MAX_EVENTS));
+  if (loaded)
+    return true;
+  if (!load_cupti())
+    return false;
+  gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
+  gji_cupti_settings(getenv(GPUJIT_ENV(LAUNCH_CALLBACKS)));
+  gji_cupti_note_settings();
+  if (gji_cupti_cfg.unread)
+    gji_activity_unread();
+  gji_span_set_resolver(resolve);
+  gji_buffers_prepare(2, (size_t)gji_cupti_cfg.buffer_kib << 10);
+  loaded = true;
+  return true;
+}
+
 /* Called by the CUDA driver at cuInit when CUDA_INJECTION64_PATH names this library. */
 __attribute__((visibility("default"))) int InitializeInjection(void);
 int InitializeInjection(void)
 {
-  const char *budget = getenv(GPUJIT_ENV(MAX_EVENTS));
-  if (!gji_active() || !load_cupti())
+  bool now;
+  if (!gji_active())
     return 1; /* the program runs on: nothing here may stop it */
-  gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
-  settings(getenv(GPUJIT_ENV(LAUNCH_CALLBACKS)));
-  note_settings();
-  if (cfg.unread)
-    gji_activity_unread();
-  gji_span_set_resolver(resolve);
-  gji_buffers_prepare(2, (size_t)cfg.buffer_kib << 10);
   want_steps = steps.scheduled && steps.scheduled();
   if (steps.marker)
     marker = steps.marker(&marker_src);
+  now = !steps.cupti_now || steps.cupti_now();
   started_pid = getpid();
-  loaded = true;
+  cuda_up = true;
   gji_set_gpu_flush(at_exit); /* before the exit record, however the process ends */
   atexit(at_exit);
-  /* with a schedule, CUPTI's activity waits for the first step it records (steps.c attaches it
-   * then); a marker's callbacks are on from here, to count the steps before it */
-  attach(!steps.cupti_now || steps.cupti_now());
+  /* with a schedule, CUPTI waits for the first step it records (steps.c attaches it then); a
+   * marker's callbacks are on from here, to count the steps before it */
+  if ((now || marker) && load())
+    attach(now);
   return 1;
 }

@@ -4,7 +4,7 @@
 # expect: *repeat 0: 1:active:0 2:after:0 3:active:1 4:after:1 5:active:2 6:after:2 7:active:3 8:after:3 |*
 # expect: *step 0 recorded: 0:active:0 1:after:0 |*
 # expect: *no schedule: 1:active:0 2:active:0 3:active:0 |*
-# expect: *torch under api: |*
+# expect: *torch under api:  |*
 # expect: *auto takes the first: 1:active:0 2:after:0 | api*
 # expect: *note: *wait=2,warmup=1,active=2,repeat=2,skip_first=0 (steps: auto)*
 # expect: *bad schedule: 2 *invalid --schedule: 'every=3' is not one of wait=W, warmup=U, active=A, repeat=R, skip_first=S*

@@ -88,6 +88,22 @@ def storm_check(steps, per, sched, expect_active):
             check("storm-busy-gaps", abs(busy + gaps - span) <= 1000,
                   "step %d: busy %.1f us + gaps %.1f us = %.1f us, span %.1f us" % (
                       r["n"], busy / 1e3, gaps / 1e3, (busy + gaps) / 1e3, span / 1e3))
+    # the report's own account of the same steps (--json)
+    rep = json.load(open(d + "/p.json"))
+    active = [x for x in rep.get("steps", [])]
+    check("report-steps", [x["step"] for x in active] == expect_active,
+          "the report explains steps %s" % [x["step"] for x in active])
+    for x in active:
+        own_ms = own["step_us"][x["step"]] / 1e3 if x["step"] < len(own["step_us"]) else -1
+        check("report-step", x["kernels"] == per and x["launches"] == per and abs(x["wall_ms"] - own_ms) <= 0.02 * own_ms,
+              "step %d: %d kernels, %d launches, wall %.3f ms (the program's %.3f), busy %.1f %%, median gap %.1f us: %s" % (
+                  x["step"], x["kernels"], x["launches"], x["wall_ms"], own_ms, x["busy_pct"], x["gap_median_us"],
+                  x["verdict"]))
+    for st in rep.get("step_streams", []):
+        check("report-stream", abs(st["busy_ms"] + st["gap_ms"] - st["span_ms"]) <= 0.001,
+              "step id %d stream %d: busy %.3f + gaps %.3f = span %.3f ms" % (
+                  st["step"], st["stream"], st["busy_ms"], st["gap_ms"], st["span_ms"]))
+    print("SUMMARY", next((x["summary"] for x in active), ""), flush=True)
     return d
 
 
@@ -101,15 +117,24 @@ def timed(cmd):
 
 # 1. correctness: 30 steps of 1000 launches, wait=5, warmup=2, active=3, repeat=2
 storm_check(30, 1000, "wait=5,warmup=2,active=3,repeat=2", [7, 8, 9, 17, 18, 19])
-# 2. cost: 1000 launches a step, wait=900, active=10 (warmup 1), 1000 steps; plain first, then profiled, alternated
-plain, prof = [], []
+# 2. cost: 1000 launches a step, wait=900, active=10 (warmup 1), 1000 steps; plain, profiled with the
+# schedule, and (to say where a cost lies) profiled without CUPTI at all, in turning order
+plain, prof, nocupti = [], [], []
 for i in range(rounds):
-    for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+    for which in [(0, 1, 2), (1, 2, 0), (2, 0, 1)][i % 3]:
         cmd = [storm, "1000", "1000"]
-        if which:
+        if which == 1:
             cmd = [g, "profile", "-q", "--schedule", "wait=900,warmup=1,active=10,repeat=1", "--"] + cmd
+        elif which == 2:
+            cmd = [g, "profile", "-q", "--no-cupti", "--"] + cmd
         s = timed(cmd)
-        (prof if which else plain).append(s if s is not None else float("nan"))
+        [plain, prof, nocupti][which].append(s if s is not None else float("nan"))
+print("RUNS plain %s" % " ".join("%.3f" % x for x in plain))
+print("RUNS scheduled %s" % " ".join("%.3f" % x for x in prof))
+print("RUNS no_cupti %s" % " ".join("%.3f" % x for x in nocupti))
+r2 = [b / a for a, b in zip(plain, nocupti)]
+print("RESULT storm_no_cupti plain_s %.4f profiled_s %.4f ratio %.4f spread %.4f-%.4f" % (
+    statistics.median(plain), statistics.median(nocupti), statistics.median(r2), min(r2), max(r2)), flush=True)
 ratios = [b / a for a, b in zip(plain, prof)]
 print("RESULT storm_schedule plain_s %.4f profiled_s %.4f ratio %.4f spread %.4f-%.4f" % (
     statistics.median(plain), statistics.median(prof), statistics.median(ratios), min(ratios), max(ratios)), flush=True)
