@@ -484,9 +484,9 @@ static void disable_full_callbacks(void)
     C.enable_callback(0, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
 }
 
-/* The detach itself, off the program's thread: flushing and cuptiFinalize take milliseconds,
- * which the step that ends must not be charged. Under `yield_lock`, so an attach (the next cycle)
- * or the process's exit waits for it. */
+/* The detach itself, under `yield_lock`. steps.c calls it at the boundary after the one that
+ * ended the last active step: flushing and cuptiFinalize take milliseconds, which the step it
+ * ends (recorded by nobody) bears rather than the last active one. */
 static void *detaching(void *arg)
 {
   bool finalize = arg != NULL;
@@ -518,15 +518,8 @@ static void *detaching(void *arg)
 
 void gji_cupti_detach(bool finalize)
 {
-  pthread_t t;
-  pthread_attr_t a;
-  if (!loaded || started_pid != getpid() || !__atomic_load_n(&recording, __ATOMIC_ACQUIRE))
-    return;
-  pthread_attr_init(&a);
-  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-  if (pthread_create(&t, &a, detaching, finalize ? (void *)1 : NULL) != 0)
-    detaching(finalize ? (void *)1 : NULL); /* no thread: here, then */
-  pthread_attr_destroy(&a);
+  if (loaded && started_pid == getpid() && __atomic_load_n(&recording, __ATOMIC_ACQUIRE))
+    detaching(finalize ? (void *)1 : NULL);
 }
 
 /* CUPTI loaded, its settings read: at cuInit, or with a schedule at its first recorded step (a

@@ -4,8 +4,9 @@
  * per process from 0, step 0 beginning when the process does. $GPUJIT_PROFILE_SCHEDULE selects
  * steps as torch.profiler.schedule does (skip_first, then cycles of wait, warmup and active
  * steps, repeat cycles; repeat 0: for ever). CUPTI is attached when the first warmup step of a
- * cycle begins and detached when its last active step ends — flushed, unsubscribed, and after
- * the last cycle cuptiFinalize'd — so a launch outside them costs what it costs with no profiler;
+ * cycle begins and detached when the step after its last active one ends — flushed, unsubscribed,
+ * and after the last cycle cuptiFinalize'd, taking milliseconds that no recorded step is charged —
+ * so a launch outside them costs what it costs with no profiler;
  * compiles and module loads are recorded all along (driver.c's wrappers while CUPTI is off). A
  * `step` record is written where a warmup or active step begins and where the step after an
  * active one begins: a handful per cycle however long the run. Without a schedule the whole run
@@ -35,6 +36,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t current; /* the step going on now */
 static bool cupti_on;
 static uint64_t began;   /* when this process image began: step 0's start */
+static int detach_due;   /* 1: at the next boundary CUPTI goes (2: and is finalized) */
 static bool first_written; /* step 0's record, where step 0 is recorded */
 
 static bool scheduled(void);
@@ -241,6 +243,11 @@ static void boundary(gji_step_src src)
     first_step(src);
   was = phase_of(current, &was_cycle);
   now = phase_of(++current, &cycle);
+  if (detach_due && now != PH_WARMUP && now != PH_ACTIVE) { /* the step after the last active one ended */
+    gji_cupti_detach(detach_due == 2);
+    cupti_on = false;
+  }
+  detach_due = 0;
   if (!S.on)
     write_step(current, t, "active", 0, src);
   else if (now == PH_WARMUP || now == PH_ACTIVE) {
@@ -249,9 +256,9 @@ static void boundary(gji_step_src src)
       cupti_on = gji_cupti_attach();
   } else if (was == PH_ACTIVE) {
     write_step(current, t, "after", was_cycle, src);
+    /* CUPTI goes at the next boundary: its flush and cuptiFinalize are no active step's time */
     if (cupti_on)
-      gji_cupti_detach(!more_after(current - 1));
-    cupti_on = false;
+      detach_due = more_after(current - 1) ? 1 : 2;
   }
   pthread_mutex_unlock(&lock);
 }
