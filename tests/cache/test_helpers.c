@@ -52,6 +52,15 @@ static void counting_init(counting *c, bool place)
   c->cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
+/* A crew's join stops the starting of helpers (the caller is out of work by then): here the
+ * caller has nothing to do, so it waits until `want` helpers ran the task (or 5 s) first. */
+static void join_after(gpujit__crew *crew, counting *c, int want)
+{
+  for (int i = 0; i < 5000 && __atomic_load_n(&c->runs, __ATOMIC_ACQUIRE) < want; i++)
+    usleep(1000);
+  gpujit__helpers_join(crew);
+}
+
 static int threads_of_process(void)
 {
   DIR *d = opendir("/proc/self/task");
@@ -73,7 +82,7 @@ static void test_helpers__task_run_by_each_helper_asked(void **state)
     counting_init(&c, place);
     c.crew = &crew;
     assert_true(gpujit__helpers_start(&crew, &c.task, 3, place));
-    gpujit__helpers_join(&crew);
+    join_after(&crew, &c, 3);
     assert_int_equal(c.runs, 3);
     assert_int_equal(c.seen_k, (1UL << 1) | (1UL << 2) | (1UL << 3)); /* numbers 1, 2, 3 */
     if (c.bad)
@@ -92,7 +101,7 @@ static void test_helpers__join_leaves_no_thread(void **state)
     counting_init(&c, i % 2);
     c.crew = &crew;
     assert_true(gpujit__helpers_start(&crew, &c.task, 7, i % 2));
-    gpujit__helpers_join(&crew);
+    join_after(&crew, &c, 7);
     assert_int_equal(threads_of_process(), 1);
     assert_int_equal(c.runs, 7);
   }
@@ -122,7 +131,8 @@ static void test_helpers__cannot_start_threads(void **state)
   failing_after = 1;
   counting_init(&c, false);
   assert_true(gpujit__helpers_start(&crew, &c.task, 3, false));
-  gpujit__helpers_join(&crew);
+  usleep(20000); /* time enough for the others, had they started */
+  join_after(&crew, &c, 1);
   gpujit__helpers_create = NULL;
   assert_int_equal(c.runs, 1);
   assert_int_equal(c.seen_k, 1UL << 1);
@@ -144,7 +154,7 @@ static void *start_many(void *arg)
     c.cpus = 0; /* starters move between CPUs here: the binding is task_run_by_each_helper_asked's */
     if (!gpujit__helpers_start(&crew, &c.task, 2, true))
       p->bad++;
-    gpujit__helpers_join(&crew);
+    join_after(&crew, &c, 2);
     if (c.runs != 2 || c.bad)
       p->bad++;
     p->done++;
@@ -185,7 +195,7 @@ static void *fork_now(void *arg)
     c.crew = &crew;
     if (!gpujit__helpers_start(&crew, &c.task, 2, true))
       _exit(2);
-    gpujit__helpers_join(&crew);
+    join_after(&crew, &c, 2);
     _exit(c.runs == 2 && c.bad == 0 && threads_of_process() == 1 ? 0 : 3);
   }
   return NULL;
@@ -206,7 +216,7 @@ static void test_helpers__forked_child(void **state)
   assert_true(gpujit__helpers_start(&crew, &c.task, 2, true));
   assert_int_equal(pthread_create(&t, NULL, fork_now, &pid), 0);
   pthread_join(t, NULL);
-  gpujit__helpers_join(&crew);
+  join_after(&crew, &c, 2);
   assert_int_equal(c.runs, 2);
   assert_true(pid > 0);
   assert_int_equal(waitpid(pid, &status, 0), pid);
