@@ -9,9 +9,8 @@
  * Targets: block_reduce's hit <= 1.2x saxpy's in a fresh process without a server (issue 43),
  * and with a server running (issue 27). A sweep of the threads that check the group
  * ($GPUJIT_CHECK_THREADS: 1, 2, 4, 8, 16; 8 is the default cap, the machine's CPUs the other;
- * against the defaults — with four CPUs or more, helpers started ahead of the lookup and left
- * where the scheduler puts them; with fewer, started with the check and each bound to a CPU other
- * than the lookup's — "w"/"c" started ahead or with the check, "b"/"u" bound or not) shows how
+ * against the defaults — with four CPUs or more, helpers left where the scheduler puts them; with
+ * fewer, each bound to a CPU other than the lookup's — "b"/"u" bound or not) shows how
  * the check scales on the machine, in the same interleaved rounds.
  * Usage: bench_hit [HITS] [SWEEP: the settings to sweep, comma-separated]. Prints a table and
  * RESULT lines.
@@ -34,10 +33,10 @@ static char dir[] = "/tmp/bench-hit-XXXXXX";
 static double cpu_ms; /* the last build's user + system time */
 
 #define SWEEP_MAX 24
-/* against the machine's defaults (cache/helpers.c): "w"/"c" helpers started ahead of the check
- * or with it; "b"/"u" each bound to a CPU other than the lookup's, or not */
-static const char *sweep[SWEEP_MAX] = {"1", "2", "2w", "2u", "4", "8", "8c", "8b", "8cb", "16"};
-static int nsweep = 10;
+/* against the machine's defaults (cache/helpers.c): "b"/"u" each helper bound to a CPU other
+ * than the lookup's, or not */
+static const char *sweep[SWEEP_MAX] = {"1", "2", "2u", "4", "8", "8b", "16"};
+static int nsweep = 7;
 
 static double build(const char *example, const char *cache, bool server)
 {

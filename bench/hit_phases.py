@@ -6,7 +6,7 @@ order rotated each round) of: the whole process; spawn to the check's start; the
 check's end to the process's end — and whether the check was begun ahead (cache/head.c).
 
 Usage: python3 bench/hit_phases.py [GPUJIT] [ROUNDS] [KNOBS]   (defaults: build/gpujit 41 8,2,1)
-  KNOBS: GPUJIT_CHECK_THREADS values without the "v", comma-separated ("8", "2c", "1", ...)
+  KNOBS: GPUJIT_CHECK_THREADS values without the "v", comma-separated ("8", "2b", "1", ...)
 """
 import os
 import re

@@ -85,6 +85,10 @@ static gpujit_log_cb log_cb;
 static void *log_payload;
 static gpujit_log_level log_level = GPUJIT_LOG_WARN;
 
+/* Held a few instructions at a time; a child forked by another thread then starts with it free. */
+static void log_lock_free(void) { pthread_mutex_init(&log_lock, NULL); }
+__attribute__((constructor)) static void log_fork_safe(void) { pthread_atfork(NULL, NULL, log_lock_free); }
+
 void gpujit_log_set(gpujit_log_level level, gpujit_log_cb cb, void *payload)
 {
   pthread_mutex_lock(&log_lock);

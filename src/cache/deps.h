@@ -235,9 +235,9 @@ int gpujit__deps_view_identity_print(const gpujit__deps_view *v, char out[33]);
 /**
  * Whether every record of `v` holds exactly as recorded — each file's stat, each directory's
  * stamp or absence, each non-file — which is what nearly every lookup finds: checked from the
- * records where they lie, nothing read into memory, on helper threads that are never waited for.
- * @param bytes the buffer `v` lies in: taken, and freed once no thread of this check can read it
- *        (which may be after the return)
+ * records where they lie, nothing read into memory, on the caller's thread and helpers joined
+ * before it returns.
+ * @param bytes the buffer `v` lies in: taken, and freed before the return
  * @return 0 when all hold so; GPUJIT_ENOENT when one does not hold exactly as recorded (it may
  *         still hold by content: read the records with gpujit__deps_from_bin and decide with
  *         gpujit__deps_verify_why, which also says why); GPUJIT_ENOMEM (not verified).
@@ -247,19 +247,17 @@ int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes);
 /** A check of a view begun ahead of its lookup, on helper threads alone (see cache/head.c). */
 typedef struct gpujit__deps_ahead gpujit__deps_ahead;
 
-/** Begin checking `v` on the process's helpers now; the lookup joins later. `bytes` (the buffer
- *  `v` lies in) is taken. NULL: no helpers (one thread checks) or out of memory. */
+/** Begin checking `v` on helpers started now; the lookup joins later (where none could start,
+ *  the join checks it all). `bytes` (the buffer `v` lies in) is taken. NULL: one thread checks
+ *  here (one CPU, or GPUJIT_CHECK_THREADS=1), or out of memory. */
 gpujit__deps_ahead *gpujit__deps_check_ahead(const gpujit__deps_view *v, gpujit__buf *bytes);
-/** The lookup's turn: the caller checks the chunks no helper took (and any a helper has not
- *  finished), then lets go of `a`. @return as gpujit__deps_verify_view. */
+/** The lookup's turn: the caller checks the chunks no helper took, joins the helpers, and frees
+ *  `a`. @return as gpujit__deps_verify_view. */
 int gpujit__deps_ahead_join(gpujit__deps_ahead *a);
 /** gpujit__deps_view_identity_print of the view `a` checks, before it is joined ("" out of memory). */
 void gpujit__deps_ahead_print(gpujit__deps_ahead *a, char out[33]);
-/** Not wanted after all (the lookup went elsewhere): the helpers stop at their next chunk. */
+/** Not wanted after all (the lookup went elsewhere): the helpers stop at their next chunk and are
+ *  joined; `a` is freed. */
 void gpujit__deps_ahead_drop(gpujit__deps_ahead *a);
-
-/** Ahead of a check that will want helpers (a lookup whose source includes headers): start the
- * process's helper threads now, so that they are running by the time the group is read. */
-void gpujit__deps_warm(void);
 
 #endif

@@ -207,13 +207,9 @@ int gpujit__deps_view_identity_print(const gpujit__deps_view *v, char out[33])
 
 /* ---- checking on helper threads -----------------------------------------------------------
  * A toolkit group's hundreds of stats cost 1-2 us each of kernel path work and do not wait on
- * each other. The caller's thread checks from the first chunk on; helpers of the process's pool
- * (cache/helpers.c) take the chunks that are left. On a busy machine a helper may start late, or
- * stop in the middle of a chunk for milliseconds: the caller never waits for one in a check of
- * records where they lie (a view) — it checks again itself any chunk a helper took and has not
- * finished, as reading the records changes nothing — and waits only for chunks taken of records
- * in memory (which a check may update). So the job the threads share — with the view's bytes,
- * once the caller is done — is freed by the last thread to let go of it. */
+ * each other. The caller's thread checks from the first chunk on; the check's helpers
+ * (cache/helpers.c) take the chunks that are left. Once none is left the caller joins them: no
+ * thread of the check outlives it (a helper that starts late finds nothing to take and ends). */
 #define CHUNK 16
 #define PER_THREAD 64  /* records per thread worth a helper */
 #define MAX_THREADS GPUJIT__HELPERS_MAX /* numbers of the threads in a timeline */
@@ -221,15 +217,14 @@ int gpujit__deps_view_identity_print(const gpujit__deps_view *v, char out[33])
 enum { UNSETTLED, HELD, NOT_EXACT }; /* a view's chunk, as its checker found it */
 
 typedef struct job {
-  gpujit__task task;           /* what the pool's helpers run */
+  gpujit__task task;           /* what the helpers run */
+  gpujit__crew crew;           /* the helpers, until joined */
   size_t count, chunks;
   gpujit__dep **order;         /* the records (gpujit__deps_verify) */
   gpujit__deps_view view;      /* or the view's (gpujit__deps_verify_view) */
-  gpujit__buf keep;            /* the view's bytes, once the caller has its outcome */
+  gpujit__buf keep;            /* the view's bytes */
   size_t next;                 /* atomic: the first chunk not yet taken */
-  size_t taken;                /* the chunks taken before the caller stopped the taking */
-  int stop;                    /* atomic: the outcome is known */
-  int refs;                    /* atomic: the caller and the helpers not yet gone */
+  int stop;                    /* atomic: the outcome is known (or the check is dropped) */
   bool timeline;               /* measuring ("8v"): when each thread began and what it checked */
   bool ahead;                  /* begun ahead of its lookup, on helpers alone (cache/head.c) */
   int64_t t0, began[MAX_THREADS];
@@ -237,21 +232,17 @@ typedef struct job {
   unsigned char *state;        /* atomic, per chunk of a view */
   uint32_t *dir_len;           /* atomic, per record: its directory's length + 2 (1: none), 0 unknown */
   pthread_mutex_t lock;        /* the rest (records in memory) */
-  pthread_cond_t settled_cv;
-  size_t settled;              /* chunks taken and checked (or passed over once stopped) */
   int err;
   bool refresh, moved;
   char why[PATH_MAX + 96];
 } job;
 
-static void job_release(job *j)
+/* Once its helpers are joined. */
+static void job_free(job *j)
 {
-  if (__atomic_sub_fetch(&j->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-    gpujit__buf_free(&j->keep);
-    pthread_mutex_destroy(&j->lock);
-    pthread_cond_destroy(&j->settled_cv);
-    free(j);
-  }
+  gpujit__buf_free(&j->keep);
+  pthread_mutex_destroy(&j->lock);
+  free(j);
 }
 
 static const char *path_at(const job *j, size_t i)
@@ -363,23 +354,16 @@ static void job_work(job *j, int k)
     if (err)
       __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&j->lock);
-    j->settled++;
     j->refresh |= refresh;
     j->moved |= moved;
     if (err && !j->err) {
       j->err = err;
       memcpy(j->why, why, sizeof(why));
     }
-    pthread_cond_signal(&j->settled_cv);
     pthread_mutex_unlock(&j->lock);
   }
   if (cur.fd >= 0)
     close(cur.fd);
-}
-
-static void job_hold(gpujit__task *t)
-{
-  __atomic_add_fetch(&((job *)t)->refs, 1, __ATOMIC_RELAXED);
 }
 
 static void job_run(gpujit__task *t, int k)
@@ -389,20 +373,11 @@ static void job_run(gpujit__task *t, int k)
   if (j->timeline)
     __atomic_store_n(&j->began[k], mono_ns() - j->t0, __ATOMIC_RELAXED);
   job_work(j, k);
-  job_release(j);
 }
 
-void gpujit__deps_warm(void)
-{
-  int how;
-  size_t n = gpujit__helpers_threads(&how);
-  if (n > 1 && (how & GPUJIT__HELPERS_WARM))
-    gpujit__helpers_warm((int)n - 1, how & GPUJIT__HELPERS_PLACE);
-}
-
-/* A job of `count` records (`order`, or `view` lying in `bytes`, which it takes), offered to
- * `helpers` of the pool (SIZE_MAX: as many as its size is worth, the caller's thread being one
- * more). NULL: out of memory. */
+/* A job of `count` records (`order`, or `view` lying in `bytes`, which it takes), begun on
+ * `helpers` (SIZE_MAX: as many as its size is worth, the caller's thread being one more; fewer
+ * where threads cannot be started). NULL: out of memory. */
 static job *job_new(size_t count, gpujit__dep **order, const gpujit__deps_view *view, gpujit__buf *bytes,
                     size_t helpers)
 {
@@ -421,11 +396,8 @@ static job *job_new(size_t count, gpujit__dep **order, const gpujit__deps_view *
   }
   j->dir_len = (uint32_t *)(j + 1);
   j->state = (unsigned char *)(j->dir_len + count);
-  j->refs = 1;
-  j->task.hold = job_hold;
   j->task.run = job_run;
   pthread_mutex_init(&j->lock, NULL);
-  pthread_cond_init(&j->settled_cv, NULL);
   if (threads > (cap = gpujit__helpers_threads(&how)))
     threads = cap;
   if (helpers > threads - 1)
@@ -433,25 +405,21 @@ static job *job_new(size_t count, gpujit__dep **order, const gpujit__deps_view *
   if ((j->timeline = how & GPUJIT__HELPERS_TIMELINE))
     j->t0 = mono_ns();
   if (helpers > 0)
-    gpujit__helpers_post(&j->task, (int)helpers, how & GPUJIT__HELPERS_PLACE);
+    gpujit__helpers_start(&j->crew, &j->task, (int)helpers, how & GPUJIT__HELPERS_PLACE);
   return j;
 }
 
-/* The caller's share: chunks taken until none is left; then no helper takes more. */
+/* The caller's share: chunks taken until none is left (or the outcome is known); then the
+ * helpers, out of work, are joined — every chunk taken is checked. */
 static void job_join(job *j)
 {
   job_work(j, 0);
-  /* no more taking: what was taken by then is all a helper will check */
-  j->taken = __atomic_exchange_n(&j->next, SIZE_MAX / 2, __ATOMIC_RELAXED);
-  gpujit__helpers_withdraw(&j->task);
-  if (j->taken > j->chunks)
-    j->taken = j->chunks;
+  gpujit__helpers_join(&j->crew);
 }
 
 /* Measuring ("8v"), on stderr: the check's time on the caller's thread, each thread's start
- * (helpers not started by then: "-") and the chunks it took, and those the caller checked again
- * because a helper had not finished them. */
-static void timeline(job *j, unsigned redone)
+ * and the chunks it took. */
+static void timeline(job *j)
 {
   char line[112 + MAX_THREADS * 24];
   int64_t end = mono_ns();
@@ -466,7 +434,7 @@ static void timeline(job *j, unsigned redone)
     else if (at || did)
       n += (size_t)snprintf(line + n, sizeof(line) - n, " [%.3f %u]", (double)at / 1e6, did);
   }
-  fprintf(stderr, "%s, %u checked again\n", line, redone);
+  fprintf(stderr, "%s\n", line);
 }
 
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh) { return gpujit__deps_verify_why(d, refresh, NULL, 0); }
@@ -499,20 +467,15 @@ int gpujit__deps_verify_moved(gpujit__deps *d, bool *refresh, bool *moved_out, c
       free(order);
     return GPUJIT_ENOMEM;
   }
-  job_join(j);
-  /* the chunks helpers took are checked (they may update records) before the records go */
-  pthread_mutex_lock(&j->lock);
-  while (j->settled < j->taken)
-    pthread_cond_wait(&j->settled_cv, &j->lock);
-  pthread_mutex_unlock(&j->lock);
+  job_join(j); /* the chunks helpers took are checked (they may update records) before the records go */
   if (j->timeline)
-    timeline(j, 0);
+    timeline(j);
   err = j->err;
   *refresh = j->refresh;
   moved = j->moved;
   if (err && why && why_size)
     snprintf(why, why_size, "%s", j->why);
-  job_release(j);
+  job_free(j);
   if (order != few)
     free(order);
   if (err == 0 && moved) /* else every identity as recorded: the files are one file as they were */
@@ -526,25 +489,14 @@ int gpujit__deps_verify_moved(gpujit__deps *d, bool *refresh, bool *moved_out, c
 /* A view's job, the caller's share done: HELD by every chunk, or not exactly (GPUJIT_ENOENT). */
 static int view_outcome(job *j)
 {
-  dir_cursor cur = {.fd = -1};
   int err = 0;
-  unsigned redone = 0;
   job_join(j);
-  /* a chunk a helper took and has not finished: checked here again rather than waited for */
-  for (size_t c = 0; c < j->chunks && err == 0; c++) {
-    int st = __atomic_load_n(&j->state[c], __ATOMIC_ACQUIRE);
-    if (st == UNSETTLED && !__atomic_load_n(&j->stop, __ATOMIC_RELAXED)) {
-      st = view_chunk(j, c, &cur);
-      redone++;
-    }
-    if (st != HELD)
-      err = GPUJIT_ENOENT; /* not exactly as recorded, or stopped because some chunk was not */
-  }
-  if (cur.fd >= 0)
-    close(cur.fd);
+  for (size_t c = 0; c < j->chunks && err == 0; c++)
+    if (__atomic_load_n(&j->state[c], __ATOMIC_ACQUIRE) != HELD)
+      err = GPUJIT_ENOENT; /* not exactly as recorded, or not checked: stopped because some chunk was not */
   if (j->timeline)
-    timeline(j, redone);
-  job_release(j);
+    timeline(j);
+  job_free(j);
   return err;
 }
 
@@ -583,7 +535,7 @@ void gpujit__deps_ahead_drop(gpujit__deps_ahead *a)
   job *j = (job *)a;
   if (!j)
     return;
-  __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
-  gpujit__helpers_withdraw(&j->task);
-  job_release(j);
+  __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED); /* the helpers stop at their next chunk */
+  gpujit__helpers_join(&j->crew);
+  job_free(j);
 }

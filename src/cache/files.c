@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "base/error.h"
+#include "base/lockfile.h"
 #include "base/fs.h"
 #include "cache/files.h"
 #include "cache/handle.h"
@@ -268,6 +269,17 @@ static struct seen {
 } seen[64];
 static unsigned seen_next;
 
+/* A child forked while another thread held the lock starts with it free and nothing seen (an
+ * entry half written then is not trusted). */
+static void seen_forget(void)
+{
+  pthread_mutex_init(&seen_lock, NULL);
+  memset(seen, 0, sizeof(seen));
+  seen_next = 0;
+}
+
+__attribute__((constructor)) static void seen_fork_safe(void) { pthread_atfork(NULL, NULL, seen_forget); }
+
 static bool seen_same(const struct seen *a, const struct stat *st, const char *sum)
 {
   return a->dev == st->st_dev && a->ino == st->st_ino && a->size == st->st_size &&
@@ -376,25 +388,27 @@ int gpujit__publish_dir(const char *cache_dir, const char *tmp, const char *fina
 int gpujit__remove_entry(const char *cache_dir, const char *entry)
 {
   char trash[PATH_MAX];
-  int fd = open(entry, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+  int fd = gpujit__lockfile_open(entry, O_RDONLY | O_DIRECTORY, 0), err;
   if (fd < 0)
     return gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: %s", entry, strerror(errno));
   /* Readers hold a shared lock on the entry (gpujit__cache_get): one being read stays. */
-  if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-    close(fd);
+  if (gpujit__lockfile_lock(fd, LOCK_EX | LOCK_NB) < 0) {
+    gpujit__lockfile_close(fd);
     return gpujit__error(GPUJIT_EBUSY, "%s: in use", entry);
   }
   if (move_aside(cache_dir, entry, trash, sizeof(trash)) < 0) {
     err = gpujit__error(errno == ENOENT ? GPUJIT_ENOENT : GPUJIT_EIO, "%s: %s", entry, strerror(errno));
-    close(fd);
+    gpujit__lockfile_close(fd);
     return err;
   }
   err = gpujit__rmrf(trash);
-  close(fd);
+  gpujit__lockfile_close(fd);
   return err;
 }
 
-static uint64_t tree_bytes;
+/* nftw has no payload: the sum is the thread's own (no lock: a store's walk holds none that a
+ * child forked meanwhile could inherit held). */
+static _Thread_local uint64_t tree_bytes;
 static int size_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
   (void)path;
@@ -406,15 +420,9 @@ static int size_cb(const char *path, const struct stat *st, int flag, struct FTW
 
 uint64_t gpujit__dir_bytes(const char *path)
 {
-  /* nftw has no payload: a lock keeps concurrent listings in one process apart. */
-  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  uint64_t n;
-  pthread_mutex_lock(&lock);
   tree_bytes = 0;
   nftw(path, size_cb, 16, FTW_PHYS);
-  n = tree_bytes;
-  pthread_mutex_unlock(&lock);
-  return n;
+  return tree_bytes;
 }
 
 static char *str_of(const cJSON *j, const char *key)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/lockfile.h"
 #include "cache/bundle.h"
 #include "cache/fleet.h"
 #include "cache/handle.h"
@@ -34,9 +35,9 @@ static void persist(gpujit_cache *c, double saved_ms)
   if (!c->writable)
     return;
   snprintf(p, sizeof(p), "%s/remote_stats", c->dir);
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+  if ((fd = gpujit__lockfile_open(p, O_RDWR | O_CREAT | O_NOFOLLOW, 0600)) < 0)
     return;
-  if (flock(fd, LOCK_EX) == 0) {
+  if (gpujit__lockfile_lock(fd, LOCK_EX) == 0) {
     if (pread(fd, &f, sizeof(f), 0) != (ssize_t)sizeof(f) || f.magic != FLEET_MAGIC)
       memset(&f, 0, sizeof(f));
     f.magic = FLEET_MAGIC;
@@ -49,7 +50,7 @@ static void persist(gpujit_cache *c, double saved_ms)
     if (pwrite(fd, &f, sizeof(f), 0) != (ssize_t)sizeof(f))
       gpujit__log(GPUJIT_LOG_DEBUG, "remote cache counters not updated");
   }
-  close(fd);
+  gpujit__lockfile_close(fd);
 }
 
 int gpujit_cache_remote_stats_get(gpujit_cache *c, gpujit_cache_remote_stats *out)
@@ -61,11 +62,12 @@ int gpujit_cache_remote_stats_get(gpujit_cache *c, gpujit_cache_remote_stats *ou
     return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_remote_stats_get: NULL argument");
   memset(out, 0, sizeof(*out));
   snprintf(p, sizeof(p), "%s/remote_stats", c->dir);
-  if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+  if ((fd = gpujit__lockfile_open(p, O_RDONLY, 0)) < 0)
     return 0;
-  if (flock(fd, LOCK_SH) == 0 && pread(fd, &f, sizeof(f), 0) == (ssize_t)sizeof(f) && f.magic == FLEET_MAGIC)
+  if (gpujit__lockfile_lock(fd, LOCK_SH) == 0 && pread(fd, &f, sizeof(f), 0) == (ssize_t)sizeof(f) &&
+      f.magic == FLEET_MAGIC)
     *out = f.s;
-  close(fd);
+  gpujit__lockfile_close(fd);
   return 0;
 }
 

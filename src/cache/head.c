@@ -76,8 +76,6 @@ void gpujit__head_held(gpujit_cache *c, const char *digest)
     gpujit_error_clear(); /* a note is a guess for next time: a failed one costs only that */
 }
 
-bool gpujit__head_ahead(void) { return current && current->ahead; }
-
 void gpujit__head_settle(void)
 {
   if (current && current->ahead) {

@@ -25,9 +25,6 @@ gpujit__deps_ahead *gpujit__head_take(gpujit_cache *c, const char *digest);
  *  next build of the same sources (written where it named another group or none). */
 void gpujit__head_held(gpujit_cache *c, const char *digest);
 
-/** Whether this thread's build has a check begun ahead, not yet taken. */
-bool gpujit__head_ahead(void);
-
 /** The lookup is over: a check begun and not taken stops (a miss compiles without it). */
 void gpujit__head_settle(void);
 

@@ -33,12 +33,6 @@ const gpujit__voucher *gpujit__manifest_voucher(const gpujit__voucher *v)
   return old;
 }
 
-void gpujit__manifest_expect_group(void)
-{
-  if (!voucher && !gpujit__head_ahead()) /* a check begun ahead has its helpers */
-    gpujit__deps_warm();
-}
-
 static bool checks_here(void) { return !voucher || (voucher->absent && voucher->absent(voucher->ctx)); }
 
 static void path_of(char *out, size_t size, const gpujit_cache *c, const char *what, const char *hex)

@@ -42,10 +42,6 @@ typedef struct gpujit__voucher {
  *  @return the voucher it replaces (put it back when done). */
 const gpujit__voucher *gpujit__manifest_voucher(const gpujit__voucher *v);
 
-/** A lookup on this thread is about to check a shared group (its source includes headers): the
- * check's helper threads are started now, unless a voucher will answer for the group. */
-void gpujit__manifest_expect_group(void);
-
 /** A build on this thread begins (cache/head.c): the check of the group its sources used last time
  *  (`hint` names them) is begun now, unless a voucher answers for groups. NULL: no head start;
  *  else end it with gpujit__head_end. */

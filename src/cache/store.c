@@ -16,6 +16,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/lockfile.h"
 #include "base/fs.h"
 #include "cache/files.h"
 #include "cache/store.h"
@@ -239,9 +240,9 @@ static void stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64
   if (!c->writable)
     return;
   snprintf(p, sizeof(p), "%s/stats", c->dir);
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+  if ((fd = gpujit__lockfile_open(p, O_RDWR | O_CREAT | O_NOFOLLOW, 0600)) < 0)
     return;
-  if (flock(fd, LOCK_EX) == 0) {
+  if (gpujit__lockfile_lock(fd, LOCK_EX) == 0) {
     stats_pread(fd, &s);
     s.magic = STATS_MAGIC;
     if (uncacheable) { /* counted as a miss before the compile said so */
@@ -256,7 +257,7 @@ static void stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64
     if (pwrite(fd, &s, sizeof(s), 0) != (ssize_t)sizeof(s))
       gpujit__log(GPUJIT_LOG_DEBUG, "cache stats not updated: %s", strerror(errno));
   }
-  close(fd);
+  gpujit__lockfile_close(fd);
 }
 
 void gpujit__cache_stats_update(gpujit_cache *c, uint64_t hits, uint64_t misses, uint64_t stores,
@@ -275,11 +276,11 @@ void gpujit__cache_stats_read(gpujit_cache *c, gpujit__stats_file *s)
   int fd;
   memset(s, 0, sizeof(*s));
   snprintf(p, sizeof(p), "%s/stats", c->dir);
-  if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+  if ((fd = gpujit__lockfile_open(p, O_RDONLY, 0)) < 0)
     return;
-  if (flock(fd, LOCK_SH) == 0)
+  if (gpujit__lockfile_lock(fd, LOCK_SH) == 0)
     stats_pread(fd, s);
-  close(fd);
+  gpujit__lockfile_close(fd);
 }
 
 /* ---- entries ------------------------------------------------------------------------------ */
@@ -332,9 +333,9 @@ int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit
 
   *out_meta = NULL;
   gpujit__cache_entry_path(path, sizeof(path), c, hex);
-  if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+  if ((dfd = gpujit__lockfile_open(path, O_RDONLY | O_DIRECTORY, 0)) < 0)
     return GPUJIT_ENOENT;
-  flock(dfd, LOCK_SH); /* eviction passes over an entry being read (gpujit__remove_entry) */
+  gpujit__lockfile_lock(dfd, LOCK_SH); /* eviction passes over an entry being read (gpujit__remove_entry) */
   /* Both files are read through one directory handle: a concurrent replacement of the entry
    * cannot mix one version's metadata with another's image. */
   if (gpujit__read_meta(&meta, &j, dfd, why, sizeof(why)) < 0 ||
@@ -356,7 +357,7 @@ int gpujit__cache_get(gpujit_cache *c, const char *hex, cJSON **out_meta, gpujit
   *out_meta = j;
   err = 0;
 done:
-  close(dfd);
+  gpujit__lockfile_close(dfd);
   gpujit__buf_free(&meta);
   return err;
 }
@@ -370,17 +371,17 @@ int gpujit__cache_lock(gpujit_cache *c, const char *hex, int *out_fd)
   if (!c->writable)
     return 0;
   snprintf(p, sizeof(p), "%s/locks/%s.lock", c->dir, hex);
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+  if ((fd = gpujit__lockfile_open(p, O_RDWR | O_CREAT | O_NOFOLLOW, 0600)) < 0)
     return 0; /* no lock: compile anyway, publish stays atomic */
   /* flock is dropped by the kernel when its holder dies: a crashed compiler never wedges us. */
-  while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+  while (gpujit__lockfile_lock(fd, LOCK_EX | LOCK_NB) < 0) {
     struct timespec ts = {0, 5 * 1000 * 1000};
     if (errno != EWOULDBLOCK && errno != EINTR)
       break;
     if ((gpujit__now_us() - start) / 1e6 > c->lock_timeout_s) {
       gpujit__log(GPUJIT_LOG_WARN, "waited %.0f s for another process compiling %s; compiling anyway",
                   c->lock_timeout_s, hex);
-      close(fd);
+      gpujit__lockfile_close(fd);
       return 0;
     }
     nanosleep(&ts, NULL);
@@ -391,8 +392,7 @@ int gpujit__cache_lock(gpujit_cache *c, const char *hex, int *out_fd)
 
 void gpujit__cache_unlock(int fd)
 {
-  if (fd >= 0)
-    close(fd); /* releases the flock; the lock file stays, reused by the next compile */
+  gpujit__lockfile_close(fd); /* the lock file stays, reused by the next compile */
 }
 
 int gpujit__cache_put_entry(gpujit_cache *c, const gpujit__cache_put *e)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/lockfile.h"
 #include "cache/files.h"
 #include "cache/handle.h"
 #include "cache/total.h"
@@ -37,10 +38,10 @@ int gpujit__cache_total_open(gpujit_cache *c, uint64_t *bytes, bool *known)
   snprintf(p, sizeof(p), "%s/size", c->dir);
   *known = false;
   *bytes = 0;
-  if ((fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+  if ((fd = gpujit__lockfile_open(p, O_RDWR | O_CREAT | O_NOFOLLOW, 0600)) < 0)
     return -1;
-  if (flock(fd, LOCK_EX) < 0) {
-    close(fd);
+  if (gpujit__lockfile_lock(fd, LOCK_EX) < 0) {
+    gpujit__lockfile_close(fd);
     return -1;
   }
   if (pread(fd, &s, sizeof(s), 0) == (ssize_t)sizeof(s) && s.magic == SIZE_MAGIC) {
@@ -57,7 +58,7 @@ void gpujit__cache_total_put(int fd, uint64_t bytes, bool write)
     return;
   if (write && pwrite(fd, &s, sizeof(s), 0) != (ssize_t)sizeof(s))
     gpujit__log(GPUJIT_LOG_DEBUG, "cache size total not updated: %s", strerror(errno));
-  close(fd);
+  gpujit__lockfile_close(fd);
 }
 
 void gpujit__cache_total_add(gpujit_cache *c, int64_t delta)

@@ -30,7 +30,7 @@ static const setting settings[] = {
     {"GPUJIT_CACHE_MAX_SIZE", "the cache's size limit (500M, 2G), over the one `cache limit` kept"},
     {"GPUJIT_CACHE_TIME_MACROS", "1: cache builds that use __TIME__, __DATE__ or __TIMESTAMP__"},
     {"GPUJIT_OBSERVE", "0: do not observe what NVRTC reads (then nothing is cached; for measuring the cost of observing)"},
-    {"GPUJIT_CHECK_THREADS", "N (1-64): at most N threads check a lookup's dependency group (default 8); letters after N, for measuring: w/c helpers started ahead of the check or with it, b/u each bound to a CPU other than the lookup's or not (defaults: w u with 4+ CPUs, c b with fewer), v the check's timeline on stderr"},
+    {"GPUJIT_CHECK_THREADS", "N (1-64): at most N threads check a lookup's dependency group (default 8); letters after N, for measuring: b/u each helper bound to a CPU other than the lookup's or not (default: u with 4+ CPUs, b with fewer), v the check's timeline on stderr"},
     {"GPUJIT_BASE_DIR", "paths under it enter cache keys relatively (hits across checkouts)"},
     {"GPUJIT_REMOTE_CACHE", "remote stores (http://, https://, redis:// URLs, space-separated)"},
     {"GPUJIT_REMOTE_READ_ONLY", "1: never write to the remote stores"},

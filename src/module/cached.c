@@ -26,28 +26,6 @@
 #include "module/key.h"
 #include "module/stage.h"
 
-/* Whether a source has an #include line: a hint (a lookup that will likely check a group of
- * headers starts the check's helpers before it hashes), never a dependency. */
-static bool includes_headers(const gpujit_source *sources, size_t count)
-{
-  for (size_t i = 0; i < count; i++) {
-    const char *p = sources[i].data, *end = p + sources[i].size;
-    while (p < end) {
-      while (p < end && (*p == ' ' || *p == '\t'))
-        p++;
-      if (p < end && *p == '#') {
-        for (p++; p < end && (*p == ' ' || *p == '\t'); p++)
-          ;
-        if (end - p >= 7 && !memcmp(p, "include", 7))
-          return true;
-      }
-      const char *nl = memchr(p, '\n', (size_t)(end - p));
-      p = nl ? nl + 1 : end;
-    }
-  }
-  return false;
-}
-
 int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_source *sources, size_t count,
                           const gpujit_module_options *opts)
 {
@@ -57,8 +35,6 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
   int err;
 
   memset(miss, 0, sizeof(*miss));
-  if (includes_headers(sources, count))
-    gpujit__manifest_expect_group();
   gpujit__stage_begin(&stage, opts->trace, "hash");
   err = gpujit__module_key(&miss->request, NULL, gpujit__cache_base(opts->cache), sources,
                            (const char *const *)m->sources.items, count, opts, m->arch, m->output);

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/lockfile.h"
 #include "base/fs.h"
 #include "cache/handle.h"
 #include "cache/manifest.h"
@@ -346,10 +347,9 @@ int gpujit_server_stop(const gpujit_server_options *so)
     return err;
   /* stopped when it has let go of its lock: a server started next finds the socket free */
   for (int i = 0; i < 1000; i++) {
-    int fd = open(lock, O_RDWR | O_CLOEXEC);
-    bool free_now = fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0;
-    if (fd >= 0)
-      close(fd);
+    int fd = gpujit__lockfile_open(lock, O_RDWR, 0);
+    bool free_now = fd < 0 || gpujit__lockfile_lock(fd, LOCK_EX | LOCK_NB) == 0;
+    gpujit__lockfile_close(fd);
     if (free_now)
       return 0;
     usleep(10000);

@@ -23,6 +23,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/lockfile.h"
 #include "base/fs.h"
 #include "compile/pch/pch.h"
 #include "compile/toolkit/toolkit.h"
@@ -473,10 +474,10 @@ static void accept_one(server *s)
 static int listen_on(server *s)
 {
   struct sockaddr_un a = {.sun_family = AF_UNIX};
-  s->lock_fd = open(s->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  s->lock_fd = gpujit__lockfile_open(s->lock, O_RDWR | O_CREAT, 0600);
   if (s->lock_fd < 0)
     return gpujit__error(GPUJIT_EIO, "%s: %s", s->lock, strerror(errno));
-  if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0)
+  if (gpujit__lockfile_lock(s->lock_fd, LOCK_EX | LOCK_NB) < 0)
     return gpujit__error(GPUJIT_EBUSY, "a server already serves %s", s->sock);
   unlink(s->sock); /* a dead server's: the lock says none is alive */
   strcpy(a.sun_path, s->sock);
@@ -594,7 +595,6 @@ done:
     close(s.lfd);
     unlink(s.sock);
   }
-  if (s.lock_fd >= 0)
-    close(s.lock_fd);
+  gpujit__lockfile_close(s.lock_fd);
   return err;
 }

@@ -1,15 +1,14 @@
-/* The cache's pool of helper threads (cache/helpers.c): a task posted is run by as many helpers
- * as it asked for, each with its own number and a reference held; helpers run with every signal
- * blocked, each bound to a CPU other than the poster's unless asked not to be; many threads post
- * at once; helpers started ahead (warm) take the next task without new ones started; a forked
- * child has a pool of its own; idle helpers end. */
+/* The helper threads of a check (cache/helpers.c): a task started on N helpers is run by each,
+ * with its own number, every signal blocked, each bound to a CPU other than the starter's unless
+ * asked not to be; the join leaves no thread behind; many threads start crews at once; a crew that
+ * cannot start a thread (or all it asked for) runs on those it has, or none; a forked child starts
+ * crews of its own. */
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -18,16 +17,12 @@
 
 typedef struct counting {
   gpujit__task task;
-  int holds, runs, bad;    /* atomic */
-  unsigned long seen_k;    /* atomic: a bit per helper number run */
-  int poster_cpu, cpus;
+  int runs, bad;        /* atomic */
+  unsigned long seen_k; /* atomic: a bit per helper number run */
+  const gpujit__crew *crew; /* its `from`: the CPU the helpers are to avoid */
+  int cpus;
   bool place;
-  pthread_t threads[8];    /* under lock: the threads that ran it */
-  int nthreads;
-  pthread_mutex_t lock;
 } counting;
-
-static void count_hold(gpujit__task *t) { __atomic_add_fetch(&((counting *)t)->holds, 1, __ATOMIC_RELAXED); }
 
 static void count_run(gpujit__task *t, int k)
 {
@@ -39,16 +34,12 @@ static void count_run(gpujit__task *t, int k)
     __atomic_add_fetch(&c->bad, 1, __ATOMIC_RELAXED);
   if (pthread_getaffinity_np(pthread_self(), sizeof(aff), &aff) == 0 && c->cpus >= 2) {
     bool one = CPU_COUNT(&aff) == 1;
-    if (c->place && (!one || CPU_ISSET(c->poster_cpu, &aff)))
-      __atomic_add_fetch(&c->bad, 100, __ATOMIC_RELAXED); /* placed: bound to one CPU, not the poster's */
+    if (c->place && (!one || CPU_ISSET(c->crew->from, &aff)))
+      __atomic_add_fetch(&c->bad, 100, __ATOMIC_RELAXED); /* placed: bound to one CPU, not the starter's */
     if (!c->place && one)
       __atomic_add_fetch(&c->bad, 10000, __ATOMIC_RELAXED); /* unplaced: left free */
   }
   __atomic_or_fetch(&c->seen_k, 1UL << k, __ATOMIC_RELAXED);
-  pthread_mutex_lock(&c->lock);
-  if (c->nthreads < 8)
-    c->threads[c->nthreads++] = pthread_self();
-  pthread_mutex_unlock(&c->lock);
   __atomic_add_fetch(&c->runs, 1, __ATOMIC_RELEASE);
 }
 
@@ -56,20 +47,18 @@ static void counting_init(counting *c, bool place)
 {
   cpu_set_t set;
   memset(c, 0, sizeof(*c));
-  c->task.hold = count_hold;
   c->task.run = count_run;
   c->place = place;
-  c->poster_cpu = sched_getcpu();
   c->cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  pthread_mutex_init(&c->lock, NULL);
 }
 
-/* Until `want` helpers ran it (or 5 s); then withdrawn. */
-static void wait_runs(counting *c, int want)
+/* A crew's join stops the starting of helpers (the caller is out of work by then): here the
+ * caller has nothing to do, so it waits until `want` helpers ran the task (or 5 s) first. */
+static void join_after(gpujit__crew *crew, counting *c, int want)
 {
   for (int i = 0; i < 5000 && __atomic_load_n(&c->runs, __ATOMIC_ACQUIRE) < want; i++)
     usleep(1000);
-  gpujit__helpers_withdraw(&c->task);
+  gpujit__helpers_join(crew);
 }
 
 static int threads_of_process(void)
@@ -84,160 +73,103 @@ static int threads_of_process(void)
   return n;
 }
 
-/* A helper's binding is made when it starts: a pool's helpers are bound alike (the setting is
- * the process's). So each setting is tried in a child of its own, whose pool is empty. */
-static int post_three(bool place)
-{
-  counting c;
-  counting_init(&c, place);
-  if (gpujit__helpers_post(&c.task, 3, place) != 3)
-    return 2;
-  if (sched_getcpu() != c.poster_cpu)
-    return 6; /* moved while it posted: the CPU the helpers must avoid is not known (tried again) */
-  wait_runs(&c, 3);
-  usleep(20000);
-  if (c.runs != 3 || c.holds != 3)
-    return 3;
-  if (c.seen_k != ((1UL << 1) | (1UL << 2) | (1UL << 3))) /* numbers 1, 2, 3 */
-    return 4;
-  return c.bad ? 5 : 0; /* a signal unblocked, a wrong number or a wrong CPU binding */
-}
-
 static void test_helpers__task_run_by_each_helper_asked(void **state)
 {
   (void)state;
   for (int place = 1; place >= 0; place--) {
-    int status = 0;
-    for (int attempt = 0; attempt < 20 && (attempt == 0 || WEXITSTATUS(status) == 6); attempt++) {
-      pid_t pid = fork();
-      assert_true(pid >= 0);
-      if (pid == 0)
-        _exit(post_three(place));
-      assert_int_equal(waitpid(pid, &status, 0), pid);
-      assert_true(WIFEXITED(status));
-    }
-    if (WEXITSTATUS(status) != 0)
-      fail_msg("posted with place=%d: failure %d", place, WEXITSTATUS(status));
+    counting c;
+    gpujit__crew crew;
+    counting_init(&c, place);
+    c.crew = &crew;
+    assert_true(gpujit__helpers_start(&crew, &c.task, 3, place));
+    join_after(&crew, &c, 3);
+    assert_int_equal(c.runs, 3);
+    assert_int_equal(c.seen_k, (1UL << 1) | (1UL << 2) | (1UL << 3)); /* numbers 1, 2, 3 */
+    if (c.bad)
+      fail_msg("place=%d: a signal unblocked, a wrong number or a wrong CPU binding (%d)", place, c.bad);
   }
 }
 
-/* Helpers started ahead take the next task: no thread is started for it. */
-static void test_helpers__warm_helpers_take_the_task(void **state)
+/* Once joined, none of the crew's threads is left (counted by the kernel, not by the crew). */
+static void test_helpers__join_leaves_no_thread(void **state)
 {
-  counting c;
-  int before;
   (void)state;
-  gpujit__helpers_warm(2, true);
-  for (int i = 0; i < 500 && threads_of_process() < 3; i++)
-    usleep(1000);
-  before = threads_of_process();
-  assert_true(before >= 3);
-  counting_init(&c, true);
-  assert_int_equal(gpujit__helpers_post(&c.task, 2, true), 2);
-  wait_runs(&c, 2);
-  assert_int_equal(c.runs, 2);
-  assert_int_equal(threads_of_process(), before);
-  assert_int_equal(c.bad, 0);
-}
-
-/* A helper bound to the CPU its task's poster runs on (another thread of the program, say) moves
- * to another for it: the two would otherwise take turns on one CPU. */
-static void *post_from_here(void *arg)
-{
-  counting *c = arg;
-  c->poster_cpu = sched_getcpu();
-  if (gpujit__helpers_post(&c->task, 1, true) == 1)
-    wait_runs(c, 1);
-  return NULL;
-}
-
-static int moved_off(void)
-{
-  cpu_set_t all, one;
-  pthread_attr_t attr;
-  pthread_t t;
-  counting c;
-  int from = sched_getcpu(), helper_cpu = -1;
-  if (sched_getaffinity(0, sizeof(all), &all) != 0 || from < 0)
-    return 2;
-  for (int step = 1; step < CPU_SETSIZE && helper_cpu < 0; step++) /* where the helper is bound */
-    if (CPU_ISSET((from + step) % CPU_SETSIZE, &all) && (from + step) % CPU_SETSIZE != from)
-      helper_cpu = (from + step) % CPU_SETSIZE;
-  gpujit__helpers_warm(1, true);
-  for (int i = 0; i < 500 && threads_of_process() < 2; i++)
-    usleep(1000);
-  usleep(5000); /* spinning, then asleep: either way bound where it started */
-  counting_init(&c, true);
-  c.cpus = CPU_COUNT(&all); /* the poster is pinned; the helper may use all */
-  CPU_ZERO(&one);
-  CPU_SET(helper_cpu, &one);
-  pthread_attr_init(&attr);
-  pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
-  if (pthread_create(&t, &attr, post_from_here, &c) != 0)
-    return 3;
-  pthread_join(t, NULL);
-  if (c.runs != 1 || c.poster_cpu != helper_cpu)
-    return 4;
-  return c.bad ? 5 : 0;
-}
-
-static void test_helpers__bound_helper_moves_off_the_posters_cpu(void **state)
-{
-  cpu_set_t all;
-  int status;
-  pid_t pid;
-  (void)state;
-  if (sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) < 2) {
-    skip(); /* one CPU: nothing to move to */
-    return;
+  assert_int_equal(threads_of_process(), 1);
+  for (int i = 0; i < 20; i++) {
+    counting c;
+    gpujit__crew crew;
+    counting_init(&c, i % 2);
+    c.crew = &crew;
+    assert_true(gpujit__helpers_start(&crew, &c.task, 7, i % 2));
+    join_after(&crew, &c, 7);
+    assert_int_equal(threads_of_process(), 1);
+    assert_int_equal(c.runs, 7);
   }
-  pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0)
-    _exit(moved_off());
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  if (WEXITSTATUS(status) != 0)
-    fail_msg("a bound helper given a task posted from its own CPU: failure %d (5: it stayed there)",
-             WEXITSTATUS(status));
 }
 
-typedef struct poster {
+static int failing_after; /* atomic: starts that succeed before they fail */
+static int fail_later(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+  if (__atomic_sub_fetch(&failing_after, 1, __ATOMIC_RELAXED) < 0)
+    return EAGAIN;
+  return pthread_create(t, a, fn, arg);
+}
+
+/* No thread can be started: the start says so and nothing runs (the caller does the work); only
+ * the first can: it runs alone, and the join joins it. */
+static void test_helpers__cannot_start_threads(void **state)
+{
+  counting c;
+  gpujit__crew crew;
+  (void)state;
+  gpujit__helpers_create = fail_later;
+  failing_after = 0;
+  counting_init(&c, false);
+  assert_false(gpujit__helpers_start(&crew, &c.task, 3, false));
+  gpujit__helpers_join(&crew);
+  assert_int_equal(c.runs, 0);
+  failing_after = 1;
+  counting_init(&c, false);
+  assert_true(gpujit__helpers_start(&crew, &c.task, 3, false));
+  usleep(20000); /* time enough for the others, had they started */
+  join_after(&crew, &c, 1);
+  gpujit__helpers_create = NULL;
+  assert_int_equal(c.runs, 1);
+  assert_int_equal(c.seen_k, 1UL << 1);
+  assert_int_equal(threads_of_process(), 1);
+}
+
+typedef struct starter {
   int done, bad;
-} poster;
+} starter;
 
-static void *post_many(void *arg)
+static void *start_many(void *arg)
 {
-  poster *p = arg;
+  starter *p = arg;
   for (int i = 0; i < 40; i++) {
     counting c;
-    int offered;
+    gpujit__crew crew;
     counting_init(&c, true);
-    c.cpus = 0; /* posters move between CPUs here: the binding is test_helpers__task_run_by_each_helper_asked's */
-    offered = gpujit__helpers_post(&c.task, 2, true);
-    if (offered)
-      wait_runs(&c, 2);
-    else
-      gpujit__helpers_withdraw(&c.task);
-    /* every helper that took it has run it (its reference held until then) */
-    for (int k = 0; k < 5000 && __atomic_load_n(&c.runs, __ATOMIC_ACQUIRE) < __atomic_load_n(&c.holds, __ATOMIC_ACQUIRE); k++)
-      usleep(100);
-    if ((offered && c.runs != 2) || (!offered && c.runs != 0) || c.bad)
+    c.crew = &crew;
+    c.cpus = 0; /* starters move between CPUs here: the binding is task_run_by_each_helper_asked's */
+    if (!gpujit__helpers_start(&crew, &c.task, 2, true))
+      p->bad++;
+    join_after(&crew, &c, 2);
+    if (c.runs != 2 || c.bad)
       p->bad++;
     p->done++;
   }
   return NULL;
 }
 
-/* Eight threads post at once, more than the pool's slots: each task is run by the helpers it was
- * offered to, or by none when there was no room. */
-static void test_helpers__many_posters(void **state)
+/* Eight threads start crews at once: each task is run by the helpers it asked for. */
+static void test_helpers__many_starters(void **state)
 {
   pthread_t t[8];
-  poster p[8] = {{0}};
+  starter p[8] = {{0}};
   (void)state;
   for (int i = 0; i < 8; i++)
-    assert_int_equal(pthread_create(&t[i], NULL, post_many, &p[i]), 0);
+    assert_int_equal(pthread_create(&t[i], NULL, start_many, &p[i]), 0);
   for (int i = 0; i < 8; i++) {
     pthread_join(t[i], NULL);
     assert_int_equal(p[i].done, 40);
@@ -245,95 +177,61 @@ static void test_helpers__many_posters(void **state)
   }
 }
 
-/* A forked child starts with a pool of its own (the parent's helpers are not there). */
+/* A slow task: its helpers are still running when another thread forks. */
+static void slow_run(gpujit__task *t, int k)
+{
+  (void)k;
+  usleep(20000);
+  count_run(t, k);
+}
+
+static void *fork_now(void *arg)
+{
+  pid_t *pid = arg;
+  if ((*pid = fork()) == 0) {
+    counting c;
+    gpujit__crew crew;
+    counting_init(&c, true);
+    c.crew = &crew;
+    if (!gpujit__helpers_start(&crew, &c.task, 2, true))
+      _exit(2);
+    join_after(&crew, &c, 2);
+    _exit(c.runs == 2 && c.bad == 0 && threads_of_process() == 1 ? 0 : 3);
+  }
+  return NULL;
+}
+
+/* A child forked while a crew runs starts crews of its own, and has none of the parent's threads. */
 static void test_helpers__forked_child(void **state)
 {
-  pid_t pid;
+  counting c;
+  gpujit__crew crew;
+  pthread_t t;
+  pid_t pid = -1;
   int status;
   (void)state;
-  gpujit__helpers_warm(2, true);
-  pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    counting c;
-    counting_init(&c, true);
-    if (gpujit__helpers_post(&c.task, 2, true) != 2)
-      _exit(2);
-    wait_runs(&c, 2);
-    _exit(c.runs == 2 && c.bad == 0 ? 0 : 3);
-  }
+  counting_init(&c, true);
+  c.crew = &crew;
+  c.task.run = slow_run;
+  assert_true(gpujit__helpers_start(&crew, &c.task, 2, true));
+  assert_int_equal(pthread_create(&t, NULL, fork_now, &pid), 0);
+  pthread_join(t, NULL);
+  join_after(&crew, &c, 2);
+  assert_int_equal(c.runs, 2);
+  assert_true(pid > 0);
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status));
   assert_int_equal(WEXITSTATUS(status), 0);
-}
-
-/* Idle helpers end (half a second idle): no thread is left behind. */
-static void test_helpers__idle_helpers_end(void **state)
-{
-  counting c;
-  (void)state;
-  counting_init(&c, false);
-  assert_int_equal(gpujit__helpers_post(&c.task, 3, false), 3);
-  wait_runs(&c, 3);
-  assert_true(threads_of_process() > 1);
-  for (int i = 0; i < 3000 && threads_of_process() > 1; i++)
-    usleep(1000);
-  assert_int_equal(threads_of_process(), 1);
-}
-
-static double cpu_ms(void)
-{
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-}
-
-/* In a child with an empty pool: helpers started for a task (not ahead of one) run it and then
- * sleep — none spins for the next (a short process's helper spinning as it exits delayed the
- * exit), and none started after the task was withdrawn spins for it. */
-static int run_then_sleep(void)
-{
-  counting c, late;
-  double before;
-  counting_init(&c, false);
-  counting_init(&late, false);
-  if (gpujit__helpers_post(&c.task, 3, false) != 3)
-    return 2;
-  wait_runs(&c, 3);
-  before = cpu_ms();
-  if (c.runs != 3)
-    return 3;
-  gpujit__helpers_post(&late.task, 2, false);
-  gpujit__helpers_withdraw(&late.task); /* withdrawn before the helpers started for it run */
-  usleep(30000);
-  /* five helpers spinning their millisecond each cost 2-5 ms; two started and put to sleep, ~0.2 */
-  return cpu_ms() - before < 1.0 ? 0 : 4;
-}
-
-static void test_helpers__helpers_for_a_task_sleep_after_it(void **state)
-{
-  int status;
-  pid_t pid = fork();
-  (void)state;
-  assert_true(pid >= 0);
-  if (pid == 0)
-    _exit(run_then_sleep());
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  if (WEXITSTATUS(status) != 0)
-    fail_msg("failure %d (4: the idle helpers used CPU time: spinning)", WEXITSTATUS(status));
 }
 
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_helpers__task_run_by_each_helper_asked),
-      cmocka_unit_test(test_helpers__warm_helpers_take_the_task),
-      cmocka_unit_test(test_helpers__bound_helper_moves_off_the_posters_cpu),
-      cmocka_unit_test(test_helpers__many_posters),
+      cmocka_unit_test(test_helpers__join_leaves_no_thread),
+      cmocka_unit_test(test_helpers__cannot_start_threads),
+      cmocka_unit_test(test_helpers__many_starters),
       cmocka_unit_test(test_helpers__forked_child),
-      cmocka_unit_test(test_helpers__idle_helpers_end),
-      cmocka_unit_test(test_helpers__helpers_for_a_task_sleep_after_it),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,34 @@
+"""gpujit's threads never outlive a call: after a cache hit the process is as single-threaded as
+before, so the program's next os.fork() raises no DeprecationWarning ("use of fork() may lead to
+deadlocks", Python 3.12+) and a forked child runs normally."""
+import os
+import subprocess
+import sys
+
+# A toolkit header: the hit checks a group of hundreds of records, on helper threads.
+SRC = ('#include <cuda/std/type_traits>\n'
+       'extern "C" __global__ void gj_fork(float *x) { x[0] *= 2.0f; }\n')
+
+CHILD = r'''
+import os, sys
+import gpujit
+src, cache = sys.argv[1], sys.argv[2]
+assert gpujit.build(source=src, name="gj_fork.cu", cache=cache, arch="sm_90").cache_hit is False
+assert gpujit.build(source=src, name="gj_fork.cu", cache=cache, arch="sm_90").cache_hit is True
+threads = len(os.listdir("/proc/self/task"))
+assert threads == 1, f"{threads} threads after a hit"
+pid = os.fork()  # -W error::DeprecationWarning: raises on 3.12+ if another thread is alive
+if pid == 0:
+    os._exit(0 if gpujit.build(source=src, name="gj_fork.cu", cache=cache, arch="sm_90").cache_hit else 3)
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0, status
+print("ok")
+'''
+
+
+def test_fork_after_a_hit_warns_nothing(tmp_path):
+    r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", CHILD, SRC, str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+    assert "fork" not in r.stderr, r.stderr
