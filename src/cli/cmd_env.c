@@ -46,6 +46,8 @@ static const setting settings[] = {
     {"GPUJIT_PROFILE_DIR", "set by `gpujit profile`: where the profiled processes write their records"},
     {"GPUJIT_PROFILE_FLAGS", "set by `gpujit profile`: lineinfo, nvrtc-trace, nsight"},
     {"GPUJIT_PROFILE_MAX_EVENTS", "set by `gpujit profile`: per-launch records kept per process"},
+    {"GPUJIT_PROFILE_STEP", "set by `gpujit profile --step`: where steps come from (auto, api, torch, nvtx:NAME, kernel:NAME)"},
+    {"GPUJIT_PROFILE_SCHEDULE", "set by `gpujit profile --schedule`: which steps are recorded (wait=,warmup=,active=,repeat=,skip_first=)"},
     {"GPUJIT_PROFILE_LAUNCH_CALLBACKS", "0: the profile's launch callbacks off (to measure them)"},
     {"GPUJIT_PROFILE_PYTHON_HOOK", "set by `gpujit profile`: the Python start-up hook's directory"},
     {"GPUJIT_PROFILE_REINJECTED", "set by the injection library in a child whose variables it put back"},
