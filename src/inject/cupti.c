@@ -474,16 +474,6 @@ bool gji_cupti_attach(void)
 
 /* CUPTI off, as if it had never been set up: what it holds is written out first; cuptiFinalize
  * gives the process its uninstrumented launch cost back (a later attach sets it up again). */
-static void disable_full_callbacks(void)
-{
-  for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
-    C.enable_callback(0, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, loads[i]);
-  C.enable_callback(0, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
-  C.enable_callback(0, C.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-  for (size_t i = 0; marker_src != 3 && i < sizeof(launches) / sizeof(launches[0]); i++)
-    C.enable_callback(0, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
-}
-
 /* The detach itself, under `yield_lock`. steps.c calls it at the boundary after the one that
  * ended the last active step: flushing and cuptiFinalize take milliseconds, which the step it
  * ends (recorded by nobody) bears rather than the last active one. */
@@ -498,15 +488,15 @@ static void *detaching(void *arg)
     if (C.activity_disable && want_steps)
       C.activity_disable(CUPTI_ACTIVITY_KIND_DRIVER);
     __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE); /* loads through driver.c's wrappers again */
     if (C.flush_all)
       C.flush_all(1);
-    /* a marker's steps are counted on through its callbacks while a later cycle may come */
+    /* a marker's steps are counted on through the subscriber's callbacks (its loads' too) while a
+     * later cycle may come: it stays, as it is (a marker's callback may be the caller) */
     if (C.unsubscribe && C.sub && !marker) {
       C.unsubscribe(C.sub);
       C.sub = NULL;
-    } else if (C.sub)
-      disable_full_callbacks();
+      __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE); /* loads through driver.c's wrappers again */
+    }
     if (finalize && !marker && C.finalize) { /* none of the schedule's steps is left to record */
       C.finalize();
       detached = true;
