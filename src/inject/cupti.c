@@ -434,8 +434,10 @@ static bool attach(bool activity)
              cupti_error(r));
     return false;
   }
+  /* a marker's subscriber takes every callback from the start, as the whole-run profile does: set
+   * up later from inside its NVTX callback, it broke PyTorch's heap (seen on the H200) */
   if (!gji_cupti_cfg.no_subscriber && !subscribed)
-    subscribe_callbacks(activity);
+    subscribe_callbacks(true);
   if (!activity)
     return true;
   set_attributes();

@@ -228,38 +228,6 @@ static bool counts(gji_step_src src)
   return false;
 }
 
-/* A marker's boundary comes inside one of CUPTI's own callbacks, where CUPTI may not be set up
- * or taken down: that is done on a thread of its own, which the callback does not wait for. */
-static void *attach_apart(void *arg)
-{
-  (void)arg;
-  gji_cupti_attach();
-  return NULL;
-}
-
-static void *detach_apart(void *arg)
-{
-  gji_cupti_detach(arg != NULL);
-  return NULL;
-}
-
-static void cupti_change(bool on, bool finalize, gji_step_src src)
-{
-  pthread_t t;
-  pthread_attr_t a;
-  if (src != GJI_STEP_NVTX && src != GJI_STEP_KERNEL) {
-    if (on)
-      gji_cupti_attach();
-    else
-      gji_cupti_detach(finalize);
-    return;
-  }
-  pthread_attr_init(&a);
-  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-  pthread_create(&t, &a, on ? attach_apart : detach_apart, finalize ? (void *)1 : NULL);
-  pthread_attr_destroy(&a);
-}
-
 static void boundary(gji_step_src src)
 {
   uint64_t t = gji_now();
@@ -276,7 +244,7 @@ static void boundary(gji_step_src src)
   was = phase_of(current, &was_cycle);
   now = phase_of(++current, &cycle);
   if (detach_due && now != PH_WARMUP && now != PH_ACTIVE) { /* the step after the last active one ended */
-    cupti_change(false, detach_due == 2, src);
+    gji_cupti_detach(detach_due == 2);
     cupti_on = false;
   }
   detach_due = 0;
@@ -284,10 +252,8 @@ static void boundary(gji_step_src src)
     write_step(current, t, "active", 0, src);
   else if (now == PH_WARMUP || now == PH_ACTIVE) {
     write_step(current, t, now == PH_ACTIVE ? "active" : "warmup", cycle, src);
-    if (!cupti_on) {
-      cupti_change(true, false, src);
-      cupti_on = true;
-    }
+    if (!cupti_on)
+      cupti_on = gji_cupti_attach();
   } else if (was == PH_ACTIVE) {
     write_step(current, t, "after", was_cycle, src);
     /* CUPTI goes at the next boundary: its flush and cuptiFinalize are no active step's time */
