@@ -34,7 +34,7 @@ WATCHED = {
     "warp._src.context": ("_warp", "install"),
     "gstaichi.lang.kernel": ("_taichi", "install"),
     "taichi.lang.kernel": ("_taichi", "install"),
-    "torch.profiler.profiler": ("_steps", "install_torch"),
+    "torch.profiler.profiler": ("_torch_profiler", "install_torch"),
 }
 
 _adapted = set()  # watched modules whose adapter ran (or was tried) in this process

@@ -25,12 +25,12 @@ def install_torch(module):
         raise RuntimeError("torch %s has no profiler.profile.step" % getattr(sys.modules.get("torch"), "__version__", "?"))
     step = _entry()
     if step is None:
-        _record.note("adapter-steps", "the injection library's step entry point is not in this process: "
+        _record.note("adapter-torch-profiler", "the injection library's step entry point is not in this process: "
                      "torch.profiler's steps are not counted")
         return
     step.argtypes = [ctypes.c_int]
     step.restype = None
     why = _watch.observe(code, on_return=lambda frame, value: step(_TORCH))
     if why is not None:
-        _record.note("adapter-steps", "torch.profiler's steps cannot be watched (%s): use gpujit.step() or "
+        _record.note("adapter-torch-profiler", "torch.profiler's steps cannot be watched (%s): use gpujit.step() or "
                      "--step nvtx:NAME" % why)
