@@ -105,6 +105,8 @@ typedef void (*gpujit_record_flush_fn)(void);
  * mark of that name begins a step) or "kernel:NAME" (each launch of a kernel whose name holds
  * NAME begins a step). Written as each step record's "src": api, torch, nvtx or kernel. */
 #define GPUJIT_STEP_SOURCES "auto, api, torch, nvtx:NAME, kernel:NAME"
+/* Those of them that are one word, as a list: whoever checks a source reads it here. */
+#define GPUJIT_STEP_WORDS {"auto", "api", "torch"}
 
 /* The step entry point the injection library exports: a step boundary from the program (the
  * public gpujit_profile_step(), Python's gpujit.step(), or the torch adapter: `src` one of

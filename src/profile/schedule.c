@@ -31,7 +31,11 @@ void gpujit_profile_step(void)
 
 static int check_source(const char *steps)
 {
-  if (!steps || !strcmp(steps, "auto") || !strcmp(steps, "api") || !strcmp(steps, "torch"))
+  static const char *const words[] = GPUJIT_STEP_WORDS;
+  for (size_t i = 0; steps && i < sizeof(words) / sizeof(words[0]); i++)
+    if (!strcmp(steps, words[i]))
+      return 0;
+  if (!steps)
     return 0;
   if ((!strncmp(steps, "nvtx:", 5) && steps[5]) || (!strncmp(steps, "kernel:", 7) && steps[7]))
     return strlen(steps) < 240 ? 0 : gpujit__error(GPUJIT_EINVAL, "--step: the name is too long (at most 230 bytes)");

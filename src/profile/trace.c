@@ -311,7 +311,7 @@ static int op_by_corr(const void *a, const void *b)
 }
 
 /* The launches' host sides on their threads, each with a flow to the kernel, copy or memset it
- * launched (as PyTorch's traces have them: "s" in the launch, "f" binding to the GPU slice). */
+ * launched (as frameworks' profilers draw them: "s" in the launch, "f" binding to the GPU slice). */
 static int launches(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p, unsigned id)
 {
   size_t *by = calloc(p->ops.n + 1, sizeof(*by));
