@@ -1,5 +1,5 @@
 # exit: 0
-# expect: *first: 0 notes: ctime request*
+# expect: *first: 0 notes: ctime group request*
 # expect: *notes linked: 0 target: empty, stored: 2 entries*
 # expect: *counters linked: precious: mine*
 # expect: *tmp link: 0 target: empty*
