@@ -162,6 +162,7 @@ static int compile_once(gpujit__nvrtc_result *out, const gpujit__nvrtc_request *
   }
   __atomic_fetch_add(&gpujit__nvrtc_compiles, 1, __ATOMIC_RELAXED);
   gpujit__observed_free(&out->observed); /* a compile repeated (the PCH heap grew) is seen anew */
+  gpujit__observe_libs_mark();
   gpujit__observe_begin(&out->observed);
   r = N->nvrtcCompileProgram(prog, (int)flags->count, (const char *const *)flags->items);
   gpujit__observe_end(&out->observed);

@@ -80,6 +80,9 @@ const char *gpujit__observe_unavailable(void);
 void gpujit__observe_begin(gpujit__observed *o);
 /** Stop recording. */
 void gpujit__observe_end(gpujit__observed *o);
+/** Before a compile: note the objects the process has mapped, so that those its compile maps
+ *  (NVRTC's builtins, on its first compile) are known as NVRTC's. */
+void gpujit__observe_libs_mark(void);
 /** Add to `o`, after its compile, what every compile of the process depends on: the libraries
  *  NVRTC has mapped and the variables it read when it was loaded. */
 void gpujit__observe_add_process(gpujit__observed *o);

@@ -15,10 +15,9 @@
 #include "compile/observe/observe_note.h"
 
 typedef char *(*getenv_fn)(const char *);
-typedef void *(*dlopen_fn)(const char *, int);
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-static void *real_getenv, *real_secure_getenv, *real_dlopen, *real_pthread_create;
+static void *real_getenv, *real_secure_getenv, *real_pthread_create;
 
 /* The libraries NVRTC mapped, process-wide: it maps its builtins on its first compile only, and
  * every later compile uses them as much. Guarded by `libs_lock`. */
@@ -46,6 +45,13 @@ static char *library_path;
 static gpujit__env_read *seen;
 static size_t seen_count, seen_cap;
 
+/* The objects mapped in the process as last looked at, and the loader's count of objects added
+ * then: an object that appears during a compile was mapped by it. Guarded by `libs_lock`. */
+static char **known;
+static size_t known_count, known_cap;
+static unsigned long long known_adds;
+static bool known_taken;
+
 static void libs_at_fork_child(void) { pthread_mutex_init(&libs_lock, NULL); }
 
 static void libs_push(const char *path)
@@ -64,6 +70,68 @@ done:
   pthread_mutex_unlock(&libs_lock);
 }
 
+static bool is_known(const char *name)
+{
+  for (size_t i = 0; i < known_count; i++)
+    if (!strcmp(known[i], name))
+      return true;
+  return false;
+}
+
+static void know(const char *name)
+{
+  char **n;
+  if (is_known(name) || !(n = gpujit__grow(known, &known_cap, known_count, sizeof(*known), 64)))
+    return;
+  known = n;
+  if ((known[known_count] = strdup(name)) != NULL)
+    known_count++;
+}
+
+static int count_adds(struct dl_phdr_info *info, size_t size, void *payload)
+{
+  (void)size;
+  *(unsigned long long *)payload = info->dlpi_adds;
+  return 1; /* the count is the same in every entry: the first is enough */
+}
+
+static unsigned long long adds_now(void)
+{
+  unsigned long long n = 0;
+  dl_iterate_phdr(count_adds, &n);
+  return n;
+}
+
+/* `payload` NULL: every object becomes known; else an object not known yet is a library the
+ * compile mapped (the driver apart). */
+static bool is_driver(const char *path);
+static int take_objects(struct dl_phdr_info *info, size_t size, void *payload)
+{
+  const char *name = info->dlpi_name;
+  (void)size;
+  if (!name || name[0] != '/' || is_known(name))
+    return 0;
+  if (payload && !is_driver(name)) {
+    char **n = gpujit__grow(libs, &libs_cap, libs_count, sizeof(*libs), 4);
+    if (n && (libs = n, (libs[libs_count] = strdup(name)) != NULL))
+      libs_count++;
+  }
+  know(name);
+  return 0;
+}
+
+void gpujit__observe_libs_mark(void)
+{
+  unsigned long long adds = adds_now();
+  pthread_mutex_lock(&libs_lock);
+  if (!known_taken || adds != known_adds) { /* what the process mapped since is no compile's */
+    dl_iterate_phdr(take_objects, NULL);
+    known_adds = adds;
+    known_taken = true;
+  }
+  pthread_mutex_unlock(&libs_lock);
+}
+
 /* The driver NVRTC opens to ask about the GPU: what it compiles for a named arch does not depend
  * on it, and a hit must never depend on the driver. */
 static bool is_driver(const char *path)
@@ -72,15 +140,6 @@ static bool is_driver(const char *path)
   return strncmp(base ? base + 1 : path, "libcuda.so", 10) == 0;
 }
 
-static void *w_dlopen(const char *name, int flags)
-{
-  void *h = ((dlopen_fn)real_dlopen)(name, flags);
-  struct link_map *lm = NULL;
-  if (h && name && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0] == '/' &&
-      !is_driver(lm->l_name))
-    libs_push(lm->l_name);
-  return h;
-}
 
 static void seen_push(const char *name, const char *value)
 {
@@ -148,7 +207,6 @@ static int w_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn
 const gpujit__got_row gpujit__observe_proc_rows[] = {
     {"getenv", (void *)w_getenv, &real_getenv},
     {"secure_getenv", (void *)w_secure_getenv, &real_secure_getenv},
-    {"dlopen", (void *)w_dlopen, &real_dlopen},
     {"pthread_create", (void *)w_pthread_create, &real_pthread_create},
 };
 const size_t gpujit__observe_proc_count = sizeof(gpujit__observe_proc_rows) / sizeof(gpujit__observe_proc_rows[0]);
@@ -182,13 +240,20 @@ void gpujit__observe_proc_loaded(void)
 
 void gpujit__observe_add_process(gpujit__observed *o)
 {
+  unsigned long long adds = adds_now();
+  pthread_mutex_lock(&libs_lock);
+  if (known_taken && adds != known_adds) { /* mapped during the compile: NVRTC's */
+    dl_iterate_phdr(take_objects, (void *)1);
+    known_adds = adds;
+  }
+  pthread_mutex_unlock(&libs_lock);
   for (size_t i = 0; load_seen && i < sizeof(load_names) / sizeof(load_names[0]); i++)
     gpujit__observed_env_add(o, load_names[i], load_values[i], false);
-  size_t known;
+  size_t found;
   pthread_mutex_lock(&libs_lock);
-  known = libs_count;
+  found = libs_count;
   pthread_mutex_unlock(&libs_lock);
-  if (!known) /* mapped before gpujit could see NVRTC's dlopen */
+  if (!found) /* mapped before gpujit first looked (the program compiled with the same NVRTC first) */
     dl_iterate_phdr(find_builtins, NULL);
   pthread_mutex_lock(&libs_lock);
   for (size_t i = 0; i < seen_count; i++) /* after the compile's own reads, which stand */
