@@ -433,7 +433,8 @@ int gpujit__profile_steps(gpujit_profile *p)
   work w = {0};
   int err = 0;
   /* in process and time order: a step ends at the next, its rows come in that order */
-  qsort(p->steps.v, p->steps.n, sizeof(*p->steps.v), by_boundary);
+  if (p->steps.n) /* (no array at all when no step was recorded) */
+    qsort(p->steps.v, p->steps.n, sizeof(*p->steps.v), by_boundary);
   for (size_t i = 0; i < p->steps.n; i++)
     nactive += !strcmp(p->steps.v[i].phase, "active");
   if (!nactive) {

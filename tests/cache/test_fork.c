@@ -33,6 +33,14 @@ static int setup(void **state)
   /* a toolkit header: the hit checks a group of hundreds of records, on helpers */
   f->src = th_write(f->root, "k.cu",
                     "#include <cuda/std/type_traits>\n"
+
+/* How long a child may take: 5 s, or 30 s under the sanitizers (a hit is many times slower there,
+ * with the rest of the suite beside it); a child that waits on a lock waits 600 s. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CHILD_MS 30000
+#else
+#define CHILD_MS 5000
+#endif
                     "extern \"C\" __global__ void k(float *x) { x[0] *= 2.0f; }\n");
   co.dir = f->cache_dir;
   co.lock_timeout_s = 30;
@@ -181,7 +189,7 @@ static void forks_during(const fixture *f, int what)
      * child is gone (killed, if it hung) */
     if (i % 8 == 0)
       assert_int_equal(pthread_create(&p.t, NULL, probe, &p), 0);
-    rc = wait_for(pid, 5000);
+    rc = wait_for(pid, CHILD_MS);
     hung += rc == -1;
     failed += rc > 0;
     if (i % 8 == 0) {

@@ -104,14 +104,14 @@ static unsigned long long adds_now(void)
 
 /* `payload` NULL: every object becomes known; else an object not known yet is a library the
  * compile mapped (the driver apart). */
-static bool is_driver(const char *path);
+static bool nvrtc_own(const char *path);
 static int take_objects(struct dl_phdr_info *info, size_t size, void *payload)
 {
   const char *name = info->dlpi_name;
   (void)size;
   if (!name || name[0] != '/' || is_known(name))
     return 0;
-  if (payload && !is_driver(name)) {
+  if (payload && nvrtc_own(name)) {
     char **n = gpujit__grow(libs, &libs_cap, libs_count, sizeof(*libs), 4);
     if (n && (libs = n, (libs[libs_count] = strdup(name)) != NULL))
       libs_count++;
@@ -132,12 +132,14 @@ void gpujit__observe_libs_mark(void)
   pthread_mutex_unlock(&libs_lock);
 }
 
-/* The driver NVRTC opens to ask about the GPU: what it compiles for a named arch does not depend
- * on it, and a hit must never depend on the driver. */
-static bool is_driver(const char *path)
+/* Of the objects mapped during a compile, NVRTC's own family (its builtins, wherever the loader
+ * found them): what else the loader mapped then — the C++ runtime's unwinder, the driver NVRTC
+ * asks about the GPU — depends on what the process had mapped before, and a record must not
+ * (nor may a hit depend on the driver). */
+static bool nvrtc_own(const char *path)
 {
   const char *base = strrchr(path, '/');
-  return strncmp(base ? base + 1 : path, "libcuda.so", 10) == 0;
+  return strncmp(base ? base + 1 : path, "libnvrtc", 8) == 0;
 }
 
 
