@@ -772,7 +772,7 @@ static void test_deps__damaged_group(void **state)
     int rc = th_run(&out,
                     "exec 2>&1; set -e; cd '%s'; ls '%s'/deps/*/* | wc -l; for g in '%s'/deps/*/*; do %s; done; "
                     "g='%s'; $g build --arch sm_90 --cache-dir '%s' -o a.cubin k.cu | head -1; "
-                    "LSAN_OPTIONS=\"$LSAN_OPTIONS:detect_leaks=0\" $g build --arch sm_90 --no-cache -o b.cubin k.cu >/dev/null; "
+                    "LSAN_OPTIONS=\"$LSAN_OPTIONS:detect_leaks=0\" ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" $g build --arch sm_90 --no-cache -o b.cubin k.cu >/dev/null; "
                     "cmp a.cubin b.cubin; "
                     "$g build --arch sm_90 --cache-dir '%s' -o c.cubin k.cu | head -1; cmp a.cubin c.cubin",
                     f->src, f->cache_dir, f->cache_dir, damage[i], GPUJIT_CLI, f->cache_dir, f->cache_dir);
