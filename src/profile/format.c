@@ -82,6 +82,7 @@ static void steps(const gpujit_profile *p, gpujit__buf *f)
 {
   const gpujit_profile_step_row *s;
   size_t n = gpujit_profile_steps(p, &s), shown = 0;
+  char launches[64];
   for (size_t i = 0; i < n; i++) {
     if (i == 0 || s[i].pid != s[i - 1].pid) {
       shown = 0;
@@ -99,10 +100,14 @@ static void steps(const gpujit_profile *p, gpujit__buf *f)
     gpujit__buf_printf(f, "  step %llu", (unsigned long long)s[i].step);
     if (s[i].cycle)
       gpujit__buf_printf(f, " (cycle %d)", s[i].cycle);
-    gpujit__buf_printf(f, ": wall %.3f ms, %llu launches, %llu kernels, %llu copies, %llu memsets; GPU busy "
+    /* launch records come with a schedule; a run recorded whole has GPU work but no launches */
+    if (!s[i].launches && (s[i].kernels || s[i].copies || s[i].memsets))
+      snprintf(launches, sizeof(launches), "launches not recorded (--schedule records them)");
+    else
+      snprintf(launches, sizeof(launches), "%llu launches", (unsigned long long)s[i].launches);
+    gpujit__buf_printf(f, ": wall %.3f ms, %s, %llu kernels, %llu copies, %llu memsets; GPU busy "
                           "%.3f ms (%.0f %%), idle waiting for the host %.3f ms (%.0f %%)%s\n",
-                       s[i].wall_ms,
-                       (unsigned long long)s[i].launches, (unsigned long long)s[i].kernels,
+                       s[i].wall_ms, launches, (unsigned long long)s[i].kernels,
                        (unsigned long long)s[i].copies, (unsigned long long)s[i].memsets, s[i].busy_ms, s[i].busy_pct,
                        s[i].host_wait_ms, s[i].host_wait_pct,
                        s[i].complete ? "" : " (INCOMPLETE: still open when its process ended)");
