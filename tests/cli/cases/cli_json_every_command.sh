@@ -16,7 +16,7 @@ tried=""
 ok=0; all=0; bad=""
 j() { # j NAME ARGS...: stdout must be one JSON object with format and version, whatever the exit code
   local name=$1; shift
-  tried="$tried $name"
+  tried="$tried $name ${name%%.*}"
   all=$((all + 1))
   "$GPUJIT" "$@" > out.json 2> err.txt; local rc=$?
   if python3 -c 'import json,sys; d=json.load(open("out.json")); assert isinstance(d, dict) and d["format"].startswith("gpujit-") and d["version"] >= 1' 2>/dev/null; then

@@ -5,8 +5,8 @@
 # expect: *more, unset: measuring switches, variables `gpujit profile` sets, test hooks: gpujit env --all)*
 # expect: *hidden unless --all: GPUJIT_CHECK_THREADS=0 GPUJIT_PROFILE_DIR=0 GPUJIT_SYSFS_ROOT=0*
 # expect: *with --all: GPUJIT_CHECK_THREADS=1 GPUJIT_PROFILE_DIR=1 GPUJIT_SYSFS_ROOT=1*
-# expect: *set, shown: GPUJIT_OBSERVE                  0  (environment)  [measuring switch]*
-# expect: *json: every name True, NO_COLOR set True, GPUJIT_NO_CACHE set False value None, groups measuring profile setting system test*
+# expect: *set, shown: GPUJIT_OBSERVE *0  (environment)  ?measuring switch?*
+# expect: *json: every name True NO_COLOR set True GPUJIT_NO_CACHE set False value None groups measuring profile setting system test*
 # reject: *GPUJIT_NO_CACHE                 -*
 # `gpujit env` lists what a user sets, the system's variables gpujit reads among them (NO_COLOR,
 # XDG_CACHE_HOME), says "unset" of what is unset (with the value in effect instead), and keeps the

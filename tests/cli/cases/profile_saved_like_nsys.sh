@@ -1,10 +1,11 @@
 # exit: 0
-# expect: *-o run: 0 run.gjprof made, run not made*
+# expect: *-o run: 0 *run.gjprof made, run not made*
 # expect: *again: 2 *-o run: run.gjprof exists; --force replaces it, or name another file*
 # expect: *command ran: no, file untouched: yes*
 # expect: *-o run.gjprof again: 2 *-o run.gjprof: run.gjprof exists*
-# expect: *--force: 0 replaced: yes*
-# expect: *report -o existing: 2 *-o run: run.gjprof exists*
+# expect: *--force: 0 *replaced: yes*
+# expect: *report -o existing: 2 *-o other: other.gjprof exists; --force replaces it*
+# expect: *report -o existing --force: 0 *
 # expect: *no -o: saved: */state/gpujit/last.gjprof (gpujit profile report)*
 # expect: *last kept: yes*
 # expect: *report, no NAME: 0 *echo the last one*
@@ -23,7 +24,9 @@ echo "again: $(r $GPUJIT profile -q -o run -- touch ran)"
 echo "command ran: $([ -e ran ] && echo yes || echo no), file untouched: $([ "$(md5sum < run.gjprof)" = "$sum" ] && echo yes || echo no)"
 echo "-o run.gjprof again: $(r $GPUJIT profile -q -o run.gjprof -- true)"
 echo "--force: $(r $GPUJIT profile -q --force -o run -- sh -c 'echo other') replaced: $([ "$(md5sum < run.gjprof)" != "$sum" ] && echo yes || echo no)"
-echo "report -o existing: $(r $GPUJIT profile report run.gjprof -q -o run)"
+echo kept > other.gjprof
+echo "report -o existing: $(r $GPUJIT profile report run.gjprof -q -o other) $(cat other.gjprof)"
+echo "report -o existing --force: $(r $GPUJIT profile report run.gjprof -q --force -o other)"
 echo "no -o: $($GPUJIT profile -- sh -c 'echo the last one' 2>&1 | grep '^saved:')"
 echo "last kept: $([ -f state/gpujit/last.gjprof ] && echo yes || echo no)"
 echo "report, no NAME: $(r $GPUJIT profile report)"
