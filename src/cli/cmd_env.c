@@ -198,7 +198,7 @@ typedef struct versions {
   effective e;
   int nvrtc[2], link[2], driver, devices;
   const char *toolkit_problem;
-  char driver_problem[1024];
+  char driver_problem[1024], versions_problem[1024];
   bool driver_ok;
 } versions;
 
@@ -208,8 +208,11 @@ static void versions_get(versions *v)
   effective_get(&v->e);
   if (v->e.tk.problem)
     v->toolkit_problem = v->e.tk.problem;
-  else if (gpujit_toolkit_versions(&v->nvrtc[0], &v->nvrtc[1], &v->link[0], &v->link[1]) < 0)
-    v->toolkit_problem = gpujit_error_last();
+  else if (gpujit_toolkit_versions(&v->nvrtc[0], &v->nvrtc[1], &v->link[0], &v->link[1]) < 0) {
+    /* copied: the message is cleared below */
+    snprintf(v->versions_problem, sizeof(v->versions_problem), "%s", gpujit_error_last());
+    v->toolkit_problem = v->versions_problem;
+  }
   if (gpujit_driver_version(&v->driver, &v->devices) == 0)
     v->driver_ok = true;
   else

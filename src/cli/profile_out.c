@@ -204,9 +204,9 @@ int cli_profile_out_name(cli_ctx *ctx, cli_profile_out *o, const char *cmd, bool
     return 0;
   }
   n = strlen(o->save);
-  /* a device, FIFO or descriptor (/dev/stdout) is written through as named */
-  if (std_fd(o->save) >= 0 || (stat(o->save, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) ||
-      (n >= e && !strcmp(o->save + n - e, CLI_PROFILE_EXT)))
+  /* NAME that is there already (a file, a link, a device, FIFO or /dev/stdout) is taken as named:
+   * the checks refuse it or write through it */
+  if (std_fd(o->save) >= 0 || lstat(o->save, &st) == 0 || (n >= e && !strcmp(o->save + n - e, CLI_PROFILE_EXT)))
     snprintf(o->save_name, sizeof(o->save_name), "%s", o->save);
   else if (snprintf(o->save_name, sizeof(o->save_name), "%s" CLI_PROFILE_EXT, o->save) >= (int)sizeof(o->save_name))
     return cli_usage_error(ctx, cmd, "-o %s: the name is too long", o->save);
@@ -236,7 +236,7 @@ int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cm
   }
   { /* as nsys: a saved profile is never replaced unless asked (a device or FIFO is written through) */
     struct stat st;
-    if (o->save && !o->force && lstat(o->save, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+    if (o->save && !o->force && std_fd(o->save) < 0 && lstat(o->save, &st) == 0 && S_ISREG(st.st_mode))
       return cli_usage_error(ctx, cmd, "-o %s: %s exists; --force replaces it, or name another file",
                              o->given ? o->given : o->save, o->save);
   }
@@ -352,6 +352,21 @@ static const char *failed_io(const char *what)
   return why;
 }
 
+/* -o NAME, or the last profile (as perf.data: there to report again; never a reason to fail the
+ * run). @return NULL, or what could not be written and why. */
+static const char *save(cli_ctx *ctx, const gpujit_profile *p, const cli_profile_out *o)
+{
+  char last[4096];
+  if (o->save && gpujit_profile_save(p, o->save) < 0)
+    return failed_lib(o->save);
+  if (o->save_last && (!cli_profile_last(last, sizeof(last), true) || gpujit_profile_save(p, last) < 0)) {
+    cli_warn(ctx, "the profile was not kept as the last one (%s): %s", o->save_name,
+             *gpujit_error_last() ? gpujit_error_last() : "no HOME");
+    gpujit_error_clear();
+  }
+  return NULL;
+}
+
 /* Every output asked for is tried; the first that failed is the one named. */
 const char *cli_profile_out_write(cli_ctx *ctx, const gpujit_profile *p, const cli_profile_out *o, FILE *table,
                                   const char *title)
@@ -359,16 +374,7 @@ const char *cli_profile_out_write(cli_ctx *ctx, const gpujit_profile *p, const c
   const char *failed = NULL;
 #define FAILED(expr) (failed = failed ? failed : (expr))
   errno = 0;
-  if (o->save && gpujit_profile_save(p, o->save) < 0)
-    FAILED(failed_lib(o->save));
-  if (o->save_last) { /* as perf.data: there to report again; never a reason to fail the run */
-    char last[4096];
-    if (!cli_profile_last(last, sizeof(last), true) || gpujit_profile_save(p, last) < 0) {
-      cli_warn(ctx, "the profile was not kept as the last one (%s): %s", o->save_name,
-               *gpujit_error_last() ? gpujit_error_last() : "no HOME");
-      gpujit_error_clear();
-    }
-  }
+  FAILED(save(ctx, p, o));
   if (o->json) {
     char *text = NULL;
     if (gpujit_profile_json(p, &text) < 0)
