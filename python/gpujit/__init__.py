@@ -1,6 +1,7 @@
 """gpujit: JIT-compiled CUDA kernels with a kernel cache that is never stale, compile traces,
 timing and profiling — the C library's Python face (one abi3 extension over its public API)."""
 from . import cache, trace
+from ._config import config, show_config
 from ._errors import *  # noqa: F401,F403 (one exception class per C error code)
 from ._errors import GpujitError
 from ._gpujit import demangle
@@ -15,4 +16,5 @@ from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_MEMCPY, TIM
 __version__ = _version()
 __all__ = ["build", "demangle", "Module", "Kernel", "cache", "trace", "GpujitError", "CompileError", "ScopedTimer",
            "TimingResult", "timing_begin", "timing_end", "timing_print", "synchronize", "benchmark",
-           "BenchmarkResult", "profile", "step", "schedule", "TIMING_ALL", "TIMING_KERNEL", "TIMING_MEMCPY", "TIMING_MEMSET", "TIMING_GRAPH"]
+           "BenchmarkResult", "profile", "step", "schedule", "TIMING_ALL", "TIMING_KERNEL", "TIMING_MEMCPY", "TIMING_MEMSET", "TIMING_GRAPH",
+           "config", "show_config"]
