@@ -61,7 +61,9 @@ def synchronize() -> None:
 class _Region:
     """An open timed region: gpujit's devices (events) or a process-wide capture (CUPTI)."""
 
-    def __init__(self, cuda_filter: int, timer: str):
+    @staticmethod
+    def check(cuda_filter, timer) -> None:
+        """The arguments, before anything waits on the GPU: a TypeError or ValueError naming one."""
         if isinstance(cuda_filter, bool) or not isinstance(cuda_filter, int):
             raise TypeError("cuda_filter must be an int of gpujit.TIMING_* flags, not %s" % type(cuda_filter).__name__)
         if not isinstance(timer, str):
@@ -70,6 +72,9 @@ class _Region:
             raise ValueError("cuda_filter must select something: a combination of gpujit.TIMING_* flags")
         if timer not in _TIMERS:
             raise ValueError("timer must be 'events', 'cupti' or 'cupti-serial', not %r" % (timer,))
+
+    def __init__(self, cuda_filter: int, timer: str):
+        self.check(cuda_filter, timer)
         self.lost = 0
         if _TIMERS[timer] is None:
             self._capture, self._devices = _gpujit.capture_begin(cuda_filter), None
@@ -91,6 +96,7 @@ def timing_begin(cuda_filter: int = TIMING_ALL, synchronize: bool = True, timer:
     """Start recording GPU activities (what ``cuda_filter`` selects) until ``timing_end``.
     ``timer``: "events" (gpujit's own work) or "cupti" (every framework's, every device)."""
     synchronize = _args.flag("synchronize", synchronize)
+    _Region.check(cuda_filter, timer)
     if synchronize:
         globals()["synchronize"]()
     _open.append((_Region(cuda_filter, timer), synchronize))
