@@ -29,8 +29,10 @@ import json
 import os
 import re
 import shutil
+import pathlib
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -104,10 +106,13 @@ def _kind(b):
     return None
 
 
-def _scratch(tmp_path):
+def _scratch(tmp_path, request):
     """The directory a block runs in (a clone's examples/, nothing else), and its environment: a
-    home of its own, no GPUJIT_* setting, gpujit on PATH."""
-    work, home = tmp_path / "work", tmp_path / "home"
+    home of its own, no GPUJIT_* setting, gpujit on PATH. The directory's path is short, as a
+    clone's often is: a report's 40-column module names show it whole, to be read as the page's."""
+    short = tempfile.mkdtemp(prefix="gj", dir="/tmp")
+    request.addfinalizer(lambda: shutil.rmtree(short, ignore_errors=True))
+    work, home = pathlib.Path(short) / "work", tmp_path / "home"
     shutil.copytree(os.path.join(ROOT, "examples"), work / "examples")
     home.mkdir()
     bin_dir = tmp_path / "bin"
@@ -183,7 +188,7 @@ def _compare(b, printed, work, env, what):
     shown = b["shown"]
     if shown is None or "output not compared" in b["marks"]:
         return
-    places = [(str(work), "/home/you/gpujit"), (env["HOME"], "/home/you"), (os.path.dirname(str(work)), "/tmp")]
+    places = [(str(work), "/home/you/gpujit"), (env["HOME"], "/home/you")]
     want, got = _normal(shown, []), _normal(printed, places)
     assert _matches(want, got), ("%s prints other than the page shows (after normalising; left: shown, right: printed)\n%s"
                                  % (what, "\n".join("%-60s | %s" % (a[:60], c) for a, c in
@@ -204,7 +209,7 @@ def _c(body, cwd, env, tmp_path, what):
 
 
 @pytest.mark.parametrize("b", BLOCKS, ids=["%s:%d" % (b["doc"], b["line"]) for b in BLOCKS])
-def test_doc_block(b, tmp_path):
+def test_doc_block(b, tmp_path, request):
     kind, marks, what = _kind(b), b["marks"], "%s:%d" % (b["doc"], b["line"])
     if b is BLOCKS[0]:
         # The README's two set-up commands are this very run (CI's .ci/run is the second): each is
@@ -227,7 +232,9 @@ def test_doc_block(b, tmp_path):
             pytest.skip("an elided sketch (…), not a whole document")
         json.loads(b["body"])
         return
-    work, env = _scratch(tmp_path)
+    work, env = _scratch(tmp_path, request)
+    if "gpujit server start" in b["body"]:  # a block that fails before its `server stop` leaves none running
+        request.addfinalizer(lambda: subprocess.run(["gpujit", "server", "stop"], cwd=work, env=env, capture_output=True))
     if "setup" in marks:
         _run(marks["setup"], work, env, what + " (setup)", shell=True)
     cwd = work / marks["run in"] if "run in" in marks else work
@@ -251,3 +258,30 @@ def test_every_marker_is_known():
     bad = ["%s:%d %s" % (b["doc"], b["line"], k) for b in BLOCKS for k in b["marks"] if k not in KNOWN]
     assert not bad
     assert sum(1 for b in BLOCKS if _kind(b)) >= 20  # the docs' code is found at all
+
+
+def test_printed_output_is_compared_with_the_shown():
+    """The comparison is real: times, sizes and the scratch's paths are free, counts and words are
+    not, and `…` stands for text (in a line) or lines (alone)."""
+    places = [("/tmp/gjX/work", "/home/you/gpujit")]
+    shown = _normal("  JIT compile 107.0 ms in 2 compiles\n  /home/you/gpujit/examples/v.cu  70.4\n", [])
+    assert _matches(shown, _normal("  JIT compile 315.0 ms in 2 compiles\n  /tmp/gjX/work/examples/v.cu   315.0\n", places))
+    assert not _matches(shown, _normal("  JIT compile 315.0 ms in 1 compile\n  /tmp/gjX/work/examples/v.cu  1.0\n", places))
+    assert not _matches(shown, _normal("  JIT compile 1.0 ms in 2 compiles\n", places))  # a line missing
+    assert _matches(_normal("a\n…\nz …\n", []), _normal("a\nb\nc\nz and more\n", []))
+    assert not _matches(_normal("a\n…\nz\n", []), _normal("a\nb\n", []))
+    shows = lambda b: b["shown"] is not None or (_kind(b) == "transcript" and _transcript(b["body"])[1].strip())
+    compared = [b["line"] for b in BLOCKS if b["doc"] == "README.md" and shows(b) and
+                not {"output not compared", "gpu", "not run", "synopsis"} & set(b["marks"])]
+    assert len(compared) >= 5, compared  # the quick start's build, python and profile; trace; ncu
+
+
+def test_what_the_docs_make_in_a_clone_is_ignored():
+    """A clone that ran the README's CI block holds its cache (.gpujit-cache/) and outputs: git
+    ignores them, so `git status` stays clean."""
+    if not os.path.isdir(os.path.join(ROOT, ".git")) and not os.path.isfile(os.path.join(ROOT, ".git")):
+        pytest.skip("not a git checkout")
+    made = [".gpujit-cache/v1/entry", "examples/saxpy.cubin", "block_reduce.trace.json"]
+    r = subprocess.run(["git", "check-ignore", "--no-index"] + made, cwd=ROOT, capture_output=True, text=True)
+    assert r.stdout.split() == made, r.stdout + r.stderr
+    assert any('GPUJIT_CACHE_DIR="$PWD/.gpujit-cache"' in b["body"] for b in BLOCKS if b["doc"] == "README.md")
