@@ -10,7 +10,8 @@ What a block prints is compared with what the page shows: a transcript's lines a
 command, and the output block that directly follows an sh, python or c block (blank lines
 between them, nothing else). Both sides are normalised first: the scratch directory reads as the
 clone at /home/you/gpujit and its home as /home/you, a decimal number (a time, a size) and an
-integer before a unit of time or size as #, runs of spaces as one. In the shown text, `…` stands
+integer before a unit of time or size as # (in a gpu block's output every number: it was
+measured on another GPU), runs of spaces as one. In the shown text, `…` stands
 for any text on its line, and a line of `…` alone for any lines. A block that cannot run here
 says why in a marker on the line before it, which this test reports as a skip:
 
@@ -157,12 +158,15 @@ def _transcript(body):
 UNIT = r"(?:ms|µs|us|ns|s|B|KiB|MiB|GiB|kB|MB|GB|KB|x|×)\b"
 
 
-def _normal(text, places):
-    """Text as compared: the scratch's paths as the page's, times and sizes as #, runs of spaces
-    as one, no trailing spaces, no blank lines at either end."""
+def _normal(text, places, every_number=False):
+    """Text as compared: the scratch's paths as the page's, times and sizes as # (every number,
+    with every_number: a GPU's measures — registers, launches to break even — vary by device),
+    runs of spaces as one, no trailing spaces, no blank lines at either end."""
     for real, shown in places:
         text = text.replace(real, shown)
     text = re.sub(r"\d+\.\d+", "#", text)
+    if every_number:
+        text = re.sub(r"\d+", "#", text)
     text = re.sub(r"\b\d+(?= ?%s)" % UNIT, "#", text)
     lines = [re.sub(r"[ \t]+", " ", l).rstrip() for l in text.split("\n")]
     while lines and not lines[0]:
@@ -189,7 +193,8 @@ def _compare(b, printed, work, env, what):
     if shown is None or "output not compared" in b["marks"]:
         return
     places = [(str(work), "/home/you/gpujit"), (env["HOME"], "/home/you")]
-    want, got = _normal(shown, []), _normal(printed, places)
+    gpu = "gpu" in b["marks"]
+    want, got = _normal(shown, [], gpu), _normal(printed, places, gpu)
     assert _matches(want, got), ("%s prints other than the page shows (after normalising; left: shown, right: printed)\n%s"
                                  % (what, "\n".join("%-60s | %s" % (a[:60], c) for a, c in
                                                      __import__("itertools").zip_longest(want, got, fillvalue=""))))
@@ -285,3 +290,12 @@ def test_what_the_docs_make_in_a_clone_is_ignored():
     r = subprocess.run(["git", "check-ignore", "--no-index"] + made, cwd=ROOT, capture_output=True, text=True)
     assert r.stdout.split() == made, r.stdout + r.stderr
     assert any('GPUJIT_CACHE_DIR="$PWD/.gpujit-cache"' in b["body"] for b in BLOCKS if b["doc"] == "README.md")
+
+
+def test_the_docs_index_lists_every_page():
+    """docs/README.md links every page of docs/ (and nothing that is not there)."""
+    index = open(os.path.join(ROOT, "docs", "README.md"), encoding="utf-8").read()
+    links = set(re.findall(r"\]\(([^)#]+)\)", index))
+    pages = {os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "docs", "*.md"))} - {"README.md"}
+    assert pages - links == set(), "pages the index does not list: %s" % sorted(pages - links)
+    assert all(os.path.exists(os.path.normpath(os.path.join(ROOT, "docs", l))) for l in links), links
