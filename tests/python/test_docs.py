@@ -124,7 +124,7 @@ def _scratch(tmp_path, request):
     wrapper.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUJIT_") and k not in ("XDG_CACHE_HOME",)}
     env.update(PATH="%s:%s:%s" % (bin_dir, os.path.dirname(sys.executable), os.environ.get("PATH", "")),
-               HOME=str(home), PYTHON=sys.executable, NO_COLOR="1")
+               HOME=str(home), PYTHON=sys.executable)
     return work, env
 
 
