@@ -4,12 +4,11 @@ from . import cache, trace
 from ._config import config, show_config
 from ._errors import *  # noqa: F401,F403 (one exception class per C error code)
 from ._errors import GpujitError
-from ._gpujit import demangle
 from ._gpujit import version as _version
 from ._profile import profile
 from ._steps import schedule, step
 from .bench import BenchmarkResult, benchmark
-from .module import Kernel, Module, build
+from .module import Kernel, Module, build, demangle
 from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_MEMCPY, TIMING_MEMSET, ScopedTimer,
                      TimingResult, synchronize, timing_begin, timing_end, timing_print)
 

@@ -107,6 +107,12 @@ int cache_export(cache_cmd *c)
   eo.keys_count = c->nkeys;
   if ((err = gpujit_cache_export(c->cache, c->key, &eo, &n)) < 0)
     return cli_fail(c->ctx, err);
+  /* An empty archive is valid (nothing used since AGE is a true answer), but the CI job saving it
+   * most likely points at another cache than its builds used: say so, whatever the output. */
+  if (n == 0)
+    cli_warn(c->ctx, "exported no entries: %s %s (is it the cache the builds used? GPUJIT_CACHE_DIR, --cache-dir)",
+             gpujit_cache_path(c->cache),
+             c->since || c->nkeys ? "has none that --used-since or --key chose" : "is empty");
   if (c->json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "file", c->key);
