@@ -42,6 +42,7 @@ static const setting settings[] = {
     {"GPUJIT_LIBCUDA", "the CUDA driver library to load (default libcuda.so.1)"},
     {"GPUJIT_NCU", "the ncu program of `gpujit ncu` and `run --ncu`"},
     {"GPUJIT_INJECT_LIBRARY", "the injection library of `gpujit profile` (default: beside gpujit)"},
+    {"GPUJIT_INCLUDE_DIR", "gpujit's device headers (gpujit/regions.cuh; default: beside gpujit, else installed)"},
     {"GPUJIT_CUPTI_LIBRARY", "set by `gpujit profile`: which libcupti its injection library loads"},
     {"GPUJIT_PROFILE_DIR", "set by `gpujit profile`: where the profiled processes write their records"},
     {"GPUJIT_PROFILE_FLAGS", "set by `gpujit profile`: lineinfo, nvrtc-trace, nsight"},

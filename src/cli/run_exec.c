@@ -228,10 +228,14 @@ static int run_bench(run_cmd *c)
   free(c->res);
   c->res = NULL;
   gpujit_trace_span_begin(c->ma.trace, &span, "gpujit", "benchmark");
+  run_regions_reset(c);
   err = gpujit_benchmark(&br, NULL, c->r.dev, bench_fn, &c->r, &bo);
   gpujit_trace_span_end(c->ma.trace, span);
   if (err < 0)
     return cli_fail(c->ctx, err);
+  if ((err = run_regions_collect(c, br.gpu.mean * (double)br.gpu.n, (unsigned)(br.gpu.n * c->r.nlaunches),
+                                 gpujit_trace_now_us())) != EXIT_OK)
+    return err;
   cJSON_AddItemToObject(bj, "gpu_ms", stats_json(&br.gpu));
   cJSON_AddItemToObject(bj, "cpu_ms", stats_json(&br.cpu));
   cJSON_AddStringToObject(bj, "stopped_by", stops[br.stop]);
@@ -240,6 +244,7 @@ static int run_bench(run_cmd *c)
   if (printing(c)) {
     print_compile_half(c);
     print_bench(c, &br, stops[br.stop], cost);
+    run_regions_print(c);
   }
   return EXIT_OK;
 }
@@ -281,6 +286,7 @@ static int timed_launches(run_cmd *c, kstats *ks)
   /* The region opened before the copies: timed launches are those after this mark. */
   if ((err = gpujit_timing_begin(c->r.dev, GPUJIT_TIMING_KERNEL)) < 0)
     return cli_fail(c->ctx, err);
+  run_regions_reset(c); /* the regions of these launches alone, not the warm-up's */
   for (long k = 0; k < c->o.repeat && err == 0; k++)
     err = run_all(&c->r);
   if (err == 0)
@@ -289,8 +295,17 @@ static int timed_launches(run_cmd *c, kstats *ks)
   gpujit_trace_span_end(c->ma.trace, span);
   if (err == 0)
     err = per_launch_stats(c, mark, nm, ks);
+  if (err == 0) {
+    double kernel_ms = 0;
+    int rc;
+    for (size_t i = 0; i < nm; i++)
+      kernel_ms += mark[i].elapsed_ms;
+    rc = run_regions_collect(c, kernel_ms, (unsigned)nm, nm ? mark[0].start_us : 0);
+    free(mark);
+    return rc;
+  }
   free(mark);
-  return err < 0 ? cli_fail(c->ctx, err) : EXIT_OK;
+  return cli_fail(c->ctx, err);
 }
 
 static void print_kernel(const launch *l, const kstats *k, const gpujit_kernel_attrs *at, double be, double cost)
@@ -334,6 +349,7 @@ int run_measure(run_cmd *c)
     if (printing(c))
       print_kernel(l, &ks[i], &at, be, cost);
   }
+  run_regions_print(c);
   return EXIT_OK;
 }
 
