@@ -97,7 +97,7 @@ class Module:
         """The kernel regions its launches on the current device recorded since the last reset
         (module built with ``regions=True`` and ``#include <gpujit/regions.cuh>``), waiting for
         the device first. ``kernel_ms``: the launches' summed GPU time, for each region's share
-        (a ``TimingResult``'s ``elapsed_ms``); ``launches``: how many. ``reset``: forget them
+        (the ``elapsed`` of its ``TimingResult``s); ``launches``: how many. ``reset``: forget them
         after reading. Raises ValueError when the module records no regions there."""
         t = _regions._table(_gpujit.regions_read(self._handle, float(kernel_ms), int(launches)))
         if reset:
