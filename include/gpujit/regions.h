@@ -59,7 +59,9 @@ typedef struct gpujit_region_report {
   uint64_t unmatched;      /**< events without their other half: a `break` or `return` out of a
                                 region, an end without a begin, or a half that was dropped */
   unsigned launches;       /**< the launches the events came from (as the caller said) */
-  double kernel_ns;        /**< their summed duration (as the caller said), 0 unknown */
+  double kernel_ns;        /**< their summed duration (as the caller said), 0 unknown; with events
+                                dropped, the part the kept events cover (kept over recorded, as
+                                launches alike record alike), which the shares are taken against */
   /** the shortest call of any region in cycles: an upper bound of what one begin and end cost
    *  (exactly that for an empty region); 0 with no call */
   uint64_t min_call_cycles;
@@ -110,6 +112,13 @@ GPUJIT_API int gpujit_loaded_regions(const gpujit_loaded *loaded);
 /** Replace the buffer by one of `events` events (events recorded so far are lost).
  *  @return 0, GPUJIT_EINVAL (no regions in the module, 0 events), GPUJIT_ECUDA. */
 GPUJIT_API int gpujit_loaded_regions_capacity(gpujit_loaded *loaded, uint64_t events);
+
+/**
+ * Events recorded since the last reset (past the capacity: attempted; the rest were dropped),
+ * and the capacity, after waiting for the device's stream.
+ * @return 0, GPUJIT_EINVAL (no regions in the module), GPUJIT_ECUDA.
+ */
+GPUJIT_API int gpujit_loaded_regions_count(gpujit_loaded *loaded, uint64_t *count, uint64_t *capacity);
 
 /** Forget the events recorded so far (in order on the device's stream, after work issued before).
  *  @return 0, GPUJIT_EINVAL (no regions in the module), GPUJIT_ECUDA. */

@@ -100,8 +100,9 @@ int run_copy_back(run_cmd *c);
 int run_finish_timing(run_cmd *c);
 
 /* run_regions.c: kernel regions (gpujit/regions.cuh) of the timed launches, where the module has them */
-/** Empty the module's event buffer (before the timed launches). */
-void run_regions_reset(run_cmd *c);
+/** Empty the module's event buffer before the timed launches, grown for `launches_ahead` runs
+ *  of the plan as far as memory allows. */
+void run_regions_reset(run_cmd *c, double launches_ahead);
 /** Read and summarise the events; into the JSON and the trace (the first launch at `start_us`). */
 int run_regions_collect(run_cmd *c, double kernel_ms, unsigned launches, double start_us);
 /** The region table, unless quiet or JSON. */

@@ -216,7 +216,7 @@ static int run_bench(run_cmd *c)
   gpujit_bench_options bo = GPUJIT_BENCH_OPTIONS_INIT;
   gpujit_bench_result br;
   cJSON *bj = cJSON_AddObjectToObject(c->out, "benchmark");
-  double cost = compile_cost(c->m);
+  double cost = compile_cost(c->m), t0;
   uint64_t span = 0;
   int err;
   bo.warmup = 0;
@@ -228,13 +228,14 @@ static int run_bench(run_cmd *c)
   free(c->res);
   c->res = NULL;
   gpujit_trace_span_begin(c->ma.trace, &span, "gpujit", "benchmark");
-  run_regions_reset(c);
+  run_regions_reset(c, (double)bo.max_samples);
+  t0 = gpujit_trace_now_us();
   err = gpujit_benchmark(&br, NULL, c->r.dev, bench_fn, &c->r, &bo);
   gpujit_trace_span_end(c->ma.trace, span);
   if (err < 0)
     return cli_fail(c->ctx, err);
-  if ((err = run_regions_collect(c, br.gpu.mean * (double)br.gpu.n, (unsigned)(br.gpu.n * c->r.nlaunches),
-                                 gpujit_trace_now_us())) != EXIT_OK)
+  if ((err = run_regions_collect(c, br.gpu.mean * (double)br.gpu.n, (unsigned)(br.gpu.n * c->r.nlaunches), t0)) !=
+      EXIT_OK)
     return err;
   cJSON_AddItemToObject(bj, "gpu_ms", stats_json(&br.gpu));
   cJSON_AddItemToObject(bj, "cpu_ms", stats_json(&br.cpu));
@@ -286,7 +287,7 @@ static int timed_launches(run_cmd *c, kstats *ks)
   /* The region opened before the copies: timed launches are those after this mark. */
   if ((err = gpujit_timing_begin(c->r.dev, GPUJIT_TIMING_KERNEL)) < 0)
     return cli_fail(c->ctx, err);
-  run_regions_reset(c); /* the regions of these launches alone, not the warm-up's */
+  run_regions_reset(c, (double)c->o.repeat); /* the regions of these launches alone, not the warm-up's */
   for (long k = 0; k < c->o.repeat && err == 0; k++)
     err = run_all(&c->r);
   if (err == 0)

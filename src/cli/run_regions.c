@@ -1,13 +1,31 @@
 /* `gpujit run`'s kernel regions: the module's event buffer emptied before the timed launches,
  * read after them, and its table printed, put in the JSON and the trace. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "run.h"
 
-void run_regions_reset(run_cmd *c)
+/* The most events a buffer is grown to: 64 Mi (2 GiB), and never past a quarter of free memory. */
+#define MAX_EVENTS ((uint64_t)64 << 20)
+
+void run_regions_reset(run_cmd *c, double launches_ahead)
 {
-  if (gpujit_loaded_regions(c->loaded) && gpujit_loaded_regions_reset(c->loaded) < 0)
+  uint64_t count = 0, cap = 0, free_bytes = 0, need, most = MAX_EVENTS;
+  if (!gpujit_loaded_regions(c->loaded))
+    return;
+  /* What the first launch and the warm-up recorded says what the launches ahead will: grow the
+   * buffer to hold them all where memory allows (what still does not fit is dropped and said). */
+  if (gpujit_loaded_regions_count(c->loaded, &count, &cap) == 0 && count) {
+    need = (uint64_t)((double)count / (double)(1 + c->o.warmup) * launches_ahead * 1.05) + 1024;
+    if (gpujit_device_free_memory(c->r.dev, &free_bytes) == 0 && free_bytes / 4 / 32 < most)
+      most = free_bytes / 4 / 32;
+    if (need > most)
+      need = most;
+    if (need > cap && gpujit_loaded_regions_capacity(c->loaded, need) < 0)
+      cli_warn(c->ctx, "regions: %s", gpujit_error_last());
+  }
+  if (gpujit_loaded_regions_reset(c->loaded) < 0)
     cli_warn(c->ctx, "regions: %s", gpujit_error_last());
 }
 
@@ -68,8 +86,8 @@ int run_regions_collect(run_cmd *c, double kernel_ms, unsigned launches, double 
   if (c->ma.trace && (err = gpujit_region_report_trace(c->ma.trace, c->regions, start_us, 0)) < 0)
     cli_warn(c->ctx, "regions in the trace: %s", gpujit_error_last());
   if (c->regions->dropped)
-    cli_warn(c->ctx, "regions: %llu events dropped (the buffer holds %u)", (unsigned long long)c->regions->dropped,
-             GPUJIT_REGIONS_DEFAULT_EVENTS);
+    cli_warn(c->ctx, "regions: %llu events dropped (the buffer held %llu): the table is of the launches before",
+             (unsigned long long)c->regions->dropped, (unsigned long long)c->regions->events);
   return EXIT_OK;
 }
 

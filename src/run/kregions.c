@@ -100,3 +100,23 @@ int gpujit_loaded_regions_reset(gpujit_loaded *l)
   return CU(l->dev->d->cuMemsetD32Async((CUdeviceptr)(l->regions_state + 24), 0, 2, l->dev->stream),
             "resetting the regions count");
 }
+
+int gpujit_loaded_regions_count(gpujit_loaded *l, uint64_t *count, uint64_t *capacity)
+{
+  gpujit_device *g;
+  uint64_t n = 0;
+  int err;
+  if (!l || !l->regions_events || !count)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_loaded_regions_count: %s",
+                         l && count ? "the module records no regions" : "NULL argument");
+  g = l->dev;
+  g->d->cuCtxSetCurrent(g->ctx);
+  if ((err = CU(g->d->cuMemcpyDtoHAsync(&n, (CUdeviceptr)(l->regions_state + 24), sizeof(n), g->stream),
+                "reading the regions count")) < 0 ||
+      (err = CU(g->d->cuStreamSynchronize(g->stream), "reading the regions count")) < 0)
+    return err;
+  *count = n;
+  if (capacity)
+    *capacity = l->regions_capacity;
+  return 0;
+}

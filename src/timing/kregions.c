@@ -237,6 +237,8 @@ int gpujit_regions_analyze(gpujit_region_report **out, const uint64_t *events, s
   }
   r->events = nevents, r->dropped = dropped, r->launches = launches ? launches : 1;
   r->kernel_ns = kernel_ns > 0 ? kernel_ns : 0, r->scope = scope;
+  if (dropped && nevents) /* the buffer filled in order: the kept events are the earlier launches' */
+    r->kernel_ns *= (double)nevents / ((double)nevents + (double)dropped);
   for (size_t i = 0; i < nevents; i++)
     decode(&evs[i], events + (size_t)GPUJIT_REGIONS_EVENT_WORDS * i, i);
   err = pair_all(r, &n, evs, nevents);
