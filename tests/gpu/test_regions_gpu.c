@@ -278,9 +278,14 @@ static void test_regions__cost(void **state)
   assert_int_equal(gpujit_mem_alloc(&big, dev, (size_t)sms * 4 * 256 * sizeof(float)), 0);
   gpujit_mem_free(dev, out);
   out = big;
+  /* room for every sample's events (a dropped event skips its stores: it would read cheaper) */
+  assert_int_equal(gpujit_loaded_regions_capacity(loaded, (uint64_t)sms * 4 * 8 * 40 * 240), 0);
   for (int round = 0; round < 3; round++) {
+    uint64_t count = 0, cap = 0;
     assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
     on_ms[round] = median_ms(loaded, 20, 6000);
+    assert_int_equal(gpujit_loaded_regions_count(loaded, &count, &cap), 0);
+    assert_true(count <= cap); /* nothing dropped while timing */
     off_ms[round] = median_ms(off, 20, 6000);
     if (on_ms[round] / off_ms[round] < best)
       best = on_ms[round] / off_ms[round];
@@ -306,6 +311,7 @@ static void test_regions__cost(void **state)
   check("cost_at_most_1.03x", ratio <= 1.03, "with regions %.4fx the time without (best of 3 rounds)", ratio);
   gpujit_region_report_free(r);
   gpujit_loaded_free(off);
+  assert_int_equal(gpujit_loaded_regions_capacity(loaded, GPUJIT_REGIONS_DEFAULT_EVENTS), 0);
 }
 
 /* A buffer of 64 events and 4 x SMs x 8 warps writing two each: 64 kept, the rest counted, nothing
