@@ -83,8 +83,9 @@ static void decode(ev *e, const uint64_t *w, size_t i)
   e->order = i;
 }
 
-/* One unit's events (sorted, [a, b)) paired innermost first into slices; an end that matches no
- * open begin, and begins left open, are unmatched. */
+/* One unit's events (sorted, [a, b)) paired into slices: an end closes the innermost open begin
+ * of its name, wherever it lies in the stack (the lanes of a diverged warp interleave their
+ * regions); an end that matches none, and begins left open, are unmatched. */
 static int pair_unit(gpujit_region_report *r, names *n, const ev *evs, size_t a, size_t b, open_call *stack)
 {
   size_t depth = 0;
@@ -105,16 +106,16 @@ static int pair_unit(gpujit_region_report *r, names *n, const ev *evs, size_t a,
       r->unmatched++;
       continue;
     }
-    r->unmatched += depth - k; /* begins inside it never ended */
-    depth = k - 1;
+    const ev *bg = stack[k - 1].begin;
+    memmove(&stack[k - 1], &stack[k], (depth - k) * sizeof(*stack));
+    depth--;
     gpujit_region_slice *s = &r->slices[r->nslices++];
-    const ev *bg = stack[depth].begin;
-    s->region = reg, s->sm = evs[i].sm, s->unit = evs[i].unit, s->depth = (uint32_t)depth;
+    s->region = reg, s->sm = evs[i].sm, s->unit = evs[i].unit, s->depth = (uint32_t)(k - 1);
     s->start_ns = bg->gt;
     s->dur_ns = evs[i].gt >= bg->gt ? evs[i].gt - bg->gt : 0;
     s->cycles = evs[i].clk >= bg->clk ? evs[i].clk - bg->clk : 0;
-    if (n->rows[reg].depth > depth)
-      n->rows[reg].depth = (unsigned)depth;
+    if (n->rows[reg].depth > k - 1)
+      n->rows[reg].depth = (unsigned)(k - 1);
   }
   r->unmatched += depth;
   return 0;

@@ -92,6 +92,25 @@ static void test_kregions__unmatched(void **state)
   gpujit_region_report_free(r);
 }
 
+/* A diverged warp: its two lanes groups' regions interleave (X begins, Y begins, X ends, Y ends):
+ * both pair, nothing is unmatched. */
+static void test_kregions__interleaved_by_divergence(void **state)
+{
+  uint64_t ev[W * 4];
+  size_t n = 0;
+  gpujit_region_report *r = NULL;
+  (void)state;
+  put(ev, n++, 0x10, 10, 10, 0, 0, 0); /* A */
+  put(ev, n++, 0x20, 12, 12, 0, 0, 0); /* B */
+  put(ev, n++, 0x10, 30, 30, 0, 0, 1); /* A ends first */
+  put(ev, n++, 0x20, 52, 52, 0, 0, 1);
+  assert_int_equal(gpujit_regions_analyze(&r, ev, n, 0, names, 3, 0, 1, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_int_equal(r->unmatched, 0);
+  assert_true(row(r, "A")->cycles_max == 20 && row(r, "B")->cycles_max == 40);
+  assert_int_equal(row(r, "A")->depth, 0);
+  gpujit_region_report_free(r);
+}
+
 /* 100 calls of 1..100 cycles: the median and p99 by nearest rank; an address without a name. */
 static void test_kregions__percentiles_and_unknown_name(void **state)
 {
@@ -293,6 +312,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kregions__nested_and_looped),
       cmocka_unit_test(test_kregions__unmatched),
+      cmocka_unit_test(test_kregions__interleaved_by_divergence),
       cmocka_unit_test(test_kregions__percentiles_and_unknown_name),
       cmocka_unit_test(test_kregions__format_says_dropped),
       cmocka_unit_test(test_kregions__empty),
