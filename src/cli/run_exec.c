@@ -284,10 +284,10 @@ static int timed_launches(run_cmd *c, kstats *ks)
   int err;
   gpujit_trace_span_begin(c->ma.trace, &span, "gpujit", "timed launches");
   stage_start(&c->timer, c->r.dev, "timed launches");
+  run_regions_reset(c, (double)c->o.repeat); /* the regions of these launches alone, not the warm-up's */
   /* The region opened before the copies: timed launches are those after this mark. */
   if ((err = gpujit_timing_begin(c->r.dev, GPUJIT_TIMING_KERNEL)) < 0)
     return cli_fail(c->ctx, err);
-  run_regions_reset(c, (double)c->o.repeat); /* the regions of these launches alone, not the warm-up's */
   for (long k = 0; k < c->o.repeat && err == 0; k++)
     err = run_all(&c->r);
   if (err == 0)
