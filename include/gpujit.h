@@ -9,6 +9,7 @@
 #include "gpujit/cache.h"
 #include "gpujit/run.h"
 #include "gpujit/timing.h"
+#include "gpujit/regions.h"
 #include "gpujit/ncu.h"
 #include "gpujit/project.h"
 #include "gpujit/server.h"

@@ -5,8 +5,9 @@
 #
 #   scripts/gpu.sh            everything (about 15 minutes on an H100)
 #   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
-#                             printed. Parts: build (the build alone) tests bench hit observe steps timing profile overhead
-#                             overhead_fw python main ncu (hit: bench_hit and bench/hit_phases.py
+#                             printed. Parts: build (the build alone) tests bench hit observe steps
+#                             timing regions profile overhead overhead_fw python main ncu (regions:
+#                             kernel regions' checks, about 1 minute; hit: bench_hit and bench/hit_phases.py
 #                             alone, with GPUJIT_HIT_RUNS runs a setting, 41 unless set; bench
 #                             includes them).
 #                             The device tool runs one command for at most 10 minutes, so:
@@ -15,7 +16,7 @@
 #                             `scripts/gpu.sh overhead` and `scripts/gpu.sh overhead_fw` (each
 #                             about 8 minutes).
 set -uo pipefail
-all_parts="build tests bench hit observe steps timing profile overhead overhead_fw python main ncu"
+all_parts="build tests bench hit observe steps timing regions profile overhead overhead_fw python main ncu"
 parts=" ${*:-$all_parts} "
 for p in $parts; do
   case " $all_parts " in *" $p "*) ;; *) echo "gpu.sh: unknown part '$p' (parts: $all_parts)" >&2; exit 2 ;; esac
@@ -131,6 +132,37 @@ if [ -f .base/CMakeLists.txt ]; then
     python3 bench/compare_builds.py build-base build-gpu --rounds "${COMPARE_ROUNDS:-3}" --quick \
       2>/dev/null | tee "$out/compare_builds.txt"
 fi
+fi
+if part regions; then
+echo "== kernel regions: N cycles, nesting, two streams, CUB, a graph, CUPTI, the cost, a full buffer"
+build-gpu/tests/test_regions_gpu 2>&1 | tee "$out/regions.txt" | grep -E "^(CHECK|RESULT|SKIPPED)|FAILED|PASSED"
+cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [ -x "$cs" ]; then
+  TEST_FILTER='*overflow*' "$cs" --tool memcheck --error-exitcode 99 build-gpu/tests/test_regions_gpu \
+    >"$out/regions_memcheck.txt" 2>&1
+  rc=$?
+  echo "CHECK regions_memcheck_overflow $([ $rc -eq 0 ] && echo ok || echo FAIL) exit $rc;" \
+    "$(grep -E 'ERROR SUMMARY' "$out/regions_memcheck.txt")" | tee -a "$out/regions.txt"
+else
+  echo "CHECK regions_memcheck_overflow SKIPPED no compute-sanitizer" | tee -a "$out/regions.txt"
+fi
+echo "== gpujit run --regions examples/phase_timing.cu: the table, the JSON, the trace"
+ex=(examples/phase_timing.cu --grid 1024 --block 128 --arg i32:131072 --arg i32:8 --arg buf:f32:131072:random
+    --arg buf:f32:131072:zeros,out=checksum)
+$g run --regions --time-trace="$out/regions_run.trace.json" "${ex[@]}" 2>&1 | tee "$out/regions_run.txt" | tail -14
+$g run --regions --json "${ex[@]}" >"$out/regions_run.json" 2>&1
+python3 - "$out/regions_run.json" "$out/regions_run.trace.json" <<'PY' | tee -a "$out/regions.txt"
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [r["name"] for r in d.get("regions", {}).get("table", [])]
+want = ["line_search", "update_constraint", "hessian_incremental", "update_gradient"]
+print("CHECK regions_run_json", "ok" if names == want else "FAIL", names)
+t = json.load(open(sys.argv[2]))
+sm = {e["args"]["name"] for e in t["traceEvents"] if e.get("ph") == "M" and str(e.get("args", {}).get("name", "")).startswith("SM ")}
+n = sum(1 for e in t["traceEvents"] if e.get("cat") == "region")
+print("CHECK regions_run_trace", "ok" if sm and n else "FAIL", len(sm), "SM tracks,", n, "slices")
+PY
+$g run "${ex[@]}" 2>&1 | grep -E "^  GPU ms" | sed 's/^/without --regions: /' | tee -a "$out/regions_run.txt"
 fi
 if part profile; then
 echo "== gpujit profile: CuPy, PyTorch jiterator, cuda.core, JAX, Triton and gpujit run under it"

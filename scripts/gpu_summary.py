@@ -185,6 +185,20 @@ for line in nc.splitlines():
         parts = line.split(" ", 2)
         rows.append(("ncu: " + parts[1], parts[2] if len(parts) > 2 else ""))
 
+rg = read("regions.txt")
+checks = [line.split()[2] for line in rg.splitlines() if line.startswith("CHECK regions_") and len(line.split()) > 2]
+if checks:
+    failed = [line.split()[1] for line in rg.splitlines() if line.startswith("CHECK regions_") and " FAIL" in line]
+    rows.append(("regions: checks", "%d ok of %d%s" % (checks.count("ok"), len(checks),
+                                                      ("; FAIL " + ", ".join(failed)) if failed else "")))
+res = dict(line.split()[1:3] for line in rg.splitlines() if line.startswith("RESULT ") and len(line.split()) >= 3)
+for key, label in (("regions_spin_cycles_median", "spin of 1e6 cycles reads"), ("regions_cost_ratio",
+                   "with/without, 3 us regions"), ("regions_event_cost_ns", "cost of one event (ns)"),
+                   ("regions_cupti_region_ns", "one-region kernel: region ns"), ("regions_cupti_kernel_ns",
+                   "one-region kernel: CUPTI ns")):
+    if key in res:
+        rows.append(("regions: " + label, res[key]))
+
 for line in read("compare_builds.txt").splitlines():
     if line.startswith(("cache hit", "gpujit build", "launch: added", "block_reduce.cu gpujit / nvrtc")):
         f = line.split()

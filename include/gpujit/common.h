@@ -79,6 +79,15 @@ GPUJIT_API int gpujit_toolkit_info_get(gpujit_toolkit_info *out);
  */
 GPUJIT_API void gpujit_children_abort(void);
 
+/**
+ * The directory of gpujit's headers for device code (`#include <gpujit/regions.cuh>`): every
+ * gpujit build puts it last on NVRTC's include path; give it to nvcc, CuPy's RawModule or
+ * torch.utils.cpp_extension with -I. $GPUJIT_INCLUDE_DIR names it, else it is found beside the
+ * library or program (../include, or include/ in the Python package), else where gpujit was
+ * installed or built. @return its real path (static), or NULL where none holds the headers.
+ */
+GPUJIT_API const char *gpujit_include_dir(void);
+
 /** Free memory that gpujit returned through an out-parameter. */
 GPUJIT_API void gpujit_free(void *ptr);
 

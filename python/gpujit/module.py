@@ -5,6 +5,8 @@ import os
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from . import _args, _gpujit
+from . import regions as _regions
+from .regions import RegionTable
 
 
 
@@ -108,6 +110,21 @@ class Module:
             self._kernels[key] = k
         return k
 
+    def regions(self, kernel_ms: float = 0.0, launches: int = 1, reset: bool = True) -> "RegionTable":
+        """The kernel regions its launches on the current device recorded since the last reset
+        (module built with ``regions=True`` and ``#include <gpujit/regions.cuh>``), waiting for
+        the device first. ``kernel_ms``: the launches' summed GPU time, for each region's share
+        (the ``elapsed`` of its ``TimingResult``s); ``launches``: how many. ``reset``: forget them
+        after reading. Raises ValueError when the module records no regions there."""
+        t = _regions._table(_gpujit.regions_read(self._handle, float(kernel_ms), int(launches)))
+        if reset:
+            _gpujit.regions_reset(self._handle)
+        return t
+
+    def regions_reset(self) -> None:
+        """Forget the region events recorded so far (in order on the current stream)."""
+        _gpujit.regions_reset(self._handle)
+
     def __repr__(self) -> str:
         return "<gpujit.Module %s %s %s, %d kernel(s), %s>" % (
             self.name, self.arch, self.output, len(self.kernels),
@@ -120,7 +137,7 @@ def build(path: Optional[Union[str, os.PathLike]] = None, *, source: Optional[st
           options: Optional[Sequence[str]] = None, defines: Optional[Union[Mapping[str, object], Iterable[str]]] = None,
           include_dirs: Optional[Sequence[Union[str, os.PathLike]]] = None,
           name_expressions: Optional[Sequence[str]] = None, cache: Union[bool, str, os.PathLike] = True,
-          time_trace: Optional[Union[str, os.PathLike]] = None, lean: bool = True) -> Module:
+          time_trace: Optional[Union[str, os.PathLike]] = None, lean: bool = True, regions: bool = False) -> Module:
     """Build a module from a file (``build(path)``) or from source text (``build(source=text)``).
 
     ``path``: a file (str or PathLike). ``source``: CUDA C++ source text, named ``name`` (default
@@ -132,7 +149,9 @@ def build(path: Optional[Union[str, os.PathLike]] = None, *, source: Optional[st
     no value). ``name_expressions``: template kernels to instantiate ("scale<float>"), looked up
     with ``Module.kernel``. ``cache``: True (the default cache), False,
     or a cache directory (made when missing; ValueError when it cannot be). ``time_trace``: write a Trace Event Format file of the build there.
-    ``lean``: the lean pass (True, the default, or False). A wrong type or value of any of them is a
+    ``lean``: the lean pass (True, the default, or False). ``regions``: switch on the kernel
+    regions of ``#include <gpujit/regions.cuh>`` (defines ``GPUJIT_REGIONS``; read them with
+    ``Module.regions()``). A wrong type or value of any of them is a
     TypeError or ValueError that names it.
 
     Raises ``CompileError`` (diagnostics with file:line:col in its message and ``log``), or the
@@ -170,7 +189,10 @@ def build(path: Optional[Union[str, os.PathLike]] = None, *, source: Optional[st
                 os.makedirs(cache_dir, exist_ok=True)
             except OSError as e:
                 raise ValueError("cache=%r: the cache directory cannot be made (%s)" % (cache_dir, e.strerror)) from None
-    d = _gpujit.build(paths, sources, arch, _args.str_list("options", options), _args.defines(defines),
+    defs = _args.defines(defines)
+    if _args.flag("regions", regions):
+        defs = list(defs or []) + ["GPUJIT_REGIONS"]
+    d = _gpujit.build(paths, sources, arch, _args.str_list("options", options), defs,
                       _args.path_list("include_dirs", include_dirs), _args.str_list("name_expressions", name_expressions),
                       cache, cache_dir, _args.path("time_trace", time_trace),
                       _args.flag("lean", lean))

@@ -9,7 +9,7 @@
  *
  * This file is the module's init and its table; each concern is a file of its own, laid out as
  * CPython's own C modules are: errors.c, build.c, cache.c, trace.c, devices.c, args.c (argument
- * conversion), kernel.c (the Kernel and ModuleHandle types), timing.c, profile.c.
+ * conversion), kernel.c (the Kernel and ModuleHandle types), timing.c, profile.c, regions.c.
  */
 #include "ext.h"
 
@@ -58,7 +58,8 @@ PyMODINIT_FUNC PyInit__gpujit(void)
     return NULL;
   if (gpujit_py_add_errors(m) < 0 || gpujit_py_add_build(m) < 0 || gpujit_py_add_cache(m) < 0 ||
       gpujit_py_add_trace(m) < 0 || gpujit_py_add_kernels(m) < 0 || gpujit_py_add_timing(m) < 0 ||
-      gpujit_py_add_profile(m) < 0 || gpujit_py_add_config(m) < 0) {
+      gpujit_py_add_profile(m) < 0 || gpujit_py_add_config(m) < 0 ||
+      gpujit_py_add_regions(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

@@ -59,6 +59,9 @@ int gpujit_py_args_init(void);
 /* ---- kernel.c ---- */
 /** A built module as a ModuleHandle (it owns `m`); NULL with an exception set. */
 PyObject *gpujit_py_handle_new(gpujit_module *m);
+/** The handle's module as loaded on device `ordinal` (at its first launch there), else NULL
+ *  (also for an object that is no handle). Borrowed. */
+gpujit_loaded *gpujit_py_handle_loaded(PyObject *handle, int ordinal);
 
 /* ---- each concern adds its functions (and types) to the module ---- */
 int gpujit_py_add_errors(PyObject *m);
@@ -69,5 +72,6 @@ int gpujit_py_add_kernels(PyObject *m);
 int gpujit_py_add_timing(PyObject *m);
 int gpujit_py_add_profile(PyObject *m);
 int gpujit_py_add_config(PyObject *m);
+int gpujit_py_add_regions(PyObject *m);
 
 #endif

@@ -42,6 +42,13 @@ PyObject *gpujit_py_handle_new(gpujit_module *m)
   return (PyObject *)h;
 }
 
+gpujit_loaded *gpujit_py_handle_loaded(PyObject *o, int ordinal)
+{
+  if (!o || !PyObject_TypeCheck(o, HandleType) || ordinal < 0 || ordinal >= GPUJIT_PY_MAX_DEVICES)
+    return NULL;
+  return ((HandleObject *)o)->loaded[ordinal];
+}
+
 static PyType_Slot handle_slots[] = {
     {Py_tp_dealloc, (void *)handle_dealloc},
     {Py_tp_doc, (void *)"A built module as the C library holds it (loaded on a device at first launch)."},

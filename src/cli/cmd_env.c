@@ -53,6 +53,7 @@ static const setting settings[] = {
     {"GPUJIT_NVJITLINK_LIBRARY", "the libnvJitLink to load (default: the toolkit's)", FOR_USER},
     {"GPUJIT_LIBCUDA", "the CUDA driver library to load (default libcuda.so.1)", FOR_USER},
     {"GPUJIT_NCU", "the ncu program of `gpujit ncu` and `run --ncu`", FOR_USER},
+    {"GPUJIT_INCLUDE_DIR", "gpujit's device headers (gpujit/regions.cuh; default: beside gpujit, else installed)", FOR_USER},
     {"GPUJIT_INJECT_LIBRARY", "the injection library of `gpujit profile` (default: beside gpujit)", FOR_USER},
     {"NO_COLOR", "set and not empty: no colour in gpujit's messages", FOR_SYSTEM},
     {"XDG_CACHE_HOME", "the kernel cache is $XDG_CACHE_HOME/gpujit where GPUJIT_CACHE_DIR is unset", FOR_SYSTEM},

@@ -254,6 +254,7 @@ static void run_cmd_free(run_cmd *c)
   if (c->timer)
     gpujit_timer_stop(c->timer, NULL);
   free(c->res);
+  gpujit_region_report_free(c->regions);
   for (size_t i = 0; i < c->r.nbuffers; i++)
     if (c->r.buffers[i].ptr)
       gpujit_mem_free(c->r.dev, c->r.buffers[i].ptr);

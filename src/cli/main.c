@@ -35,6 +35,8 @@ static void print_help(cli_ctx *ctx)
          "  -q, --quiet     print errors only\n"
          "  -v, --verbose   print more (NVRTC logs, library messages)\n"
          "  --version       same as 'gpujit version'\n"
+         "  --include-dir   print the directory of gpujit's device headers (gpujit/regions.cuh),\n"
+         "                  for -I of nvcc, CuPy's RawModule or torch.utils.cpp_extension\n"
          "  -h, --help      this help; '%s <command> --help' for a command's options\n"
          "Short flags combine (-qv), '--' ends the options, --json[=FILE] prints (or writes) one\n"
          "versioned JSON document (docs/json.md); 'gpujit env' lists every setting, 'man gpujit'.\n\n"
@@ -136,6 +138,19 @@ static void catch_fatal_signals(void)
   }
 }
 
+/* --include-dir: the one line a build script puts after -I. */
+static int print_include_dir(cli_ctx *ctx)
+{
+  const char *dir = gpujit_include_dir();
+  if (!dir) {
+    fprintf(stderr, "%s: error: gpujit's device headers (gpujit/regions.cuh) not found beside the program nor "
+                    "where it was installed; set GPUJIT_INCLUDE_DIR\n", ctx->prog);
+    return EXIT_IO;
+  }
+  printf("%s\n", dir);
+  return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
   cli_ctx ctx = {0, false, "gpujit"};
@@ -147,7 +162,7 @@ int main(int argc, char **argv)
   if (!(argv = cli_split_short_flags(&argc, argv, true))) /* -qv before the command */
     return cli_fail(&ctx, GPUJIT_ENOMEM);
   for (; i < argc && argv[i][0] == '-'; i++) {
-    static const char *const names[] = {"-q", "--quiet", "-v", "--verbose", "--version", "-h", "--help"};
+    static const char *const names[] = {"-q", "--quiet", "-v", "--verbose", "--version", "-h", "--help", "--include-dir"};
     const char *near;
     if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
       ctx.verbose = -1;
@@ -155,6 +170,8 @@ int main(int argc, char **argv)
       ctx.verbose = 1;
     else if (!strcmp(argv[i], "--version"))
       return cmd_version(&ctx, 0, NULL);
+    else if (!strcmp(argv[i], "--include-dir"))
+      return print_include_dir(&ctx);
     else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
       return cmd_help(&ctx, 0, NULL);
     else if (!strcmp(argv[i], "--")) {

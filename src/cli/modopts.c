@@ -10,6 +10,8 @@ const char *const cli_module_help =
     "  -I DIR               add an include directory (the source's own is always searched)\n"
     "  -D NAME[=VALUE]      define a macro\n"
     "  -U NAME              undefine a macro\n"
+    "  --regions            switch on timed regions in kernels: defines GPUJIT_REGIONS for\n"
+    "                       #include <gpujit/regions.cuh> (docs/regions.md)\n"
     "  --std STD            c++03, c++11, c++14, c++17 or c++20\n"
     "  --no-lineinfo        do not emit line info (on by default)\n"
     "  --no-line-directives join a library prelude into the source text instead of\n"
@@ -66,6 +68,8 @@ static int compile_opt(cli_ctx *ctx, cli_args *a, cli_module_args *m, bool *ok)
     *ok = push(&m->incs, a->value);
   } else if (cli_opt(a, "-D", true)) {
     *ok = push(&m->defs, a->value);
+  } else if (cli_opt(a, "--regions", false)) {
+    *ok = push(&m->defs, "GPUJIT_REGIONS");
   } else if (cli_opt(a, "-U", true)) {
     *ok = push(&m->undefs, a->value);
   } else if (cli_opt(a, "--std", true)) {

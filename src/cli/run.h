@@ -62,6 +62,7 @@ typedef struct run_cmd {
   cJSON *out, *mj;           /* the "gpujit-run" document and its "module" record */
   double phases[4], load_ms, first_ms;
   gpujit_timer *timer;       /* the stage being timed (-v, NVTX) */
+  gpujit_region_report *regions; /* the kernel regions of the timed launches (run_regions.c) */
 } run_cmd;
 
 typedef struct kstats {
@@ -97,6 +98,15 @@ int run_measure(run_cmd *c);
 int run_copy_back(run_cmd *c);
 /** Close the timing region: its trace track, CUPTI's losses, the timeline. */
 int run_finish_timing(run_cmd *c);
+
+/* run_regions.c: kernel regions (gpujit/regions.cuh) of the timed launches, where the module has them */
+/** Empty the module's event buffer before the timed launches, grown for `launches_ahead` runs
+ *  of the plan as far as memory allows. */
+void run_regions_reset(run_cmd *c, double launches_ahead);
+/** Read and summarise the events; into the JSON and the trace (the first launch at `start_us`). */
+int run_regions_collect(run_cmd *c, double kernel_ms, unsigned launches, double start_us);
+/** The region table, unless quiet or JSON. */
+void run_regions_print(const run_cmd *c);
 
 /* run_report.c */
 void checksum(const buffer *b, const void *host, double *sum, char hex[17]);

@@ -216,7 +216,7 @@ static int run_bench(run_cmd *c)
   gpujit_bench_options bo = GPUJIT_BENCH_OPTIONS_INIT;
   gpujit_bench_result br;
   cJSON *bj = cJSON_AddObjectToObject(c->out, "benchmark");
-  double cost = compile_cost(c->m);
+  double cost = compile_cost(c->m), t0;
   uint64_t span = 0;
   int err;
   bo.warmup = 0;
@@ -228,10 +228,15 @@ static int run_bench(run_cmd *c)
   free(c->res);
   c->res = NULL;
   gpujit_trace_span_begin(c->ma.trace, &span, "gpujit", "benchmark");
+  run_regions_reset(c, (double)bo.max_samples);
+  t0 = gpujit_trace_now_us();
   err = gpujit_benchmark(&br, NULL, c->r.dev, bench_fn, &c->r, &bo);
   gpujit_trace_span_end(c->ma.trace, span);
   if (err < 0)
     return cli_fail(c->ctx, err);
+  if ((err = run_regions_collect(c, br.gpu.mean * (double)br.gpu.n, (unsigned)(br.gpu.n * c->r.nlaunches), t0)) !=
+      EXIT_OK)
+    return err;
   cJSON_AddItemToObject(bj, "gpu_ms", stats_json(&br.gpu));
   cJSON_AddItemToObject(bj, "cpu_ms", stats_json(&br.cpu));
   cJSON_AddStringToObject(bj, "stopped_by", stops[br.stop]);
@@ -240,6 +245,7 @@ static int run_bench(run_cmd *c)
   if (printing(c)) {
     print_compile_half(c);
     print_bench(c, &br, stops[br.stop], cost);
+    run_regions_print(c);
   }
   return EXIT_OK;
 }
@@ -278,6 +284,7 @@ static int timed_launches(run_cmd *c, kstats *ks)
   int err;
   gpujit_trace_span_begin(c->ma.trace, &span, "gpujit", "timed launches");
   stage_start(&c->timer, c->r.dev, "timed launches");
+  run_regions_reset(c, (double)c->o.repeat); /* the regions of these launches alone, not the warm-up's */
   /* The region opened before the copies: timed launches are those after this mark. */
   if ((err = gpujit_timing_begin(c->r.dev, GPUJIT_TIMING_KERNEL)) < 0)
     return cli_fail(c->ctx, err);
@@ -289,8 +296,17 @@ static int timed_launches(run_cmd *c, kstats *ks)
   gpujit_trace_span_end(c->ma.trace, span);
   if (err == 0)
     err = per_launch_stats(c, mark, nm, ks);
+  if (err == 0) {
+    double kernel_ms = 0;
+    int rc;
+    for (size_t i = 0; i < nm; i++)
+      kernel_ms += mark[i].elapsed_ms;
+    rc = run_regions_collect(c, kernel_ms, (unsigned)nm, nm ? mark[0].start_us : 0);
+    free(mark);
+    return rc;
+  }
   free(mark);
-  return err < 0 ? cli_fail(c->ctx, err) : EXIT_OK;
+  return cli_fail(c->ctx, err);
 }
 
 static void print_kernel(const launch *l, const kstats *k, const gpujit_kernel_attrs *at, double be, double cost)
@@ -334,6 +350,7 @@ int run_measure(run_cmd *c)
     if (printing(c))
       print_kernel(l, &ks[i], &at, be, cost);
   }
+  run_regions_print(c);
   return EXIT_OK;
 }
 

@@ -56,7 +56,17 @@ struct gpujit_loaded {
   struct gpujit_kernel *kernels;
   size_t count;
   gpujit__strvec exprs, lowered;
+  /* kernel regions (gpujit/regions.cuh): the module's `gpujit_regions` state and the buffer bound
+   * to it at load (run/kregions.c); state 0 where the module has none */
+  gpujit_devptr regions_state, regions_events;
+  uint64_t regions_capacity;
+  unsigned regions_abi, regions_scope; /* as the module's state says: an ABI not ours stays unbound */
 };
+
+/** Find a loaded module's `gpujit_regions` state and bind a buffer to it (no state: nothing). */
+int gpujit__regions_bind(struct gpujit_loaded *l);
+/** Free the buffer bound to a loaded module. */
+void gpujit__regions_unbind(struct gpujit_loaded *l);
 
 struct gpujit_graph {
   gpujit_device *dev;

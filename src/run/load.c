@@ -59,6 +59,10 @@ int gpujit_module_load(gpujit_loaded **out, gpujit_device *g, const gpujit_modul
     k->attrs.max_threads_per_block = func_attr(g, k->fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     k->attrs.params = gpujit_module_kernel_params(m, k->name, k->attrs.param_bytes, 64);
   }
+  if ((err = gpujit__regions_bind(l)) < 0) {
+    gpujit_loaded_free(l);
+    return gpujit__error(err, "%s: %s", m->name, gpujit_error_last());
+  }
   for (size_t i = 0; i < m->name_exprs.count && i < m->lowered.count; i++) {
     gpujit__strvec_push(&l->exprs, m->name_exprs.items[i]);
     gpujit__strvec_push(&l->lowered, m->lowered.items[i]);
@@ -76,6 +80,7 @@ void gpujit_loaded_free(gpujit_loaded *l)
   free(l->kernels);
   if (l->mod) {
     l->dev->d->cuCtxSetCurrent(l->dev->ctx);
+    gpujit__regions_unbind(l);
     l->dev->d->cuModuleUnload(l->mod);
   }
   gpujit__strvec_free(&l->exprs);

@@ -426,13 +426,15 @@ static int setup(gpujit__includes *inc, const gpujit_source *sources, const char
     gpujit__normpath(inc->source_paths[i]);
   }
   /* The order gpujit__nvrtc_flags gives NVRTC: -I, the source's directory, the toolkit, then
-   * whatever -I came through as raw NVRTC options. */
+   * gpujit's own device headers, then whatever -I came through as raw NVRTC options. */
   for (size_t i = 0; err == 0 && i < o->include_dirs_count; i++)
     err = push_abs(&inc->before, o->include_dirs[i]);
   if (err == 0)
     err = gpujit__strvec_pushf(&inc->after, "%s/include/cccl", root);
   if (err == 0)
     err = gpujit__strvec_pushf(&inc->after, "%s/include", root);
+  if (err == 0 && gpujit_include_dir()) /* gpujit/regions.cuh, last as gpujit__nvrtc_flags gives it */
+    err = gpujit__strvec_pushf(&inc->after, "%s", gpujit_include_dir());
   for (size_t i = 0; err == 0 && i < inc->after.count; i++)
     gpujit__normpath(inc->after.items[i]);
   if (err == 0)

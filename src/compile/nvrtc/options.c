@@ -228,6 +228,9 @@ int gpujit__nvrtc_flags(gpujit__strvec *out, const gpujit_module_options *o, con
     PUSH("-I%s", source_dir);
   PUSH("-I%s/include/cccl", root);
   PUSH("-I%s/include", root);
+  /* gpujit's own device headers (gpujit/regions.cuh) last: a user's or the toolkit's come first */
+  if (gpujit_include_dir())
+    PUSH("-I%s", gpujit_include_dir());
   if (time_trace_file)
     PUSH("--fdevice-time-trace=%s", time_trace_file);
   /* path-bearing ones made absolute: NVRTC would resolve them against the working directory */

@@ -1,0 +1,393 @@
+/* Kernel regions on the GPU (scripts/gpu.sh regions): a spin of N cycles reads N, nesting and
+ * loops, two streams at once, CUB inside a region, a graph, agreement with CUPTI, the cost, and a
+ * full buffer (run under compute-sanitizer by gpu.sh). Each check prints a CHECK line; figures
+ * print RESULT lines. Without a driver or device: exit 77 (skipped) with the reason. */
+#include <math.h>
+
+#include "helpers.h"
+
+#include "gpujit.h"
+
+#define SRC                                                                                             \
+  "#include <gpujit/regions.cuh>\n"                                                                     \
+  "#include <cub/block/block_reduce.cuh>\n"                                                             \
+  "static __device__ void spin_for(long long c) { long long t0 = clock64(); while (clock64() - t0 < c) {} }\n" \
+  "extern \"C\" __global__ void spin(long long cycles, int *out) {\n"                                   \
+  "  GPUJIT_REGION(\"spin\") { spin_for(cycles); }\n"                                                   \
+  "  if (threadIdx.x == 0) out[blockIdx.x] = 1;\n"                                                      \
+  "}\n"                                                                                                 \
+  "extern \"C\" __global__ void nested(int reps, long long cycles, int *out) {\n"                       \
+  "  GPUJIT_REGION(\"outer\") {\n"                                                                      \
+  "    for (int r = 0; r < reps; r++) GPUJIT_REGION(\"inner\") { spin_for(cycles); }\n"                 \
+  "  }\n"                                                                                               \
+  "  GPUJIT_REGION_BEGIN(\"after\"); spin_for(cycles); GPUJIT_REGION_END(\"after\");\n"                 \
+  "  if (threadIdx.x == 0) out[blockIdx.x] = reps;\n"                                                   \
+  "}\n"                                                                                                 \
+  "extern \"C\" __global__ void reduce(int n, const float *in, float *partial) {\n"                     \
+  "  using R = cub::BlockReduce<float, 256>;\n"                                                         \
+  "  __shared__ typename R::TempStorage st;\n"                                                          \
+  "  int i = blockIdx.x * 256 + threadIdx.x;\n"                                                         \
+  "  float v = i < n ? in[i] : 0.0f, s = 0.0f;\n"                                                       \
+  "  GPUJIT_REGION(\"block_reduce\") { s = R(st).Sum(v); }\n"                                           \
+  "  if (threadIdx.x == 0) partial[blockIdx.x] = s;\n"                                                  \
+  "}\n"                                                                                                 \
+  "extern \"C\" __global__ void phases(int iters, long long work, float *out) {\n"                      \
+  "  float acc = threadIdx.x;\n"                                                                        \
+  "  for (int k = 0; k < iters; k++) GPUJIT_REGION(\"phase\") {\n"                                      \
+  "    for (long long j = 0; j < work; j++) acc = fmaf(acc, 0.999f, 1.0f);\n"                           \
+  "  }\n"                                                                                               \
+  "  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;\n"                                               \
+  "}\n"                                                                                                 \
+  "extern \"C\" __global__ void spin_phases(int iters, long long cycles, float *out) {\n"               \
+  "  float acc = threadIdx.x;\n"                                                                        \
+  "  for (int k = 0; k < iters; k++) GPUJIT_REGION(\"phase\") {\n"                                      \
+  "    long long t0 = clock64();\n"                                                                     \
+  "    while (clock64() - t0 < cycles) acc = acc * 0.999f + 1.0f;\n"                                    \
+  "  }\n"                                                                                               \
+  "  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;\n"                                               \
+  "}\n"
+
+static gpujit_device *dev;
+static gpujit_module *mod, *mod_off;
+static gpujit_loaded *loaded;
+static gpujit_devptr out;
+static int sms;
+
+static void check(const char *name, bool ok, const char *fmt, ...)
+{
+  va_list ap;
+  printf("CHECK regions_%s %s ", name, ok ? "ok" : "FAIL");
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+  fflush(stdout);
+  assert_true(ok);
+}
+
+static gpujit_kernel *kernel_of(gpujit_loaded *l, const char *name)
+{
+  gpujit_kernel *k = NULL;
+  assert_int_equal(gpujit_kernel_get(&k, l, name), 0);
+  return k;
+}
+
+static void launch_spin(gpujit_loaded *l, unsigned blocks, unsigned threads, long long cycles)
+{
+  unsigned grid[3] = {blocks, 1, 1}, block[3] = {threads, 1, 1};
+  void *args[] = {&cycles, &out};
+  assert_int_equal(gpujit_launch(kernel_of(l, "spin"), grid, block, 0, args), 0);
+}
+
+static const gpujit_region_stat *row(const gpujit_region_report *r, const char *name)
+{
+  for (size_t i = 0; i < r->count; i++)
+    if (!strcmp(r->regions[i].name, name))
+      return &r->regions[i];
+  fail_msg("no region '%s' in the report", name);
+  return NULL;
+}
+
+static gpujit_region_report *read_regions(gpujit_loaded *l, double kernel_ms, unsigned launches)
+{
+  gpujit_region_report *r = NULL;
+  if (gpujit_loaded_regions_read(&r, l, kernel_ms, launches) < 0)
+    fail_msg("reading the regions: %s", gpujit_error_last());
+  return r;
+}
+
+/* One warp spinning N SM cycles: the region reads N within 1 %. */
+static void test_regions__spin_reads_n_cycles(void **state)
+{
+  const long long n = 1000000;
+  gpujit_region_report *r;
+  const gpujit_region_stat *s;
+  (void)state;
+  assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
+  launch_spin(loaded, (unsigned)sms, 128, n);
+  r = read_regions(loaded, 0, 1);
+  s = row(r, "spin");
+  printf("RESULT regions_spin_cycles_median %.0f\nRESULT regions_spin_cycles_max %.0f\n", s->cycles_median,
+         s->cycles_max);
+  check("spin_n_cycles", s->calls == (uint64_t)sms * 4 && fabs(s->cycles_median - (double)n) / (double)n < 0.01,
+        "calls %llu (want %d) median %.0f cycles for %lld", (unsigned long long)s->calls, sms * 4, s->cycles_median, n);
+  check("spin_all_sms", s->sms == (unsigned)sms || s->sms > (unsigned)sms / 2, "%u SMs ran it (%d blocks)", s->sms, sms);
+  gpujit_region_report_free(r);
+}
+
+/* inner x reps inside outer, then a begin/end region: depths, counts, outer >= its inners. */
+static void test_regions__nested_and_looped(void **state)
+{
+  int reps = 5;
+  long long cycles = 20000;
+  unsigned grid[3] = {4, 1, 1}, block[3] = {64, 1, 1};
+  void *args[] = {&reps, &cycles, &out};
+  gpujit_region_report *r;
+  const gpujit_region_stat *o, *in, *af;
+  (void)state;
+  assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
+  assert_int_equal(gpujit_launch(kernel_of(loaded, "nested"), grid, block, 0, args), 0);
+  r = read_regions(loaded, 0, 1);
+  o = row(r, "outer"), in = row(r, "inner"), af = row(r, "after");
+  check("nested_counts", o->calls == 8 && in->calls == 40 && af->calls == 8 && r->unmatched == 0,
+        "outer %llu inner %llu after %llu unmatched %llu", (unsigned long long)o->calls, (unsigned long long)in->calls,
+        (unsigned long long)af->calls, (unsigned long long)r->unmatched);
+  check("nested_depths", o->depth == 0 && in->depth == 1 && af->depth == 0, "depths %u %u %u", o->depth, in->depth,
+        af->depth);
+  check("nested_outer_ge_inners", o->cycles_median >= 5 * in->cycles_median, "outer %.0f, 5 x inner %.0f",
+        o->cycles_median, 5 * in->cycles_median);
+  gpujit_region_report_free(r);
+}
+
+/* Two loaded modules, each its own buffer, on two streams at once: each sees its own calls, and
+ * their times overlap. */
+static void test_regions__two_streams_at_once(void **state)
+{
+  gpujit_device *dev2 = NULL;
+  gpujit_loaded *l2 = NULL;
+  gpujit_region_report *a, *b;
+  uint64_t a0 = UINT64_MAX, a1 = 0, b0 = UINT64_MAX, b1 = 0;
+  (void)state;
+  assert_int_equal(gpujit_device_open(&dev2, -1), 0);
+  assert_int_equal(gpujit_module_load(&l2, dev2, mod), 0);
+  assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
+  assert_int_equal(gpujit_loaded_regions_reset(l2), 0);
+  assert_int_equal(gpujit_synchronize(dev), 0);
+  assert_int_equal(gpujit_synchronize(dev2), 0);
+  launch_spin(loaded, 2, 64, 20000000); /* about 10 ms each */
+  launch_spin(l2, 2, 64, 20000000);
+  a = read_regions(loaded, 0, 1), b = read_regions(l2, 0, 1);
+  for (size_t i = 0; i < a->nslices; i++)
+    a0 = a->slices[i].start_ns < a0 ? a->slices[i].start_ns : a0,
+    a1 = a->slices[i].start_ns + a->slices[i].dur_ns > a1 ? a->slices[i].start_ns + a->slices[i].dur_ns : a1;
+  for (size_t i = 0; i < b->nslices; i++)
+    b0 = b->slices[i].start_ns < b0 ? b->slices[i].start_ns : b0,
+    b1 = b->slices[i].start_ns + b->slices[i].dur_ns > b1 ? b->slices[i].start_ns + b->slices[i].dur_ns : b1;
+  printf("RESULT regions_streams_overlap_ns %lld\n", (long long)((a1 < b1 ? a1 : b1) - (a0 > b0 ? a0 : b0)));
+  check("two_streams_counts", row(a, "spin")->calls == 4 && row(b, "spin")->calls == 4, "%llu and %llu calls",
+        (unsigned long long)row(a, "spin")->calls, (unsigned long long)row(b, "spin")->calls);
+  check("two_streams_overlap", a0 < b1 && b0 < a1, "A [%llu, %llu] B [%llu, %llu] ns", (unsigned long long)a0,
+        (unsigned long long)a1, (unsigned long long)b0, (unsigned long long)b1);
+  gpujit_region_report_free(a), gpujit_region_report_free(b);
+  gpujit_loaded_free(l2);
+  gpujit_device_free(dev2);
+}
+
+/* CUB's BlockReduce inside a region: the sums right, one call per warp. */
+static void test_regions__cub_block_reduce(void **state)
+{
+  int n = 256 * 64;
+  unsigned grid[3] = {64, 1, 1}, block[3] = {256, 1, 1};
+  gpujit_devptr in, partial;
+  float ones[256 * 64], sums[64];
+  void *args[] = {&n, &in, &partial};
+  gpujit_region_report *r;
+  bool right = true;
+  (void)state;
+  for (int i = 0; i < n; i++)
+    ones[i] = 1.0f;
+  assert_int_equal(gpujit_mem_alloc(&in, dev, sizeof(ones)), 0);
+  assert_int_equal(gpujit_mem_alloc(&partial, dev, sizeof(sums)), 0);
+  assert_int_equal(gpujit_memcpy_htod(dev, in, ones, sizeof(ones)), 0);
+  assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
+  assert_int_equal(gpujit_launch(kernel_of(loaded, "reduce"), grid, block, 0, args), 0);
+  assert_int_equal(gpujit_memcpy_dtoh(dev, sums, partial, sizeof(sums)), 0);
+  for (int b = 0; b < 64; b++)
+    right = right && sums[b] == 256.0f;
+  r = read_regions(loaded, 0, 1);
+  check("cub_block_reduce", right && row(r, "block_reduce")->calls == 64 * 8 && r->unmatched == 0,
+        "sums %s, %llu calls (want 512), median %.0f cycles", right ? "right" : "WRONG",
+        (unsigned long long)row(r, "block_reduce")->calls, row(r, "block_reduce")->cycles_median);
+  gpujit_region_report_free(r);
+  gpujit_mem_free(dev, in), gpujit_mem_free(dev, partial);
+}
+
+/* A captured graph launched three times: its kernel writes through the bound buffer as any. */
+static void test_regions__graph_launch(void **state)
+{
+  gpujit_graph *g = NULL;
+  gpujit_region_report *r;
+  (void)state;
+  assert_int_equal(gpujit_graph_begin(dev), 0);
+  launch_spin(loaded, 2, 64, 10000);
+  assert_int_equal(gpujit_graph_end(&g, dev, "regions graph"), 0);
+  assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(gpujit_graph_launch(g), 0);
+  r = read_regions(loaded, 0, 3);
+  check("graph_launch", row(r, "spin")->calls == 3 * 4, "%llu calls (want 12)", (unsigned long long)row(r, "spin")->calls);
+  gpujit_region_report_free(r);
+  gpujit_graph_free(g);
+}
+
+/* A kernel that is one region of one warp: the region's time against the kernel's CUPTI duration. */
+static void test_regions__agrees_with_cupti(void **state)
+{
+  gpujit_timing_result *res = NULL;
+  size_t nres = 0;
+  gpujit_region_report *r;
+  double kernel_ns, region_ns;
+  int cupti = gpujit_timing_set_source(dev, GPUJIT_TIMER_CUPTI) == 0;
+  (void)state;
+  assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
+  assert_int_equal(gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL), 0);
+  launch_spin(loaded, 1, 32, 4000000);
+  assert_int_equal(gpujit_timing_end(&res, &nres, dev), 0);
+  assert_int_equal(nres, 1);
+  kernel_ns = res[0].elapsed_ms * 1e6;
+  r = read_regions(loaded, res[0].elapsed_ms, 1);
+  region_ns = row(r, "spin")->ns_max;
+  printf("RESULT regions_cupti_kernel_ns %.0f\nRESULT regions_cupti_region_ns %.0f\nRESULT regions_cupti_share %.4f\n",
+         kernel_ns, region_ns, row(r, "spin")->share);
+  check("agrees_with_cupti", region_ns <= kernel_ns * 1.001 && region_ns >= kernel_ns * 0.97,
+        "region %.0f ns, kernel %.0f ns (%s)", region_ns, kernel_ns, cupti ? "cupti" : "events: CUPTI unavailable");
+  gpujit_region_report_free(r);
+  gpujit_free(res);
+  if (cupti)
+    gpujit_timing_set_source(dev, GPUJIT_TIMER_EVENTS);
+}
+
+/* One launch of a phases kernel, the benchmark's sample. */
+typedef struct bench_launch {
+  gpujit_kernel *k;
+  unsigned grid[3], block[3];
+  void **args;
+} bench_launch;
+
+static int bench_fn(void *payload)
+{
+  bench_launch *b = payload;
+  return gpujit_launch(b->k, b->grid, b->block, 0, b->args);
+}
+
+static double median_ms(gpujit_loaded *l, const char *kernel, int iters, long long amount)
+{
+  void *args[] = {&iters, &amount, &out};
+  bench_launch one = {kernel_of(l, kernel), {(unsigned)sms * 4, 1, 1}, {256, 1, 1}, args};
+  gpujit_bench_options bo = GPUJIT_BENCH_OPTIONS_INIT;
+  gpujit_bench_result br;
+  bo.min_samples = 30, bo.max_samples = 200, bo.min_time_s = 0.3, bo.timeout_s = 5;
+  assert_int_equal(gpujit_benchmark(&br, NULL, dev, bench_fn, &one, &bo), 0);
+  return br.gpu.median;
+}
+
+/* The best of three rounds, with and without regions alternating; the median region's ns. */
+static double side_by_side(gpujit_loaded *off, const char *kernel, long long amount, double *region_ns,
+                           double *on_out, double *off_out)
+{
+  double best = 1e9;
+  unsigned grid[3] = {(unsigned)sms * 4, 1, 1}, block[3] = {256, 1, 1};
+  int iters = 20;
+  void *args[] = {&iters, &amount, &out};
+  gpujit_region_report *r;
+  for (int round = 0; round < 3; round++) {
+    uint64_t count = 0, cap = 0;
+    double on_ms, off_ms;
+    assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
+    on_ms = median_ms(loaded, kernel, iters, amount);
+    assert_int_equal(gpujit_loaded_regions_count(loaded, &count, &cap), 0);
+    assert_true(count <= cap); /* nothing dropped while timing */
+    off_ms = median_ms(off, kernel, iters, amount);
+    if (on_ms / off_ms < best)
+      best = on_ms / off_ms, *on_out = on_ms, *off_out = off_ms;
+  }
+  assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
+  assert_int_equal(gpujit_launch(kernel_of(loaded, kernel), grid, block, 0, args), 0);
+  r = read_regions(loaded, *on_out, 1);
+  *region_ns = row(r, "phase")->ns_median;
+  printf("RESULT regions_%s_min_call_cycles %llu\n", kernel, (unsigned long long)r->min_call_cycles);
+  gpujit_region_report_free(r);
+  return best;
+}
+
+/* Regions of >= 2 us each cost at most 3 %: the same kernels built with and without regions,
+ * benchmarked side by side. `phases` does a fixed amount of FMA work per region with 32 warps per
+ * SM (the recording's latency is hidden by the other warps: what a real kernel sees); the check is
+ * on it. `spin_phases` waits a fixed number of cycles per region, so every cycle of an event's
+ * latency (its atomicAdd's round trip) lengthens the kernel: the worst case, reported. */
+static void test_regions__cost(void **state)
+{
+  gpujit_loaded *off = NULL;
+  double ratio, spin_ratio, ns, spin_ns, on_ms = 0, off_ms = 0, son = 0, soff = 0;
+  (void)state;
+  assert_int_equal(gpujit_module_load(&off, dev, mod_off), 0);
+  assert_int_equal(gpujit_loaded_regions(off), 0);
+  /* room for every sample's events (a dropped event skips its stores: it would read cheaper) */
+  assert_int_equal(gpujit_loaded_regions_capacity(loaded, (uint64_t)sms * 4 * 8 * 40 * 240), 0);
+  ratio = side_by_side(off, "phases", 1024, &ns, &on_ms, &off_ms);
+  spin_ratio = side_by_side(off, "spin_phases", 6000, &spin_ns, &son, &soff);
+  printf("RESULT regions_cost_on_ms %.6f\nRESULT regions_cost_off_ms %.6f\nRESULT regions_cost_ratio %.4f\n", on_ms,
+         off_ms, ratio);
+  printf("RESULT regions_phase_ns_median %.0f\n", ns);
+  /* every warp is resident at once and runs its 40 events in sequence: the time each adds */
+  printf("RESULT regions_event_cost_ns %.1f\n", (on_ms - off_ms) * 1e6 / 40.0);
+  printf("RESULT regions_spin_cost_ratio %.4f\nRESULT regions_spin_phase_ns_median %.0f\n", spin_ratio, spin_ns);
+  printf("RESULT regions_spin_event_latency_ns %.1f\n", (son - soff) * 1e6 / 40.0);
+  check("cost_regions_2us", ns >= 2000, "median region %.0f ns", ns);
+  check("cost_at_most_1.03x", ratio <= 1.03, "with regions %.4fx the time without (best of 3 rounds); latency-bound "
+                                              "spin: %.4fx", ratio, spin_ratio);
+  gpujit_loaded_free(off);
+  assert_int_equal(gpujit_loaded_regions_capacity(loaded, GPUJIT_REGIONS_DEFAULT_EVENTS), 0);
+}
+
+/* A buffer of 64 events and 4 x SMs x 8 warps writing two each: 64 kept, the rest counted, nothing
+ * written past the end (compute-sanitizer memcheck runs this one: TEST_FILTER=*overflow*). */
+static void test_regions__overflow_drops(void **state)
+{
+  gpujit_region_report *r;
+  uint64_t want = (uint64_t)sms * 4 * 8 * 2;
+  (void)state;
+  assert_int_equal(gpujit_loaded_regions_capacity(loaded, 64), 0);
+  launch_spin(loaded, (unsigned)sms * 4, 256, 1000);
+  r = read_regions(loaded, 0, 1);
+  check("overflow_drops", r->events == 64 && r->dropped == want - 64, "kept %llu, dropped %llu of %llu",
+        (unsigned long long)r->events, (unsigned long long)r->dropped, (unsigned long long)want);
+  gpujit_region_report_free(r);
+  assert_int_equal(gpujit_loaded_regions_capacity(loaded, GPUJIT_REGIONS_DEFAULT_EVENTS), 0);
+}
+
+static int build(gpujit_module **m, int regions)
+{
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  const char *defs[] = {"GPUJIT_REGIONS"};
+  gpujit_source s = {"regions_test.cu", SRC, sizeof(SRC) - 1};
+  o.defines = defs, o.defines_count = regions ? 1 : 0;
+  return gpujit_module_build_sources(m, &s, 1, &o);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_regions__spin_reads_n_cycles), cmocka_unit_test(test_regions__nested_and_looped),
+      cmocka_unit_test(test_regions__two_streams_at_once), cmocka_unit_test(test_regions__cub_block_reduce),
+      cmocka_unit_test(test_regions__graph_launch),        cmocka_unit_test(test_regions__agrees_with_cupti),
+      cmocka_unit_test(test_regions__cost),                cmocka_unit_test(test_regions__overflow_drops),
+  };
+  gpujit_device_info info;
+  int rc;
+  if (gpujit_device_open(&dev, -1) < 0) {
+    printf("SKIPPED: no GPU: %s\n", gpujit_error_last());
+    return 77;
+  }
+  gpujit_device_info_get(dev, &info);
+  sms = info.multiprocessors;
+  if (build(&mod, 1) < 0 || build(&mod_off, 0) < 0 || gpujit_module_load(&loaded, dev, mod) < 0 ||
+      gpujit_mem_alloc(&out, dev, (size_t)sms * 4 * 256 * sizeof(float)) < 0) {
+    printf("setup failed: %s\n%s\n", gpujit_error_last(), gpujit_error_log() ? gpujit_error_log() : "");
+    return 1;
+  }
+  if (!gpujit_loaded_regions(loaded)) {
+    printf("CHECK regions_bound FAIL the module was loaded without its regions buffer\n");
+    return 1;
+  }
+  printf("CHECK regions_bound ok\n");
+  if (getenv("TEST_FILTER"))
+    cmocka_set_test_filter(getenv("TEST_FILTER"));
+  rc = cmocka_run_group_tests(tests, NULL, NULL);
+  gpujit_mem_free(dev, out);
+  gpujit_loaded_free(loaded);
+  gpujit_module_free(mod);
+  gpujit_module_free(mod_off);
+  gpujit_device_free(dev);
+  return rc;
+}

@@ -1,0 +1,39 @@
+"""Kernel regions from Python on a machine without a GPU: the header's directory, regions=True
+switching them on (and off: the same code), bad values refused; reading them needs a launch."""
+import os
+
+import pytest
+
+import gpujit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLE = os.path.join(HERE, "..", "..", "examples", "phase_timing.cu")
+
+
+def test_include_dir_holds_the_header():
+    d = gpujit.include_dir()
+    assert os.path.isabs(d)
+    assert os.path.isfile(os.path.join(d, "gpujit", "regions.cuh"))
+
+
+def test_regions_true_defines_the_state(tmp_path):
+    on = gpujit.build(EXAMPLE, cache=tmp_path, arch="compute_90", regions=True)
+    off = gpujit.build(EXAMPLE, cache=tmp_path, arch="compute_90")
+    assert b"gpujit_regions[32]" in on.image
+    assert b"gpujit_regions" not in off.image
+    assert on.cache_key != off.cache_key
+
+
+def test_regions_off_same_code_as_without_header(tmp_path):
+    body = ('extern "C" __global__ void k(float *x, int n) { int i = threadIdx.x;\n'
+            '  GPUJIT_REGION("a") { if (i < n) x[i] *= 2.0f; } }\n')
+    plain = body.replace('GPUJIT_REGION("a") ', "")
+    with_header = gpujit.build(source="#include <gpujit/regions.cuh>\n" + body, cache=False, arch="compute_90")
+    without = gpujit.build(source=plain, cache=False, arch="compute_90")
+    strip = lambda ptx: [l for l in ptx.decode().splitlines() if l.strip().startswith(("ld.", "st.", "mul.", "setp"))]
+    assert strip(with_header.image) == strip(without.image)
+
+
+def test_regions_must_be_a_bool():
+    with pytest.raises(TypeError, match="regions"):
+        gpujit.build(EXAMPLE, cache=False, arch="compute_90", regions="yes")

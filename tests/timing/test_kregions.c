@@ -1,0 +1,325 @@
+/* Kernel regions on the CPU: synthetic event buffers as gpujit/regions.cuh writes them, analysed,
+ * formatted and traced; the header compiled by NVRTC with regions off gives the same code. */
+#include "helpers.h"
+
+#include "gpujit.h"
+
+#define W GPUJIT_REGIONS_EVENT_WORDS
+
+static const gpujit_region_name names[] = {{0x10, "A"}, {0x20, "B"}, {0x30, "A"}};
+
+/* One event into `ev` at index i. */
+static void put(uint64_t *ev, size_t i, uint64_t name, uint64_t clk, uint64_t gt, uint32_t unit, uint32_t sm, int end)
+{
+  ev[W * i + 0] = name, ev[W * i + 1] = clk, ev[W * i + 2] = gt;
+  ev[W * i + 3] = (uint64_t)unit | ((uint64_t)sm << 32) | ((uint64_t)(end != 0) << 63);
+}
+
+static const gpujit_region_stat *row(const gpujit_region_report *r, const char *name)
+{
+  for (size_t i = 0; i < r->count; i++)
+    if (strcmp(r->regions[i].name, name) == 0)
+      return &r->regions[i];
+  fail_msg("no region %s", name);
+  return NULL;
+}
+
+/* Unit 0 on SM 1: A { B B } (B in a loop); unit 1 on SM 2: A, its end by another address of the
+ * same literal. The two units' events interleave in the buffer, as concurrent warps write them. */
+static size_t nested_events(uint64_t *ev)
+{
+  size_t n = 0;
+  put(ev, n++, 0x10, 100, 1000, 0, 1, 0);
+  put(ev, n++, 0x10, 0, 2000, 1, 2, 0);
+  put(ev, n++, 0x20, 110, 1010, 0, 1, 0);
+  put(ev, n++, 0x20, 150, 1050, 0, 1, 1);
+  put(ev, n++, 0x30, 100, 2100, 1, 2, 1);
+  put(ev, n++, 0x20, 160, 1060, 0, 1, 0);
+  put(ev, n++, 0x20, 200, 1100, 0, 1, 1);
+  put(ev, n++, 0x10, 300, 1200, 0, 1, 1);
+  return n;
+}
+
+static void test_kregions__nested_and_looped(void **state)
+{
+  uint64_t ev[W * 8];
+  size_t n = nested_events(ev);
+  gpujit_region_report *r = NULL;
+  const gpujit_region_stat *a, *b;
+  (void)state;
+  assert_int_equal(gpujit_regions_analyze(&r, ev, n, 0, names, 3, 1000, 1, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_int_equal(r->count, 2);
+  assert_int_equal(r->nslices, 4);
+  assert_int_equal(r->unmatched, 0);
+  a = row(r, "A"), b = row(r, "B");
+  assert_int_equal(a->calls, 2);
+  assert_int_equal(a->depth, 0);
+  assert_true(a->cycles_mean == 150 && a->cycles_median == 100 && a->cycles_max == 200);
+  assert_true(a->ns_mean == 150 && a->ns_max == 200 && a->total_ns == 300);
+  assert_int_equal(a->sms, 2);
+  assert_int_equal(a->units, 2);
+  assert_true(a->sm_imbalance > 1.333 && a->sm_imbalance < 1.334); /* 200 over the mean 150 */
+  assert_true(a->share > 0.1499 && a->share < 0.1501);             /* 150 ns per unit of 1000 */
+  assert_int_equal(b->calls, 2);
+  assert_int_equal(b->depth, 1);
+  assert_true(b->cycles_mean == 40 && b->cycles_p99 == 40);
+  assert_int_equal(b->units, 1);
+  assert_true(b->unit_imbalance == 1);
+  assert_int_equal(r->min_call_cycles, 40);
+  gpujit_region_report_free(r);
+}
+
+/* An end with no begin, a begin never ended (a break out of a region), an end of another
+ * region inside: counted as unmatched; the rest still pair. */
+static void test_kregions__unmatched(void **state)
+{
+  uint64_t ev[W * 6];
+  size_t n = 0;
+  gpujit_region_report *r = NULL;
+  (void)state;
+  put(ev, n++, 0x20, 5, 5, 3, 0, 1);   /* end of B, never begun */
+  put(ev, n++, 0x10, 10, 10, 3, 0, 0); /* A */
+  put(ev, n++, 0x20, 20, 20, 3, 0, 0); /* B, left by a break */
+  put(ev, n++, 0x10, 50, 50, 3, 0, 1); /* A ends: B inside it never did */
+  put(ev, n++, 0x10, 60, 60, 4, 0, 0); /* A of unit 4, never ended */
+  assert_int_equal(gpujit_regions_analyze(&r, ev, n, 0, names, 3, 0, 1, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_int_equal(r->unmatched, 3);
+  assert_int_equal(r->nslices, 1);
+  assert_int_equal(row(r, "A")->calls, 1);
+  assert_true(row(r, "A")->cycles_max == 40);
+  assert_int_equal(row(r, "B")->calls, 0);
+  assert_true(row(r, "A")->share < 0); /* no kernel time given */
+  gpujit_region_report_free(r);
+}
+
+/* A diverged warp: its two lanes groups' regions interleave (X begins, Y begins, X ends, Y ends):
+ * both pair, nothing is unmatched. */
+static void test_kregions__interleaved_by_divergence(void **state)
+{
+  uint64_t ev[W * 4];
+  size_t n = 0;
+  gpujit_region_report *r = NULL;
+  (void)state;
+  put(ev, n++, 0x10, 10, 10, 0, 0, 0); /* A */
+  put(ev, n++, 0x20, 12, 12, 0, 0, 0); /* B */
+  put(ev, n++, 0x10, 30, 30, 0, 0, 1); /* A ends first */
+  put(ev, n++, 0x20, 52, 52, 0, 0, 1);
+  assert_int_equal(gpujit_regions_analyze(&r, ev, n, 0, names, 3, 0, 1, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_int_equal(r->unmatched, 0);
+  assert_true(row(r, "A")->cycles_max == 20 && row(r, "B")->cycles_max == 40);
+  assert_int_equal(row(r, "A")->depth, 0);
+  gpujit_region_report_free(r);
+}
+
+/* 100 calls of 1..100 cycles: the median and p99 by nearest rank; an address without a name. */
+static void test_kregions__percentiles_and_unknown_name(void **state)
+{
+  uint64_t ev[W * 200];
+  gpujit_region_report *r = NULL;
+  const gpujit_region_stat *s;
+  (void)state;
+  for (uint32_t i = 0; i < 100; i++) {
+    put(ev, 2 * i, 0x40, 1000, 0, i, i % 4, 0);
+    put(ev, 2 * i + 1, 0x40, 1000 + 100 - i, 2 * (100 - i), i, i % 4, 1);
+  }
+  assert_int_equal(gpujit_regions_analyze(&r, ev, 200, 0, names, 3, 0, 1, GPUJIT_REGION_SCOPE_BLOCK), 0);
+  s = row(r, "0x40");
+  assert_int_equal(s->calls, 100);
+  assert_true(s->cycles_median == 50 && s->cycles_p99 == 99 && s->cycles_max == 100);
+  assert_true(s->ns_median == 100 && s->ns_max == 200);
+  assert_true(s->cycles_mean == 50.5);
+  assert_int_equal(s->sms, 4);
+  assert_int_equal(s->units, 100);
+  assert_true(s->unit_imbalance > 1.98 && s->unit_imbalance < 1.99); /* 100 over 50.5 */
+  gpujit_region_report_free(r);
+}
+
+static void test_kregions__format_says_dropped(void **state)
+{
+  uint64_t ev[W * 8];
+  size_t n = nested_events(ev);
+  gpujit_region_report *r = NULL;
+  char *text = NULL;
+  (void)state;
+  assert_int_equal(gpujit_regions_analyze(&r, ev, n, 5, names, 3, 1000, 1, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_int_equal(r->dropped, 5);
+  /* 8 of 13 events kept: the share is against the part of the kernels they cover */
+  assert_true(r->kernel_ns > 615.38 && r->kernel_ns < 615.39);
+  assert_int_equal(gpujit_region_report_format(&text, r), 0);
+  assert_non_null(strstr(text, "regions (one warp records; 1 launch, 8 events)"));
+  assert_non_null(strstr(text, "dropped 5 events"));
+  assert_non_null(strstr(text, "\n  A "));
+  assert_non_null(strstr(text, "\n    B ")); /* nested: indented */
+  assert_non_null(strstr(text, " 24.4%")); /* 150 ns a unit of 615 */
+  assert_non_null(strstr(text, "shortest call 40 cycles"));
+  gpujit_free(text);
+  gpujit_region_report_free(r);
+}
+
+static void test_kregions__empty(void **state)
+{
+  gpujit_region_report *r = NULL;
+  char *text = NULL;
+  (void)state;
+  assert_int_equal(gpujit_regions_analyze(&r, NULL, 0, 0, NULL, 0, 0, 1, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_int_equal(r->count, 0);
+  assert_int_equal(gpujit_region_report_format(&text, r), 0);
+  assert_non_null(strstr(text, "no region calls recorded"));
+  gpujit_free(text);
+  gpujit_region_report_free(r);
+  assert_int_equal(gpujit_regions_analyze(NULL, NULL, 0, 0, NULL, 0, 0, 1, GPUJIT_REGION_SCOPE_WARP), GPUJIT_EINVAL);
+  assert_int_equal(gpujit_regions_analyze(&r, NULL, 3, 0, NULL, 0, 0, 1, GPUJIT_REGION_SCOPE_WARP), GPUJIT_EINVAL);
+}
+
+/* A track per SM; units overlapping on one SM on a further track; times from start_us. */
+static void test_kregions__trace_tracks_per_sm(void **state)
+{
+  uint64_t ev[W * 12];
+  size_t n = nested_events(ev);
+  gpujit_region_report *r = NULL;
+  gpujit_trace *t = NULL;
+  char *json = NULL;
+  size_t len = 0;
+  (void)state;
+  put(ev, n++, 0x10, 0, 1005, 7, 1, 0); /* unit 7 on SM 1 while unit 0 runs there */
+  put(ev, n++, 0x10, 9, 1009, 7, 1, 1);
+  assert_int_equal(gpujit_regions_analyze(&r, ev, n, 0, names, 3, 0, 1, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_int_equal(gpujit_trace_create(&t, NULL), 0);
+  assert_int_equal(gpujit_region_report_trace(t, r, 500.0, 0), 0);
+  assert_int_equal(gpujit_trace_to_json(&json, &len, t), 0);
+  assert_non_null(strstr(json, "\"SM 1\""));
+  assert_non_null(strstr(json, "\"SM 1 #2\""));
+  assert_non_null(strstr(json, "\"SM 2\""));
+  assert_non_null(strstr(json, "\"ts\":500")); /* the earliest call, at start_us */
+  assert_non_null(strstr(json, "\"cycles\":200"));
+  gpujit_free(json);
+  gpujit_trace_free(t);
+  gpujit_region_report_free(r);
+}
+
+static void test_kregions__include_dir(void **state)
+{
+  const char *dir = gpujit_include_dir();
+  char path[4096];
+  (void)state;
+  assert_non_null(dir);
+  snprintf(path, sizeof(path), "%s/gpujit/regions.cuh", dir);
+  assert_true(th_exists(path));
+}
+
+/* ---- the header through NVRTC (no GPU needed) -------------------------------------------- */
+
+#define KERNEL_BODY                                                                                     \
+  "extern \"C\" __global__ void k(float *x, int n, int reps) {\n"                                       \
+  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                                                  \
+  "  GPUJIT_REGION(\"load\") { if (i < n) x[i] *= 2.0f; }\n"                                            \
+  "  for (int r = 0; r < reps; r++) GPUJIT_REGION(\"loop\") { if (i < n) x[i] += r; }\n"                  \
+  "  GPUJIT_REGION_BEGIN(\"tail\");\n"                                                                  \
+  "  if (i < n) x[i] = x[i] * x[i];\n"                                                                  \
+  "  GPUJIT_REGION_END(\"tail\");\n"                                                                    \
+  "}\n"
+
+#define PLAIN_BODY                                                                                      \
+  "extern \"C\" __global__ void k(float *x, int n, int reps) {\n"                                       \
+  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                                                  \
+  "  { if (i < n) x[i] *= 2.0f; }\n"                                                                    \
+  "  for (int r = 0; r < reps; r++) { if (i < n) x[i] += r; }\n"                                        \
+  "  ;\n"                                                                                               \
+  "  if (i < n) x[i] = x[i] * x[i];\n"                                                                  \
+  "  ;\n"                                                                                               \
+  "}\n"
+
+/* The bytes of every code section (.text.*) of a cubin, concatenated in section order. */
+static char *code_of(const void *img, size_t size, size_t *len)
+{
+  const Elf64_Ehdr *eh = img;
+  const Elf64_Shdr *sh;
+  const char *names_s;
+  char *out = NULL;
+  *len = 0;
+  assert_true(size > sizeof(*eh) && memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0);
+  sh = (const Elf64_Shdr *)((const char *)img + eh->e_shoff);
+  names_s = (const char *)img + sh[eh->e_shstrndx].sh_offset;
+  for (unsigned i = 0; i < eh->e_shnum; i++)
+    if (strncmp(names_s + sh[i].sh_name, ".text.", 6) == 0) {
+      out = realloc(out, *len + sh[i].sh_size + 1);
+      memcpy(out + *len, (const char *)img + sh[i].sh_offset, sh[i].sh_size);
+      *len += sh[i].sh_size;
+    }
+  assert_true(*len > 0);
+  return out;
+}
+
+static gpujit_module *build_text(const char *text, int regions)
+{
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  const char *defs[] = {"GPUJIT_REGIONS"};
+  gpujit_source src = {"k.cu", text, strlen(text)};
+  gpujit_module *m = NULL;
+  int err;
+  o.arch = "sm_90";
+  o.lineinfo = 0; /* lines shift by the #include: compare code, not line tables */
+  o.defines = defs, o.defines_count = regions ? 1 : 0;
+  err = gpujit_module_build_sources(&m, &src, 1, &o);
+  if (err == GPUJIT_ENOTOOLKIT || err == GPUJIT_ENVRTC)
+    skip();
+  if (err < 0)
+    fail_msg("build: %s\n%s", gpujit_error_last(), gpujit_error_log() ? gpujit_error_log() : "");
+  return m;
+}
+
+/* Regions off: the header and its macros leave the kernel's code byte for byte as without
+ * them; on, the code changes and the module declares the state gpujit binds. */
+static void test_kregions__off_is_the_same_sass(void **state)
+{
+  gpujit_module *plain, *off, *on;
+  const void *ip, *io, *in;
+  size_t np, no, nn, lp, lo, ln;
+  char *cp, *co, *cn;
+  (void)state;
+  plain = build_text(PLAIN_BODY, 0);
+  off = build_text("#include <gpujit/regions.cuh>\n" KERNEL_BODY, 0);
+  on = build_text("#include <gpujit/regions.cuh>\n" KERNEL_BODY, 1);
+  ip = gpujit_module_image(plain, &np), io = gpujit_module_image(off, &no), in = gpujit_module_image(on, &nn);
+  cp = code_of(ip, np, &lp), co = code_of(io, no, &lo), cn = code_of(in, nn, &ln);
+  assert_int_equal(lp, lo);
+  assert_memory_equal(cp, co, lp);
+  assert_true(ln != lp || memcmp(cp, cn, lp) != 0);
+  assert_null(memmem(io, no, "gpujit_regions", 14));
+  assert_non_null(memmem(in, nn, "gpujit_regions", 14));
+  free(cp), free(co), free(cn);
+  gpujit_module_free(plain), gpujit_module_free(off), gpujit_module_free(on);
+}
+
+/* Each scope of the header compiles, and every form nests (block and thread scopes). */
+static void test_kregions__scopes_compile(void **state)
+{
+  static const char *const scopes[] = {"#define GPUJIT_REGIONS_SCOPE GPUJIT_REGIONS_BLOCK\n",
+                                       "#define GPUJIT_REGIONS_SCOPE GPUJIT_REGIONS_THREAD\n"};
+  (void)state;
+  for (size_t i = 0; i < 2; i++) {
+    char text[2048];
+    gpujit_module *m;
+    snprintf(text, sizeof(text), "%s#include <gpujit/regions.cuh>\n%s", scopes[i], KERNEL_BODY);
+    m = build_text(text, 1);
+    assert_non_null(m);
+    gpujit_module_free(m);
+  }
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_kregions__nested_and_looped),
+      cmocka_unit_test(test_kregions__unmatched),
+      cmocka_unit_test(test_kregions__interleaved_by_divergence),
+      cmocka_unit_test(test_kregions__percentiles_and_unknown_name),
+      cmocka_unit_test(test_kregions__format_says_dropped),
+      cmocka_unit_test(test_kregions__empty),
+      cmocka_unit_test(test_kregions__trace_tracks_per_sm),
+      cmocka_unit_test(test_kregions__include_dir),
+      cmocka_unit_test(test_kregions__off_is_the_same_sass),
+      cmocka_unit_test(test_kregions__scopes_compile),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
