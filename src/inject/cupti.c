@@ -307,7 +307,7 @@ static const char *cupti_error(CUptiResult r)
 
 static bool load_cupti(void)
 {
-  const char *path = getenv(GPUJIT_ENV(CUPTI_LIBRARY));
+  const char *path = gji_setting(GPUJIT_RECORD_ENV_CUPTI_LIBRARY);
   void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   C.lib = dlopen(path && *path ? path : "libcupti.so", RTLD_NOW | RTLD_LOCAL);
   if (!C.lib) {
@@ -518,13 +518,13 @@ void gji_cupti_detach(bool finalize)
  * process that waits has no CUPTI in it at all). false: it could not be (said in a note). */
 static bool load(void)
 {
-  const char *budget = getenv(GPUJIT_ENV(MAX_EVENTS));
+  const char *budget = gji_setting(GPUJIT_RECORD_ENV_MAX_EVENTS);
   if (loaded)
     return true;
   if (!load_cupti())
     return false;
   gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
-  gji_cupti_settings(getenv(GPUJIT_ENV(LAUNCH_CALLBACKS)));
+  gji_cupti_settings(gji_setting(GPUJIT_RECORD_ENV_LAUNCH_CALLBACKS));
   gji_cupti_note_settings();
   if (gji_cupti_cfg.unread)
     gji_activity_unread();
@@ -554,4 +554,69 @@ int InitializeInjection(void)
   if ((now || marker) && load())
     attach(now);
   return 1;
+}
+
+/* In-process (gpujit_inject_inproc_start): no cuInit to wait for — the driver is in the process
+ * already or comes with the program's first CUDA call, and CUPTI attaches to a running driver as
+ * torch.profiler's does. Without a driver nothing of the GPU's can be recorded: said, not guessed. */
+void gji_cupti_inproc_start(void)
+{
+  const char *budget = gji_setting(GPUJIT_RECORD_ENV_MAX_EVENTS);
+  void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  bool now;
+  if (!cuda && !(cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL))) {
+    gji_note("no-driver",
+             "no CUDA driver in this process (libcuda.so.1: %s): kernels, copies, module loads and the driver's "
+             "JIT are not recorded; compiles are",
+             dlerror());
+    return;
+  }
+  /* the driver stays loaded (the program's CUDA finds this same copy) */
+  want_steps = steps.scheduled && steps.scheduled();
+  marker = steps.marker ? steps.marker(&marker_src) : NULL;
+  now = !steps.cupti_now || steps.cupti_now();
+  pthread_mutex_lock(&yield_lock);
+  started_pid = getpid();
+  cuda_up = true;
+  if (loaded) /* a later session: its own trace budget */
+    gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
+  if ((now || marker) && load())
+    attach(now);
+  pthread_mutex_unlock(&yield_lock);
+}
+
+/* The session ends: what CUPTI holds is written, and CUPTI is left as the program had it (the
+ * subscriber gone, cuptiFinalize'd: its launches cost what they cost before the block). */
+void gji_cupti_inproc_stop(void)
+{
+  uint64_t unresolved;
+  pthread_mutex_lock(&yield_lock);
+  if (loaded && started_pid == getpid()) {
+    bool was = __atomic_load_n(&recording, __ATOMIC_ACQUIRE) != 0;
+    for (size_t i = 0; was && C.activity_disable && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+      C.activity_disable(kinds[i]);
+    if (was && C.activity_disable && want_steps)
+      C.activity_disable(CUPTI_ACTIVITY_KIND_DRIVER);
+    if (was && C.flush_all)
+      C.flush_all(1);
+    __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
+    if (C.unsubscribe && C.sub)
+      C.unsubscribe(C.sub);
+    C.sub = NULL;
+    __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE);
+    if (was && C.finalize && !detached)
+      C.finalize();
+    if (was)
+      gji_activity_end_record();
+  }
+  cuda_up = false;
+  marker = NULL;
+  marker_src = 0;
+  detached = false;
+  pthread_mutex_unlock(&yield_lock);
+  if ((unresolved = gji_span_unresolved()) > 0)
+    gji_note("launch-modules",
+             "the module of %llu launched functions could not be asked of the driver: their launches "
+             "are counted without a module",
+             (unsigned long long)unresolved);
 }

@@ -68,6 +68,18 @@ __attribute__((constructor)) static void register_fork_handler(void)
   pthread_atfork(NULL, NULL, on_fork_child);
 }
 
+/* In-process (gpujit_inject_inproc_start): the settings the environment gives a preloaded copy,
+ * given by the caller instead; NULL where the environment answers. */
+static char *inproc_settings[GPUJIT_RECORD_ENV_COUNT];
+static bool inproc;
+
+const char *gji_setting(int id)
+{
+  if (inproc && id >= 0 && id < GPUJIT_RECORD_ENV_COUNT && inproc_settings[id])
+    return inproc_settings[id];
+  return id >= 0 && id < GPUJIT_RECORD_ENV_COUNT ? getenv(gpujit_record_env_names[id]) : NULL;
+}
+
 static void init(void)
 {
   const char *d = getenv(GPUJIT_ENV(DIR)), *f = getenv(GPUJIT_ENV(FLAGS));
@@ -84,7 +96,7 @@ static void init(void)
 bool gji_active(void)
 {
   pthread_once(&once, init);
-  return active;
+  return __atomic_load_n(&active, __ATOMIC_ACQUIRE);
 }
 
 bool gji_flag(const char *name)
@@ -99,6 +111,32 @@ const char *gji_dir(void)
 {
   pthread_once(&once, init);
   return dir;
+}
+
+void gji_inproc_begin(const char *const settings[])
+{
+  pthread_once(&once, init);
+  pthread_mutex_lock(&open_lock);
+  for (int i = 0; i < GPUJIT_RECORD_ENV_COUNT; i++) {
+    free(inproc_settings[i]);
+    inproc_settings[i] = settings[i] ? strdup(settings[i]) : NULL;
+  }
+  inproc = true;
+  snprintf(dir, sizeof(dir), "%s", settings[GPUJIT_RECORD_ENV_DIR] ? settings[GPUJIT_RECORD_ENV_DIR] : "");
+  snprintf(flags, sizeof(flags), ",%s,", settings[GPUJIT_RECORD_ENV_FLAGS] ? settings[GPUJIT_RECORD_ENV_FLAGS] : "");
+  /* a new session writes a new file, its notes said again, its losses its own */
+  file_pid = 0;
+  memset(noted, 0, sizeof(noted));
+  lost = 0;
+  self_pid = getpid();
+  __atomic_store_n(&active, dir[0] != '\0', __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&open_lock);
+}
+
+/* No exit record: the process goes on; its session is read as a range, which nothing ends early. */
+void gji_inproc_end(void)
+{
+  __atomic_store_n(&active, false, __ATOMIC_RELEASE);
 }
 
 uint64_t gji_now(void)
