@@ -279,9 +279,16 @@ void GPUJIT_RECORD_FLUSH_FN(void)
     C.flush_all(1);
 }
 
+static void note_unresolved(void)
+{
+  uint64_t n = gji_span_unresolved();
+  if (n > 0)
+    gji_note("launch-modules", "the module of %llu launched functions could not be asked of the driver: their "
+             "launches are counted without a module", (unsigned long long)n);
+}
+
 static void at_exit(void)
 {
-  uint64_t unresolved;
   if (started_pid != getpid()) /* a forked child: CUDA is not usable there */
     return;
   pthread_mutex_lock(&yield_lock); /* a detach under way ends first */
@@ -290,11 +297,7 @@ static void at_exit(void)
     C.flush_all(1);
   pthread_mutex_unlock(&yield_lock);
   gji_activity_end_record();
-  if ((unresolved = gji_span_unresolved()) > 0)
-    gji_note("launch-modules",
-             "the module of %llu launched functions could not be asked of the driver: their launches "
-             "are counted without a module",
-             (unsigned long long)unresolved);
+  note_unresolved();
 }
 
 static const char *cupti_error(CUptiResult r)
@@ -556,28 +559,20 @@ int InitializeInjection(void)
   return 1;
 }
 
-/* In-process (gpujit_inject_inproc_start): no cuInit to wait for — the driver is in the process
- * already or comes with the program's first CUDA call, and CUPTI attaches to a running driver as
- * torch.profiler's does. Without a driver nothing of the GPU's can be recorded: said, not guessed. */
+/* In-process (inproc.c): CUPTI attaches to the running driver, as torch.profiler's does; no driver: said. */
 void gji_cupti_inproc_start(void)
 {
   const char *budget = gji_setting(GPUJIT_RECORD_ENV_MAX_EVENTS);
-  void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  bool now;
-  if (!cuda && !(cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL))) {
-    gji_note("no-driver",
-             "no CUDA driver in this process (libcuda.so.1: %s): kernels, copies, module loads and the driver's "
-             "JIT are not recorded; compiles are",
-             dlerror());
+  if (!dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) && !dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL)) {
+    gji_note("no-driver", "no CUDA driver in this process (libcuda.so.1: %s): kernels, copies, module loads and "
+             "the driver's JIT are not recorded; compiles are", dlerror());
     return;
   }
-  /* the driver stays loaded (the program's CUDA finds this same copy) */
   want_steps = steps.scheduled && steps.scheduled();
   marker = steps.marker ? steps.marker(&marker_src) : NULL;
-  now = !steps.cupti_now || steps.cupti_now();
+  bool now = !steps.cupti_now || steps.cupti_now();
   pthread_mutex_lock(&yield_lock);
-  started_pid = getpid();
-  cuda_up = true;
+  started_pid = getpid(), cuda_up = true;
   if (loaded) /* a later session: its own trace budget */
     gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
   if ((now || marker) && load())
@@ -585,38 +580,20 @@ void gji_cupti_inproc_start(void)
   pthread_mutex_unlock(&yield_lock);
 }
 
-/* The session ends: what CUPTI holds is written, and CUPTI is left as the program had it (the
- * subscriber gone, cuptiFinalize'd: its launches cost what they cost before the block). */
+/* The session ends: what CUPTI holds is written, CUPTI let go (subscriber gone, cuptiFinalize'd). */
 void gji_cupti_inproc_stop(void)
 {
-  uint64_t unresolved;
+  bool was = __atomic_load_n(&recording, __ATOMIC_ACQUIRE) != 0;
+  marker = NULL; /* nothing left to count: the subscriber goes too */
+  gji_cupti_detach(true);
   pthread_mutex_lock(&yield_lock);
-  if (loaded && started_pid == getpid()) {
-    bool was = __atomic_load_n(&recording, __ATOMIC_ACQUIRE) != 0;
-    for (size_t i = 0; was && C.activity_disable && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-      C.activity_disable(kinds[i]);
-    if (was && C.activity_disable && want_steps)
-      C.activity_disable(CUPTI_ACTIVITY_KIND_DRIVER);
-    if (was && C.flush_all)
-      C.flush_all(1);
-    __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
-    if (C.unsubscribe && C.sub)
-      C.unsubscribe(C.sub);
-    C.sub = NULL;
-    __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE);
-    if (was && C.finalize && !detached)
-      C.finalize();
-    if (was)
-      gji_activity_end_record();
-  }
-  cuda_up = false;
-  marker = NULL;
-  marker_src = 0;
-  detached = false;
+  if (loaded && C.unsubscribe && C.sub)
+    C.unsubscribe(C.sub);
+  C.sub = NULL;
+  __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE);
+  cuda_up = detached = false, marker_src = 0;
   pthread_mutex_unlock(&yield_lock);
-  if ((unresolved = gji_span_unresolved()) > 0)
-    gji_note("launch-modules",
-             "the module of %llu launched functions could not be asked of the driver: their launches "
-             "are counted without a module",
-             (unsigned long long)unresolved);
+  if (was)
+    gji_activity_end_record();
+  note_unresolved();
 }

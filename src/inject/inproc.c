@@ -25,7 +25,6 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static bool on;
-
 __attribute__((visibility("default"))) int GPUJIT_RECORD_INPROC_START_FN(const char *const *settings, char *why,
                                                                          size_t why_size);
 int GPUJIT_RECORD_INPROC_START_FN(const char *const *settings, char *why, size_t why_size)
@@ -44,7 +43,8 @@ int GPUJIT_RECORD_INPROC_START_FN(const char *const *settings, char *why, size_t
     pthread_mutex_unlock(&lock);
     return -1;
   }
-  gji_inproc_begin(settings);
+  gji_settings_give(settings);
+  gji_inproc_begin(dir, settings[GPUJIT_RECORD_ENV_FLAGS]);
   gji_steps_begin();
   gji_open_now(); /* the proc record: the session's file exists from its first moment */
   gji_note("inproc",

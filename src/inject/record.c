@@ -68,18 +68,6 @@ __attribute__((constructor)) static void register_fork_handler(void)
   pthread_atfork(NULL, NULL, on_fork_child);
 }
 
-/* In-process (gpujit_inject_inproc_start): the settings the environment gives a preloaded copy,
- * given by the caller instead; NULL where the environment answers. */
-static char *inproc_settings[GPUJIT_RECORD_ENV_COUNT];
-static bool inproc;
-
-const char *gji_setting(int id)
-{
-  if (inproc && id >= 0 && id < GPUJIT_RECORD_ENV_COUNT && inproc_settings[id])
-    return inproc_settings[id];
-  return id >= 0 && id < GPUJIT_RECORD_ENV_COUNT ? getenv(gpujit_record_env_names[id]) : NULL;
-}
-
 static void init(void)
 {
   const char *d = getenv(GPUJIT_ENV(DIR)), *f = getenv(GPUJIT_ENV(FLAGS));
@@ -113,19 +101,13 @@ const char *gji_dir(void)
   return dir;
 }
 
-void gji_inproc_begin(const char *const settings[])
+void gji_inproc_begin(const char *records, const char *words)
 {
   pthread_once(&once, init);
   pthread_mutex_lock(&open_lock);
-  for (int i = 0; i < GPUJIT_RECORD_ENV_COUNT; i++) {
-    free(inproc_settings[i]);
-    inproc_settings[i] = settings[i] ? strdup(settings[i]) : NULL;
-  }
-  inproc = true;
-  snprintf(dir, sizeof(dir), "%s", settings[GPUJIT_RECORD_ENV_DIR] ? settings[GPUJIT_RECORD_ENV_DIR] : "");
-  snprintf(flags, sizeof(flags), ",%s,", settings[GPUJIT_RECORD_ENV_FLAGS] ? settings[GPUJIT_RECORD_ENV_FLAGS] : "");
-  /* a new session writes a new file, its notes said again, its losses its own */
-  file_pid = 0;
+  snprintf(dir, sizeof(dir), "%s", records);
+  snprintf(flags, sizeof(flags), ",%s,", words ? words : "");
+  file_pid = 0; /* a new session writes a new file, its notes said again, its losses its own */
   memset(noted, 0, sizeof(noted));
   lost = 0;
   self_pid = getpid();
