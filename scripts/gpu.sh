@@ -5,8 +5,9 @@
 #
 #   scripts/gpu.sh            everything (about 15 minutes on an H100)
 #   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
-#                             printed. Parts: tests bench hit observe steps timing profile overhead
-#                             overhead_fw python main ncu (hit: bench_hit and bench/hit_phases.py
+#                             printed. Parts: tests bench hit observe steps inproc timing profile
+#                             overhead overhead_fw python main ncu (inproc: gpujit.profile in a
+#                             plain python, the package installed as the part python does; hit: bench_hit and bench/hit_phases.py
 #                             alone, with GPUJIT_HIT_RUNS runs a setting, 41 unless set; bench
 #                             includes them).
 #                             The device tool runs one command for at most 10 minutes, so:
@@ -15,7 +16,7 @@
 #                             `scripts/gpu.sh overhead` and `scripts/gpu.sh overhead_fw` (each
 #                             about 8 minutes).
 set -uo pipefail
-all_parts="tests bench hit observe steps timing profile overhead overhead_fw python main ncu"
+all_parts="tests bench hit observe steps inproc timing profile overhead overhead_fw python main ncu"
 parts=" ${*:-$all_parts} "
 for p in $parts; do
   case " $all_parts " in *" $p "*) ;; *) echo "gpu.sh: unknown part '$p' (parts: $all_parts)" >&2; exit 2 ;; esac
@@ -71,6 +72,12 @@ if part steps; then
 echo "== steps and the schedule: the records of a step loop, its cost side by side, torch.profiler's steps"
 python3 tests/profile/gpu/steps.py "$PWD/$g" build-gpu/bench/step_storm "$out" "${GPUJIT_STEP_ROUNDS:-7}" 2>&1 |
   tee "$out/steps.txt" | grep -E "^(CHECK|RESULT)"
+fi
+if part inproc; then
+echo "== gpujit.profile in a plain python (in-process): PyTorch MLP and CuPy RawKernel loops, wait=80,warmup=3,active=1"
+scripts/gpu_python.sh "$out" "$prefix" --install-only >"$out/inproc_install.txt" 2>&1 || tail -5 "$out/inproc_install.txt"
+PYTHONPATH="/tmp/gpujit-site${PYTHONPATH:+:$PYTHONPATH}" python3 tests/profile/gpu/inproc.py "$out/inproc" 2>&1 |
+  tee "$out/inproc.txt" | grep -E "^(CHECK|RESULT|SKIP)"
 fi
 if part timing; then
 echo "== event timing against ncu (saxpy, 256M elements, about 1.2 ms)"

@@ -7,7 +7,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,19 +55,6 @@ static int make_dir(gpujit_profile_session *s, const char *asked)
   return (s->dir = gpujit__strdup(tmpl)) ? 0 : gpujit__error(GPUJIT_ENOMEM, "out of memory");
 }
 
-/* A libcupti the program loaded already (PyTorch's own): the one to use — two copies of CUPTI in
- * one process would both take the driver's callbacks. */
-static int loaded_cupti(struct dl_phdr_info *info, size_t size, void *payload)
-{
-  const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-  (void)size;
-  if (base && !strncmp(base + 1, "libcupti.so", 11)) {
-    snprintf(payload, PATH_MAX, "%s", info->dlpi_name);
-    return 1;
-  }
-  return 0;
-}
-
 /* The injection library loaded (never unloaded: the wrappers it hands out live as long as the
  * process), its entry points found. */
 static int load_inject(gpujit_profile_session *s, gpujit_record_inproc_start_fn *start,
@@ -109,11 +95,11 @@ static int start_session(gpujit_profile_session *s, const gpujit_profile_options
   settings[GPUJIT_RECORD_ENV_MAX_EVENTS] = budget;
   settings[GPUJIT_RECORD_ENV_STEP] = o->steps ? o->steps : "auto";
   settings[GPUJIT_RECORD_ENV_SCHEDULE] = o->schedule ? o->schedule : "";
-  /* CUPTI: a copy the program loaded already is the one, else $GPUJIT_CUPTI_LIBRARY, else the
-   * toolkit's; no_cupti: none, which the injection library says */
-  if (!dl_iterate_phdr(loaded_cupti, cupti))
-    snprintf(cupti, sizeof(cupti), "%s", env_cupti && *env_cupti ? env_cupti
-                                         : gpujit__cupti_library_path() ? gpujit__cupti_library_path() : "");
+  /* CUPTI: $GPUJIT_CUPTI_LIBRARY, else the toolkit's, as `gpujit profile` gives it (not a copy the
+   * program loaded, PyTorch's of another major version, whose records the library does not read);
+   * no_cupti: none, which the injection library says */
+  snprintf(cupti, sizeof(cupti), "%s", env_cupti && *env_cupti ? env_cupti
+                                       : gpujit__cupti_library_path() ? gpujit__cupti_library_path() : "");
   settings[GPUJIT_RECORD_ENV_CUPTI_LIBRARY] = o->no_cupti ? "no_cupti: CUPTI left to the program" : cupti;
   s->t0 = now_ns();
   if (start(settings, why, sizeof(why)) != 0)
