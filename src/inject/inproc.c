@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "inject/protocol.h"
@@ -51,6 +52,13 @@ int GPUJIT_RECORD_INPROC_START_FN(const char *const *settings, char *why, size_t
            "in-process profile (a program not started by `gpujit profile`): child processes are not followed, and "
            "compiles through NVRTC functions the program resolved before the profile began and keeps outside its "
            "libraries' data (the heap) are not seen; `gpujit profile -- CMD` sees both");
+  { /* NVTX reaches CUPTI only through the variable NVTX reads at the program's first NVTX call */
+    const char *step = settings[GPUJIT_RECORD_ENV_STEP], *nvtx = getenv(GPUJIT_ENV(NVTX_INJECTION));
+    if (step && !strncmp(step, "nvtx:", 5) && (!nvtx || !*nvtx))
+      gji_note("inproc-nvtx", "NVTX ranges are not seen in-process (%s was not set when the program started): "
+               "the steps of %s are not counted; mark them with gpujit.step() or kernel:NAME, or run under "
+               "`gpujit profile`", GPUJIT_ENV(NVTX_INJECTION), step);
+  }
   gji_rebind_start();
   gji_cupti_inproc_start();
   on = true;

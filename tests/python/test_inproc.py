@@ -73,7 +73,9 @@ with gpujit.profile() as p:
     compile_with(lib, "loaded_inside.cu")
 with gpujit.profile() as q:             # a second block of the same process: its own records only
     compile_with(lib, "second_block.cu")
-print(json.dumps({"first": names(p), "second": names(q), "notes": q.notes}))
+with gpujit.profile(steps="nvtx:step") as r:  # NVTX's injection was not set when this process started
+    pass
+print(json.dumps({"first": names(p), "second": names(q), "notes": q.notes, "nvtx_notes": r.notes}))
 '''
 
 
@@ -124,6 +126,9 @@ def test_inproc_nvrtc_loaded_inside_and_second_block(tmp_path):
     assert got["first"] == ["loaded_inside.cu"]
     assert got["second"] == ["second_block.cu"]
     assert any("in-process profile" in n for n in got["notes"])
+    # steps from NVTX cannot be counted in-process unless NVTX's injection was set at start: said
+    assert any("NVTX ranges are not seen in-process" in n and "nvtx:step" in n for n in got["nvtx_notes"])
+    assert not any("NVTX" in n for n in got["notes"])
 
 
 def test_inproc_refuses_a_bad_schedule():
