@@ -56,7 +56,7 @@ static size_t by_slot;  /* GOT slots rebound */
 typedef struct known {
   void *real, *wrapper;
 } known;
-static known table[64];
+static known table[128];
 static size_t ntable;
 static uintptr_t lo, hi; /* the range of table[].real, a first filter */
 
@@ -324,7 +324,23 @@ static const char *const by_value_names[] = {
     "cuptiSubscribe_v2", "cuptiActivityRegisterCallbacks", "cuptiActivityEnable", "cuptiActivityEnableContext",
     "cuptiActivityEnableAndDump"};
 
-static const char *const providers[] = {"libnvrtc.so", "libnvvm.so", "libcuda.so", "libcupti.so"};
+static const char *const providers[] = {"libnvrtc.so", "libnvvm.so", "libcuda.so", "libcupti.so", "libnvJitLink.so"};
+/* nvJitLink's entry points carry the version of the header a caller was built with
+ * ("__nvJitLinkCreate_12_4"): those of each version that library may export are looked for */
+static const char *const jitlink_names[] = {"nvJitLinkCreate", "nvJitLinkAddData", "nvJitLinkAddFile",
+                                            "nvJitLinkComplete", "nvJitLinkDestroy"};
+
+static void add_one(void *h, uintptr_t base, const char *name, size_t *found)
+{
+  void *real = gji_real_dlsym(h, name), *w;
+  Dl_info in;
+  /* its own definition only (a look-up in a handle also searches the library's dependencies) */
+  if (ntable >= sizeof(table) / sizeof(table[0]) || !real || !dladdr(real, &in) ||
+      (uintptr_t)in.dli_fbase != base || !(w = gji_wrap_symbol(name, real)))
+    return;
+  table[ntable++] = (known){real, w};
+  *found += 1;
+}
 
 static int add_known(struct dl_phdr_info *info, size_t size, void *payload)
 {
@@ -337,16 +353,15 @@ static int add_known(struct dl_phdr_info *info, size_t size, void *payload)
     provider |= !strncmp(base, providers[i], strlen(providers[i]));
   if (!provider || !(h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD)))
     return 0;
-  for (size_t i = 0; i < sizeof(by_value_names) / sizeof(by_value_names[0]) && ntable < 64; i++) {
-    void *real = gji_real_dlsym(h, by_value_names[i]), *w;
-    Dl_info in;
-    /* its own definition only (a look-up in a handle also searches the library's dependencies) */
-    if (!real || !dladdr(real, &in) || (uintptr_t)in.dli_fbase != (uintptr_t)info->dlpi_addr ||
-        !(w = gji_wrap_symbol(by_value_names[i], real)))
-      continue;
-    table[ntable++] = (known){real, w};
-    *(size_t *)payload += 1;
-  }
+  for (size_t i = 0; i < sizeof(by_value_names) / sizeof(by_value_names[0]); i++)
+    add_one(h, (uintptr_t)info->dlpi_addr, by_value_names[i], payload);
+  for (size_t i = 0; !strncmp(base, "libnvJitLink", 12) && i < sizeof(jitlink_names) / sizeof(jitlink_names[0]); i++)
+    for (int major = 11; major <= 15; major++)
+      for (int minor = 0; minor <= 9; minor++) {
+        char name[64];
+        snprintf(name, sizeof(name), "__%s_%d_%d", jitlink_names[i], major, minor);
+        add_one(h, (uintptr_t)info->dlpi_addr, name, payload);
+      }
   dlclose(h);
   return 0;
 }

@@ -26,6 +26,20 @@ typedef struct fake_fn { /* as fake_libcuda_functions.c has it */
 typedef nvrtcResult (*compile_fn)(nvrtcProgram, int, const char *const *);
 /* resolved before the session, kept in this program's data: the session finds it by value */
 static compile_fn held_compile;
+/* nvJitLink's versioned entry point ("__nvJitLinkCreate_13_0"), resolved before the session too */
+static void *held_link_create;
+
+static void *versioned_link_create(void *h)
+{
+  char name[64];
+  void *f = NULL;
+  for (int major = 11; major <= 15 && !f; major++)
+    for (int minor = 0; minor <= 9 && !f; minor++) {
+      snprintf(name, sizeof(name), "__nvJitLinkCreate_%d_%d", major, minor);
+      f = h ? dlsym(h, name) : NULL;
+    }
+  return f;
+}
 
 static struct {
   void (*launch)(CUpti_CallbackId, uint32_t, CUfunction);
@@ -59,7 +73,8 @@ static int setup(void **state)
   *(void **)&F.enabled = dlsym(cupti, "fake_cupti_enabled");
   *(void **)&F.timestamp = dlsym(cupti, "cuptiGetTimestamp");
   *(void **)&held_compile = dlsym(RTLD_DEFAULT, "nvrtcCompileProgram");
-  return F.launch && F.kernel && F.kind_enabled && F.enabled && F.timestamp && held_compile ? 0 : -1;
+  held_link_create = versioned_link_create(dlopen(GPUJIT_NVJITLINK, RTLD_NOW));
+  return held_link_create && F.launch && F.kernel && F.kind_enabled && F.enabled && F.timestamp && held_compile ? 0 : -1;
 }
 
 /* One launch of `f` and, where CUPTI's kernel records are on, its kernel, 1 us long, starting now
@@ -82,6 +97,7 @@ static void test_inproc__schedule_and_compiles(void **state)
   const gpujit_profile_step_row *st;
   fake_fn fn = {(void *)0xa100, "scaled_kernel", 0};
   compile_fn before = held_compile;
+  void *link_before = held_link_create;
   size_t n, seen = 0;
   char *dir = th_tmpdir();
   (void)state;
@@ -94,6 +110,7 @@ static void test_inproc__schedule_and_compiles(void **state)
   assert_int_equal(gpujit_profile_start(&second, &o), GPUJIT_EBUSY); /* one at a time */
   assert_null(second);
   assert_ptr_not_equal(held_compile, before); /* rebound by value */
+  assert_ptr_not_equal(held_link_create, link_before);
   /* step 0 waits: CUPTI not set up at all */
   assert_false(F.kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   assert_false(F.enabled(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
@@ -114,6 +131,7 @@ static void test_inproc__schedule_and_compiles(void **state)
   assert_int_equal(gpujit_profile_stop(s, &again), GPUJIT_EINVAL); /* once */
   assert_null(again);
   assert_ptr_equal(held_compile, before); /* put back */
+  assert_ptr_equal(held_link_create, link_before);
   compile("outside_after.cu", false);
   /* the session's compiles, through the GOT slot and the pointer held from before it */
   n = gpujit_profile_compiles(p, &c);
