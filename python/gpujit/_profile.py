@@ -78,6 +78,77 @@ def _start_adapters(directory: str, inject: str):
     return hook, None
 
 
+_NVRTC_FUNCTIONS = ("nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcDestroyProgram")
+
+
+def _loaded_nvrtc() -> List[str]:
+    """The copies of NVRTC this process has loaded (its builtins library aside)."""
+    paths = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                fields = line.split(None, 5)  # address perms offset dev inode [path]
+                base = os.path.basename(fields[5].strip()) if len(fields) == 6 else ""
+                if base.startswith("libnvrtc") and ".so" in base and "builtins" not in base:
+                    paths.add(fields[5].strip())
+    except OSError:
+        pass
+    return sorted(paths)
+
+
+def _ctypes_reals() -> dict:
+    """Before the block: the real address of each NVRTC function of each loaded copy, for the ctypes
+    function objects the program made earlier (their pointers live on the heap, where the injection
+    library's rebinding does not look)."""
+    ctypes = sys.modules.get("ctypes")
+    reals = {}
+    if ctypes is None:
+        return reals
+    for path in _loaded_nvrtc():
+        try:
+            lib = ctypes.CDLL(path)
+            for name in _NVRTC_FUNCTIONS:
+                reals[ctypes.cast(lib[name], ctypes.c_void_p).value] = (path, name)
+        except (OSError, AttributeError):
+            continue
+    return reals
+
+
+def _ctypes_rebind(reals: dict) -> list:
+    """In the block: each ctypes function object holding one of `reals` now calls its wrapper (the
+    injection library's, which a look-up through ctypes gives now); returns what to put back."""
+    import ctypes
+    import gc
+
+    wrappers, done = {}, []
+    for real, (path, name) in reals.items():
+        try:
+            w = ctypes.cast(ctypes.CDLL(path)[name], ctypes.c_void_p).value
+        except (OSError, AttributeError):
+            continue
+        if w and w != real:
+            wrappers[real] = w
+    if not wrappers:
+        return done
+    for obj in gc.get_objects():
+        if isinstance(obj, ctypes._CFuncPtr):
+            slot = ctypes.c_void_p.from_address(ctypes.addressof(obj))
+            w = wrappers.get(slot.value)
+            if w is not None:
+                done.append((obj, slot.value, w))
+                slot.value = w
+    return done
+
+
+def _ctypes_put_back(done: list) -> None:
+    import ctypes
+
+    for obj, real, w in done:
+        slot = ctypes.c_void_p.from_address(ctypes.addressof(obj))
+        if slot.value == w:
+            slot.value = real
+
+
 class profile:
     """The JIT work done inside a ``with`` block, against the GPU work it bought::
 
@@ -100,7 +171,8 @@ class profile:
     warmup step to the step after its last active one), and the framework adapters (JAX, Triton,
     torch.compile, Numba, Warp, Taichi) are started. What it cannot see in-process is named in
     ``p.notes``: child processes, compiles through NVRTC functions resolved before the block and
-    kept on the heap, the GPU where there is no driver or no CUPTI. A program that runs its own
+    kept on the heap (a ctypes function object made before the block is rebound too), the GPU where
+    there is no driver or no CUPTI. A program that runs its own
     torch.profiler or CUPTI subscriber keeps it: gpujit steps aside and says so. Under ``gpujit
     profile`` (``python -m gpujit profile -- python app.py``) the block reads what that records,
     and the schedule is that command's ``--schedule``.
@@ -137,6 +209,7 @@ class profile:
         self.inprocess = False
         self._dir: Optional[str] = None
         self._session = self._profile = self._hook = None
+        self._ctypes: list = []
         self._notes: List[str] = []
 
     def __enter__(self) -> "profile":
@@ -147,9 +220,11 @@ class profile:
                                     "this process runs under `gpujit profile`, whose --schedule and --step decide the "
                                     "steps of the whole run: give them there, not to gpujit.profile()")
         else:
+            reals = _ctypes_reals()
             self._session, self._dir, inject = _gpujit.profile_start(
                 self.steps_from, self.schedule, self.max_events, False, False, False, None)
             self.inprocess = True
+            self._ctypes = _ctypes_rebind(reals) if reals else []
             if self.frameworks:
                 try:
                     self._hook, why = _start_adapters(self._dir, inject)
@@ -180,6 +255,8 @@ class profile:
             text, self.data = _gpujit.profile_range(self._dir, os.getpid(), self._t0, t1, title, self.top,
                                                     self.trace_path, self.json_path)
         else:
+            _ctypes_put_back(self._ctypes)
+            self._ctypes = []
             if self._hook is not None:
                 self._hook.stop_inproc()
             text, self.data, self._profile = _gpujit.profile_stop(self._session, title, self.top)
