@@ -78,6 +78,15 @@ def _start_adapters(directory: str, inject: str):
     return hook, None
 
 
+def _torch_profiler_recording() -> bool:
+    """Whether the program's torch.profiler (its autograd profiler, Kineto) is recording now."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch._C._autograd._profiler_enabled())
+    except Exception:  # another torch: its profiler, if any, takes CUPTI through calls gpujit rebinds
+        return False
+
+
 _NVRTC_FUNCTIONS = ("nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcDestroyProgram")
 
 
@@ -221,8 +230,12 @@ class profile:
                                     "steps of the whole run: give them there, not to gpujit.profile()")
         else:
             reals = _ctypes_reals()
+            theirs = _torch_profiler_recording()  # CUPTI is the program's: gpujit steps aside, as under `gpujit profile`
             self._session, self._dir, inject = _gpujit.profile_start(
-                self.steps_from, self.schedule, self.max_events, False, False, False, None)
+                self.steps_from, self.schedule, self.max_events, False, False, theirs, None)
+            if theirs:
+                self._notes.append("torch.profiler was recording when the block began: gpujit stepped aside and left "
+                                   "CUPTI to it")
             self.inprocess = True
             self._ctypes = _ctypes_rebind(reals) if reals else []
             if self.frameworks:

@@ -60,7 +60,11 @@ int GPUJIT_RECORD_INPROC_START_FN(const char *const *settings, char *why, size_t
                "`gpujit profile`", GPUJIT_ENV(NVTX_INJECTION), step);
   }
   gji_rebind_start();
-  gji_cupti_inproc_start();
+  if (settings[GPUJIT_RECORD_ENV_CUPTI_LIBRARY] && !strcmp(settings[GPUJIT_RECORD_ENV_CUPTI_LIBRARY], GPUJIT_RECORD_NO_CUPTI))
+    gji_note("cupti", "CUPTI was left to the program (its own profiler records): kernels, copies and the driver's "
+                      "JIT are not recorded; compiles and module loads are");
+  else
+    gji_cupti_inproc_start();
   on = true;
   pthread_mutex_unlock(&lock);
   return 0;

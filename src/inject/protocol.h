@@ -127,6 +127,8 @@ typedef void (*gpujit_record_step_fn)(int src);
 #define GPUJIT_RECORD_INPROC_STOP_FN gpujit_inject_inproc_stop
 #define GPUJIT_RECORD_INPROC_START_SYMBOL GPUJIT_RECORD_STR(GPUJIT_RECORD_INPROC_START_FN)
 #define GPUJIT_RECORD_INPROC_STOP_SYMBOL GPUJIT_RECORD_STR(GPUJIT_RECORD_INPROC_STOP_FN)
+/* The CUPTI_LIBRARY setting that leaves CUPTI to the program (its own profiler records). */
+#define GPUJIT_RECORD_NO_CUPTI "-"
 typedef int (*gpujit_record_inproc_start_fn)(const char *const *settings, char *why, size_t why_size);
 typedef void (*gpujit_record_inproc_stop_fn)(void);
 

@@ -100,7 +100,7 @@ static int start_session(gpujit_profile_session *s, const gpujit_profile_options
    * no_cupti: none, which the injection library says */
   snprintf(cupti, sizeof(cupti), "%s", env_cupti && *env_cupti ? env_cupti
                                        : gpujit__cupti_library_path() ? gpujit__cupti_library_path() : "");
-  settings[GPUJIT_RECORD_ENV_CUPTI_LIBRARY] = o->no_cupti ? "no_cupti: CUPTI left to the program" : cupti;
+  settings[GPUJIT_RECORD_ENV_CUPTI_LIBRARY] = o->no_cupti ? GPUJIT_RECORD_NO_CUPTI : cupti;
   s->t0 = now_ns();
   if (start(settings, why, sizeof(why)) != 0)
     return gpujit__error(GPUJIT_EBUSY, "gpujit_profile_start: %s", why);

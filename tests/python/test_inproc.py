@@ -79,6 +79,17 @@ print(json.dumps({"first": names(p), "second": names(q), "notes": q.notes, "nvtx
 '''
 
 
+ASIDE = PRELUDE + r'''
+import types
+torch = types.ModuleType("torch")  # the program's torch.profiler recording (as torch reports it)
+torch._C = types.SimpleNamespace(_autograd=types.SimpleNamespace(_profiler_enabled=lambda: True))
+sys.modules["torch"] = torch
+with gpujit.profile() as p:
+    compile_with(ctypes.CDLL(sys.argv[1]), "aside.cu")
+print(json.dumps({"names": names(p), "notes": p.notes}))
+'''
+
+
 def _run(tmp_path, script, *args):
     path = tmp_path / "app.py"
     path.write_text(script)
@@ -130,6 +141,14 @@ def test_inproc_nvrtc_loaded_inside_and_second_block(tmp_path):
     # steps from NVTX cannot be counted in-process unless NVTX's injection was set at start: said
     assert any("NVTX ranges are not seen in-process" in n and "nvtx:step" in n for n in got["nvtx_notes"])
     assert not any("NVTX" in n for n in got["notes"])
+
+
+def test_inproc_steps_aside_for_the_programs_profiler(tmp_path):
+    got = _run(tmp_path, ASIDE, _nvrtc())
+    assert got["names"] == ["aside.cu"]  # compiles are still seen
+    notes = "\n".join(got["notes"])
+    assert "torch.profiler was recording when the block began: gpujit stepped aside" in notes
+    assert "CUPTI was left to the program" in notes and "no CUDA driver" not in notes
 
 
 def test_inproc_refuses_a_bad_schedule():
