@@ -5,9 +5,10 @@
 #
 #   scripts/gpu.sh            everything (about 15 minutes on an H100)
 #   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
-#                             printed. Parts: tests bench hit observe steps inproc timing profile
-#                             overhead overhead_fw python main ncu (inproc: gpujit.profile in a
-#                             plain python, the package installed as the part python does; hit: bench_hit and bench/hit_phases.py
+#                             printed. Parts: build (the build alone) tests bench hit observe steps
+#                             inproc timing profile overhead overhead_fw python main ncu (inproc:
+#                             gpujit.profile in a plain python, the package installed as the part
+#                             python does; hit: bench_hit and bench/hit_phases.py
 #                             alone, with GPUJIT_HIT_RUNS runs a setting, 41 unless set; bench
 #                             includes them).
 #                             The device tool runs one command for at most 10 minutes, so:
@@ -16,7 +17,7 @@
 #                             `scripts/gpu.sh overhead` and `scripts/gpu.sh overhead_fw` (each
 #                             about 8 minutes).
 set -uo pipefail
-all_parts="tests bench hit observe steps inproc timing profile overhead overhead_fw python main ncu"
+all_parts="build tests bench hit observe steps inproc timing profile overhead overhead_fw python main ncu"
 parts=" ${*:-$all_parts} "
 for p in $parts; do
   case " $all_parts " in *" $p "*) ;; *) echo "gpu.sh: unknown part '$p' (parts: $all_parts)" >&2; exit 2 ;; esac
@@ -72,6 +73,9 @@ if part steps; then
 echo "== steps and the schedule: the records of a step loop, its cost side by side, torch.profiler's steps"
 python3 tests/profile/gpu/steps.py "$PWD/$g" build-gpu/bench/step_storm "$out" "${GPUJIT_STEP_ROUNDS:-7}" 2>&1 |
   tee "$out/steps.txt" | grep -E "^(CHECK|RESULT)"
+echo "== the gstaichi guide's loop: sync(); profiler.step() with wait=80, warmup=3, active=1; kernel:NAME steps"
+PYTHONPATH="$(scripts/gpu_frameworks.sh)${PYTHONPATH:+:$PYTHONPATH}" python3 tests/profile/gpu/steps_guide.py "$PWD/$g" "$out" 2>&1 |
+  tee "$out/steps_guide.txt" | grep -E "^(CHECK|SUMMARY|TOP|NOTES)"
 fi
 if part inproc; then
 echo "== gpujit.profile in a plain python (in-process): PyTorch MLP and CuPy RawKernel loops, wait=80,warmup=3,active=1"

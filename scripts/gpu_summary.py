@@ -109,9 +109,11 @@ else:
 for m in re.finditer(r"^RESULT (\w+) plain_s ([\d.]+) profiled_s ([\d.]+) ratio ([\d.]+) spread (\S+)$",
                      read("steps.txt"), re.M):
     rows.append(("steps: %s profiled / plain" % m.group(1), "%sx (spread %s; target <= 1.02)" % (m.group(4), m.group(5))))
-st = read("steps.txt")
-if st:
-    rows.append(("steps: checks", "%d passed, %d failed" % (st.count("CHECK PASS"), st.count("CHECK FAIL"))))
+for name in ("steps", "steps_guide"):
+    st = read(name + ".txt")
+    if st:
+        rows.append((name.replace("_", ": ") + " checks", "%d passed, %d failed" % (
+            st.count("CHECK PASS"), st.count("CHECK FAIL"))))
 ip = read("inproc.txt")
 if ip:
     rows.append(("inproc: checks (gpujit.profile in a plain python)",

@@ -160,11 +160,25 @@ GPUJIT_API int gpujit_cache_prune(gpujit_cache *cache, uint64_t max_bytes, doubl
  */
 GPUJIT_API int gpujit_cache_limit_get(gpujit_cache *cache, uint64_t *bytes, const char **source);
 
-/** Keep `bytes` (0: none) as the cache's setting and evict down to it now. */
-GPUJIT_API int gpujit_cache_limit_set(gpujit_cache *cache, uint64_t bytes);
+/** Keep `bytes` (0: none) as the cache's setting and evict down to it now: how many entries went
+ *  and the disk they freed into `removed` and `freed_bytes` (each may be NULL).
+ *  @return 0, GPUJIT_EINVAL, GPUJIT_EIO (a read-only cache). */
+GPUJIT_API int gpujit_cache_limit_set(gpujit_cache *cache, uint64_t bytes, uint64_t *removed, uint64_t *freed_bytes);
 
-/** Parse "2G", "500M", "1.5G", "4096", "none" (0); K/M/G/T are powers of 1024. */
+/**
+ * Parse a size as ccache does (`ccache -M`, max_size): a number, a decimal point allowed, with an
+ * optional unit: k/K, M, G, T (each with or without B: kB, MB, GB, TB) are powers of 1000; Ki, Mi,
+ * Gi, Ti (KiB, MiB, GiB, TiB) powers of 1024; no unit is GiB ("5": 5 GiB, as `ccache -M 5`); "B"
+ * alone is bytes; "0" and "none" are 0 (no limit).
+ * @return 0, or GPUJIT_EINVAL whose message names the text and the units taken.
+ */
 GPUJIT_API int gpujit_cache_parse_size(const char *text, uint64_t *bytes);
+
+/**
+ * Parse an age as ccache's --evict-older-than: whole digits with s (seconds) or d (days), or
+ * gpujit's m, h, w (minutes, hours, weeks). A bare number is refused (GPUJIT_EINVAL).
+ */
+GPUJIT_API int gpujit_cache_parse_age(const char *text, double *seconds);
 
 #define GPUJIT_CACHE_EXPORT_OPTIONS_VERSION 1
 

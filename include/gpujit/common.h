@@ -62,6 +62,7 @@ typedef struct gpujit_toolkit_info {
   const char *problem;          /**< NULL, or why builds fail with GPUJIT_ENOTOOLKIT and what to do: the
                                      root named holds no NVRTC (a library left to the loader's search is
                                      only known missing when it loads: gpujit_toolkit_versions) */
+  const char *cupti;            /**< the libcupti timing and `gpujit profile` load, or NULL: none found */
 } gpujit_toolkit_info;
 
 /**

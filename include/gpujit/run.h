@@ -17,6 +17,13 @@ typedef uint64_t gpujit_devptr;
 GPUJIT_API int gpujit_device_count(int *out);
 
 /**
+ * The CUDA driver's version (as cuDriverGetVersion: 13000 for 13.0) and how many devices it
+ * shows, loading the driver but making no context. Either out-pointer may be NULL.
+ * @return 0; GPUJIT_ENODRIVER (the message says why: no libcuda, no device node, ...).
+ */
+GPUJIT_API int gpujit_driver_version(int *version, int *devices);
+
+/**
  * Open a device: its primary context and a stream that every operation below uses.
  * @param ordinal -1: $GPUJIT_DEVICE, else 0.
  * @return 0, GPUJIT_ENODRIVER, GPUJIT_ENODEVICE (message says why), GPUJIT_ECUDA.

@@ -1,18 +1,19 @@
 """gpujit: JIT-compiled CUDA kernels with a kernel cache that is never stale, compile traces,
 timing and profiling — the C library's Python face (one abi3 extension over its public API)."""
 from . import cache, trace
+from ._config import config, show_config
 from ._errors import *  # noqa: F401,F403 (one exception class per C error code)
 from ._errors import GpujitError
-from ._gpujit import demangle
 from ._gpujit import version as _version
 from ._profile import profile
 from ._steps import schedule, step
 from .bench import BenchmarkResult, benchmark
-from .module import Kernel, Module, build
+from .module import Kernel, Module, build, demangle
 from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_MEMCPY, TIMING_MEMSET, ScopedTimer,
                      TimingResult, synchronize, timing_begin, timing_end, timing_print)
 
 __version__ = _version()
 __all__ = ["build", "demangle", "Module", "Kernel", "cache", "trace", "GpujitError", "CompileError", "ScopedTimer",
            "TimingResult", "timing_begin", "timing_end", "timing_print", "synchronize", "benchmark",
-           "BenchmarkResult", "profile", "step", "schedule", "TIMING_ALL", "TIMING_KERNEL", "TIMING_MEMCPY", "TIMING_MEMSET", "TIMING_GRAPH"]
+           "BenchmarkResult", "profile", "step", "schedule", "TIMING_ALL", "TIMING_KERNEL", "TIMING_MEMCPY", "TIMING_MEMSET", "TIMING_GRAPH",
+           "config", "show_config"]

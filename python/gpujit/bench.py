@@ -5,7 +5,14 @@ from __future__ import annotations
 import math
 from typing import Callable, Dict, List, Optional, Sequence
 
-from . import _gpujit
+from . import _args, _gpujit
+
+
+def _whole(what: str, v) -> int:
+    """An int argument (not a bool, a float or a str): a TypeError naming it otherwise."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError("%s must be an int, not %s" % (what, type(v).__name__))
+    return v
 
 
 class BenchmarkResult:
@@ -49,15 +56,12 @@ class BenchmarkResult:
         return "<gpujit.BenchmarkResult %s>" % self.to_str()
 
 
-_NO_FUNC = object()
-
-
-def benchmark(func: Callable = _NO_FUNC, args: tuple = (), kwargs: Optional[dict] = None,
+def benchmark(func: Callable, args: tuple = (), kwargs: Optional[dict] = None,
               n_repeat: Optional[int] = None, *, name: Optional[str] = None, n_warmup: int = 10,
               max_duration: Optional[float] = None, devices: Optional[Sequence[int]] = None,
-              max_noise: float = 0.005, min_time: float = 0.5, timeout: float = 15.0, l2_flush: bool = False,
-              fn: Callable = _NO_FUNC) -> BenchmarkResult:
-    """Time ``fn(*args, **kwargs)``: ``n_warmup`` untimed calls, then samples, each bracketed by a
+              max_noise: float = 0.005, min_time: float = 0.5, timeout: float = 15.0,
+              l2_flush: bool = False) -> BenchmarkResult:
+    """Time ``func(*args, **kwargs)``: ``n_warmup`` untimed calls, then samples, each bracketed by a
     CUDA event pair on every device in ``devices`` (default: the current one) on CUDA's legacy
     default stream — where CuPy and PyTorch work unless told otherwise — and by the host clock.
 
@@ -66,30 +70,30 @@ def benchmark(func: Callable = _NO_FUNC, args: tuple = (), kwargs: Optional[dict
     does), fewer when ``max_duration`` seconds have passed first. Without it, sampling stops once the
     GPU times' noise (1.4826·MAD/median) falls under ``max_noise`` after at least 10 samples and
     ``min_time`` seconds, or at ``timeout``. ``l2_flush``: overwrite the L2 cache before each
-    sample (cold timings; the flush is not timed). An exception in ``func`` propagates. ``func``
-    is cupyx's name for the first parameter; ``fn=`` is accepted too."""
-    if func is _NO_FUNC and fn is _NO_FUNC:
-        raise TypeError("benchmark() missing the function to time: benchmark(func, args)")
-    if func is not _NO_FUNC and fn is not _NO_FUNC:
-        raise TypeError("benchmark() got the function twice (func= and fn=): give one")
-    fn = func if func is not _NO_FUNC else fn
+    sample (cold timings; the flush is not timed). An exception in ``func`` propagates."""
+    fn = func
     if not callable(fn):
         raise TypeError("func must be callable, not %s" % type(fn).__name__)
     if not isinstance(args, tuple):
         raise TypeError("args must be a tuple, not %s" % type(args).__name__)
     if kwargs is not None and not isinstance(kwargs, dict):
         raise TypeError("kwargs must be a dict, not %s" % type(kwargs).__name__)
-    if n_repeat is not None and (not isinstance(n_repeat, int) or n_repeat < 1):
+    if n_repeat is not None and _whole("n_repeat", n_repeat) < 1:
         raise ValueError("n_repeat must be a positive int")
-    if max_duration is not None and not max_duration > 0:
+    if max_duration is not None and not _args.number("max_duration", max_duration) > 0:
         raise ValueError("max_duration must be a positive number of seconds")
-    if not isinstance(n_warmup, int) or n_warmup < 0:
+    if _whole("n_warmup", n_warmup) < 0:
         raise ValueError("n_warmup must be 0 or more")
-    if not max_noise > 0:
+    if not _args.number("max_noise", max_noise) > 0:
         raise ValueError("max_noise must be positive")
+    name = _args.string("name", name)
+    min_time, timeout = _args.number("min_time", min_time, 0), _args.number("timeout", timeout, 0)
+    l2_flush = _args.flag("l2_flush", l2_flush)
     if devices is None:
         devices = [_gpujit.current_device()]
-    devices = [int(d) for d in devices]
+    if isinstance(devices, (str, bytes)) or not hasattr(devices, "__iter__"):
+        raise TypeError("devices must be a sequence of device numbers, not %s" % type(devices).__name__)
+    devices = [_whole("devices[%d]" % i, d) for i, d in enumerate(devices)]
     if n_repeat is not None:  # cupyx: n_repeat samples, or as many as max_duration allows
         spec = (n_repeat, n_repeat, 0.0, 0.0 if max_duration is None or max_duration == float("inf")
                 else float(max_duration))

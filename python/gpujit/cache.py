@@ -28,16 +28,25 @@ def _dir(directory):
     return _args.path("directory", directory)
 
 
-def limit(size: Optional[Union[str, int]] = None, directory: Optional[Union[str, os.PathLike]] = None) -> dict:
-    """The cache's size limit on disk use: with ``size`` ("2G", "500M", a byte count, or "none"),
-    keep it as the cache's setting and evict down to it now. Returns ``{"limit_bytes", "source"}``
-    as ``gpujit cache limit --json`` does (0: no limit; source: where the limit came from)."""
-    if size is not None and not isinstance(size, (str, int)):
-        raise TypeError("size must be a str such as '2G' or a byte count, not %s" % type(size).__name__)
-    if isinstance(size, int) and (isinstance(size, bool) or size < 0):
-        raise ValueError("size must be a byte count >= 0, not %r" % size)
-    b, source = _gpujit.cache_limit(_dir(directory), None if size is None else str(size))
-    return {"limit_bytes": b, "source": source}
+def limit(size: Optional[Union[str, int, float]] = None,
+          directory: Optional[Union[str, os.PathLike]] = None) -> dict:
+    """The cache's size limit on disk use. With ``size``, keep it as the cache's setting and evict
+    down to it now. ``size`` reads as ccache's ``-M``: a number alone is GiB (``limit(5)`` is 5 GiB,
+    as ``ccache -M 5``), ``"500MB"``/``"2GB"`` (and ``k``, ``M``, ``G``, ``T``) are powers of 1000,
+    ``"512MiB"``/``"2GiB"`` (and ``Ki``, ``Mi``, ``Gi``, ``Ti``) powers of 1024, ``"4096B"`` is
+    bytes, ``0`` or ``"none"`` is no limit. Returns ``{"limit_bytes", "source"}`` as ``gpujit
+    cache limit --json`` does (0: no limit; source: where the limit came from), and when ``size``
+    was given, ``"evicted"`` and ``"evicted_bytes"``: the entries the new limit removed."""
+    if size is not None and (isinstance(size, bool) or not isinstance(size, (str, int, float))):
+        raise TypeError("size must be a str such as '2GB', or a number of GiB, not %s" % type(size).__name__)
+    if isinstance(size, (int, float)) and not size >= 0:
+        raise ValueError("size must be a number of GiB >= 0, not %r" % size)
+    text = None if size is None else size if isinstance(size, str) else repr(size)
+    b, source, evicted, freed = _gpujit.cache_limit(_dir(directory), text)
+    out = {"limit_bytes": b, "source": source}
+    if size is not None:
+        out.update(evicted=evicted, evicted_bytes=freed)
+    return out
 
 
 def export(path: Union[str, os.PathLike], *, used_since: float = 0.0,

@@ -8,6 +8,14 @@ from . import _args, _gpujit
 
 
 
+def demangle(name: str) -> str:
+    """A C++ symbol as people read it (``demangle("_Z5scalePfi")`` is ``"scale(float*, int)"``);
+    any other name as it is."""
+    if not isinstance(name, str):
+        raise TypeError("name must be a str, not %s" % type(name).__name__)
+    return _gpujit.demangle(name)
+
+
 def _readable(symbol: str) -> str:
     """A kernel's symbol as people read it: scale<float>(float*, float, int), with the symbol
     beside it where it is mangled (what symbol() and kernel() also take)."""
@@ -43,7 +51,8 @@ class Module:
     None: no cache), ``miss_reason`` (why a compiled module missed the cache: the header that
     changed and how, what differs from the module's last build — an option, a define, the arch,
     the toolkit, the source — or that it was never built; None for a hit or without a cache),
-    ``compile_ms``, ``lean`` (the lean pass ran), ``image`` (the cubin, PTX or LTO-IR bytes),
+    ``compile_ms`` (the compile this build did: 0.0 for a cache hit), ``saved_compile_ms`` (for a
+    cache hit, the compile it saved: what the build that stored the entry took; None otherwise), ``lean`` (the lean pass ran), ``image`` (the cubin, PTX or LTO-IR bytes),
     ``output`` ("cubin", "ptx", "ltoir"), ``arch``, ``name``, ``log``."""
 
     def __init__(self, d: dict):
@@ -57,6 +66,7 @@ class Module:
         self.kernels: list = list(d["kernels"])
         self.cache_hit: Optional[bool] = {"hit": True, "miss": False}.get(d["cache"])
         self.compile_ms: float = d["time_ms"]["compile"]
+        self.saved_compile_ms: Optional[float] = d["time_ms"].get("saved") if self.cache_hit else None
         self.total_ms: float = d["time_ms"]["total"]
         self.lean: bool = "lean" in d
         self.log: str = d["log"]
@@ -69,6 +79,8 @@ class Module:
     def symbol(self, name: str) -> str:
         """The symbol of kernel ``name``: an ``extern "C"`` name, a mangled symbol, or a name
         expression given at build (``"scale<float>"``). Raises KeyError when there is none."""
+        if not isinstance(name, str):
+            raise TypeError("name must be a str (a kernel's name), not %s" % type(name).__name__)
         if name in self._lowered and self._lowered[name]:
             return self._lowered[name]
         if name in self.kernels:
@@ -84,6 +96,11 @@ class Module:
         image gives only sizes, so its 4- and 8-byte scalars need NumPy scalars, or a
         ``signature`` written in C (``"int n, float a, const float *x, float *y"``), checked
         against the image. Raises KeyError when the module has no such kernel."""
+        if not isinstance(name, str):
+            raise TypeError("name must be a str (a kernel's name), not %s" % type(name).__name__)
+        if signature is not None and not isinstance(signature, str):
+            raise TypeError("signature must be a str such as \"int n, float *x\", or None, not %s"
+                            % type(signature).__name__)
         key = (name, signature)
         k = self._kernels.get(key)
         if k is None:
@@ -94,7 +111,8 @@ class Module:
     def __repr__(self) -> str:
         return "<gpujit.Module %s %s %s, %d kernel(s), %s>" % (
             self.name, self.arch, self.output, len(self.kernels),
-            {True: "cache hit", False: "compiled", None: "no cache"}[self.cache_hit])
+            "cache hit (saved %.1f ms of compiling)" % (self.saved_compile_ms or 0.0) if self.cache_hit
+            else {False: "compiled", None: "no cache"}[self.cache_hit])
 
 
 def build(path: Optional[Union[str, os.PathLike]] = None, *, source: Optional[str] = None, name: Optional[str] = None,

@@ -8,11 +8,12 @@ everything that runs on any GPU of the process while the region is open, whoever
 CuPy's and PyTorch's kernels, copies and memsets as well as gpujit's."""
 from __future__ import annotations
 
+import builtins
 import sys
 import time
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
-from . import _gpujit
+from . import _args, _gpujit
 
 TIMING_KERNEL = 1
 TIMING_MEMCPY = 2
@@ -60,11 +61,20 @@ def synchronize() -> None:
 class _Region:
     """An open timed region: gpujit's devices (events) or a process-wide capture (CUPTI)."""
 
-    def __init__(self, cuda_filter: int, timer: str):
-        if not isinstance(cuda_filter, int) or not cuda_filter & TIMING_ALL:
+    @staticmethod
+    def check(cuda_filter, timer) -> None:
+        """The arguments, before anything waits on the GPU: a TypeError or ValueError naming one."""
+        if isinstance(cuda_filter, bool) or not isinstance(cuda_filter, int):
+            raise TypeError("cuda_filter must be an int of gpujit.TIMING_* flags, not %s" % type(cuda_filter).__name__)
+        if not isinstance(timer, str):
+            raise TypeError("timer must be a str ('events', 'cupti' or 'cupti-serial'), not %s" % type(timer).__name__)
+        if not cuda_filter & TIMING_ALL:
             raise ValueError("cuda_filter must select something: a combination of gpujit.TIMING_* flags")
         if timer not in _TIMERS:
             raise ValueError("timer must be 'events', 'cupti' or 'cupti-serial', not %r" % (timer,))
+
+    def __init__(self, cuda_filter: int, timer: str):
+        self.check(cuda_filter, timer)
         self.lost = 0
         if _TIMERS[timer] is None:
             self._capture, self._devices = _gpujit.capture_begin(cuda_filter), None
@@ -85,6 +95,8 @@ _open: List[Tuple[_Region, bool]] = []
 def timing_begin(cuda_filter: int = TIMING_ALL, synchronize: bool = True, timer: str = "events") -> None:
     """Start recording GPU activities (what ``cuda_filter`` selects) until ``timing_end``.
     ``timer``: "events" (gpujit's own work) or "cupti" (every framework's, every device)."""
+    synchronize = _args.flag("synchronize", synchronize)
+    _Region.check(cuda_filter, timer)
     if synchronize:
         globals()["synchronize"]()
     _open.append((_Region(cuda_filter, timer), synchronize))
@@ -92,6 +104,7 @@ def timing_begin(cuda_filter: int = TIMING_ALL, synchronize: bool = True, timer:
 
 def timing_end(synchronize: bool = True) -> List[TimingResult]:
     """Stop the recording ``timing_begin`` started; its activities as TimingResult objects."""
+    synchronize = _args.flag("synchronize", synchronize)
     if not _open:
         raise RuntimeError("timing_end without timing_begin")
     region, _ = _open.pop()
@@ -107,6 +120,13 @@ def timing_print(results: Sequence[TimingResult], indent: str = "", sections: Se
                  file=None) -> None:
     """Print the CUDA timeline, activity summary and device summary tables of ``results``."""
     mask = 0
+    if not isinstance(indent, str):
+        raise TypeError("indent must be a str, not %s" % type(indent).__name__)
+    if isinstance(sections, str):
+        raise TypeError("sections must be a sequence of str such as ('timeline',), not a single str")
+    results = list(results) if not isinstance(results, TimingResult) else None
+    if results is None or not all(isinstance(r, TimingResult) for r in results):
+        raise TypeError("results must be a sequence of TimingResult (what timing_end returns)")
     for s in sections:
         if s not in _SECTIONS:
             raise ValueError("sections are 'timeline', 'activity' and 'device', not %r" % (s,))
@@ -157,6 +177,16 @@ class ScopedTimer:
                  dict: Optional[dict] = None, nvtx: bool = False, color=None, synchronize: bool = False,
                  cuda_filter: int = 0, report_func: Optional[Callable[[List[TimingResult], str], None]] = None,
                  timer: str = "events", use_nvtx: Optional[bool] = None):
+        if not isinstance(name, str):
+            raise TypeError("name must be a str, not %s" % type(name).__name__)
+        active, print, synchronize = _args.flag("active", active), _args.flag("print", print), _args.flag("synchronize", synchronize)
+        nvtx = _args.flag("nvtx", nvtx)
+        if isinstance(cuda_filter, bool) or not isinstance(cuda_filter, int):
+            raise TypeError("cuda_filter must be an int of gpujit.TIMING_* flags, not %s" % type(cuda_filter).__name__)
+        if dict is not None and not isinstance(dict, builtins.dict):  # `dict` here is the parameter (Warp's name)
+            raise TypeError("dict must be a dict, not %s" % type(dict).__name__)
+        if report_func is not None and not callable(report_func):
+            raise TypeError("report_func must be callable, not %s" % type(report_func).__name__)
         if detailed:
             raise ValueError("detailed (cProfile) timing is not supported; use gpujit.profile for compile costs")
         self.name, self.active, self.print, self.dict = name, active, print, dict

@@ -58,7 +58,7 @@ PyMODINIT_FUNC PyInit__gpujit(void)
     return NULL;
   if (gpujit_py_add_errors(m) < 0 || gpujit_py_add_build(m) < 0 || gpujit_py_add_cache(m) < 0 ||
       gpujit_py_add_trace(m) < 0 || gpujit_py_add_kernels(m) < 0 || gpujit_py_add_timing(m) < 0 ||
-      gpujit_py_add_profile(m) < 0) {
+      gpujit_py_add_profile(m) < 0 || gpujit_py_add_config(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

@@ -81,19 +81,20 @@ static PyObject *cache_clear(PyObject *self, PyObject *args)
   return PyLong_FromUnsignedLongLong(removed);
 }
 
-/* cache_limit(dir, size or None) -> (bytes, source): set it when given ("2G", "none"), then read it */
+/* cache_limit(dir, size or None) -> (bytes, source, evicted, evicted_bytes): set it when given
+ * ("5" is 5 GiB, "2GB", "none": gpujit_cache_parse_size), then read it */
 static PyObject *cache_limit(PyObject *self, PyObject *args)
 {
   const char *dir = NULL, *size = NULL, *source = NULL;
   gpujit_cache *cache;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, removed = 0, freed = 0;
   int err = 0;
   (void)self;
   if (!PyArg_ParseTuple(args, "zz", &dir, &size) || !(cache = open_cache(dir, false)))
     return NULL;
   if (size && (err = gpujit_cache_parse_size(size, &bytes)) == 0) {
     Py_BEGIN_ALLOW_THREADS; /* setting a limit evicts down to it */
-    err = gpujit_cache_limit_set(cache, bytes);
+    err = gpujit_cache_limit_set(cache, bytes, &removed, &freed);
     Py_END_ALLOW_THREADS;
   }
   if (size && err < 0) {
@@ -105,7 +106,8 @@ static PyObject *cache_limit(PyObject *self, PyObject *args)
     return gpujit_py_raise(err);
   }
   gpujit_cache_free(cache);
-  return Py_BuildValue("(Ks)", (unsigned long long)bytes, source ? source : "");
+  return Py_BuildValue("(KsKK)", (unsigned long long)bytes, source ? source : "", (unsigned long long)removed,
+                       (unsigned long long)freed);
 }
 
 /* cache_export(dir, path, used_since) -> entries written */

@@ -68,5 +68,6 @@ int gpujit_py_add_trace(PyObject *m);
 int gpujit_py_add_kernels(PyObject *m);
 int gpujit_py_add_timing(PyObject *m);
 int gpujit_py_add_profile(PyObject *m);
+int gpujit_py_add_config(PyObject *m);
 
 #endif

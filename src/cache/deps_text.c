@@ -80,7 +80,7 @@ int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out)
   for (size_t i = 0; i < d->count; i++) {
     const gpujit__dep *e = &d->items[i];
     unsigned char *r = (unsigned char *)out->data + at + i * REC_SIZE;
-    uint32_t off;
+    uint32_t off = 0; /* put_string sets it; -O3 cannot see that through its early return */
     if (e->pin || e->err || e->env || e->with || !e->rel || (e->rel[0] != '/' && strncmp(e->rel, "./", 2) != 0) ||
         ((e->same || e->once) && (e->absent || e->nofile))) {
       err = gpujit__error(GPUJIT_EINVAL, "%s: not a record of a shared group", e->rel ? e->rel : "(none)");

@@ -25,6 +25,7 @@
 #include "cache/manifest.h"
 #include "cache/total.h"
 #include "base/strset.h"
+#include "base/units.h"
 
 static int list_record(const char *path, const char *hex, void *payload)
 {
@@ -32,35 +33,21 @@ static int list_record(const char *path, const char *hex, void *payload)
   return gpujit__strvec_push(payload, hex) < 0 ? GPUJIT_ENOMEM : 0;
 }
 
-int gpujit_cache_parse_size(const char *s, uint64_t *out)
+int gpujit_cache_parse_size(const char *s, uint64_t *out) { return gpujit__parse_size(s, out); }
+
+int gpujit_cache_parse_age(const char *s, double *seconds) { return gpujit__parse_age(s, seconds); }
+
+/* The setting kept in the cache is a byte count as gpujit_cache_limit_set() writes it (whole
+ * digits): read as bytes, never through the user's parser, where a bare number is GiB. Anything
+ * else (written by hand) is read as a user's size. */
+static int parse_kept(const char *text, uint64_t *bytes)
 {
-  char *end;
-  double v;
-  uint64_t unit = 1;
-  if (!s || !out)
-    return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_parse_size: NULL argument");
-  if (!strcmp(s, "none") || !strcmp(s, "0")) {
-    *out = 0;
+  size_t digits = strspn(text, "0123456789");
+  if (digits && digits < 20 && !text[digits]) {
+    *bytes = strtoull(text, NULL, 10);
     return 0;
   }
-  errno = 0;
-  v = strtod(s, &end);
-  if (end == s || errno || v < 0)
-    return gpujit__error(GPUJIT_EINVAL, "invalid size '%s': expected a number with K, M, G or T (e.g. 2G), or none", s);
-  switch (toupper((unsigned char)*end)) {
-  case '\0': break;
-  case 'K': unit = 1ULL << 10; end++; break;
-  case 'M': unit = 1ULL << 20; end++; break;
-  case 'G': unit = 1ULL << 30; end++; break;
-  case 'T': unit = 1ULL << 40; end++; break;
-  default: end = (char *)"?";
-  }
-  if (*end == 'i' || *end == 'B')
-    end += *end == 'i' && end[1] == 'B' ? 2 : 1;
-  if (*end || v * (double)unit >= 1.8e19)
-    return gpujit__error(GPUJIT_EINVAL, "invalid size '%s': expected a number with K, M, G or T (e.g. 2G), or none", s);
-  *out = (uint64_t)(v * (double)unit);
-  return 0;
+  return gpujit__parse_size(text, bytes);
 }
 
 int gpujit_cache_limit_get(gpujit_cache *c, uint64_t *bytes, const char **source)
@@ -86,7 +73,7 @@ int gpujit_cache_limit_get(gpujit_cache *c, uint64_t *bytes, const char **source
     text.data[strcspn(text.data, "\n")] = '\0';
     if (source)
       *source = "the cache's setting";
-    if ((err = gpujit_cache_parse_size(text.data, bytes)) < 0)
+    if ((err = parse_kept(text.data, bytes)) < 0)
       err = gpujit__error(err, "%s: %s", p, gpujit_error_last());
   } else {
     gpujit_error_clear();
@@ -95,7 +82,7 @@ int gpujit_cache_limit_get(gpujit_cache *c, uint64_t *bytes, const char **source
   return err;
 }
 
-int gpujit_cache_limit_set(gpujit_cache *c, uint64_t bytes)
+int gpujit_cache_limit_set(gpujit_cache *c, uint64_t bytes, uint64_t *removed, uint64_t *freed_bytes)
 {
   char p[PATH_MAX], text[32];
   int n, err;
@@ -103,6 +90,10 @@ int gpujit_cache_limit_set(gpujit_cache *c, uint64_t bytes)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_cache_limit_set: NULL cache");
   if (!c->writable)
     return gpujit__error(GPUJIT_EIO, "%s: the cache is read-only", c->dir);
+  if (removed)
+    *removed = 0;
+  if (freed_bytes)
+    *freed_bytes = 0;
   snprintf(p, sizeof(p), "%s/max_size", c->dir);
   if (bytes == 0) {
     if (unlink(p) < 0 && errno != ENOENT)
@@ -112,7 +103,7 @@ int gpujit_cache_limit_set(gpujit_cache *c, uint64_t bytes)
   n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)bytes);
   if ((err = gpujit__file_write_atomic(p, text, (size_t)n)) < 0)
     return err;
-  return gpujit__cache_evict(c, bytes, 0, NULL, NULL, NULL);
+  return gpujit__cache_evict(c, bytes, 0, removed, freed_bytes, NULL);
 }
 
 /* The records that lead only to entries that are gone (manifests), and the dependency groups no

@@ -17,6 +17,7 @@ typedef struct cache_cmd {
   gpujit_cache_options copts;
   gpujit_cache *cache;
   const char *verb, *verb_from; /* the command, and the argument that named it */
+  const char *then;             /* ccache's -s -z (-sz): zero after stats (or stats after zero) */
   const char *key;              /* the command's operand: KEY, FILE or SIZE */
   const char *extract, *max_size, *older, *since, *max_member, *max_size_flag, *older_name;
   const char **keys; /* --key, as many as given */
@@ -24,6 +25,7 @@ typedef struct cache_cmd {
   verb_opt given[16];
   size_t ngiven;
   bool json, remove_bad;
+  bool second;           /* running `then`: its JSON document is the first one's */
   const char *json_file; /* --json=FILE */
   char format[64];       /* "gpujit-cache-VERB" (docs/json.md) */
 } cache_cmd;

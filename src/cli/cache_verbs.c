@@ -9,41 +9,6 @@
 
 #include "cache_cmd.h"
 
-/* A number with an optional unit letter of `units` (and a "b", "B" or "i" after it), scaled. */
-static bool parse_suffixed(const char *s, const char *units, const double *scale, double *out)
-{
-  char *end;
-  double v;
-  if (!s || !*s)
-    return false;
-  errno = 0;
-  v = strtod(s, &end);
-  if (errno || v < 0 || end == s)
-    return false;
-  if (*end) {
-    const char *u = strchr(units, tolower((unsigned char)*end));
-    if (!u || (end[1] && !(end[1] == 'b' || end[1] == 'B' || end[1] == 'i')))
-      return false;
-    v *= scale[u - units];
-  }
-  *out = v;
-  return true;
-}
-
-/* An age: whole digits, then at most one unit of s, m, h, d, w (seconds without one). Strict, as
- * ccache's --evict-older-than: strtod took "1.5h" as 5400 s and "0x10d" as hex, 269 s. */
-static bool parse_age(const char *s, double *out)
-{
-  static const char units[] = "smhdw";
-  static const double secs[] = {1, 60, 3600, 86400, 604800};
-  size_t digits = s ? strspn(s, "0123456789") : 0;
-  const char *u = NULL;
-  if (!digits || digits > 15 || (s[digits] && (s[digits + 1] || !(u = strchr(units, tolower((unsigned char)s[digits]))))))
-    return false;
-  *out = strtod(s, NULL) * (u ? secs[u - units] : 1);
-  return true;
-}
-
 static int emit(cache_cmd *c, cJSON *o) { return cli_json_emit(c->ctx, o, c->format, c->json_file); }
 
 int cache_path(cache_cmd *c)
@@ -81,10 +46,16 @@ int cache_show(cache_cmd *c)
 {
   char *text = NULL;
   int err, rc = EXIT_OK;
-  if ((err = gpujit_cache_show(&text, c->cache, c->key)) < 0)
+  if ((err = gpujit_cache_show(&text, c->cache, c->key)) < 0) {
     rc = cli_fail(c->ctx, err);
-  else
+  } else if (c->json) { /* the entry's metadata inside the versioned document every command prints */
+    cJSON *o = cJSON_CreateObject(), *meta = cJSON_Parse(text);
+    cJSON_AddStringToObject(o, "key", c->key);
+    cJSON_AddItemToObject(o, "entry", meta ? meta : cJSON_CreateNull());
+    rc = emit(c, o);
+  } else {
     printf("%s\n", text);
+  }
   gpujit_free(text);
   return rc;
 }
@@ -117,8 +88,8 @@ static int used_since(cache_cmd *c, double *out)
     return EXIT_OK;
   if ((*out = strtod(c->since, &end), end && !*end && *out > 1e9))
     return EXIT_OK; /* a Unix time */
-  if (!parse_age(c->since, &age))
-    return cli_usage_error(c->ctx, "cache", "invalid --used-since '%s' (an age like 7d, or a Unix time)", c->since);
+  if (gpujit_cache_parse_age(c->since, &age) < 0)
+    return cli_usage_error(c->ctx, "cache", "--used-since: %s; or a Unix time", gpujit_error_last());
   *out = (double)time(NULL) - age;
   return EXIT_OK;
 }
@@ -136,6 +107,12 @@ int cache_export(cache_cmd *c)
   eo.keys_count = c->nkeys;
   if ((err = gpujit_cache_export(c->cache, c->key, &eo, &n)) < 0)
     return cli_fail(c->ctx, err);
+  /* An empty archive is valid (nothing used since AGE is a true answer), but the CI job saving it
+   * most likely points at another cache than its builds used: say so, whatever the output. */
+  if (n == 0)
+    cli_warn(c->ctx, "exported no entries: %s %s (is it the cache the builds used? GPUJIT_CACHE_DIR, --cache-dir)",
+             gpujit_cache_path(c->cache),
+             c->since || c->nkeys ? "has none that --used-since or --key chose" : "is empty");
   if (c->json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "file", c->key);
@@ -154,7 +131,7 @@ int cache_import(cache_cmd *c)
   if (!c->key)
     return cli_usage_error(c->ctx, "cache", "import needs a FILE");
   if (c->max_member && gpujit_cache_parse_size(c->max_member, &limit) < 0)
-    return cli_usage_error(c->ctx, "cache", "invalid --max-member '%s' (e.g. 256M)", c->max_member);
+    return cli_usage_error(c->ctx, "cache", "--max-member: %s", gpujit_error_last());
   if ((err = gpujit_cache_import(c->cache, c->key, limit, &r)) < 0)
     return cli_fail(c->ctx, err);
   if (c->json) {
@@ -201,7 +178,7 @@ int cache_config(cache_cmd *c)
     return emit(c, o);
   }
   printf("path      %s (%s)\n", gpujit_cache_path(c->cache), path_source);
-  printf("limit     %s (%s)\n", bytes ? cli_size(sz, sizeof(sz), (double)bytes) : "none",
+  printf("limit     %s (%s)\n", bytes ? cli_limit_size(sz, sizeof(sz), bytes) : "none",
          !strcmp(limit_source, "none") ? "default" : limit_source);
   for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
     const char *v = getenv(vars[i]);
@@ -212,13 +189,13 @@ int cache_config(cache_cmd *c)
 
 int cache_limit(cache_cmd *c)
 {
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, removed = 0, freed = 0;
   const char *source = NULL;
-  char sz[32];
+  char sz[32], fr[32];
   int err;
   if (c->key && (err = gpujit_cache_parse_size(c->key, &bytes)) < 0)
     return cli_usage_error(c->ctx, "cache", "%s", gpujit_error_last());
-  if (c->key && (err = gpujit_cache_limit_set(c->cache, bytes)) < 0)
+  if (c->key && (err = gpujit_cache_limit_set(c->cache, bytes, &removed, &freed)) < 0)
     return cli_fail(c->ctx, err);
   if ((err = gpujit_cache_limit_get(c->cache, &bytes, &source)) < 0)
     return cli_fail(c->ctx, err);
@@ -226,12 +203,19 @@ int cache_limit(cache_cmd *c)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "limit_bytes", (double)bytes);
     cJSON_AddStringToObject(o, "source", source);
+    if (c->key) { /* what setting it evicted */
+      cJSON_AddNumberToObject(o, "evicted", (double)removed);
+      cJSON_AddNumberToObject(o, "evicted_bytes", (double)freed);
+    }
     return emit(c, o);
   }
   if (bytes)
-    printf("limit     %s (%s)\n", cli_size(sz, sizeof(sz), (double)bytes), source);
+    printf("limit     %s (%s)\n", cli_limit_size(sz, sizeof(sz), bytes), source);
   else
     printf("limit     none\n");
+  if (c->key && (removed || freed)) /* a limit that empties the cache must never be silent */
+    printf("evicted   %llu entr%s, %s, least recently used first\n", (unsigned long long)removed,
+           removed == 1 ? "y" : "ies", cli_size(fr, sizeof(fr), (double)freed));
   return EXIT_OK;
 }
 
@@ -253,6 +237,10 @@ static cJSON *stats_json(cache_cmd *c, const gpujit_cache_stats *st, uint64_t li
   cJSON_AddNumberToObject(o, "corrupt", (double)st->corrupt);
   cJSON_AddNumberToObject(o, "compile_ms_saved", st->compile_ms_saved);
   cJSON_AddNumberToObject(o, "limit_bytes", (double)limit);
+  if (limit) /* ccache -s's percent of the limit */
+    cJSON_AddNumberToObject(o, "limit_used_percent", 100.0 * (double)st->bytes / (double)limit);
+  else
+    cJSON_AddNullToObject(o, "limit_used_percent");
   if (gpujit_cache_remote_stats_get(c->cache, &rs) == 0) {
     cJSON *r = cJSON_AddObjectToObject(o, "remote");
     cJSON_AddNumberToObject(r, "hits", (double)rs.hits);
@@ -265,7 +253,7 @@ static cJSON *stats_json(cache_cmd *c, const gpujit_cache_stats *st, uint64_t li
   return o;
 }
 
-static void stats_print(cache_cmd *c, const gpujit_cache_stats *st, uint64_t limit)
+static void stats_print(cache_cmd *c, const gpujit_cache_stats *st, uint64_t limit, const char *source)
 {
   gpujit_cache_remote_stats rs;
   char sz[32], lim[32];
@@ -279,8 +267,14 @@ static void stats_print(cache_cmd *c, const gpujit_cache_stats *st, uint64_t lim
            (unsigned long long)st->hits, (unsigned long long)(st->hits + st->misses));
   else
     printf("hit rate  - (no lookups since the counters were zeroed)\n");
-  printf("limit     %s\n", limit ? cli_size(lim, sizeof(lim), (double)limit) : "none");
-  if (gpujit_cache_remote_stats_get(c->cache, &rs) == 0 && (rs.hits || rs.misses || rs.errors || rs.bytes_out)) {
+  if (limit) /* as ccache -s: the size against the limit */
+    printf("limit     %s, %.1f %% used", cli_limit_size(lim, sizeof(lim), limit),
+           100.0 * (double)st->bytes / (double)limit);
+  else
+    printf("limit     none");
+  printf(c->ctx->verbose > 0 ? " (%s)\n" : "\n", !strcmp(source, "none") ? "default" : source);
+  if (gpujit_cache_remote_stats_get(c->cache, &rs) == 0 &&
+      (rs.hits || rs.misses || rs.errors || rs.bytes_out || c->ctx->verbose > 0)) {
     char in[32], out[32];
     printf("remote    %llu hits, %llu misses, %llu errors; %s in, %s out; saved %.1f ms of compiling\n",
            (unsigned long long)rs.hits, (unsigned long long)rs.misses, (unsigned long long)rs.errors,
@@ -293,16 +287,17 @@ int cache_stats(cache_cmd *c)
 {
   gpujit_cache_stats st;
   uint64_t limit = 0;
+  const char *source = "none";
   int err;
-  if (gpujit_cache_limit_get(c->cache, &limit, NULL) < 0) {
+  if (gpujit_cache_limit_get(c->cache, &limit, &source) < 0) {
     cli_warn(c->ctx, "%s", gpujit_error_last());
-    limit = 0;
+    limit = 0, source = "none";
   }
   if ((err = gpujit_cache_stats_get(c->cache, &st)) < 0)
     return cli_fail(c->ctx, err);
   if (c->json)
     return emit(c, stats_json(c, &st, limit));
-  stats_print(c, &st, limit);
+  stats_print(c, &st, limit, source ? source : "none");
   return EXIT_OK;
 }
 
@@ -311,6 +306,8 @@ int cache_zero(cache_cmd *c)
   int err;
   if ((err = gpujit_cache_zero_stats(c->cache)) < 0)
     return cli_fail(c->ctx, err);
+  if (c->json && c->then) /* -s -z --json: the stats document is the one printed */
+    return EXIT_OK;
   if (c->json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "zeroed", true);
@@ -338,19 +335,21 @@ int cache_clear(cache_cmd *c)
 
 int cache_prune(cache_cmd *c)
 {
-  static const double bytes[] = {1024.0, 1048576.0, 1073741824.0, 1099511627776.0};
-  double size = 0, age = 0;
+  uint64_t size = 0;
+  double age = 0;
   uint64_t n = 0, freed = 0;
   char sz[32];
   int err;
   if (!c->max_size && !c->older)
     return cli_usage_error(c->ctx, "cache", "prune needs --max-size and/or --older-than");
-  if (c->max_size && !parse_suffixed(c->max_size, "kmgt", bytes, &size))
-    return cli_usage_error(c->ctx, "cache", "invalid --max-size '%s' (e.g. 500M, 2G)", c->max_size);
-  if (c->older && (!parse_age(c->older, &age) || age <= 0))
-    return cli_usage_error(c->ctx, "cache", "invalid %s '%s': a whole number with s, m, h, d or w (e.g. 30s, 90m, 12h, 7d)",
+  if (c->max_size && gpujit_cache_parse_size(c->max_size, &size) < 0)
+    return cli_usage_error(c->ctx, "cache", "--max-size: %s", gpujit_error_last());
+  if (c->older && gpujit_cache_parse_age(c->older, &age) < 0)
+    return cli_usage_error(c->ctx, "cache", "%s: %s", c->older_name, gpujit_error_last());
+  if (c->older && age <= 0)
+    return cli_usage_error(c->ctx, "cache", "%s '%s': an age of 0 would remove every entry; clear does that",
                            c->older_name, c->older);
-  if ((err = gpujit_cache_prune(c->cache, (uint64_t)size, age, &n, &freed)) < 0)
+  if ((err = gpujit_cache_prune(c->cache, size, age, &n, &freed)) < 0)
     return cli_fail(c->ctx, err);
   if (c->json) {
     cJSON *o = cJSON_CreateObject();

@@ -91,6 +91,8 @@ int cli_fail(cli_ctx *ctx, int err);
 void cli_warn(cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Human-readable byte size into buf. */
 const char *cli_size(char *buf, size_t size, double bytes);
+/** A size limit as the user would have written it: "5 GiB", "2 GB", "1.5 MiB" (else cli_size). */
+const char *cli_limit_size(char *buf, size_t size, uint64_t bytes);
 
 #define CLI_MAX_LIST 256
 
@@ -188,14 +190,28 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv);
 int cmd_profile_report(cli_ctx *ctx, int argc, char **argv);
 /* What `profile` and `profile report` write (profile_out.c). */
 typedef struct cli_profile_out {
-  const char *save;                 /* -o NAME: a saved profile */
+  const char *save;                 /* -o NAME: a saved profile (NAME.gjprof where NAME lacks it) */
+  bool force;                       /* --force: -o may replace an existing file */
+  bool save_last;                   /* no -o: the profile kept as the last one (cli_profile_last) */
+  char save_name[4096];             /* -o's NAME with its extension, or the last profile's path */
+  const char *given;                /* -o's NAME as given */
   const char *text;                 /* --text FILE: the table */
   bool json, csv;                   /* --json, --csv ... */
   const char *json_file, *csv_file; /* ... to FILE; NULL: stdout */
   const char *trace, *html;         /* --trace FILE, --html FILE */
   long top;                         /* --top N */
 } cli_profile_out;
-#define CLI_PROFILE_OUT_INIT {NULL, NULL, false, false, NULL, NULL, NULL, NULL, 20}
+#define CLI_PROFILE_OUT_INIT {NULL, false, false, "", NULL, NULL, false, false, NULL, NULL, NULL, NULL, 20}
+/** A saved profile's extension, added to -o NAME where NAME lacks it (as nsys adds .nsys-rep). */
+#define CLI_PROFILE_EXT ".gjprof"
+/** Where `gpujit profile` keeps the last profile when not given -o (as perf keeps perf.data), and
+ *  what `gpujit profile report` reads when given no NAME: $XDG_STATE_HOME/gpujit/last.gjprof, else
+ *  ~/.local/state/gpujit/last.gjprof. With `make`, its directory is made. NULL: no HOME. */
+const char *cli_profile_last(char *buf, size_t size, bool make);
+/** -o NAME as it will be written (its extension added; cli_profile_out_check refuses it where it
+ *  exists, without --force), or the last profile's path when there is no -o and `keep_last`.
+ *  0 or a usage error's code. */
+int cli_profile_out_name(cli_ctx *ctx, cli_profile_out *o, const char *cmd, bool keep_last);
 /** The options' lines of the commands' help. */
 extern const char *const cli_profile_out_help;
 /** argv[a->i] is one of the output options: 1 (taken), 0 (not one), -(exit code) after a usage error. */
@@ -218,7 +234,7 @@ size_t cli_utf8_len(const char *s);
 void cli_put_escaped(FILE *f, const char *s);
 int cmd_env(cli_ctx *ctx, int argc, char **argv);
 /** gpujit --version (cmd_env.c): gpujit's version, the toolkit and cache it would use. */
-int cli_print_version(cli_ctx *ctx);
+int cli_version(cli_ctx *ctx, int argc, char **argv);
 
 /* The build server on demand: `gpujit server run` started detached (`wait`: until it listens; returns its pid, or -1 and why). */
 /* The server for these options: 1 runs and takes our builds, 0 runs but is stale, -1 none. */

@@ -1,5 +1,8 @@
 /* `gpujit build`: compile one module from one or more CUDA C files. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <cjson/cJSON.h>
+#include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,7 +30,8 @@ static void build_help(void)
          "  --time-trace without =FILE writes next to the output as MODULE.trace.json\n"
          "  --log                print the NVRTC/nvJitLink log even on success\n"
          "  --ncu-command        print a ready Nsight Compute command line per kernel\n"
-         "  -j, --jobs N         project builds: worker processes (default: the number of cores)\n"
+         "  -j, --jobs N         project builds: worker processes (default: the number of cores;\n"
+         "                       at most twice the CPUs this process may use, said when bounded)\n"
          "  --modules FILE       build the modules of a JSON manifest\n"
          "  --out-dir DIR        project outputs go here, mirroring the input tree (default:\n"
          "                       beside each source); --time-trace=FILE: one trace, a track per\n"
@@ -151,8 +155,8 @@ static int parse_one(cli_ctx *ctx, cli_args *a, build_cmd *b, bool *help)
     b->ncu = true;
   } else if (cli_opt(a, "-j", true) || cli_opt(a, "--jobs", true)) {
     long n;
-    if (!a->failed && !cli_parse_int(a->value, 1, 4096, &n))
-      return cli_usage_error(ctx, "build", "invalid job count '%s': expected 1..4096", a->value);
+    if (!a->failed && !cli_parse_int(a->value, 1, INT_MAX, &n))
+      return cli_usage_error(ctx, "build", "invalid job count '%s': expected a whole number of 1 or more", a->value);
     b->pa.jobs = a->failed ? 0 : (int)n;
     b->jobs_given = true;
   } else if (cli_opt(a, "--modules", true)) {
@@ -182,6 +186,29 @@ static int parse(cli_ctx *ctx, int argc, char **argv, build_cmd *b, bool *help)
   return EXIT_OK;
 }
 
+/* The CPUs this process may run on (as nproc counts them: its affinity mask), at least 1. */
+static long usable_cpus(void)
+{
+  cpu_set_t set;
+  long n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? n : 1;
+}
+
+/* -j N, as make and ninja take it (any count), but bounded by the machine: each worker is a
+ * process holding its own NVRTC, and NVRTC's compiles are CPU-bound, so workers past twice the
+ * CPUs only wait for them while taking memory. Said once, unless -q. */
+static void bound_jobs(cli_ctx *ctx, build_cmd *b)
+{
+  long most = 2 * usable_cpus();
+  if (!b->jobs_given || b->pa.jobs <= most)
+    return;
+  if (ctx->verbose >= 0)
+    cli_warn(ctx, "-j %d: %ld workers at most here (twice the %ld CPUs this process may use; more would only "
+                  "wait for them)",
+             b->pa.jobs, most, most / 2);
+  b->pa.jobs = (int)most;
+}
+
 /* Directories or a manifest are a project (built whole, *project set); files are one module,
  * where the project's options do not apply. Returns an exit code. */
 static int build_project(cli_ctx *ctx, build_cmd *b, bool *project)
@@ -198,6 +225,7 @@ static int build_project(cli_ctx *ctx, build_cmd *b, bool *project)
     if (b->out_path || b->ncu)
       return cli_usage_error(ctx, "build", "-o and --ncu-command take one module; use --out-dir");
     b->ma.files_optional = true;
+    bound_jobs(ctx, b);
     if ((rc = cli_module_prepare(ctx, &b->ma, "build", false)) == EXIT_OK)
       rc = cli_build_project(ctx, &b->ma, &b->pa);
     return rc;

@@ -22,13 +22,15 @@ static void cache_help(void)
          "  zero                       zero the counters, keep the entries (to measure one run)\n"
          "  config                     the cache directory, its limit and the cache's settings, with\n"
          "                             where each came from\n"
-         "  limit [SIZE|none]          show or set the size limit kept in the cache (SIZE: 500M,\n"
-         "                             2G); $GPUJIT_CACHE_MAX_SIZE overrides it. Past the limit,\n"
-         "                             a store evicts least recently used entries to 90 %% of it\n"
+         "  limit [SIZE|none]          show or set the size limit kept in the cache (SIZE: 5 is\n"
+         "                             5 GiB, 500MB, 2GiB; 0 or none: no limit), saying what a\n"
+         "                             lower limit evicted; $GPUJIT_CACHE_MAX_SIZE overrides it.\n"
+         "                             Past the limit, a store evicts least recently used\n"
+         "                             entries to 90 %% of it\n"
          "  clear                      remove every entry and its records, reset the counters\n"
          "  prune [--max-size SIZE] [--older-than AGE]\n"
-         "                             drop least recently used entries (SIZE: 500M, 2G;\n"
-         "                             AGE: whole digits and s, m, h, d or w: 3600s, 30m, 7d)\n"
+         "                             drop least recently used entries (SIZE: 500MB, 2GiB;\n"
+         "                             AGE: 3600s, 30m, 7d)\n"
          "  verify [--remove]          check every checksum; --remove deletes bad entries\n"
          "  export FILE [--used-since AGE|UNIX] [--key KEY]...\n"
          "                             write entries (those used within AGE, e.g. 7d, or since a\n"
@@ -37,15 +39,22 @@ static void cache_help(void)
          "  import FILE [--max-member SIZE]\n"
          "                             add an export's entries, each verified; a hostile archive\n"
          "                             (absolute or .. paths, links, devices, members over SIZE,\n"
-         "                             default 1G) is refused whole, naming the member\n\n"
+         "                             default 1 GiB) is refused whole, naming the member\n\n"
          "ccache's spellings, in place of a command:\n"
-         "  -s, --show-stats           stats\n"
-         "  -z, --zero-stats           zero\n"
+         "  -s, --show-stats           stats (with -v: where the limit comes from, the remote stores)\n"
+         "  -z, --zero-stats           zero; -s -z (or -sz) prints the counters, then zeroes them\n"
          "  -p, --show-config          config\n"
          "  -M, --max-size SIZE        limit SIZE (with prune: prune's --max-size)\n"
          "  -C, --clear                clear\n"
          "  --evict-older-than AGE     prune --older-than AGE\n"
-         "An option given to a command it does not apply to is an error, as is a second command.\n");
+         "Short flags combine as in ccache (-sv, -sz).\n\n"
+         "SIZE, as ccache reads it: a bare number is GiB (-M 5: 5 GiB); kB, MB, GB, TB (and k, K,\n"
+         "M, G, T) are powers of 1000; KiB, MiB, GiB, TiB (and Ki, Mi, Gi, Ti) powers of 1024;\n"
+         "B is bytes; 0 or none: no limit.\n"
+         "AGE, as ccache reads it: whole digits with s (seconds) or d (days), or m, h, w (minutes,\n"
+         "hours, weeks); a bare number is refused.\n"
+         "An option given to a command it does not apply to is an error, as is a second command\n"
+         "(but for -s with -z).\n");
 }
 
 /* ---- the commands ---------------------------------------------------------------------- */
@@ -90,7 +99,8 @@ typedef enum opt_kind {
   OPT_VERB,   /* ccache's spelling of a command: `verb` */
   OPT_LIMIT,  /* -M SIZE: the limit command with its size */
   OPT_EVICT,  /* --evict-older-than AGE: prune's --older-than, under its own name */
-  OPT_KEY     /* --key KEY, repeatable */
+  OPT_KEY,    /* --key KEY, repeatable */
+  OPT_VERBOSE /* -v, -q after the command (ccache's -sv) */
 } opt_kind;
 
 typedef struct cache_option {
@@ -106,6 +116,10 @@ static const cache_option options[] = {
     {"--help", OPT_HELP, 0, NULL},
     {"--cache-dir", OPT_STR, offsetof(cache_cmd, copts.dir), NULL},
     {"--json", OPT_JSON, 0, NULL},
+    {"-v", OPT_VERBOSE, 0, NULL},
+    {"--verbose", OPT_VERBOSE, 0, NULL},
+    {"-q", OPT_VERBOSE, 0, NULL},
+    {"--quiet", OPT_VERBOSE, 0, NULL},
     {"-s", OPT_VERB, 0, "stats"},
     {"--show-stats", OPT_VERB, 0, "stats"},
     {"-z", OPT_VERB, 0, "zero"},
@@ -127,9 +141,18 @@ static const cache_option options[] = {
 
 /* A ccache spelling names a command; a second command, or an option given to one it does not apply
  * to, is a usage error naming it. */
+static bool stats_and_zero(const char *a, const char *b)
+{
+  return (!strcmp(a, "stats") && !strcmp(b, "zero")) || (!strcmp(a, "zero") && !strcmp(b, "stats"));
+}
+
 static int set_verb(cache_cmd *c, const char *v, const char *from)
 {
-  if (c->verb && strcmp(c->verb, v))
+  if (c->verb && strcmp(c->verb, v) && !c->then && c->verb_from[0] == '-' && stats_and_zero(c->verb, v)) {
+    c->then = v; /* ccache's -s -z: in the order given */
+    return EXIT_OK;
+  }
+  if (c->verb && strcmp(c->verb, v) && !(c->then && !strcmp(c->then, v)))
     return cli_usage_error(c->ctx, "cache", "'%s' and '%s' are two commands: give one", c->verb_from, from);
   c->verb = v;
   c->verb_from = from;
@@ -185,6 +208,9 @@ static int apply_option(cache_cmd *c, const cache_option *o, cli_args *a, const 
     break;
   case OPT_KEY:
     return a->value ? add_key(c, a->value) : EXIT_OK;
+  case OPT_VERBOSE:
+    cli_set_verbosity(c->ctx, arg[1] == 'q' || arg[2] == 'q' ? -1 : 1);
+    break;
   case OPT_HELP:
   case OPT_JSON:
     break;
@@ -198,7 +224,7 @@ static int operand(cache_cmd *c, const char *arg)
   if (!c->verb) {
     c->verb = c->verb_from = arg;
   } else if (c->verb_from[0] == '-') { /* after -s, -z, -C, -p, -M: the same command again, or a second */
-    int rc = strcmp(arg, c->verb) ? cli_usage_error(c->ctx, "cache", "'%s' and '%s' are two commands: give one",
+    int rc = strcmp(arg, c->verb) && !(c->then && !strcmp(arg, c->then)) ? cli_usage_error(c->ctx, "cache", "'%s' and '%s' are two commands: give one",
                                                     c->verb_from, arg)
                                   : EXIT_OK;
     c->verb_from = arg;
@@ -230,6 +256,55 @@ static int parse_one(cache_cmd *c, cli_args *a, bool *help)
   if (cli_is_option(a))
     return cli_unknown_option(c->ctx, a, "cache");
   return operand(c, arg);
+}
+
+/* ccache's combined short flags: -sv, -sz, -svz, -sM5 (a value after M). Every letter must be one
+ * of ccache's flags that gpujit cache takes, else the argument is left whole (and refused whole). */
+static bool ccache_combined(const char *arg)
+{
+  if (arg[0] != '-' || arg[1] == '-' || !arg[1] || !arg[2])
+    return false;
+  for (const char *p = arg + 1; *p; p++) {
+    if (*p == 'M')
+      return p > arg + 1; /* -M5 alone is -M's glued value */
+    if (!strchr("szCpvqh", *p))
+      return false;
+  }
+  return true;
+}
+
+static char **split_ccache_flags(int *argc, char **argv)
+{
+  size_t bytes = 0;
+  int extra = 0, k = 0;
+  char **out, *w;
+  for (int i = 1; i < *argc && strcmp(argv[i], "--"); i++)
+    if (ccache_combined(argv[i]))
+      extra += (int)strlen(argv[i]), bytes += 3 * strlen(argv[i]) + 1;
+  if (!extra)
+    return argv;
+  if (!(out = malloc((size_t)(*argc + extra + 1) * sizeof(*out) + bytes)))
+    return NULL;
+  w = (char *)(out + *argc + extra + 1);
+  for (int i = 0, rest = 0; i < *argc; i++) {
+    rest |= !strcmp(argv[i], "--");
+    if (i == 0 || rest || !ccache_combined(argv[i])) {
+      out[k++] = argv[i];
+      continue;
+    }
+    for (const char *p = argv[i] + 1; *p; p++) {
+      out[k++] = w;
+      w += sprintf(w, "-%c", *p) + 1;
+      if (*p == 'M' && p[1]) { /* the rest is its value */
+        out[k++] = w;
+        w += sprintf(w, "%s", p + 1) + 1;
+        break;
+      }
+    }
+  }
+  out[k] = NULL;
+  *argc = k;
+  return out;
 }
 
 static int parse(cache_cmd *c, int argc, char **argv, bool *help)
@@ -293,7 +368,10 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
   const cache_verb *v = NULL;
   bool help = false;
   int err, rc;
-  if ((rc = parse(&c, argc, argv, &help)) == EXIT_OK && help)
+  char **split = split_ccache_flags(&argc, argv);
+  if (!split)
+    return cli_fail(ctx, GPUJIT_ENOMEM);
+  if ((rc = parse(&c, argc, split, &help)) == EXIT_OK && help)
     cache_help();
   else if (rc == EXIT_OK && (rc = resolve(&c, &v)) == EXIT_OK) {
     /* a verb that makes a cache (import, limit) makes it where there is none, never in a
@@ -305,8 +383,14 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
       err = gpujit_cache_open(&c.cache, &c.copts);
     }
     rc = err < 0 ? cli_fail(ctx, err) : v->fn(&c);
+    if (rc == EXIT_OK && c.then) { /* -s -z: the second of the two, its output under the first's */
+      c.second = true;
+      rc = !strcmp(c.then, "zero") ? cache_zero(&c) : cache_stats(&c);
+    }
   }
   gpujit_cache_free(c.cache);
   free(c.keys);
+  if (split != argv)
+    free(split);
   return rc;
 }

@@ -21,7 +21,9 @@ static void profile_help(void)
          "torch.compile, Warp, Numba-CUDA, Taichi) through a start-up hook in every Python process,\n"
          "every module load with the driver's JIT, every kernel, copy and memset (CUPTI), per module.\n"
          "The exit status is COMMAND's (128 + N when signal N ended it). The table goes to stderr\n"
-         "when it ends. While --json or --csv takes stdout, COMMAND's own stdout goes to stderr, so\n"
+         "when it ends. Without -o, the profile is kept as the last one, as perf keeps perf.data:\n"
+         "$XDG_STATE_HOME/gpujit/last.gjprof (else ~/.local/state/gpujit/last.gjprof), which\n"
+         "'gpujit profile report' with no NAME reads. While --json or --csv takes stdout, COMMAND's own stdout goes to stderr, so\n"
          "'gpujit profile --json -- COMMAND | jq' reads the JSON alone and nothing COMMAND prints is lost.\n\n"
          "options:\n"
          "%s"
@@ -142,7 +144,8 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
   }
   if (a.failed)
     return cli_usage_error(ctx, "profile", "option '%s' needs a value", argv[a.i]);
-  if ((err = cli_profile_out_check(ctx, &out, "profile", NULL)) != 0)
+  if ((err = cli_profile_out_name(ctx, &out, "profile", true)) != 0 ||
+      (err = cli_profile_out_check(ctx, &out, "profile", NULL)) != 0)
     return err;
   if (gpujit_profile_check_steps(o.steps, o.schedule) < 0)
     return cli_usage_error(ctx, "profile", "%s", gpujit_error_last());

@@ -3,14 +3,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
 static void report_help(void)
 {
-  printf("usage: gpujit profile report NAME [options]\n\n"
+  printf("usage: gpujit profile report [NAME] [options]\n\n"
          "Report a saved profile again — the file 'gpujit profile -o NAME -- COMMAND' wrote, or the\n"
-         "records directory of '--keep DIR' — and export it, without running COMMAND again. The table\n"
+         "records directory of '--keep DIR' — and export it, without running COMMAND again. With no\n"
+         "NAME, the last profile 'gpujit profile' kept without -o ($XDG_STATE_HOME/gpujit/last.gjprof,\n"
+         "else ~/.local/state/gpujit/last.gjprof), as 'perf report' reads perf.data. The table\n"
          "goes to stdout. A file that is not a saved profile, or one truncated or damaged, is an error\n"
          "that says what it is (exit 5); a saved profile of another version names both (exit 2).\n\n"
          "options:\n"
@@ -29,7 +32,7 @@ int cmd_profile_report(cli_ctx *ctx, int argc, char **argv)
   cli_profile_out out = CLI_PROFILE_OUT_INIT;
   const char *name = NULL, *failed;
   gpujit_profile *p = NULL;
-  char title[120];
+  char title[120], last[4096];
   int err;
   for (; a.i < argc; a.i++) {
     if (cli_end_of_options(&a))
@@ -52,9 +55,19 @@ int cmd_profile_report(cli_ctx *ctx, int argc, char **argv)
     else
       return cli_unknown_option(ctx, &a, "profile report");
   }
-  if (!name)
-    return cli_usage_error(ctx, "profile report", "no saved profile named: gpujit profile report NAME [options]");
-  if ((err = cli_profile_out_check(ctx, &out, "profile report", name)) != 0)
+  if (!name) { /* the last profile, as perf report reads perf.data */
+    struct stat st;
+    if (!(name = cli_profile_last(last, sizeof(last), false)))
+      return cli_usage_error(ctx, "profile report", "no saved profile named, and no HOME to find the last one in: "
+                                                    "gpujit profile report NAME [options]");
+    if (stat(name, &st) != 0) {
+      fprintf(stderr, "%s: error: profile report: no NAME given and no last profile at %s: 'gpujit profile -- "
+                      "COMMAND' keeps one (without -o)\n", ctx->prog, name);
+      return EXIT_IO;
+    }
+  }
+  if ((err = cli_profile_out_name(ctx, &out, "profile report", false)) != 0 ||
+      (err = cli_profile_out_check(ctx, &out, "profile report", name)) != 0)
     return err;
   if ((err = gpujit_profile_open(&p, name)) < 0)
     return cli_fail(ctx, err);

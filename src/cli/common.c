@@ -352,6 +352,23 @@ const char *cli_size(char *buf, size_t size, double bytes)
   return buf;
 }
 
+const char *cli_limit_size(char *buf, size_t size, uint64_t bytes)
+{
+  /* the largest unit that writes it exactly to two decimals: 5 GiB stays 5 GiB, 2G stays 2 GB */
+  static const struct { const char *name; double unit; } units[] = {
+      {"TiB", 1099511627776.0}, {"TB", 1e12}, {"GiB", 1073741824.0}, {"GB", 1e9},
+      {"MiB", 1048576.0},       {"MB", 1e6},  {"KiB", 1024.0},       {"kB", 1e3}};
+  for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+    double v = (double)bytes / units[i].unit;
+    if (v >= 1 && fabs(v * 100 - round(v * 100)) < 1e-6) {
+      snprintf(buf, size, "%.*f %s", v == floor(v) ? 0 : fabs(v * 10 - round(v * 10)) < 1e-6 ? 1 : 2, v,
+               units[i].name);
+      return buf;
+    }
+  }
+  return cli_size(buf, size, (double)bytes);
+}
+
 static void log_to_stderr(gpujit_log_level level, const char *message, void *payload)
 {
   cli_ctx *ctx = payload;

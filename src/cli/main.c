@@ -20,7 +20,7 @@ static const cli_command commands[] = {
     {"server", cmd_server, "a warm build server: NVRTC and precompiled headers kept between calls (start, stop, status)"},
     {"profile", cmd_profile, "run any CUDA program and report its JIT compiles and module loads against its GPU time"},
     {"env", cmd_env, "every environment setting gpujit reads, what it does, its value in effect and from where"},
-    {"version", cmd_version, "gpujit's version; the toolkit, NVRTC, nvJitLink, ptxas and cache it uses"},
+    {"version", cmd_version, "gpujit's version; the toolkit, NVRTC, nvJitLink, ptxas, CUPTI, driver and cache it uses"},
     {"help", cmd_help, "show this help"},
 };
 
@@ -60,19 +60,57 @@ static void print_help(cli_ctx *ctx)
          "  (and more: gpujit env)\n", ctx->prog, GPUJIT_DEFAULT_ARCH);
 }
 
+/* The exit codes of print_help, for `gpujit help --json`. */
+static const char *const exit_codes[] = {
+    "success", "internal error", "usage error", "compile or link error", "I/O error", "bad input data",
+    "CUDA driver or device unavailable", "CUDA error while running", "trace diff: compile time regressed",
+    "no CUDA toolkit"};
+
+static int help_json(cli_ctx *ctx, const char *file)
+{
+  cJSON *o = cJSON_CreateObject(), *cmds = cJSON_AddArrayToObject(o, "commands"),
+        *codes = cJSON_AddObjectToObject(o, "exit_codes");
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "name", commands[i].name);
+    cJSON_AddStringToObject(c, "summary", commands[i].summary);
+    cJSON_AddItemToArray(cmds, c);
+  }
+  for (size_t i = 0; i < sizeof(exit_codes) / sizeof(exit_codes[0]); i++) {
+    char k[8];
+    snprintf(k, sizeof(k), "%zu", i);
+    cJSON_AddStringToObject(codes, k, exit_codes[i]);
+  }
+  return cli_json_emit(ctx, o, "gpujit-help", file);
+}
+
 static int cmd_help(cli_ctx *ctx, int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
+  bool json = false;
+  const char *file = NULL;
+  cli_args a = {.argc = argc, .i = 1, .argv = argv, .cmd = "help"};
+  for (; a.i < argc; a.i++) {
+    if (cli_json_opt(&a, &json, &file))
+      continue;
+    if (cli_is_option(&a))
+      return cli_unknown_option(ctx, &a, "help");
+    for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+      if (!strcmp(argv[a.i], commands[k].name) && commands[k].fn != cmd_help) { /* `gpujit help cache` */
+        char *v[] = {argv[a.i], "--help", NULL};
+        return commands[k].fn(ctx, 2, v);
+      }
+    return cli_usage_error(ctx, "help", "unknown command '%s'", argv[a.i]);
+  }
+  if (json)
+    return help_json(ctx, file);
   print_help(ctx);
   return EXIT_OK;
 }
 
 static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
-  return cli_print_version(ctx); /* cmd_env.c */
+  static char *none[] = {"version", NULL};
+  return cli_version(ctx, argv ? argc : 1, argv ? argv : none); /* cmd_env.c */
 }
 
 /* Killed while ptxas runs: end it and remove its temporary files, then die of the signal as we

@@ -14,7 +14,9 @@
 
 const char *const cli_profile_out_help =
     "  -o NAME          save the profile to the file NAME (the records and the run's facts in one\n"
-    "                   tar): 'gpujit profile report NAME' reports and exports it again\n"
+    "                   tar; .gjprof added where NAME lacks it): 'gpujit profile report NAME'\n"
+    "                   reports and exports it again. An existing file is refused, unless --force\n"
+    "  --force          let -o replace an existing file\n"
     "  --json[=FILE]    the whole profile as JSON (docs/json.md): on stdout (no table then), or\n"
     "                   written to FILE (--json FILE.json too)\n"
     "  --csv[=FILE]     the module rows as CSV: on stdout (no table then), or written to FILE\n"
@@ -58,6 +60,9 @@ int cli_profile_out_opt(cli_ctx *ctx, cli_args *a, cli_profile_out *o, const cha
   const char *file = NULL;
   if (cli_opt(a, "-o", true)) {
     return (o->save = file_value(ctx, a, cmd, "-o")) ? 1 : -EXIT_USAGE;
+  } else if (cli_opt(a, "--force", false)) {
+    o->force = true;
+    return 1;
   } else if (cli_opt(a, "--text", true)) {
     return (o->text = file_value(ctx, a, cmd, "--text")) ? 1 : -EXIT_USAGE;
   } else if (cli_opt(a, "--trace", true)) {
@@ -166,6 +171,50 @@ static bool same_file(const char *a, const char *b)
   return same;
 }
 
+const char *cli_profile_last(char *buf, size_t size, bool make)
+{
+  const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+  char dir[4096];
+  if (state && state[0] == '/') /* a relative one is to be ignored (the XDG spec) */
+    snprintf(dir, sizeof(dir), "%s/gpujit", state);
+  else if (home && *home)
+    snprintf(dir, sizeof(dir), "%s/.local/state/gpujit", home);
+  else
+    return NULL;
+  if (make) { /* each missing level, private as the XDG spec asks (0700) */
+    for (char *p = strchr(dir + 1, '/'); p; p = strchr(p + 1, '/')) {
+      *p = '\0';
+      mkdir(dir, 0700);
+      *p = '/';
+    }
+    mkdir(dir, 0700);
+  }
+  snprintf(buf, size, "%s/last" CLI_PROFILE_EXT, dir);
+  return buf;
+}
+
+int cli_profile_out_name(cli_ctx *ctx, cli_profile_out *o, const char *cmd, bool keep_last)
+{
+  struct stat st;
+  size_t n, e = strlen(CLI_PROFILE_EXT);
+  if (!o->save) {
+    if (!keep_last || !cli_profile_last(o->save_name, sizeof(o->save_name), false))
+      return 0;
+    o->save_last = true;
+    return 0;
+  }
+  n = strlen(o->save);
+  /* NAME that is there already (a file, a link, a device, FIFO or /dev/stdout) is taken as named:
+   * the checks refuse it or write through it */
+  if (std_fd(o->save) >= 0 || lstat(o->save, &st) == 0 || (n >= e && !strcmp(o->save + n - e, CLI_PROFILE_EXT)))
+    snprintf(o->save_name, sizeof(o->save_name), "%s", o->save);
+  else if (snprintf(o->save_name, sizeof(o->save_name), "%s" CLI_PROFILE_EXT, o->save) >= (int)sizeof(o->save_name))
+    return cli_usage_error(ctx, cmd, "-o %s: the name is too long", o->save);
+  o->given = o->save;
+  o->save = o->save_name;
+  return 0;
+}
+
 int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cmd, const char *input)
 {
   const char *files[] = {o->save, o->text, o->json_file, o->csv_file, o->trace, o->html};
@@ -184,6 +233,12 @@ int cli_profile_out_check(cli_ctx *ctx, const cli_profile_out *o, const char *cm
                                          "give each its own file", opts[k], opts[i], files[i]);
     if (why)
       return cli_usage_error(ctx, cmd, "%s %s: cannot write it: %s", opts[i], files[i], why);
+  }
+  { /* as nsys: a saved profile is never replaced unless asked (a device or FIFO is written through) */
+    struct stat st;
+    if (o->save && !o->force && std_fd(o->save) < 0 && lstat(o->save, &st) == 0 && S_ISREG(st.st_mode))
+      return cli_usage_error(ctx, cmd, "-o %s: %s exists; --force replaces it, or name another file",
+                             o->given ? o->given : o->save, o->save);
   }
   return 0;
 }
@@ -297,6 +352,21 @@ static const char *failed_io(const char *what)
   return why;
 }
 
+/* -o NAME, or the last profile (as perf.data: there to report again; never a reason to fail the
+ * run). @return NULL, or what could not be written and why. */
+static const char *save(cli_ctx *ctx, const gpujit_profile *p, const cli_profile_out *o)
+{
+  char last[4096];
+  if (o->save && gpujit_profile_save(p, o->save) < 0)
+    return failed_lib(o->save);
+  if (o->save_last && (!cli_profile_last(last, sizeof(last), true) || gpujit_profile_save(p, last) < 0)) {
+    cli_warn(ctx, "the profile was not kept as the last one (%s): %s", o->save_name,
+             *gpujit_error_last() ? gpujit_error_last() : "no HOME");
+    gpujit_error_clear();
+  }
+  return NULL;
+}
+
 /* Every output asked for is tried; the first that failed is the one named. */
 const char *cli_profile_out_write(cli_ctx *ctx, const gpujit_profile *p, const cli_profile_out *o, FILE *table,
                                   const char *title)
@@ -304,8 +374,7 @@ const char *cli_profile_out_write(cli_ctx *ctx, const gpujit_profile *p, const c
   const char *failed = NULL;
 #define FAILED(expr) (failed = failed ? failed : (expr))
   errno = 0;
-  if (o->save && gpujit_profile_save(p, o->save) < 0)
-    FAILED(failed_lib(o->save));
+  FAILED(save(ctx, p, o));
   if (o->json) {
     char *text = NULL;
     if (gpujit_profile_json(p, &text) < 0)
@@ -345,6 +414,9 @@ const char *cli_profile_out_write(cli_ctx *ctx, const gpujit_profile *p, const c
       FAILED(failed_io(o->text ? o->text : "the report"));
     free(text);
   }
+  if (ctx->verbose >= 0 && (o->save_last || (o->save && std_fd(o->save) < 0)))
+    fprintf(cli_profile_out_stdout(o) ? stderr : table, "saved: %s (gpujit profile report%s%s)\n", o->save_last ? o->save_name : o->save,
+            o->save_last ? "" : " ", o->save_last ? "" : o->save);
 #undef FAILED
   return failed;
 }

@@ -1,5 +1,6 @@
 /* `gpujit run`'s report: the compile half, statistics, checksums, and GPU activity in the trace. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,20 @@ static double ms_of(const cJSON *mj, const char *key)
   return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
+/* NVRTC's phases of a compile of `total` ms, and "other" for the rest of it (the program's
+ * creation and destruction, gpujit's lean pass, its own work), so that the parts add up to the
+ * compile shown: each part is rounded as shown, and "other" takes what the rounding leaves. */
+static void print_phases(const char *lead, double total, const double phases[4])
+{
+  double shown = 0, part[4];
+  if (!(phases[0] > 0))
+    return;
+  for (int i = 0; i < 4; i++)
+    part[i] = round(phases[i] * 10) / 10, shown += part[i];
+  printf("%sfront end %.1f, NVVM optimizer %.1f, codegen %.1f, ptxas %.1f, other %.1f", lead, part[0], part[1],
+         part[2], part[3], round(total * 10) / 10 - shown);
+}
+
 void print_compile(const cJSON *mj, const double phases[4])
 {
   const char *status = cJSON_GetObjectItemCaseSensitive(mj, "status")->valuestring;
@@ -85,15 +100,11 @@ void print_compile(const cJSON *mj, const double phases[4])
   printf("  %-22s %10.3f ms\n", "hash + lookup", ms_of(mj, "hash") + ms_of(mj, "lookup"));
   if (!hit) {
     printf("  %-22s %10.3f ms", "compile (NVRTC)", ms_of(mj, "compile"));
-    if (phases[0] > 0)
-      printf("   front end %.1f, NVVM optimizer %.1f, codegen %.1f, ptxas %.1f", phases[0], phases[1], phases[2],
-             phases[3]);
+    print_phases("   ", ms_of(mj, "compile"), phases);
     printf("\n  %-22s %10.3f ms\n", "link (nvJitLink)", ms_of(mj, "link"));
   } else {
     printf("  %-22s %10.3f ms (the compile this hit saved", "compile saved", ms_of(mj, "saved"));
-    if (phases[0] > 0)
-      printf(": front end %.1f, NVVM optimizer %.1f, codegen %.1f, ptxas %.1f", phases[0], phases[1], phases[2],
-             phases[3]);
+    print_phases(": ", ms_of(mj, "saved"), phases);
     printf(")\n");
   }
   {

@@ -19,7 +19,7 @@ static void ms_cell(gpujit__buf *f, double v)
     gpujit__buf_printf(f, " %10s", "");
 }
 
-/* "by compiler: fw 3 compiles 412.0 ms (1 cache hit); ptxas 29 inside them 1598.2 ms" — where
+/* "by compiler: fw: 3 compiles, 412.0 ms (1 cache hit); ptxas: 29 inside others, 1598.2 ms" — where
  * the time went when more than NVRTC compiled. */
 static void by_compiler(const gpujit_profile *p, gpujit__buf *f)
 {
@@ -29,12 +29,14 @@ static void by_compiler(const gpujit_profile *p, gpujit__buf *f)
     return;
   gpujit__buf_printf(f, "  by compiler:");
   for (size_t i = 0; i < n; i++) {
-    gpujit__buf_printf(f, "%s %s", i ? ";" : "", c[i].compiler);
+    gpujit__buf_printf(f, "%s %s:", i ? ";" : "", c[i].compiler);
+    /* "3 compiles, 6406.5 ms", not "3 × 6406.5 ms", which reads as a product */
     if (c[i].compiles)
-      gpujit__buf_printf(f, " %llu × %.1f ms", (unsigned long long)c[i].compiles, c[i].ms);
+      gpujit__buf_printf(f, " %llu compile%s, %.1f ms", (unsigned long long)c[i].compiles, c[i].compiles == 1 ? "" : "s",
+                         c[i].ms);
     if (c[i].within)
-      gpujit__buf_printf(f, "%s%llu inside others %.1f ms", c[i].compiles ? ", " : " ", (unsigned long long)c[i].within,
-                         c[i].within_ms);
+      gpujit__buf_printf(f, "%s%llu inside others, %.1f ms", c[i].compiles ? "; " : " ",
+                         (unsigned long long)c[i].within, c[i].within_ms);
     if (c[i].cache_hits)
       gpujit__buf_printf(f, " (%llu cache hit%s)", (unsigned long long)c[i].cache_hits, c[i].cache_hits == 1 ? "" : "s");
     if (c[i].failed)
@@ -82,6 +84,7 @@ static void steps(const gpujit_profile *p, gpujit__buf *f)
 {
   const gpujit_profile_step_row *s;
   size_t n = gpujit_profile_steps(p, &s), shown = 0;
+  char launches[64];
   for (size_t i = 0; i < n; i++) {
     if (i == 0 || s[i].pid != s[i - 1].pid) {
       shown = 0;
@@ -99,10 +102,14 @@ static void steps(const gpujit_profile *p, gpujit__buf *f)
     gpujit__buf_printf(f, "  step %llu", (unsigned long long)s[i].step);
     if (s[i].cycle)
       gpujit__buf_printf(f, " (cycle %d)", s[i].cycle);
-    gpujit__buf_printf(f, ": wall %.3f ms, %llu launches, %llu kernels, %llu copies, %llu memsets; GPU busy "
+    /* launch records come with a schedule; a run recorded whole has GPU work but no launches */
+    if (!s[i].launches && (s[i].kernels || s[i].copies || s[i].memsets))
+      snprintf(launches, sizeof(launches), "launches not recorded (--schedule records them)");
+    else
+      snprintf(launches, sizeof(launches), "%llu launches", (unsigned long long)s[i].launches);
+    gpujit__buf_printf(f, ": wall %.3f ms, %s, %llu kernels, %llu copies, %llu memsets; GPU busy "
                           "%.3f ms (%.0f %%), idle waiting for the host %.3f ms (%.0f %%)%s\n",
-                       s[i].wall_ms,
-                       (unsigned long long)s[i].launches, (unsigned long long)s[i].kernels,
+                       s[i].wall_ms, launches, (unsigned long long)s[i].kernels,
                        (unsigned long long)s[i].copies, (unsigned long long)s[i].memsets, s[i].busy_ms, s[i].busy_pct,
                        s[i].host_wait_ms, s[i].host_wait_pct,
                        s[i].complete ? "" : " (INCOMPLETE: still open when its process ended)");
@@ -153,8 +160,10 @@ int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, 
     if (!nd)
       gpujit__buf_printf(f, "  GPU: nothing ran\n");
   } else {
-    gpujit__buf_printf(f, "  GPU: not recorded (%s)\n", notes[0] ? "no CUDA context, or CUPTI unavailable: see the notes"
-                                                                  : "no process created a CUDA context");
+    /* the real reason: a note says what became of CUPTI (--no-cupti, a program owning it, a CUPTI
+     * that would not load), else no process made the CUDA context CUPTI starts with */
+    gpujit__buf_printf(f, "  GPU: not recorded (%s)\n", strstr(notes, "CUPTI") ? "CUPTI did not run: see the note below"
+                                                                             : "no process created a CUDA context");
   }
   if (nm) {
     gpujit__buf_printf(f, "\n  %-40s %-17s %8s %4s %10s %10s %8s %9s %10s %10s\n", "module", "origin", "compiles", "rep",

@@ -32,10 +32,12 @@
 extern char **environ;
 
 /* The injection library: asked for, else $GPUJIT_INJECT_LIBRARY, else beside the object this
- * code is in (the library or an executable linking it), then in ../lib and ../lib64 of it. */
+ * code is in (the library or an executable linking it), in lib/ below it (the Python package's:
+ * beside its modules, a .so would be listed as one of them by help()), then in ../lib and
+ * ../lib64 of it. */
 int gpujit__profile_find_inject(char *out, size_t size, const char *asked)
 {
-  static const char *const rel[] = {"", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu"};
+  static const char *const rel[] = {"", "/lib", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu"};
   const char *env = getenv("GPUJIT_INJECT_LIBRARY");
   Dl_info info;
   char tried[2048] = "", self[PATH_MAX];

@@ -165,6 +165,7 @@ typedef struct work {
   ival *iv, *wait;
   uint64_t *gaps;
   size_t nwait, ngaps;
+  gpujit_profile_step_kernel *names; /* per kernel name of the step, before the costliest are kept */
 } work;
 
 static __thread const gpujit_profile *order_p;
@@ -252,17 +253,17 @@ static int by_total(const void *a, const void *b)
   return strcmp(x->name, y->name);
 }
 
-/* The step's kernels by name, the costliest TOP_KERNELS kept. */
+/* The step's kernels by name, the costliest TOP_KERNELS kept (a step may run many more names than
+ * are kept: they are summed aside, in `w->names`, and only the kept ones copied). */
 static void kernels(gpujit_profile *p, work *w, int step)
 {
-  size_t nk = 0, first = p->nstep_kernels;
-  gpujit_profile_step_kernel *k = p->step_kernels + first;
+  size_t nk = 0, rows = 0;
+  gpujit_profile_step_kernel *k = w->names;
   for (size_t i = 0; i < w->n; i++)
     if (p->ops.v[w->ops[i]].kind == 'k')
       w->ops[nk++] = w->ops[i];
   order_p = p;
   qsort(w->ops, nk, sizeof(*w->ops), by_name);
-  size_t rows = 0;
   for (size_t a = 0, b; a < nk; a = b) {
     uint64_t ns = 0;
     for (b = a; b < nk && !strcmp(p->ops.v[w->ops[b]].name, p->ops.v[w->ops[a]].name); b++)
@@ -274,7 +275,9 @@ static void kernels(gpujit_profile *p, work *w, int step)
                                              .mean_us = (double)ns / (1e3 * (double)(b - a))};
   }
   qsort(k, rows, sizeof(*k), by_total);
-  p->nstep_kernels += rows < TOP_KERNELS ? rows : TOP_KERNELS;
+  rows = rows < TOP_KERNELS ? rows : TOP_KERNELS;
+  memcpy(p->step_kernels + p->nstep_kernels, k, rows * sizeof(*k));
+  p->nstep_kernels += rows;
 }
 
 /* The verdict and its sentence. */
@@ -296,6 +299,12 @@ static int verdict(gpujit_profile *p, gpujit_profile_step_row *r)
              "launch-bound: the GPU idled %.0f %% of step %llu waiting for launches, median gap %.1f µs between "
              "operations: CUDA graphs or fusion would pay",
              r->host_wait_pct, (unsigned long long)r->step, r->gap_median_us);
+  } else if (!r->launches && idle_pct >= 50) { /* no launch records: who made the GPU wait is not known */
+    r->verdict = "idle";
+    snprintf(line, sizeof(line),
+             "idle: the GPU idled %.0f %% of step %llu; without launch records (--schedule records them) "
+             "launch-bound and host-bound cannot be told apart",
+             idle_pct, (unsigned long long)r->step);
   } else if (idle_pct >= 50) {
     r->verdict = "host-bound";
     snprintf(line, sizeof(line),
@@ -455,15 +464,16 @@ int gpujit__profile_steps(gpujit_profile *p)
   w.ops = calloc(n, sizeof(*w.ops)), w.ret = calloc(n, sizeof(*w.ret)), w.gaps = calloc(n, sizeof(*w.gaps));
   w.iv = calloc(2 * n, sizeof(*w.iv)), w.wait = calloc(n, sizeof(*w.wait));
   w.opt = calloc(n, sizeof(*w.opt)), w.lt = calloc(p->launches.n + 1, sizeof(*w.lt));
+  w.names = calloc(n, sizeof(*w.names));
   if (!p->step_rows || !p->step_strings || !p->step_devices || !p->step_streams || !p->step_kernels || !by || !w.ops ||
-      !w.ret || !w.gaps || !w.iv || !w.wait || !w.opt || !w.lt)
+      !w.ret || !w.gaps || !w.iv || !w.wait || !w.opt || !w.lt || !w.names)
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
   else
     index_work(p, by, &w);
   for (size_t i = 0; err == 0 && i < p->steps.n; i++)
     if (!strcmp(p->steps.v[i].phase, "active"))
       err = one_step(p, by, i, &w, run0);
-  free(by), free(w.ops), free(w.ret), free(w.gaps), free(w.iv), free(w.wait), free(w.opt), free(w.lt);
+  free(by), free(w.ops), free(w.ret), free(w.gaps), free(w.iv), free(w.wait), free(w.opt), free(w.lt), free(w.names);
   if (err == 0)
     unscheduled(p);
   return err;

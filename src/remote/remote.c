@@ -2,11 +2,13 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/units.h"
 #include "remote/backend.h"
 #include "remote/remote.h"
 
@@ -52,6 +54,13 @@ static int parse_attr(gpujit__remote_attrs *a, const char *url, const char *attr
     snprintf(dst, 64, "%s", eq);
     return 0;
   }
+  if (!strcmp(name, "max-size")) { /* a size as everywhere else: ccache's (a bare number is GiB) */
+    uint64_t bytes;
+    if (gpujit__parse_size(eq, &bytes) < 0)
+      return gpujit__error(GPUJIT_EINVAL, "remote cache %s: max-size: %s", url, gpujit_error_last());
+    a->max_bytes = bytes && bytes < SIZE_MAX ? (size_t)bytes : SIZE_MAX;
+    return 0;
+  }
   v = strtol(eq, &end, 10);
   if (end == eq || *end || v < 0)
     return gpujit__error(GPUJIT_EINVAL, "remote cache %s: attribute %s needs a number, not '%s'", url, name, eq);
@@ -61,8 +70,6 @@ static int parse_attr(gpujit__remote_attrs *a, const char *url, const char *attr
     a->total_ms = v;
   else if (!strcmp(name, "expire"))
     a->expire_s = v;
-  else if (!strcmp(name, "max-size"))
-    a->max_bytes = (size_t)v;
   else
     return gpujit__error(GPUJIT_EINVAL, "remote cache %s: unknown attribute '%s'", url, name);
   return 0;

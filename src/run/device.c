@@ -22,6 +22,26 @@ int gpujit_device_count(int *out)
   return CU(d->cuDeviceGetCount(out), "cuDeviceGetCount");
 }
 
+int gpujit_driver_version(int *version, int *devices)
+{
+  const gpujit__driver *d;
+  int v = 0, n = 0, err;
+  if (version)
+    *version = 0;
+  if (devices)
+    *devices = 0;
+  if ((err = gpujit__driver_get(&d)) < 0)
+    return err;
+  if ((err = CU(d->cuDriverGetVersion(&v), "cuDriverGetVersion")) < 0 ||
+      (err = CU(d->cuDeviceGetCount(&n), "cuDeviceGetCount")) < 0)
+    return err;
+  if (version)
+    *version = v;
+  if (devices)
+    *devices = n;
+  return 0;
+}
+
 static int attr(gpujit_device *g, CUdevice_attribute a, int *out)
 {
   return CU(g->d->cuDeviceGetAttribute(out, a, g->dev), "cuDeviceGetAttribute");

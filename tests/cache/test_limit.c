@@ -82,19 +82,23 @@ static uint64_t cache_bytes(fx *f, uint64_t *entries)
   return st.bytes;
 }
 
+/* The public parser is ccache's (tests/base/test_units.c has every unit): a bare number is GiB. */
 static void test_limit__parse(void **state)
 {
   uint64_t v;
+  double age;
   (void)state;
+  assert_int_equal(gpujit_cache_parse_size("5", &v), 0);
+  assert_int_equal(v, 5ULL << 30);
   assert_int_equal(gpujit_cache_parse_size("2G", &v), 0);
+  assert_int_equal(v, 2000000000ULL);
+  assert_int_equal(gpujit_cache_parse_size("2GiB", &v), 0);
   assert_int_equal(v, 2ULL << 30);
-  assert_int_equal(gpujit_cache_parse_size("500M", &v), 0);
-  assert_int_equal(v, 500ULL << 20);
-  assert_int_equal(gpujit_cache_parse_size("1.5k", &v), 0);
-  assert_int_equal(v, 1536);
+  assert_int_equal(gpujit_cache_parse_size("500MB", &v), 0);
+  assert_int_equal(v, 500000000ULL);
   assert_int_equal(gpujit_cache_parse_size("64MiB", &v), 0);
   assert_int_equal(v, 64ULL << 20);
-  assert_int_equal(gpujit_cache_parse_size("4096", &v), 0);
+  assert_int_equal(gpujit_cache_parse_size("4096B", &v), 0);
   assert_int_equal(v, 4096);
   assert_int_equal(gpujit_cache_parse_size("none", &v), 0);
   assert_int_equal(v, 0);
@@ -102,6 +106,42 @@ static void test_limit__parse(void **state)
   assert_non_null(strstr(gpujit_error_last(), "invalid size '12X'"));
   assert_int_equal(gpujit_cache_parse_size("-1G", &v), GPUJIT_EINVAL);
   assert_int_equal(gpujit_cache_parse_size("", &v), GPUJIT_EINVAL);
+  assert_int_equal(gpujit_cache_parse_age("7d", &age), 0);
+  assert_true(age == 7 * 86400);
+  assert_int_equal(gpujit_cache_parse_age("3600", &age), GPUJIT_EINVAL);
+}
+
+/* The setting kept in the cache is bytes (as gpujit_cache_limit_set writes it, and as caches made
+ * before sizes followed ccache hold it): never read as GiB. */
+static void test_limit__kept_setting_is_bytes(void **state)
+{
+  fx *f = *state;
+  uint64_t got = 0;
+  char *p = th_path(f->cache_dir, "max_size");
+  FILE *w = fopen(p, "w");
+  assert_non_null(w);
+  fputs("1048576\n", w);
+  fclose(w);
+  assert_int_equal(gpujit_cache_limit_get(f->cache, &got, NULL), 0);
+  assert_int_equal(got, 1048576);
+  free(p);
+}
+
+/* A limit that evicts says what it evicted: a ccache habit (-M 5) once emptied caches silently. */
+static void test_limit__set_reports_evicted(void **state)
+{
+  fx *f = *state;
+  uint64_t removed = 99, freed = 99, entries;
+  for (int i = 0; i < 3; i++)
+    gpujit_module_free(build(f, i));
+  assert_true(cache_bytes(f, &entries) > 0);
+  assert_int_equal(entries, 3);
+  assert_int_equal(gpujit_cache_limit_set(f->cache, 5ULL << 30, &removed, &freed), 0); /* room: none go */
+  assert_int_equal(removed, 0);
+  assert_int_equal(freed, 0);
+  assert_int_equal(gpujit_cache_limit_set(f->cache, 1, &removed, &freed), 0);
+  assert_int_equal(removed, 3);
+  assert_true(freed > 3 * 1000);
 }
 
 /* Stores past the limit evict the least recently used: never above it after a store. */
@@ -115,7 +155,7 @@ static void test_limit__evicts_lru(void **state)
   one = cache_bytes(f, NULL);
   assert_true(one > 1000);
   limit = one * 3 + one / 2; /* room for three entries */
-  assert_int_equal(gpujit_cache_limit_set(f->cache, limit), 0);
+  assert_int_equal(gpujit_cache_limit_set(f->cache, limit, NULL, NULL), 0);
   assert_int_equal(gpujit_cache_limit_get(f->cache, &got, &source), 0);
   assert_int_equal(got, limit);
   assert_string_equal(source, "the cache's setting");
@@ -155,8 +195,8 @@ static void test_limit__environment(void **state)
   uint64_t got;
   const char *source;
   gpujit_module *m;
-  assert_int_equal(gpujit_cache_limit_set(f->cache, 1ULL << 30), 0);
-  setenv("GPUJIT_CACHE_MAX_SIZE", "1K", 1);
+  assert_int_equal(gpujit_cache_limit_set(f->cache, 1ULL << 30, NULL, NULL), 0);
+  setenv("GPUJIT_CACHE_MAX_SIZE", "1KiB", 1);
   assert_int_equal(gpujit_cache_limit_get(f->cache, &got, &source), 0);
   assert_int_equal(got, 1024);
   assert_string_equal(source, "GPUJIT_CACHE_MAX_SIZE");
@@ -209,6 +249,8 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_limit__parse),
     cmocka_unit_test_setup_teardown(test_limit__evicts_lru, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_limit__set_reports_evicted, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_limit__kept_setting_is_bytes, setup, teardown),
     cmocka_unit_test_setup_teardown(test_limit__environment, setup, teardown),
     cmocka_unit_test_setup_teardown(test_limit__reader_keeps_entry, setup, teardown),
   };

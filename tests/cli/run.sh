@@ -12,7 +12,7 @@ pass=0; fail=0; skipped=0
 for c in "$cases"/*.sh; do
   name=$(basename "$c" .sh)
   dir=$(mktemp -d)
-  out=$(cd "$dir" && GPUJIT_CACHE_DIR="$dir/.gpujit-cache" bash "$c" 2>&1); rc=$?
+  out=$(cd "$dir" && GPUJIT_CACHE_DIR="$dir/.gpujit-cache" XDG_STATE_HOME="$dir/.state" bash "$c" 2>&1); rc=$?
   want=$(sed -n 's/^# exit: //p' "$c")
   if [ "$rc" = 77 ] && [[ "$out" == *"skip: "* ]]; then
     skipped=$((skipped+1)); echo "skip $name: ${out##*skip: }"; rm -rf "$dir"; continue

@@ -120,7 +120,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         rec, saved, page = os.path.join(tmp, "rec"), os.path.join(tmp, "run.gjprof"), os.path.join(tmp, "page.html")
-        subprocess.run([sys.executable, os.path.join(HERE, "make_records.py"), "--hostile", rec], check=True)
+        subprocess.run([sys.executable, os.path.join(HERE, "make_records.py"), "--hostile", "--long-paths", rec], check=True)
         subprocess.run([cli, "profile", "report", rec, "-q", "-o", saved], check=True)
         subprocess.run([cli, "profile", "report", saved, "-q", "--html", page], check=True)
         url = "file://" + page
@@ -137,17 +137,37 @@ def main():
         check(title is not None and "pwned" not in html.unescape(title.group(1)).split("onerror")[0] and
               html.unescape(title.group(1)).startswith("gpujit profile: python3 train.py"),
               "the title is the page's: %r" % (title.group(1)[:80] if title else None))
-        cells = [html.unescape(c) for c in re.findall(r'<td class="left name">(.*?)<', dom)]
+        cells = [html.unescape(re.sub(r"<wbr>", "", c)) for c in re.findall(r'<td class="left name">((?:[^<]|<wbr>)*)', dom)]
         check(any(c.startswith("</script><img src=x onerror=") for c in cells), "the hostile kernel name is a cell's text")
         console = [l for l in dom_run.stderr.splitlines() if "CONSOLE" in l or "Content Security Policy" in l or "Refused" in l]
         check(not console, "the console is quiet (no CSP violation, no error): %s" % console[:3])
         boxes = {k: [int(v) for v in attrs.get(k, "0,0,0,0").split(",")] for k in ("data-modules-bars", "data-timeline-box")}
         check(all(b[2] > 0 and b[3] > 0 for b in boxes.values()), "the page reports where it drew: %s" % boxes)
-        # a view from the address: grouped by compiler (the costliest group first), sorted by GPU ms
-        grouped = browser(exe, os.path.join(tmp, "b3"), "--dump-dom", url + "#group=origin&sort=gpu_ms").stdout
-        groups = [html.unescape(g) for g in re.findall(r'<tr class="group"><td class="left name">([^<]*)<', grouped)]
-        check(groups == ["nvrtc (3)", "triton (1)", "failed (1)"],
-              "#group=origin groups the rows by compiler, the costliest first: %s" % groups)
+        # a long path breaks at its separators: a <wbr> after each '/', no break inside a name
+        long_cell = [c for c in re.findall(r'<td class="left name">((?:[^<]|<wbr>)*)', dom) if "elementwise" in c]
+        check(long_cell and long_cell[0].startswith("/<wbr>home/<wbr>you/<wbr>projects/<wbr>") and
+              long_cell[0].endswith("/<wbr>scale.cu"), "a long path may break after each '/': %s" % long_cell[:1])
+        style = re.search(r"td\.name \{[^}]*\}", dom)
+        check(style is not None and "break-all" not in style.group(0) and "overflow-wrap: anywhere" in style.group(0),
+              "names break at separators, inside a word only where one part is too long: %s" % (style.group(0) if style else None))
+        # cards: no driver JIT beside loads it did not see; the GPU card's reason
+        cards = re.sub(r"<[^>]+>", "|", re.search(r'<div id="cards">(.*?)</div>\s*<section', dom, re.S).group(1))
+        check("driver JIT" in cards, "loads recorded: the driver JIT beside them: %s" % cards[:300])
+        # a view from the address: grouped by compiler (the costliest group first), sorted by GPU ms;
+        # broken.cu failed, but NVRTC compiled it: its group is nvrtc's, not "failed"
+        for view in ("compiler", "origin"):  # origin: the name earlier pages' addresses used
+            grouped = browser(exe, os.path.join(tmp, "b3"), "--dump-dom", url + "#group=%s&sort=gpu_ms" % view).stdout
+            groups = [html.unescape(g) for g in re.findall(r'<tr class="group"><td class="left name">([^<]*)<', grouped)]
+            check(groups == ["nvrtc (4)", "triton (1)"],
+                  "#group=%s groups the rows by compiler, the costliest first: %s" % (view, groups))
+        # a run that recorded no GPU work and no loads: the card gives the reason, not "see the notes"
+        quiet = os.path.join(tmp, "quiet.html")
+        subprocess.run([cli, "profile", "-q", "--html", quiet, "--", "true"], check=True)
+        qdom = browser(exe, os.path.join(tmp, "b4"), "--dump-dom", "file://" + quiet).stdout
+        qcards = re.sub(r"\s*<[^>]+>\s*", "|", re.search(r'<div id="cards">(.*?)</div>\s*<section', qdom, re.S).group(1))
+        check("no process created a CUDA context" in qcards and "see the notes" not in qcards,
+              "no GPU work recorded: the GPU card says why: %s" % qcards[:300])
+        check("|0 loads|" in qcards and "driver JIT" not in qcards, "no loads: no driver JIT beside them: %s" % qcards[:300])
         check(re.search(r'<th class="\s*sorted-desc"[^>]*>GPU ms</th>', grouped) is not None, "#sort=gpu_ms sorts by GPU ms")
         shot = os.path.join(tmp, "shot.png")
         browser(exe, os.path.join(tmp, "b2"), "--screenshot=" + shot, url)

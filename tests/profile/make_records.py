@@ -5,7 +5,7 @@ repeat, one failed), a Triton compile in the child, module loads tied to them by
 Triton's handle, launches on two devices, copies, a memset, an NVTX range — and, with --hostile,
 names made to break a page that does not escape them.
 
-  make_records.py DIR [--hostile] [--launches N]
+  make_records.py DIR [--hostile] [--launches N] [--long-paths]
 """
 import argparse
 import json
@@ -16,6 +16,7 @@ H_SAXPY = "5a" * 16
 H_SCALE = "5c" * 16
 H_EVIL = "ee" * 16
 H_TRITON = "77" * 16
+LONG_PATH = "/home/you/projects/a-checkout-with-a-long-name/src/kernels/elementwise/broadcasting/scale.cu"
 HOSTILE = "</script><img src=x onerror=\"document.title='pwned'\">'&\u2028"
 
 
@@ -34,6 +35,7 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--hostile", action="store_true", help="kernel, program and command names with markup in them")
     ap.add_argument("--launches", type=int, default=300, help="launches of saxpy drawn (the ksum says the same)")
+    ap.add_argument("--long-paths", action="store_true", help="scale.cu named by a long absolute path (a page wraps it)")
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     evil = HOSTILE if a.hostile else "bias_add"
@@ -50,7 +52,8 @@ def main():
         {"k": "nvrtc", "pid": main_pid, "tid": main_pid, "name": "saxpy.cu", "src_hash": "a1" * 16, "headers": 0,
          "options": ["--gpu-architecture=sm_90"], "t0": us(43000), "t1": us(80000), "result": 0,
          "cubin_bytes": 4096, "cubin_hash": H_SAXPY},
-        {"k": "nvrtc", "pid": main_pid, "tid": main_pid, "name": "scale.cu", "src_hash": "b2" * 16, "headers": 2,
+        {"k": "nvrtc", "pid": main_pid, "tid": main_pid, "name": LONG_PATH if a.long_paths else "scale.cu",
+         "src_hash": "b2" * 16, "headers": 2,
          "options": [], "t0": us(81000), "t1": us(95000), "result": 0, "cubin_bytes": 2048, "cubin_hash": H_SCALE},
         {"k": "load", "pid": main_pid, "tid": main_pid, "api": "cuModuleLoadData", "t0": us(95500), "t1": us(95900),
          "result": 0, "image": "cubin", "bytes": 2048, "hash": H_SCALE, "module": "0xa3"},

@@ -14,6 +14,9 @@ process 5200 (steps from torch, no schedule note): step 0 active at 1500 us, ope
   (1900 us): one 380 us kernel on GPU 1 stream 3 — with correlation id 10, as one of 5100's has.
 
   make_step_records.py DIR
+  make_step_records.py --many-names DIR   process 5300 alone: its active step 1 (1000-2000 us) runs 25
+                                          kernels of 25 names, kernel kNN lasting NN+1 us (more names
+                                          than a step's top kernels keep)
 """
 import json
 import os
@@ -93,5 +96,22 @@ def main():
     ])
 
 
+def many_names(d):
+    c = 5300
+    os.makedirs(d, exist_ok=True)
+    r = [{"k": "proc", "v": 1, "pid": c, "tid": c, "ppid": 1, "exe": "/usr/bin/python3", "cmd": "python3 mlp.py",
+          "t": host(0)},
+         {"k": "clock", "pid": c, "tid": c, "cupti": 0, "host": T0},
+         step(c, 1, 1000, "active")]
+    for i in range(25):
+        t0 = 1000 + 30 * i
+        r += [launch(c, 1 + i, t0, t0 + 2), kernel(c, "k%02d" % i, 7, 1 + i, t0 + 3, t0 + 3 + i + 1)]
+    r += [step(c, 2, 2000, "after"), {"k": "exit", "pid": c, "tid": c, "t": host(2100), "status": 0}]
+    write(os.path.join(d, "p%d-%d.jsonl" % (c, host(0))), r)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "--many-names":
+        many_names(sys.argv[2])
+    else:
+        main()

@@ -178,3 +178,66 @@ def test_profile_load_never_writes_over_its_input(tmp_path):
     with pytest.raises(gpujit.CorruptError, match="an empty directory: nothing to report"):
         (tmp_path / "empty").mkdir()
         gpujit.profile.load(tmp_path / "empty")
+
+
+# Issue 60: what a Python user sees of the API's shape, and a wrong argument named wherever it is.
+
+def test_benchmark_and_demangle_show_their_real_signatures():
+    import inspect
+    params = inspect.signature(gpujit.benchmark).parameters
+    assert list(params)[:4] == ["func", "args", "kwargs", "n_repeat"]  # cupyx's, in its order
+    assert params["func"].default is inspect.Parameter.empty  # required, no sentinel object
+    assert "fn" not in params and not any("object object" in str(p.default) for p in params.values())
+    assert str(inspect.signature(gpujit.demangle)).startswith("(name")
+    assert gpujit.demangle("_Z5scalePfi") == "scale(float*, int)"
+
+
+@pytest.mark.parametrize("call, named", [
+    (lambda: gpujit.profile(json=5), "json must be a path"),
+    (lambda: gpujit.profile(trace=5), "trace must be a path"),
+    (lambda: gpujit.profile(top="3"), "top must be an int"),
+    (lambda: gpujit.profile(print="yes"), "print must be True or False"),
+    (lambda: build(defines={"V": 1}).kernel(5), "name must be a str"),
+    (lambda: build(defines={"V": 1}).kernel("gj_args", signature=5), "signature must be a str"),
+    (lambda: build(defines={"V": 1}).symbol(5), "name must be a str"),
+    (lambda: gpujit.demangle(5), "name must be a str, not int"),
+    (lambda: gpujit.benchmark(lambda: None, n_warmup="1"), "n_warmup must be an int, not str"),
+    (lambda: gpujit.benchmark(lambda: None, n_repeat=2.5), "n_repeat must be an int, not float"),
+    (lambda: gpujit.benchmark(lambda: None, max_duration="1"), "max_duration must be a number"),
+    (lambda: gpujit.benchmark(lambda: None, timeout=None), "timeout must be a number"),
+    (lambda: gpujit.benchmark(lambda: None, devices="0"), "devices must be a sequence of device numbers"),
+    (lambda: gpujit.benchmark(lambda: None, devices=[0.5]), "devices[0] must be an int"),
+    (lambda: gpujit.benchmark(lambda: None, name=5), "name must be a str"),
+    (lambda: gpujit.benchmark(lambda: None, l2_flush="no"), "l2_flush must be True or False"),
+    (lambda: gpujit.benchmark(lambda: None, fn=lambda: None), "fn"),
+    (lambda: gpujit.timing_begin("kernels"), "cuda_filter must be an int"),
+    (lambda: gpujit.timing_begin(gpujit.TIMING_KERNEL, timer=1), "timer must be a str"),
+    (lambda: gpujit.timing_begin(synchronize="no"), "synchronize must be True or False"),
+    (lambda: gpujit.timing_print([], indent=3), "indent must be a str"),
+    (lambda: gpujit.timing_print(["row"]), "results must be a sequence of TimingResult"),
+    (lambda: gpujit.timing_print([], sections="device"), "sections must be a sequence of str"),
+    (lambda: gpujit.ScopedTimer(5), "name must be a str"),
+    (lambda: gpujit.ScopedTimer("t", cuda_filter="all"), "cuda_filter must be an int"),
+    (lambda: gpujit.ScopedTimer("t", dict=[]), "dict must be a dict"),
+    (lambda: gpujit.ScopedTimer("t", report_func=5), "report_func must be callable"),
+])
+def test_every_wrong_argument_is_a_type_error_naming_it(call, named):
+    with pytest.raises(TypeError) as e:
+        call()
+    assert named in str(e.value), str(e.value)
+
+
+def test_help_lists_the_package_not_its_injection_library():
+    import pydoc
+    text = pydoc.render_doc(gpujit, renderer=pydoc.plaintext)
+    assert "PACKAGE CONTENTS" in text and "module" in text
+    assert "libgpujit_inject" not in text and "gpujit-python-hook" not in text
+
+
+def test_a_cache_hit_says_what_compile_it_saved(tmp_path):
+    first = gpujit.build(source=SRC, name="gj_args.cu", arch="sm_90", defines={"V": 1}, cache=str(tmp_path))
+    hit = gpujit.build(source=SRC, name="gj_args.cu", arch="sm_90", defines={"V": 1}, cache=str(tmp_path))
+    assert (first.cache_hit, first.saved_compile_ms) == (False, None) and first.compile_ms > 0
+    assert hit.cache_hit and hit.compile_ms == 0.0
+    assert hit.saved_compile_ms == pytest.approx(first.compile_ms, rel=0.01), (hit.saved_compile_ms, first.compile_ms)
+    assert "cache hit (saved %.1f ms of compiling)" % hit.saved_compile_ms in repr(hit)

@@ -1,16 +1,28 @@
-"""Every code block of the README and docs/ runs as written (in a scratch directory that holds
-the repository's examples/, a kernels/ copy of them, k.cu and include/): sh blocks and `$ `
-transcripts as shell commands, python blocks with this interpreter, c blocks compiled against the
-build tree's library and run, json blocks parsed (unless elided with …). A block that cannot run
-here says why in a marker on the line before it, which this test reports as a skip:
+"""Every code block of the README and docs/ runs as written, and prints what the page shows.
+
+Each block runs in a fresh temporary directory holding what a clone of this repository gives the
+reader (examples/) and nothing else, with a home directory of its own (so the default kernel
+cache starts empty), no GPUJIT_* variable set, and the installed `gpujit` on PATH: sh blocks and
+`$ ` transcripts as shell commands, python blocks with this interpreter, c blocks compiled
+against the build tree's library and run, json blocks parsed (unless elided with …).
+
+What a block prints is compared with what the page shows: a transcript's lines after each `$ `
+command, and the output block that directly follows an sh, python or c block (blank lines
+between them, nothing else). Both sides are normalised first: the scratch directory reads as the
+clone at /home/you/gpujit and its home as /home/you, a decimal number (a time, a size) and an
+integer before a unit of time or size as # (in a gpu block's output every number: it was
+measured on another GPU), runs of spaces as one. In the shown text, `…` stands
+for any text on its line, and a line of `…` alone for any lines. A block that cannot run here
+says why in a marker on the line before it, which this test reports as a skip:
 
     <!-- test: synopsis -->               usage forms, not commands
     <!-- test: gpu -->                    runs only where there is a GPU
     <!-- test: not run: REASON -->        never run here (CI YAML, installing, a remote host)
     <!-- test: setup: SHELL -->           commands run first, unseen by the reader
-    <!-- test: run in DIR -->             the block's working directory (examples/, say)
+    <!-- test: run in: DIR -->            the block's working directory (examples/, say)
     <!-- test: continues -->              a python block that continues the one before it
     <!-- test: profiled -->               a python block run under `python -m gpujit profile -q --`
+    <!-- test: output not compared: REASON -->   runs, but what it prints differs by machine
 
 Markers combine with "; ". Blocks without a language and without `$ ` lines are output."""
 import glob
@@ -18,8 +30,10 @@ import json
 import os
 import re
 import shutil
+import pathlib
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -28,7 +42,7 @@ import gpujit
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 DOCS = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
-KNOWN = {"synopsis", "gpu", "not run", "setup", "run in", "continues", "profiled"}
+KNOWN = {"synopsis", "gpu", "not run", "setup", "run in", "continues", "profiled", "output not compared"}
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARK = re.compile(r"^<!-- test: (.*) -->\s*$")
 
@@ -56,7 +70,14 @@ def _blocks():
                 else:  # a "; " inside a value (setup's shell commands)
                     marks[key] += "; " + part
             lang, body = m.group(1), "\n".join(lines[i + 1:j]) + "\n"
-            block = {"doc": doc, "line": i + 1, "lang": lang, "body": body, "marks": marks, "before": None}
+            block = {"doc": doc, "line": i + 1, "lang": lang, "body": body, "marks": marks, "before": None,
+                     "shown": None}
+            prev = out[-1] if out else None
+            if (prev and not lang and not mm and not any(l.startswith("$ ") for l in body.splitlines()) and
+                    prev["lang"] in ("sh", "python", "c") and prev["end"] + 1 <= i and
+                    all(not l.strip() for l in lines[prev["end"] + 1:i])):
+                prev["shown"] = body  # the output the page shows for the block above
+            block["end"] = j
             if lang == "python":
                 if "continues" in marks:
                     block["before"] = prev_python
@@ -86,48 +107,97 @@ def _kind(b):
     return None
 
 
-def _scratch(tmp_path):
-    """The directory a block runs in, and its environment: a cache of its own, gpujit on PATH."""
-    work = tmp_path / "work"
+def _scratch(tmp_path, request):
+    """The directory a block runs in (a clone's examples/, nothing else), and its environment: a
+    home of its own, no GPUJIT_* setting, gpujit on PATH. The directory's path is short, as a
+    clone's often is: a report's 40-column module names show it whole, to be read as the page's."""
+    short = tempfile.mkdtemp(prefix="gj", dir="/tmp")
+    request.addfinalizer(lambda: shutil.rmtree(short, ignore_errors=True))
+    work, home = pathlib.Path(short) / "work", tmp_path / "home"
     shutil.copytree(os.path.join(ROOT, "examples"), work / "examples")
-    shutil.copytree(os.path.join(ROOT, "examples"), work / "kernels",
-                    ignore=shutil.ignore_patterns("*.json", "lto"))
-    shutil.copy(os.path.join(ROOT, "examples", "saxpy.cu"), work / "k.cu")
-    (work / "include").mkdir()
+    home.mkdir()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     exe = os.path.join(os.path.dirname(sys.executable), "gpujit")
     wrapper = bin_dir / "gpujit"  # the installed binary, else the package's own entry point
     wrapper.write_text("#!/bin/sh\nexec %s \"$@\"\n" % (exe if os.path.exists(exe) else sys.executable + " -m gpujit"))
     wrapper.chmod(0o755)
-    env = dict(os.environ, PATH="%s:%s:%s" % (bin_dir, os.path.dirname(sys.executable), os.environ.get("PATH", "")),
-               GPUJIT_CACHE_DIR=str(tmp_path / "cache"), XDG_CACHE_HOME=str(tmp_path / "xdg"),
-               PYTHON=sys.executable)
-    env.pop("GPUJIT_SERVER", None)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUJIT_") and k not in ("XDG_CACHE_HOME",)}
+    env.update(PATH="%s:%s:%s" % (bin_dir, os.path.dirname(sys.executable), os.environ.get("PATH", "")),
+               HOME=str(home), PYTHON=sys.executable)
     return work, env
 
 
-def _run(cmd, cwd, env, what, shell=False, stdin=None):
-    r = subprocess.run(cmd, cwd=cwd, env=env, shell=shell, input=stdin, capture_output=True, text=True, timeout=600)
+def _run(cmd, cwd, env, what, shell=False, stdin=None, merged=False):
+    """Run it; exit 0 or the test fails. merged: stderr into stdout, as a terminal shows both."""
+    r = subprocess.run(cmd, cwd=cwd, env=env, shell=shell, input=stdin, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT if merged else subprocess.PIPE, text=True, timeout=600)
     assert r.returncode == 0, "%s exited %d\n--- stdout\n%s\n--- stderr\n%s" % (what, r.returncode, r.stdout[-4000:],
-                                                                             r.stderr[-4000:])
+                                                                             (r.stderr or "")[-4000:])
     return r
 
 
 def _transcript(body):
-    """The commands of a `$ ` transcript, continuation lines joined."""
-    cmds, cur = [], None
+    """The commands of a `$ ` transcript, continuation lines joined, and the output it shows (the
+    lines that are no command)."""
+    cmds, shown, cur = [], [], None
     for line in body.splitlines():
         if cur is not None:
             cur += "\n" + line
         elif line.startswith("$ "):
             cur = line[2:]
         else:
+            shown.append(line)
             continue
         if not cur.endswith("\\"):
             cmds.append(cur)
             cur = None
-    return "\n".join(cmds) + "\n"
+    return "\n".join(cmds) + "\n", "\n".join(shown) + "\n"
+
+
+UNIT = r"(?:ms|µs|us|ns|s|B|KiB|MiB|GiB|kB|MB|GB|KB|x|×)\b"
+
+
+def _normal(text, places, every_number=False):
+    """Text as compared: the scratch's paths as the page's, times and sizes as # (every number,
+    with every_number: a GPU's measures — registers, launches to break even — vary by device),
+    runs of spaces as one, no trailing spaces, no blank lines at either end."""
+    for real, shown in places:
+        text = text.replace(real, shown)
+    text = re.sub(r"\d+\.\d+", "#", text)
+    if every_number:
+        text = re.sub(r"\d+", "#", text)
+    text = re.sub(r"\b\d+(?= ?%s)" % UNIT, "#", text)
+    lines = [re.sub(r"[ \t]+", " ", l).rstrip() for l in text.split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _matches(shown, actual):
+    """Whether the actual lines are the shown ones, where `…` is any text and a `…` line any lines."""
+    pattern = []
+    for line in shown:
+        if line.strip() == "…":
+            pattern.append(r"(?:[^\n]*\n)*?")
+        else:
+            pattern.append(".*?".join(re.escape(part) for part in line.split("…")) + r"\n")
+    return re.fullmatch("".join(pattern), "".join(l + "\n" for l in actual)) is not None
+
+
+def _compare(b, printed, work, env, what):
+    """The block's printed output against what the page shows for it."""
+    shown = b["shown"]
+    if shown is None or "output not compared" in b["marks"]:
+        return
+    places = [(str(work), "/home/you/gpujit"), (env["HOME"], "/home/you")]
+    gpu = "gpu" in b["marks"]
+    want, got = _normal(shown, [], gpu), _normal(printed, places, gpu)
+    assert _matches(want, got), ("%s prints other than the page shows (after normalising; left: shown, right: printed)\n%s"
+                                 % (what, "\n".join("%-60s | %s" % (a[:60], c) for a, c in
+                                                     __import__("itertools").zip_longest(want, got, fillvalue=""))))
 
 
 def _c(body, cwd, env, tmp_path, what):
@@ -140,11 +210,11 @@ def _c(body, cwd, env, tmp_path, what):
     _run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Wextra", "-Werror", str(src), "-I",
           os.path.join(ROOT, "include"), "-L", build, "-lgpujit", "-Wl,-rpath," + build, "-o", str(exe)],
          cwd, env, what + " (compiling)")
-    return _run([str(exe)], cwd, env, what)
+    return _run([str(exe)], cwd, env, what, merged=True)
 
 
 @pytest.mark.parametrize("b", BLOCKS, ids=["%s:%d" % (b["doc"], b["line"]) for b in BLOCKS])
-def test_doc_block(b, tmp_path):
+def test_doc_block(b, tmp_path, request):
     kind, marks, what = _kind(b), b["marks"], "%s:%d" % (b["doc"], b["line"])
     if b is BLOCKS[0]:
         # The README's two set-up commands are this very run (CI's .ci/run is the second): each is
@@ -167,20 +237,25 @@ def test_doc_block(b, tmp_path):
             pytest.skip("an elided sketch (…), not a whole document")
         json.loads(b["body"])
         return
-    work, env = _scratch(tmp_path)
+    work, env = _scratch(tmp_path, request)
+    if "gpujit server start" in b["body"]:  # a block that fails before its `server stop` leaves none running
+        request.addfinalizer(lambda: subprocess.run(["gpujit", "server", "stop"], cwd=work, env=env, capture_output=True))
     if "setup" in marks:
         _run(marks["setup"], work, env, what + " (setup)", shell=True)
     cwd = work / marks["run in"] if "run in" in marks else work
     if kind in ("sh", "transcript"):
-        script = "set -e\n" + (_transcript(b["body"]) if kind == "transcript" else b["body"])
-        _run(["bash", "-c", script], cwd, env, what)
+        if kind == "transcript":
+            commands, b = _transcript(b["body"]), dict(b)
+            b["body"], b["shown"] = commands
+        r = _run(["bash", "-c", "set -e\n" + b["body"]], cwd, env, what, merged=True)
     elif kind == "python":
         cmd = [sys.executable, "-"]
         if "profiled" in marks:
             cmd = [sys.executable, "-m", "gpujit", "profile", "-q", "--"] + cmd
-        _run(cmd, cwd, env, what, stdin=(b["before"] or "") + b["body"])
-    elif kind == "c":
-        _c(b["body"], cwd, env, tmp_path, what)
+        r = _run(cmd, cwd, env, what, stdin=(b["before"] or "") + b["body"], merged=True)
+    else:
+        r = _c(b["body"], cwd, env, tmp_path, what)
+    _compare(b, r.stdout, work, env, what)
 
 
 def test_every_marker_is_known():
@@ -188,3 +263,39 @@ def test_every_marker_is_known():
     bad = ["%s:%d %s" % (b["doc"], b["line"], k) for b in BLOCKS for k in b["marks"] if k not in KNOWN]
     assert not bad
     assert sum(1 for b in BLOCKS if _kind(b)) >= 20  # the docs' code is found at all
+
+
+def test_printed_output_is_compared_with_the_shown():
+    """The comparison is real: times, sizes and the scratch's paths are free, counts and words are
+    not, and `…` stands for text (in a line) or lines (alone)."""
+    places = [("/tmp/gjX/work", "/home/you/gpujit")]
+    shown = _normal("  JIT compile 107.0 ms in 2 compiles\n  /home/you/gpujit/examples/v.cu  70.4\n", [])
+    assert _matches(shown, _normal("  JIT compile 315.0 ms in 2 compiles\n  /tmp/gjX/work/examples/v.cu   315.0\n", places))
+    assert not _matches(shown, _normal("  JIT compile 315.0 ms in 1 compile\n  /tmp/gjX/work/examples/v.cu  1.0\n", places))
+    assert not _matches(shown, _normal("  JIT compile 1.0 ms in 2 compiles\n", places))  # a line missing
+    assert _matches(_normal("a\n…\nz …\n", []), _normal("a\nb\nc\nz and more\n", []))
+    assert not _matches(_normal("a\n…\nz\n", []), _normal("a\nb\n", []))
+    shows = lambda b: b["shown"] is not None or (_kind(b) == "transcript" and _transcript(b["body"])[1].strip())
+    compared = [b["line"] for b in BLOCKS if b["doc"] == "README.md" and shows(b) and
+                not {"output not compared", "gpu", "not run", "synopsis"} & set(b["marks"])]
+    assert len(compared) >= 5, compared  # the quick start's build, python and profile; trace; ncu
+
+
+def test_what_the_docs_make_in_a_clone_is_ignored():
+    """A clone that ran the README's CI block holds its cache (.gpujit-cache/) and outputs: git
+    ignores them, so `git status` stays clean."""
+    if not os.path.isdir(os.path.join(ROOT, ".git")) and not os.path.isfile(os.path.join(ROOT, ".git")):
+        pytest.skip("not a git checkout")
+    made = [".gpujit-cache/v1/entry", "examples/saxpy.cubin", "block_reduce.trace.json"]
+    r = subprocess.run(["git", "check-ignore", "--no-index"] + made, cwd=ROOT, capture_output=True, text=True)
+    assert r.stdout.split() == made, r.stdout + r.stderr
+    assert any('GPUJIT_CACHE_DIR="$PWD/.gpujit-cache"' in b["body"] for b in BLOCKS if b["doc"] == "README.md")
+
+
+def test_the_docs_index_lists_every_page():
+    """docs/README.md links every page of docs/ (and nothing that is not there)."""
+    index = open(os.path.join(ROOT, "docs", "README.md"), encoding="utf-8").read()
+    links = set(re.findall(r"\]\(([^)#]+)\)", index))
+    pages = {os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "docs", "*.md"))} - {"README.md"}
+    assert pages - links == set(), "pages the index does not list: %s" % sorted(pages - links)
+    assert all(os.path.exists(os.path.normpath(os.path.join(ROOT, "docs", l))) for l in links), links

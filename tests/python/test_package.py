@@ -238,11 +238,59 @@ def test_trace_diff_gates(tmp_path):
         gpujit.trace.diff(base, new, fail_above_pct=-1)
 
 
+def test_cache_limit_sizes_as_ccache(tmp_path):
+    """limit(5) is 5 GiB, as ccache -M 5: it once set 5 bytes and evicted every entry, silently."""
+    a = tmp_path / "a"
+    gpujit.build(source=SRC, cache=a, arch="sm_90")
+    r = gpujit.cache.limit(5, directory=a)
+    assert r == {"limit_bytes": 5 << 30, "source": "the cache's setting", "evicted": 0, "evicted_bytes": 0}
+    assert gpujit.cache.stats(a)["entries"] == 1
+    assert gpujit.cache.limit("5", directory=a)["limit_bytes"] == 5 << 30
+    assert gpujit.cache.limit(0.5, directory=a)["limit_bytes"] == 1 << 29
+    assert gpujit.cache.limit("2GB", directory=a)["limit_bytes"] == 2000000000
+    assert gpujit.cache.limit("2GiB", directory=a)["limit_bytes"] == 2 << 30
+    assert gpujit.cache.limit("500MB", directory=a)["limit_bytes"] == 500000000
+    assert gpujit.cache.limit(0, directory=a)["limit_bytes"] == 0
+    assert "evicted" not in gpujit.cache.limit(directory=a)
+    with pytest.raises(gpujit.InvalidArgumentError, match="invalid size '5m'.*a bare number is GiB"):
+        gpujit.cache.limit("5m", directory=a)
+    with pytest.raises(ValueError):
+        gpujit.cache.limit(-1, directory=a)
+    with pytest.raises(TypeError):
+        gpujit.cache.limit(True, directory=a)
+    r = gpujit.cache.limit("1B", directory=a)  # a limit that evicts says what it evicted
+    assert r["evicted"] == 1 and r["evicted_bytes"] > 0
+    assert gpujit.cache.stats(a)["entries"] == 0
+
+
+def test_config_and_show_config(capsys):
+    """One call says what gpujit runs with, as cupy.show_config() does: here, no driver, and why."""
+    c = gpujit.config()
+    assert c["gpujit"] == gpujit.__version__
+    assert set(c) >= {"toolkit", "nvrtc", "nvjitlink", "ptxas", "cupti", "driver", "cache", "settings"}
+    assert c["toolkit"]["problem"] is None and os.path.isdir(c["toolkit"]["root"])
+    assert c["nvrtc"]["version"].split(".")[0].isdigit() and c["nvrtc"]["path"]
+    assert c["nvjitlink"]["version"] and c["nvjitlink"]["path"]
+    assert c["cache"]["path"] and c["cache"]["limit_source"]
+    d = c["driver"]
+    assert (d["version"] is None) == bool(d["problem"])
+    assert isinstance(d["devices"], int)
+    cli = json.loads(subprocess.run([sys.executable, "-m", "gpujit", "version", "--json"], capture_output=True,
+                                    text=True, check=True).stdout)
+    for key in ("gpujit", "toolkit", "nvrtc", "nvjitlink", "ptxas", "cupti", "driver", "cache"):
+        assert cli[key] == c[key], key
+    gpujit.show_config()
+    out = capsys.readouterr().out
+    assert out.startswith("gpujit ")
+    assert "NVRTC" in out and "nvJitLink" in out and "CUPTI" in out and "cache limit" in out
+    assert ("no driver: " + (d["problem"] or "")) in out if d["problem"] else "device" in out
+
+
 def test_cache_limit_export_import(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     m = gpujit.build(source=SRC, cache=a, arch="sm_90")
     assert gpujit.cache.limit(directory=a)["limit_bytes"] == 0
-    assert gpujit.cache.limit("2M", directory=a)["limit_bytes"] == 2 << 20
+    assert gpujit.cache.limit("2MiB", directory=a)["limit_bytes"] == 2 << 20
     with pytest.raises(gpujit.InvalidArgumentError):
         gpujit.cache.limit("lots", directory=a)
     archive = tmp_path / "c.tar.gz"

@@ -194,7 +194,7 @@ for mode in garbage truncated oversized error500 slow; do
   port=$(cat "$work/port.$mode")
   rm -rf f
   start=$(date +%s.%N)
-  out=$($G build --cache-dir f --remote-cache "http://127.0.0.1:$port/c|timeout=1500|max-size=1048576" \
+  out=$($G build --cache-dir f --remote-cache "http://127.0.0.1:$port/c|timeout=1500|max-size=1MiB" \
         "$EX/saxpy.cu" -o f.cubin 2>&1); rc=$?
   took=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)")
   check "$mode: the build compiles and succeeds" '[ $rc = 0 ] && echo "$out" | grep -q " miss"'

@@ -306,6 +306,7 @@ int gpujit_toolkit_info_get(gpujit_toolkit_info *out)
   out->nvrtc_from_env = nvrtc_slot.from_env;
   out->nvjitlink_from_env = link_slot.from_env;
   out->ptxas = gpujit__ptxas_path();
+  out->cupti = gpujit__cupti_library_path();
   if (gpujit__toolkit_check() < 0) {
     snprintf(problem, sizeof(problem), "%s", gpujit_error_last());
     gpujit_error_clear();

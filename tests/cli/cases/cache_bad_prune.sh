@@ -1,3 +1,3 @@
 # exit: 2
-# expect: *invalid --max-size 'lots'*
+# expect: *--max-size: invalid size 'lots'*
 $GPUJIT cache --cache-dir c prune --max-size lots

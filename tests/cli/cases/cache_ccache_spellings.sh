@@ -1,21 +1,21 @@
 # exit: 0
-# expect: *-M 2G: 0 limit     2048.0 MiB (the cache's setting)*
-# expect: *--max-size 1G alone: 0 limit     1024.0 MiB (the cache's setting)*
+# expect: *-M 2G: 0 limit     2 GB (the cache's setting)*
+# expect: *--max-size 1G alone: 0 limit     1 GB (the cache's setting)*
 # expect: *-s: 0 path*hits      1*misses    1*
 # expect: *--show-stats json: hits 1 misses 1*
 # expect: *-z: 0 counters zeroed*
-# expect: *-p: 0 path      */c (--cache-dir)*limit     1024.0 MiB (the cache's setting)*GPUJIT_BASE_DIR          /somewhere*
-# expect: *--show-config json: gpujit-cache-config --cache-dir 1073741824*
+# expect: *-p: 0 path      */c (--cache-dir)*limit     1 GB (the cache's setting)*GPUJIT_BASE_DIR          /somewhere*
+# expect: *--show-config json: gpujit-cache-config --cache-dir 1000000000*
 # expect: *--evict-older-than 1s: 0 removed 1 entry*
 # expect: *-C: 0 removed 0 entries*
 # expect: *--max-size 1G stats: 2 *option '--max-size' does not apply to 'stats' (it is for 'prune', or alone sets the limit)*
 # expect: *--remove stats: 2 *option '--remove' does not apply to 'stats' (it is for 'verify')*
 # expect: *--key ls: 2 *option '--key' does not apply to 'ls' (it is for 'export')*
-# expect: *-s -z: 2 *'-s' and '-z' are two commands: give one*
+# expect: *-s -C: 2 *'-s' and '-C' are two commands: give one*
 # expect: *-s zero: 2 *'-s' and 'zero' are two commands: give one*
 # expect: *stats extra: 2 *unexpected argument 'extra': 'stats' takes none*
 # expect: *--show-stat: 2 *unknown option '--show-stat' (did you mean '--show-stats'?)*
-# expect: *--evict-older-than 7x: 2 *invalid --evict-older-than '7x'*
+# expect: *--evict-older-than 7x: 2 *--evict-older-than: invalid age '7x'*
 # expect: *no command: 2 *no command given: one of path, ls*
 # expect: *limit twice: 2 *the limit given twice: '1G' and '2G'*
 # expect: *301st key: 0 exported 1 entry to e.tar*
@@ -44,7 +44,7 @@ echo "-C: $(r g -C)"
 echo "--max-size 1G stats: $(r g --max-size 1G stats)"
 echo "--remove stats: $(r g --remove stats)"
 echo "--key ls: $(r g --key abcd ls)"
-echo "-s -z: $(r g -s -z)"
+echo "-s -C: $(r g -s -C)"
 echo "-s zero: $(r g -s zero)"
 echo "stats extra: $(r g stats extra)"
 echo "--show-stat: $(r g --show-stat)"

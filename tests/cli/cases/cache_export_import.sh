@@ -3,7 +3,7 @@
 # expect: *imported 1 entry (0 already here, 0 refused), 1 manifest*
 # expect: *saxpy: s2.cubin  sm_90  1 kernel  *  hit *
 # expect: *gpujit: error: evil.tar: member /etc/x is an absolute path: refused*
-# expect: *limit     1.0 MiB (the cache's setting)*
+# expect: *limit     1 MiB (the cache's setting)*
 $GPUJIT build --arch sm_90 --cache-dir a -o s.cubin "$EXAMPLES/saxpy.cu" >/dev/null || exit 1
 $GPUJIT cache --cache-dir a export x.tar.gz || exit 1
 $GPUJIT cache --cache-dir b import x.tar.gz || exit 1
@@ -17,4 +17,4 @@ for name, data in (("gpujit-export.json", b"{}"), ("/etc/x", b"x")):
 t.close()
 PY
 $GPUJIT cache --cache-dir c import evil.tar; test $? -eq 5 || exit 1
-$GPUJIT cache --cache-dir b limit 1M
+$GPUJIT cache --cache-dir b limit 1MiB

@@ -16,7 +16,7 @@ with tarfile.open("big.tar.gz", "w:gz") as t:
         info.size = len(data)
         t.addfile(info, io.BytesIO(data))
 PY
-$GPUJIT cache --cache-dir c limit 1M >/dev/null || exit 1
+$GPUJIT cache --cache-dir c limit 1MiB >/dev/null || exit 1
 r=$($GPUJIT cache --cache-dir c import big.tar.gz 2>&1); echo "over the limit: $? $r"
 echo "staged: $(find c -path '*/tmp/*' -type f | wc -l) files left"
 r=$($GPUJIT cache --cache-dir d import big.tar.gz 2>&1)

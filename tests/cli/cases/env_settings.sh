@@ -5,11 +5,13 @@
 # expect: *counters zeroed (entries kept)*
 # expect: *after zero: hits 0 misses 0 entries 1*
 # expect: *unknown command 'stat' (did you mean 'stats'?)*
-# `gpujit env` lists every GPUJIT_* (and CUDA_*) variable gpujit reads, with its value: checked
+# `gpujit env` lists every variable gpujit reads (GPUJIT_*, CUDA_*, and the system's: NO_COLOR,
+# XDG_CACHE_HOME, HOME, TMPDIR, ...), with its value: checked
 # against the sources, so it cannot fall behind. Cache stats give a hit rate; `cache zero` zeroes
 # the counters and keeps the entries (ccache -z).
 src="$(cd "$(dirname "$GPUJIT")/.." && pwd)/src"
-read_vars=$(grep -rhoE '(getenv|environ\.get)\("(GPUJIT|CUDA)_[A-Z0-9_]+"' "$src" | grep -oE '(GPUJIT|CUDA)_[A-Z0-9_]+' | sort -u)
+# every name the sources read, gpujit's or the system's (NO_COLOR, XDG_CACHE_HOME, HOME, ...)
+read_vars=$(grep -rhoE '(getenv|environ\.get)\("[A-Z][A-Z0-9_]+"' "$src" | grep -oE '"[A-Z][A-Z0-9_]+"' | tr -d '"' | sort -u)
 proto_vars=$(grep -oE '"GPUJIT_PROFILE_[A-Z_]+"|"GPUJIT_CUPTI_LIBRARY"|"GPUJIT_(NVRTC|NVJITLINK)_LIBRARY"' -rh "$src" | tr -d '"' | sort -u)
 listed=$("$GPUJIT" env --names)
 missing=$(for v in $read_vars $proto_vars; do echo "$listed" | grep -qx "$v" || echo "$v"; done)

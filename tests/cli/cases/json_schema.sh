@@ -32,7 +32,7 @@ printf 'extern "C" __global__ void bad(float *x) { x[0] = nope; }\n' >bad.cu
 "$GPUJIT" build --json --arch sm_90 --cache-dir "$c" bad.cu >bad.json 2>/dev/null; rc=$?
 echo "failed: rc=$rc $(py "m=d['modules'][0]; print(m['status'], m['error']['code'], 'nope' in m['error']['log'])" <bad.json)"
 echo "ls: $("$GPUJIT" cache ls --json --cache-dir "$c" | py "e=d['entries'][0]; print(d['format'], type(e['kernels']).__name__, ' '.join(e['kernels']), e['name'])")"
-echo "limit: $("$GPUJIT" cache limit 2M --json --cache-dir "$c" | py "print(d['format'], d['limit_bytes'])")"
+echo "limit: $("$GPUJIT" cache limit 2MiB --json --cache-dir "$c" | py "print(d['format'], d['limit_bytes'])")"
 "$GPUJIT" build -q --arch sm_90 --cache-dir "$c" -o k.cubin proj/k.cu
 echo "stats: $("$GPUJIT" cache stats --json --cache-dir "$c" | py "print(d['format'], d['limit_bytes'], d['hit_rate'])")"
 python3 - single.json project.json <<'PY'

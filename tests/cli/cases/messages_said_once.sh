@@ -1,6 +1,6 @@
 # exit: 0
 # expect: *GPUJIT_ARCH=sm_0: 2 gpujit: error: invalid GPUJIT_ARCH 'sm_0': expected sm_XX or compute_XX (e.g. sm_90, compute_90)*
-# expect: *GPUJIT_CACHE_MAX_SIZE=1Q: 0 gpujit: warning: GPUJIT_CACHE_MAX_SIZE: invalid size '1Q': expected a number with K, M, G or T (e.g. 2G), or none*
+# expect: *GPUJIT_CACHE_MAX_SIZE=1Q: 0 gpujit: warning: GPUJIT_CACHE_MAX_SIZE: invalid size '1Q': expected a number with kB, MB, GB, TB*
 # reject: *GPUJIT_ARCH: GPUJIT_ARCH*
 # reject: *GPUJIT_CACHE_MAX_SIZE: GPUJIT_CACHE_MAX_SIZE*
 # reject: *invalid --arch*

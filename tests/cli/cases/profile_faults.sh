@@ -4,7 +4,7 @@
 # expect: *json before --: 0 *"format":*"gpujit-profile",*
 # expect: *json at the end: 2 *no command to run*
 # expect: *json unwritable: 2 *--json nowhere/p.json: cannot write it: its directory does not exist*
-# expect: *out unwritable: 2 *-o nowhere/o.txt: cannot write it*
+# expect: *out unwritable: 2 *-o nowhere/o.txt.gjprof: cannot write it*
 # expect: *trace unwritable: 2 *--trace nowhere/t.json: cannot write it*
 # expect: *json a directory: 2 *--json adir: cannot write it: it is a directory*
 # expect: *nothing ran: yes*

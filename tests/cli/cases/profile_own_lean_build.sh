@@ -12,7 +12,7 @@
 # a sanitizer build of gpujit cannot run with a library preloaded before its runtime
 if ldd "$GPUJIT" 2>/dev/null | grep -q 'lib[at]san'; then echo "skip: gpujit is a sanitizer build"; exit 77; fi
 out=$($GPUJIT profile -- $GPUJIT build --no-cache -o k.cubin "$EXAMPLES/saxpy.cu" 2>&1)
-case "$out" in *"ptxas 1 ×"*) echo "ptxas seen: yes";; *) echo "$out" | grep -q "no ptxas" && { echo "skip: no ptxas"; exit 77; }; echo "$out";; esac
+case "$out" in *"ptxas: 1 compile,"*) echo "ptxas seen: yes";; *) echo "$out" | grep -q "no ptxas" && { echo "skip: no ptxas"; exit 77; }; echo "$out";; esac
 case "$out" in *"variables dropped"*) echo "$out" | grep note;; *) echo "no dropped-variables note: yes";; esac
 $GPUJIT profile --json -- $GPUJIT build --no-cache -q -o k.cubin "$EXAMPLES/saxpy.cu" > p.json 2>/dev/null
 python3 - p.json <<'PY'

@@ -5,7 +5,7 @@
 # expect: *xla ms = its stages: True*
 # expect: *triton: k1 miss, ptxas inside it: True, stages ir_initialization ttir ttgir llir ptx cubin store_results*
 # expect: *program's listener still called: 1*
-# expect: *by compiler: xla 4 ×*
+# expect: *by compiler: xla: 4 compiles,*
 # expect: *note once: 1*
 # expect: *processes: at least 4 (main, spawned child, two subprocesses), adapters' files not counted: True*
 # expect: *analyze modules: jit(child) jit(dash_c) jit(f) jit(g)*

@@ -5,10 +5,10 @@
 # expect: *--trace by a hard link: 2 *--trace hard.gjprof is the saved profile being reported*
 # expect: *--text input: 2 *--text in.gjprof is the saved profile being reported*
 # expect: *the saved profile intact: yes*
-# expect: *-o and --trace one file: 2 *-o and --trace both name out.x: the one written last would be all that is left*
+# expect: *-o and --trace one file: 2 *-o and --trace both name out.gjprof: the one written last would be all that is left*
 # expect: *--html and --text one new file: 2 *--text and --html both name ./new.x*
 # expect: *nothing written: yes*
-# expect: *profile --json=X -o X: 2 *-o and --json both name run.x*
+# expect: *profile --json=X -o X: 2 *-o and --json both name run.gjprof*
 # expect: *the command did not run: yes*
 # expect: *two outputs to /dev/null: 0*
 # expect: *empty directory: 5 *empty: an empty directory: nothing to report*
@@ -29,11 +29,11 @@ echo "--html by another name: $(r $GPUJIT profile report in.gjprof --html ./d/..
 echo "--trace by a hard link: $(r $GPUJIT profile report in.gjprof --trace hard.gjprof)"
 echo "--text input: $(r $GPUJIT profile report in.gjprof --text in.gjprof)"
 [ "$(cksum < in.gjprof)" = "$sum" ] && tar tf in.gjprof > /dev/null && echo "the saved profile intact: yes"
-echo "-o and --trace one file: $(r $GPUJIT profile report in.gjprof -o out.x --trace out.x)"
+echo "-o and --trace one file: $(r $GPUJIT profile report in.gjprof -o out.gjprof --trace out.gjprof)"
 echo "--html and --text one new file: $(r $GPUJIT profile report in.gjprof --text new.x --html ./new.x)"
-[ ! -e out.x ] && [ ! -e new.x ] && echo "nothing written: yes"
-echo "profile --json=X -o X: $(r $GPUJIT profile --json=run.x -o run.x -- touch ran)"
-[ ! -e ran ] && [ ! -e run.x ] && echo "the command did not run: yes"
+[ ! -e out.gjprof ] && [ ! -e new.x ] && echo "nothing written: yes"
+echo "profile --json=X -o X: $(r $GPUJIT profile --json=run.gjprof -o run.gjprof -- touch ran)"
+[ ! -e ran ] && [ ! -e run.gjprof ] && echo "the command did not run: yes"
 echo "two outputs to /dev/null: $(r $GPUJIT profile report in.gjprof -q --json=/dev/null --trace /dev/null)"
 mkdir empty junk; echo hi > junk/notes.txt
 echo "empty directory: $(r $GPUJIT profile report empty)"

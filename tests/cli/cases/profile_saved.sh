@@ -16,7 +16,7 @@
 # expect: *records alone: *note: rec holds records without their run's manifest: the command's exit status is not known*
 # expect: *report extra operand: 2 *one saved profile at a time*
 # expect: *report unknown option: 2 *unknown option '--jsn'*did you mean '--json'*
-# expect: *report no name: 2 *no saved profile named*
+# expect: *report no name: 4 *no NAME given and no last profile at */none/gpujit/last.gjprof*
 # expect: *profile named report: 0*
 # `gpujit profile -o NAME` saves a profile (a tar: its manifest first, then the records) that
 # `gpujit profile report NAME` reports and exports again (--json, --csv, --trace, --html, -o)
@@ -56,7 +56,7 @@ mkdir unpacked && tar xf rec.gjprof -C unpacked && $GPUJIT profile report unpack
 echo "records alone: $($GPUJIT profile report rec | grep note:)"
 echo "report extra operand: $(r $GPUJIT profile report rec.gjprof rec)"
 echo "report unknown option: $(r $GPUJIT profile report rec.gjprof --jsn)"
-echo "report no name: $(r $GPUJIT profile report)"
+echo "report no name: $(XDG_STATE_HOME=$PWD/none r $GPUJIT profile report)"
 # a command named report still runs after "--"
 mkdir bin && printf '#!/bin/sh\nexit 0\n' > bin/report && chmod +x bin/report
 PATH="$PWD/bin:$PATH" $GPUJIT profile -q -- report; echo "profile named report: $?"

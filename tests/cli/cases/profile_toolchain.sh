@@ -3,7 +3,7 @@
 # expect: *inside nvcc: cicc ptxas*
 # expect: *ptxas alone: 1 result 0 arch sm_90 output 1 tied 1*
 # expect: *failed ptxas: result 255*
-# expect: *by compiler: nvcc 1 ×*
+# expect: *by compiler: nvcc: 1 compile,*
 # expect: *totals: 3 compiles, 1 failed, compile_ms is the tops' sum: True*
 # Toolchain programs started by the profiled program are compiles: ptxas alone, ptxas that fails
 # (its status from the parent's wait), nvcc with its tools (cicc, ptxas; its gcc -E preprocessing is no compile) inside it, counted
