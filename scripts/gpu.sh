@@ -6,8 +6,10 @@
 #   scripts/gpu.sh            everything (about 15 minutes on an H100)
 #   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
 #                             printed. Parts: build (the build alone) tests bench hit observe steps
-#                             timing regions profile overhead overhead_fw python main ncu (regions:
-#                             kernel regions' checks, about 1 minute; hit: bench_hit and bench/hit_phases.py
+#                             inproc timing regions profile overhead overhead_fw python main ncu
+#                             (inproc: gpujit.profile in a plain python, the package installed as
+#                             the part python does; regions: kernel regions' checks, about 1 minute;
+#                             hit: bench_hit and bench/hit_phases.py
 #                             alone, with GPUJIT_HIT_RUNS runs a setting, 41 unless set; bench
 #                             includes them).
 #                             The device tool runs one command for at most 10 minutes, so:
@@ -16,7 +18,7 @@
 #                             `scripts/gpu.sh overhead` and `scripts/gpu.sh overhead_fw` (each
 #                             about 8 minutes).
 set -uo pipefail
-all_parts="build tests bench hit observe steps timing regions profile overhead overhead_fw python main ncu"
+all_parts="build tests bench hit observe steps inproc timing regions profile overhead overhead_fw python main ncu"
 parts=" ${*:-$all_parts} "
 for p in $parts; do
   case " $all_parts " in *" $p "*) ;; *) echo "gpu.sh: unknown part '$p' (parts: $all_parts)" >&2; exit 2 ;; esac
@@ -75,6 +77,12 @@ python3 tests/profile/gpu/steps.py "$PWD/$g" build-gpu/bench/step_storm "$out" "
 echo "== the gstaichi guide's loop: sync(); profiler.step() with wait=80, warmup=3, active=1; kernel:NAME steps"
 PYTHONPATH="$(scripts/gpu_frameworks.sh)${PYTHONPATH:+:$PYTHONPATH}" python3 tests/profile/gpu/steps_guide.py "$PWD/$g" "$out" 2>&1 |
   tee "$out/steps_guide.txt" | grep -E "^(CHECK|SUMMARY|TOP|NOTES)"
+fi
+if part inproc; then
+echo "== gpujit.profile in a plain python (in-process): PyTorch MLP and CuPy RawKernel loops, wait=80,warmup=3,active=1"
+scripts/gpu_python.sh "$out" "$prefix" --install-only >"$out/inproc_install.txt" 2>&1 || tail -5 "$out/inproc_install.txt"
+PYTHONPATH="/tmp/gpujit-site${PYTHONPATH:+:$PYTHONPATH}" python3 tests/profile/gpu/inproc.py "$out/inproc" 2>&1 |
+  tee "$out/inproc.txt" | grep -E "^(CHECK|RESULT|SKIP)"
 fi
 if part timing; then
 echo "== event timing against ncu (saxpy, 256M elements, about 1.2 ms)"

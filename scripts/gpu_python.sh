@@ -3,7 +3,8 @@
 # package from a wheel — a carried one in .whl/, else built here from this tree (the machine has no
 # package registry: scikit-build-core and CMake are installed there, the .deb dependencies carried)
 # — installed into /tmp/gpujit-site, its tests (GPU ones included) and the launch benchmark.
-# Usage: scripts/gpu_python.sh OUT_DIR [DEPS_PREFIX]
+# Usage: scripts/gpu_python.sh OUT_DIR [DEPS_PREFIX] [--install-only]   (--install-only: no tests,
+# no benchmark; scripts/gpu.sh's part inproc)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/gpujit-out}
@@ -20,6 +21,7 @@ if [ -z "$wheel" ]; then
 fi
 echo "wheel: $wheel"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" "$wheel" || exit 1
+[ "${3:-}" = --install-only ] && exit 0
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 # the docs' C examples link against the GPU build (tests/python/test_docs.py)
 export GPUJIT_BUILD_DIR=${GPUJIT_BUILD_DIR:-$PWD/build-gpu}

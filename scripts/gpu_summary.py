@@ -114,6 +114,10 @@ for name in ("steps", "steps_guide"):
     if st:
         rows.append((name.replace("_", ": ") + " checks", "%d passed, %d failed" % (
             st.count("CHECK PASS"), st.count("CHECK FAIL"))))
+ip = read("inproc.txt")
+if ip:
+    rows.append(("inproc: checks (gpujit.profile in a plain python)",
+                 "%d passed, %d failed, %d skipped" % (ip.count("CHECK PASS"), ip.count("CHECK FAIL"), ip.count("SKIP "))))
 for m in re.finditer(r"^RESULT two_threads(_unobserved)? raw ([\d.]+) gpujit ([\d.]+)$", read("bench_observe_threads.txt"), re.M):
     how = "unobserved" if m.group(1) else "observed"
     rows.append(("observe: two threads / one, raw NVRTC (%s run)" % how, m.group(2) + "x"))
@@ -208,7 +212,7 @@ for line in read("compare_builds.txt").splitlines():
 SOURCES = (("ctest", "ctest.log"), ("launch:", "bench_run.txt"), ("timers ", "timers.txt"),
            ("cache:", "bench_cache.txt"), ("saxpy 256M", "run_big.json"), ("saxpy 1M", "run_bench.json"),
            ("project", "bench_project.txt"), ("remote", "bench_remote.txt"), ("lean:", "bench_lean.txt"),
-           ("observe:", "bench_observe_threads.txt"), ("steps:", "steps.txt"))
+           ("observe:", "bench_observe_threads.txt"), ("steps:", "steps.txt"), ("inproc:", "inproc.txt"))
 present = set(os.listdir(out))
 rows = [r for r in rows if all(f in present for prefix, f in SOURCES if r[0].startswith(prefix))]
 print("\n== summary (%s)" % read("gpu.txt").strip())

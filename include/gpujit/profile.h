@@ -301,6 +301,46 @@ GPUJIT_API int gpujit_profile_recording(const char **records_dir);
 
 GPUJIT_API void gpujit_profile_free(gpujit_profile *p);
 
+/** An in-process profile of the calling process (gpujit.profile in a plain `python app.py`). */
+typedef struct gpujit_profile_session gpujit_profile_session;
+
+/**
+ * Start recording this process as `gpujit profile` records a command, without having been started
+ * by it: the injection library is loaded into the process now (its settings given by this call,
+ * nothing set in the environment, no child followed), the calls the loaded libraries make to NVRTC,
+ * nvJitLink, libNVVM, the driver's module loads and CUPTI's take-over functions are rebound to its
+ * wrappers (function pointers the program already resolved into its libraries' data included), and
+ * CUPTI is attached as `opts->schedule` wants it — now, or from the first warmup step to the step
+ * after the last active one. What it cannot see is said in the profile's notes. One session at a
+ * time; `opts` as gpujit_profile_run() takes them (no_frameworks is the caller's: the Python
+ * adapters are Python's to start).
+ * @param out receives the session (end it with gpujit_profile_stop(), free it with
+ *   gpujit_profile_session_free()).
+ * @return 0, GPUJIT_EINVAL (a bad step source or schedule), GPUJIT_EVERSION, GPUJIT_ENOENT (no
+ *   injection library), GPUJIT_EBUSY (a session is on already, or `gpujit profile` runs this
+ *   process: its own records are there, gpujit_profile_recording()), GPUJIT_EIO, GPUJIT_ENOMEM.
+ */
+GPUJIT_API int gpujit_profile_start(gpujit_profile_session **out, const gpujit_profile_options *opts);
+
+/** The session's records directory and the injection library it loaded (borrowed: they live as
+ *  long as `s`); NULL for a NULL session. */
+GPUJIT_API const char *gpujit_profile_session_dir(const gpujit_profile_session *s);
+GPUJIT_API const char *gpujit_profile_session_inject(const gpujit_profile_session *s);
+
+/**
+ * End the session — CUPTI flushed, detached and finalized, every rebound call put back — and read
+ * what it recorded as gpujit_profile_load_range() reads the process from the session's start to
+ * now: compiles, loads, kernels, the active steps, and the notes (what was not seen, and why).
+ * @param out receives the profile (free with gpujit_profile_free()); it may be read and written
+ *   (gpujit_profile_trace(), gpujit_profile_save()) after the session is freed.
+ * @return 0, GPUJIT_EINVAL (NULL argument, the session stopped already), GPUJIT_ENOMEM.
+ */
+GPUJIT_API int gpujit_profile_stop(gpujit_profile_session *s, gpujit_profile **out);
+
+/** Free a session (stopping it first if it is on). Its records directory, made by the session, is
+ *  removed when neither it nor a profile read from it holds it. NULL: nothing. */
+GPUJIT_API void gpujit_profile_session_free(gpujit_profile_session *s);
+
 /** The module rows, sorted by total cost (compile + load + GPU), largest first. */
 GPUJIT_API size_t gpujit_profile_modules(const gpujit_profile *p, const gpujit_profile_module **rows);
 GPUJIT_API size_t gpujit_profile_devices(const gpujit_profile *p, const gpujit_profile_device **rows);

@@ -7,6 +7,7 @@ import time
 from typing import List, Optional, Union
 
 from . import _args, _gpujit
+from . import _steps as _steps_mod
 from ._errors import _BY_CODE
 from .timing import synchronize as _synchronize
 
@@ -43,49 +44,216 @@ def _not_the_input(src: str, out: dict) -> None:
                                    % (k2, k, v))
 
 
+class _Report(str):
+    """The report's text; ``p.report`` and ``p.report()`` (as torch.profiler users write it) alike."""
+
+    def __call__(self) -> str:
+        return str(self)
+
+
+def _hook_dir(inject: str) -> str:
+    """The framework adapters' directory beside the injection library (as `gpujit profile` finds it)."""
+    return os.path.join(os.path.dirname(inject), "gpujit-python-hook")
+
+
+def _start_adapters(directory: str, inject: str):
+    """The framework adapters of `gpujit profile`'s start-up hook, started in this process: the
+    frameworks imported already now, the others as they are imported. Returns the hook's package,
+    or a note saying why the frameworks' compiles are not seen."""
+    where = _hook_dir(inject)
+    if not os.path.isfile(os.path.join(where, "_gpujit_profile_hook", "__init__.py")):
+        return None, ("%s: the framework adapters are not beside the injection library: the compiles of JAX, "
+                      "Triton, torch.compile, Numba, Warp and Taichi are not seen as theirs" % where)
+    if sys.version_info < (3, 9):
+        return None, "Python %d.%d: the framework adapters need 3.9+" % sys.version_info[:2]
+    hook = sys.modules.get("_gpujit_profile_hook")
+    if hook is None:
+        sys.path.insert(0, where)
+        try:
+            import _gpujit_profile_hook as hook  # standard library only; nothing of it reaches the program
+        finally:
+            if where in sys.path:
+                sys.path.remove(where)
+    hook.start_inproc(directory, inject)
+    return hook, None
+
+
+def _torch_profiler_recording() -> bool:
+    """Whether the program's torch.profiler (its autograd profiler, Kineto) is recording now."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch._C._autograd._profiler_enabled())
+    except Exception:  # another torch: its profiler, if any, takes CUPTI through calls gpujit rebinds
+        return False
+
+
+_NVRTC_FUNCTIONS = ("nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcDestroyProgram")
+
+
+def _loaded_nvrtc() -> List[str]:
+    """The copies of NVRTC this process has loaded (its builtins library aside)."""
+    paths = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                fields = line.split(None, 5)  # address perms offset dev inode [path]
+                base = os.path.basename(fields[5].strip()) if len(fields) == 6 else ""
+                if base.startswith("libnvrtc") and ".so" in base and "builtins" not in base:
+                    paths.add(fields[5].strip())
+    except OSError:
+        pass
+    return sorted(paths)
+
+
+def _ctypes_reals() -> dict:
+    """Before the block: the real address of each NVRTC function of each loaded copy, for the ctypes
+    function objects the program made earlier (their pointers live on the heap, where the injection
+    library's rebinding does not look)."""
+    ctypes = sys.modules.get("ctypes")
+    reals = {}
+    if ctypes is None:
+        return reals
+    for path in _loaded_nvrtc():
+        try:
+            lib = ctypes.CDLL(path)
+            for name in _NVRTC_FUNCTIONS:
+                reals[ctypes.cast(lib[name], ctypes.c_void_p).value] = (path, name)
+        except (OSError, AttributeError):
+            continue
+    return reals
+
+
+def _ctypes_rebind(reals: dict) -> list:
+    """In the block: each ctypes function object holding one of `reals` now calls its wrapper (the
+    injection library's, which a look-up through ctypes gives now); returns what to put back."""
+    import ctypes
+    import gc
+
+    wrappers, done = {}, []
+    for real, (path, name) in reals.items():
+        try:
+            w = ctypes.cast(ctypes.CDLL(path)[name], ctypes.c_void_p).value
+        except (OSError, AttributeError):
+            continue
+        if w and w != real:
+            wrappers[real] = w
+    if not wrappers:
+        return done
+    for obj in gc.get_objects():
+        if isinstance(obj, ctypes._CFuncPtr):
+            slot = ctypes.c_void_p.from_address(ctypes.addressof(obj))
+            w = wrappers.get(slot.value)
+            if w is not None:
+                done.append((obj, slot.value, w))
+                slot.value = w
+    return done
+
+
+def _ctypes_put_back(done: list) -> None:
+    import ctypes
+
+    for obj, real, w in done:
+        slot = ctypes.c_void_p.from_address(ctypes.addressof(obj))
+        if slot.value == w:
+            slot.value = real
+
+
 class profile:
     """The JIT work done inside a ``with`` block, against the GPU work it bought::
 
-        with gpujit.profile() as p:      # in a program run as: python -m gpujit profile -q -- python app.py
-            step()
-        p.modules, p.totals, p.devices   # as `gpujit profile --json` has them; print(p) for the table
+        with gpujit.profile(schedule=gpujit.schedule(wait=80, warmup=3, active=1)) as p:
+            for i in range(n):
+                train_step()
+                p.step()                      # or gpujit.step(), or torch.profiler's step()
+        p.export_chrome_trace("trace.json")  # Perfetto / chrome://tracing
+        print(p.report())                     # the table; p.steps, p.modules, p.totals, p.data
 
     Every NVRTC compile (CuPy's, PyTorch's jiterator, cuda.core's, gpujit's), nvJitLink link and
     module load that began inside the block, the driver's JIT, and each kernel, copy and memset that
     started on a GPU inside it, tied to the module it came from — the rows and totals of ``gpujit
-    profile``, for this process and this block. Other frameworks resolve NVRTC when they start, so
-    the process must run under ``gpujit profile`` (``python -m gpujit profile -- python app.py``)
-    to see their compiles; outside it, entering raises ``UnsupportedError`` saying so.
+    profile``, for this process and this block — and, with a ``schedule``, the active steps explained
+    (wall time, GPU busy time, gaps, a verdict: docs/profile.md "Steps").
 
-    ``print``: the table on ``file`` (default stderr) at exit. ``json``/``trace``: write the report's
-    JSON / Trace Event Format file there. ``top``: module rows in the table (0: all).
+    In a plain ``python app.py`` the profile attaches in-process: the injection library is loaded
+    into this process, the calls its libraries make to NVRTC, nvJitLink, libNVVM and the driver's
+    module loads are rebound to gpujit's wrappers, CUPTI is attached (from the schedule's first
+    warmup step to the step after its last active one), and the framework adapters (JAX, Triton,
+    torch.compile, Numba, Warp, Taichi) are started. What it cannot see in-process is named in
+    ``p.notes``: child processes, compiles through NVRTC functions resolved before the block and
+    kept on the heap (a ctypes function object made before the block is rebound too), the GPU where
+    there is no driver or no CUPTI. A program that runs its own
+    torch.profiler or CUPTI subscriber keeps it: gpujit steps aside and says so. Under ``gpujit
+    profile`` (``python -m gpujit profile -- python app.py``) the block reads what that records,
+    and the schedule is that command's ``--schedule``.
+
+    ``schedule``: a ``gpujit.schedule(...)`` (or its "wait=W,warmup=U,active=A,..." text): which
+    steps are recorded. ``steps``: where steps come from — "auto" (``p.step()``, ``gpujit.step()``
+    or torch.profiler's ``step()``), "api", "torch", "nvtx:NAME", "kernel:NAME". ``print``: the
+    table on ``file`` (default stderr) at exit (default: yes under ``gpujit profile``, no
+    in-process, where the program prints ``p.report()``). ``json``/``trace``: write the report's
+    JSON / Trace Event Format file there at exit. ``top``: module rows in the table (0: all).
     ``synchronize``: wait for the GPU at exit so the block's kernels are in (default True).
-    Kernels, copies and memsets are counted from their per-launch records: those past the
-    profile's trace budget (``--max-events``, default 200000 per process) are not in a block's
-    report."""
+    ``max_events``: kernels, copies and memsets kept one by one per process (default 200000): those
+    past it are not in a block's report. ``frameworks``: start the framework adapters in-process
+    (default True)."""
 
-    def __init__(self, title: Optional[str] = None, *, print: bool = True, file=None,
-                 json: Optional[Union[str, os.PathLike]] = None, trace: Optional[Union[str, os.PathLike]] = None,
-                 top: int = 20, synchronize: bool = True):
+    def __init__(self, title: Optional[str] = None, *, schedule=None, steps: Optional[str] = None,
+                 print: Optional[bool] = None, file=None, json: Optional[Union[str, os.PathLike]] = None,
+                 trace: Optional[Union[str, os.PathLike]] = None, top: int = 20, synchronize: bool = True,
+                 max_events: int = 200000, frameworks: bool = True):
         self.title, self.file = _args.string("title", title), file
-        self.print, self.synchronize = _args.flag("print", print), _args.flag("synchronize", synchronize)
+        self.print = None if print is None else _args.flag("print", print)
+        self.synchronize = _args.flag("synchronize", synchronize)
+        self.frameworks = _args.flag("frameworks", frameworks)
         self.top = _count("top", top)
+        self.max_events = _count("max_events", max_events)
         self.json_path = _args.path("json", json)
         self.trace_path = _args.path("trace", trace)
-        self.report = ""
+        if schedule is not None and not isinstance(schedule, (str, _steps_mod.schedule)):
+            raise TypeError("schedule must be a gpujit.schedule (or its text), not %s" % type(schedule).__name__)
+        self.schedule = None if schedule is None else str(schedule)
+        self.steps_from = _args.string("steps", steps)
+        self.report = _Report("")
         self.data: dict = {}
+        self.inprocess = False
         self._dir: Optional[str] = None
+        self._session = self._profile = self._hook = None
+        self._ctypes: list = []
+        self._notes: List[str] = []
 
     def __enter__(self) -> "profile":
         self._dir = _gpujit.profile_recording()
-        if self._dir is None:
-            cls = _BY_CODE[-15]  # UnsupportedError
-            raise cls(-15, "GPUJIT_EUNSUPPORTED",
-                      "gpujit.profile reads what `gpujit profile` records, and this process is not run under it: "
-                      "python -m gpujit profile -- python %s (-q prints only the blocks' reports)"
-                      % (os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "app.py"))
+        if self._dir is not None:
+            if self.schedule is not None or self.steps_from is not None:
+                raise _BY_CODE[-15](-15, "GPUJIT_EUNSUPPORTED",
+                                    "this process runs under `gpujit profile`, whose --schedule and --step decide the "
+                                    "steps of the whole run: give them there, not to gpujit.profile()")
+        else:
+            reals = _ctypes_reals()
+            theirs = _torch_profiler_recording()  # CUPTI is the program's: gpujit steps aside, as under `gpujit profile`
+            self._session, self._dir, inject = _gpujit.profile_start(
+                self.steps_from, self.schedule, self.max_events, False, False, theirs, None)
+            if theirs:
+                self._notes.append("torch.profiler was recording when the block began: gpujit stepped aside and left "
+                                   "CUPTI to it")
+            self.inprocess = True
+            self._ctypes = _ctypes_rebind(reals) if reals else []
+            if self.frameworks:
+                try:
+                    self._hook, why = _start_adapters(self._dir, inject)
+                except Exception as e:  # the program runs on; the report says what it lacks
+                    self._hook, why = None, "the framework adapters could not start (%s: %s)" % (type(e).__name__, e)
+                if why:
+                    self._notes.append(why)
+            else:
+                self._notes.append("frameworks=False: the compiles of JAX, Triton, torch.compile, Numba, Warp and "
+                                   "Taichi are not seen as theirs")
         self._t0 = time.time_ns()
         return self
+
+    def step(self) -> None:
+        """The step the program was in ends, the next begins (``gpujit.step()``)."""
+        _gpujit.step()
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self.synchronize:
@@ -93,13 +261,52 @@ class profile:
                 _synchronize()
             except (_BY_CODE[-11], _BY_CODE[-12]):  # no driver, no device: no GPU work to wait for
                 pass
-        t1 = time.time_ns()
+        self._t1 = t1 = time.time_ns()
         title = self.title or "%s (pid %d), a block of %.1f ms" % (
             os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python", os.getpid(), (t1 - self._t0) / 1e6)
-        self.report, self.data = _gpujit.profile_range(self._dir, os.getpid(), self._t0, t1, title, self.top,
-                                                       self.trace_path, self.json_path)
-        if self.print:
+        if self._session is None:
+            text, self.data = _gpujit.profile_range(self._dir, os.getpid(), self._t0, t1, title, self.top,
+                                                    self.trace_path, self.json_path)
+        else:
+            _ctypes_put_back(self._ctypes)
+            self._ctypes = []
+            if self._hook is not None:
+                self._hook.stop_inproc()
+            text, self.data, self._profile = _gpujit.profile_stop(self._session, title, self.top)
+            self._session = None
+            if self._notes:
+                self.data.setdefault("notes", []).extend(self._notes)
+                text += "".join("\n  note: %s" % n for n in self._notes)
+            if self.trace_path:
+                _gpujit.profile_write(self._profile, "trace", self.trace_path)
+            if self.json_path:
+                _gpujit.profile_write(self._profile, "json", self.json_path)
+        self.report = _Report(text)
+        if self.print if self.print is not None else not self.inprocess:
             print(self.report, file=self.file or sys.stderr)
+
+    def export_chrome_trace(self, path: Union[str, os.PathLike]) -> None:
+        """The block's Trace Event Format file (Perfetto, chrome://tracing), as torch.profiler's of
+        the same name: a track per stream with kernel slices, step slices, each launch's host side
+        on its thread with a flow to its kernel, and the compiles and loads."""
+        out = _args.path("path", path)
+        if out is None:
+            raise TypeError("path must be a path (str or os.PathLike), not None")
+        if self._profile is not None:
+            _gpujit.profile_write(self._profile, "trace", out)
+        elif self._dir is not None and self.data:
+            _gpujit.profile_range(self._dir, os.getpid(), self._t0, self._t1, "", 0, out, None)
+        else:
+            raise _BY_CODE[-1](-1, "GPUJIT_EINVAL", "export_chrome_trace: the profile has not ended yet (after the "
+                               "with block)")
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """The block's profile as one saved file (``gpujit profile report FILE`` reads it), in-process."""
+        out = _args.path("path", path)
+        if self._profile is None:
+            raise _BY_CODE[-15](-15, "GPUJIT_EUNSUPPORTED", "save: only an in-process profile that has ended "
+                                "(under `gpujit profile`, its -o saves the run)")
+        _gpujit.profile_write(self._profile, "save", out)
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike], *, top: int = 20, json: Optional[Union[str, os.PathLike]] = None,
@@ -123,7 +330,8 @@ class profile:
         out = {"trace": p.trace_path, "json": p.json_path, "html": _args.path("html", html),
                "save": _args.path("save", save)}
         _not_the_input(src, out)
-        p.report, p.data = _gpujit.profile_open(src, p.top, *out.values())
+        text, p.data = _gpujit.profile_open(src, p.top, *out.values())
+        p.report = _Report(text)
         p.title = p.report.splitlines()[0] if p.report else src
         return p
 

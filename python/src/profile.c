@@ -175,7 +175,118 @@ static PyObject *profile_open(PyObject *self, PyObject *args)
   return res;
 }
 
+/* ---- in-process sessions (gpujit_profile_start/stop): a plain `python app.py` recorded ---- */
+
+#define SESSION_CAPSULE "gpujit.profile_session"
+#define PROFILE_CAPSULE "gpujit.profile_data"
+
+static void session_free(PyObject *cap)
+{
+  gpujit_profile_session_free(PyCapsule_GetPointer(cap, SESSION_CAPSULE));
+}
+
+static void profile_free(PyObject *cap)
+{
+  gpujit_profile_free(PyCapsule_GetPointer(cap, PROFILE_CAPSULE));
+}
+
+/* profile_start(steps, schedule, max_events, lineinfo, nvrtc_trace, no_cupti, records_dir)
+ *   -> (session, records_dir, injection library) */
+static PyObject *profile_start(PyObject *self, PyObject *args)
+{
+  gpujit_profile_options o = GPUJIT_PROFILE_OPTIONS_INIT;
+  gpujit_profile_session *s = NULL;
+  unsigned long long budget;
+  int lineinfo, trace, no_cupti, err;
+  PyObject *cap;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "zzKpppz", &o.steps, &o.schedule, &budget, &lineinfo, &trace, &no_cupti,
+                        &o.records_dir))
+    return NULL;
+  o.max_trace_events = budget, o.lineinfo = lineinfo, o.nvrtc_trace = trace, o.no_cupti = no_cupti;
+  Py_BEGIN_ALLOW_THREADS;
+  err = gpujit_profile_start(&s, &o);
+  Py_END_ALLOW_THREADS;
+  if (err < 0)
+    return gpujit_py_raise(err);
+  if (!(cap = PyCapsule_New(s, SESSION_CAPSULE, session_free))) {
+    gpujit_profile_session_free(s);
+    return NULL;
+  }
+  return Py_BuildValue("(Nss)", cap, gpujit_profile_session_dir(s), gpujit_profile_session_inject(s));
+}
+
+/* profile_stop(session, title, top) -> (text, data, profile) */
+static PyObject *profile_stop(PyObject *self, PyObject *args)
+{
+  PyObject *cap, *data, *pcap, *res = NULL;
+  gpujit_profile_session *s;
+  gpujit_profile *p = NULL;
+  const char *title;
+  char *text = NULL;
+  long top;
+  int err;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "Osl", &cap, &title, &top) || !(s = PyCapsule_GetPointer(cap, SESSION_CAPSULE)))
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  err = gpujit_profile_stop(s, &p);
+  if (err == 0)
+    err = gpujit_profile_format(p, title, top, &text);
+  Py_END_ALLOW_THREADS;
+  if (err < 0) {
+    gpujit_profile_free(p);
+    return gpujit_py_raise(err);
+  }
+  if (!(pcap = PyCapsule_New(p, PROFILE_CAPSULE, profile_free))) {
+    gpujit_profile_free(p);
+    gpujit_free(text);
+    return NULL;
+  }
+  if ((data = tables(p)) != NULL)
+    res = Py_BuildValue("(sNN)", text, data, pcap);
+  else
+    Py_DECREF(pcap);
+  gpujit_free(text);
+  return res;
+}
+
+/* profile_write(profile, what, path): what is "trace", "json", "html" or "save" */
+static PyObject *profile_write(PyObject *self, PyObject *args)
+{
+  PyObject *cap;
+  gpujit_profile *p;
+  const char *what, *path;
+  char *json = NULL;
+  int err = 0, io = 0;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "Oss", &cap, &what, &path) || !(p = PyCapsule_GetPointer(cap, PROFILE_CAPSULE)))
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  if (!strcmp(what, "trace"))
+    err = gpujit_profile_trace(p, path);
+  else if (!strcmp(what, "html"))
+    err = gpujit_profile_html(p, path);
+  else if (!strcmp(what, "save"))
+    err = gpujit_profile_save(p, path);
+  else if ((err = gpujit_profile_json(p, &json)) == 0)
+    io = write_file(path, json);
+  Py_END_ALLOW_THREADS;
+  gpujit_free(json);
+  if (err < 0)
+    return gpujit_py_raise(err);
+  if (io < 0)
+    return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"profile_start", profile_start, METH_VARARGS,
+     "Record this process in-process (gpujit_profile_start): (session, records_dir, injection library)."},
+    {"profile_stop", profile_stop, METH_VARARGS,
+     "End an in-process session: (text, tables as dicts, the profile to write from)."},
+    {"profile_write", profile_write, METH_VARARGS,
+     "Write a stopped session's profile: 'trace', 'json', 'html' or 'save', to a path."},
     {"profile_open", profile_open, METH_VARARGS,
      "A saved profile or records directory: (text, tables as dicts); writes the trace, JSON, HTML and saved files given."},
     {"profile_recording", recording, METH_NOARGS, "The records directory of `gpujit profile`, or None."},

@@ -30,6 +30,8 @@ void gji_activity_init(gji_next_record_fn next_record, gji_dropped_fn dropped, u
   A.next_record = next_record;
   A.dropped = dropped;
   A.budget = budget;
+  __atomic_store_n(&A.offered, 0, __ATOMIC_RELAXED); /* an in-process session draws its own first ones */
+  __atomic_store_n(&A.unattributed, 0, __ATOMIC_RELAXED);
 }
 
 /* Kernels of one buffer summed by (module, name, device): open addressing, so a buffer of 20,000

@@ -279,9 +279,16 @@ void GPUJIT_RECORD_FLUSH_FN(void)
     C.flush_all(1);
 }
 
+static void note_unresolved(void)
+{
+  uint64_t n = gji_span_unresolved();
+  if (n > 0)
+    gji_note("launch-modules", "the module of %llu launched functions could not be asked of the driver: their "
+             "launches are counted without a module", (unsigned long long)n);
+}
+
 static void at_exit(void)
 {
-  uint64_t unresolved;
   if (started_pid != getpid()) /* a forked child: CUDA is not usable there */
     return;
   pthread_mutex_lock(&yield_lock); /* a detach under way ends first */
@@ -290,11 +297,7 @@ static void at_exit(void)
     C.flush_all(1);
   pthread_mutex_unlock(&yield_lock);
   gji_activity_end_record();
-  if ((unresolved = gji_span_unresolved()) > 0)
-    gji_note("launch-modules",
-             "the module of %llu launched functions could not be asked of the driver: their launches "
-             "are counted without a module",
-             (unsigned long long)unresolved);
+  note_unresolved();
 }
 
 static const char *cupti_error(CUptiResult r)
@@ -307,7 +310,7 @@ static const char *cupti_error(CUptiResult r)
 
 static bool load_cupti(void)
 {
-  const char *path = getenv(GPUJIT_ENV(CUPTI_LIBRARY));
+  const char *path = gji_setting(GPUJIT_RECORD_ENV_CUPTI_LIBRARY);
   void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   C.lib = dlopen(path && *path ? path : "libcupti.so", RTLD_NOW | RTLD_LOCAL);
   if (!C.lib) {
@@ -518,13 +521,13 @@ void gji_cupti_detach(bool finalize)
  * process that waits has no CUPTI in it at all). false: it could not be (said in a note). */
 static bool load(void)
 {
-  const char *budget = getenv(GPUJIT_ENV(MAX_EVENTS));
+  const char *budget = gji_setting(GPUJIT_RECORD_ENV_MAX_EVENTS);
   if (loaded)
     return true;
   if (!load_cupti())
     return false;
   gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
-  gji_cupti_settings(getenv(GPUJIT_ENV(LAUNCH_CALLBACKS)));
+  gji_cupti_settings(gji_setting(GPUJIT_RECORD_ENV_LAUNCH_CALLBACKS));
   gji_cupti_note_settings();
   if (gji_cupti_cfg.unread)
     gji_activity_unread();
@@ -554,4 +557,43 @@ int InitializeInjection(void)
   if ((now || marker) && load())
     attach(now);
   return 1;
+}
+
+/* In-process (inproc.c): CUPTI attaches to the running driver, as torch.profiler's does; no driver: said. */
+void gji_cupti_inproc_start(void)
+{
+  const char *budget = gji_setting(GPUJIT_RECORD_ENV_MAX_EVENTS);
+  if (!dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) && !dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL)) {
+    gji_note("no-driver", "no CUDA driver in this process (libcuda.so.1: %s): kernels, copies, module loads and "
+             "the driver's JIT are not recorded; compiles are", dlerror());
+    return;
+  }
+  want_steps = steps.scheduled && steps.scheduled();
+  marker = steps.marker ? steps.marker(&marker_src) : NULL;
+  bool now = !steps.cupti_now || steps.cupti_now();
+  pthread_mutex_lock(&yield_lock);
+  started_pid = getpid(), cuda_up = true;
+  if (loaded) /* a later session: its own trace budget */
+    gji_activity_init(C.next_record, C.dropped, budget && *budget ? strtoull(budget, NULL, 10) : 200000);
+  if ((now || marker) && load())
+    attach(now);
+  pthread_mutex_unlock(&yield_lock);
+}
+
+/* The session ends: what CUPTI holds is written, CUPTI let go (subscriber gone, cuptiFinalize'd). */
+void gji_cupti_inproc_stop(void)
+{
+  bool was = __atomic_load_n(&recording, __ATOMIC_ACQUIRE) != 0;
+  marker = NULL; /* nothing left to count: the subscriber goes too */
+  gji_cupti_detach(true);
+  pthread_mutex_lock(&yield_lock);
+  if (loaded && C.unsubscribe && C.sub)
+    C.unsubscribe(C.sub);
+  C.sub = NULL;
+  __atomic_store_n(&subscribed, 0, __ATOMIC_RELEASE);
+  cuda_up = detached = false, marker_src = 0;
+  pthread_mutex_unlock(&yield_lock);
+  if (was)
+    gji_activity_end_record();
+  note_unresolved();
 }

@@ -30,4 +30,10 @@ GJI_HIDDEN bool gji_cupti_attach(void);
  *  `finalize` (no later cycle) cuptiFinalize'd too, the uninstrumented launch cost back. */
 GJI_HIDDEN void gji_cupti_detach(bool finalize);
 
+/** In-process: CUPTI attached now as the schedule wants it (the driver loaded if it is there; no
+ *  driver or no CUPTI: said in a note). */
+GJI_HIDDEN void gji_cupti_inproc_start(void);
+/** In-process: flushed, unsubscribed, finalized; nothing of CUPTI's left on. */
+GJI_HIDDEN void gji_cupti_inproc_stop(void);
+
 #endif

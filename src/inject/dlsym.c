@@ -18,7 +18,7 @@
  * that calls the first dlsym it finds comes back here, and must go to glibc, not round again. */
 static __thread int inside;
 
-static bool watched(const char *name)
+bool gji_watched(const char *name)
 {
   return !strncmp(name, "nvrtc", 5) || !strncmp(name, "nvJitLink", 9) || !strncmp(name, "__nvJitLink", 11) ||
          !strncmp(name, "nvvm", 4) || gji_driver_watched(name);
@@ -26,9 +26,9 @@ static bool watched(const char *name)
 
 /* What `name` resolved to (`real`) is replaced with, if it is a function this library watches:
  * the wrapper for the slot of the library that holds `real`, or NULL (`real` stands). */
-static void *wrap_symbol(const char *name, void *real)
+void *gji_wrap_symbol(const char *name, void *real)
 {
-  if (!real || !name || !watched(name) || !gji_active())
+  if (!real || !name || !gji_watched(name) || !gji_active())
     return NULL;
   if (gji_is_self(real))
     return NULL; /* this library's own definition: already the wrapper */
@@ -58,8 +58,8 @@ __attribute__((visibility("default"))) void *dlsym(void *handle, const char *nam
   }
   /* a global look-up that found only this library's export: the library it stands in for is
    * not loaded, and the program must see that (it may be asking whether CUDA is there) */
-  if (gji_is_self(r) && watched(name) && !gji_libc_dlsym(RTLD_NEXT, name))
+  if (gji_is_self(r) && gji_watched(name) && !gji_libc_dlsym(RTLD_NEXT, name))
     return NULL;
-  w = wrap_symbol(name, r);
+  w = gji_wrap_symbol(name, r);
   return w ? w : r;
 }

@@ -296,7 +296,11 @@ void *gji_driver_wrap(const char *name, void *fn)
   if (i < 0) {
     if ((i = cupti_index(name)) < 0)
       return NULL;
-    __atomic_compare_exchange_n(&cupti_real[i], &expected, fn, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    /* one copy of CUPTI is forwarded to: another copy's function (PyTorch's CUPTI beside the
+     * toolkit's) is left as it is, never sent to the first copy */
+    if (!__atomic_compare_exchange_n(&cupti_real[i], &expected, fn, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+        expected != fn)
+      return NULL;
     return cupti_wrappers[i];
   }
   /* the first driver function seen is the one forwarded to (a process has one driver) */

@@ -116,6 +116,21 @@ typedef void (*gpujit_record_flush_fn)(void);
 enum { GPUJIT_STEP_SRC_API = 0, GPUJIT_STEP_SRC_TORCH = 1 };
 typedef void (*gpujit_record_step_fn)(int src);
 
+/* In-process sessions (gpujit_profile_start, a gpujit.profile block in a program `gpujit profile`
+ * did not start): the injection library dlopen'd into the running program and given, through
+ * `start`, the settings the environment gives a preloaded copy — an array indexed by
+ * GPUJIT_RECORD_ENV_* (DIR, FLAGS, MAX_EVENTS, STEP, SCHEDULE, CUPTI_LIBRARY; NULL: not given).
+ * `start` returns 0, or -1 with the reason in `why` (a session already on; the library preloaded:
+ * `gpujit profile` runs this process). `stop` ends the session: CUPTI flushed and let go, every
+ * rebound call put back, nothing recorded after it. */
+#define GPUJIT_RECORD_INPROC_START_FN gpujit_inject_inproc_start
+#define GPUJIT_RECORD_INPROC_STOP_FN gpujit_inject_inproc_stop
+#define GPUJIT_RECORD_INPROC_START_SYMBOL GPUJIT_RECORD_STR(GPUJIT_RECORD_INPROC_START_FN)
+#define GPUJIT_RECORD_INPROC_STOP_SYMBOL GPUJIT_RECORD_STR(GPUJIT_RECORD_INPROC_STOP_FN)
+/* The CUPTI_LIBRARY setting that leaves CUPTI to the program (its own profiler records). */
+#define GPUJIT_RECORD_NO_CUPTI "-"
+typedef int (*gpujit_record_inproc_start_fn)(const char *const *settings, char *why, size_t why_size);
+typedef void (*gpujit_record_inproc_stop_fn)(void);
 
 /* The record kinds: X(ID, "k"). Each line is one JSON object {"k": KIND, "pid", "tid", ...};
  * docs/record-format.md lists each kind's fields. */

@@ -84,7 +84,7 @@ static void init(void)
 bool gji_active(void)
 {
   pthread_once(&once, init);
-  return active;
+  return __atomic_load_n(&active, __ATOMIC_ACQUIRE);
 }
 
 bool gji_flag(const char *name)
@@ -99,6 +99,26 @@ const char *gji_dir(void)
 {
   pthread_once(&once, init);
   return dir;
+}
+
+void gji_inproc_begin(const char *records, const char *words)
+{
+  pthread_once(&once, init);
+  pthread_mutex_lock(&open_lock);
+  snprintf(dir, sizeof(dir), "%s", records);
+  snprintf(flags, sizeof(flags), ",%s,", words ? words : "");
+  file_pid = 0; /* a new session writes a new file, its notes said again, its losses its own */
+  memset(noted, 0, sizeof(noted));
+  lost = 0;
+  self_pid = getpid();
+  __atomic_store_n(&active, dir[0] != '\0', __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&open_lock);
+}
+
+/* No exit record: the process goes on; its session is read as a range, which nothing ends early. */
+void gji_inproc_end(void)
+{
+  __atomic_store_n(&active, false, __ATOMIC_RELEASE);
 }
 
 uint64_t gji_now(void)

@@ -25,6 +25,16 @@ typedef struct gji_line {
 GJI_HIDDEN bool gji_active(void);
 /** The options of the profile run ($GPUJIT_PROFILE_FLAGS): lineinfo, nvrtc-trace. */
 GJI_HIDDEN bool gji_flag(const char *name);
+/** A setting of the profile (a GPUJIT_RECORD_ENV_* id): what an in-process session was given,
+ *  else the environment's variable (settings.c). */
+GJI_HIDDEN const char *gji_setting(int id);
+/** An in-process session's settings (indexed by GPUJIT_RECORD_ENV_*, NULL: not given), standing
+ *  for the environment from now on (settings.c). */
+GJI_HIDDEN void gji_settings_give(const char *const *settings);
+/** An in-process session begins: records go to a new file in `dir`, with the flags `words`. */
+GJI_HIDDEN void gji_inproc_begin(const char *dir, const char *words);
+/** It ends: nothing more is recorded (the wrappers forward only). */
+GJI_HIDDEN void gji_inproc_end(void);
 /** The directory records go to. */
 GJI_HIDDEN const char *gji_dir(void);
 

@@ -25,6 +25,13 @@ GJI_HIDDEN bool gji_is_self(const void *p);
  *  library's; NULL when there is none. */
 GJI_HIDDEN void *gji_next_for(const void *caller, const char *name);
 
+/** Whether `name` is a function this library wraps (NVRTC, nvJitLink, libNVVM, the driver's loads,
+ *  CUPTI's take-over calls) (dlsym.c). */
+GJI_HIDDEN bool gji_watched(const char *name);
+/** The wrapper standing for `real`, the function `name` resolved to, or NULL where `real` stands
+ *  (not watched, this library's own, no profile active) (dlsym.c). */
+GJI_HIDDEN void *gji_wrap_symbol(const char *name, void *real);
+
 /* For the exported dlsym (dlsym.c): */
 /** Whether this library's constructor resolved the look-ups below. */
 GJI_HIDDEN bool gji_resolved(void);

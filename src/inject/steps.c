@@ -114,11 +114,11 @@ static void parse_source(const char *text)
 
 static void parse(void)
 {
-  const char *sched = getenv(GPUJIT_ENV(SCHEDULE));
+  const char *sched = gji_setting(GPUJIT_RECORD_ENV_SCHEDULE);
   if (S.parsed)
     return;
   S.parsed = true;
-  parse_source(getenv(GPUJIT_ENV(STEP)));
+  parse_source(gji_setting(GPUJIT_RECORD_ENV_STEP));
   if (sched && *sched) {
     if (parse_schedule(sched))
       S.on = true;
@@ -260,6 +260,20 @@ static void boundary(gji_step_src src)
     if (cupti_on)
       detach_due = more_after(current - 1) ? 1 : 2;
   }
+  pthread_mutex_unlock(&lock);
+}
+
+/* An in-process session: steps counted from 0 again, step 0 beginning now, its settings read anew. */
+void gji_steps_begin(void)
+{
+  pthread_mutex_lock(&lock);
+  memset(&S, 0, sizeof(S));
+  S.only = -1;
+  current = 0;
+  cupti_on = false;
+  began = gji_now();
+  detach_due = 0;
+  first_written = false;
   pthread_mutex_unlock(&lock);
 }
 

@@ -221,6 +221,13 @@ struct gpujit_profile {
                       (vec).n < (vec).cap ? (memset(&(vec).v[(vec).n], 0, sizeof(*(vec).v)), &(vec).v[(vec).n++]) : NULL)
 int pf_grow(void **v, size_t *cap, size_t size);
 
+/** The injection library: `asked`, else $GPUJIT_INJECT_LIBRARY, else beside this code (run.c).
+ *  @return 0, GPUJIT_ENOENT naming where it looked. */
+int gpujit__profile_find_inject(char *out, size_t size, const char *asked);
+/** gpujit_profile_step() goes to `fn` from now on (an in-process session's injection library, which
+ *  no dlsym of the process's global scope finds), or back to the global look-up with NULL (schedule.c). */
+void gpujit__profile_step_bind(void (*fn)(int));
+
 /** Read every record file of `dir` into `p` (empty otherwise). */
 int gpujit__profile_read(gpujit_profile *p, const char *dir);
 /** A toolchain process's or a framework adapter's record (read_compilers.c): "tool", "tool_end",

@@ -35,7 +35,7 @@ extern char **environ;
  * code is in (the library or an executable linking it), in lib/ below it (the Python package's:
  * beside its modules, a .so would be listed as one of them by help()), then in ../lib and
  * ../lib64 of it. */
-static int find_inject(char *out, size_t size, const char *asked)
+int gpujit__profile_find_inject(char *out, size_t size, const char *asked)
 {
   static const char *const rel[] = {"", "/lib", "/../lib", "/../lib64", "/../lib/x86_64-linux-gnu"};
   const char *env = getenv("GPUJIT_INJECT_LIBRARY");
@@ -50,7 +50,7 @@ static int find_inject(char *out, size_t size, const char *asked)
   }
   /* the object this code is in; an executable's name there is its argv[0] ("gpujit" when run
    * from PATH), so the executable's own path as well */
-  if (dladdr((void *)find_inject, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
+  if (dladdr((void *)gpujit__profile_find_inject, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
     froms[0] = info.dli_fname;
   if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
     self[n] = '\0';
@@ -300,7 +300,7 @@ int gpujit_profile_run(gpujit_profile **out, char *const argv[], const gpujit_pr
     return gpujit__error(GPUJIT_EVERSION, "profile options version %u is not supported", o.version);
   if ((err = gpujit_profile_check_steps(o.steps, o.schedule)) < 0)
     return err;
-  if ((err = find_inject(inject, sizeof(inject), o.inject_path)) < 0)
+  if ((err = gpujit__profile_find_inject(inject, sizeof(inject), o.inject_path)) < 0)
     return err;
   /* the toolkit's CUPTI, as the timing layer finds it: the injection library loads it, NVTX too */
   snprintf(cupti, sizeof(cupti), "%s", gpujit__cupti_library_path() ? gpujit__cupti_library_path() : "");

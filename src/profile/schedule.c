@@ -11,11 +11,20 @@
 #include "base/error.h"
 #include "gpujit/profile.h"
 #include "inject/protocol.h"
+#include "profile/model.h"
 
 /* The injection library's entry point: looked up once per process, then one load per step. It is
- * there from the process's start (LD_PRELOAD) or never. */
+ * there from the process's start (LD_PRELOAD), or bound by an in-process session while it runs
+ * (its library is loaded RTLD_LOCAL, out of the global look-up's reach). */
 static gpujit_record_step_fn step_fn;
 static int looked; /* 0: not yet; 1: looked up */
+
+void gpujit__profile_step_bind(void (*fn)(int))
+{
+  __atomic_store_n(&step_fn, fn ? fn : (gpujit_record_step_fn)dlsym(RTLD_DEFAULT, GPUJIT_RECORD_STEP_SYMBOL),
+                   __ATOMIC_RELEASE);
+  __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+}
 
 void gpujit_profile_step(void)
 {

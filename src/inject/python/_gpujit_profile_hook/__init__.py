@@ -237,6 +237,30 @@ def start(name):
     atexit.register(_at_exit)
 
 
+def start_inproc(directory, inject):
+    """An in-process session (gpujit.profile in a program `gpujit profile` did not start): the
+    adapters write to `directory` while it lasts; frameworks imported already are adapted now, the
+    others when they are imported. Started once per process; a later session only changes where
+    records go."""
+    global _started
+    _record.use(directory, inject)
+    _record.begin()
+    if _started:
+        return
+    _started = True
+    for watched in WATCHED:
+        module = _loaded(watched)
+        if module is not None:
+            _adapt(watched, module)
+    sys.meta_path.insert(0, _Finder())
+    _audit_install()
+
+
+def stop_inproc():
+    """The session ends: the adapters stay registered (the frameworks hold them) and write nothing."""
+    _record.use("")
+
+
 def leave(name, ours):
     """The program has no `name` module of its own (or its own failed): once site's import of
     ours is done, take ours out of sys.modules, so `import name` fails as it would without us."""

@@ -62,6 +62,20 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_in_child)
 
 
+INJECT = ""  # an in-process session's injection library (gpujit.profile in a plain python): its path
+
+
+def use(directory, inject=""):
+    """An in-process session (gpujit.profile not under `gpujit profile`): records go to `directory`
+    from now on ("" : none, the session ended), in a file of its own; `inject` is the injection
+    library the session loaded, which ctypes.CDLL(None) does not see."""
+    global _DIR, _file, _noted, INJECT
+    with _lock:
+        _DIR = os.path.abspath(directory) if directory else ""
+        _file, _noted = None, set()
+        INJECT = inject or ""
+
+
 def active():
     return bool(_DIR) and os.path.isdir(_DIR)
 

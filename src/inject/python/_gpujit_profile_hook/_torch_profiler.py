@@ -12,8 +12,8 @@ _TORCH = 1  # GPUJIT_STEP_SRC_TORCH (src/inject/protocol.h)
 
 
 def _entry():
-    try:
-        return ctypes.CDLL(None).gpujit_inject_step  # the injection library, preloaded
+    try:  # the injection library, preloaded; or an in-process session's, by its path (loaded RTLD_LOCAL)
+        return ctypes.CDLL(_record.INJECT or None).gpujit_inject_step
     except (AttributeError, OSError):
         return None
 

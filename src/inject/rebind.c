@@ -1,0 +1,458 @@
+/*
+ * In-process sessions (inproc.c) see the compiles, loads and CUPTI take-overs of a program that
+ * did not start with this library preloaded by rebinding what its loaded objects call:
+ *   - by relocation: each object's GOT slots (JUMP_SLOT, GLOB_DAT) of the functions this library
+ *     wraps (NVRTC, nvJitLink, libNVVM, the driver's loads, cuGetProcAddress, CUPTI's take-over
+ *     calls) get their wrapper, and its slots of dlsym get this file's dlsym — a look-up made later
+ *     (CuPy's through ctypes, PyTorch's lazy NVRTC, a ctypes-loaded NVRTC) gets the wrapper too;
+ *   - by value: the words of each object's writable data that hold one of those functions' real
+ *     addresses — function pointers a program resolved with dlsym before the session began, kept
+ *     in its own tables (CuPy's, PyTorch's lazy NVRTC, gpujit's own) — get its wrapper.
+ * Objects loaded after the session began are rebound at the next dlsym a rebound object makes
+ * (Python's import of an extension module asks dlsym for its PyInit). Every slot and word is put
+ * back when the session ends if it still holds the wrapper; a wrapper handed out stays valid (this
+ * library is never unloaded) and only forwards once nothing is recorded. Pointers the program keeps
+ * outside any loaded object's data (the heap: a ctypes function object made before the session)
+ * are out of reach here: the caller says so (gji_rebind_counts).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "inject/rebind.h"
+#include "inject/resolve.h"
+
+/* Objects never rebound: the dynamic linker, libc, this library, and the libraries whose functions
+ * are watched (their own calls among themselves are not the program's). */
+static const char *const skipped[] = {"ld-linux",  "libc.so",    "libdl.so",     "libpthread.so", "linux-vdso",
+                                      "libnvrtc",  "libnvJitLink", "libnvvm",    "libcuda.so",    "libcupti",
+                                      "libnvptxcompiler", "libnvidia-"};
+
+typedef struct patch {
+  void **where;
+  void *was, *now;
+  uintptr_t base; /* the object it is in */
+} patch;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static patch *patches;
+static size_t npatches, cappatches;
+static uintptr_t *done; /* objects rebound in this session, by base address */
+static size_t ndone, capdone;
+static unsigned long long adds_seen; /* dl_iterate_phdr's count of objects loaded, when last looked */
+static volatile int on;
+static size_t by_value; /* words rebound by value */
+static size_t by_slot;  /* GOT slots rebound */
+
+/* The real functions looked for by value, and their wrappers. */
+typedef struct known {
+  void *real, *wrapper;
+} known;
+static known table[128];
+static size_t ntable;
+static uintptr_t lo, hi; /* the range of table[].real, a first filter */
+
+static void *w_dlsym(void *handle, const char *name);
+
+static bool skip(const char *path)
+{
+  const char *base = path ? strrchr(path, '/') : NULL;
+  base = base ? base + 1 : path ? path : "";
+  if (!*base)
+    return false;
+  for (size_t i = 0; i < sizeof(skipped) / sizeof(skipped[0]); i++)
+    if (!strncmp(base, skipped[i], strlen(skipped[i])))
+      return true;
+  return false;
+}
+
+/* ---- readable, writable memory: from /proc/self/maps (a segment's pages may be made read-only
+ * after relocation, RELRO, and a program may change any page's protection) ---- */
+
+typedef struct region {
+  uintptr_t start, end;
+  bool writable;
+} region;
+static region *regions;
+static size_t nregions;
+
+static void read_maps(void)
+{
+  FILE *f = fopen("/proc/self/maps", "re");
+  char line[512];
+  size_t cap = 0;
+  nregions = 0;
+  while (f && fgets(line, sizeof(line), f)) {
+    unsigned long a, b;
+    char perms[8];
+    if (sscanf(line, "%lx-%lx %7s", &a, &b, perms) != 3 || perms[0] != 'r')
+      continue;
+    if (nregions == cap) {
+      region *r = realloc(regions, (cap ? cap * 2 : 256) * sizeof(*r));
+      if (!r)
+        break;
+      regions = r, cap = cap ? cap * 2 : 256;
+    }
+    regions[nregions++] = (region){a, b, perms[1] == 'w'};
+  }
+  if (f)
+    fclose(f);
+}
+
+static const region *region_of(uintptr_t p)
+{
+  for (size_t i = 0; i < nregions; i++)
+    if (p >= regions[i].start && p < regions[i].end)
+      return &regions[i];
+  return NULL;
+}
+
+/* Write `value` at `where`, opening a read-only page for the write. -1: it could not be. */
+static int put(void **where, void *value)
+{
+  const region *r = region_of((uintptr_t)where);
+  long page = sysconf(_SC_PAGESIZE);
+  uintptr_t at = (uintptr_t)where & ~(uintptr_t)(page - 1);
+  if (!r)
+    return -1;
+  if (!r->writable && mprotect((void *)at, (size_t)page, PROT_READ | PROT_WRITE) != 0)
+    return -1;
+  __atomic_store_n(where, value, __ATOMIC_RELEASE);
+  if (!r->writable)
+    mprotect((void *)at, (size_t)page, PROT_READ);
+  return 0;
+}
+
+static void remember(void **where, void *was, void *now, uintptr_t base)
+{
+  if (npatches == cappatches) {
+    patch *p = realloc(patches, (cappatches ? cappatches * 2 : 64) * sizeof(*p));
+    if (!p)
+      return; /* not put back at the end: the wrapper it holds forwards */
+    patches = p, cappatches = cappatches ? cappatches * 2 : 64;
+  }
+  patches[npatches++] = (patch){where, was, now, base};
+}
+
+static void rebind_word(void **where, void *wrapper, uintptr_t base)
+{
+  void *was = __atomic_load_n(where, __ATOMIC_ACQUIRE);
+  if (was == wrapper || put(where, wrapper) != 0)
+    return;
+  remember(where, was, wrapper, base);
+}
+
+/* ---- by relocation ---- */
+
+static uintptr_t dyn_ptr(uintptr_t base, uintptr_t p) { return p < base ? base + p : p; }
+
+/* The function `name` as object `lm` resolves it (its own scope: a library loaded RTLD_LOCAL finds
+ * its own dependencies), for a slot not bound yet. */
+static void *resolve_for(struct link_map *lm, const char *name)
+{
+  void *h = dlopen(lm->l_name && lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD), *f;
+  if (!h)
+    return NULL;
+  f = gji_real_dlsym(h, name);
+  dlclose(h);
+  return f;
+}
+
+static void rebind_slots(struct link_map *lm)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+#if defined(__x86_64__)
+  enum { JUMP_SLOT = R_X86_64_JUMP_SLOT, GLOB_DAT = R_X86_64_GLOB_DAT };
+#else
+  enum { JUMP_SLOT = R_AARCH64_JUMP_SLOT, GLOB_DAT = R_AARCH64_GLOB_DAT };
+#endif
+  uintptr_t base = (uintptr_t)lm->l_addr;
+  const ElfW(Sym) *symtab = NULL;
+  const char *strtab = NULL;
+  const ElfW(Rela) *rel[2] = {NULL, NULL};
+  size_t relsz[2] = {0, 0};
+  if (!lm->l_ld)
+    return;
+  for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++)
+    switch (d->d_tag) {
+    case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_ptr(base, d->d_un.d_ptr); break;
+    case DT_STRTAB: strtab = (const char *)dyn_ptr(base, d->d_un.d_ptr); break;
+    case DT_JMPREL: rel[0] = (const ElfW(Rela) *)dyn_ptr(base, d->d_un.d_ptr); break;
+    case DT_PLTRELSZ: relsz[0] = d->d_un.d_val; break;
+    case DT_RELA: rel[1] = (const ElfW(Rela) *)dyn_ptr(base, d->d_un.d_ptr); break;
+    case DT_RELASZ: relsz[1] = d->d_un.d_val; break;
+    case DT_PLTREL:
+      if (d->d_un.d_val != DT_RELA)
+        return;
+      break;
+    default: break;
+    }
+  if (!symtab || !strtab)
+    return;
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; rel[t] && i < relsz[t] / sizeof(ElfW(Rela)); i++) {
+      const ElfW(Rela) *r = &rel[t][i];
+      unsigned type = (unsigned)ELF64_R_TYPE(r->r_info);
+      size_t sym = (size_t)ELF64_R_SYM(r->r_info);
+      const char *name;
+      void **slot, *now, *real, *w;
+      Dl_info in;
+      if ((type != JUMP_SLOT && type != GLOB_DAT) || sym == 0)
+        continue;
+      name = strtab + symtab[sym].st_name;
+      slot = (void **)(base + r->r_offset);
+      if (!strcmp(name, "dlsym")) {
+        rebind_word(slot, (void *)w_dlsym, base), by_slot++;
+        continue;
+      }
+      if (!gji_watched(name))
+        continue;
+      now = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+      /* a slot not bound yet (lazy binding) holds a stub inside the object: ask its scope */
+      real = dladdr(now, &in) && (uintptr_t)in.dli_fbase == base ? resolve_for(lm, name) : now;
+      if (real && (w = gji_wrap_symbol(name, real)) != NULL) {
+        rebind_word(slot, w, base);
+        by_slot++;
+      }
+    }
+#else
+  (void)lm;
+#endif
+}
+
+/* ---- by value ---- */
+
+static void rebind_values(struct dl_phdr_info *info)
+{
+  for (int s = 0; s < info->dlpi_phnum; s++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[s];
+    uintptr_t a, b;
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+      continue;
+    a = ((uintptr_t)info->dlpi_addr + ph->p_vaddr + 7) & ~(uintptr_t)7;
+    b = ((uintptr_t)info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(uintptr_t)7;
+    while (a < b) {
+      const region *r = region_of(a);
+      uintptr_t end;
+      if (!r) { /* a page of the segment not mapped readable: the next one */
+        a = (a + 4096) & ~(uintptr_t)4095;
+        continue;
+      }
+      end = r->end < b ? r->end : b;
+      for (void **w = (void **)a; (uintptr_t)w < end; w++) {
+        uintptr_t v = (uintptr_t)*w;
+        if (v < lo || v > hi)
+          continue;
+        for (size_t k = 0; k < ntable; k++)
+          if (v == (uintptr_t)table[k].real) {
+            rebind_word(w, table[k].wrapper, (uintptr_t)info->dlpi_addr);
+            by_value++;
+            break;
+          }
+      }
+      a = end;
+    }
+  }
+}
+
+static bool is_done(uintptr_t base)
+{
+  for (size_t i = 0; i < ndone; i++)
+    if (done[i] == base)
+      return true;
+  return false;
+}
+
+static int rebind_one(struct dl_phdr_info *info, size_t size, void *payload)
+{
+  struct link_map *lm = NULL;
+  uintptr_t base = (uintptr_t)info->dlpi_addr;
+  (void)size, (void)payload;
+  if (is_done(base) || skip(info->dlpi_name))
+    return 0;
+  if (ndone == capdone) {
+    uintptr_t *d = realloc(done, (capdone ? capdone * 2 : 128) * sizeof(*d));
+    if (!d)
+      return 1;
+    done = d, capdone = capdone ? capdone * 2 : 128;
+  }
+  done[ndone++] = base;
+  /* this library itself: its tables hold the real functions, as they must */
+  if (info->dlpi_phnum && gji_is_self((const void *)(base + info->dlpi_phdr[0].p_vaddr)))
+    return 0;
+  for (lm = _r_debug.r_map; lm && (uintptr_t)lm->l_addr != base; lm = lm->l_next)
+    ;
+  if (lm && lm->l_ld && (uintptr_t)lm->l_ld >= base)
+    rebind_slots(lm);
+  rebind_values(info);
+  return 0;
+}
+
+static int count_adds(struct dl_phdr_info *info, size_t size, void *payload)
+{
+  if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+    *(unsigned long long *)payload = info->dlpi_adds;
+  return 1;
+}
+
+/* Every loaded object not rebound yet, under the lock. */
+static void rebind_new(void)
+{
+  unsigned long long adds = 0;
+  dl_iterate_phdr(count_adds, &adds);
+  if (adds && adds == adds_seen)
+    return;
+  adds_seen = adds;
+  read_maps();
+  dl_iterate_phdr(rebind_one, NULL);
+}
+
+/* ---- the functions looked for by value ---- */
+
+static const char *const by_value_names[] = {
+    "nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcDestroyProgram", "nvvmCompileProgram",
+    "cuModuleLoad", "cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary", "cuLibraryLoadData",
+    "cuLibraryLoadFromFile", "cuLinkComplete", "cuGetProcAddress", "cuGetProcAddress_v2", "cuptiSubscribe",
+    "cuptiSubscribe_v2", "cuptiActivityRegisterCallbacks", "cuptiActivityEnable", "cuptiActivityEnableContext",
+    "cuptiActivityEnableAndDump"};
+
+static const char *const providers[] = {"libnvrtc.so", "libnvvm.so", "libcuda.so", "libcupti.so", "libnvJitLink.so"};
+/* nvJitLink's entry points carry the version of the header a caller was built with
+ * ("__nvJitLinkCreate_12_4"): those of each version that library may export are looked for */
+static const char *const jitlink_names[] = {"nvJitLinkCreate", "nvJitLinkAddData", "nvJitLinkAddFile",
+                                            "nvJitLinkComplete", "nvJitLinkDestroy"};
+
+static void add_one(void *h, uintptr_t base, const char *name, size_t *found)
+{
+  void *real = gji_real_dlsym(h, name), *w;
+  Dl_info in;
+  /* its own definition only (a look-up in a handle also searches the library's dependencies) */
+  if (ntable >= sizeof(table) / sizeof(table[0]) || !real || !dladdr(real, &in) ||
+      (uintptr_t)in.dli_fbase != base || !(w = gji_wrap_symbol(name, real)))
+    return;
+  table[ntable++] = (known){real, w};
+  *found += 1;
+}
+
+static int add_known(struct dl_phdr_info *info, size_t size, void *payload)
+{
+  const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+  bool provider = false;
+  void *h;
+  (void)size;
+  base = base ? base + 1 : "";
+  for (size_t i = 0; i < sizeof(providers) / sizeof(providers[0]); i++)
+    provider |= !strncmp(base, providers[i], strlen(providers[i]));
+  if (!provider || !(h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD)))
+    return 0;
+  for (size_t i = 0; i < sizeof(by_value_names) / sizeof(by_value_names[0]); i++)
+    add_one(h, (uintptr_t)info->dlpi_addr, by_value_names[i], payload);
+  for (size_t i = 0; !strncmp(base, "libnvJitLink", 12) && i < sizeof(jitlink_names) / sizeof(jitlink_names[0]); i++)
+    for (int major = 11; major <= 15; major++)
+      for (int minor = 0; minor <= 9; minor++) {
+        char name[64];
+        snprintf(name, sizeof(name), "__%s_%d_%d", jitlink_names[i], major, minor);
+        add_one(h, (uintptr_t)info->dlpi_addr, name, payload);
+      }
+  dlclose(h);
+  return 0;
+}
+
+size_t gji_rebind_start(void)
+{
+  size_t found = 0;
+  pthread_mutex_lock(&lock);
+  ntable = 0, ndone = 0, npatches = 0, adds_seen = 0, by_value = 0, by_slot = 0;
+  dl_iterate_phdr(add_known, &found);
+  lo = UINTPTR_MAX, hi = 0;
+  for (size_t i = 0; i < ntable; i++) {
+    lo = (uintptr_t)table[i].real < lo ? (uintptr_t)table[i].real : lo;
+    hi = (uintptr_t)table[i].real > hi ? (uintptr_t)table[i].real : hi;
+  }
+  __atomic_store_n(&on, 1, __ATOMIC_RELEASE);
+  rebind_new();
+  pthread_mutex_unlock(&lock);
+  return found;
+}
+
+void gji_rebind_counts(size_t *values, size_t *slots)
+{
+  pthread_mutex_lock(&lock);
+  *values = by_value, *slots = by_slot;
+  pthread_mutex_unlock(&lock);
+}
+
+static int still_loaded(struct dl_phdr_info *info, size_t size, void *payload)
+{
+  (void)size;
+  return (uintptr_t)info->dlpi_addr == *(uintptr_t *)payload;
+}
+
+void gji_rebind_stop(void)
+{
+  pthread_mutex_lock(&lock);
+  __atomic_store_n(&on, 0, __ATOMIC_RELEASE);
+  read_maps();
+  for (size_t i = npatches; i-- > 0;) {
+    patch *p = &patches[i];
+    uintptr_t base = p->base;
+    /* an object unloaded since has nothing to put back (its pages are gone) */
+    if (!dl_iterate_phdr(still_loaded, &base) || !region_of((uintptr_t)p->where))
+      continue;
+    if (__atomic_load_n(p->where, __ATOMIC_ACQUIRE) == p->now)
+      put(p->where, p->was);
+  }
+  npatches = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+/* ---- dlsym, for the objects rebound: the look-up the caller asked for, the wrapper of a watched
+ * function, and objects loaded since the last look rebound ---- */
+
+/* RTLD_DEFAULT on behalf of `caller`: the global scope, then the caller's own (an object loaded
+ * RTLD_LOCAL, as Python loads extension modules, finds its dependencies), as glibc searches. */
+static void *default_for(const void *caller, const char *name)
+{
+  Dl_info info;
+  struct link_map *lm = NULL;
+  void *f = gji_libc_dlsym(RTLD_DEFAULT, name), *h;
+  if (f && !gji_is_self(f))
+    return f;
+  f = NULL;
+  if (dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
+      (h = dlopen(lm->l_name && lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD))) {
+    f = gji_libc_dlsym(h, name);
+    dlclose(h);
+  }
+  return f && !gji_is_self(f) ? f : NULL;
+}
+
+static void *w_dlsym(void *handle, const char *name)
+{
+  const void *caller = __builtin_return_address(0);
+  void *r, *w;
+  if (handle == RTLD_NEXT)
+    r = gji_next_after(caller, name);
+  else if (handle == RTLD_DEFAULT)
+    r = default_for(caller, name);
+  else
+    r = gji_libc_dlsym(handle, name);
+  if (__atomic_load_n(&on, __ATOMIC_ACQUIRE) && pthread_mutex_trylock(&lock) == 0) {
+    /* the caller may be about to run an object loaded since (an extension module's PyInit) */
+    if (on)
+      rebind_new();
+    pthread_mutex_unlock(&lock);
+  }
+  if (!r || !name)
+    return r;
+  w = gji_wrap_symbol(name, r);
+  return w ? w : r;
+}
