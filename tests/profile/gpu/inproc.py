@@ -122,7 +122,7 @@ def check(name, ok, msg):
 
 
 def run(name, script, *args):
-    path = os.path.join(out, name + ".py")
+    path = os.path.join(out, "inproc_%s.py" % name)  # not cupy.py: the script's folder comes first on sys.path
     with open(path, "w") as f:
         f.write(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUJIT_PROFILE") and k != "CUDA_INJECTION64_PATH"}
