@@ -15,7 +15,7 @@
 #include "inject/nvtx.h"
 #include "inject/protocol.h"
 #include "inject/record.h"
-#include "inject/spans.h"
+#include "inject/launch_modules.h"
 
 static struct {
   CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);

@@ -35,7 +35,7 @@
 #include "inject/cupti_settings.h"
 #include "inject/resolve.h"
 #include "inject/record.h"
-#include "inject/spans.h"
+#include "inject/launch_modules.h"
 #include "inject/step_markers.h"
 
 static struct {

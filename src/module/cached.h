@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "cache/key.h"
+#include "cache/store/key.h"
 #include "module/compiler.h"
 #include "module/module.h"
 

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/files.h"
+#include "cache/store/files.h"
 #include "compile/toolkit/nvrtc_opts.h"
 #include "compile/toolkit/toolkit.h"
 #include "module/key.h"

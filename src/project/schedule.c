@@ -16,7 +16,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/store.h"
+#include "cache/store/store.h"
 #include "compile/pch/pch.h"
 #include "gpujit/trace.h"
 #include "module/build.h"

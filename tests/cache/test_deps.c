@@ -10,12 +10,12 @@
 
 #include "helpers.h"
 
-#include "cache/deps.h"
+#include "cache/records/deps.h"
 #include "compile/includes/includes.h"
-#include "cache/files.h"
-#include "cache/handle.h"
-#include "cache/manifest.h"
-#include "cache/store.h"
+#include "cache/store/files.h"
+#include "cache/store/handle.h"
+#include "cache/records/manifests.h"
+#include "cache/store/store.h"
 #include "gpujit.h"
 
 typedef struct fx {

@@ -13,8 +13,8 @@
 #include "helpers.h"
 
 #include "base/clock.h"
-#include "cache/helpers.h"
-#include "cache/store.h"
+#include "base/crew.h"
+#include "cache/store/store.h"
 #include "gpujit.h"
 
 #define CHILDREN 200

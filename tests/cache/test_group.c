@@ -10,13 +10,13 @@
 #include "helpers.h"
 
 #include "base/fs.h"
-#include "cache/deps.h"
-#include "cache/files.h"
-#include "cache/handle.h"
-#include "cache/head.h"
-#include "cache/helpers.h"
-#include "cache/manifest.h"
-#include "cache/store.h"
+#include "cache/records/deps.h"
+#include "cache/store/files.h"
+#include "cache/store/handle.h"
+#include "cache/records/head_start.h"
+#include "base/crew.h"
+#include "cache/records/manifests.h"
+#include "cache/store/store.h"
 #include "gpujit.h"
 
 /* A made-up toolkit: DIRS directories of FILES headers each, as a CUB module reads ~600 in ~50. */

@@ -13,7 +13,7 @@
 
 #include "helpers.h"
 
-#include "cache/helpers.h"
+#include "base/crew.h"
 
 typedef struct counting {
   gpujit__task task;

@@ -12,9 +12,9 @@
 
 #include "base/buf.h"
 #include "base/fs.h"
-#include "cache/deps.h"
-#include "cache/handle.h"
-#include "cache/manifest.h"
+#include "cache/records/deps.h"
+#include "cache/store/handle.h"
+#include "cache/records/manifests.h"
 #include "gpujit.h"
 
 #define LATER (gpujit__deps_clock() + 5000000000LL) /* a read this late trusts every stamp */

@@ -5,9 +5,9 @@
 
 #include "fuzz.h"
 
-#include "cache/deps.h"
-#include "cache/files.h"
-#include "cache/manifest.h"
+#include "cache/records/deps.h"
+#include "cache/store/files.h"
+#include "cache/records/manifests.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

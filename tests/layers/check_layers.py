@@ -134,7 +134,7 @@ def folder_of(rel, allowed):
 
 
 def unit(path):
-    """A .c and its .h are one unit: src/cache/store.c and store.h -> cache/store."""
+    """A .c and its .h are one unit: src/cache/store/store.c and store.h -> cache/store/store."""
     return os.path.splitext(path)[0]
 
 
@@ -479,8 +479,10 @@ def self_test(doc):
     cases = {
         "upward include": {"base/a.c": '#include "module/m.h"\n'},
         "unknown folder": {"base/a.c": '#include "nowhere/x.h"\n'},
-        "bare internal include": {"cache/b.c": '#include "b.h"\n'},
-        "file loop": {"cache/b.c": '#include "cache/c.h"\n', "cache/c.c": '#include "cache/b.h"\n'},
+        "bare internal include": {"cache/store/b.c": '#include "b.h"\n'},
+        "file loop": {"cache/store/b.c": '#include "cache/store/c.h"\n',
+                      "cache/store/c.c": '#include "cache/store/b.h"\n'},
+        "store uses records": {"cache/store/b.c": '#include "cache/records/r.h"\n'},
         "cli internal header": {"cli/main.c": '#include "base/error.h"\n'},
         "long file": {"base/a.c": "/* x */\n" * (MAX_LINES + 1)},
         "file outside folders": {"loose.c": "int x;\n"},
@@ -488,8 +490,9 @@ def self_test(doc):
         "file loose in a split folder": {"compile/loose.c": "int x;\n"},
         "upward include of a split folder": {"compile/image/i.c": '#include "module/m.h"\n'},
     }
-    base_tree = {"base/a.c": "", "base/error.h": "", "module/m.h": "", "cache/b.c": "", "cache/b.h": "",
-                 "cache/c.c": "", "cache/c.h": "", "cli/main.c": '#include "gpujit.h"\n#include "cli.h"\n',
+    base_tree = {"base/a.c": "", "base/error.h": "", "module/m.h": "", "cache/store/b.c": "",
+                 "cache/store/b.h": "", "cache/store/c.c": "", "cache/store/c.h": "",
+                 "cache/records/r.h": "", "cache/records/r.c": '#include "cache/store/b.h"\n', "cli/main.c": '#include "gpujit.h"\n#include "cli.h"\n',
                  "cli/cli.h": "", "compile/toolkit/t.c": "", "compile/toolkit/t.h": "", "compile/image/i.c": "",
                  # a sub-folder using the one below it, and a folder above using the split folder whole
                  "compile/nvrtc/n.h": "", "compile/nvrtc/n.c": '#include "compile/toolkit/t.h"\n',
@@ -588,8 +591,8 @@ def self_test_objects(tmp, allowed, public_only):
     tree = {
         "base/a.c": "int base_a(void); int module_m(void); int base_a(void) { return module_m(); }\n",
         "module/m.c": "int module_m(void); int module_m(void) { return 1; }\n",
-        "cache/b.c": "int cache_b(int); int cache_c(int); int cache_b(int n) { return n ? cache_c(n - 1) : 0; }\n",
-        "cache/c.c": "int cache_b(int); int cache_c(int); int cache_c(int n) { return n ? cache_b(n - 1) : 0; }\n",
+        "cache/store/b.c": "int cache_b(int); int cache_c(int); int cache_b(int n) { return n ? cache_c(n - 1) : 0; }\n",
+        "cache/store/c.c": "int cache_b(int); int cache_c(int); int cache_c(int n) { return n ? cache_b(n - 1) : 0; }\n",
         "trace/t.c": "void gpujit_trace_span_begin(void); void gpujit_trace_span_begin(void) {}\n",
         "ncu/n.c": "void gpujit_trace_span_begin(void); void ncu_n(void); void ncu_n(void) { gpujit_trace_span_begin(); }\n",
     }

@@ -19,11 +19,11 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/files.h"
-#include "cache/handle.h"
-#include "cache/limit.h"
-#include "cache/manifest.h"
-#include "cache/total.h"
+#include "cache/store/files.h"
+#include "cache/store/handle.h"
+#include "cache/upkeep/limit.h"
+#include "cache/records/manifests.h"
+#include "cache/store/total.h"
 #include "base/strset.h"
 
 static int list_record(const char *path, const char *hex, void *payload)

@@ -10,10 +10,10 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "cache/files.h"
+#include "cache/store/files.h"
 #include "gpujit/cache.h"
 
-#include "cache/handle.h"
+#include "cache/store/handle.h"
 
 /** The shared counters' file (binary, updated under flock). */
 typedef struct gpujit__stats_file {

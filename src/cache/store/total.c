@@ -13,9 +13,9 @@
 
 #include "base/error.h"
 #include "base/lockfile.h"
-#include "cache/files.h"
-#include "cache/handle.h"
-#include "cache/total.h"
+#include "cache/store/files.h"
+#include "cache/store/handle.h"
+#include "cache/store/total.h"
 
 #define SIZE_MAGIC 0x32657a69736a7067ULL /* "gpjsize2": disk use (1 counted content bytes) */
 

@@ -18,8 +18,8 @@
 #include "base/error.h"
 #include "base/lockfile.h"
 #include "base/fs.h"
-#include "cache/files.h"
-#include "cache/handle.h"
+#include "cache/store/files.h"
+#include "cache/store/handle.h"
 
 static void hex64(char out[17], uint64_t v) { snprintf(out, 17, "%016llx", (unsigned long long)v); }
 

@@ -17,8 +17,8 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/hash.h"
-#include "cache/deps.h"
-#include "cache/helpers.h"
+#include "cache/records/deps.h"
+#include "base/crew.h"
 
 /* The device with the inode: two filesystems (one mounted over the other, a link retargeted from
  * one to the other) can hold files of equal inode, size and times. */

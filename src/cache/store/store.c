@@ -18,9 +18,9 @@
 #include "base/error.h"
 #include "base/lockfile.h"
 #include "base/fs.h"
-#include "cache/files.h"
-#include "cache/store.h"
-#include "cache/total.h"
+#include "cache/store/files.h"
+#include "cache/store/store.h"
+#include "cache/store/total.h"
 #include "remote/remote.h"
 
 

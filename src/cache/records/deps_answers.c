@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 #include "base/hash.h"
-#include "cache/deps.h"
+#include "cache/records/deps.h"
 
 int gpujit__deps_add_error(gpujit__deps *d, const char *path, const char *base, int err)
 {

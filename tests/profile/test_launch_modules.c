@@ -3,7 +3,7 @@
  * are; the resolver is asked once per function (and again after an unload); a launch the table no
  * longer holds is found by a kernel name one module alone launched, never otherwise. */
 #include "helpers.h"
-#include "inject/spans.h"
+#include "inject/launch_modules.h"
 
 /* Test functions: handle 0xF00 + i is in module fn_module[i], named fn_name[i]. */
 static uint64_t fn_module[16] = {0xa, 0xa, 0xb, 0xc, 0xd};

@@ -11,13 +11,13 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/files.h"
-#include "cache/handle.h"
-#include "cache/head.h"
-#include "cache/helpers.h"
-#include "cache/manifest.h"
-#include "cache/total.h"
-#include "cache/store.h"
+#include "cache/store/files.h"
+#include "cache/store/handle.h"
+#include "cache/records/head_start.h"
+#include "base/crew.h"
+#include "cache/records/manifests.h"
+#include "cache/store/total.h"
+#include "cache/store/store.h"
 
 #define MANIFEST_MAGIC "gpujit-manifest-1"
 #define GROUP_MAGIC "gpujit-deps-4"    /* binary, read in place (cache/deps_text.c) */

@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 #define GPUJIT__ARCHIVE_NO_MACROS
-#include "cache/libarchive.h"
+#include "cache/exchange/libarchive.h"
 
 #define GPUJIT__NAME(name) #name,
 static const char *const names[] = {GPUJIT__ARCHIVE_FUNCS(GPUJIT__NAME)};

@@ -13,7 +13,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/deps.h"
+#include "cache/records/deps.h"
 
 /* ---- text form: one line per dependency ---------------------------------------------------
  * The form of groups before the binary one ("gpujit-deps-2", still read) and the form people read.

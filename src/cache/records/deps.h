@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "base/buf.h"
-#include "cache/key.h"
+#include "cache/store/key.h"
 
 typedef struct gpujit__dep {
   char *path;      /* absolute (resolved against the base directory when recorded relative to it):

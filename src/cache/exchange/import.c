@@ -15,12 +15,12 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/archive.h"
-#include "cache/files.h"
-#include "cache/handle.h"
-#include "cache/libarchive.h"
-#include "cache/limit.h"
-#include "cache/manifest.h"
+#include "cache/exchange/archive.h"
+#include "cache/store/files.h"
+#include "cache/store/handle.h"
+#include "cache/exchange/libarchive.h"
+#include "cache/upkeep/limit.h"
+#include "cache/records/manifests.h"
 
 /* ---- import ------------------------------------------------------------------------------- */
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inject/spans.h"
+#include "inject/launch_modules.h"
 
 #define FN_BITS 14
 #define FNS (1u << FN_BITS)

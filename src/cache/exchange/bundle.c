@@ -15,11 +15,11 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/archive.h"
-#include "cache/bundle.h"
-#include "cache/files.h"
-#include "cache/handle.h"
-#include "cache/manifest.h"
+#include "cache/exchange/archive.h"
+#include "cache/exchange/bundle.h"
+#include "cache/store/files.h"
+#include "cache/store/handle.h"
+#include "cache/records/manifests.h"
 
 #define BUNDLE_MAGIC "gpujit-bundle-1\n"
 

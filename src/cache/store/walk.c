@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
-#include "cache/files.h"
+#include "cache/store/files.h"
 
 int gpujit__walk_files(const char *root, const char *rel, gpujit__file_fn fn, void *payload)
 {

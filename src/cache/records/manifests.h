@@ -7,8 +7,8 @@
 #include <stdbool.h>
 
 #include "base/buf.h"
-#include "cache/deps.h"
-#include "cache/head.h"
+#include "cache/records/deps.h"
+#include "cache/records/head_start.h"
 #include "gpujit/cache.h"
 
 /** How gpujit__manifest_find_why's reason starts when the request key was never built. */

@@ -13,7 +13,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/deps.h"
+#include "cache/records/deps.h"
 
 /* ---- binary form: fixed records read in place ------------------------------------------------
  * What every lookup of a header-heavy module reads: a 16-byte header, `count` records of

@@ -3,7 +3,7 @@
 #ifndef GPUJIT_CACHE_HEAD_H
 #define GPUJIT_CACHE_HEAD_H
 
-#include "cache/deps.h"
+#include "cache/records/deps.h"
 #include "gpujit/cache.h"
 
 typedef struct gpujit__head gpujit__head;

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache/helpers.h"
+#include "base/crew.h"
 
 #define MANY_CPUS 4 /* from this many, helpers go where the scheduler puts them */
 

@@ -11,10 +11,10 @@
 
 #include "base/error.h"
 #include "base/lockfile.h"
-#include "cache/bundle.h"
-#include "cache/fleet.h"
-#include "cache/handle.h"
-#include "cache/manifest.h"
+#include "cache/exchange/bundle.h"
+#include "cache/exchange/fleet.h"
+#include "cache/store/handle.h"
+#include "cache/records/manifests.h"
 #include "remote/remote.h"
 
 #define FLEET_MAGIC 0x31746565666a7067ULL /* "gpjfeet1" */

@@ -14,7 +14,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/hash.h"
-#include "cache/deps.h"
+#include "cache/records/deps.h"
 
 /* Timestamps closer than this to the moment a file was read cannot stand for its content. */
 #define RACE_NS 1000000000LL

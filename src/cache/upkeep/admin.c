@@ -11,9 +11,9 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/files.h"
-#include "cache/limit.h"
-#include "cache/store.h"
+#include "cache/store/files.h"
+#include "cache/upkeep/limit.h"
+#include "cache/store/store.h"
 
 int gpujit_cache_stats_get(gpujit_cache *c, gpujit_cache_stats *out)
 {

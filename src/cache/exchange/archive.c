@@ -17,11 +17,11 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/output.h"
-#include "cache/archive.h"
-#include "cache/files.h"
-#include "cache/handle.h"
-#include "cache/libarchive.h"
-#include "cache/manifest.h"
+#include "cache/exchange/archive.h"
+#include "cache/store/files.h"
+#include "cache/store/handle.h"
+#include "cache/exchange/libarchive.h"
+#include "cache/records/manifests.h"
 
 
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "cache/key.h"
+#include "cache/store/key.h"
 
 gpujit__hasher *gpujit__hasher_new(void)
 {

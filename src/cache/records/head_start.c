@@ -17,8 +17,8 @@
 
 #include "base/buf.h"
 #include "base/error.h"
-#include "cache/head.h"
-#include "cache/store.h"
+#include "cache/records/head_start.h"
+#include "cache/store/store.h"
 
 struct gpujit__head {
   gpujit_cache *cache;
