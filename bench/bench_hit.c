@@ -33,7 +33,7 @@ static char dir[] = "/tmp/bench-hit-XXXXXX";
 static double cpu_ms; /* the last build's user + system time */
 
 #define SWEEP_MAX 24
-/* against the machine's defaults (cache/helpers.c): "b"/"u" each helper bound to a CPU other
+/* against the machine's defaults (base/crew.c): "b"/"u" each helper bound to a CPU other
  * than the lookup's, or not */
 static const char *sweep[SWEEP_MAX] = {"1", "2", "2u", "4", "8", "8b", "16"};
 static int nsweep = 7;

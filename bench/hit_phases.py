@@ -3,7 +3,7 @@ examples/saxpy.cu and examples/block_reduce.cu (CUB's headers: a group of ~640 r
 block_reduce run with the check's timeline on (GPUJIT_CHECK_THREADS=<knob>v), which gives the
 group check's monotonic start and end. Per setting, medians over the rounds (interleaved, the
 order rotated each round) of: the whole process; spawn to the check's start; the check; the
-check's end to the process's end — and whether the check was begun ahead (cache/head.c).
+check's end to the process's end — and whether the check was begun ahead (cache/records/head_start.c).
 
 Usage: python3 bench/hit_phases.py [GPUJIT] [ROUNDS] [KNOBS]   (defaults: build/gpujit 41 8,2,1)
   KNOBS: GPUJIT_CHECK_THREADS values without the "v", comma-separated ("8", "2b", "1", ...)

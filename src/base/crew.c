@@ -2,7 +2,7 @@
  *
  * A check of a toolkit group is hundreds of stats that do not wait on each other; helpers share
  * them with the caller's thread. The helpers are the check's own: started with it (or with the
- * check a build begins ahead of its lookup, cache/head.c) and joined before the lookup returns.
+ * check a build begins ahead of its lookup, cache/records/head_start.c) and joined before the lookup returns.
  * A pool kept between lookups started fewer threads, but its threads outlived the call that
  * wanted them: Python 3.12+ warned at the program's next os.fork() that the process was
  * multi-threaded, a child forked while they held the pool's lock had to be patched up, and under

@@ -1,7 +1,7 @@
 /* Helper threads for the cache's checks: a crew per check, started with it and joined before it
  * returns. */
-#ifndef GPUJIT_CACHE_HELPERS_H
-#define GPUJIT_CACHE_HELPERS_H
+#ifndef GPUJIT_BASE_CREW_H
+#define GPUJIT_BASE_CREW_H
 
 #include <pthread.h>
 #include <sched.h>
@@ -15,7 +15,7 @@ enum { GPUJIT__HELPERS_PLACE = 2, GPUJIT__HELPERS_TIMELINE = 4 };
 /** At most this many threads check one group, the caller's included: 8, and no more than the
  * CPUs the process may run on; and in *how, how: with four CPUs or more, helpers left where the
  * scheduler puts them; with fewer, each bound to a CPU other than the caller's (PLACE) — see
- * helpers.c for why. $GPUJIT_CHECK_THREADS=N (1..64) sets the 8, and letters after it the rest —
+ * crew.c for why. $GPUJIT_CHECK_THREADS=N (1..64) sets the 8, and letters after it the rest —
  * the measuring knob of bench_hit's sweep: "b" bound, "u" unbound, "v" the check's timeline on
  * stderr (TIMELINE). */
 size_t gpujit__helpers_threads(int *how);

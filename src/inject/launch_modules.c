@@ -1,5 +1,5 @@
 /*
- * Launches by correlation id (inject/spans.h), in three tables:
+ * Launches by correlation id (inject/launch_modules.h), in three tables:
  *   - functions: open addressing, insert-only, from a function handle to its module's index and the
  *     unload generation it was asked in. Read without a lock (a key is published after its value);
  *     written under `lock` by the thread that asked the driver, once per function and generation.

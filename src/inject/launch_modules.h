@@ -1,10 +1,10 @@
-/* Which module each launch's kernel came from, by CUPTI correlation id (spans.c). A launch costs
+/* Which module each launch's kernel came from, by CUPTI correlation id (launch_modules.c). A launch costs
  * one lock-free look-up of its function and one store into a table indexed by correlation id;
  * the driver is asked once per distinct function. A kernel record finds its launch there, or,
  * where the table has moved on, by its kernel's name when exactly one module launched a kernel
  * of that name — never by the order of launches. */
-#ifndef GPUJIT_INJECT_SPANS_H
-#define GPUJIT_INJECT_SPANS_H
+#ifndef GPUJIT_INJECT_LAUNCH_MODULES_H
+#define GPUJIT_INJECT_LAUNCH_MODULES_H
 
 #include <stdbool.h>
 #include <stdint.h>

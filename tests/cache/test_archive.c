@@ -10,7 +10,7 @@
 #include "base/fs.h"
 #include "cache/records/deps.h"
 #include "cache/store/files.h"
-#include "cache/records/manifests.h"
+#include "cache/records/groups.h"
 #include "gpujit.h"
 
 typedef struct fx {

@@ -14,6 +14,7 @@
 #include "compile/includes/includes.h"
 #include "cache/store/files.h"
 #include "cache/store/handle.h"
+#include "cache/records/groups.h"
 #include "cache/records/manifests.h"
 #include "cache/store/store.h"
 #include "gpujit.h"

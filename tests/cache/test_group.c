@@ -13,6 +13,7 @@
 #include "cache/records/deps.h"
 #include "cache/store/files.h"
 #include "cache/store/handle.h"
+#include "cache/records/groups.h"
 #include "cache/records/head_start.h"
 #include "base/crew.h"
 #include "cache/records/manifests.h"
@@ -532,7 +533,7 @@ static void test_group__verifies_in_a_row(void **state)
  * `miss`), and in *joined whether it joined a check begun ahead. */
 static int look_up_ahead(fx *f, const char *hint, const char *req, char found[33], char *miss, size_t n, bool *joined)
 {
-  gpujit__head *h = gpujit__manifest_head_start(f->cache, hint);
+  gpujit__head *h = gpujit__group_head_start(f->cache, hint);
   int err;
   assert_non_null(h);
   err = gpujit__manifest_find_why(f->cache, req, found, miss, n);
@@ -541,7 +542,7 @@ static int look_up_ahead(fx *f, const char *hint, const char *req, char found[33
   return err;
 }
 
-/* A lookup's head start (cache/head.c). The lookup that holds a group notes it for its sources'
+/* A lookup's head start (cache/records/head_start.c). The lookup that holds a group notes it for its sources'
  * hint; the next build of them begins that group's check when it begins, and its lookup joins
  * it: a header changed before the build began is a miss that names it, wherever it lies. A note
  * that names another group (the same sources built another way) is passed over and then names
@@ -601,7 +602,7 @@ static void test_group__checked_ahead(void **state)
   assert_true(joined);
   /* a group stored within a build is noted for it */
   {
-    gpujit__head *h = gpujit__manifest_head_start(f->cache, hint2);
+    gpujit__head *h = gpujit__group_head_start(f->cache, hint2);
     assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &none, &d), 0);
     gpujit__head_end(h);
   }
@@ -634,7 +635,7 @@ static void test_group__checked_ahead(void **state)
   }
   /* begun and never joined (the build failed before its lookup): stopped, nothing left behind */
   for (int i = 0; i < 50; i++)
-    gpujit__head_end(gpujit__manifest_head_start(f->cache, hint));
+    gpujit__head_end(gpujit__group_head_start(f->cache, hint));
   gpujit__deps_free(&d);
   gpujit__deps_free(&d2);
 }

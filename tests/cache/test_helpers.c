@@ -1,4 +1,4 @@
-/* The helper threads of a check (cache/helpers.c): a task started on N helpers is run by each,
+/* The helper threads of a check (base/crew.c): a task started on N helpers is run by each,
  * with its own number, every signal blocked, each bound to a CPU other than the starter's unless
  * asked not to be; the join leaves no thread behind; many threads start crews at once; a crew that
  * cannot start a thread (or all it asked for) runs on those it has, or none; a forked child starts

@@ -7,6 +7,7 @@
 
 #include "cache/records/deps.h"
 #include "cache/store/files.h"
+#include "cache/records/groups.h"
 #include "cache/records/manifests.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

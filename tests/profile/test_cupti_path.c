@@ -1,4 +1,4 @@
-/* The injection library's GPU path without a GPU (src/inject/cupti.c, spans.c, buffers.c), driven
+/* The injection library's GPU path without a GPU (src/inject/cupti.c, launch_modules.c, buffers.c), driven
  * through a stand-in CUPTI (fake_cupti.c) and a stand-in libcuda.so.1 (fake_libcuda_functions.c):
  * every launch is counted in the sums of its own module, in any order and from any thread; the
  * driver is asked once per function, not per launch; a record whose launch slot was reused is

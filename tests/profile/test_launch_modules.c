@@ -1,4 +1,4 @@
-/* The injection library's launches by correlation id (src/inject/spans.c): every launch's module
+/* The injection library's launches by correlation id (src/inject/launch_modules.c): every launch's module
  * is found again by its correlation id, in order and out of order, however many launches there
  * are; the resolver is asked once per function (and again after an unload); a launch the table no
  * longer holds is found by a kernel name one module alone launched, never otherwise. */

@@ -1,6 +1,6 @@
 /* Export of cache entries as one archive (libarchive, loaded at run time): for CI artifacts and
  * caches; and one request's records packed in memory for a remote store. The way back in is
- * cache/import.c. */
+ * cache/exchange/import.c. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
-/* Cache archives: export (cache/archive.c) and import (cache/import.c) of entries with their
+/* Cache archives: export (cache/exchange/archive.c) and import (cache/exchange/import.c) of entries with their
  * manifests and dependency groups; the checks an import makes, shared with remote bundles. */
-#ifndef GPUJIT_CACHE_ARCHIVE_H
-#define GPUJIT_CACHE_ARCHIVE_H
+#ifndef GPUJIT_CACHE_EXCHANGE_ARCHIVE_H
+#define GPUJIT_CACHE_EXCHANGE_ARCHIVE_H
 
 #include "gpujit/cache.h"
 

@@ -1,6 +1,6 @@
-/* Remote bundles (cache/bundle.h):
+/* Remote bundles (cache/exchange/bundle.h):
  *   "gpujit-bundle-1\n" { u32 name length, name, u64 size, bytes }* u64 XXH3-64 of all before it
- * Unpacked into a staging directory with the checks of an archive import (cache/import.c). */
+ * Unpacked into a staging directory with the checks of an archive import (cache/exchange/import.c). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +19,7 @@
 #include "cache/exchange/bundle.h"
 #include "cache/store/files.h"
 #include "cache/store/handle.h"
+#include "cache/records/groups.h"
 #include "cache/records/manifests.h"
 
 #define BUNDLE_MAGIC "gpujit-bundle-1\n"
@@ -91,7 +92,7 @@ static const rec *find(const recs *r, const char *rel)
   return NULL;
 }
 
-/* Every record's name and size checked as an archive member's (cache/import.c). */
+/* Every record's name and size checked as an archive member's (cache/exchange/import.c). */
 static int parse(recs *r, const unsigned char *p, const unsigned char *end, const char *name, uint64_t max)
 {
   while (p < end) {

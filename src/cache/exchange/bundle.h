@@ -1,8 +1,8 @@
 /* One request's cache records as one flat value for the remote stores: its entry, its manifest and
  * the manifest's dependency groups, each with its path in the cache, and a checksum of the whole.
  * No archive library on this path: a remote hit pays microseconds, not a library load. */
-#ifndef GPUJIT_CACHE_BUNDLE_H
-#define GPUJIT_CACHE_BUNDLE_H
+#ifndef GPUJIT_CACHE_EXCHANGE_BUNDLE_H
+#define GPUJIT_CACHE_EXCHANGE_BUNDLE_H
 
 #include <stdint.h>
 

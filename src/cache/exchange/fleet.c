@@ -1,5 +1,5 @@
-/* Remote stores under the local cache (cache/fleet.h). A remote value is the request's records
- * as a bundle (cache/bundle.c): what comes back is checked record by record and every entry
+/* Remote stores under the local cache (cache/exchange/fleet.h). A remote value is the request's records
+ * as a bundle (cache/exchange/bundle.c): what comes back is checked record by record and every entry
  * verified before it is stored locally, so a bad server costs a miss, never a wrong hit. */
 #define _GNU_SOURCE
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* The cache's side of the remote stores: a local miss asks them for the request's records, each
  * verified like an import; a compile stores its records to them; shared counters of both. */
-#ifndef GPUJIT_CACHE_FLEET_H
-#define GPUJIT_CACHE_FLEET_H
+#ifndef GPUJIT_CACHE_EXCHANGE_FLEET_H
+#define GPUJIT_CACHE_EXCHANGE_FLEET_H
 
 #include "gpujit/cache.h"
 

@@ -1,6 +1,6 @@
 /* Import of cache archives: every member's name, type and size checked before anything is
  * written, every entry, manifest and group verified in a staging directory, a good local entry
- * never replaced (cache/archive.h). */
+ * never replaced (cache/exchange/archive.h). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +20,7 @@
 #include "cache/store/handle.h"
 #include "cache/exchange/libarchive.h"
 #include "cache/upkeep/limit.h"
+#include "cache/records/groups.h"
 #include "cache/records/manifests.h"
 
 /* ---- import ------------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* Run-time loading of libarchive (cache/libarchive.h). */
+/* Run-time loading of libarchive (cache/exchange/libarchive.h). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* libarchive, loaded at run time: every gpujit process would otherwise pay for its dependency
  * chain (libxml2, nettle, …: ~3 ms), while only export, import and remote stores use it. */
-#ifndef GPUJIT_CACHE_LIBARCHIVE_H
-#define GPUJIT_CACHE_LIBARCHIVE_H
+#ifndef GPUJIT_CACHE_EXCHANGE_LIBARCHIVE_H
+#define GPUJIT_CACHE_EXCHANGE_LIBARCHIVE_H
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -2,8 +2,8 @@
  * content hash, and paths that must not exist. Verified on lookups as ccache's direct mode does:
  * a file whose size, mtime, ctime, device and inode match its record is not read; otherwise its
  * content hash decides. */
-#ifndef GPUJIT_CACHE_DEPS_H
-#define GPUJIT_CACHE_DEPS_H
+#ifndef GPUJIT_CACHE_RECORDS_DEPS_H
+#define GPUJIT_CACHE_RECORDS_DEPS_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -244,7 +244,7 @@ int gpujit__deps_view_identity_print(const gpujit__deps_view *v, char out[33]);
  */
 int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes);
 
-/** A check of a view begun ahead of its lookup, on helper threads alone (see cache/head.c). */
+/** A check of a view begun ahead of its lookup, on helper threads alone (see cache/records/head_start.c). */
 typedef struct gpujit__deps_ahead gpujit__deps_ahead;
 
 /** Begin checking `v` on helpers started now; the lookup joins later (where none could start,

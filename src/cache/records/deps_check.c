@@ -208,7 +208,7 @@ int gpujit__deps_view_identity_print(const gpujit__deps_view *v, char out[33])
 /* ---- checking on helper threads -----------------------------------------------------------
  * A toolkit group's hundreds of stats cost 1-2 us each of kernel path work and do not wait on
  * each other. The caller's thread checks from the first chunk on; the check's helpers
- * (cache/helpers.c) take the chunks that are left. Once none is left the caller joins them: no
+ * (base/crew.c) take the chunks that are left. Once none is left the caller joins them: no
  * thread of the check outlives it (a helper that starts late finds nothing to take and ends). */
 #define CHUNK 16
 #define PER_THREAD 64  /* records per thread worth a helper */
@@ -226,7 +226,7 @@ typedef struct job {
   size_t next;                 /* atomic: the first chunk not yet taken */
   int stop;                    /* atomic: the outcome is known (or the check is dropped) */
   bool timeline;               /* measuring ("8v"): when each thread began and what it checked */
-  bool ahead;                  /* begun ahead of its lookup, on helpers alone (cache/head.c) */
+  bool ahead;                  /* begun ahead of its lookup, on helpers alone (cache/records/head_start.c) */
   int64_t t0, began[MAX_THREADS];
   unsigned did[MAX_THREADS];
   unsigned char *state;        /* atomic, per chunk of a view */

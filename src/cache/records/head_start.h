@@ -1,7 +1,7 @@
 /* A lookup's head start: the check of the shared group a build's sources used last time, begun on
  * helper threads when the build begins, while the build works out its arch and key. */
-#ifndef GPUJIT_CACHE_HEAD_H
-#define GPUJIT_CACHE_HEAD_H
+#ifndef GPUJIT_CACHE_RECORDS_HEAD_START_H
+#define GPUJIT_CACHE_RECORDS_HEAD_START_H
 
 #include "cache/records/deps.h"
 #include "gpujit/cache.h"

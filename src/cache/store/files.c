@@ -559,7 +559,12 @@ int gpujit__verify_entry(const char *entry, char *why, size_t n)
 
 void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, const char *hex)
 {
-  snprintf(out, size, "%s/entries/%.2s/%s", c->dir, hex, hex + 2);
+  gpujit__cache_record_path(out, size, c, "entries", hex);
+}
+
+void gpujit__cache_record_path(char *out, size_t size, const gpujit_cache *c, const char *what, const char *hex)
+{
+  snprintf(out, size, "%s/%s/%.2s/%s", c->dir, what, hex, hex + 2);
 }
 
 const char *gpujit__path_components_problem(const char *p)

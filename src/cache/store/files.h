@@ -1,6 +1,6 @@
 /* The cache's files: payloads with checksums, metadata, atomic publish, listing, removal. */
-#ifndef GPUJIT_CACHE_FILES_H
-#define GPUJIT_CACHE_FILES_H
+#ifndef GPUJIT_CACHE_STORE_FILES_H
+#define GPUJIT_CACHE_STORE_FILES_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* The cache handle every part of the store shares: its directory and mode, and where an entry lives. */
-#ifndef GPUJIT_CACHE_HANDLE_H
-#define GPUJIT_CACHE_HANDLE_H
+#ifndef GPUJIT_CACHE_STORE_HANDLE_H
+#define GPUJIT_CACHE_STORE_HANDLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,5 +18,7 @@ struct gpujit_cache {
 
 /** entries/<k[0:2]>/<k[2:32]> under the cache directory. */
 void gpujit__cache_entry_path(char *out, size_t size, const gpujit_cache *c, const char *hex);
+/** `what`/<k[0:2]>/<k[2:32]> under the cache directory: a record of the layout (manifests, deps). */
+void gpujit__cache_record_path(char *out, size_t size, const gpujit_cache *c, const char *what, const char *hex);
 
 #endif

@@ -1,6 +1,6 @@
 /* Cache keys: XXH3-128 over labelled fields, so no two different inputs run together. */
-#ifndef GPUJIT_CACHE_KEY_H
-#define GPUJIT_CACHE_KEY_H
+#ifndef GPUJIT_CACHE_STORE_KEY_H
+#define GPUJIT_CACHE_STORE_KEY_H
 
 #include <stddef.h>
 

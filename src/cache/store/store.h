@@ -1,8 +1,8 @@
 /* The kernel cache's store: opaque entries (key → metadata, one image, a source dump) published
  * atomically, verified on the way out, with per-key locks and counters shared by processes.
  * The store knows nothing of modules: the layer above says what an entry holds. */
-#ifndef GPUJIT_CACHE_STORE_H
-#define GPUJIT_CACHE_STORE_H
+#ifndef GPUJIT_CACHE_STORE_STORE_H
+#define GPUJIT_CACHE_STORE_STORE_H
 
 #include <stddef.h>
 #include <cjson/cJSON.h>

@@ -1,4 +1,4 @@
-/* The cache's disk use (cache/total.h): a size limit counts what the cache occupies on disk, as
+/* The cache's disk use (cache/store/total.h): a size limit counts what the cache occupies on disk, as
  * ccache does — every file in whole allocated blocks, directories too, records as well as
  * entries — since that is what a user reads a limit as. */
 #define _GNU_SOURCE

@@ -1,7 +1,7 @@
 /* What the cache occupies on disk: the running total in <cache>/size, kept under flock, and the
  * writes of records (manifests, dependency groups, notes) that count into it. */
-#ifndef GPUJIT_CACHE_TOTAL_H
-#define GPUJIT_CACHE_TOTAL_H
+#ifndef GPUJIT_CACHE_STORE_TOTAL_H
+#define GPUJIT_CACHE_STORE_TOTAL_H
 
 #include <stdbool.h>
 #include <stdint.h>

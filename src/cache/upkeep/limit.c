@@ -1,5 +1,5 @@
-/* The cache's size limit (cache/limit.h), on what the cache occupies on disk. The running total
- * lives in `<cache>/size` (cache/total.c), updated under flock by every store and record write,
+/* The cache's size limit (cache/upkeep/limit.h), on what the cache occupies on disk. The running total
+ * lives in `<cache>/size` (cache/store/total.c), updated under flock by every store and record write,
  * so a store knows it passed the limit without listing the cache; eviction lists it (least
  * recently used first: an entry directory's mtime is refreshed on every hit), takes the records
  * only gone entries needed with them, and resets the total to the directory's disk use. */

@@ -1,7 +1,7 @@
 /* The cache's size limit on its disk use: where it comes from, and eviction of the least recently
  * used entries (and the records only they needed) after a store that passes it. */
-#ifndef GPUJIT_CACHE_LIMIT_H
-#define GPUJIT_CACHE_LIMIT_H
+#ifndef GPUJIT_CACHE_UPKEEP_LIMIT_H
+#define GPUJIT_CACHE_UPKEEP_LIMIT_H
 
 #include <stdint.h>
 
@@ -9,7 +9,7 @@
 
 /** After a store is complete (its entry and records written, and sent to remote stores): past
  *  the limit, evict to 90 % of it. Stores and record writes count into the running total as
- *  they go (cache/total.c); eviction waits for this, so no record is left behind it. */
+ *  they go (cache/store/total.c); eviction waits for this, so no record is left behind it. */
 void gpujit__cache_enforce_limit(gpujit_cache *c);
 
 /**
