@@ -8,8 +8,6 @@
 #include "base/error.h"
 #include "run/device.h"
 
-#define CU(call, what) gpujit__cuda_error((call), (what))
-
 int gpujit_device_count(int *out)
 {
   const gpujit__driver *d;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include "fixture.h"
 #include "helpers.h"
 
 #include "cache/records/deps.h"
@@ -20,24 +21,20 @@
 #include "gpujit.h"
 
 typedef struct fx {
-  char *root, *src, *cache_dir;
-  gpujit_cache *cache;
+  TH_CACHE_FIXTURE;
+  char *src;
 } fx;
 
 static int setup(void **state)
 {
   fx *f = calloc(1, sizeof(*f));
-  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
   char *p;
-  f->root = th_tmpdir();
+  th_cache_setup(f);
   f->src = th_path(f->root, "src");
-  f->cache_dir = th_path(f->root, "cache");
   mkdir(f->src, 0755);
   p = th_path(f->src, "inc");
   mkdir(p, 0755);
   free(p);
-  co.dir = f->cache_dir;
-  assert_int_equal(gpujit_cache_open(&f->cache, &co), 0);
   *state = f;
   return 0;
 }
@@ -45,11 +42,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
   fx *f = *state;
-  gpujit_cache_free(f->cache);
-  th_rmrf(f->root);
-  free(f->root);
+  th_cache_teardown(f);
   free(f->src);
-  free(f->cache_dir);
   free(f);
   return 0;
 }

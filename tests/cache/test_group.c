@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include "fixture.h"
 #include "helpers.h"
 
 #include "base/fs.h"
@@ -26,9 +27,9 @@
 #define HEADERS (DIRS * FILES)
 
 typedef struct fx {
-  char *root, *tk, *cache_dir;
+  TH_CACHE_FIXTURE;
+  char *tk;
   char *headers[HEADERS];
-  gpujit_cache *cache;
 } fx;
 
 static const char *const entry = "0123456789abcdef0123456789abcdef";
@@ -48,11 +49,9 @@ static void write_file(const char *path, const char *text)
 static int setup(void **state)
 {
   fx *f = calloc(1, sizeof(*f));
-  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
   char dir[PATH_MAX], text[64];
-  f->root = th_tmpdir();
+  th_cache_setup(f);
   f->tk = th_path(f->root, "tk");
-  f->cache_dir = th_path(f->root, "cache");
   mkdir(f->tk, 0755);
   for (size_t d = 0; d < DIRS; d++) {
     snprintf(dir, sizeof(dir), "%s/d%zu", f->tk, d);
@@ -68,8 +67,6 @@ static int setup(void **state)
   snprintf(dir, sizeof(dir), "%s/nf", f->tk);
   mkdir(dir, 0755);
   th_settle(f->headers[HEADERS - 1]); /* what is written from now on is stamped later */
-  co.dir = f->cache_dir;
-  assert_int_equal(gpujit_cache_open(&f->cache, &co), 0);
   *state = f;
   return 0;
 }
@@ -77,13 +74,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
   fx *f = *state;
-  gpujit_cache_free(f->cache);
-  th_rmrf(f->root);
+  th_cache_teardown(f);
   for (size_t i = 0; i < HEADERS; i++)
     free(f->headers[i]);
-  free(f->root);
   free(f->tk);
-  free(f->cache_dir);
   free(f);
   return 0;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/hash.h"
@@ -317,13 +318,6 @@ static int view_chunk(job *j, size_t c, dir_cursor *cur)
   return HELD;
 }
 
-static int64_t mono_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Take chunks and check them until none is left or the outcome is known; `k`: the thread (0 the
  * caller, from 1 the helpers). */
 static void job_work(job *j, int k)
@@ -371,7 +365,7 @@ static void job_run(gpujit__task *t, int k)
   job *j = (job *)t;
   k = k < MAX_THREADS ? k : MAX_THREADS - 1;
   if (j->timeline)
-    __atomic_store_n(&j->began[k], mono_ns() - j->t0, __ATOMIC_RELAXED);
+    __atomic_store_n(&j->began[k], gpujit__now_ns() - j->t0, __ATOMIC_RELAXED);
   job_work(j, k);
 }
 
@@ -403,7 +397,7 @@ static job *job_new(size_t count, gpujit__dep **order, const gpujit__deps_view *
   if (helpers > threads - 1)
     helpers = threads - 1;
   if ((j->timeline = how & GPUJIT__HELPERS_TIMELINE))
-    j->t0 = mono_ns();
+    j->t0 = gpujit__now_ns();
   if (helpers > 0)
     gpujit__helpers_start(&j->crew, &j->task, (int)helpers, how & GPUJIT__HELPERS_PLACE);
   return j;
@@ -422,7 +416,7 @@ static void job_join(job *j)
 static void timeline(job *j)
 {
   char line[112 + MAX_THREADS * 24];
-  int64_t end = mono_ns();
+  int64_t end = gpujit__now_ns();
   size_t n = (size_t)snprintf(line, sizeof(line), "gpujit: check of %zu records in %.3f ms (monotonic %lld to %lld ns%s):",
                               j->count, (double)(end - j->t0) / 1e6, (long long)j->t0, (long long)end,
                               j->ahead ? "; begun ahead" : "");

@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/hash.h"
 #include "cache/records/deps.h"
 
 /* ---- binary form: fixed records read in place ------------------------------------------------
@@ -48,8 +49,6 @@ static void st64(unsigned char *p, uint64_t v)
 #define ld32 gpujit__deps_ld32
 
 static inline uint64_t ld64(const unsigned char *p) { return (uint64_t)ld32(p) | (uint64_t)ld32(p + 4) << 32; }
-
-static int hex_val(char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; }
 
 /* Add `s` and its NUL to the string table; its offset in `*off`. */
 static int put_string(gpujit__buf *strings, const char *s, uint32_t *off)
@@ -105,13 +104,14 @@ int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out)
       st64(r + 40, (uint64_t)e->mtime_ns);
       st64(r + 48, (uint64_t)e->ctime_ns);
     }
+    if (!e->nofile && !e->absent && !gpujit__is_digest(e->hash, strnlen(e->hash, 33))) {
+      err = gpujit__error(GPUJIT_EINVAL, "%s: its content hash is not 32 hex digits", e->rel);
+      goto done;
+    }
     for (int k = 0; !e->nofile && !e->absent && k < 16; k++) {
-      int hi = hex_val(e->hash[2 * k]), lo = hi < 0 ? -1 : hex_val(e->hash[2 * k + 1]);
-      if (lo < 0) {
-        err = gpujit__error(GPUJIT_EINVAL, "%s: its content hash is not 32 hex digits", e->rel);
-        goto done;
-      }
-      r[56 + k] = (unsigned char)(hi << 4 | lo);
+      unsigned long long byte = 0;
+      gpujit__hex_span(e->hash + 2 * k, e->hash + 2 * k + 2, &byte); /* a digest: two hex digits */
+      r[56 + k] = (unsigned char)byte;
     }
   }
   st32((unsigned char *)out->data + at - HEAD_SIZE + 8, (uint32_t)strings.len);

@@ -14,6 +14,7 @@
 #include "base/crew.h"
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/hash.h"
 #include "cache/records/groups.h"
 #include "cache/store/files.h"
 #include "cache/store/handle.h"
@@ -153,7 +154,7 @@ int gpujit__group_load(gpujit_cache *c, const char *digest, gpujit__deps *out, c
 {
   char path[PATH_MAX];
   memset(out, 0, sizeof(*out));
-  if (strlen(digest) != 32 || strspn(digest, "0123456789abcdef") != 32) {
+  if (!gpujit__is_digest(digest, strlen(digest))) {
     snprintf(why, n, "'%.40s' does not name a dependency group", digest);
     return GPUJIT_ENOENT;
   }

@@ -17,6 +17,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/hash.h"
 #include "cache/records/head_start.h"
 #include "cache/store/store.h"
 
@@ -31,21 +32,16 @@ struct gpujit__head {
 
 static _Thread_local gpujit__head *current;
 
-static bool is_digest(const char *s, size_t len)
-{
-  return len >= 32 && strspn(s, "0123456789abcdef") >= 32;
-}
-
 gpujit__head *gpujit__head_open(gpujit_cache *c, const char *hint)
 {
   gpujit__head *h;
   gpujit__buf note = {0};
-  if (!c || current || !is_digest(hint, strlen(hint)) || !(h = calloc(1, sizeof(*h))))
+  if (!c || current || !gpujit__is_digest(hint, strlen(hint)) || !(h = calloc(1, sizeof(*h))))
     return NULL;
   h->cache = c;
   memcpy(h->hint, hint, 32);
   current = h;
-  if (gpujit__cache_note_get(c, "group", hint, &note) == 0 && is_digest(note.data, note.len))
+  if (gpujit__cache_note_get(c, "group", hint, &note) == 0 && gpujit__is_digest(note.data, note.len))
     memcpy(h->noted, note.data, 32);
   gpujit__buf_free(&note);
   gpujit_error_clear();
