@@ -159,11 +159,6 @@ void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *lab
 cJSON *gpujit__deps_to_json(const gpujit__deps *d);
 int gpujit__deps_from_json(gpujit__deps *out, const cJSON *arr, const char *base);
 
-/** As text, one line per dependency, and back (paths as recorded, no base): the form of the
- *  shared groups, which every lookup reads. */
-int gpujit__deps_to_text(const gpujit__deps *d, gpujit__buf *out);
-int gpujit__deps_from_text(gpujit__deps *out, const char *text, size_t len);
-
 /** The binary form of shared groups (docs/cache-format.md, "gpujit-deps-4"): fixed little-endian
  *  records and a table of NUL-terminated paths, read in place — no line is parsed and no record
  *  allocated, so a lookup of a CUB module's 600 toolkit headers costs one read and one array.
@@ -179,9 +174,6 @@ int gpujit__deps_to_bin(const gpujit__deps *d, gpujit__buf *out);
  * @return 0, GPUJIT_ECORRUPT or GPUJIT_ENOMEM (`out` empty on error).
  */
 int gpujit__deps_from_bin(gpujit__deps *out, const char *data, size_t len);
-/** The same for the earlier binary form ("gpujit-deps-3", 64-byte records without the device):
- *  its stats are read as not trusted (no identity to compare), so a lookup decides by content. */
-int gpujit__deps_from_bin3(gpujit__deps *out, const char *data, size_t len);
 
 /** The binary form where it lies (a mapped or read record), checked whole by
  *  gpujit__deps_view_open and then read record by record, nothing allocated. Borrows the bytes. */
@@ -189,7 +181,7 @@ typedef struct gpujit__deps_view {
   const unsigned char *records;
   const char *strings;
   size_t count;
-  size_t rec_size; /* GPUJIT__DEPS_REC_SIZE; 64 for the earlier form */
+  size_t rec_size; /* GPUJIT__DEPS_REC_SIZE */
 } gpujit__deps_view;
 
 /** One record of a view; the strings point into the view's bytes. */

@@ -1,6 +1,6 @@
 /* A dependency record's written forms: JSON in a manifest's results and the binary form every
- * lookup of a shared (toolkit) group reads in place (the text form groups had before is in
- * deps_lines.c). */
+ * lookup of a shared (toolkit) group reads in place. The forms groups had before (text, JSON, the
+ * binary form without devices) are not read: such a group misses (cache/records/groups.c). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -25,11 +25,9 @@
  *   2 u16 0   4 u32 same ('f' once)   8 u32 path   12 u32 names (an 'a' record's; else 0)
  *   16 u64 size ('f')   24 u64 dev   32 u64 ino   40 i64 mtime_ns   48 i64 ctime_ns (0 unless trusted)
  *   56 the file's XXH3-128, 16 bytes canonical ('f'; else 0)
- * The header: u32 count, u32 REC_SIZE, u32 the string table's size, u32 0. The earlier form
- * ("gpujit-deps-3", REC_SIZE3) had no dev and no once: 24 ino, 32 mtime, 40 ctime, 48 the hash. */
+ * The header: u32 count, u32 REC_SIZE, u32 the string table's size, u32 0. */
 
 #define REC_SIZE GPUJIT__DEPS_REC_SIZE
-#define REC_SIZE3 64
 #define TRUSTED 1
 #define ONCE 2
 #define HEAD_SIZE 16
@@ -129,15 +127,15 @@ static bool all_zero(const unsigned char *p, size_t n)
   return true;
 }
 
-/* A record as form `rs` (its record size) allows it: a known kind, flags and offsets, fields
- * zero where its kind has none, a path that is absolute or under the working directory ("./"). */
-static bool record_sound(const unsigned char *r, size_t rs, const char *strings, size_t nstr)
+/* A record as the form allows it: a known kind, flags and offsets, fields zero where its kind has
+ * none, a path that is absolute or under the working directory ("./"). */
+static bool record_sound(const unsigned char *r, const char *strings, size_t nstr)
 {
   uint32_t path = ld32(r + 8), names = ld32(r + 12), same = ld32(r + 4);
-  size_t stat_at = 24, stat_len = rs == REC_SIZE ? 32 : 24, hash_at = rs - 16;
+  size_t stat_at = 24, stat_len = 32, hash_at = REC_SIZE - 16;
   bool file = r[0] == 'f', absent = r[0] == 'a', nofile = r[0] == 'n', trusted = r[1] & TRUSTED;
-  bool once = rs == REC_SIZE && (r[1] & ONCE);
-  if ((!file && !absent && !nofile) || r[1] > (rs == REC_SIZE ? (TRUSTED | ONCE) : TRUSTED) || r[2] || r[3] ||
+  bool once = r[1] & ONCE;
+  if ((!file && !absent && !nofile) || r[1] > (TRUSTED | ONCE) || r[2] || r[3] ||
       path == 0 || path >= nstr || names >= nstr || (names && !absent) || (same && !file) || same > 1000000000 ||
       (once && !file) || (!file && ld64(r + 16)) || (nofile && trusted) ||
       (!trusted && !all_zero(r + stat_at, stat_len)) || (!file && !all_zero(r + hash_at, 16)))
@@ -145,9 +143,10 @@ static bool record_sound(const unsigned char *r, size_t rs, const char *strings,
   return strings[path] == '/' || (strings[path] == '.' && strings[path + 1] == '/');
 }
 
-static int view_open(gpujit__deps_view *out, const char *data, size_t len, size_t rs)
+int gpujit__deps_view_open(gpujit__deps_view *out, const char *data, size_t len)
 {
   const unsigned char *h = (const unsigned char *)data;
+  const size_t rs = REC_SIZE;
   size_t count, nstr;
   memset(out, 0, sizeof(*out));
   if (len < HEAD_SIZE || ld32(h + 4) != rs || ld32(h + 12) != 0)
@@ -164,7 +163,7 @@ static int view_open(gpujit__deps_view *out, const char *data, size_t len, size_
   if (out->strings[0] != '\0' || out->strings[nstr - 1] != '\0')
     return GPUJIT_ECORRUPT;
   for (size_t i = 0; i < count; i++)
-    if (!record_sound(out->records + i * rs, rs, out->strings, nstr)) {
+    if (!record_sound(out->records + i * rs, out->strings, nstr)) {
       memset(out, 0, sizeof(*out));
       return GPUJIT_ECORRUPT;
     }
@@ -172,36 +171,30 @@ static int view_open(gpujit__deps_view *out, const char *data, size_t len, size_
   return 0;
 }
 
-int gpujit__deps_view_open(gpujit__deps_view *out, const char *data, size_t len)
-{
-  return view_open(out, data, len, REC_SIZE);
-}
-
 void gpujit__deps_view_rec(const gpujit__deps_view *v, size_t i, gpujit__deps_rec *out)
 {
   const unsigned char *r = v->records + i * v->rec_size;
   uint32_t names = ld32(r + 12);
-  bool now = v->rec_size == REC_SIZE;
   out->kind = (char)r[0];
   out->trusted = r[1] & TRUSTED;
-  out->once = now && (r[1] & ONCE);
+  out->once = r[1] & ONCE;
   out->same = ld32(r + 4);
   out->path = v->strings + ld32(r + 8);
   out->names = names ? v->strings + names : NULL;
   out->size = ld64(r + 16);
-  out->dev = now ? ld64(r + 24) : 0;
-  out->ino = ld64(r + (now ? 32 : 24));
-  out->mtime_ns = (int64_t)ld64(r + (now ? 40 : 32));
-  out->ctime_ns = (int64_t)ld64(r + (now ? 48 : 40));
+  out->dev = ld64(r + 24);
+  out->ino = ld64(r + 32);
+  out->mtime_ns = (int64_t)ld64(r + 40);
+  out->ctime_ns = (int64_t)ld64(r + 48);
   out->hash = r + v->rec_size - 16;
 }
 
-static int from_bin(gpujit__deps *out, const char *data, size_t len, size_t rs)
+int gpujit__deps_from_bin(gpujit__deps *out, const char *data, size_t len)
 {
   static const char hex[] = "0123456789abcdef";
   gpujit__deps_view v;
   memset(out, 0, sizeof(*out));
-  if (view_open(&v, data, len, rs) < 0)
+  if (gpujit__deps_view_open(&v, data, len) < 0)
     return GPUJIT_ECORRUPT;
   if (v.count && !(out->items = calloc(v.count, sizeof(*out->items))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -215,7 +208,7 @@ static int from_bin(gpujit__deps *out, const char *data, size_t len, size_t rs)
     e->borrowed = true;
     e->absent = r.kind == 'a';
     e->nofile = r.kind == 'n';
-    e->trusted = r.trusted && rs == REC_SIZE; /* the earlier form's stat has no device */
+    e->trusted = r.trusted;
     e->once = r.once;
     e->same = r.same;
     e->size = r.size;
@@ -230,10 +223,6 @@ static int from_bin(gpujit__deps *out, const char *data, size_t len, size_t rs)
   }
   return 0;
 }
-
-int gpujit__deps_from_bin(gpujit__deps *out, const char *data, size_t len) { return from_bin(out, data, len, REC_SIZE); }
-
-int gpujit__deps_from_bin3(gpujit__deps *out, const char *data, size_t len) { return from_bin(out, data, len, REC_SIZE3); }
 
 /* Compact on purpose: a lookup parses this; one string per stat, one per group of names. */
 cJSON *gpujit__deps_to_json(const gpujit__deps *d)

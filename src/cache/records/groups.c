@@ -21,10 +21,11 @@
 #include "cache/store/store.h"
 #include "cache/store/total.h"
 
-#define GROUP_MAGIC "gpujit-deps-4"    /* binary, read in place (cache/records/deps_forms.c) */
-#define GROUP_MAGIC_V3 "gpujit-deps-3" /* binary without devices, still read; rewritten by a hit */
-#define GROUP_MAGIC_V2 "gpujit-deps-2" /* text, likewise */
-#define GROUP_MAGIC_V1 "gpujit-deps-1" /* JSON, likewise */
+/* Binary, read in place (cache/records/deps_forms.c). The forms earlier versions wrote
+ * (gpujit-deps-1 JSON, -2 text, -3 binary without devices) are not read: such a group misses, as
+ * ccache's lookups miss a manifest of an older version, and the build that follows stores the
+ * group again in this form. */
+#define GROUP_MAGIC "gpujit-deps-4"
 static _Thread_local const gpujit__voucher *voucher;
 
 const gpujit__voucher *gpujit__group_voucher(const gpujit__voucher *v)
@@ -46,40 +47,29 @@ static int write_group(gpujit_cache *c, const char *path, const gpujit__deps *d)
   return err;
 }
 
-/* A group record's bytes: which form (4 to 1) and where its body starts; the checksum holds. */
-static int group_check(const char *data, size_t len, size_t *off, int *form, char *why, size_t n)
+/* A group record's bytes: where its body starts, the checksum holding. A group of an earlier form
+ * is refused with `*legacy` its form's number (1 to 3): not damage, a miss. */
+static int group_check(const char *data, size_t len, size_t *off, int *legacy, char *why, size_t n)
 {
-  static const char *const magic[] = {GROUP_MAGIC, GROUP_MAGIC_V3, GROUP_MAGIC_V2, GROUP_MAGIC_V1};
-  int err = GPUJIT_ECORRUPT;
-  *form = 0;
-  for (int i = 0; i < 4; i++)
-    if ((err = gpujit__blob_check(data, len, off, magic[i], why, n)) == 0) {
-      *form = 4 - i;
-      return 0;
-    } else if (strncmp(why, "not a", 5) != 0)
-      return err; /* this form, damaged */
-  snprintf(why, n, "not a %s record", GROUP_MAGIC);
-  return err;
+  *legacy = 0;
+  if (len > 14 && !strncmp(data, "gpujit-deps-", 12) && data[12] >= '1' && data[12] <= '3' && data[13] == ' ') {
+    *legacy = data[12] - '0';
+    snprintf(why, n, "of an earlier form (gpujit-deps-%d), no longer read", *legacy);
+    return GPUJIT_ECORRUPT;
+  }
+  return gpujit__blob_check(data, len, off, GROUP_MAGIC, why, n);
 }
 
-/* The records of a checked body of form `form`. The binary form is read in place: from `owned`
- * (the record's buffer, then handed to `out`) when given, else from a copy. */
-static int group_body(int form, const char *body, size_t len, gpujit__buf *owned, gpujit__deps *out)
+/* The records of a checked body, read in place: from `owned` (the record's buffer, then handed to
+ * `out`) when given, else from a copy. */
+static int group_body(const char *body, size_t len, gpujit__buf *owned, gpujit__deps *out)
 {
-  cJSON *j = NULL;
+  gpujit__buf copy = {0};
   int err;
   memset(out, 0, sizeof(*out));
-  if (form == 2)
-    return gpujit__deps_from_text(out, body, len);
-  if (form == 1) {
-    err = (j = cJSON_ParseWithLength(body, len)) && gpujit__deps_from_json(out, j, NULL) == 0 ? 0 : GPUJIT_ECORRUPT;
-    cJSON_Delete(j);
-    return err;
-  }
-  gpujit__buf copy = {0};
   if (!owned && (err = gpujit__buf_put(&copy, body, len)) < 0)
     return err;
-  if ((err = (form == 3 ? gpujit__deps_from_bin3 : gpujit__deps_from_bin)(out, owned ? body : copy.data, len)) < 0) {
+  if ((err = gpujit__deps_from_bin(out, owned ? body : copy.data, len)) < 0) {
     gpujit__buf_free(&copy);
     return err;
   }
@@ -89,21 +79,21 @@ static int group_body(int form, const char *body, size_t len, gpujit__buf *owned
   return 0;
 }
 
-static int group_from(const char *data, size_t len, gpujit__buf *owned, gpujit__deps *out, int *form, char *why,
+static int group_from(const char *data, size_t len, gpujit__buf *owned, gpujit__deps *out, int *legacy, char *why,
                       size_t n)
 {
   size_t off = 0;
-  int err = group_check(data, len, &off, form, why, n);
+  int err = group_check(data, len, &off, legacy, why, n);
   memset(out, 0, sizeof(*out));
-  if (err == 0 && (err = group_body(*form, data + off, len - off, owned, out)) == GPUJIT_ECORRUPT)
+  if (err == 0 && (err = group_body(data + off, len - off, owned, out)) == GPUJIT_ECORRUPT)
     snprintf(why, n, "dependency group does not parse");
   return err;
 }
 
 int gpujit__group_parse(const char *data, size_t len, gpujit__deps *out, char *why, size_t n)
 {
-  int form;
-  return group_from(data, len, NULL, out, &form, why, n);
+  int legacy;
+  return group_from(data, len, NULL, out, &legacy, why, n);
 }
 
 /* Groups this large are mapped, not read: the records are checked where they lie (cache files
@@ -132,22 +122,22 @@ static int group_file(gpujit__buf *b, const char *path, char *why, size_t n)
   return err;
 }
 
-static int group_read_form(const char *path, gpujit__deps *out, int *form, char *why, size_t n)
+static int group_read_form(const char *path, gpujit__deps *out, int *legacy, char *why, size_t n)
 {
   gpujit__buf b;
   int err = group_file(&b, path, why, n);
   memset(out, 0, sizeof(*out));
-  *form = 0;
+  *legacy = 0;
   if (err == 0)
-    err = group_from(b.data, b.len, &b, out, form, why, n);
+    err = group_from(b.data, b.len, &b, out, legacy, why, n);
   gpujit__buf_free(&b);
   return err;
 }
 
 int gpujit__group_read(const char *path, gpujit__deps *out, char *why, size_t n)
 {
-  int form;
-  return group_read_form(path, out, &form, why, n);
+  int legacy;
+  return group_read_form(path, out, &legacy, why, n);
 }
 
 int gpujit__group_load(gpujit_cache *c, const char *digest, gpujit__deps *out, char *why, size_t n)
@@ -174,23 +164,26 @@ static bool group_readable(const char *path)
 }
 
 /* A group's records read whole and checked the full way: by content where a stat moved, new
- * stats written back, a group of an earlier form written again in this one (the same records:
- * the same name) so that the next lookup checks it in place. */
+ * stats written back so that the next lookup checks it in place. A group of an earlier form is a
+ * miss that says so (not damage): the build that follows stores the group in this form. */
 static bool group_holds_whole(gpujit_cache *c, const char *path, const char *digest, char print[33], char *miss,
                               size_t miss_size)
 {
   char why[128];
   gpujit__deps deps;
   bool refresh = false, ok = false, moved;
-  int form, err = group_read_form(path, &deps, &form, why, sizeof(why));
-  if (err == GPUJIT_ECORRUPT)
+  int legacy, err = group_read_form(path, &deps, &legacy, why, sizeof(why));
+  if (err == GPUJIT_ECORRUPT && !legacy)
     gpujit__cache_damaged(c, digest, why);
-  if (err < 0)
+  if (err < 0) {
+    if (legacy && miss && miss_size)
+      snprintf(miss, miss_size, "its shared dependency group is %s", why);
     return false;
+  }
   ok = gpujit__deps_verify_moved(&deps, &refresh, &moved, miss, miss_size) == 0;
   if (ok) /* the identities as found, before a refresh records them */
     gpujit__deps_identity_print(&deps, print);
-  if (ok && (refresh || form != 4) && c->writable)
+  if (ok && refresh && c->writable)
     write_group(c, path, &deps);
   gpujit__deps_free(&deps);
   return ok;
@@ -200,10 +193,11 @@ int gpujit__group_view(gpujit_cache *c, const char *digest, gpujit__buf *b, gpuj
 {
   char path[PATH_MAX], why[128];
   size_t off;
-  int form;
+  int legacy;
   gpujit__cache_record_path(path, sizeof(path), c, "deps", digest);
-  if (group_file(b, path, why, sizeof(why)) == 0 && group_check(b->data, b->len, &off, &form, why, sizeof(why)) == 0 &&
-      form == 4 && gpujit__deps_view_open(view, b->data + off, b->len - off) == 0)
+  if (group_file(b, path, why, sizeof(why)) == 0 &&
+      group_check(b->data, b->len, &off, &legacy, why, sizeof(why)) == 0 &&
+      gpujit__deps_view_open(view, b->data + off, b->len - off) == 0)
     return 0;
   gpujit_error_clear();
   return GPUJIT_ENOENT;
@@ -243,7 +237,8 @@ bool gpujit__group_holds(gpujit_cache *c, const char *digest, gpujit__group_memo
   if (!(ok = voucher && voucher->held(voucher->ctx, digest))) {
     /* nearly every lookup: every record exactly as recorded, checked where it lies (the bytes go
      * with the check) — begun ahead of the lookup where this thread's build named this group
-     * (cache/records/head_start.c); else — an earlier form, a stat moved, a header changed, damage — whole */
+     * (cache/records/head_start.c); else (a stat moved, a header changed, an earlier form, damage)
+     * whole */
     if ((ahead = gpujit__head_take(c, digest)) != NULL) {
       gpujit__deps_ahead_print(ahead, out->print); /* while the helpers check */
       exact = gpujit__deps_ahead_join(ahead);

@@ -64,7 +64,8 @@ int gpujit__group_view(gpujit_cache *c, const char *digest, gpujit__buf *b, gpuj
 /** Read the shared group `digest` of this cache. @return 0, GPUJIT_ENOENT or GPUJIT_ECORRUPT (`why`). */
 int gpujit__group_load(gpujit_cache *c, const char *digest, gpujit__deps *out, char *why, size_t n);
 
-/** Read a dependency group file anywhere (this form or the JSON of gpujit-deps-1), verified. */
+/** Read a dependency group file anywhere, verified: GPUJIT_ECORRUPT (`why`) for damage and for a
+ *  group of a form earlier versions wrote, which is not read. */
 int gpujit__group_read(const char *path, gpujit__deps *out, char *why, size_t n);
 /** The same from a record's bytes. */
 int gpujit__group_parse(const char *data, size_t len, gpujit__deps *out, char *why, size_t n);
