@@ -7,7 +7,6 @@
 
 #include "cli.h"
 
-
 static void build_help(void)
 {
   printf("usage: gpujit build [options] FILE.cu...\n"

@@ -1,8 +1,10 @@
 /* The contract between `gpujit profile` (src/profile) and what writes its records — the injection
  * library (src/inject), and any other writer that follows docs/record-format.md: the environment
  * the profiled program is given, the records directory's file names, the record kinds, the
- * format version, and the flush entry point. Both sides include this header and spell none of
- * these names themselves. */
+ * format version, and the flush entry point. Both C sides include this header and spell none of
+ * these names themselves; the Python start-up hook (src/inject/python, the standard library alone,
+ * copied as it is) keeps those it writes in one table of _record.py, which test_layers checks
+ * against this header. */
 #ifndef GPUJIT_INJECT_PROTOCOL_H
 #define GPUJIT_INJECT_PROTOCOL_H
 
@@ -115,7 +117,6 @@ typedef void (*gpujit_record_flush_fn)(void);
 #define GPUJIT_RECORD_STEP_SYMBOL GPUJIT_RECORD_STR(GPUJIT_RECORD_STEP_FN)
 enum { GPUJIT_STEP_SRC_API = 0, GPUJIT_STEP_SRC_TORCH = 1 };
 typedef void (*gpujit_record_step_fn)(int src);
-
 
 /* The record kinds: X(ID, "k"). Each line is one JSON object {"k": KIND, "pid", "tid", ...};
  * docs/record-format.md lists each kind's fields. */

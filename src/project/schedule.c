@@ -28,7 +28,6 @@
 #include "project/wire.h"
 #include "trace/sink.h"
 
-
 int gpujit_project_options_init(gpujit_project_options *opts, unsigned int version)
 {
   static const gpujit_project_options init = GPUJIT_PROJECT_OPTIONS_INIT;

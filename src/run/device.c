@@ -188,7 +188,6 @@ int gpujit_synchronize(gpujit_device *g)
   return 0;
 }
 
-
 void gpujit__device_set_hooks(gpujit_device *dev, const gpujit__activity_hooks *hooks, void *payload)
 {
   dev->hooks = hooks;

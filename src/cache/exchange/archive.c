@@ -23,9 +23,6 @@
 #include "cache/exchange/libarchive.h"
 #include "cache/records/manifests.h"
 
-
-
-
 int gpujit_cache_export_options_init(gpujit_cache_export_options *o, unsigned int version)
 {
   static const gpujit_cache_export_options init = GPUJIT_CACHE_EXPORT_OPTIONS_INIT;

@@ -23,7 +23,6 @@
 #include "cache/store/total.h"
 #include "remote/remote.h"
 
-
 int gpujit_cache_options_init(gpujit_cache_options *opts, unsigned int version)
 {
   static const gpujit_cache_options init = GPUJIT_CACHE_OPTIONS_INIT;
@@ -214,7 +213,6 @@ const char *gpujit__cache_base(const gpujit_cache *c) { return c ? c->base : NUL
 
 /* ---- shared counters ---------------------------------------------------------------------- */
 
-
 #define STATS_MAGIC 0x31737473746a7067ULL /* "gpjtsts1" */
 
 /* Read-modify-write under flock, so concurrent processes lose no counts. */
@@ -284,7 +282,6 @@ void gpujit__cache_stats_read(gpujit_cache *c, gpujit__stats_file *s)
 }
 
 /* ---- entries ------------------------------------------------------------------------------ */
-
 
 int gpujit__cache_note_get(gpujit_cache *c, const char *kind, const char *hex, gpujit__buf *out)
 {

@@ -95,5 +95,4 @@ int gpujit__cache_note_put(gpujit_cache *c, const char *kind, const char *hex, c
 /** The base directory (NULL when none). */
 const char *gpujit__cache_base(const gpujit_cache *c);
 
-
 #endif

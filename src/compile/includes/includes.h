@@ -1,8 +1,8 @@
 /* What a compile will read besides its sources, predicted: the headers its #include lines resolve
  * to through NVRTC's search order (for PCH planning and refusing a FIFO; never a cache record:
  * compile/observe records what a compile read). */
-#ifndef GPUJIT_COMPILE_INCLUDES_H
-#define GPUJIT_COMPILE_INCLUDES_H
+#ifndef GPUJIT_COMPILE_INCLUDES_INCLUDES_H
+#define GPUJIT_COMPILE_INCLUDES_INCLUDES_H
 
 #include <stdbool.h>
 

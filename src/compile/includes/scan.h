@@ -1,7 +1,7 @@
 /* The include prediction's state, shared by includes.c (the #include closure), macros.c (the
  * #defines computed includes follow) and includes_memo.c (scans kept between builds). */
-#ifndef GPUJIT_COMPILE_SCAN_H
-#define GPUJIT_COMPILE_SCAN_H
+#ifndef GPUJIT_COMPILE_INCLUDES_SCAN_H
+#define GPUJIT_COMPILE_INCLUDES_SCAN_H
 
 #include <stdbool.h>
 #include <stdint.h>
