@@ -64,7 +64,7 @@ fi
 if part bench || part observe; then
 echo "== two threads compiling at once: observed against raw NVRTC; observing's cost on a miss"
 build-gpu/bench/bench_observe_threads 7 6 2>&1 | tee "$out/bench_observe_threads.txt"
-GPUJIT_OBSERVE=0 build-gpu/bench/bench_observe_threads 7 6 2>&1 | tee -a "$out/bench_observe_threads.txt"
+GPUJIT_BENCH_OBSERVE=0 build-gpu/bench/bench_observe_threads 7 6 2>&1 | tee -a "$out/bench_observe_threads.txt"
 build-gpu/bench/bench_observe 9 2>&1 | tee "$out/bench_observe.txt" | tail -4
 fi
 if part steps; then

@@ -1,24 +1,19 @@
-/* Helper threads for the cache's checks: a crew per check.
+/* A crew of threads sharing one task with the thread that starts it.
  *
- * A check of a toolkit group is hundreds of stats that do not wait on each other; helpers share
- * them with the caller's thread. The helpers are the check's own: started with it (or with the
- * check a build begins ahead of its lookup, cache/records/head_start.c) and joined before the lookup returns.
- * A pool kept between lookups started fewer threads, but its threads outlived the call that
- * wanted them: Python 3.12+ warned at the program's next os.fork() that the process was
- * multi-threaded, a child forked while they held the pool's lock had to be patched up, and under
- * RLIMIT_NPROC the program's own threads failed to start for want of the room they took. So none
- * is left once a lookup returns, and a check that cannot start one runs on the caller's thread.
- * Starting a thread costs its starter 20-40 us of system calls on the virtual machines measured
- * (a fresh process's first one, 60-110 us), and the new thread runs 50-100 us later — as long as
- * the check itself on eight threads. So:
- *  - the caller starts one helper, which starts the others (and joins them): the caller pays for
- *    one start, and a join that begins (the caller out of work) stops the starting;
- *  - with fewer than MANY_CPUS, each helper is bound to a CPU other than its starter's: the
- *    scheduler there ran a new thread on the CPU of the thread that started it, and the two took
- *    turns (the whole check on one CPU while the other stood idle: 0.84-1.0 ms against 0.55
- *    bound). With many CPUs the scheduler finds an idle one, and an unbound helper was as fast or
- *    faster (2.06 ms against 2.17).
- * Every signal is blocked on the helpers: none of the program's is handled on a thread of ours. */
+ * Design rules (the figures behind them are in docs/cache-format.md, "Helper threads"):
+ *  - the crew is the task's own: started with it and joined before the starter returns, so no
+ *    thread outlives the call that wanted it — a pool kept between calls made Python warn at the
+ *    program's next fork, left a forked child a lock to patch up, and took room under RLIMIT_NPROC
+ *    that the program's own threads then lacked;
+ *  - a thread that cannot be started is no error: the work is shared by whoever takes it, the
+ *    starter included, so fewer threads only make it slower;
+ *  - the starter starts one helper, which starts the others and joins them: the starter pays for
+ *    one thread start, and a join that begins (the starter out of work) stops the starting;
+ *  - where the helpers run is the caller's choice (`place`): each bound to a CPU other than the
+ *    starter's, or left to the scheduler. The policy — how many, and placed or not — belongs to
+ *    the user of the crew (cache/records/check_threads.c);
+ *  - every signal is blocked on the helpers: none of the program's is handled on a thread of ours.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -31,9 +26,7 @@
 
 #include "base/crew.h"
 
-#define MANY_CPUS 4 /* from this many, helpers go where the scheduler puts them */
-
-int (*gpujit__helpers_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+int (*gpujit__crew_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 /* The i-th CPU (from 1) of those allowed, after `from` and other than it; -1: none. */
 static int cpu_after(const cpu_set_t *allowed, int from, int i)
@@ -64,7 +57,7 @@ static bool start_one(gpujit__crew *crew, int k, void *(*fn)(void *), pthread_t 
     pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
   }
   crew->seat[k] = (gpujit__seat){crew, k};
-  rc = (gpujit__helpers_create ? gpujit__helpers_create : pthread_create)(tid, &attr, fn, &crew->seat[k]);
+  rc = (gpujit__crew_create ? gpujit__crew_create : pthread_create)(tid, &attr, fn, &crew->seat[k]);
   pthread_attr_destroy(&attr);
   return rc == 0;
 }
@@ -95,12 +88,12 @@ static void *first_main(void *arg)
   return NULL;
 }
 
-bool gpujit__helpers_start(gpujit__crew *crew, gpujit__task *t, int n, bool place)
+bool gpujit__crew_start(gpujit__crew *crew, gpujit__task *t, int n, bool place)
 {
   sigset_t all, old;
   memset(crew, 0, sizeof(*crew));
   crew->task = t;
-  crew->wanted = n < GPUJIT__HELPERS_MAX ? n : GPUJIT__HELPERS_MAX - 1;
+  crew->wanted = n < GPUJIT__CREW_MAX ? n : GPUJIT__CREW_MAX - 1;
   crew->from = sched_getcpu();
   crew->place = place && crew->from >= 0 && sched_getaffinity(0, sizeof(crew->allowed), &crew->allowed) == 0 &&
                 CPU_COUNT(&crew->allowed) >= 2;
@@ -113,7 +106,7 @@ bool gpujit__helpers_start(gpujit__crew *crew, gpujit__task *t, int n, bool plac
   return crew->first;
 }
 
-void gpujit__helpers_join(gpujit__crew *crew)
+void gpujit__crew_join(gpujit__crew *crew)
 {
   __atomic_store_n(&crew->stop, 1, __ATOMIC_RELEASE);
   if (crew->first)
@@ -121,7 +114,7 @@ void gpujit__helpers_join(gpujit__crew *crew)
   crew->first = false;
 }
 
-static size_t cpus_allowed(void)
+size_t gpujit__crew_cpus(void)
 {
   cpu_set_t set;
   long n;
@@ -129,27 +122,4 @@ static size_t cpus_allowed(void)
     return (size_t)CPU_COUNT(&set);
   n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (size_t)n : 1;
-}
-
-size_t gpujit__helpers_threads(int *how)
-{
-  static size_t setting; /* the cap times 8, plus how; worked out once */
-  size_t got = __atomic_load_n(&setting, __ATOMIC_RELAXED), cap, cpus;
-  if (!got) {
-    const char *e = getenv("GPUJIT_CHECK_THREADS");
-    char *end = NULL;
-    long v = e && *e ? strtol(e, &end, 10) : 0;
-    bool set = v >= 1 && v <= GPUJIT__HELPERS_MAX, many = cpus_allowed() >= MANY_CPUS;
-    size_t h = many ? 0 : GPUJIT__HELPERS_PLACE;
-    if (set && (strchr(end, 'b') || strchr(end, 'u')))
-      h = strchr(end, 'b') ? GPUJIT__HELPERS_PLACE : 0;
-    if (set && strchr(end, 'v'))
-      h |= GPUJIT__HELPERS_TIMELINE;
-    got = (set ? (size_t)v : 8) * 8 + h + 1; /* + 1: never 0 once worked out */
-    __atomic_store_n(&setting, got, __ATOMIC_RELAXED);
-  }
-  *how = (int)(got & 6);
-  cpus = cpus_allowed();
-  cap = got / 8;
-  return cap < cpus ? cap : cpus;
 }

@@ -29,8 +29,9 @@ static const setting settings[] = {
     {"GPUJIT_NO_CACHE", "1: no kernel cache"},
     {"GPUJIT_CACHE_MAX_SIZE", "the cache's size limit (500M, 2G), over the one `cache limit` kept"},
     {"GPUJIT_CACHE_TIME_MACROS", "1: cache builds that use __TIME__, __DATE__ or __TIMESTAMP__"},
-    {"GPUJIT_OBSERVE", "0: do not observe what NVRTC reads (then nothing is cached; for measuring the cost of observing)"},
-    {"GPUJIT_CHECK_THREADS", "N (1-64): at most N threads check a lookup's dependency group (default 8); letters after N, for measuring: b/u each helper bound to a CPU other than the lookup's or not (default: u with 4+ CPUs, b with fewer), v the check's timeline on stderr"},
+    {"GPUJIT_CHECK_THREADS", "N (1-64): at most N threads check a lookup's dependency group (default 8)"},
+    {"GPUJIT_BENCH_OBSERVE", "measuring switch: 0 does not observe what NVRTC reads (then nothing is cached: the cost of observing)"},
+    {"GPUJIT_BENCH_CHECK", "measuring switch: letters b/u each helper of a group's check bound to a CPU other than the lookup's or not (default: u with 4+ CPUs, b with fewer), v the check's timeline logged (gpujit -v prints it)"},
     {"GPUJIT_BASE_DIR", "paths under it enter cache keys relatively (hits across checkouts)"},
     {"GPUJIT_REMOTE_CACHE", "remote stores (http://, https://, redis:// URLs, space-separated)"},
     {"GPUJIT_REMOTE_READ_ONLY", "1: never write to the remote stores"},
@@ -48,7 +49,7 @@ static const setting settings[] = {
     {"GPUJIT_PROFILE_MAX_EVENTS", "set by `gpujit profile`: per-launch records kept per process"},
     {"GPUJIT_PROFILE_STEP", "set by `gpujit profile --step`: where steps come from (auto, api, torch, nvtx:NAME, kernel:NAME)"},
     {"GPUJIT_PROFILE_SCHEDULE", "set by `gpujit profile --schedule`: which steps are recorded (wait=,warmup=,active=,repeat=,skip_first=)"},
-    {"GPUJIT_PROFILE_LAUNCH_CALLBACKS", "0: the profile's launch callbacks off (to measure them)"},
+    {"GPUJIT_BENCH_LAUNCH_CALLBACKS", "measuring switch: 0 turns the profile's launch callbacks off, and words that change CUPTI's settings (docs/record-format.md)"},
     {"GPUJIT_PROFILE_PYTHON_HOOK", "set by `gpujit profile`: the Python start-up hook's directory"},
     {"GPUJIT_PROFILE_REINJECTED", "set by the injection library in a child whose variables it put back"},
     {"GPUJIT_PROFILE_FROM_HASH", "set by gpujit for its own ptxas under gpujit profile: the NVRTC PTX its input was made from"},
@@ -140,10 +141,10 @@ static const char *not_in_effect(const char *name, const char *v, char *why, siz
     n = strtol(v, NULL, 10);
     if (n >= 1 && n <= 64)
       return NULL;
-    snprintf(why, size, "ignored: not a count of 1-64 (letters may follow it); the default is used");
+    snprintf(why, size, "ignored: not a count of 1-64; the default is used");
   } else if (!strcmp(name, "GPUJIT_SERVER") || !strcmp(name, "GPUJIT_CACHE_TIME_MACROS") ||
-             !strcmp(name, "GPUJIT_OBSERVE")) {
-    const char *only = !strcmp(name, "GPUJIT_SERVER") ? "0 or 1" : !strcmp(name, "GPUJIT_OBSERVE") ? "0" : "1";
+             !strcmp(name, "GPUJIT_BENCH_OBSERVE")) {
+    const char *only = !strcmp(name, "GPUJIT_SERVER") ? "0 or 1" : !strcmp(name, "GPUJIT_BENCH_OBSERVE") ? "0" : "1";
     if ((!strcmp(v, "0") && strchr(only, '0')) || (!strcmp(v, "1") && strchr(only, '1')))
       return NULL;
     snprintf(why, size, "ignored: only %s means anything", only);

@@ -24,7 +24,7 @@
   X(DIR, "GPUJIT_PROFILE_DIR")                 /* where each process writes its records file */    \
   X(FLAGS, "GPUJIT_PROFILE_FLAGS")             /* comma-separated words: GPUJIT_RECORD_FLAGS */    \
   X(MAX_EVENTS, "GPUJIT_PROFILE_MAX_EVENTS")   /* per-launch records kept per process */          \
-  X(LAUNCH_CALLBACKS, "GPUJIT_PROFILE_LAUNCH_CALLBACKS") /* 0: no launch callbacks (measuring) */ \
+  X(LAUNCH_CALLBACKS, "GPUJIT_BENCH_LAUNCH_CALLBACKS") /* 0: no launch callbacks (measuring) */ \
   X(REINJECTED, "GPUJIT_PROFILE_REINJECTED")   /* set in a child whose variables were put back */ \
   X(PYTHONPATH, "PYTHONPATH")                  /* the start-up hook's directory first */          \
   X(HOOK, "GPUJIT_PROFILE_PYTHON_HOOK")        /* that directory (put back first where dropped) */ \

@@ -58,7 +58,7 @@ static void join_after(gpujit__crew *crew, counting *c, int want)
 {
   for (int i = 0; i < 5000 && __atomic_load_n(&c->runs, __ATOMIC_ACQUIRE) < want; i++)
     usleep(1000);
-  gpujit__helpers_join(crew);
+  gpujit__crew_join(crew);
 }
 
 static int threads_of_process(void)
@@ -81,7 +81,7 @@ static void test_helpers__task_run_by_each_helper_asked(void **state)
     gpujit__crew crew;
     counting_init(&c, place);
     c.crew = &crew;
-    assert_true(gpujit__helpers_start(&crew, &c.task, 3, place));
+    assert_true(gpujit__crew_start(&crew, &c.task, 3, place));
     join_after(&crew, &c, 3);
     assert_int_equal(c.runs, 3);
     assert_int_equal(c.seen_k, (1UL << 1) | (1UL << 2) | (1UL << 3)); /* numbers 1, 2, 3 */
@@ -100,7 +100,7 @@ static void test_helpers__join_leaves_no_thread(void **state)
     gpujit__crew crew;
     counting_init(&c, i % 2);
     c.crew = &crew;
-    assert_true(gpujit__helpers_start(&crew, &c.task, 7, i % 2));
+    assert_true(gpujit__crew_start(&crew, &c.task, 7, i % 2));
     join_after(&crew, &c, 7);
     assert_int_equal(threads_of_process(), 1);
     assert_int_equal(c.runs, 7);
@@ -122,18 +122,18 @@ static void test_helpers__cannot_start_threads(void **state)
   counting c;
   gpujit__crew crew;
   (void)state;
-  gpujit__helpers_create = fail_later;
+  gpujit__crew_create = fail_later;
   failing_after = 0;
   counting_init(&c, false);
-  assert_false(gpujit__helpers_start(&crew, &c.task, 3, false));
-  gpujit__helpers_join(&crew);
+  assert_false(gpujit__crew_start(&crew, &c.task, 3, false));
+  gpujit__crew_join(&crew);
   assert_int_equal(c.runs, 0);
   failing_after = 1;
   counting_init(&c, false);
-  assert_true(gpujit__helpers_start(&crew, &c.task, 3, false));
+  assert_true(gpujit__crew_start(&crew, &c.task, 3, false));
   usleep(20000); /* time enough for the others, had they started */
   join_after(&crew, &c, 1);
-  gpujit__helpers_create = NULL;
+  gpujit__crew_create = NULL;
   assert_int_equal(c.runs, 1);
   assert_int_equal(c.seen_k, 1UL << 1);
   assert_int_equal(threads_of_process(), 1);
@@ -152,7 +152,7 @@ static void *start_many(void *arg)
     counting_init(&c, true);
     c.crew = &crew;
     c.cpus = 0; /* starters move between CPUs here: the binding is task_run_by_each_helper_asked's */
-    if (!gpujit__helpers_start(&crew, &c.task, 2, true))
+    if (!gpujit__crew_start(&crew, &c.task, 2, true))
       p->bad++;
     join_after(&crew, &c, 2);
     if (c.runs != 2 || c.bad)
@@ -193,7 +193,7 @@ static void *fork_now(void *arg)
     gpujit__crew crew;
     counting_init(&c, true);
     c.crew = &crew;
-    if (!gpujit__helpers_start(&crew, &c.task, 2, true))
+    if (!gpujit__crew_start(&crew, &c.task, 2, true))
       _exit(2);
     join_after(&crew, &c, 2);
     _exit(c.runs == 2 && c.bad == 0 && threads_of_process() == 1 ? 0 : 3);
@@ -213,7 +213,7 @@ static void test_helpers__forked_child(void **state)
   counting_init(&c, true);
   c.crew = &crew;
   c.task.run = slow_run;
-  assert_true(gpujit__helpers_start(&crew, &c.task, 2, true));
+  assert_true(gpujit__crew_start(&crew, &c.task, 2, true));
   assert_int_equal(pthread_create(&t, NULL, fork_now, &pid), 0);
   pthread_join(t, NULL);
   join_after(&crew, &c, 2);

@@ -16,7 +16,7 @@
 #include "cache/store/handle.h"
 #include "cache/records/groups.h"
 #include "cache/records/head_start.h"
-#include "base/crew.h"
+#include "cache/records/check_threads.h"
 #include "cache/records/manifests.h"
 #include "cache/store/store.h"
 #include "gpujit.h"
@@ -541,8 +541,7 @@ static void test_group__checked_ahead(void **state)
   static const size_t at[] = {0, FILES, HEADERS / 2, HEADERS - 1};
   int64_t later = gpujit__deps_clock() + 5000000000LL;
   bool joined;
-  int how;
-  if (gpujit__helpers_threads(&how) < 2) {
+  if (gpujit__check_threads_get().threads < 2) {
     print_message("skip: one CPU here, so no helper thread begins a check ahead\n");
     skip();
   }

@@ -20,6 +20,7 @@
 #include "base/hash.h"
 #include "cache/records/deps.h"
 #include "base/crew.h"
+#include "cache/records/check_threads.h"
 
 /* The device with the inode: two filesystems (one mounted over the other, a link retargeted from
  * one to the other) can hold files of equal inode, size and times. */
@@ -213,7 +214,7 @@ int gpujit__deps_view_identity_print(const gpujit__deps_view *v, char out[33])
  * thread of the check outlives it (a helper that starts late finds nothing to take and ends). */
 #define CHUNK 16
 #define PER_THREAD 64  /* records per thread worth a helper */
-#define MAX_THREADS GPUJIT__HELPERS_MAX /* numbers of the threads in a timeline */
+#define MAX_THREADS GPUJIT__CREW_MAX /* numbers of the threads in a timeline */
 
 enum { UNSETTLED, HELD, NOT_EXACT }; /* a view's chunk, as its checker found it */
 
@@ -375,8 +376,8 @@ static void job_run(gpujit__task *t, int k)
 static job *job_new(size_t count, gpujit__dep **order, const gpujit__deps_view *view, gpujit__buf *bytes,
                     size_t helpers)
 {
-  size_t chunks = (count + CHUNK - 1) / CHUNK, threads = count / PER_THREAD + 1, cap;
-  int how;
+  size_t chunks = (count + CHUNK - 1) / CHUNK, threads = count / PER_THREAD + 1;
+  gpujit__check_threads how;
   job *j = calloc(1, sizeof(*j) + count * sizeof(uint32_t) + (view ? chunks : 0));
   if (!j)
     return NULL;
@@ -392,14 +393,14 @@ static job *job_new(size_t count, gpujit__dep **order, const gpujit__deps_view *
   j->state = (unsigned char *)(j->dir_len + count);
   j->task.run = job_run;
   pthread_mutex_init(&j->lock, NULL);
-  if (threads > (cap = gpujit__helpers_threads(&how)))
-    threads = cap;
+  if (threads > (how = gpujit__check_threads_get()).threads)
+    threads = how.threads;
   if (helpers > threads - 1)
     helpers = threads - 1;
-  if ((j->timeline = how & GPUJIT__HELPERS_TIMELINE))
+  if ((j->timeline = how.timeline))
     j->t0 = gpujit__now_ns();
   if (helpers > 0)
-    gpujit__helpers_start(&j->crew, &j->task, (int)helpers, how & GPUJIT__HELPERS_PLACE);
+    gpujit__crew_start(&j->crew, &j->task, (int)helpers, how.place);
   return j;
 }
 
@@ -408,16 +409,16 @@ static job *job_new(size_t count, gpujit__dep **order, const gpujit__deps_view *
 static void job_join(job *j)
 {
   job_work(j, 0);
-  gpujit__helpers_join(&j->crew);
+  gpujit__crew_join(&j->crew);
 }
 
-/* Measuring ("8v"), on stderr: the check's time on the caller's thread, each thread's start
- * and the chunks it took. */
+/* Measuring (GPUJIT_BENCH_CHECK=v), through the library's log at the info level: the check's
+ * time on the caller's thread, each thread's start and the chunks it took. */
 static void timeline(job *j)
 {
   char line[112 + MAX_THREADS * 24];
   int64_t end = gpujit__now_ns();
-  size_t n = (size_t)snprintf(line, sizeof(line), "gpujit: check of %zu records in %.3f ms (monotonic %lld to %lld ns%s):",
+  size_t n = (size_t)snprintf(line, sizeof(line), "check of %zu records in %.3f ms (monotonic %lld to %lld ns%s):",
                               j->count, (double)(end - j->t0) / 1e6, (long long)j->t0, (long long)end,
                               j->ahead ? "; begun ahead" : "");
   for (int k = 0; k < MAX_THREADS && n < sizeof(line); k++) {
@@ -428,7 +429,7 @@ static void timeline(job *j)
     else if (at || did)
       n += (size_t)snprintf(line + n, sizeof(line) - n, " [%.3f %u]", (double)at / 1e6, did);
   }
-  fprintf(stderr, "%s\n", line);
+  gpujit__log(GPUJIT_LOG_INFO, "%s", line);
 }
 
 int gpujit__deps_verify(gpujit__deps *d, bool *refresh) { return gpujit__deps_verify_why(d, refresh, NULL, 0); }
@@ -506,8 +507,7 @@ int gpujit__deps_verify_view(const gpujit__deps_view *v, gpujit__buf *bytes)
 
 gpujit__deps_ahead *gpujit__deps_check_ahead(const gpujit__deps_view *v, gpujit__buf *bytes)
 {
-  int how;
-  size_t n = gpujit__helpers_threads(&how);
+  size_t n = gpujit__check_threads_get().threads;
   job *j = n > 1 ? job_new(v->count, NULL, v, bytes, n - 1) : NULL;
   if (!j)
     gpujit__buf_free(bytes);
@@ -530,6 +530,6 @@ void gpujit__deps_ahead_drop(gpujit__deps_ahead *a)
   if (!j)
     return;
   __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED); /* the helpers stop at their next chunk */
-  gpujit__helpers_join(&j->crew);
+  gpujit__crew_join(&j->crew);
   job_free(j);
 }

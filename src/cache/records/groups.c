@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/crew.h"
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/hash.h"
+#include "cache/records/check_threads.h"
 #include "cache/records/groups.h"
 #include "cache/store/files.h"
 #include "cache/store/handle.h"
@@ -208,8 +208,7 @@ gpujit__head *gpujit__group_head_start(gpujit_cache *c, const char *hint)
   gpujit__head *h = checks_here() ? gpujit__head_open(c, hint) : NULL;
   gpujit__buf b = {0};
   gpujit__deps_view view;
-  int how;
-  if (h && gpujit__head_noted(h) && gpujit__helpers_threads(&how) > 1 &&
+  if (h && gpujit__head_noted(h) && gpujit__check_threads_get().threads > 1 &&
       gpujit__group_view(c, gpujit__head_noted(h), &b, &view) == 0)
     gpujit__head_begun(h, gpujit__deps_check_ahead(&view, &b));
   gpujit__buf_free(&b);
