@@ -31,7 +31,7 @@ static const setting settings[] = {
     {"GPUJIT_CACHE_TIME_MACROS", "1: cache builds that use __TIME__, __DATE__ or __TIMESTAMP__"},
     {"GPUJIT_CHECK_THREADS", "N (1-64): at most N threads check a lookup's dependency group (default 8)"},
     {"GPUJIT_BENCH_OBSERVE", "measuring switch: 0 does not observe what NVRTC reads (then nothing is cached: the cost of observing)"},
-    {"GPUJIT_BENCH_CHECK", "measuring switch: letters b/u each helper of a group's check bound to a CPU other than the lookup's or not (default: u with 4+ CPUs, b with fewer), v the check's timeline logged (gpujit -v prints it)"},
+    {"GPUJIT_BENCH_CHECK", "measuring switch: letters b/u each helper of a group's check bound to a CPU other than the lookup's or not (default: u with 4+ CPUs, b with fewer), v the check's timeline logged (gpujit -v prints it), h no head start"},
     {"GPUJIT_BASE_DIR", "paths under it enter cache keys relatively (hits across checkouts)"},
     {"GPUJIT_REMOTE_CACHE", "remote stores (http://, https://, redis:// URLs, space-separated)"},
     {"GPUJIT_REMOTE_READ_ONLY", "1: never write to the remote stores"},

@@ -9,11 +9,11 @@
 #define DEFAULT_THREADS 8
 #define MANY_CPUS 4 /* from this many, helpers go where the scheduler puts them */
 
-enum { PLACE = 2, TIMELINE = 4 };
+enum { PLACE = 2, TIMELINE = 4, NO_AHEAD = 8 };
 
 gpujit__check_threads gpujit__check_threads_get(void)
 {
-  static size_t setting; /* the cap times 8, plus PLACE and TIMELINE, plus 1: never 0 once set */
+  static size_t setting; /* the cap times 16, plus PLACE, TIMELINE, NO_AHEAD, plus 1: never 0 once set */
   size_t got = __atomic_load_n(&setting, __ATOMIC_RELAXED), cpus = gpujit__crew_cpus();
   gpujit__check_threads out;
   if (!got) {
@@ -25,11 +25,14 @@ gpujit__check_threads gpujit__check_threads_get(void)
       how = strchr(bench, 'b') ? PLACE : 0;
     if (bench && strchr(bench, 'v'))
       how |= TIMELINE;
-    got = cap * 8 + how + 1;
+    if (bench && strchr(bench, 'h'))
+      how |= NO_AHEAD;
+    got = cap * 16 + how + 1;
     __atomic_store_n(&setting, got, __ATOMIC_RELAXED);
   }
-  out.threads = got / 8 < cpus ? got / 8 : cpus;
+  out.threads = got / 16 < cpus ? got / 16 : cpus;
   out.place = got & PLACE;
   out.timeline = got & TIMELINE;
+  out.ahead = !(got & NO_AHEAD) && out.threads > 1;
   return out;
 }

@@ -208,7 +208,7 @@ gpujit__head *gpujit__group_head_start(gpujit_cache *c, const char *hint)
   gpujit__head *h = checks_here() ? gpujit__head_open(c, hint) : NULL;
   gpujit__buf b = {0};
   gpujit__deps_view view;
-  if (h && gpujit__head_noted(h) && gpujit__check_threads_get().threads > 1 &&
+  if (h && gpujit__head_noted(h) && gpujit__check_threads_get().ahead &&
       gpujit__group_view(c, gpujit__head_noted(h), &b, &view) == 0)
     gpujit__head_begun(h, gpujit__deps_check_ahead(&view, &b));
   gpujit__buf_free(&b);
