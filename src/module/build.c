@@ -262,7 +262,7 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
   gpujit__options_current(&current, caller_opts);
   if (!(m = gpujit__module_new()))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  head = head_start(sources, count, opts);
+  miss.head = head = head_start(sources, count, opts);
   if ((err = prepare(m, sources, count, opts)) < 0)
     goto done;
   stage_begin(&build_stage, m, count, opts, ctl);

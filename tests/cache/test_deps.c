@@ -395,7 +395,7 @@ static void test_deps__shared_group_changed_in_process(void **state)
   gpujit__cache_entry_path(entry_dir, sizeof(entry_dir), f->cache, entry);
   assert_int_equal(th_run(&out, "mkdir -p '%s'", entry_dir), 0);
   free(out);
-  assert_int_equal(gpujit__manifest_add(f->cache, key, entry, &none, &shared), 0);
+  assert_int_equal(gpujit__manifest_add(f->cache, key, NULL, entry, &none, &shared), 0);
   assert_int_equal(gpujit__manifest_find(f->cache, key, found), 0);
   assert_string_equal(found, entry);
   /* the same size, renamed over it */

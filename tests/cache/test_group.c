@@ -192,14 +192,14 @@ static void test_group__changed_header_is_a_miss(void **state)
   gpujit__cache_entry_path(dir, sizeof(dir), f->cache, entry);
   assert_int_equal(th_run(&out, "mkdir -p '%s'", dir), 0);
   free(out);
-  assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &none, &d), 0);
+  assert_int_equal(gpujit__manifest_add(f->cache, request, NULL, entry, &none, &d), 0);
   assert_int_equal(gpujit__manifest_find(f->cache, request, found), 0);
   for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
     size_t i = at[k];
     header_text(text, i, 1);
     write_file(f->headers[i], text);
     miss[0] = '\0';
-    if (gpujit__manifest_find_why(f->cache, request, found, miss, sizeof(miss)) != GPUJIT_ENOENT)
+    if (gpujit__manifest_find_why(f->cache, request, NULL, found, miss, sizeof(miss)) != GPUJIT_ENOENT)
       fail_msg("header %zu (%s) changed, and the lookup still hit", i, f->headers[i]);
     if (!strstr(miss, f->headers[i]) || !strstr(miss, "changed"))
       fail_msg("header %zu: the reason does not name it: %s", i, miss);
@@ -441,7 +441,7 @@ static void test_group__earlier_forms_miss(void **state)
   gpujit__cache_entry_path(dir, sizeof(dir), f->cache, entry);
   assert_int_equal(th_run(&out, "mkdir -p '%s'", dir), 0);
   free(out);
-  assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &none, &d), 0);
+  assert_int_equal(gpujit__manifest_add(f->cache, request, NULL, entry, &none, &d), 0);
   path = group_path(f);
   assert_int_equal(gpujit__deps_to_bin(&d, &v4), 0);
   earlier_binary(&v4, &v3);
@@ -456,7 +456,7 @@ static void test_group__earlier_forms_miss(void **state)
       assert_int_equal(gpujit__write_blob(f->cache_dir, path, "gpujit-deps-1", json, strlen(json)), 0);
     assert_int_equal(gpujit_cache_stats_get(f->cache, &before), 0);
     miss[0] = '\0';
-    assert_int_equal(gpujit__manifest_find_why(f->cache, request, found, miss, sizeof(miss)), GPUJIT_ENOENT);
+    assert_int_equal(gpujit__manifest_find_why(f->cache, request, NULL, found, miss, sizeof(miss)), GPUJIT_ENOENT);
     if (!strstr(miss, "an earlier form (gpujit-deps-") || !strchr(miss, '0' + form))
       fail_msg("form %d: miss reason: %s", form, miss);
     assert_int_equal(gpujit_cache_stats_get(f->cache, &after), 0);
@@ -464,7 +464,7 @@ static void test_group__earlier_forms_miss(void **state)
     head = head_of(path);
     assert_int_equal(head[12], '0' + form); /* a lookup writes nothing */
     free(head);
-    assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &none, &d), 0); /* the build stores */
+    assert_int_equal(gpujit__manifest_add(f->cache, request, NULL, entry, &none, &d), 0); /* the build stores */
     head = head_of(path);
     assert_string_equal(head, "gpujit-deps-4 ");
     free(head);
@@ -520,7 +520,7 @@ static int look_up_ahead(fx *f, const char *hint, const char *req, char found[33
   gpujit__head *h = gpujit__group_head_start(f->cache, hint);
   int err;
   assert_non_null(h);
-  err = gpujit__manifest_find_why(f->cache, req, found, miss, n);
+  err = gpujit__manifest_find_why(f->cache, req, h, found, miss, n);
   *joined = gpujit__head_joined(h);
   gpujit__head_end(h);
   return err;
@@ -556,8 +556,8 @@ static void test_group__checked_ahead(void **state)
   gpujit__cache_entry_path(dir, sizeof(dir), f->cache, entry2);
   assert_int_equal(th_run(&out, "mkdir -p '%s'", dir), 0);
   free(out);
-  assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &none, &d), 0); /* no build began: no note */
-  assert_int_equal(gpujit__manifest_add(f->cache, request2, entry2, &none, &d2), 0);
+  assert_int_equal(gpujit__manifest_add(f->cache, request, NULL, entry, &none, &d), 0); /* no build began: no note */
+  assert_int_equal(gpujit__manifest_add(f->cache, request2, NULL, entry2, &none, &d2), 0);
   assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
   assert_false(joined); /* nothing noted yet; now noted */
   assert_int_equal(look_up_ahead(f, hint, request, found, NULL, 0, &joined), 0);
@@ -586,7 +586,7 @@ static void test_group__checked_ahead(void **state)
   /* a group stored within a build is noted for it */
   {
     gpujit__head *h = gpujit__group_head_start(f->cache, hint2);
-    assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &none, &d), 0);
+    assert_int_equal(gpujit__manifest_add(f->cache, request, h, entry, &none, &d), 0);
     gpujit__head_end(h);
   }
   assert_int_equal(look_up_ahead(f, hint2, request, found, NULL, 0, &joined), 0);

@@ -242,7 +242,7 @@ static void test_identity__manifest_across(void **state)
   free(out);
   assert_int_equal(link(t, u), 0);
   record(&deps, &shared, u, t, once_h);
-  assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &deps, &shared), 0);
+  assert_int_equal(gpujit__manifest_add(f->cache, request, NULL, entry, &deps, &shared), 0);
   gpujit__deps_free(&deps);
   gpujit__deps_free(&shared);
   assert_int_equal(gpujit__manifest_find(f->cache, request, found), 0);
@@ -250,7 +250,7 @@ static void test_identity__manifest_across(void **state)
   assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
   /* recorded as copies */
   record(&deps, &shared, u, t, once_h);
-  assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &deps, &shared), 0);
+  assert_int_equal(gpujit__manifest_add(f->cache, request, NULL, entry, &deps, &shared), 0);
   gpujit__deps_free(&deps);
   gpujit__deps_free(&shared);
   assert_int_equal(gpujit__manifest_find(f->cache, request, found), 0);

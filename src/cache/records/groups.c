@@ -216,8 +216,8 @@ gpujit__head *gpujit__group_head_start(gpujit_cache *c, const char *hint)
 }
 
 /* `out->print`: the group's identity print where the check had its records; else "" (gpujit__group_print). */
-bool gpujit__group_holds(gpujit_cache *c, const char *digest, gpujit__group_memo *memo, gpujit__held_group *out,
-                         char *miss, size_t miss_size)
+bool gpujit__group_holds(gpujit_cache *c, const char *digest, gpujit__head *head, gpujit__group_memo *memo,
+                         gpujit__held_group *out, char *miss, size_t miss_size)
 {
   char path[PATH_MAX];
   gpujit__buf b = {0};
@@ -238,7 +238,7 @@ bool gpujit__group_holds(gpujit_cache *c, const char *digest, gpujit__group_memo
      * with the check) — begun ahead of the lookup where this thread's build named this group
      * (cache/records/head_start.c); else (a stat moved, a header changed, an earlier form, damage)
      * whole */
-    if ((ahead = gpujit__head_take(c, digest)) != NULL) {
+    if ((ahead = gpujit__head_take(head, c, digest)) != NULL) {
       gpujit__deps_ahead_print(ahead, out->print); /* while the helpers check */
       exact = gpujit__deps_ahead_join(ahead);
     } else if (gpujit__group_view(c, digest, &b, &view) == 0) {
@@ -249,7 +249,7 @@ bool gpujit__group_holds(gpujit_cache *c, const char *digest, gpujit__group_memo
     gpujit__cache_record_path(path, sizeof(path), c, "deps", digest);
     ok = exact == GPUJIT_ENOENT ? group_holds_whole(c, path, digest, out->print, miss, miss_size) : exact == 0;
     if (ok)
-      gpujit__head_held(c, digest);
+      gpujit__head_held(head, c, digest);
   }
   if (ok && memo->n < sizeof(memo->held) / sizeof(memo->held[0]))
     memo->held[memo->n++] = *out;
@@ -319,13 +319,13 @@ int gpujit__group_import(gpujit_cache *c, const char *digest, const gpujit__deps
   return write_group(c, path, group);
 }
 
-int gpujit__group_store(gpujit_cache *c, const char *digest, const gpujit__deps *shared)
+int gpujit__group_store(gpujit_cache *c, const char *digest, gpujit__head *head, const gpujit__deps *shared)
 {
   char path[PATH_MAX];
   int err = 0;
   gpujit__cache_record_path(path, sizeof(path), c, "deps", digest);
   if (!group_readable(path) && (err = write_group(c, path, shared)) < 0)
     return err;
-  gpujit__head_held(c, digest);
+  gpujit__head_held(head, c, digest);
   return 0;
 }

@@ -43,10 +43,10 @@ typedef struct gpujit__group_memo {
 } gpujit__group_memo;
 
 /** Whether shared group `digest` holds: vouched for, remembered in `memo`, joined from the check
- *  begun ahead, or checked here (in place; an earlier form, a moved stat or damage read whole and
- *  written again). `out` receives it; `miss` (when given) why it does not hold. */
-bool gpujit__group_holds(gpujit_cache *c, const char *digest, gpujit__group_memo *memo, gpujit__held_group *out,
-                         char *miss, size_t miss_size);
+ *  build `head` (NULL: none) began ahead, or checked here (in place; a moved stat or damage read
+ *  whole). `out` receives it; `miss` (when given) why it does not hold. */
+bool gpujit__group_holds(gpujit_cache *c, const char *digest, gpujit__head *head, gpujit__group_memo *memo,
+                         gpujit__held_group *out, char *miss, size_t miss_size);
 /** `g->print` worked out from its records where the check did not (and kept in `memo`). */
 void gpujit__group_print(gpujit_cache *c, gpujit__held_group *g, gpujit__group_memo *memo);
 /** The `once` files of `deps` that are one file now are those recorded as one, across the entry
@@ -54,8 +54,8 @@ void gpujit__group_print(gpujit_cache *c, gpujit__held_group *g, gpujit__group_m
 bool gpujit__group_identities_hold(gpujit_cache *c, const char *digest, gpujit__deps *deps, char *miss, size_t n);
 
 /** Store `shared` as group `digest` unless a sound one is there, and note it for the next build of
- *  this thread's sources (head start). */
-int gpujit__group_store(gpujit_cache *c, const char *digest, const gpujit__deps *shared);
+ *  build `head`'s sources (NULL: no note). */
+int gpujit__group_store(gpujit_cache *c, const char *digest, gpujit__head *head, const gpujit__deps *shared);
 
 /** The shared group `digest` of this cache as a view, when it is of the binary form read in
  *  place: 0 (`b` holds the bytes `view` lies in), else GPUJIT_ENOENT (free `b` either way). */

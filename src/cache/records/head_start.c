@@ -3,8 +3,9 @@
  * time checking the shared group — hundreds of stats — and reaches that check only after working
  * out its arch, toolkit and key. The group a build's sources used last time is noted in the cache
  * (notes/group/HINT, HINT a hash of the sources' text); when the build begins, that group's check
- * is begun on helper threads (gpujit__manifest_head_start, which reads the group), and the lookup
- * joins it if its manifest names the same group. Here: the build's note and its check, per thread.
+ * is begun on helper threads (gpujit__group_head_start, which reads the group), and the lookup
+ * joins it if its manifest names the same group. Here: the build's note and its check, one state
+ * per build that the build hands to its lookup and its store (nothing is kept per thread).
  *
  * The answer is the same check's: every record held exactly as recorded when it was stat'ed, and
  * every stat is made after the build began — a file changed before the build is seen. A note that
@@ -30,17 +31,14 @@ struct gpujit__head {
   gpujit__deps_ahead *ahead; /* the check begun, until taken or stopped */
 };
 
-static _Thread_local gpujit__head *current;
-
 gpujit__head *gpujit__head_open(gpujit_cache *c, const char *hint)
 {
   gpujit__head *h;
   gpujit__buf note = {0};
-  if (!c || current || !gpujit__is_digest(hint, strlen(hint)) || !(h = calloc(1, sizeof(*h))))
+  if (!c || !gpujit__is_digest(hint, strlen(hint)) || !(h = calloc(1, sizeof(*h))))
     return NULL;
   h->cache = c;
   memcpy(h->hint, hint, 32);
-  current = h;
   if (gpujit__cache_note_get(c, "group", hint, &note) == 0 && gpujit__is_digest(note.data, note.len))
     memcpy(h->noted, note.data, 32);
   gpujit__buf_free(&note);
@@ -52,31 +50,31 @@ const char *gpujit__head_noted(const gpujit__head *h) { return h->noted[0] ? h->
 
 void gpujit__head_begun(gpujit__head *h, gpujit__deps_ahead *a) { h->ahead = a; }
 
-gpujit__deps_ahead *gpujit__head_take(gpujit_cache *c, const char *digest)
+gpujit__deps_ahead *gpujit__head_take(gpujit__head *h, gpujit_cache *c, const char *digest)
 {
   gpujit__deps_ahead *a = NULL;
-  if (current && current->cache == c && current->ahead && !strcmp(current->noted, digest)) {
-    a = current->ahead;
-    current->ahead = NULL;
-    current->joined = true;
+  if (h && h->cache == c && h->ahead && !strcmp(h->noted, digest)) {
+    a = h->ahead;
+    h->ahead = NULL;
+    h->joined = true;
   }
   return a;
 }
 
-void gpujit__head_held(gpujit_cache *c, const char *digest)
+void gpujit__head_held(gpujit__head *h, gpujit_cache *c, const char *digest)
 {
-  if (!current || current->cache != c || current->wrote || !strcmp(current->noted, digest))
+  if (!h || h->cache != c || h->wrote || !strcmp(h->noted, digest))
     return;
-  current->wrote = true;
-  if (gpujit__cache_note_put(c, "group", current->hint, digest, strlen(digest)) < 0)
+  h->wrote = true;
+  if (gpujit__cache_note_put(c, "group", h->hint, digest, strlen(digest)) < 0)
     gpujit_error_clear(); /* a note is a guess for next time: a failed one costs only that */
 }
 
-void gpujit__head_settle(void)
+void gpujit__head_settle(gpujit__head *h)
 {
-  if (current && current->ahead) {
-    gpujit__deps_ahead_drop(current->ahead);
-    current->ahead = NULL;
+  if (h && h->ahead) {
+    gpujit__deps_ahead_drop(h->ahead);
+    h->ahead = NULL;
   }
 }
 
@@ -86,8 +84,6 @@ void gpujit__head_end(gpujit__head *h)
     return;
   if (h->ahead)
     gpujit__deps_ahead_drop(h->ahead);
-  if (current == h)
-    current = NULL;
   free(h);
 }
 

@@ -50,10 +50,11 @@ static int write_manifest(gpujit_cache *c, const char *path, const cJSON *j)
 
 int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33])
 {
-  return gpujit__manifest_find_why(c, hex, out_entry, NULL, 0);
+  return gpujit__manifest_find_why(c, hex, NULL, out_entry, NULL, 0);
 }
 
-int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[33], char *miss, size_t miss_size)
+int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, gpujit__head *head, char out_entry[33], char *miss,
+                              size_t miss_size)
 {
   char path[PATH_MAX], why[128], first[PATH_MAX + 128] = "";
   size_t records = 0, evicted = 0;
@@ -89,7 +90,7 @@ int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[3
       evicted++;
       continue; /* evicted or cleared: not worth checking what it depends on */
     }
-    if (cJSON_IsString(shared) && !gpujit__group_holds(c, shared->valuestring, &memo, &g, first[0] ? NULL : first, sizeof(first)))
+    if (cJSON_IsString(shared) && !gpujit__group_holds(c, shared->valuestring, head, &memo, &g, first[0] ? NULL : first, sizeof(first)))
       continue;
     if (gpujit__deps_from_json(&deps, cJSON_GetObjectItemCaseSensitive(r, "deps"), gpujit__cache_base(c)) < 0) {
       gpujit__cache_damaged(c, hex, "manifest dependencies do not parse");
@@ -137,8 +138,8 @@ int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[3
   return err;
 }
 
-int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, const gpujit__deps *deps,
-                         const gpujit__deps *shared)
+int gpujit__manifest_add(gpujit_cache *c, const char *hex, gpujit__head *head, const char *entry,
+                         const gpujit__deps *deps, const gpujit__deps *shared)
 {
   char path[PATH_MAX], why[128];
   cJSON *old = NULL, *j, *results, *r, *e;
@@ -171,7 +172,7 @@ int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, co
       if (print[0])
         cJSON_AddStringToObject(r, "shared_ids", print);
     }
-    if ((err = gpujit__group_store(c, digest.hex, shared)) < 0)
+    if ((err = gpujit__group_store(c, digest.hex, head, shared)) < 0)
       goto done;
   }
   cJSON_AddItemToObject(r, "deps", gpujit__deps_to_json(deps));

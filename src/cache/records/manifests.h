@@ -8,6 +8,7 @@
 
 #include "base/buf.h"
 #include "cache/records/deps.h"
+#include "cache/records/head_start.h"
 #include "gpujit/cache.h"
 
 /** How gpujit__manifest_find_why's reason starts when the request key was never built. */
@@ -25,13 +26,16 @@
  * @return 0, or GPUJIT_ENOENT (no manifest, none holds, or a damaged manifest: logged, counted).
  */
 int gpujit__manifest_find(gpujit_cache *c, const char *hex, char out_entry[33]);
-/** The same, saying in `miss` why nothing matched: never built with these inputs (source,
- *  options, toolkit: the request key), which recorded header changed and how, or evicted. */
-int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, char out_entry[33], char *miss, size_t miss_size);
+/** The same for build `head` (its head start, cache/records/head_start.h; NULL: none), saying in
+ *  `miss` why nothing matched: never built with these inputs (source, options, toolkit: the
+ *  request key), which recorded header changed and how, or evicted. */
+int gpujit__manifest_find_why(gpujit_cache *c, const char *hex, gpujit__head *head, char out_entry[33], char *miss,
+                              size_t miss_size);
 
-/** Record a build: its entry key, the dependencies checked every time and the shared group. */
-int gpujit__manifest_add(gpujit_cache *c, const char *hex, const char *entry, const gpujit__deps *deps,
-                         const gpujit__deps *shared);
+/** Record build `head`'s result (NULL: no head start to note for): its entry key, the
+ *  dependencies checked every time and the shared group. */
+int gpujit__manifest_add(gpujit_cache *c, const char *hex, gpujit__head *head, const char *entry,
+                         const gpujit__deps *deps, const gpujit__deps *shared);
 
 /** Read a manifest file anywhere, verified (checksum, form). */
 int gpujit__manifest_read(const char *path, cJSON **out, char *why, size_t n);
