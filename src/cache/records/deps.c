@@ -1,5 +1,5 @@
 /* A cache entry's dependencies as recorded: files with stat and content hash, absences, non-files,
- * the base pin; what identifies them (their hash). Checked in deps_check.c. */
+ * the base pin; what identifies them (their hash). Checked in deps_check.c and deps_share.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>

@@ -139,7 +139,7 @@ int gpujit__deps_verify_why(gpujit__deps *d, bool *refresh, char *why, size_t wh
  *  another record set may have become one with it, or stopped being: gpujit__deps_identities_hold). */
 int gpujit__deps_verify_moved(gpujit__deps *d, bool *refresh, bool *moved, char *why, size_t why_size);
 
-/* Shared by the records (deps.c) and their checks (deps_check.c). */
+/* Shared by the records (deps.c) and their checks (deps_check.c, deps_share.c). */
 static inline int64_t gpujit__ns(struct timespec t) { return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec; }
 /** Whether stamps this old may stand for a content read at `read_start` (the same-tick race). */
 bool gpujit__deps_old_enough(int64_t mtime_ns, int64_t ctime_ns, int64_t read_start);
