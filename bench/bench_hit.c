@@ -10,7 +10,8 @@
  * and with a server running (issue 27). A sweep of the threads that check the group
  * ($GPUJIT_CHECK_THREADS: 1, 2, 4, 8, 16; 8 is the default cap, the machine's CPUs the other;
  * against the defaults — with four CPUs or more, helpers left where the scheduler puts them; with
- * fewer, each bound to a CPU other than the lookup's — "b"/"u" bound or not) shows how
+ * fewer, each bound to a CPU other than the lookup's — "b"/"u" bound or not, the measuring switch
+ * $GPUJIT_BENCH_CHECK) shows how
  * the check scales on the machine, in the same interleaved rounds.
  * Usage: bench_hit [HITS] [SWEEP: the settings to sweep, comma-separated]. Prints a table and
  * RESULT lines.
@@ -33,8 +34,9 @@ static char dir[] = "/tmp/bench-hit-XXXXXX";
 static double cpu_ms; /* the last build's user + system time */
 
 #define SWEEP_MAX 24
-/* against the machine's defaults (cache/helpers.c): "b"/"u" each helper bound to a CPU other
- * than the lookup's, or not */
+/* a count for $GPUJIT_CHECK_THREADS, and letters for $GPUJIT_BENCH_CHECK against the machine's
+ * defaults (cache/records/check_threads.c): "b"/"u" each helper bound to a CPU other than the
+ * lookup's, or not */
 static const char *sweep[SWEEP_MAX] = {"1", "2", "2u", "4", "8", "8b", "16"};
 static int nsweep = 7;
 
@@ -84,7 +86,7 @@ int main(int argc, char **argv)
   cpu_set_t aff;
   int usable = sched_getaffinity(0, sizeof(aff), &aff) == 0 ? CPU_COUNT(&aff) : -1;
   if (hits < 1 || hits > 256 || !mkdtemp(dir)) {
-    fprintf(stderr, "usage: bench_hit [HITS 1..256] [SWEEP: settings of GPUJIT_CHECK_THREADS, as 1,8c,8b]\n");
+    fprintf(stderr, "usage: bench_hit [HITS 1..256] [SWEEP: a count of GPUJIT_CHECK_THREADS, GPUJIT_BENCH_CHECK letters after it, as 1,8u,8b]\n");
     return 2;
   }
   snprintf(cl, sizeof(cl), "%s/cache_local", dir);
@@ -103,10 +105,14 @@ int main(int argc, char **argv)
         c[s][e][i] = cpu_ms;
       }
     for (int k = 0; k < nsweep; k++) {
-      setenv("GPUJIT_CHECK_THREADS", sweep[k], 1);
+      char count[16];
+      snprintf(count, sizeof(count), "%.*s", (int)strspn(sweep[k], "0123456789"), sweep[k]);
+      setenv("GPUJIT_CHECK_THREADS", count, 1);
+      setenv("GPUJIT_BENCH_CHECK", sweep[k] + strlen(count), 1);
       st[k][i] = build(ex[1], cl, false);
       sc[k][i] = cpu_ms;
       unsetenv("GPUJIT_CHECK_THREADS");
+      unsetenv("GPUJIT_BENCH_CHECK");
     }
   }
   server("stop", cs);

@@ -1,7 +1,7 @@
 /*
  * What observing NVRTC costs a miss: whole `gpujit build --no-cache` processes of
  * examples/saxpy.cu and examples/block_reduce.cu (CUB: ~600 headers, ~700 probes), with the
- * observing wrappers in NVRTC's GOT (the default) and without them (GPUJIT_OBSERVE=0, which
+ * observing wrappers in NVRTC's GOT (the default) and without them (GPUJIT_BENCH_OBSERVE=0, which
  * caches nothing), alternated in one run so both see the same machine. Target (issue 43): at
  * most 2 % added to a miss.
  * Usage: bench_observe [ROUNDS]. Prints a table and RESULT lines.
@@ -21,7 +21,7 @@ static double build(const char *example, bool observe)
   snprintf(src, sizeof(src), "%s/%s.cu", GPUJIT_EXAMPLES_DIR, example);
   snprintf(out, sizeof(out), "/tmp/bench-observe-%ld-%s.cubin", (long)getpid(), example);
   char *argv[] = {(char *)GPUJIT_CLI, "build", "-q", "--no-cache", "--arch", "sm_90", "-o", out, src, NULL};
-  setenv("GPUJIT_OBSERVE", observe ? "1" : "0", 1);
+  setenv("GPUJIT_BENCH_OBSERVE", observe ? "1" : "0", 1);
   double ms = bench_run_process(argv);
   unlink(out);
   return ms;

@@ -4,7 +4,7 @@
  * one's) is taken for gpujit's observed compile and for raw NVRTC calls — the very library gpujit
  * loaded, on threads gpujit observes nothing on — in the same alternated rounds. Observing must not
  * make compiles take turns (issue 57: 1.94x observed where raw NVRTC took 1.05x). Run it again with
- * GPUJIT_OBSERVE=0 for gpujit's same compiles unobserved (its flags, PCH planning and reads are not
+ * GPUJIT_BENCH_OBSERVE=0 for gpujit's same compiles unobserved (its flags, PCH planning and reads are not
  * raw NVRTC's): observing's own share is the difference of those two ratios. Needs 2+ CPUs to mean
  * anything; it says how many it may use.
  * Usage: bench_observe_threads [ROUNDS [COMPILES]]. Prints a table and RESULT lines.
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
   double t[2][2][64], m[2][2]; /* [observed][threads-1][round] */
   void *h;
   cpu_set_t cpus;
-  const char *obs = getenv("GPUJIT_OBSERVE");
+  const char *obs = getenv("GPUJIT_BENCH_OBSERVE");
   bool off = obs && !strcmp(obs, "0");
   if (argc > 2)
     per_thread = atoi(argv[2]);

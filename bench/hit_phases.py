@@ -1,12 +1,13 @@
 """Where a cache hit's time goes, whole processes side by side: `gpujit build` hits of
 examples/saxpy.cu and examples/block_reduce.cu (CUB's headers: a group of ~640 records), each
-block_reduce run with the check's timeline on (GPUJIT_CHECK_THREADS=<knob>v), which gives the
+block_reduce run with the check's timeline on (GPUJIT_BENCH_CHECK=v, printed by -v), which gives the
 group check's monotonic start and end. Per setting, medians over the rounds (interleaved, the
 order rotated each round) of: the whole process; spawn to the check's start; the check; the
-check's end to the process's end — and whether the check was begun ahead (cache/head.c).
+check's end to the process's end — and whether the check was begun ahead (cache/records/head_start.c).
 
 Usage: python3 bench/hit_phases.py [GPUJIT] [ROUNDS] [KNOBS]   (defaults: build/gpujit 41 8,2,1)
-  KNOBS: GPUJIT_CHECK_THREADS values without the "v", comma-separated ("8", "2b", "1", ...)
+  KNOBS: GPUJIT_CHECK_THREADS counts, each with GPUJIT_BENCH_CHECK letters after it, comma-separated
+         ("8", "2b", "1", ...)
 """
 import os
 import re
@@ -24,9 +25,11 @@ LINE = re.compile(r'check of (\d+) records in ([\d.]+) ms \(monotonic (\d+) to (
 def run(gpujit, cache, example, knob):
     env = dict(os.environ, GPUJIT_SERVER='0')
     if knob is not None:
-        env['GPUJIT_CHECK_THREADS'] = knob + 'v'
+        count = knob.rstrip('bu')
+        env['GPUJIT_CHECK_THREADS'] = count
+        env['GPUJIT_BENCH_CHECK'] = knob[len(count):] + 'v'
     t0 = time.monotonic_ns()
-    p = subprocess.run([gpujit, 'build', '-q', '--cache-dir', cache, '-o', os.path.join(cache, example + '.cubin'),
+    p = subprocess.run([gpujit, 'build', '-v' if knob is not None else '-q', '--cache-dir', cache, '-o', os.path.join(cache, example + '.cubin'),
                         os.path.join(EXAMPLES, example + '.cu')], env=env, stderr=subprocess.PIPE)
     t1 = time.monotonic_ns()
     if p.returncode != 0:

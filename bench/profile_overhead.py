@@ -6,7 +6,7 @@ to the plain run of the same round (its median and spread).
 Workloads (SECTIONS):
   storm   bench/launch_storm.c: LAUNCHES launches of an empty kernel through the driver API, the
           loop timed (target: profiled/plain <= 1.10, <= 0.3 us a launch). Beside the profile: its
-          launch callbacks off (GPUJIT_PROFILE_LAUNCH_CALLBACKS=0: what CUPTI's kernel records cost
+          launch callbacks off (GPUJIT_BENCH_LAUNCH_CALLBACKS=0: what CUPTI's kernel records cost
           alone), no CUPTI callbacks at all (subscribe=0: the records alone, launches untied),
           its buffers given back unread (unread=1: CUPTI's own cost), --no-cupti (the wrappers alone).
           Checked: every launch in gj_empty's row.
@@ -17,7 +17,7 @@ Workloads (SECTIONS):
           CUPTI never called against launches with CUPTI's activity API set up and nothing enabled
           (and with its kernel records, unread): what any CUPTI-based tool costs a launch before it
           does anything. The storm's target lies below it on the H100 (docs/profile.md).
-  knobs   the storm under CUPTI settings other than the profile's (GPUJIT_PROFILE_LAUNCH_CALLBACKS
+  knobs   the storm under CUPTI settings other than the profile's (GPUJIT_BENCH_LAUNCH_CALLBACKS
           words, src/inject/cupti.c): where a setting makes the per-launch cost smaller.
   cupy    CuPy: 10,000 launches (target <= 1.10 of the run), 50 compiles (<= 1.03).
   jax, triton, frameworks   compile-heavy framework runs (bench/profile_frameworks.py, <= 1.03).
@@ -214,9 +214,9 @@ if "storm" in sections:
     cmd = [args.storm, str(n)]
     runs = side_by_side("launch_storm %d" % n, cmd, [
         PLAIN, Variant("gpujit profile"),
-        Variant("no launch callbacks", env={"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "0"}),
-        Variant("no CUPTI callbacks", env={"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "subscribe=0"}),
-        Variant("records unread", env={"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "1,unread=1"}),
+        Variant("no launch callbacks", env={"GPUJIT_BENCH_LAUNCH_CALLBACKS": "0"}),
+        Variant("no CUPTI callbacks", env={"GPUJIT_BENCH_LAUNCH_CALLBACKS": "subscribe=0"}),
+        Variant("records unread", env={"GPUJIT_BENCH_LAUNCH_CALLBACKS": "1,unread=1"}),
         Variant("--no-cupti", options=("--no-cupti",))], "seconds")
     report("launch_storm %d" % n, runs, target=(1.10, 0.3), per=n)
     counted = []
@@ -257,7 +257,7 @@ if "knobs" in sections:
     n = args.launches
     knobs = ["flush=0", "flush=500", "pinned=1", "devbuf=65536", "buffer=16384", "kind=serial"]
     runs = side_by_side("storm, CUPTI settings", [args.storm, str(n)], [PLAIN, Variant("gpujit profile")] + [
-        Variant(k, env={"GPUJIT_PROFILE_LAUNCH_CALLBACKS": "1," + k}) for k in knobs], "seconds")
+        Variant(k, env={"GPUJIT_BENCH_LAUNCH_CALLBACKS": "1," + k}) for k in knobs], "seconds")
     report("storm, CUPTI settings", runs, per=n)
 if "mlp" in sections:
     mlp = [py, os.path.join(here, "profile_mlp.py"), str(args.steps)]

@@ -67,7 +67,7 @@ fi
 if part bench || part observe; then
 echo "== two threads compiling at once: observed against raw NVRTC; observing's cost on a miss"
 build-gpu/bench/bench_observe_threads 7 6 2>&1 | tee "$out/bench_observe_threads.txt"
-GPUJIT_OBSERVE=0 build-gpu/bench/bench_observe_threads 7 6 2>&1 | tee -a "$out/bench_observe_threads.txt"
+GPUJIT_BENCH_OBSERVE=0 build-gpu/bench/bench_observe_threads 7 6 2>&1 | tee -a "$out/bench_observe_threads.txt"
 build-gpu/bench/bench_observe 9 2>&1 | tee "$out/bench_observe.txt" | tail -4
 fi
 if part steps; then
@@ -105,6 +105,9 @@ echo "== header-heavy hits: block_reduce against saxpy, whole processes, with a 
 build-gpu/bench/bench_hit "${GPUJIT_HIT_RUNS:-41}" 2>&1 | tee "$out/bench_hit.txt"
 echo "== where a hit's time goes: spawn to the group check, the check (begun ahead or not), after it"
 python3 bench/hit_phases.py "$g" "${GPUJIT_HIT_RUNS:-41}" 8,2,1 2>&1 | tee "$out/hit_phases.txt"
+echo "== the head start and the check's helpers in a user's case: a cached 64-module project at -j cores, a Python process building 50"
+py=python3; python3 -c 'import gpujit' 2>/dev/null || py=""
+python3 bench/bench_head_start.py --gpujit "$g" ${py:+--python "$py"} --rounds "${GPUJIT_HEAD_ROUNDS:-9}" 2>&1 | tee "$out/bench_head_start.txt"
 
 fi
 if part timing; then

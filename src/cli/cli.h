@@ -1,6 +1,6 @@
 /* Shared pieces of the gpujit command-line tool: exit codes, argument parsing, output. */
-#ifndef GPUJIT_CLI_H
-#define GPUJIT_CLI_H
+#ifndef GPUJIT_CLI_CLI_H
+#define GPUJIT_CLI_CLI_H
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -10,7 +10,6 @@
 
 #include "cli.h"
 
-
 static void build_help(void)
 {
   printf("usage: gpujit build [options] FILE.cu...\n"

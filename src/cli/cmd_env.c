@@ -43,6 +43,7 @@ static const setting settings[] = {
     {"GPUJIT_NO_CACHE", "1: no kernel cache", FOR_USER},
     {"GPUJIT_CACHE_MAX_SIZE", "the cache's size limit, over the one `cache limit` kept; as ccache's: a bare number is GiB, 500MB and 2GB powers of 1000, 512MiB and 2GiB powers of 1024, 0: none", FOR_USER},
     {"GPUJIT_CACHE_TIME_MACROS", "1: cache builds that use __TIME__, __DATE__ or __TIMESTAMP__", FOR_USER},
+    {"GPUJIT_CHECK_THREADS", "N (1-64): at most N threads check a lookup's dependency group (default 8)", FOR_USER},
     {"GPUJIT_BASE_DIR", "paths under it enter cache keys relatively (hits across checkouts)", FOR_USER},
     {"GPUJIT_REMOTE_CACHE", "remote stores (http://, https://, redis:// URLs, space-separated)", FOR_USER},
     {"GPUJIT_REMOTE_READ_ONLY", "1: never write to the remote stores", FOR_USER},
@@ -64,9 +65,9 @@ static const setting settings[] = {
     {"PATH", "where `gpujit profile` finds the program it runs, and `gpujit ncu` finds ncu", FOR_SYSTEM},
     {"CUDA_VISIBLE_DEVICES", "which GPUs the driver shows: part of the GPUs' identity that a build records", FOR_SYSTEM},
     {"CUDA_DEVICE_ORDER", "the driver's device numbering: part of the GPUs' identity that a build records", FOR_SYSTEM},
-    {"GPUJIT_OBSERVE", "0: do not observe what NVRTC reads (then nothing is cached; for measuring the cost of observing)", MEASURING},
-    {"GPUJIT_CHECK_THREADS", "N (1-64): at most N threads check a lookup's dependency group (default 8); letters after N, for measuring: b/u each helper bound to a CPU other than the lookup's or not (default: u with 4+ CPUs, b with fewer), v the check's timeline on stderr", MEASURING},
-    {"GPUJIT_PROFILE_LAUNCH_CALLBACKS", "0: the profile's launch callbacks off (to measure them)", MEASURING},
+    {"GPUJIT_BENCH_OBSERVE", "measuring switch: 0 does not observe what NVRTC reads (then nothing is cached: the cost of observing)", MEASURING},
+    {"GPUJIT_BENCH_CHECK", "measuring switch: letters b/u each helper of a group's check bound to a CPU other than the lookup's or not (default: u with 4+ CPUs, b with fewer), v the check's timeline logged (gpujit -v prints it), h no head start", MEASURING},
+    {"GPUJIT_BENCH_LAUNCH_CALLBACKS", "measuring switch: 0 turns the profile's launch callbacks off, and words that change CUPTI's settings (docs/record-format.md)", MEASURING},
     {"GPUJIT_CUPTI_LIBRARY", "set by `gpujit profile`: which libcupti its injection library loads", FOR_PROFILE},
     {"GPUJIT_PROFILE_DIR", "set by `gpujit profile`: where the profiled processes write their records", FOR_PROFILE},
     {"GPUJIT_PROFILE_FLAGS", "set by `gpujit profile`: lineinfo, nvrtc-trace, nsight", FOR_PROFILE},
@@ -179,10 +180,10 @@ static const char *not_in_effect(const char *name, const char *v, char *why, siz
     n = strtol(v, NULL, 10);
     if (n >= 1 && n <= 64)
       return NULL;
-    snprintf(why, size, "ignored: not a count of 1-64 (letters may follow it); the default is used");
+    snprintf(why, size, "ignored: not a count of 1-64; the default is used");
   } else if (!strcmp(name, "GPUJIT_SERVER") || !strcmp(name, "GPUJIT_CACHE_TIME_MACROS") ||
-             !strcmp(name, "GPUJIT_OBSERVE")) {
-    const char *only = !strcmp(name, "GPUJIT_SERVER") ? "0 or 1" : !strcmp(name, "GPUJIT_OBSERVE") ? "0" : "1";
+             !strcmp(name, "GPUJIT_BENCH_OBSERVE")) {
+    const char *only = !strcmp(name, "GPUJIT_SERVER") ? "0 or 1" : !strcmp(name, "GPUJIT_BENCH_OBSERVE") ? "0" : "1";
     if ((!strcmp(v, "0") && strchr(only, '0')) || (!strcmp(v, "1") && strchr(only, '1')))
       return NULL;
     snprintf(why, size, "ignored: only %s means anything", only);

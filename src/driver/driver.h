@@ -31,6 +31,9 @@ typedef struct gpujit__driver {
 int gpujit__driver_get(const gpujit__driver **out);
 /** Translate a CUresult, in exactly one place. */
 int gpujit__cuda_error(CUresult r, const char *what);
+/** A driver call's result as gpujit's error: CU(d->cuCtxSynchronize(), "synchronize") is 0 or the
+ *  negative code, the thread's last error saying `what` failed and why. */
+#define CU(call, what) gpujit__cuda_error((call), (what))
 
 /** GPU arch of device $GPUJIT_DEVICE (default 0) through the driver, e.g. "sm_90";
  *  GPUJIT_ENODRIVER / GPUJIT_ENODEVICE otherwise. Starts the driver (cuInit). */

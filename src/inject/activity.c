@@ -1,7 +1,7 @@
 /*
  * CUPTI's completed activity buffers (inject/activity.h), read in CUPTI's own thread: kernels
  * summed per buffer by module, name and device, each kernel's module found by its launch's
- * correlation id (spans.c); copies and memsets summed by kind; the first `budget` kernels, copies
+ * correlation id (launch_modules.c); copies and memsets summed by kind; the first `budget` kernels, copies
  * and memsets drawn one by one for the trace, the rest only counted; the driver's JIT and NVTX
  * ranges as they come. Each buffer's lines go out together, in one write.
  */
@@ -15,7 +15,7 @@
 #include "inject/nvtx.h"
 #include "inject/protocol.h"
 #include "inject/record.h"
-#include "inject/spans.h"
+#include "inject/launch_modules.h"
 
 static struct {
   CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);

@@ -3,7 +3,7 @@
  * (CUDA_INJECTION64_PATH names this library; the driver calls InitializeInjection at cuInit):
  *   - module loads (cuModuleLoad*, cuLibraryLoad*, cuLinkComplete) from driver callbacks: the
  *     image's kind, size and hash, wall time, handle, correlation id;
- *   - launches: the module each launch's function belongs to, by correlation id (spans.c): the
+ *   - launches: the module each launch's function belongs to, by correlation id (launch_modules.c): the
  *     launch callback is the one piece of gpujit on every launch's path, so it takes no lock and
  *     makes no system call — the driver is asked once per distinct function;
  *   - activity: kernels (the concurrent kind, which leaves the program's concurrency alone),
@@ -35,7 +35,7 @@
 #include "inject/cupti_settings.h"
 #include "inject/resolve.h"
 #include "inject/record.h"
-#include "inject/spans.h"
+#include "inject/launch_modules.h"
 #include "inject/step_markers.h"
 
 static struct {
@@ -131,7 +131,7 @@ static void on_load(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 }
 
 /* A function's module and name, asked of the driver once per distinct function and unload
- * generation (spans.c keeps the answer): a CUfunction's module, else a CUkernel's library. */
+ * generation (launch_modules.c keeps the answer): a CUfunction's module, else a CUkernel's library. */
 static bool resolve(uint64_t fn, uint64_t *module, const char **name)
 {
   CUfunction f = (CUfunction)(uintptr_t)fn;
@@ -153,7 +153,7 @@ static bool resolve(uint64_t fn, uint64_t *module, const char **name)
 }
 
 /* A launch: its function kept by correlation id until its kernel record. This runs on every
- * launch, in the program's thread: one look-up and one store (spans.c), nothing else. */
+ * launch, in the program's thread: one look-up and one store (launch_modules.c), nothing else. */
 static void on_launch(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 {
   CUfunction f;

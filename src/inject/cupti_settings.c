@@ -1,5 +1,5 @@
 /* How the injection library sets CUPTI up: the profile's defaults, and the measuring words of
- * $GPUJIT_PROFILE_LAUNCH_CALLBACKS that change them (said in a note, so a report so made never
+ * $GPUJIT_BENCH_LAUNCH_CALLBACKS that change them (said in a note, so a report so made never
  * passes for a default profile's). */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include "inject/cupti_settings.h"
 #include "inject/protocol.h"
 
-/* How CUPTI is set up. The defaults are the profile's; $GPUJIT_PROFILE_LAUNCH_CALLBACKS, the
+/* How CUPTI is set up. The defaults are the profile's; $GPUJIT_BENCH_LAUNCH_CALLBACKS, the
  * measuring knob (bench/profile_overhead.py), takes comma-separated words that change them, to
  * measure what each costs without a rebuild:
  *   0 / 1        launch callbacks off (launches are then not tied to modules) / on

@@ -13,7 +13,7 @@ typedef struct gji_cupti_config {
 
 /** The settings in effect (the profile's defaults unless measuring words changed them). */
 GJI_HIDDEN extern gji_cupti_config gji_cupti_cfg;
-/** Read $GPUJIT_PROFILE_LAUNCH_CALLBACKS's comma-separated words. */
+/** Read $GPUJIT_BENCH_LAUNCH_CALLBACKS's comma-separated words. */
 GJI_HIDDEN void gji_cupti_settings(const char *words);
 /** Say, once, in a note, which settings are not the profile's own. */
 GJI_HIDDEN void gji_cupti_note_settings(void);

@@ -19,8 +19,7 @@
 #include "inject/record.h"
 
 typedef struct link_lib {
-  const void *base;
-  char path[512], suffix[16];
+  gji_lib lib; /* first: the slot of gji_lib_slot */
   int (*create)(void **, uint32_t, const char **);
   int (*add_data)(void *, int, const void *, size_t, const char *);
   int (*add_file)(void *, int, const char *);
@@ -58,39 +57,29 @@ static void base_name(const char *name, char *out, size_t size, char *suffix, si
   snprintf(suffix, ssize, "%s", u ? u : "");
 }
 
+static void link_fill(void *slot)
+{
+  link_lib *L = slot;
+#define R(f, n) *(void **)&L->f = gji_sym_in(L->lib.path, n, L->lib.suffix)
+  R(create, "nvJitLinkCreate");
+  R(add_data, "nvJitLinkAddData");
+  R(add_file, "nvJitLinkAddFile");
+  R(complete, "nvJitLinkComplete");
+  R(destroy, "nvJitLinkDestroy");
+  R(cubin_size, "nvJitLinkGetLinkedCubinSize");
+  R(cubin, "nvJitLinkGetLinkedCubin");
+  R(nvvm_compile, "nvvmCompileProgram");
+  R(nvvm_size, "nvvmGetCompiledResultSize");
+  R(nvvm_result, "nvvmGetCompiledResult");
+  R(nvvm_log_size, "nvvmGetProgramLogSize");
+  R(nvvm_log, "nvvmGetProgramLog");
+#undef R
+}
+
 static link_lib *slot_of(void *real, const char *suffix, int *index)
 {
-  Dl_info info;
-  link_lib *L = NULL;
-  if (!real || !dladdr(real, &info))
-    return NULL;
-  pthread_mutex_lock(&lock);
-  for (int i = 0; i < GJI_SLOTS && !L; i++)
-    if (libs[i].base == info.dli_fbase || !libs[i].base) {
-      L = &libs[i];
-      *index = i;
-      if (!L->base) {
-        snprintf(L->path, sizeof(L->path), "%s", info.dli_fname ? info.dli_fname : "");
-        snprintf(L->suffix, sizeof(L->suffix), "%s", suffix);
-#define R(f, n) *(void **)&L->f = gji_sym_in(L->path, n, L->suffix)
-        R(create, "nvJitLinkCreate");
-        R(add_data, "nvJitLinkAddData");
-        R(add_file, "nvJitLinkAddFile");
-        R(complete, "nvJitLinkComplete");
-        R(destroy, "nvJitLinkDestroy");
-        R(cubin_size, "nvJitLinkGetLinkedCubinSize");
-        R(cubin, "nvJitLinkGetLinkedCubin");
-        R(nvvm_compile, "nvvmCompileProgram");
-        R(nvvm_size, "nvvmGetCompiledResultSize");
-        R(nvvm_result, "nvvmGetCompiledResult");
-        R(nvvm_log_size, "nvvmGetProgramLogSize");
-        R(nvvm_log, "nvvmGetProgramLog");
-#undef R
-        L->base = info.dli_fbase;
-      }
-    }
-  pthread_mutex_unlock(&lock);
-  if (!L)
+  link_lib *L = gji_lib_slot(real, suffix, libs, sizeof(libs[0]), GJI_SLOTS, &lock, link_fill, index);
+  if (!L && *index == GJI_SLOTS)
     gji_note("link-slots", "more than %d copies of nvJitLink/libNVVM loaded: the others are not recorded", GJI_SLOTS);
   return L;
 }
@@ -165,7 +154,7 @@ static int do_complete(link_lib *L, int slot, void *h)
   pthread_mutex_unlock(&lock);
   gji_begin(&l, GPUJIT_KIND(NVJITLINK));
   gji_u64(&l, "lib", (uint64_t)slot);
-  gji_str(&l, "lib_path", L->path);
+  gji_str(&l, "lib_path", L->lib.path);
   gji_str(&l, "options", meta.opts);
   gji_i64(&l, "inputs", meta.inputs);
   gji_u64(&l, "input_bytes", meta.input_bytes);
@@ -209,7 +198,7 @@ static int do_nvvm(link_lib *L, int slot, void *p, int n, const char **opts)
     return r;
   gji_begin(&l, GPUJIT_KIND(NVVM));
   gji_u64(&l, "lib", (uint64_t)slot);
-  gji_str(&l, "lib_path", L->path);
+  gji_str(&l, "lib_path", L->lib.path);
   gji_strs(&l, "options", opts, n);
   gji_u64(&l, "t0", t0);
   gji_u64(&l, "t1", t1);

@@ -21,8 +21,7 @@
 #include "inject/record.h"
 
 typedef struct nvrtc_lib {
-  const void *base;
-  char path[512];
+  gji_lib lib; /* first: the slot of gji_lib_slot */
   nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *);
   nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
   nvrtcResult (*destroy)(nvrtcProgram *);
@@ -52,39 +51,30 @@ typedef struct prog_rec {
 static prog_rec progs[MAX_PROGS];
 static unsigned long long compiles;
 
+static void nvrtc_fill(void *slot)
+{
+  nvrtc_lib *L = slot;
+#define R(f, n) *(void **)&L->f = gji_sym_in(L->lib.path, n, "")
+  R(create, "nvrtcCreateProgram");
+  R(compile, "nvrtcCompileProgram");
+  R(destroy, "nvrtcDestroyProgram");
+  R(ptx_size, "nvrtcGetPTXSize");
+  R(ptx, "nvrtcGetPTX");
+  R(cubin_size, "nvrtcGetCUBINSize");
+  R(cubin, "nvrtcGetCUBIN");
+  R(lto_size, "nvrtcGetLTOIRSize");
+  R(lto, "nvrtcGetLTOIR");
+  R(log_size, "nvrtcGetProgramLogSize");
+  R(log, "nvrtcGetProgramLog");
+  R(version, "nvrtcVersion");
+#undef R
+}
+
 /* The slot of the NVRTC that holds `real` (made on first sight). */
 static nvrtc_lib *slot_of(void *real, int *index)
 {
-  Dl_info info;
-  nvrtc_lib *L = NULL;
-  if (!real || !dladdr(real, &info))
-    return NULL;
-  pthread_mutex_lock(&lock);
-  for (int i = 0; i < GJI_SLOTS && !L; i++)
-    if (libs[i].base == info.dli_fbase || !libs[i].base) {
-      L = &libs[i];
-      *index = i;
-      if (!L->base) {
-        snprintf(L->path, sizeof(L->path), "%s", info.dli_fname ? info.dli_fname : "");
-#define R(f, n) *(void **)&L->f = gji_sym_in(L->path, n, "")
-        R(create, "nvrtcCreateProgram");
-        R(compile, "nvrtcCompileProgram");
-        R(destroy, "nvrtcDestroyProgram");
-        R(ptx_size, "nvrtcGetPTXSize");
-        R(ptx, "nvrtcGetPTX");
-        R(cubin_size, "nvrtcGetCUBINSize");
-        R(cubin, "nvrtcGetCUBIN");
-        R(lto_size, "nvrtcGetLTOIRSize");
-        R(lto, "nvrtcGetLTOIR");
-        R(log_size, "nvrtcGetProgramLogSize");
-        R(log, "nvrtcGetProgramLog");
-        R(version, "nvrtcVersion");
-#undef R
-        L->base = info.dli_fbase;
-      }
-    }
-  pthread_mutex_unlock(&lock);
-  if (!L)
+  nvrtc_lib *L = gji_lib_slot(real, "", libs, sizeof(libs[0]), GJI_SLOTS, &lock, nvrtc_fill, index);
+  if (!L && *index == GJI_SLOTS)
     gji_note("nvrtc-slots", "more than %d copies of NVRTC loaded: the others' compiles are not recorded", GJI_SLOTS);
   return L;
 }
@@ -206,7 +196,7 @@ static nvrtcResult do_compile(nvrtc_lib *L, int slot, nvrtcProgram p, int n, con
   pthread_mutex_unlock(&lock);
   gji_begin(&l, GPUJIT_KIND(NVRTC));
   gji_u64(&l, "lib", (uint64_t)slot);
-  gji_str(&l, "lib_path", L->path);
+  gji_str(&l, "lib_path", L->lib.path);
   if (L->version && L->version(&major, &minor) == NVRTC_SUCCESS)
     gji_i64(&l, "version", major * 1000 + minor * 10);
   gji_str(&l, "name", meta.p ? meta.name : "?");

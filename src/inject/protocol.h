@@ -1,8 +1,10 @@
 /* The contract between `gpujit profile` (src/profile) and what writes its records — the injection
  * library (src/inject), and any other writer that follows docs/record-format.md: the environment
  * the profiled program is given, the records directory's file names, the record kinds, the
- * format version, and the flush entry point. Both sides include this header and spell none of
- * these names themselves. */
+ * format version, and the flush entry point. Both C sides include this header and spell none of
+ * these names themselves; the Python start-up hook (src/inject/python, the standard library alone,
+ * copied as it is) keeps those it writes in one table of _record.py, which test_layers checks
+ * against this header. */
 #ifndef GPUJIT_INJECT_PROTOCOL_H
 #define GPUJIT_INJECT_PROTOCOL_H
 
@@ -22,7 +24,7 @@
   X(DIR, "GPUJIT_PROFILE_DIR")                 /* where each process writes its records file */    \
   X(FLAGS, "GPUJIT_PROFILE_FLAGS")             /* comma-separated words: GPUJIT_RECORD_FLAGS */    \
   X(MAX_EVENTS, "GPUJIT_PROFILE_MAX_EVENTS")   /* per-launch records kept per process */          \
-  X(LAUNCH_CALLBACKS, "GPUJIT_PROFILE_LAUNCH_CALLBACKS") /* 0: no launch callbacks (measuring) */ \
+  X(LAUNCH_CALLBACKS, "GPUJIT_BENCH_LAUNCH_CALLBACKS") /* 0: no launch callbacks (measuring) */ \
   X(REINJECTED, "GPUJIT_PROFILE_REINJECTED")   /* set in a child whose variables were put back */ \
   X(PYTHONPATH, "PYTHONPATH")                  /* the start-up hook's directory first */          \
   X(HOOK, "GPUJIT_PROFILE_PYTHON_HOOK")        /* that directory (put back first where dropped) */ \

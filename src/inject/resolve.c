@@ -139,3 +139,30 @@ void *gji_first_dlsym(void *handle, const char *name)
 {
   return real_dlsym_fn ? real_dlsym_fn(handle, name) : NULL;
 }
+
+void *gji_lib_slot(void *real, const char *suffix, void *slots, size_t size, int n, pthread_mutex_t *lock,
+                   void (*fill)(void *slot), int *index)
+{
+  Dl_info info;
+  gji_lib *L = NULL;
+  *index = -1;
+  if (!real || !dladdr(real, &info))
+    return NULL;
+  *index = n;
+  pthread_mutex_lock(lock);
+  for (int i = 0; i < n && !L; i++) {
+    gji_lib *s = (gji_lib *)((char *)slots + (size_t)i * size);
+    if (s->base == info.dli_fbase || !s->base) {
+      L = s;
+      *index = i;
+      if (!L->base) {
+        snprintf(L->path, sizeof(L->path), "%s", info.dli_fname ? info.dli_fname : "");
+        snprintf(L->suffix, sizeof(L->suffix), "%s", suffix);
+        fill(L);
+        L->base = info.dli_fbase;
+      }
+    }
+  }
+  pthread_mutex_unlock(lock);
+  return L;
+}

@@ -13,6 +13,20 @@
 
 typedef void *(*gji_dlsym_fn)(void *, const char *);
 
+/** A loaded copy of a watched library: the first member of each wrapper's slot. */
+typedef struct gji_lib {
+  const void *base; /* where the copy is loaded; NULL: a free slot */
+  char path[512];
+  char suffix[16]; /* its versioned names' suffix ("_13_0"), "" none */
+} gji_lib;
+
+/** The slot among `n` (each `size` bytes, a gji_lib first) of the loaded copy that holds function
+ *  `real`, made on first sight: under `lock`, its path and `suffix` set and `fill` called to
+ *  resolve its functions. NULL: `real` lies in no loaded object (*index -1), or every slot is
+ *  taken (*index n). */
+GJI_HIDDEN void *gji_lib_slot(void *real, const char *suffix, void *slots, size_t size, int n, pthread_mutex_t *lock,
+                              void (*fill)(void *slot), int *index);
+
 /** The real dlsym (glibc's), for the injection library's own look-ups. */
 GJI_HIDDEN void *gji_real_dlsym(void *handle, const char *name);
 /** Function `name` of the loaded library at `path` (glibc's look-up, not wrapped): its

@@ -9,10 +9,11 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/head.h"
-#include "cache/key.h"
-#include "cache/manifest.h"
-#include "cache/store.h"
+#include "cache/records/groups.h"
+#include "cache/records/head_start.h"
+#include "cache/store/key.h"
+#include "cache/records/manifests.h"
+#include "cache/store/store.h"
 #include "compile/nvrtc/options.h"
 #include "compile/toolkit/toolkit.h"
 #include "driver/driver.h"
@@ -199,7 +200,7 @@ static void store(gpujit_module *m, gpujit__miss *miss, const gpujit_source *sou
   m->timings.store_ms = gpujit__stage_end(&stage);
 }
 
-/* The check of the shared group these sources used last time, begun now (cache/head.c): the
+/* The check of the shared group these sources used last time, begun now (cache/records/head_start.c): the
  * arch and the key take as long as the check where a library's headers are included. */
 static gpujit__head *head_start(const gpujit_source *sources, size_t count, const gpujit_module_options *opts)
 {
@@ -211,7 +212,7 @@ static gpujit__head *head_start(const gpujit_source *sources, size_t count, cons
     gpujit__hasher_field(h, "source", sources[i].data, sources[i].size);
   gpujit__hasher_digest(h, &hint);
   gpujit__hasher_free(h);
-  return gpujit__manifest_head_start(opts->cache, hint.hex);
+  return gpujit__group_head_start(opts->cache, hint.hex);
 }
 
 /* The build's own stage, named for what it is: a project's lookups in its coordinating process
@@ -261,7 +262,7 @@ static int build(gpujit_module **out, const gpujit_source *sources, size_t count
   gpujit__options_current(&current, caller_opts);
   if (!(m = gpujit__module_new()))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  head = head_start(sources, count, opts);
+  miss.head = head = head_start(sources, count, opts);
   if ((err = prepare(m, sources, count, opts)) < 0)
     goto done;
   stage_begin(&build_stage, m, count, opts, ctl);

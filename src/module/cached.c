@@ -14,11 +14,11 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/fleet.h"
-#include "cache/head.h"
-#include "cache/limit.h"
-#include "cache/manifest.h"
-#include "cache/store.h"
+#include "cache/exchange/fleet.h"
+#include "cache/records/head_start.h"
+#include "cache/upkeep/limit.h"
+#include "cache/records/manifests.h"
+#include "cache/store/store.h"
 #include "module/cached.h"
 #include "module/deps.h"
 #include "module/entry.h"
@@ -34,7 +34,7 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
   gpujit__key entry;
   int err;
 
-  memset(miss, 0, sizeof(*miss));
+  *miss = (gpujit__miss){.head = miss->head}; /* the build's head start stays with it */
   gpujit__stage_begin(&stage, opts->trace, "hash");
   err = gpujit__module_key(&miss->request, NULL, gpujit__cache_base(opts->cache), sources,
                            (const char *const *)m->sources.items, count, opts, m->arch, m->output);
@@ -46,7 +46,7 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
   gpujit__stage_begin(&stage, opts->trace, "cache lookup");
   {
     char why[PATH_MAX + 160] = "";
-    err = gpujit__manifest_find_why(opts->cache, miss->request.hex, entry.hex, why, sizeof(why));
+    err = gpujit__manifest_find_why(opts->cache, miss->request.hex, miss->head, entry.hex, why, sizeof(why));
     /* why it missed, as ninja -d explain says why it rebuilt: kept with the module, logged (-v)
      * once per request and thread; a build looks up again under its lock, and the first
      * lookup's reason stands */
@@ -76,7 +76,7 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
     /* a traced hit replays the profile its entry recorded: read with the entry */
     err = gpujit__entry_lookup(opts->cache, &entry, m, opts->trace ? &profile : NULL);
   }
-  gpujit__head_settle(); /* a check begun ahead and not joined: stopped (a miss compiles) */
+  gpujit__head_settle(miss->head); /* a check begun ahead and not joined: stopped (a miss compiles) */
   gpujit__stage_arg_str(&stage, "status", err == 0 ? "hit" : "miss");
   gpujit__stage_arg_str(&stage, "request", miss->request.hex);
   if (err == 0)
@@ -101,7 +101,8 @@ int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_modu
     return GPUJIT_ENOENT;
   gpujit__stage_begin(&stage, opts->trace, "remote fetch");
   err = gpujit__cache_remote_fetch(opts->cache, miss->request.hex);
-  if (err == 0 && (err = gpujit__manifest_find(opts->cache, miss->request.hex, entry.hex)) == 0) {
+  if (err == 0 &&
+      (err = gpujit__manifest_find_why(opts->cache, miss->request.hex, miss->head, entry.hex, NULL, 0)) == 0) {
     snprintf(m->cache_key, sizeof(m->cache_key), "%s", entry.hex);
     err = gpujit__entry_lookup(opts->cache, &entry, m, opts->trace ? &profile : NULL);
   }
@@ -265,7 +266,8 @@ int gpujit__cached_store(gpujit__miss *miss, gpujit_module *m, const gpujit_sour
   }
   cJSON_AddNumberToObject(inputs, "toolkit_headers", (double)rec.shared.count);
   if ((err = gpujit__entry_store(opts->cache, &entry, m, inputs, dump, n)) == 0 &&
-      (err = gpujit__manifest_add(opts->cache, miss->request.hex, entry.hex, &rec.deps, &rec.shared)) == 0) {
+      (err = gpujit__manifest_add(opts->cache, miss->request.hex, miss->head, entry.hex, &rec.deps,
+                                  &rec.shared)) == 0) {
     gpujit__stage stage;
     gpujit__stage_begin(&stage, opts->trace, "remote store");
     gpujit__cache_remote_store(opts->cache, miss->request.hex, entry.hex);

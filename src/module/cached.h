@@ -4,12 +4,14 @@
 
 #include <stdint.h>
 
-#include "cache/key.h"
+#include "cache/records/head_start.h"
+#include "cache/store/key.h"
 #include "module/compiler.h"
 #include "module/module.h"
 
 /** What a miss carries from the lookup to the store. */
 typedef struct gpujit__miss {
+  gpujit__head *head;       /* the build's head start (module/build.c owns it), or NULL */
   gpujit__key request;      /* what the build was asked */
   gpujit__compile_deps deps; /* what the compile was seen to probe, and the scan that predicts it */
 } gpujit__miss;

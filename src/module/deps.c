@@ -286,7 +286,6 @@ void gpujit__observed_deps_free(gpujit__observed_deps *d)
   memset(d, 0, sizeof(*d));
 }
 
-
 /* Whether an identifier of [p, end) is exactly `want` (length n). */
 static bool ident_is(const char *p, const char *end, const char *want, size_t n)
 {

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "cache/deps.h"
+#include "cache/records/deps.h"
 #include "compile/observe/observe.h"
 #include "gpujit/module.h"
 

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "base/error.h"
-#include "cache/store.h"
+#include "cache/store/store.h"
 #include "compile/image/image.h"
 #include "compile/nvrtc/link.h"
 #include "compile/nvrtc/nvrtc.h"

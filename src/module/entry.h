@@ -2,9 +2,9 @@
 #ifndef GPUJIT_MODULE_ENTRY_H
 #define GPUJIT_MODULE_ENTRY_H
 
-#include "cache/key.h"
+#include "cache/store/key.h"
 #include "gpujit/cache.h"
-#include "cache/store.h"
+#include "cache/store/store.h"
 #include "module/key.h"
 #include "module/module.h"
 

@@ -10,8 +10,8 @@
 
 #include "base/buf.h"
 #include "base/error.h"
-#include "cache/key.h"
-#include "cache/store.h"
+#include "cache/store/key.h"
+#include "cache/store/store.h"
 #include "module/explain.h"
 
 /* The request fields (module/key.c) and how a person names them; a list field's items are

@@ -6,8 +6,8 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/key.h"
-#include "cache/store.h"
+#include "cache/store/key.h"
+#include "cache/store/store.h"
 #include "module/history.h"
 
 static int history_key(gpujit__key *key, const char *const *paths, size_t count, const char *arch)

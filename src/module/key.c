@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/files.h"
+#include "cache/store/files.h"
 #include "compile/toolkit/nvrtc_opts.h"
 #include "compile/toolkit/toolkit.h"
 #include "module/key.h"
@@ -18,7 +18,7 @@
 
 /* Paths under the base directory enter keys relative to it, so another checkout hits. */
 /* A path under the base directory relative to it; the base directory itself (-I . run from a
- * checkout's root) is ".", as a dependency record names it (cache/deps.c). */
+ * checkout's root) is ".", as a dependency record names it (cache/records/deps.c). */
 static const char *relative(const char *path, const char *base)
 {
   const char *rest = gpujit__path_under(path, base);

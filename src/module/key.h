@@ -5,8 +5,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "cache/deps.h"
-#include "cache/key.h"
+#include "cache/records/deps.h"
+#include "cache/store/key.h"
 #include "gpujit/module.h"
 
 /**

@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "base/strset.h"
-#include "cache/store.h"
+#include "cache/store/store.h"
 #include "compile/toolkit/nvrtc_opts.h"
 #include "compile/toolkit/ptxas.h"
 #include "compile/image/ptx.h"

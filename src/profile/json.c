@@ -10,6 +10,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "profile/json.h"
 #include "profile/model.h"
 
 /* One struct as an object of its table's fields. */
@@ -62,10 +63,23 @@ static int utf8_only(char **text)
   return err < 0 ? gpujit__error(GPUJIT_ENOMEM, "out of memory") : 0;
 }
 
+cJSON *gpujit__profile_notes_json(const gpujit_profile *p)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (const char *notes = gpujit_profile_notes(p); a && *notes;) {
+    size_t len = strcspn(notes, "\n");
+    char *line = strndup(notes, len);
+    if (line)
+      cJSON_AddItemToArray(a, cJSON_CreateString(line));
+    free(line);
+    notes += len + (notes[len] == '\n');
+  }
+  return a;
+}
+
 int gpujit_profile_json(const gpujit_profile *p, char **out)
 {
   cJSON *j, *a;
-  const char *notes;
   if (!out || !p)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_profile_json: NULL argument");
   if (!(j = cJSON_CreateObject()) || !cJSON_AddStringToObject(j, "format", "gpujit-profile") ||
@@ -85,15 +99,7 @@ int gpujit_profile_json(const gpujit_profile *p, char **out)
     for (size_t i = 0; a && i < n; i++)
       cJSON_AddItemToArray(a, object(f, nf, rows + i * stride));
   }
-  a = cJSON_AddArrayToObject(j, "notes");
-  for (notes = gpujit_profile_notes(p); a && *notes;) {
-    size_t len = strcspn(notes, "\n");
-    char *line = strndup(notes, len);
-    if (line)
-      cJSON_AddItemToArray(a, cJSON_CreateString(line));
-    free(line);
-    notes += len + (notes[len] == '\n');
-  }
+  cJSON_AddItemToObject(j, "notes", gpujit__profile_notes_json(p));
   *out = cJSON_Print(j);
   cJSON_Delete(j);
   return *out ? utf8_only(out) : gpujit__error(GPUJIT_ENOMEM, "out of memory");

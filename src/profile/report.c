@@ -52,7 +52,6 @@ static int row(gpujit_profile *p, char ***keys, const char *key, const char *nam
   return (int)p->nrows++;
 }
 
-
 static void mark_repeats(gpujit_profile *p)
 {
   size_t *order = malloc(p->compiles.n * sizeof(*order) + 1);

@@ -110,7 +110,7 @@ static const char *nsight_attached(char *const argv[])
 }
 
 /* `e` ("NAME=value") sets one of the variables gpujit profile sets (inject/protocol.h): the
- * command gets gpujit's. LAUNCH_CALLBACKS is the user's knob and passes through. */
+ * command gets gpujit's. LAUNCH_CALLBACKS, the measuring switch, is not set by gpujit: it passes through. */
 static bool profile_var(const char *e)
 {
   for (int i = 0; i < GPUJIT_RECORD_ENV_COUNT; i++) {

@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "base/output.h"
+#include "profile/json.h"
 #include "profile/model.h"
 #include "profile/saved.h"
 #include "profile/tar.h"
@@ -138,7 +139,6 @@ static int list(const char *dir, member **out, size_t *n)
 static char *manifest(const gpujit_profile *p, const member *m, size_t n, bool listed)
 {
   cJSON *j = cJSON_CreateObject(), *o, *a;
-  const char *notes = gpujit_profile_notes(p);
   char text[32], *s;
   cJSON_AddStringToObject(j, "format", GPUJIT__SAVED_FORMAT);
   cJSON_AddNumberToObject(j, "version", GPUJIT_PROFILE_SAVED_VERSION);
@@ -162,15 +162,7 @@ static char *manifest(const gpujit_profile *p, const member *m, size_t n, bool l
     snprintf(text, sizeof(text), "%" PRIu64, p->range_t1);
     cJSON_AddStringToObject(o, "t1_ns", text);
   }
-  a = cJSON_AddArrayToObject(j, "notes");
-  while (a && *notes) {
-    size_t len = strcspn(notes, "\n");
-    char *line = strndup(notes, len);
-    if (line)
-      cJSON_AddItemToArray(a, cJSON_CreateString(line));
-    free(line);
-    notes += len + (notes[len] == '\n');
-  }
+  cJSON_AddItemToObject(j, "notes", gpujit__profile_notes_json(p));
   a = listed ? cJSON_AddArrayToObject(j, "members") : NULL;
   for (size_t i = 0; a && i < n; i++) {
     cJSON *e = cJSON_CreateObject();

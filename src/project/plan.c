@@ -19,7 +19,6 @@
 double gpujit__scale_of(const gpujit__run *r) { return r->expected_done > 0 ? r->actual_done / r->expected_done : 1; }
 static double used_factor(const gpujit__run *r) { return r->used_expected > 0 ? r->used_actual / r->used_expected : 0.25; }
 
-
 /* What the scheduler knows before compiling: expected time and include block. */
 void gpujit__plan_module(gpujit__run *r, gpujit__project_module *pm, const gpujit_module_options *o)
 {
@@ -67,7 +66,6 @@ void gpujit__hold(gpujit__worker *w, uint64_t block)
   if (!holds(w, block))
     w->pch_blocks[w->pch_count++ % 8] = block;
 }
-
 
 /* When worker v could start a module of its PCH's block: what its job has left, then the module. */
 static double holder_ready_ms(const gpujit__run *r, const gpujit__worker *v, double now)

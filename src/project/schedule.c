@@ -16,7 +16,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/store.h"
+#include "cache/store/store.h"
 #include "compile/pch/pch.h"
 #include "gpujit/trace.h"
 #include "module/build.h"
@@ -27,7 +27,6 @@
 #include "project/project.h"
 #include "project/wire.h"
 #include "trace/sink.h"
-
 
 int gpujit_project_options_init(gpujit_project_options *opts, unsigned int version)
 {

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "cache/handle.h"
+#include "cache/store/handle.h"
 #include "compile/toolkit/nvrtc_opts.h"
 #include "base/fs.h"
 #include "module/build.h"

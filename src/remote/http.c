@@ -16,6 +16,7 @@ typedef struct http {
   CURL *h;
   char *url; /* without a trailing slash */
   gpujit__remote_attrs a;
+  struct curl_slist *headers; /* the prepared request's, until its transfer */
 } http;
 
 typedef struct sink {
@@ -57,13 +58,16 @@ static void key_url(char *out, size_t size, const http *h, const char *key)
     snprintf(out, size, "%s/%s", h->url, key);
 }
 
-/* The request common to every method; `headers` is freed by the caller. */
-static struct curl_slist *prepare(http *h, const char *url)
+/* The request for `key` common to every method: its URL, timeouts and credentials (libcurl copies
+ * the URL; the headers are kept until transfer() frees them). */
+static void prepare(http *h, const char *key)
 {
   const gpujit__curl_api *c = h->c;
   struct curl_slist *headers = NULL;
+  char url[4200];
   const char *token = h->a.bearer_env[0] ? getenv(h->a.bearer_env) : NULL;
   const char *userpwd = h->a.userpwd_env[0] ? getenv(h->a.userpwd_env) : NULL;
+  key_url(url, sizeof(url), h, key);
   c->curl_easy_reset(h->h);
   c->curl_easy_setopt(h->h, CURLOPT_URL, url);
   c->curl_easy_setopt(h->h, CURLOPT_NOSIGNAL, 1L);
@@ -82,7 +86,7 @@ static struct curl_slist *prepare(http *h, const char *url)
   }
   if (headers)
     c->curl_easy_setopt(h->h, CURLOPT_HTTPHEADER, headers);
-  return headers;
+  h->headers = headers;
 }
 
 /* A transfer's outcome as a gpujit code: 404 is absent, other failures name the server. */
@@ -103,55 +107,50 @@ static int outcome(http *h, CURLcode r, const char *what, bool *absent)
   return 0;
 }
 
+/* The prepared request run: its outcome (`what` names the method in a failure). */
+static int transfer(http *h, const char *what, bool *absent)
+{
+  CURLcode r = h->c->curl_easy_perform(h->h);
+  h->c->curl_slist_free_all(h->headers);
+  h->headers = NULL;
+  return outcome(h, r, what, absent);
+}
+
 static int http_get(gpujit__backend *b, const char *key, gpujit__buf *out)
 {
   http *h = (http *)b;
-  char url[4200];
   sink s = {out, h->a.max_bytes, false};
-  struct curl_slist *headers;
   bool absent;
-  CURLcode r;
   int err;
-  key_url(url, sizeof(url), h, key);
-  headers = prepare(h, url);
+  prepare(h, key);
   h->c->curl_easy_setopt(h->h, CURLOPT_WRITEFUNCTION, on_data);
   h->c->curl_easy_setopt(h->h, CURLOPT_WRITEDATA, &s);
   out->len = 0;
-  r = h->c->curl_easy_perform(h->h);
-  h->c->curl_slist_free_all(headers);
+  err = transfer(h, "GET", &absent);
   if (s.too_big)
     return gpujit__error(GPUJIT_ECORRUPT, "GET %s: the answer is over %zu bytes", h->base.shown, h->a.max_bytes);
-  if ((err = outcome(h, r, "GET", &absent)) < 0) {
-    if (absent)
-      gpujit_error_clear();
-    return err;
-  }
-  return 0;
+  if (err < 0 && absent)
+    gpujit_error_clear();
+  return err;
 }
 
 static int http_put(gpujit__backend *b, const char *key, const void *data, size_t len)
 {
   http *h = (http *)b;
-  char url[4200];
   source s = {data, len, 0};
-  struct curl_slist *headers;
   gpujit__buf ignored = {0};
   sink discard = {&ignored, 1 << 20, false};
   bool absent;
-  CURLcode r;
   int err;
-  key_url(url, sizeof(url), h, key);
-  headers = prepare(h, url);
+  prepare(h, key);
   h->c->curl_easy_setopt(h->h, CURLOPT_UPLOAD, 1L);
   h->c->curl_easy_setopt(h->h, CURLOPT_READFUNCTION, on_read);
   h->c->curl_easy_setopt(h->h, CURLOPT_READDATA, &s);
   h->c->curl_easy_setopt(h->h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)len);
   h->c->curl_easy_setopt(h->h, CURLOPT_WRITEFUNCTION, on_data);
   h->c->curl_easy_setopt(h->h, CURLOPT_WRITEDATA, &discard);
-  r = h->c->curl_easy_perform(h->h);
-  h->c->curl_slist_free_all(headers);
+  err = transfer(h, "PUT", &absent);
   gpujit__buf_free(&ignored);
-  err = outcome(h, r, "PUT", &absent);
   if (absent) /* a server that will not store under a new path (no WebDAV, say) */
     err = gpujit__error(GPUJIT_EIO, "PUT %s: HTTP 404 (does the server accept PUT?)", h->base.shown);
   return err;
@@ -160,17 +159,11 @@ static int http_put(gpujit__backend *b, const char *key, const void *data, size_
 static int http_exists(gpujit__backend *b, const char *key)
 {
   http *h = (http *)b;
-  char url[4200];
-  struct curl_slist *headers;
   bool absent;
-  CURLcode r;
   int err;
-  key_url(url, sizeof(url), h, key);
-  headers = prepare(h, url);
+  prepare(h, key);
   h->c->curl_easy_setopt(h->h, CURLOPT_NOBODY, 1L);
-  r = h->c->curl_easy_perform(h->h);
-  h->c->curl_slist_free_all(headers);
-  if ((err = outcome(h, r, "HEAD", &absent)) < 0 && absent)
+  if ((err = transfer(h, "HEAD", &absent)) < 0 && absent)
     gpujit_error_clear();
   return err;
 }

@@ -8,8 +8,6 @@
 #include "base/error.h"
 #include "run/device.h"
 
-#define CU(call, what) gpujit__cuda_error((call), (what))
-
 int gpujit_device_count(int *out)
 {
   const gpujit__driver *d;
@@ -209,7 +207,6 @@ int gpujit_synchronize(gpujit_device *g)
   }
   return 0;
 }
-
 
 void gpujit__device_set_hooks(gpujit_device *dev, const gpujit__activity_hooks *hooks, void *payload)
 {

@@ -10,8 +10,6 @@
 #include "base/error.h"
 #include "run/device.h"
 
-#define CU(call, what) gpujit__cuda_error((call), (what))
-
 int gpujit_mem_alloc(gpujit_devptr *out, gpujit_device *g, size_t bytes)
 {
   CUdeviceptr p = 0;

@@ -9,8 +9,6 @@
 #include "module/module.h"
 #include "run/device.h"
 
-#define CU(call, what) gpujit__cuda_error((call), (what))
-
 static int func_attr(gpujit_device *g, CUfunction f, CUfunction_attribute a)
 {
   int v = 0;

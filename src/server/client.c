@@ -17,9 +17,9 @@
 #include "base/error.h"
 #include "base/lockfile.h"
 #include "base/fs.h"
-#include "cache/handle.h"
-#include "cache/manifest.h"
-#include "cache/store.h"
+#include "cache/store/handle.h"
+#include "cache/records/groups.h"
+#include "cache/store/store.h"
 #include "compile/nvrtc/options.h"
 #include "compile/toolkit/toolkit.h"
 #include "gpujit/server.h"
@@ -265,9 +265,9 @@ int gpujit_server_build_files(gpujit_module **out, const char *const *paths, siz
   if (o.cache) {
     voucher_ctx vc = {server, gpujit_cache_path(o.cache), false};
     gpujit__voucher v = {server_vouches, server_absent, &vc};
-    const gpujit__voucher *before = gpujit__manifest_voucher(&v);
+    const gpujit__voucher *before = gpujit__group_voucher(&v);
     err = gpujit__module_build_files_ctl(out, paths, count, &o, &ctl);
-    gpujit__manifest_voucher(before);
+    gpujit__group_voucher(before);
     if (err == 0 || !ctl.missed)
       return err;
     gpujit_error_clear();

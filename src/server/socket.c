@@ -18,7 +18,7 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "cache/store.h"
+#include "cache/store/store.h"
 #include "compile/toolkit/nvrtc_env.h"
 #include "compile/toolkit/toolkit.h"
 #include "server/socket.h"

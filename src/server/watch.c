@@ -34,8 +34,8 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/error.h"
-#include "cache/deps.h"
-#include "cache/manifest.h"
+#include "cache/records/deps.h"
+#include "cache/records/groups.h"
 #include "compile/toolkit/toolkit.h"
 #include "server/socket.h"
 #include "server/watch.h"
@@ -382,7 +382,7 @@ bool gpujit__watch_vouch(gpujit__watch *w, gpujit_cache *c, const char *digest, 
   gpujit__deps_free(&deps);
   gpujit_error_clear();
   if (w->g[k].held && moved) {
-    /* a client checks its own files' identities against the group's as recorded (cache/manifest.c):
+    /* a client checks its own files' identities against the group's as recorded (cache/records/groups.c):
      * it checks the group itself, and records the identities found, until they are as recorded */
     w->g[k].held = false;
     snprintf(why, n, "a header whose identity can matter (#pragma once) is another file than recorded");

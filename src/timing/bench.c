@@ -11,8 +11,6 @@
 #include "base/error.h"
 #include "timing/regions.h"
 
-#define CU(call, what) gpujit__cuda_error((call), (what))
-
 struct gpujit_timer {
   gpujit_device *dev;
   unsigned flags;

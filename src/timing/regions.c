@@ -10,8 +10,6 @@
 #include "base/error.h"
 #include "timing/regions.h"
 
-#define CU(call, what) gpujit__cuda_error((call), (what))
-
 static unsigned kind_filter(gpujit_activity_kind k)
 {
   switch (k) {

@@ -232,7 +232,6 @@ void gpujit__trace_merge_nvrtc_text(gpujit_trace *t, gpujit__buf *text, double s
   gpujit__buf_free(&buf);
 }
 
-
 typedef struct header_ev {
   const char *path;
   double ts, end;

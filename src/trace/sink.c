@@ -102,7 +102,6 @@ void gpujit_trace_free(gpujit_trace *t)
   free(t);
 }
 
-
 /* Under the lock: make sure `tid` has a named track. */
 void gpujit__trace_defer(gpujit_trace *t, gpujit__trace_expand_fn expand, void (*release)(void *),
                          void *payload)

@@ -8,9 +8,9 @@
 #include "helpers.h"
 
 #include "base/fs.h"
-#include "cache/deps.h"
-#include "cache/files.h"
-#include "cache/manifest.h"
+#include "cache/records/deps.h"
+#include "cache/store/files.h"
+#include "cache/records/groups.h"
 #include "gpujit.h"
 
 typedef struct fx {

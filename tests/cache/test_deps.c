@@ -8,35 +8,33 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include "fixture.h"
 #include "helpers.h"
 
-#include "cache/deps.h"
+#include "cache/records/deps.h"
 #include "compile/includes/includes.h"
-#include "cache/files.h"
-#include "cache/handle.h"
-#include "cache/manifest.h"
-#include "cache/store.h"
+#include "cache/store/files.h"
+#include "cache/store/handle.h"
+#include "cache/records/groups.h"
+#include "cache/records/manifests.h"
+#include "cache/store/store.h"
 #include "gpujit.h"
 
 typedef struct fx {
-  char *root, *src, *cache_dir;
-  gpujit_cache *cache;
+  TH_CACHE_FIXTURE;
+  char *src;
 } fx;
 
 static int setup(void **state)
 {
   fx *f = calloc(1, sizeof(*f));
-  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
   char *p;
-  f->root = th_tmpdir();
+  th_cache_setup(f);
   f->src = th_path(f->root, "src");
-  f->cache_dir = th_path(f->root, "cache");
   mkdir(f->src, 0755);
   p = th_path(f->src, "inc");
   mkdir(p, 0755);
   free(p);
-  co.dir = f->cache_dir;
-  assert_int_equal(gpujit_cache_open(&f->cache, &co), 0);
   *state = f;
   return 0;
 }
@@ -44,11 +42,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
   fx *f = *state;
-  gpujit_cache_free(f->cache);
-  th_rmrf(f->root);
-  free(f->root);
+  th_cache_teardown(f);
   free(f->src);
-  free(f->cache_dir);
   free(f);
   return 0;
 }
@@ -400,7 +395,7 @@ static void test_deps__shared_group_changed_in_process(void **state)
   gpujit__cache_entry_path(entry_dir, sizeof(entry_dir), f->cache, entry);
   assert_int_equal(th_run(&out, "mkdir -p '%s'", entry_dir), 0);
   free(out);
-  assert_int_equal(gpujit__manifest_add(f->cache, key, entry, &none, &shared), 0);
+  assert_int_equal(gpujit__manifest_add(f->cache, key, NULL, entry, &none, &shared), 0);
   assert_int_equal(gpujit__manifest_find(f->cache, key, found), 0);
   assert_string_equal(found, entry);
   /* the same size, renamed over it */
@@ -566,68 +561,6 @@ static void test_deps__dump_name_refused_at_the_store(void **state)
   }
 }
 
-/* The shared groups' text form: every field back as written (no stat trusted: it has no device),
- * names and paths with blanks and '%' escaped, the same hash (a group is named by it); anything
- * malformed refused. */
-static void test_deps__group_text(void **state)
-{
-  fx *f = *state;
-  static const char *const bad[] = {
-      "f 1 2 3 4 0123456789abcdef0123456789abcdef\n",          /* no path */
-      "f 1 2 3 4 0123456789abcdef /a\n",                       /* short hash */
-      "f x 2 3 4 0123456789abcdef0123456789abcdef /a\n",       /* size not a number */
-      "f 1 2 - 4 0123456789abcdef0123456789abcdef /a\n",       /* half a stat */
-      "f 1 2 3 4 0123456789abcdef0123456789abcdef /a",          /* no end of line */
-      "q 1 2 3 4 0123456789abcdef0123456789abcdef /a\n",       /* unknown kind */
-      "a - - - x/ /dir%2\n",                                   /* cut escape */
-      "a - - - x/ /dir%00\n",                                  /* NUL */
-      "a - - -  /dir\n",                                       /* empty field */
-  };
-  char *a = th_write(f->src, "with space %.h", "#define A 1\n"), *dir = th_path(f->src, "odd dir");
-  char *missing = th_path(dir, "gone 100%.h");
-  gpujit__deps d = {0}, back;
-  gpujit__buf text = {0};
-  gpujit__hasher *h1 = gpujit__hasher_new(), *h2 = gpujit__hasher_new();
-  gpujit__key k1, k2;
-  mkdir(dir, 0755);
-  assert_int_equal(gpujit__deps_add_file(&d, a, NULL, "#define A 1\n", 12, gpujit__deps_clock() + 5000000000LL), 0);
-  assert_int_equal(gpujit__deps_add_file(&d, a, NULL, "#define A 1\n", 12, gpujit__deps_clock()), 0); /* untrusted */
-  assert_int_equal(gpujit__deps_add_absent(&d, missing, NULL), 0);
-  assert_int_equal(gpujit__deps_to_text(&d, &text), 0);
-  assert_null(memchr(text.data, '\t', text.len));
-  assert_non_null(strstr(text.data, "with%20space%20%25.h\n"));
-  assert_int_equal(gpujit__deps_from_text(&back, text.data, text.len), 0);
-  assert_int_equal(back.count, 3);
-  for (size_t i = 0; i < 3; i++) {
-    assert_string_equal(back.items[i].path, d.items[i].path);
-    assert_int_equal(back.items[i].absent, d.items[i].absent);
-    assert_false(back.items[i].trusted); /* the text form has no device: no stat stands */
-    if (!d.items[i].absent)
-      assert_int_equal(back.items[i].size, d.items[i].size);
-    assert_string_equal(back.items[i].hash, d.items[i].hash);
-  }
-  assert_true(d.items[0].trusted);
-  assert_string_equal(back.items[2].names, "gone 100%.h/");
-  gpujit__deps_hash(&d, h1, "shared");
-  gpujit__deps_hash(&back, h2, "shared");
-  gpujit__hasher_digest(h1, &k1);
-  gpujit__hasher_digest(h2, &k2);
-  assert_string_equal(k1.hex, k2.hex);
-  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-    gpujit__deps x;
-    if (gpujit__deps_from_text(&x, bad[i], strlen(bad[i])) != GPUJIT_ECORRUPT)
-      fail_msg("accepted: %s", bad[i]);
-  }
-  gpujit__hasher_free(h1);
-  gpujit__hasher_free(h2);
-  gpujit__buf_free(&text);
-  gpujit__deps_free(&d);
-  gpujit__deps_free(&back);
-  free(a);
-  free(dir);
-  free(missing);
-}
-
 /* Copies n bytes so that they end where an unreadable page begins: a reader that runs past the
  * record's end (looking for a NUL, say) faults here instead of reading on unnoticed. */
 static char *at_page_end(void **map, size_t *maplen, const char *s, size_t n)
@@ -649,18 +582,11 @@ static char *at_page_end(void **map, size_t *maplen, const char *s, size_t n)
  * very end is read within its bytes (the fuzzer found sscanf and strtoull reading past both). */
 static void test_deps__records_are_read_within_their_bytes(void **state)
 {
-  static const char *const group[] = {"f 1%41 2", "a - - - x/ /d%4", "a - - - x/ /d%41"};
   static const char *const blob[] = {"m \n 12", "m 12", "m \n"};
-  gpujit__deps d;
   size_t off, maplen;
   char why[128];
   void *map;
   (void)state;
-  for (size_t i = 0; i < sizeof(group) / sizeof(group[0]); i++) {
-    const char *p = at_page_end(&map, &maplen, group[i], strlen(group[i]));
-    assert_int_equal(gpujit__deps_from_text(&d, p, strlen(group[i])), GPUJIT_ECORRUPT);
-    munmap(map, maplen);
-  }
   for (size_t i = 0; i < sizeof(blob) / sizeof(blob[0]); i++) {
     const char *p = at_page_end(&map, &maplen, blob[i], strlen(blob[i]));
     assert_int_equal(gpujit__blob_check(p, strlen(blob[i]), &off, "m", why, sizeof(why)), GPUJIT_ECORRUPT);
@@ -750,7 +676,8 @@ static void test_deps__kept_scans(void **state)
 }
 
 /* A damaged toolkit group is a miss with the right bytes, never a crash or a stale hit; a group
- * of the JSON form earlier versions wrote is still read. */
+ * of a form earlier versions wrote (here the JSON of gpujit-deps-1) is not read: a clean miss —
+ * not an error, not counted as damage — and the build stores the group again in this form. */
 static void test_deps__damaged_group(void **state)
 {
   fx *f = *state;
@@ -784,7 +711,7 @@ static void test_deps__damaged_group(void **state)
       fail_msg("damage %zu: no hit after the miss:\n%s", i, out);
     free(out);
   }
-  /* gpujit-deps-1 (the JSON earlier versions wrote) is still read, and still a hit */
+  /* gpujit-deps-1 (the JSON earlier versions wrote) is not read: a miss, not damage */
   assert_int_equal(th_run(&path, "printf %%s \"$(ls '%s'/deps/*/*)\"", f->cache_dir), 0);
   assert_int_equal(gpujit__group_read(path, &back, why, sizeof(why)), 0);
   {
@@ -795,12 +722,24 @@ static void test_deps__damaged_group(void **state)
     cJSON_Delete(j);
   }
   gpujit__deps_free(&back);
-  assert_int_equal(th_run(&out, "head -c 14 '%s'", path), 0);
-  assert_string_equal(out, "gpujit-deps-1 ");
-  free(out);
-  assert_int_equal(gpujit__group_read(path, &back, why, sizeof(why)), 0);
-  assert_true(back.count > 0);
+  assert_int_equal(gpujit__group_read(path, &back, why, sizeof(why)), GPUJIT_ECORRUPT);
+  assert_string_equal(why, "of an earlier form (gpujit-deps-1), no longer read");
   gpujit__deps_free(&back);
+  {
+    gpujit_cache_stats before, after;
+    gpujit_module *m;
+    assert_int_equal(gpujit_cache_stats_get(f->cache, &before), 0);
+    m = build_with(f, true, NULL, 0); /* no error: a build */
+    assert_int_equal(gpujit_module_cache_status(m), GPUJIT_CACHE_MISS);
+    if (!strstr(gpujit_module_cache_miss_reason(m), "earlier form (gpujit-deps-1)"))
+      fail_msg("miss reason: %s", gpujit_module_cache_miss_reason(m));
+    gpujit_module_free(m);
+    assert_int_equal(gpujit_cache_stats_get(f->cache, &after), 0);
+    assert_int_equal(after.corrupt, before.corrupt); /* a miss, not damage */
+  }
+  assert_int_equal(th_run(&out, "head -c 14 '%s'", path), 0);
+  assert_string_equal(out, "gpujit-deps-4 "); /* stored again in this form */
+  free(out);
   assert_int_equal(status(f), GPUJIT_CACHE_HIT);
   free(path);
 }
@@ -844,7 +783,6 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_deps__damaged_manifest, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__large_ptx_hit_is_a_string, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__page_multiple_payload_is_terminated, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_deps__group_text, setup, teardown),
     cmocka_unit_test_setup_teardown(test_deps__damaged_group, setup, teardown),
     cmocka_unit_test(test_deps__records_are_read_within_their_bytes),
     cmocka_unit_test_setup_teardown(test_deps__clear_takes_the_records, setup, teardown),

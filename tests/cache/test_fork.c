@@ -13,8 +13,8 @@
 #include "helpers.h"
 
 #include "base/clock.h"
-#include "cache/helpers.h"
-#include "cache/store.h"
+#include "base/crew.h"
+#include "cache/store/store.h"
 #include "gpujit.h"
 
 #define CHILDREN 200
@@ -251,12 +251,12 @@ static void test_fork__hit_without_threads(void **state)
   fixture *f = *state;
   gpujit_cache_status s = GPUJIT_CACHE_NONE;
   assert_int_equal(build(f, &s), 0);
-  gpujit__helpers_create = no_thread;
+  gpujit__crew_create = no_thread;
   for (int i = 0; i < 3; i++) {
     assert_int_equal(build(f, &s), 0);
     assert_int_equal(s, GPUJIT_CACHE_HIT);
   }
-  gpujit__helpers_create = NULL;
+  gpujit__crew_create = NULL;
 }
 
 static void *nothing(void *arg) { return arg; }

@@ -8,13 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "helpers.h"
 
 #include "base/buf.h"
 #include "base/fs.h"
-#include "cache/deps.h"
-#include "cache/handle.h"
-#include "cache/manifest.h"
+#include "cache/records/deps.h"
+#include "cache/store/handle.h"
+#include "cache/records/manifests.h"
 #include "gpujit.h"
 
 #define LATER (gpujit__deps_clock() + 5000000000LL) /* a read this late trusts every stamp */
@@ -26,18 +27,13 @@ static const char once_h[] = "#pragma once\n#define O 1\n";
 static const char guard_h[] = "#ifndef G_H\n#define G_H 1\n#endif\n";
 
 typedef struct fx {
-  char *root, *cache_dir;
-  gpujit_cache *cache;
+  TH_CACHE_FIXTURE;
 } fx;
 
 static int setup(void **state)
 {
   fx *f = calloc(1, sizeof(*f));
-  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
-  f->root = th_tmpdir();
-  f->cache_dir = th_path(f->root, "cache");
-  co.dir = f->cache_dir;
-  assert_int_equal(gpujit_cache_open(&f->cache, &co), 0);
+  th_cache_setup(f);
   *state = f;
   return 0;
 }
@@ -45,10 +41,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
   fx *f = *state;
-  gpujit_cache_free(f->cache);
-  th_rmrf(f->root);
-  free(f->root);
-  free(f->cache_dir);
+  th_cache_teardown(f);
   free(f);
   return 0;
 }
@@ -249,7 +242,7 @@ static void test_identity__manifest_across(void **state)
   free(out);
   assert_int_equal(link(t, u), 0);
   record(&deps, &shared, u, t, once_h);
-  assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &deps, &shared), 0);
+  assert_int_equal(gpujit__manifest_add(f->cache, request, NULL, entry, &deps, &shared), 0);
   gpujit__deps_free(&deps);
   gpujit__deps_free(&shared);
   assert_int_equal(gpujit__manifest_find(f->cache, request, found), 0);
@@ -257,7 +250,7 @@ static void test_identity__manifest_across(void **state)
   assert_int_equal(gpujit__manifest_find(f->cache, request, found), GPUJIT_ENOENT);
   /* recorded as copies */
   record(&deps, &shared, u, t, once_h);
-  assert_int_equal(gpujit__manifest_add(f->cache, request, entry, &deps, &shared), 0);
+  assert_int_equal(gpujit__manifest_add(f->cache, request, NULL, entry, &deps, &shared), 0);
   gpujit__deps_free(&deps);
   gpujit__deps_free(&shared);
   assert_int_equal(gpujit__manifest_find(f->cache, request, found), 0);

@@ -7,24 +7,20 @@
 
 #include <ftw.h>
 
+#include "fixture.h"
 #include "helpers.h"
 
 #include "gpujit.h"
 
 typedef struct fx {
-  char *root, *cache_dir;
-  gpujit_cache *cache;
+  TH_CACHE_FIXTURE;
 } fx;
 
 static int setup(void **state)
 {
   fx *f = calloc(1, sizeof(*f));
-  gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
-  f->root = th_tmpdir();
-  f->cache_dir = th_path(f->root, "cache");
-  co.dir = f->cache_dir;
   unsetenv("GPUJIT_CACHE_MAX_SIZE");
-  assert_int_equal(gpujit_cache_open(&f->cache, &co), 0);
+  th_cache_setup(f);
   *state = f;
   return 0;
 }
@@ -33,10 +29,7 @@ static int teardown(void **state)
 {
   fx *f = *state;
   unsetenv("GPUJIT_CACHE_MAX_SIZE");
-  gpujit_cache_free(f->cache);
-  th_rmrf(f->root);
-  free(f->root);
-  free(f->cache_dir);
+  th_cache_teardown(f);
   free(f);
   return 0;
 }

@@ -5,7 +5,7 @@
 
 #include "fuzz.h"
 
-#include "cache/bundle.h"
+#include "cache/exchange/bundle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

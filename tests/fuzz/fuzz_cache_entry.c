@@ -6,7 +6,7 @@
 
 #include "fuzz.h"
 
-#include "cache/store.h"
+#include "cache/store/store.h"
 #include "module/entry.h"
 #include "module/module.h"
 #include "trace/compile_profile.h"

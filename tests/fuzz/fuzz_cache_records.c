@@ -1,13 +1,15 @@
 /* Fuzz target: the cache's small records as another machine or a damaged disk may hand them
- * over: request manifests (JSON), toolkit dependency groups (binary form, the older text and JSON),
- * and an entry's metadata behind a checksum that the harness computes, so the parser is reached. */
+ * over: request manifests (JSON), toolkit dependency groups (the binary form; the forms earlier
+ * versions wrote are refused by name), and an entry's metadata behind a checksum that the harness
+ * computes, so the parser is reached. */
 #include <xxhash.h>
 
 #include "fuzz.h"
 
-#include "cache/deps.h"
-#include "cache/files.h"
-#include "cache/manifest.h"
+#include "cache/records/deps.h"
+#include "cache/store/files.h"
+#include "cache/records/groups.h"
+#include "cache/records/manifests.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -18,15 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (gpujit__manifest_parse((const char *)data, size, &j, why, sizeof(why)) == 0)
     cJSON_Delete(j);
   if (gpujit__group_parse((const char *)data, size, &deps, why, sizeof(why)) == 0) {
-    gpujit__buf text = {0}, bin = {0};
-    if (gpujit__deps_to_text(&deps, &text) == 0) {
-      /* what was read writes back to the same bytes' meaning: read it again */
-      gpujit__deps again = {0};
-      if (gpujit__deps_from_text(&again, text.data, text.len) != 0 || again.count != deps.count)
-        abort();
-      gpujit__deps_free(&again);
-    }
-    if (gpujit__deps_to_bin(&deps, &bin) == 0) { /* and the binary form, to the same bytes again */
+    gpujit__buf bin = {0};
+    if (gpujit__deps_to_bin(&deps, &bin) == 0) { /* what was read writes back to the same bytes */
       gpujit__deps again = {0};
       gpujit__buf twice = {0};
       if (gpujit__deps_from_bin(&again, bin.data, bin.len) != 0 || again.count != deps.count ||
@@ -35,19 +30,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       gpujit__buf_free(&twice);
       gpujit__deps_free(&again);
     }
-    gpujit__buf_free(&text);
     gpujit__buf_free(&bin);
   }
   gpujit__deps_free(&deps);
   memset(&deps, 0, sizeof(deps));
-  if (gpujit__deps_from_text(&deps, (const char *)data, size) == 0)
-    gpujit__deps_free(&deps);
   {
     /* the binary form as the bytes come (no checksum to pass): refused whole or read within them */
     gpujit__deps_view view;
     if (gpujit__deps_from_bin(&deps, (const char *)data, size) == 0)
-      gpujit__deps_free(&deps);
-    if (gpujit__deps_from_bin3(&deps, (const char *)data, size) == 0) /* the earlier binary form */
       gpujit__deps_free(&deps);
     if (gpujit__deps_view_open(&view, (const char *)data, size) == 0)
       for (size_t i = 0; i < view.count; i++) {

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "gpujit.h"
-#include "cache/bundle.h"
-#include "cache/manifest.h"
+#include "cache/exchange/bundle.h"
+#include "cache/records/manifests.h"
 #include "module/module.h"
 #include "project/wire.h"
 

@@ -20,6 +20,10 @@ Checks, and prints every violation found before failing:
      includes or calls, round a loop; the injection library uses nothing else of gpujit
      (no gpujit_ or gpujit__ symbol), the extension the public API only (no gpujit__ symbol,
      public headers and its own files only).
+  7. what keeps the sources readable: no doc comment stacked on another (one of them describes
+     nothing), no run of blank lines, every src/**/*.c named in its folder's row of
+     docs/architecture.md's Folders table, and every header guard naming its header's path
+     (src/cache/store/files.h: GPUJIT_CACHE_STORE_FILES_H).
 --self-test plants each kind of violation in a scratch tree and checks that it is caught.
 """
 import argparse
@@ -134,7 +138,7 @@ def folder_of(rel, allowed):
 
 
 def unit(path):
-    """A .c and its .h are one unit: src/cache/store.c and store.h -> cache/store."""
+    """A .c and its .h are one unit: src/cache/store/store.c and store.h -> cache/store/store."""
     return os.path.splitext(path)[0]
 
 
@@ -450,6 +454,108 @@ def check_python(py_src):
     return errors
 
 
+STACKED_DOC = re.compile(r"/\*\*(?:(?!\*/).)*\*/[ \t]*\n[ \t]*/\*\*", re.S)
+BLANK_RUN = re.compile(r"\n\n\n+")
+GUARD = re.compile(r"^#ifndef (\w+)\n#define (\w+)\n", re.M)
+FOLDER_ROW = re.compile(r"^\| `src/([a-z_/]+)/` \| (.*)\|$", re.M)
+
+
+def folder_rows(doc_path):
+    """The Folders table: each `src/<folder>/` row's text."""
+    with open(doc_path, encoding="utf-8") as f:
+        return {m.group(1): m.group(2) for m in FOLDER_ROW.finditer(f.read())}
+
+
+def named_in(row, sub):
+    """Whether a row names file `sub` (its path under the row's folder), as `sub` or as a pattern
+    such as `cmd_<verb>.c`."""
+    for name in re.findall(r"`([^`]+\.c)`", row):
+        if name == sub or re.fullmatch(re.sub(r"<[^>]+>", "[a-z0-9_]+", re.escape(name).replace("\\<", "<")
+                                            .replace("\\>", ">")), sub):
+            return True
+    return False
+
+
+def check_debris(root, doc_path):
+    """Stacked doc comments and blank runs in src/ and python/src, unnamed src/**/*.c, and header
+    guards that do not name their header's path."""
+    errors, rows = [], folder_rows(doc_path)
+    for top in ("src", "python/src"):
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not name.endswith((".c", ".h")):
+                    continue
+                path = os.path.join(d, name)
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                for m in STACKED_DOC.finditer(text):
+                    errors.append(f"{rel}:{text.count(NEWLINE, 0, m.end()) + 1}: a doc comment right below another: "
+                                  "one of them describes nothing")
+                for m in BLANK_RUN.finditer(text):
+                    errors.append(f"{rel}:{text.count(NEWLINE, 0, m.start()) + 2}: a run of blank lines (one at most)")
+                if top != "src":
+                    continue
+                under = rel[len("src/"):]
+                if name.endswith(".h"):
+                    want = "GPUJIT_" + re.sub(r"[/.]", "_", under).upper()
+                    g = GUARD.search(text)
+                    if not g or g.group(1) != g.group(2) or g.group(1) != want:
+                        errors.append(f"{rel}: its header guard is {g.group(1) if g else 'missing'}, not {want} "
+                                      "(the guard names the header's path)")
+                    continue
+                parts = under.split("/")
+                folder = "/".join(parts[:2]) if len(parts) > 2 and "/".join(parts[:2]) in rows else parts[0]
+                if not named_in(rows.get(folder, ""), under[len(folder) + 1:]):
+                    errors.append(f"{rel}: not named in the row of src/{folder}/ in docs/architecture.md's Folders "
+                                  "table: say what it is for there")
+    return errors
+
+
+PROTOCOL_H = "src/inject/protocol.h"
+RECORD_PY = "src/inject/python/_gpujit_profile_hook/_record.py"
+
+
+def check_protocol_py(root):
+    """The Python hook's copy of the record protocol (_record.py's RECORD_VERSION, ENV_DIR, KINDS)
+    is the header's, and no "k" is written outside KINDS' names."""
+    try:
+        with open(os.path.join(root, PROTOCOL_H), encoding="utf-8") as f:
+            header = f.read()
+        with open(os.path.join(root, RECORD_PY), encoding="utf-8") as f:
+            py = f.read()
+    except OSError as e:
+        return [f"record protocol: {e}"]
+    errors = []
+    kinds = set(re.findall(r'X\(\w+, "(\w+)"\)', header[header.index("GPUJIT_RECORD_KINDS(X)"):]))
+    version = re.search(r"#define GPUJIT_RECORD_VERSION (\d+)", header).group(1)
+    envs = set(re.findall(r'X\(\w+, "(\w+)"\)', header[header.index("GPUJIT_RECORD_ENV(X)"):
+                                                      header.index("GPUJIT_FROM_HASH_ENV")]))
+    m = re.search(r"^RECORD_VERSION = (\d+)$", py, re.M)
+    if not m or m.group(1) != version:
+        errors.append(f"{RECORD_PY}: RECORD_VERSION {m.group(1) if m else 'missing'}, {PROTOCOL_H} says {version}")
+    m = re.search(r'^ENV_DIR = "(\w+)"$', py, re.M)
+    if not m or m.group(1) not in envs:
+        errors.append(f"{RECORD_PY}: ENV_DIR {m.group(1) if m else 'missing'} is not in {PROTOCOL_H}'s GPUJIT_RECORD_ENV")
+    m = re.search(r"^KINDS = \(([^)]*)\)$", py, re.M)
+    py_kinds = set(re.findall(r'"(\w+)"', m.group(1))) if m else set()
+    if not m:
+        errors.append(f"{RECORD_PY}: no KINDS table")
+    for k in sorted(py_kinds - kinds):
+        errors.append(f'{RECORD_PY}: kind "{k}" is not in {PROTOCOL_H}\'s GPUJIT_RECORD_KINDS')
+    hook = os.path.join(root, os.path.dirname(os.path.dirname(RECORD_PY)))
+    for d, _, files in os.walk(hook):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                with open(os.path.join(d, name), encoding="utf-8") as f:
+                    text = f.read()
+                for k in re.findall(r'(?:"k": |write\()"(\w+)"', text):
+                    if k not in py_kinds:
+                        errors.append(f'{os.path.relpath(os.path.join(d, name), root)}: writes kind "{k}", not in '
+                                      f"_record.py's KINDS")
+    return errors
+
+
 def run(args):
     allowed, public_only = parse_table(args.doc)
     errors = check_sources(args.src, allowed, public_only)
@@ -463,6 +569,8 @@ def run(args):
         dirs = [d for d in ("src", "python/src") if os.path.isdir(os.path.join(args.functions, d))]
         errs, notes = check_functions(args.functions, dirs, PENDING)
         errors += errs
+        errors += check_debris(args.functions, args.doc)
+        errors += check_protocol_py(args.functions)
         for n in notes:
             print("layers: " + n)
     for e in errors:
@@ -479,8 +587,10 @@ def self_test(doc):
     cases = {
         "upward include": {"base/a.c": '#include "module/m.h"\n'},
         "unknown folder": {"base/a.c": '#include "nowhere/x.h"\n'},
-        "bare internal include": {"cache/b.c": '#include "b.h"\n'},
-        "file loop": {"cache/b.c": '#include "cache/c.h"\n', "cache/c.c": '#include "cache/b.h"\n'},
+        "bare internal include": {"cache/store/b.c": '#include "b.h"\n'},
+        "file loop": {"cache/store/b.c": '#include "cache/store/c.h"\n',
+                      "cache/store/c.c": '#include "cache/store/b.h"\n'},
+        "store uses records": {"cache/store/b.c": '#include "cache/records/r.h"\n'},
         "cli internal header": {"cli/main.c": '#include "base/error.h"\n'},
         "long file": {"base/a.c": "/* x */\n" * (MAX_LINES + 1)},
         "file outside folders": {"loose.c": "int x;\n"},
@@ -488,8 +598,9 @@ def self_test(doc):
         "file loose in a split folder": {"compile/loose.c": "int x;\n"},
         "upward include of a split folder": {"compile/image/i.c": '#include "module/m.h"\n'},
     }
-    base_tree = {"base/a.c": "", "base/error.h": "", "module/m.h": "", "cache/b.c": "", "cache/b.h": "",
-                 "cache/c.c": "", "cache/c.h": "", "cli/main.c": '#include "gpujit.h"\n#include "cli.h"\n',
+    base_tree = {"base/a.c": "", "base/error.h": "", "module/m.h": "", "cache/store/b.c": "",
+                 "cache/store/b.h": "", "cache/store/c.c": "", "cache/store/c.h": "",
+                 "cache/records/r.h": "", "cache/records/r.c": '#include "cache/store/b.h"\n', "cli/main.c": '#include "gpujit.h"\n#include "cli.h"\n',
                  "cli/cli.h": "", "compile/toolkit/t.c": "", "compile/toolkit/t.h": "", "compile/image/i.c": "",
                  # a sub-folder using the one below it, and a folder above using the split folder whole
                  "compile/nvrtc/n.h": "", "compile/nvrtc/n.c": '#include "compile/toolkit/t.h"\n',
@@ -513,7 +624,70 @@ def self_test(doc):
         failures += self_test_objects(tmp, allowed, public_only)
         failures += self_test_python(tmp)
         failures += self_test_functions(tmp)
+        failures += self_test_debris(tmp)
+        failures += self_test_protocol_py(tmp)
     return 1 if failures else 0
+
+
+def self_test_protocol_py(tmp):
+    """The hook's copy of the protocol: equal passes; a kind, a version or an adapter's kind of its
+    own is caught."""
+    header = ('#define GPUJIT_RECORD_VERSION 2\n#define GPUJIT_RECORD_ENV(X) \\\n  X(DIR, "GPUJIT_PROFILE_DIR")\n'
+              '#define GPUJIT_FROM_HASH_ENV "X"\n#define GPUJIT_RECORD_KINDS(X) \\\n  X(PROC, "proc") \\\n'
+              '  X(UNIT, "unit")\n')
+    good = 'RECORD_VERSION = 2\nENV_DIR = "GPUJIT_PROFILE_DIR"\nKINDS = ("proc", "unit")\nwrite("unit")\n'
+    cases = {"equal": (good, "", None),
+             "kind": (good.replace('"unit")\n', '"unit", "bind")\n'), "", 'kind "bind" is not in'),
+             "version": (good.replace("= 2", "= 1"), "", "RECORD_VERSION 1"),
+             "adapter's kind": (good, 'write("span")\n', 'writes kind "span"')}
+    failures = 0
+    for name, (py, adapter, want) in cases.items():
+        root = os.path.join(tmp, "proto-" + name.replace(" ", "-").replace("'", ""))
+        for rel, text in ((PROTOCOL_H, header), (RECORD_PY, py),
+                          (os.path.join(os.path.dirname(RECORD_PY), "_fw.py"), adapter)):
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+        errors = check_protocol_py(root)
+        ok = not errors if want is None else any(want in e for e in errors)
+        print(f"self-test protocol {name}: {'ok' if ok else 'NOT CAUGHT' if want else 'false alarm'}"
+              + (f" ({errors[0]})" if errors else ""))
+        failures += not ok
+    return failures
+
+
+def self_test_debris(tmp):
+    """A stacked doc comment, a blank run, an unnamed file, a guard of another path: each must be
+    caught; a clean tree (a file named by a pattern included) must pass."""
+    doc = ("## Folders\n\n| folder | what it owns |\n|---|---|\n"
+           "| `src/base/` | the clock (`clock.c`) |\n| `src/cli/` | one file per command (`cmd_<verb>.c`) |\n")
+    clean = {"src/base/clock.c": "/* The clock. */\n\n/** Now. */\nint now(void);\n",
+             "src/base/clock.h": "#ifndef GPUJIT_BASE_CLOCK_H\n#define GPUJIT_BASE_CLOCK_H\n#endif\n",
+             "src/cli/cmd_build.c": "int x;\n"}
+    cases = {
+        "clean": ({}, None),
+        "stacked doc comment": ({"src/base/clock.h": "#ifndef GPUJIT_BASE_CLOCK_H\n#define GPUJIT_BASE_CLOCK_H\n"
+                                 "/** A. */\n/** B. */\nint b;\n#endif\n"}, "describes nothing"),
+        "blank run": ({"src/base/clock.c": "int a;\n\n\nint b;\n"}, "a run of blank lines"),
+        "unnamed file": ({"src/base/extra.c": "int x;\n"}, "src/base/extra.c: not named"),
+        "guard of another path": ({"src/base/clock.h": "#ifndef GPUJIT_CLOCK_H\n#define GPUJIT_CLOCK_H\n#endif\n"},
+                                  "not GPUJIT_BASE_CLOCK_H"),
+    }
+    failures = 0
+    for name, (planted, want) in cases.items():
+        root = os.path.join(tmp, "debris-" + name.replace(" ", "-"))
+        for rel, text in {**clean, **planted}.items():
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+        with open(os.path.join(root, "doc.md"), "w") as f:
+            f.write(doc)
+        errors = check_debris(root, os.path.join(root, "doc.md"))
+        ok = not errors if want is None else any(want in e for e in errors)
+        print(f"self-test debris {name}: {'ok' if ok else 'NOT CAUGHT' if want else 'false alarm'}"
+              + (f" ({errors[0]})" if errors else ""))
+        failures += not ok
+    return failures
 
 
 def self_test_functions(tmp):
@@ -588,8 +762,8 @@ def self_test_objects(tmp, allowed, public_only):
     tree = {
         "base/a.c": "int base_a(void); int module_m(void); int base_a(void) { return module_m(); }\n",
         "module/m.c": "int module_m(void); int module_m(void) { return 1; }\n",
-        "cache/b.c": "int cache_b(int); int cache_c(int); int cache_b(int n) { return n ? cache_c(n - 1) : 0; }\n",
-        "cache/c.c": "int cache_b(int); int cache_c(int); int cache_c(int n) { return n ? cache_b(n - 1) : 0; }\n",
+        "cache/store/b.c": "int cache_b(int); int cache_c(int); int cache_b(int n) { return n ? cache_c(n - 1) : 0; }\n",
+        "cache/store/c.c": "int cache_b(int); int cache_c(int); int cache_c(int n) { return n ? cache_b(n - 1) : 0; }\n",
         "trace/t.c": "void gpujit_trace_span_begin(void); void gpujit_trace_span_begin(void) {}\n",
         "ncu/n.c": "void gpujit_trace_span_begin(void); void ncu_n(void); void ncu_n(void) { gpujit_trace_span_begin(); }\n",
     }

@@ -1,10 +1,10 @@
-/* The injection library's GPU path without a GPU (src/inject/cupti.c, spans.c, buffers.c), driven
+/* The injection library's GPU path without a GPU (src/inject/cupti.c, launch_modules.c, buffers.c), driven
  * through a stand-in CUPTI (fake_cupti.c) and a stand-in libcuda.so.1 (fake_libcuda_functions.c):
  * every launch is counted in the sums of its own module, in any order and from any thread; the
  * driver is asked once per function, not per launch; a record whose launch slot was reused is
  * tied by a name only one module launched, never by order; a graph's node is not tied by name.
  *
- * `test_cupti_path --measuring` checks the measuring words of $GPUJIT_PROFILE_LAUNCH_CALLBACKS that
+ * `test_cupti_path --measuring` checks the measuring words of $GPUJIT_BENCH_LAUNCH_CALLBACKS that
  * bench/profile_overhead.py compares (src/inject/cupti.c): no CUPTI callbacks, kernel records alone,
  * buffers given back unread, each said in the report's measuring note.
  *
@@ -49,7 +49,7 @@ static int setup(void **state, const char *settings, const char *budget)
   setenv("GPUJIT_CUPTI_LIBRARY", GPUJIT_FAKE_CUPTI, 1);
   setenv("GPUJIT_PROFILE_MAX_EVENTS", budget, 1);
   if (settings)
-    setenv("GPUJIT_PROFILE_LAUNCH_CALLBACKS", settings, 1);
+    setenv("GPUJIT_BENCH_LAUNCH_CALLBACKS", settings, 1);
   if (!(cuda = dlopen(GPUJIT_FAKE_LIBCUDA, RTLD_NOW | RTLD_LOCAL)) || !(inject = dlopen(getenv("GPUJIT_TEST_INJECT") ? getenv("GPUJIT_TEST_INJECT") : GPUJIT_INJECT, RTLD_NOW | RTLD_LOCAL)))
     return -1;
   *(void **)&init = dlsym(inject, "InitializeInjection");

@@ -1,6 +1,6 @@
 /* Reading compiled images: kernel names, ptxas resource lines, cubin parameter tables. */
-#ifndef GPUJIT_COMPILE_IMAGE_H
-#define GPUJIT_COMPILE_IMAGE_H
+#ifndef GPUJIT_COMPILE_IMAGE_IMAGE_H
+#define GPUJIT_COMPILE_IMAGE_IMAGE_H
 
 #include <elf.h>
 

@@ -1,6 +1,6 @@
 /* Kernel parameter types from a mangled kernel symbol or from a written signature. */
-#ifndef GPUJIT_COMPILE_PARAMS_H
-#define GPUJIT_COMPILE_PARAMS_H
+#ifndef GPUJIT_COMPILE_IMAGE_PARAMS_H
+#define GPUJIT_COMPILE_IMAGE_PARAMS_H
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 /* The lean pass over PTX: module-scope variables no kernel, no kept symbol and nothing the host
  * can reach uses are removed before ptxas. */
-#ifndef GPUJIT_COMPILE_PTX_H
-#define GPUJIT_COMPILE_PTX_H
+#ifndef GPUJIT_COMPILE_IMAGE_PTX_H
+#define GPUJIT_COMPILE_IMAGE_PTX_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* Moving an image's source paths from one base directory to another (line tables, PTX text). */
-#ifndef GPUJIT_COMPILE_RELOCATE_H
-#define GPUJIT_COMPILE_RELOCATE_H
+#ifndef GPUJIT_COMPILE_IMAGE_RELOCATE_H
+#define GPUJIT_COMPILE_IMAGE_RELOCATE_H
 
 #include "base/buf.h"
 #include "gpujit/module.h"

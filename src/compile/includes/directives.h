@@ -1,6 +1,6 @@
 /* A file's directive lines as the preprocessor reads them, for the include scan. */
-#ifndef GPUJIT_COMPILE_DIRECTIVES_H
-#define GPUJIT_COMPILE_DIRECTIVES_H
+#ifndef GPUJIT_COMPILE_INCLUDES_DIRECTIVES_H
+#define GPUJIT_COMPILE_INCLUDES_DIRECTIVES_H
 
 #include <stdbool.h>
 #include <stddef.h>

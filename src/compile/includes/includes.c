@@ -1,8 +1,10 @@
-/* What a compile reads besides its sources, found the way NVRTC looks headers up. A line-based
- * scan: every #include counts whatever #if surrounds it (an over-approximation: an extra
- * dependency can only cause an extra miss). Lookups that fail everywhere are dropped: a compile
- * that succeeded only reached such an #include in an inactive #if branch, and creating the
- * header would not activate it. __has_include is different: its failure is a result. */
+/* A prediction of what a compile will read besides its sources, found the way NVRTC looks headers
+ * up: for planning (a source's include block and its PCH), refusing a FIFO where NVRTC would wait,
+ * and the build server's kept scans — never a cache record: what a compile read is observed
+ * (compile/observe), not predicted. A line-based scan: every #include counts whatever #if
+ * surrounds it (an over-approximation: a prediction too wide costs a plan, never a wrong build).
+ * Lookups that fail everywhere are dropped: a compile that succeeded only reached such an
+ * #include in an inactive #if branch. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -85,8 +87,7 @@ static int add_absent(gpujit__includes *inc, const char *dir, const char *name)
   size_t at;
   join(full, sizeof(full), dir, name);
   if (stat(full, &st) == 0) { /* it exists (a directory, say): passed over, and must stay no file */
-    int err = gpujit__strvec_push(&inc->not_files, full);
-    return err || S_ISREG(st.st_mode) ? err : gpujit__strvec_push(&inc->rejected, full);
+    return gpujit__strvec_push(&inc->not_files, full);
   }
   rest = gpujit__path_under(full, dir);
   at = rest ? (size_t)(rest - full) : 1;
@@ -158,10 +159,10 @@ static int add_file(gpujit__includes *inc, size_t s, const char *path, int depth
   return scan_file(inc, s, idx, depth + 1);
 }
 
-/* The search of `name` through list[first..n): the first file found is added (scanned unless
- * `has_include`), the candidates before it recorded absent. */
+/* The search of `name` through list[first..n): the first file found is added and scanned, the
+ * candidates before it recorded absent (a kept scan holds only while they stay so). */
 static int search(gpujit__includes *inc, size_t s, const char *const *list, size_t first, size_t n, const char *name,
-                  bool has_include, int depth)
+                  int depth)
 {
   char cand[PATH_MAX];
   size_t k;
@@ -172,7 +173,7 @@ static int search(gpujit__includes *inc, size_t s, const char *const *list, size
       break;
     refuse_special(inc, cand);
   }
-  if (k == n && !has_include) { /* only reachable in an inactive #if branch of a compile that succeeded */
+  if (k == n) { /* only reachable in an inactive #if branch of a compile that succeeded */
     for (k = first; k < n; k++) { /* a scan kept for later holds only while none of them appears */
       join(cand, sizeof(cand), list[k], name);
       if ((err = gpujit__strvec_push(&inc->not_files, cand)) < 0)
@@ -183,20 +184,16 @@ static int search(gpujit__includes *inc, size_t s, const char *const *list, size
   for (size_t j = first; j < k; j++)
     if ((err = add_absent(inc, list[j], name)) < 0)
       return err;
-  if (k == n)
-    return 0;
-  /* A header __has_include finds is a dependency whether or not it is then included. */
-  return add_file(inc, s, cand, depth, !has_include);
+  return add_file(inc, s, cand, depth, true);
 }
 
 /* One lookup of `name` from `includer`: NVRTC's order; failed candidates before the hit are
- * recorded absent. For __has_include a lookup that fails everywhere is recorded absent too.
- * `next` (#include_next, __has_include_next): the search resumes after the directory the
+ * recorded absent. `next` (#include_next): the search resumes after the directory the
  * includer was found in. Which one that was is not kept, so every directory of the search
  * path the includer lies under is taken as a start (and, for a source, the first one too, as
  * for a plain #include): the union can only add dependencies. */
 int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, const char *name, bool quoted,
-                       bool has_include, bool next, int depth)
+                       bool next, int depth)
 {
   char dir[PATH_MAX], key[PATH_MAX * 2 + 32], cand[PATH_MAX], srcdir[PATH_MAX];
   const char *list[256];
@@ -205,7 +202,7 @@ int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, co
   snprintf(dir, sizeof(dir), "%s", includer);
   if (strrchr(dir, '/'))
     *strrchr(dir, '/') = '\0';
-  snprintf(key, sizeof(key), "%zu|%d|%d|%s|%s", s, has_include, next, quoted || next ? includer : "", name);
+  snprintf(key, sizeof(key), "%zu|%d|%s|%s", s, next, quoted || next ? includer : "", name);
   if (gpujit__strset_find(&inc->resolved_set, key, NULL))
     return 0;
   if ((err = gpujit__strvec_push(&inc->resolved, key)) < 0 ||
@@ -215,25 +212,25 @@ int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, co
     if (is_file(name)) {
       snprintf(cand, sizeof(cand), "%s", name);
       physical(cand, sizeof(cand));
-      return has_include ? add_file(inc, s, cand, depth, false) : add_file(inc, s, cand, depth, true);
+      return add_file(inc, s, cand, depth, true);
     }
-    return has_include ? add_absent(inc, "/", name + 1) : gpujit__strvec_push(&inc->not_files, name);
+    return gpujit__strvec_push(&inc->not_files, name);
   }
   if (!next) {
     n = candidates(inc, s, quoted ? dir : NULL, srcdir, list, sizeof(list) / sizeof(list[0]));
-    return search(inc, s, list, 0, n, name, has_include, depth);
+    return search(inc, s, list, 0, n, name, depth);
   }
   n = candidates(inc, s, NULL, srcdir, list, sizeof(list) / sizeof(list[0]));
   for (size_t k = 0; k < n; k++)
     if (gpujit__path_under(includer, list[k])) {
       starts++;
-      if ((err = search(inc, s, list, k + 1, n, name, has_include, depth)) < 0)
+      if ((err = search(inc, s, list, k + 1, n, name, depth)) < 0)
         return err;
     }
   for (size_t i = 0; i < inc->nsources; i++)
     if (strcmp(inc->source_paths[i], includer) == 0)
       starts = 0;
-  return starts ? 0 : search(inc, s, list, 0, n, name, has_include, depth);
+  return starts ? 0 : search(inc, s, list, 0, n, name, depth);
 }
 
 /* `#include MACRO`: follow what MACRO names, or leave it pending until more #defines are seen. */
@@ -248,7 +245,7 @@ int gpujit__inc_computed(gpujit__includes *inc, size_t s, const char *includer, 
     bool quoted;
     const char *v = vals.items[i];
     if (gpujit__inc_header_name(v, v + strlen(v), name, sizeof(name), &quoted))
-      err = gpujit__inc_lookup(inc, s, includer, name, quoted, false, next, depth);
+      err = gpujit__inc_lookup(inc, s, includer, name, quoted, next, depth);
   }
   gpujit__strvec_free(&vals);
   return n < 0 ? GPUJIT_ENOMEM : err;
@@ -298,7 +295,7 @@ static int scan_lines(gpujit__includes *inc, size_t s, const char *path, const c
           snprintf(inc->why, sizeof(inc->why), "#include_next in %s", path);
         }
         if (gpujit__inc_header_name(q, eol, name, sizeof(name), &quoted)) {
-          if ((err = gpujit__inc_lookup(inc, s, path, name, quoted, false, next, depth)) < 0)
+          if ((err = gpujit__inc_lookup(inc, s, path, name, quoted, next, depth)) < 0)
             return err;
         } else if (q < eol && gpujit__inc_ident_start(*q)) {
           char macro[256];
@@ -506,55 +503,6 @@ bool gpujit__includes_needs_trace(const gpujit__includes *inc, const char **why)
   return inc->needs_trace;
 }
 
-/* `name` as NVRTC opened it, absolute and resolved as the kernel did; false if it is no file. */
-static bool opened_path(char *out, size_t size, const char *name)
-{
-  char cwd[PATH_MAX];
-  if (name[0] == '/')
-    snprintf(out, size, "%s", name);
-  else if (getcwd(cwd, sizeof(cwd)))
-    snprintf(out, size, "%s/%s", cwd, name);
-  else
-    return false;
-  physical(out, size);
-  return is_file(out);
-}
-
-int gpujit__includes_add_opened(gpujit__includes *inc, size_t s, const char *path, const char *includer)
-{
-  char p[PATH_MAX], idir[PATH_MAX], srcdir[PATH_MAX];
-  const char *list[256];
-  size_t n;
-  int err;
-  if (s >= inc->nsources)
-    return 0;
-  /* NVRTC names a file as it opened it: a relative name (a relative -I) is relative to the
-   * working directory. One that is no file there is one of NVRTC's built-in headers, part of
-   * the toolkit's identity. */
-  if (!opened_path(p, sizeof(p), path))
-    return 0;
-  if (!includer || !opened_path(idir, sizeof(idir), includer))
-    snprintf(idir, sizeof(idir), "%s", inc->source_paths[s]);
-  if (strrchr(idir, '/'))
-    *strrchr(idir, '/') = '\0';
-  if (gpujit__strset_find(&inc->byname, p, NULL))
-    return 0;
-  if ((err = add_file(inc, s, p, 0, false)) < 0)
-    return err;
-  /* The spelled name is unknown: for every directory the file lies under, the directories
-   * searched before it must still lack that name. */
-  n = candidates(inc, s, idir, srcdir, list, sizeof(list) / sizeof(list[0]));
-  for (size_t k = 0; k < n; k++) {
-    const char *rel = gpujit__path_under(p, list[k]);
-    if (!rel)
-      continue;
-    for (size_t j = 0; j < k; j++)
-      if ((err = add_absent(inc, list[j], rel)) < 0)
-        return err;
-  }
-  return 0;
-}
-
 size_t gpujit__includes_count(const gpujit__includes *inc) { return inc ? inc->nfiles : 0; }
 
 const char *gpujit__includes_path(const gpujit__includes *inc, size_t i, const char **data, size_t *size)
@@ -566,8 +514,4 @@ const char *gpujit__includes_path(const gpujit__includes *inc, size_t i, const c
   return inc->files[i].path;
 }
 
-size_t gpujit__includes_absent_count(const gpujit__includes *inc) { return inc ? inc->absent.count : 0; }
 const char *gpujit__includes_refused(const gpujit__includes *inc) { return inc && inc->refused[0] ? inc->refused : NULL; }
-size_t gpujit__includes_rejected_count(const gpujit__includes *inc) { return inc ? inc->rejected.count : 0; }
-const char *gpujit__includes_rejected(const gpujit__includes *inc, size_t i) { return inc->rejected.items[i]; }
-const char *gpujit__includes_absent(const gpujit__includes *inc, size_t i) { return inc->absent.items[i]; }

@@ -204,8 +204,6 @@ static gpujit__includes *copy_of(const gpujit__includes *src, const gpujit_sourc
   if (err == 0)
     err = copy_vec(&inc->not_files, &src->not_files, NULL);
   if (err == 0)
-    err = copy_vec(&inc->rejected, &src->rejected, NULL);
-  if (err == 0)
     err = copy_vec(&inc->pre_includes, &src->pre_includes, NULL);
   if (err < 0) {
     gpujit__includes_free(inc);
@@ -236,7 +234,6 @@ void gpujit__includes_free(gpujit__includes *inc)
   gpujit__strvec_free(&inc->after);
   gpujit__strvec_free(&inc->absent);
   gpujit__strvec_free(&inc->not_files);
-  gpujit__strvec_free(&inc->rejected);
   gpujit__strvec_free(&inc->pre_includes);
   gpujit__strvec_free(&inc->resolved);
   gpujit__strvec_free(&inc->macro_names);

@@ -1,7 +1,7 @@
-/* The include scan's state and lexing helpers, shared by includes.c (the #include closure) and
- * has_include.c (__has_include lookups). */
-#ifndef GPUJIT_COMPILE_SCAN_H
-#define GPUJIT_COMPILE_SCAN_H
+/* The include prediction's state, shared by includes.c (the #include closure), macros.c (the
+ * #defines computed includes follow) and includes_memo.c (scans kept between builds). */
+#ifndef GPUJIT_COMPILE_INCLUDES_SCAN_H
+#define GPUJIT_COMPILE_INCLUDES_SCAN_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,10 +33,9 @@ struct gpujit__includes {
   gpujit__inc_file *files;
   size_t nfiles, capfiles;
   gpujit__strset byname;       /* path → file index */
-  gpujit__strvec absent;
+  gpujit__strvec absent;      /* shallowest missing components of lookups passed over: must stay absent */
   gpujit__strset absent_set;
   gpujit__strvec not_files; /* paths looked up that exist but are no file, or found nowhere */
-  gpujit__strvec rejected;  /* candidates passed over before a hit because they are no file */
   gpujit__strvec pre_includes; /* headers NVRTC reads before each source (--pre-include) */
   gpujit__strvec resolved; /* lookup cache keys */
   gpujit__strset resolved_set;
@@ -49,11 +48,10 @@ struct gpujit__includes {
 };
 
 /** One lookup of `name` from `includer` in NVRTC's order for source `s`: the header found is
- *  added (and scanned, unless `has_include`), failed candidates before it recorded absent; for
- *  __has_include a lookup that fails everywhere is recorded absent everywhere. `next`: the
- *  search resumes after the directory the includer was found in (#include_next). */
+ *  added and scanned, failed candidates before it recorded absent. `next`: the search resumes
+ *  after the directory the includer was found in (#include_next). */
 int gpujit__inc_lookup(gpujit__includes *inc, size_t s, const char *includer, const char *name, bool quoted,
-                       bool has_include, bool next, int depth);
+                       bool next, int depth);
 /** The readings of file `i` a compile may take, for scanning: its text as written and its
  *  directive lines (gpujit__directive_lines). Each is NUL-terminated; borrowed from `inc`. */
 int gpujit__inc_readings(gpujit__includes *inc, size_t i, const char *data[2], size_t size[2]);

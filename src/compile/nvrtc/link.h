@@ -1,6 +1,6 @@
 /* The nvJitLink stage: linking LTO-IR from several sources into one cubin or PTX. */
-#ifndef GPUJIT_COMPILE_LINK_H
-#define GPUJIT_COMPILE_LINK_H
+#ifndef GPUJIT_COMPILE_NVRTC_LINK_H
+#define GPUJIT_COMPILE_NVRTC_LINK_H
 
 #include <stdbool.h>
 

@@ -1,6 +1,6 @@
 /* The NVRTC stage: one-time initialisation, compiling one program, diagnostics. */
-#ifndef GPUJIT_COMPILE_NVRTC_H
-#define GPUJIT_COMPILE_NVRTC_H
+#ifndef GPUJIT_COMPILE_NVRTC_NVRTC_H
+#define GPUJIT_COMPILE_NVRTC_NVRTC_H
 
 #include <stdbool.h>
 

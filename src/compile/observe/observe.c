@@ -300,7 +300,6 @@ void gpujit__observe_note_path(const char *fn, int dirfd, const char *path, int 
   gpujit__observe_note_stat(fn, dirfd, path, &st, err, false);
 }
 
-
 /* An open: for reading, a dependency with its identity; for writing, NVRTC's own output. */
 void gpujit__observe_note_open(const char *fn, int dirfd, const char *path, int fd, int err, bool writes)
 {

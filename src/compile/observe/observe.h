@@ -3,8 +3,8 @@
  * functions NVRTC imports from libc are rebound in NVRTC's own relocation table (its GOT), so
  * the host program's file activity is neither seen nor changed, and a library NVRTC does not
  * import through a rebound slot is never touched. */
-#ifndef GPUJIT_COMPILE_OBSERVE_H
-#define GPUJIT_COMPILE_OBSERVE_H
+#ifndef GPUJIT_COMPILE_OBSERVE_OBSERVE_H
+#define GPUJIT_COMPILE_OBSERVE_OBSERVE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -574,9 +574,9 @@ static void rebind(struct link_map *lm)
 void gpujit__observe_install(void *handle)
 {
   struct link_map *lm = NULL;
-  const char *off = getenv("GPUJIT_OBSERVE");
+  const char *off = getenv("GPUJIT_BENCH_OBSERVE");
   if (off && strcmp(off, "0") == 0) { /* benchmarks: the cost of observing, side by side */
-    snprintf(unavailable, sizeof(unavailable), "GPUJIT_OBSERVE=0 turned observing off");
+    snprintf(unavailable, sizeof(unavailable), "GPUJIT_BENCH_OBSERVE=0 turned observing off");
     return;
   }
   if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {

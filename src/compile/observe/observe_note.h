@@ -1,7 +1,7 @@
 /* The record's side of the observing wrappers (compile/observe/observe_got.c → compile/observe/observe.c): each
  * notes one probe NVRTC made into the compile being observed, if any. */
-#ifndef GPUJIT_COMPILE_OBSERVE_NOTE_H
-#define GPUJIT_COMPILE_OBSERVE_NOTE_H
+#ifndef GPUJIT_COMPILE_OBSERVE_OBSERVE_NOTE_H
+#define GPUJIT_COMPILE_OBSERVE_OBSERVE_NOTE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,11 +19,11 @@ void gpujit__observe_note_stat(const char *fn, int dirfd, const char *path, cons
 /** A probe answered by stat'ing `path` here (access, a failed opendir): `err` is the call's errno (0: it
  *  succeeded). */
 void gpujit__observe_note_path(const char *fn, int dirfd, const char *path, int err);
-/** An open: `fd` (or `err`); `writes`: opened to write, NVRTC's own output. */
 /** Whether a read of `path` must not be let through: while a compile is observed, a FIFO,
  *  socket or block device, or a character device outside /dev/, which NVRTC would wait on (it
  *  is noted in the record's `refused`; the wrapper fails the open with ENXIO). */
 bool gpujit__observe_refuse(int dirfd, const char *path);
+/** An open: `fd` (or `err`); `writes`: opened to write, NVRTC's own output. */
 void gpujit__observe_note_open(const char *fn, int dirfd, const char *path, int fd, int err, bool writes);
 /** An environment variable NVRTC read (`value` NULL: not set). */
 void gpujit__observe_note_env(const char *name, const char *value);

@@ -142,7 +142,6 @@ static bool nvrtc_own(const char *path)
   return strncmp(base ? base + 1 : path, "libnvrtc", 8) == 0;
 }
 
-
 static void seen_push(const char *name, const char *value)
 {
   gpujit__env_read *n;

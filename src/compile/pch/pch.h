@@ -1,8 +1,8 @@
 /* NVRTC's automatic precompiled headers, managed: a private PCH directory per process, which
  * include blocks have a PCH in this process, the PCH heap sized to what NVRTC asks, and NVRTC's
  * PCH messages turned into a status and a reason and taken out of the user's log. */
-#ifndef GPUJIT_COMPILE_PCH_H
-#define GPUJIT_COMPILE_PCH_H
+#ifndef GPUJIT_COMPILE_PCH_PCH_H
+#define GPUJIT_COMPILE_PCH_PCH_H
 
 #include <stdbool.h>
 #include <stddef.h>

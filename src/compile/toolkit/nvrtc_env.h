@@ -2,8 +2,8 @@
  * nvJitLink read (found in the 13.0 libraries' own strings), and those that choose which NVRTC
  * and nvJitLink a process loads. One table, so that whatever must match between two processes
  * that compile for each other (the build server and its clients) names the same list. */
-#ifndef GPUJIT_COMPILE_NVRTC_ENV_H
-#define GPUJIT_COMPILE_NVRTC_ENV_H
+#ifndef GPUJIT_COMPILE_TOOLKIT_NVRTC_ENV_H
+#define GPUJIT_COMPILE_TOOLKIT_NVRTC_ENV_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * nvrtc_options) read as NVRTC reads them, so that every option that names a file or directory
  * is made absolute before it reaches NVRTC, the include scan and the cache key, and every option
  * that changes code generation reaches the tool that generates the code. */
-#ifndef GPUJIT_COMPILE_NVRTC_OPTS_H
-#define GPUJIT_COMPILE_NVRTC_OPTS_H
+#ifndef GPUJIT_COMPILE_TOOLKIT_NVRTC_OPTS_H
+#define GPUJIT_COMPILE_TOOLKIT_NVRTC_OPTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* ptxas for the lean path: the toolkit's executable, whole-program as NVRTC runs it. */
-#ifndef GPUJIT_COMPILE_PTXAS_H
-#define GPUJIT_COMPILE_PTXAS_H
+#ifndef GPUJIT_COMPILE_TOOLKIT_PTXAS_H
+#define GPUJIT_COMPILE_TOOLKIT_PTXAS_H
 
 #include "base/buf.h"
 #include "compile/toolkit/toolkit.h"

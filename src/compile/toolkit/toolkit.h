@@ -1,7 +1,7 @@
 /* NVRTC and nvJitLink, loaded with dlopen on first use: a cache hit, `gpujit cache` and
  * `gpujit trace` never map these 100 MB libraries, so a cached build starts in milliseconds. */
-#ifndef GPUJIT_COMPILE_TOOLKIT_H
-#define GPUJIT_COMPILE_TOOLKIT_H
+#ifndef GPUJIT_COMPILE_TOOLKIT_TOOLKIT_H
+#define GPUJIT_COMPILE_TOOLKIT_TOOLKIT_H
 
 #include <stdbool.h>
 

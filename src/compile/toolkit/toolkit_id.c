@@ -79,7 +79,7 @@ static bool content_hash(const char *real, const struct stat *st, char out[33])
     if (at - memo >= 32 && (at - memo == 32 || at[-33] == '\n')) {
       memcpy(out, at - 32, 32);
       out[32] = '\0';
-      if (strspn(out, "0123456789abcdef") == 32)
+      if (gpujit__is_digest(out, 32))
         return true;
     }
   if (!file_hash(real, st, out))

@@ -14,7 +14,15 @@ import sys
 import threading
 import time
 
-_env_dir = os.environ.get("GPUJIT_PROFILE_DIR") or ""
+# The names of src/inject/protocol.h this writer uses, in one place: the hook is the standard
+# library alone and is copied as it is (no build step reads the header), so it keeps its own
+# copy, and test_layers (tests/layers/check_layers.py, check_protocol_py) fails when one differs
+# from the header's GPUJIT_RECORD_VERSION, GPUJIT_RECORD_ENV or GPUJIT_RECORD_KINDS.
+RECORD_VERSION = 1
+ENV_DIR = "GPUJIT_PROFILE_DIR"
+KINDS = ("proc", "note", "unit", "bind", "span")
+
+_env_dir = os.environ.get(ENV_DIR) or ""
 _DIR = os.path.abspath(_env_dir) if _env_dir else ""  # the program may chdir later
 
 
@@ -134,7 +142,7 @@ def _make():
     pid, t = os.getpid(), now()
     path = os.path.join(_DIR, "p%d-%d.jsonl" % (pid, t))
     ppid = os.getppid()
-    head = _line({"k": "proc", "v": 1, "pid": pid, "tid": _tid(), "ppid": ppid, "ancestors": _ancestors(ppid),
+    head = _line({"k": "proc", "v": RECORD_VERSION, "pid": pid, "tid": _tid(), "ppid": ppid, "ancestors": _ancestors(ppid),
                   "writer": "python", "exe": sys.executable or "", "cmd": _cmdline(), "t": t})
     fd = os.open(path, _APPEND | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -223,8 +231,8 @@ def _say_lost():
 
 
 def write(kind, **fields):
-    """One record, now. Never raises."""
-    if not _DIR:
+    """One record, now, of one of KINDS. Never raises."""
+    if not _DIR or kind not in KINDS:
         return
     try:
         rec = {"k": kind, "pid": os.getpid(), "tid": fields.pop("tid", None) or _tid()}
