@@ -1,10 +1,10 @@
 # exit: 0
-# expect: *first: *miss*
-# expect: *again: *hit*
+# expect: *first: cache miss*
+# expect: *again:  hit *
 # expect: *programs recorded: 2*
-# expect: *a link of the other program's header made a copy: *hit*
-# expect: *made one file again: *hit*
-# expect: *one program's two headers no longer one file: *miss*
+# expect: *a link of the other program's header made a copy:  hit *
+# expect: *made one file again:  hit *
+# expect: *one program's two headers no longer one file: cache miss*
 # The sources of an LTO module are separate programs: `#pragma once` compares the headers of one
 # program, never those of two. Two headers that are hard links, each included by one source,
 # still hit when they become copies (and links again); in one program, they are compared.

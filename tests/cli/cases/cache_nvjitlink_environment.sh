@@ -1,11 +1,11 @@
 # exit: 0
-# expect: *plain: *miss*
-# expect: *again: *hit*
-# expect: *link variable set: *miss*NVJITLINK_TRACE_MESSAGES*
-# expect: *link variable again: *hit*
-# expect: *unset again: *hit*
-# expect: *whole image, finalizer variable set: *miss*CAN_FINALIZE_DEBUG*
-# expect: *one source, link variable set: *hit*
+# expect: *plain: cache miss*
+# expect: *again:  hit *
+# expect: *link variable set: cache miss*NVJITLINK_TRACE_MESSAGES*
+# expect: *link variable again:  hit *
+# expect: *unset again:  hit *
+# expect: *whole image, finalizer variable set: cache miss*CAN_FINALIZE_DEBUG*
+# expect: *one source, link variable set:  hit *
 # expect: *record names NVJITLINK_TRACE_MESSAGES: yes*
 # expect: *record names LIBNVVM_NVVM_VERSION: yes*
 # expect: *record names CAN_FINALIZE_DEBUG: yes*
