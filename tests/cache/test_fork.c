@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "helpers.h"
 
@@ -406,6 +407,24 @@ static void test_fork__hit_under_nproc_limit(void **state)
     fail_msg("failure %d (4: the program's thread did not start after hits; 3, 6: not a hit)", rc);
 }
 
+/* A child that ends with exit() (its destructors run) leaves the parent's PCH directory alone. */
+static void test_fork__child_exit_keeps_parent_pch_dir(void **state)
+{
+  const char *d = gpujit__pch_dir();
+  struct stat st;
+  pid_t pid;
+  (void)state;
+  assert_non_null(d);
+  assert_int_equal(stat(d, &st), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    exit(0);
+  assert_int_equal(wait_for(pid, CHILD_MS), 0);
+  if (stat(d, &st) != 0)
+    fail_msg("the parent's PCH directory %s was removed by its child's exit", d);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -418,6 +437,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_fork__children_during_short_locks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork__children_during_trace_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork__children_during_compiles, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork__child_exit_keeps_parent_pch_dir, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -247,9 +247,13 @@ static void remove_stale(const char *base)
   closedir(d);
 }
 
+/* Removed by the process that made it only: a child forked after it was made, ending with exit(),
+ * would otherwise take the parent's PCHs with it. */
+static pid_t dir_pid;
+
 __attribute__((destructor)) static void remove_own_dir(void)
 {
-  if (dir[0])
+  if (dir[0] && dir_pid == getpid())
     gpujit__rmrf(dir);
 }
 
@@ -265,7 +269,8 @@ const char *gpujit__pch_dir(void)
     if (!mkdtemp(dir)) {
       dir[0] = '\0';
       dir_failed = true;
-    }
+    } else
+      dir_pid = getpid();
   }
   pthread_mutex_unlock(&lock);
   if (!dir[0])
