@@ -54,9 +54,18 @@ GPUJIT_API int gpujit_server_status(char **out, const gpujit_server_options *opt
 GPUJIT_API int gpujit_server_stop(const gpujit_server_options *opts);
 
 /**
+ * $GPUJIT_SERVER as every reader takes it: `*out` 1 ("1": start a server on demand and use it),
+ * 0 ("0": never use one) or -1 (unset or empty: as the cache's setting says, a running server
+ * used). Any other value leaves `*out` -1.
+ * @return 0, or GPUJIT_EINVAL naming the value (which is then ignored).
+ */
+GPUJIT_API int gpujit_server_env(int *out);
+
+/**
  * Whether a server should be started on demand for these options' cache: $GPUJIT_SERVER "1"
  * (yes) or "0" (no) when set, else the setting gpujit_server_autostart_set() keeps in the cache
- * directory. @return 1 or 0.
+ * directory (also when $GPUJIT_SERVER holds another value, which is ignored: see gpujit_server_env()).
+ * @return 1 or 0.
  */
 GPUJIT_API int gpujit_server_autostart(const gpujit_server_options *opts);
 

@@ -192,7 +192,7 @@ int cli_build_project(cli_ctx *ctx, cli_module_args *ma, const cli_project_args 
   sigaction(SIGINT, &sa, &old);
   so.cache_dir = ma->cache_dir;
   /* a running server's warm workers take the misses; GPUJIT_SERVER=0 keeps them to this build's */
-  err = cli_server_wanted() ? gpujit_server_build_project(p, &po, &so, &v.served) : gpujit_project_build(p, &po);
+  err = cli_server_wanted(ctx) ? gpujit_server_build_project(p, &po, &so, &v.served) : gpujit_project_build(p, &po);
   sigaction(SIGINT, &old, NULL);
   {
     gpujit_project_summary sum;

@@ -240,8 +240,9 @@ int cli_version(cli_ctx *ctx, int argc, char **argv);
 /* The server for these options: 1 runs and takes our builds, 0 runs but is stale, -1 none. */
 int cli_server_current(const gpujit_server_options *so);
 int cli_server_spawn(const gpujit_server_options *so, bool wait, char *why, size_t why_size);
-/** Whether builds may go through a server (GPUJIT_SERVER is not "0"). */
-bool cli_server_wanted(void);
+/** Whether builds may go through a server (GPUJIT_SERVER is not "0"); another value than 0 or 1
+ *  is warned about once and ignored. */
+bool cli_server_wanted(cli_ctx *ctx);
 /** After a build that `missed` and was not `served`: the server on demand, when so set. */
 void cli_server_after(cli_ctx *ctx, const gpujit_server_options *so, bool served, bool missed);
 

@@ -206,10 +206,17 @@ int cli_module_prepare(cli_ctx *ctx, cli_module_args *m, const char *cmd, bool n
   return EXIT_OK;
 }
 
-bool cli_server_wanted(void)
+bool cli_server_wanted(cli_ctx *ctx)
 {
-  const char *env = getenv("GPUJIT_SERVER");
-  return !(env && !strcmp(env, "0"));
+  static bool warned;
+  int on;
+  if (gpujit_server_env(&on) < 0) { /* ignored, as by the library's start on demand */
+    if (!warned)
+      cli_warn(ctx, "%s", gpujit_error_last());
+    warned = true;
+    gpujit_error_clear();
+  }
+  return on != 0;
 }
 
 void cli_server_after(cli_ctx *ctx, const gpujit_server_options *so, bool served, bool missed)
@@ -231,7 +238,7 @@ int cli_module_build(cli_ctx *ctx, cli_module_args *m, gpujit_module **out)
   int served = 0, err;
   so.cache_dir = m->cache_dir;
   /* a running server takes the misses; GPUJIT_SERVER=0 keeps every build here */
-  if (!cli_server_wanted())
+  if (!cli_server_wanted(ctx))
     err = gpujit_module_build_files(out, m->files.items, m->files.count, &m->opts);
   else
     err = gpujit_server_build_files(out, m->files.items, m->files.count, &m->opts, &so, &served);

@@ -104,6 +104,8 @@ static int compile_one(gpujit__nvrtc_result *res, const gpujit_module_options *o
   req.prelude = o->prelude && *o->prelude && o->line_directives ? o->prelude : NULL;
   req.pch = pch;
   err = gpujit__nvrtc_compile(res, &req);
+  for (size_t k = 0; deps && k < res->observed.count; k++) /* `#pragma once` sees one program at a time */
+    res->observed.items[k].programs = deps->program;
   if (err == 0 && deps && gpujit__observed_merge(&deps->observed, &res->observed) < 0)
     err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
   if (trace_file) { /* read (and delete) NVRTC's own file also when the compile failed */
@@ -330,6 +332,7 @@ static int compile_source(compile_job *j, size_t i)
   if (err == 0) {
     gpujit__pch pch = {.mode = opts->pch, .more_expected = j->pch_more, .headers = pch_headers,
                        .headers_ctx = &j->files};
+    j->deps->program = j->lto ? 1u << (i % 32) : 0;
     /* lean: NVRTC stops at PTX; ptxas runs after the lean pass */
     err = compile_one(&j->results[i], opts, j->nvrtc_arch[0] ? j->nvrtc_arch : m->arch, m->arch,
                       m->sources.items[i], j->wrapped.data, j->lto, j->lean ? GPUJIT_OUTPUT_PTX : m->output, exprs, n,
@@ -358,8 +361,9 @@ static int link_sources(compile_job *j)
   for (size_t i = 0; i < j->count; i++)
     inputs[i] = j->results[i].image;
   gpujit__stage_begin(&stage, trace, "link (nvJitLink)");
+  /* what nvJitLink reads of the environment is the entry's as NVRTC's is */
   err = gpujit__link(&m->image, &link_log, inputs, (const char *const *)m->sources.items, j->count, j->opts, m->arch,
-                     j->lean ? GPUJIT_OUTPUT_PTX : m->output, trace != NULL);
+                     j->lean ? GPUJIT_OUTPUT_PTX : m->output, trace != NULL, &j->deps->observed);
   gpujit__stage_arg_str(&stage, "arch", m->arch);
   gpujit__stage_arg_num(&stage, "inputs", (double)j->count);
   gpujit__stage_arg_num(&stage, "image_bytes", (double)m->image.len);

@@ -16,6 +16,7 @@ typedef struct gpujit__compile_deps {
   gpujit__includes *inc;
   gpujit__observed observed;
   int64_t start;
+  uint32_t program; /* the source being compiled, as a probe's `programs` bit (0: one source) */
 } gpujit__compile_deps;
 
 /**

@@ -81,8 +81,10 @@ static int add_read(gpujit__observed_deps *out, const gpujit__probe *p, const ch
   }
   f->toolkit = tk;
   out->count++;
-  return gpujit__deps_add_file(tk ? &out->shared : &out->deps, p->path, tk ? NULL : base,
-                               f->data.data ? f->data.data : "", f->data.len, start);
+  if ((err = gpujit__deps_add_file(tk ? &out->shared : &out->deps, p->path, tk ? NULL : base,
+                                   f->data.data ? f->data.data : "", f->data.len, start)) == 0 && !tk)
+    out->deps.items[out->deps.count - 1].programs = p->programs; /* the shared group's are every program's */
+  return err;
 }
 
 /* A library NVRTC mapped (its builtins): one file of the shared group, by content, never copied

@@ -367,13 +367,33 @@ static char *autostart_path(const gpujit_server_options *so)
   return path;
 }
 
-int gpujit_server_autostart(const gpujit_server_options *so)
+/* The one reading of GPUJIT_SERVER: the CLI's "use a server at all" and the library's "start
+ * one on demand" took "yes" or "2" two ways (on for one, off for the other). */
+int gpujit_server_env(int *out)
 {
   const char *env = getenv("GPUJIT_SERVER");
+  if (!out)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_server_env: NULL out");
+  *out = -1;
+  if (!env || !*env)
+    return 0;
+  if (!strcmp(env, "0") || !strcmp(env, "1")) {
+    *out = env[0] == '1';
+    return 0;
+  }
+  return gpujit__error(GPUJIT_EINVAL, "GPUJIT_SERVER='%.64s%s' is not 0 or 1: ignored", env,
+                       strlen(env) > 64 ? "..." : "");
+}
+
+int gpujit_server_autostart(const gpujit_server_options *so)
+{
   char *path;
   int on;
-  if (env && *env)
-    return !strcmp(env, "1");
+  if (gpujit_server_env(&on) < 0) { /* the CLI warns, once: not at every build */
+    gpujit__log(GPUJIT_LOG_DEBUG, "%s", gpujit_error_last());
+    gpujit_error_clear();
+  } else if (on >= 0)
+    return on;
   if (!(path = autostart_path(so)))
     return 0;
   on = access(path, F_OK) == 0;

@@ -17,13 +17,43 @@
 #include "base/output.h"
 #include "trace/sink.h"
 
+static _Thread_local int64_t own_tid; /* this thread's, once asked */
+
 int64_t gpujit__thread_tid(void)
 {
-  static _Thread_local int64_t tid;
-  if (!tid)
-    tid = (int64_t)syscall(SYS_gettid);
-  return tid;
+  if (!own_tid)
+    own_tid = (int64_t)syscall(SYS_gettid);
+  return own_tid;
 }
+
+/* Safe at fork: every trace's lock is taken across fork() (each is held only while events are
+ * added or written out), so a child forked by another thread while one was held neither waits on
+ * it for ever nor sees its events half added; let go on both sides. The child's one thread is a
+ * new thread id. */
+static pthread_mutex_t traces_lock = PTHREAD_MUTEX_INITIALIZER;
+static gpujit_trace *traces; /* the live traces, linked through fork_next */
+
+static void fork_prepare(void)
+{
+  pthread_mutex_lock(&traces_lock);
+  for (gpujit_trace *t = traces; t; t = t->fork_next)
+    pthread_mutex_lock(&t->lock);
+}
+
+static void fork_parent(void)
+{
+  for (gpujit_trace *t = traces; t; t = t->fork_next)
+    pthread_mutex_unlock(&t->lock);
+  pthread_mutex_unlock(&traces_lock);
+}
+
+static void fork_child(void)
+{
+  fork_parent();
+  own_tid = 0;
+}
+
+__attribute__((constructor)) static void fork_safe(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
 
 double gpujit_trace_now_us(void) { return gpujit__now_us(); }
 
@@ -71,6 +101,12 @@ int gpujit_trace_create(gpujit_trace **out, const gpujit_trace_options *opts)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   }
   cJSON_AddStringToObject(t->meta, "producer", "gpujit " GPUJIT_VERSION_STRING);
+  pthread_mutex_lock(&traces_lock);
+  if ((t->fork_next = traces) != NULL)
+    traces->fork_prev = t;
+  traces = t;
+  t->fork_listed = true;
+  pthread_mutex_unlock(&traces_lock);
   *out = t;
   return 0;
 }
@@ -86,6 +122,16 @@ void gpujit_trace_free(gpujit_trace *t)
 {
   if (!t)
     return;
+  if (t->fork_listed) {
+    pthread_mutex_lock(&traces_lock);
+    if (t->fork_prev)
+      t->fork_prev->fork_next = t->fork_next;
+    else
+      traces = t->fork_next;
+    if (t->fork_next)
+      t->fork_next->fork_prev = t->fork_prev;
+    pthread_mutex_unlock(&traces_lock);
+  }
   for (size_t i = 0; i < t->count; i++)
     event_free(&t->events[i]);
   for (size_t i = 0; i < t->tracks_count; i++)

@@ -51,6 +51,8 @@ struct gpujit_trace {
   cJSON *meta;
   trace_pending *pending;
   size_t npending, cappending;
+  struct gpujit_trace *fork_prev, *fork_next; /* the live traces, whose locks fork() takes (sink.c) */
+  bool fork_listed;
 };
 
 /* Track ids that are not threads. Perfetto's JSON importer reads pid and tid as unsigned 32-bit

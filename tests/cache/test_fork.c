@@ -9,12 +9,16 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "helpers.h"
 
 #include "base/clock.h"
 #include "base/crew.h"
 #include "cache/store/store.h"
+#include "compile/includes/includes.h"
+#include "compile/pch/pch.h"
+#include "compile/toolkit/toolkit.h"
 #include "gpujit.h"
 
 #define CHILDREN 200
@@ -106,8 +110,50 @@ static int wait_for(pid_t pid, int ms)
 typedef struct loop {
   const fixture *f;
   int stop, rounds, errors; /* atomic */
-  int what;                 /* 0 stats, 1 the per-module lock, 2 whole builds (hits) */
+  int what;                 /* 0 stats, 1 the per-module lock, 2 whole builds (hits), 3 the compile
+                               stage's own short locks, 4 a trace written to, 5 uncached traced
+                               compiles */
+  gpujit_trace *trace;      /* 4, 5: the parent's trace */
 } loop;
+
+/* 3: what takes the toolkit root's, the PCH state's and the include memo's locks */
+static void short_locks(void)
+{
+  gpujit__cuda_root();
+  gpujit__pch_dir_if_made();
+  gpujit__includes_memo_hits();
+}
+
+/* 4: a span on `t`, its events written out now and then (the lock held longer) */
+static int trace_some(gpujit_trace *t, int round)
+{
+  uint64_t id;
+  char *json = NULL;
+  size_t len;
+  int err = gpujit_trace_span_begin(t, &id, "test", "span");
+  if (err == 0)
+    err = gpujit_trace_span_end(t, id);
+  if (err == 0 && round % 64 == 0 && (err = gpujit_trace_to_json(&json, &len, t)) == 0)
+    free(json);
+  return err;
+}
+
+/* 5: a build traced into `t` (NVRTC's phases too): uncached (`cache` NULL), or from the cache,
+ * which must be a hit */
+static int build_traced(const fixture *f, gpujit_cache *cache, gpujit_trace *t)
+{
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL;
+  const char *p = f->src;
+  int err;
+  o.arch = "sm_90";
+  o.trace = t;
+  o.cache = cache;
+  if ((err = gpujit_module_build_files(&m, &p, 1, &o)) == 0 && cache && gpujit_module_cache_status(m) != GPUJIT_CACHE_HIT)
+    err = -1;
+  gpujit_module_free(m);
+  return err;
+}
 
 static void *work(void *arg)
 {
@@ -119,7 +165,11 @@ static void *work(void *arg)
     else if (l->what == 1) {
       gpujit__cache_lock(l->f->cache, "00112233445566778899aabbccddeeff", &fd);
       gpujit__cache_unlock(fd);
-    } else if (build(l->f, NULL) != 0)
+    } else if (l->what == 3)
+      short_locks();
+    else if ((l->what == 2 && build(l->f, NULL) != 0) ||
+             (l->what == 4 && trace_some(l->trace, __atomic_load_n(&l->rounds, __ATOMIC_RELAXED)) != 0) ||
+             (l->what == 5 && build_traced(l->f, NULL, l->trace) != 0))
       __atomic_add_fetch(&l->errors, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&l->rounds, 1, __ATOMIC_RELAXED);
   }
@@ -137,6 +187,15 @@ static int child_does(const loop *l)
     if (fd < 0)
       return 2;
     gpujit__cache_unlock(fd);
+  } else if (l->what == 3)
+    short_locks();
+  else if (l->what == 4) {
+    for (int i = 0; i < 65; i++)
+      if (trace_some(l->trace, i) != 0)
+        return 4;
+  } else if (l->what == 5) {
+    if (build_traced(l->f, l->f->cache, l->trace) != 0 || trace_some(l->trace, 0) != 0)
+      return 5;
   } else {
     gpujit_cache_status s = GPUJIT_CACHE_NONE;
     if (build(l->f, &s) != 0 || s != GPUJIT_CACHE_HIT)
@@ -166,16 +225,18 @@ static void *probe(void *arg)
 /* CHILDREN children forked while another thread works on the cache: each does the same work
  * itself and exits within 5 s; a child that lingers (some sleep a while before they exit) blocks
  * none of the parent's work. */
-static void forks_during(const fixture *f, int what)
+static void forks_during(const fixture *f, int what, int children)
 {
   loop l = {.f = f, .what = what};
   probing p = {.f = f};
   pthread_t t;
   int hung = 0, failed = 0, slow = 0, i;
+  if (what >= 4)
+    assert_int_equal(gpujit_trace_create(&l.trace, NULL), 0);
   assert_int_equal(pthread_create(&t, NULL, work, &l), 0);
   while (__atomic_load_n(&l.rounds, __ATOMIC_RELAXED) < 2)
     usleep(100);
-  for (i = 0; i < CHILDREN && hung + failed + slow < 3; i++) { /* a few are proof enough */
+  for (i = 0; i < children && hung + failed + slow < 3; i++) { /* a few are proof enough */
     int rc;
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -187,26 +248,43 @@ static void forks_during(const fixture *f, int what)
     }
     /* the parent's own work goes on while the child lives: on a thread, as it may block until the
      * child is gone (killed, if it hung) */
-    if (i % 8 == 0)
+    if (i % 8 == 0 && what < 3) /* the cache's locks */
       assert_int_equal(pthread_create(&p.t, NULL, probe, &p), 0);
-    rc = wait_for(pid, CHILD_MS);
+    rc = wait_for(pid, what == 5 ? 12 * CHILD_MS : CHILD_MS); /* a compile takes seconds on a busy machine */
     hung += rc == -1;
     failed += rc > 0;
-    if (i % 8 == 0) {
+    if (i % 8 == 0 && what < 3) {
       pthread_join(p.t, NULL);
       slow += p.us > 200e3;
     }
   }
   __atomic_store_n(&l.stop, 1, __ATOMIC_RELEASE);
   pthread_join(t, NULL);
+  gpujit_trace_free(l.trace);
   if (hung || failed || slow || l.errors)
     fail_msg("%d of the first %d children hung, %d failed; the parent was blocked %d times while a child lived; "
              "%d of the other thread's builds failed",
              hung, i, failed, slow, l.errors);
 }
 
-static void test_fork__children_during_stats_updates(void **state) { forks_during(*state, 0); }
-static void test_fork__children_during_module_locks(void **state) { forks_during(*state, 1); }
+static void test_fork__children_during_stats_updates(void **state) { forks_during(*state, 0, CHILDREN); }
+static void test_fork__children_during_module_locks(void **state) { forks_during(*state, 1, CHILDREN); }
+/* the toolkit root's, the PCH state's and the include memo's locks, and a trace's, are reset at
+ * fork: a child forked while another thread held one takes it itself */
+static void test_fork__children_during_short_locks(void **state) { forks_during(*state, 3, CHILDREN); }
+static void test_fork__children_during_trace_writes(void **state) { forks_during(*state, 4, CHILDREN); }
+/* a child forked while another thread compiles (uncached, traced: NVRTC's observer, the include
+ * scan, the PCH state, the trace) builds from the cache and writes the trace itself. (Not a
+ * compile: a child forked while the parent's thread is inside nvrtcCompileProgram waits for ever
+ * on NVRTC's own mutex, as it would with NVRTC alone.) Each compile takes a while: fewer children. */
+static void test_fork__children_during_compiles(void **state)
+{
+  fixture *f = *state;
+  gpujit_cache_status s = GPUJIT_CACHE_NONE;
+  assert_int_equal(build(f, &s), 0);
+  assert_int_equal(s, GPUJIT_CACHE_MISS);
+  forks_during(f, 5, 12);
+}
 
 static void test_fork__children_during_hits(void **state)
 {
@@ -220,7 +298,7 @@ static void test_fork__children_during_hits(void **state)
 #endif
   assert_int_equal(build(f, &s), 0);
   assert_int_equal(s, GPUJIT_CACHE_MISS);
-  forks_during(f, 2);
+  forks_during(f, 2, CHILDREN);
 }
 
 /* After a hit, no thread of gpujit's is left: the process is as single-threaded as before. */
@@ -329,6 +407,24 @@ static void test_fork__hit_under_nproc_limit(void **state)
     fail_msg("failure %d (4: the program's thread did not start after hits; 3, 6: not a hit)", rc);
 }
 
+/* A child that ends with exit() (its destructors run) leaves the parent's PCH directory alone. */
+static void test_fork__child_exit_keeps_parent_pch_dir(void **state)
+{
+  const char *d = gpujit__pch_dir();
+  struct stat st;
+  pid_t pid;
+  (void)state;
+  assert_non_null(d);
+  assert_int_equal(stat(d, &st), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    exit(0);
+  assert_int_equal(wait_for(pid, CHILD_MS), 0);
+  if (stat(d, &st) != 0)
+    fail_msg("the parent's PCH directory %s was removed by its child's exit", d);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -338,6 +434,10 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_fork__children_during_stats_updates, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork__children_during_module_locks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork__children_during_hits, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork__children_during_short_locks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork__children_during_trace_writes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork__children_during_compiles, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork__child_exit_keeps_parent_pch_dir, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

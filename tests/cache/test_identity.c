@@ -129,7 +129,14 @@ static void test_identity__scan_once(void **state)
       {"  #  pragma   once // why\n", true, false},
       {"_Pragma(\"once\")\n", true, false},
       {"#define ONCE _Pragma(\"once\")\n", true, true},
-      {"#define P(x) \\\n  _Pragma(#x)\nP(once)\n", true, false},
+      /* a _Pragma whose operand the preprocessor makes may make `once` by pasting, in any file
+       * that expands the macro */
+      {"#define P(x) \\\n  _Pragma(#x)\nP(once)\n", true, true},
+      {"#define CAT(a, b) a##b\n#define S(x) #x\n#define XS(x) S(x)\n_Pragma(XS(CAT(on, ce)))\n", true, false},
+      {"#define PRAGMA(x) _Pragma(x)\n", true, true},
+      {"#define P _Pragma\n", true, true},
+      {"_Pragma ( u8\"unroll\" ) int x;\n", false, false},
+      {"#define UNROLL _Pragma(\"unroll\")\n", false, false},
       {"#define ONCE \\\n  _Pragma(\"once\")\n", true, true},
       {"#ifndef G\n#define G\n#endif\n", false, false},
       {"// included once\n/* only once,\n once */ int x;\n", false, false},
@@ -227,6 +234,63 @@ static void test_identity__within_entry(void **state)
   }
 }
 
+/* An LTO module's sources are separate programs: `#pragma once` files of one identity read by
+ * different programs are no class (a link that becomes a copy, or the reverse, holds); where one
+ * program reads both, directly or through a file every program reads, they are one, as before.
+ * The programs are written and read back with the record. */
+static void test_identity__lto_programs_apart(void **state)
+{
+  fx *f = *state;
+  char *a = th_write(f->root, "p_a.h", once_h), *b = th_path(f->root, "p_b.h"), *c = th_path(f->root, "p_c.h");
+  gpujit__deps d = {0}, back = {0};
+  cJSON *j;
+  assert_int_equal(link(a, b), 0);
+  assert_int_equal(gpujit__deps_add_file(&d, a, NULL, once_h, strlen(once_h), LATER), 0);
+  assert_int_equal(gpujit__deps_add_file(&d, b, NULL, once_h, strlen(once_h), LATER), 0);
+  d.items[0].programs = 1; /* source 0 */
+  d.items[1].programs = 2; /* source 1 */
+  assert_int_equal(gpujit__deps_identities(&d, NULL), 0);
+  assert_int_equal(d.items[0].same, 0);
+  assert_int_equal(d.items[1].same, 0);
+  assert_non_null(j = gpujit__deps_to_json(&d));
+  assert_int_equal(gpujit__deps_from_json(&back, j, NULL), 0);
+  cJSON_Delete(j);
+  assert_int_equal(back.items[0].programs, 1);
+  assert_int_equal(back.items[1].programs, 2);
+  assert_int_equal(gpujit__deps_stat_identities(&back), 0);
+  assert_int_equal(gpujit__deps_identities_hold(&back, NULL), 0);
+  unlink_to_copy(b); /* no longer one file: each program still sees one header */
+  assert_int_equal(gpujit__deps_stat_identities(&back), 0);
+  assert_int_equal(gpujit__deps_identities_hold(&back, NULL), 0);
+  assert_int_equal(unlink(b), 0); /* and one again */
+  assert_int_equal(link(a, b), 0);
+  assert_int_equal(gpujit__deps_stat_identities(&back), 0);
+  assert_int_equal(gpujit__deps_identities_hold(&back, NULL), 0);
+  gpujit__deps_free(&back);
+  /* a third, read by both programs: the three are one class to them */
+  assert_int_equal(link(a, c), 0);
+  assert_int_equal(gpujit__deps_add_file(&d, c, NULL, once_h, strlen(once_h), LATER), 0);
+  d.items[2].programs = 3;
+  assert_int_equal(gpujit__deps_identities(&d, NULL), 0);
+  assert_int_equal(d.items[0].same, 1);
+  assert_int_equal(d.items[1].same, 1);
+  assert_int_equal(d.items[2].same, 1);
+  assert_int_equal(gpujit__deps_stat_identities(&d), 0);
+  assert_int_equal(gpujit__deps_identities_hold(&d, NULL), 0);
+  unlink_to_copy(b);
+  assert_int_equal(gpujit__deps_stat_identities(&d), 0);
+  assert_int_equal(gpujit__deps_identities_hold(&d, NULL), GPUJIT_ENOENT);
+  /* recorded apart, then one program's two files made one: a miss */
+  d.items[2].programs = 2;
+  assert_int_equal(gpujit__deps_identities(&d, NULL), 0); /* a, c one file (programs 1, 2); b (2) apart */
+  assert_int_equal(unlink(b), 0);
+  assert_int_equal(link(a, b), 0);
+  assert_int_equal(gpujit__deps_stat_identities(&d), 0);
+  assert_int_equal(gpujit__deps_identities_hold(&d, NULL), GPUJIT_ENOENT);
+  gpujit__deps_free(&d);
+  free(a), free(b), free(c);
+}
+
 /* Through the manifest: a user header recorded as a hard link of a toolkit header is a hit while
  * it is one, a miss once a copy; recorded as a copy, a miss once made a link. The toolkit's side
  * moving is seen as well: the toolkit header replaced by a link to the user's copy is a miss, on
@@ -276,6 +340,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_identity__scan_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_identity__across_entry_and_group, setup, teardown),
       cmocka_unit_test_setup_teardown(test_identity__within_entry, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_identity__lto_programs_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_identity__manifest_across, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@ done as the docs say), and inputs that never end: nothing is taken for something
 is created where the user did not ask, nothing hangs."""
 import os
 import re
+import time
 
 import pytest
 
@@ -79,6 +80,33 @@ def test_relative_include_in_raw_options_follows_the_working_directory(tmp_path)
     finally:
         os.chdir(old)
     assert got == [1, 2, 1]
+
+
+def test_source_string_headers_are_dependencies(tmp_path):
+    """A module built from a source string (source=) records the headers NVRTC read for it, as
+    one built from a file does: the same build again hits; a header changed (of the same size and
+    of another) misses and gives the new value; a header added earlier on the path misses."""
+    cache = tmp_path / "cache"
+    inc, first = tmp_path / "inc", tmp_path / "first"
+    inc.mkdir()
+    first.mkdir()
+    (inc / "v.h").write_text("#define V 1\n")
+    src = '#include "v.h"\n' + SRC
+
+    def b():
+        return gpujit.build(source=src, name="gj_source_deps.cu", include_dirs=[first, inc], cache=cache,
+                            arch="compute_90")
+
+    got = []
+    for change in (None, None, "#define V 2\n", None, "#define V 333\n", "first", None):
+        if change == "first":
+            (first / "v.h").write_text("#define V 4\n")
+        elif change:
+            (inc / "v.h").write_text(change)
+        time.sleep(0.05)  # a header written in the build's own clock tick is too new to record
+        m = b()
+        got.append((m.cache_hit, value_of(m)))
+    assert got == [(False, 1), (True, 1), (False, 2), (True, 2), (False, 333), (False, 4), (True, 4)]
 
 
 def test_numbers_are_named():

@@ -225,12 +225,33 @@ void gpujit__deps_hash(const gpujit__deps *d, gpujit__hasher *h, const char *lab
       gpujit__hasher_str(h, "same", same);
     if (e->with)
       gpujit__hasher_str(h, "with", e->with);
+    if (e->once && e->programs) {
+      snprintf(same, sizeof(same), "%u", (unsigned)e->programs);
+      gpujit__hasher_str(h, "programs", same);
+    }
   }
 }
 
 /* ---- identity: the files `#pragma once` could take as one ---------------------------------- */
 
 static bool ident_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+
+/* Whether the _Pragma ending at `k` takes a plain string literal: `once` in it is seen as an
+ * identifier. Any other operand (a stringized parameter, a macro's expansion, `_Pragma` itself
+ * passed on) is made by the preprocessor, where pasting (on ## ce) can make `once` that the
+ * text never names. */
+static bool literal_operand(const char *p, size_t k, size_t n)
+{
+  while (k < n && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r' || p[k] == '\n' || p[k] == '\\'))
+    k++;
+  if (k >= n || p[k] != '(')
+    return false;
+  for (k++; k < n && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r' || p[k] == '\n' || p[k] == '\\'); k++)
+    ;
+  while (k < n && (p[k] == 'L' || p[k] == 'u' || p[k] == 'U' || p[k] == '8' || p[k] == 'R')) /* an encoding prefix */
+    k++;
+  return k < n && p[k] == '"';
+}
 
 bool gpujit__deps_scan_once(const char *p, size_t n, bool *defines)
 {
@@ -259,7 +280,7 @@ bool gpujit__deps_scan_once(const char *p, size_t n, bool *defines)
       size_t k = i;
       while (k < n && ident_char(p[k]))
         k++;
-      if (k - i == 4 && !memcmp(p + i, "once", 4)) {
+      if ((k - i == 4 && !memcmp(p + i, "once", 4)) || (k - i == 7 && !memcmp(p + i, "_Pragma", 7) && !literal_operand(p, k, n))) {
         found = true;
         *defines |= define;
       }
@@ -331,7 +352,13 @@ void gpujit__deps_identity_print(const gpujit__deps *d, char out[33])
 /* A `once` file of either set, its identity now and the class it was recorded in. */
 typedef struct ident {
   uint64_t dev, ino, label;
+  uint32_t programs; /* the programs that read it, every one as all bits */
 } ident;
+
+/* An LTO module's sources are separate programs: `#pragma once` compares the files of one
+ * program only, so two files of one identity matter to each other only where some program reads
+ * both (a record's `programs` 0: every program). */
+static uint32_t programs_of(uint32_t programs) { return programs ? programs : UINT32_MAX; }
 
 enum { OWN_SAME = 1, OWN_ALONE, OWN_WITH, SHARED_SAME, SHARED_ALONE }; /* a label's kind: its top byte */
 #define LABEL(kind, v) ((uint64_t)(kind) << 56 | (uint64_t)(v))
@@ -394,34 +421,70 @@ static ident *identities(const gpujit__deps *d, const gpujit__deps *shared, size
           label = LABEL(OWN_WITH, k);
           break;
         }
-    v[(*n)++] = (ident){e->dev_now, e->ino_now, label};
+    v[(*n)++] = (ident){e->dev_now, e->ino_now, label, programs_of(e->programs)};
   }
   for (size_t k = 0; shared && k < shared->count; k++)
     if (shared->items[k].once)
-      v[(*n)++] = (ident){shared->items[k].dev_now, shared->items[k].ino_now, shared_label(shared, k)};
+      v[(*n)++] = (ident){shared->items[k].dev_now, shared->items[k].ino_now, shared_label(shared, k), UINT32_MAX};
   qsort(v, *n, sizeof(*v), by_identity);
   return v;
 }
 
-/* Number the runs of one identity (two or more) among the `once` files of `d`, from 1. */
+/* Number the `m` files of one identity in `v` (of `d`, labelled by index) into classes: the
+ * files some program reads together, joined through the programs they share; a class of two or
+ * more takes the next number of `*group`. `taken` (m entries) is scratch. */
+static void number_run(gpujit__deps *d, const ident *v, size_t m, bool *taken, unsigned *group)
+{
+  memset(taken, 0, m * sizeof(*taken));
+  for (size_t k = 0; k < m; k++) {
+    uint32_t programs = v[k].programs;
+    size_t members = 1;
+    bool grew = true;
+    if (taken[k])
+      continue;
+    taken[k] = true;
+    while (grew) { /* what the class's programs reach, until nothing more joins */
+      grew = false;
+      for (size_t x = k + 1; x < m; x++)
+        if (!taken[x] && (v[x].programs & programs)) {
+          taken[x] = grew = true;
+          programs |= v[x].programs;
+          members++;
+        }
+    }
+    if (members < 2)
+      continue;
+    ++*group;
+    for (size_t x = k; x < m; x++) /* the class: those taken now, whose programs it holds */
+      if (taken[x] && (v[x].programs & programs) && !d->items[v[x].label & ((1ULL << 56) - 1)].same)
+        d->items[v[x].label & ((1ULL << 56) - 1)].same = *group;
+  }
+}
+
+/* Number the files of one identity (two or more) among the `once` files of `d`, from 1: those
+ * one program could take as one. */
 static int number(gpujit__deps *d)
 {
   size_t n;
   unsigned group = 0;
   ident *v;
+  bool *taken;
   for (size_t i = 0; i < d->count; i++)
     d->items[i].same = 0;
   if (!(v = identities(d, NULL, &n)))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  if (!(taken = malloc((n ? n : 1) * sizeof(*taken)))) {
+    free(v);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
     while (j < n && v[j].dev == v[i].dev && v[j].ino == v[i].ino)
       j++;
-    bool many = j - i > 1;
-    for (group += many; many && i < j; i++)
-      d->items[v[i].label & ((1ULL << 56) - 1)].same = group;
+    number_run(d, v + i, j - i, taken, &group);
     i = j;
   }
+  free(taken);
   free(v);
   return 0;
 }
@@ -451,8 +514,8 @@ int gpujit__deps_identities(gpujit__deps *d, gpujit__deps *shared)
 }
 
 /* After every file was stat'ed: the `once` files that are one file now are exactly those
- * recorded as one — each run of one identity holds one recorded class, and no class is split
- * over two runs. */
+ * recorded as one — each run of one identity holds one recorded class (or classes no program
+ * reads two of: an LTO module's programs apart), and no class is split over two runs. */
 int gpujit__deps_identities_hold(gpujit__deps *d, const gpujit__deps *shared)
 {
   size_t n, nruns = 0;
@@ -469,9 +532,18 @@ int gpujit__deps_identities_hold(gpujit__deps *d, const gpujit__deps *shared)
     size_t j = i + 1;
     while (j < n && v[j].dev == v[i].dev && v[j].ino == v[i].ino)
       j++;
-    if (v[j - 1].label != v[i].label) /* sorted by label within the run: two classes in one file */
-      err = GPUJIT_ENOENT;
-    runs[nruns++] = v[i].label;
+    uint32_t before = 0; /* the programs of the run's classes so far */
+    for (size_t a = i; a < j && err == 0;) { /* sorted by label within the run: class by class */
+      size_t b = a;
+      uint32_t programs = 0;
+      while (b < j && v[b].label == v[a].label)
+        programs |= v[b++].programs;
+      if (programs & before) /* two classes in one file, where one program reads both */
+        err = GPUJIT_ENOENT;
+      before |= programs;
+      runs[nruns++] = v[a].label;
+      a = b;
+    }
     i = j;
   }
   qsort(runs, nruns, sizeof(*runs), by_label);

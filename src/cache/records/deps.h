@@ -34,6 +34,9 @@ typedef struct gpujit__dep {
   bool once;       /* a file whose identity can change the output: its text may hold `#pragma once`
                       (gpujit__deps_scan_once), which skips a second include of the same file by
                       identity, not content. Other files' identities are never compared */
+  uint32_t programs; /* an LTO module's `once` file: the programs (its sources, bit i for source i,
+                        mod 32) that read it, as `#pragma once` sees one program at a time; 0:
+                        every program (one source, a shared group's records) */
   unsigned same;   /* `once` files that were one file (hard links, symlinks) among these records:
                       the same number, from 1; 0 for one that was no other's here */
   char *with;      /* a `once` file of an entry that was one file with a record of its shared group:

@@ -65,7 +65,7 @@ static bool env_holds(const gpujit__dep *e, char *why, size_t n)
   }
   if (why && n)
     snprintf(why, n, "the environment variable %s, which %s, %s", e->path,
-             strcmp(e->path, "LD_LIBRARY_PATH") == 0 ? "chose the builtins library NVRTC mapped" : "NVRTC read",
+             strcmp(e->path, "LD_LIBRARY_PATH") == 0 ? "chose the builtins library NVRTC mapped" : "NVRTC or nvJitLink read",
              e->unset ? "is set now" : v ? "has another value now" : "is not set now");
   return false;
 }

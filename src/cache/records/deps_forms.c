@@ -274,6 +274,8 @@ cJSON *gpujit__deps_to_json(const gpujit__deps *d)
       cJSON_AddNumberToObject(o, "same", e->same);
     if (e->with)
       cJSON_AddStringToObject(o, "with", e->with);
+    if (e->once && e->programs)
+      cJSON_AddNumberToObject(o, "programs", e->programs);
   }
   return arr;
 }
@@ -285,6 +287,7 @@ static int file_from_json(gpujit__dep *e, const cJSON *o, const cJSON *st)
   const cJSON *same = cJSON_GetObjectItemCaseSensitive(o, "same");
   const cJSON *once = cJSON_GetObjectItemCaseSensitive(o, "once");
   const cJSON *with = cJSON_GetObjectItemCaseSensitive(o, "with");
+  const cJSON *programs = cJSON_GetObjectItemCaseSensitive(o, "programs");
   unsigned long long size, dev, ino;
   long long m, c;
   int n;
@@ -298,8 +301,11 @@ static int file_from_json(gpujit__dep *e, const cJSON *o, const cJSON *st)
   e->size = size;
   if ((same && (!cJSON_IsNumber(same) || same->valuedouble < 1 || same->valuedouble > 1e9)) ||
       (once && !cJSON_IsTrue(once)) || (with && (!cJSON_IsString(with) || !with->valuestring[0])) ||
-      (with && !once))
+      (with && !once) ||
+      (programs && (!once || !cJSON_IsNumber(programs) || programs->valuedouble < 1 ||
+                    programs->valuedouble > UINT32_MAX || programs->valuedouble != (uint32_t)programs->valuedouble)))
     return GPUJIT_ECORRUPT;
+  e->programs = programs ? (uint32_t)programs->valuedouble : 0;
   e->same = same ? (unsigned)same->valuedouble : 0;
   e->once = once != NULL;
   if (with && !(e->with = gpujit__strdup(with->valuestring)))

@@ -51,6 +51,13 @@ static memo *memos;
 static size_t capacity, hits;
 static uint64_t tick;
 
+/* Safe at fork: a child forked by another thread while `lock` was held would wait on it for
+ * ever. It is taken across fork() (held only briefly: a lookup, a copy), so the child's copy of
+ * the memo is whole, and let go on both sides. */
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_release(void) { pthread_mutex_unlock(&lock); }
+__attribute__((constructor)) static void fork_safe(void) { pthread_atfork(fork_prepare, fork_release, fork_release); }
+
 void gpujit__includes_memo_enable(size_t entries)
 {
   pthread_mutex_lock(&lock);

@@ -49,38 +49,52 @@ static void append_log(const gpujit__nvjitlink_api *L, nvJitLinkHandle h, gpujit
     log->len += strlen(log->data + log->len);
 }
 
+/* nvJitLink's options for the module's. */
+static int link_options(gpujit__strvec *opts, const gpujit_module_options *o, const char *arch,
+                        gpujit_output_kind output, bool timing)
+{
+  int err;
+  if ((err = gpujit__strvec_pushf(opts, "-arch=%s", arch)) < 0 || (err = gpujit__strvec_push(opts, "-lto")) < 0)
+    return err;
+  if (o->lineinfo && (err = gpujit__strvec_push(opts, "-lineinfo")) < 0)
+    return err;
+  if (o->device_debug && (err = gpujit__strvec_push(opts, "-g")) < 0)
+    return err;
+  if (o->maxrregcount > 0 && (err = gpujit__strvec_pushf(opts, "-maxrregcount=%d", o->maxrregcount)) < 0)
+    return err;
+  if (o->fast_math && ((err = gpujit__strvec_push(opts, "-ftz=1")) < 0 ||
+                       (err = gpujit__strvec_push(opts, "-prec-div=0")) < 0 ||
+                       (err = gpujit__strvec_push(opts, "-prec-sqrt=0")) < 0 ||
+                       (err = gpujit__strvec_push(opts, "-fma=1")) < 0))
+    return err;
+  if (output == GPUJIT_OUTPUT_PTX && (err = gpujit__strvec_push(opts, "-ptx")) < 0)
+    return err;
+  if (timing && (err = gpujit__strvec_push(opts, "-time")) < 0)
+    return err;
+  return 0;
+}
+
 int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *inputs,
                  const char *const *names, size_t count, const gpujit_module_options *o,
-                 const char *arch, gpujit_output_kind output, bool timing)
+                 const char *arch, gpujit_output_kind output, bool timing, gpujit__observed *observed)
 {
   const gpujit__nvjitlink_api *L;
   gpujit__strvec opts = {0};
   nvJitLinkHandle h = NULL;
   nvJitLinkResult r;
   size_t size = 0;
+  const char *unobservable = NULL;
   int err;
 
   if ((err = gpujit__nvjitlink_api_get(&L)) < 0)
     return err;
-  if ((err = gpujit__strvec_pushf(&opts, "-arch=%s", arch)) < 0 ||
-      (err = gpujit__strvec_push(&opts, "-lto")) < 0)
-    goto done;
-  if (o->lineinfo && (err = gpujit__strvec_push(&opts, "-lineinfo")) < 0)
-    goto done;
-  if (o->device_debug && (err = gpujit__strvec_push(&opts, "-g")) < 0)
-    goto done;
-  if (o->maxrregcount > 0 && (err = gpujit__strvec_pushf(&opts, "-maxrregcount=%d", o->maxrregcount)) < 0)
-    goto done;
-  if (o->fast_math && ((err = gpujit__strvec_push(&opts, "-ftz=1")) < 0 ||
-                       (err = gpujit__strvec_push(&opts, "-prec-div=0")) < 0 ||
-                       (err = gpujit__strvec_push(&opts, "-prec-sqrt=0")) < 0 ||
-                       (err = gpujit__strvec_push(&opts, "-fma=1")) < 0))
-    goto done;
-  if (output == GPUJIT_OUTPUT_PTX && (err = gpujit__strvec_push(&opts, "-ptx")) < 0)
-    goto done;
-  if (timing && (err = gpujit__strvec_push(&opts, "-time")) < 0)
+  if ((err = link_options(&opts, o, arch, output, timing)) < 0)
     goto done;
 
+  if (observed && (unobservable = gpujit__observe_link_unavailable()) != NULL && !observed->why[0])
+    snprintf(observed->why, sizeof(observed->why), "what nvJitLink reads cannot be observed (%s)", unobservable);
+  else if (observed && !unobservable) /* its variables: those of nvJitLinkCreate, AddData and Complete */
+    gpujit__observe_begin(observed);
   if ((r = L->nvJitLinkCreate(&h, (uint32_t)opts.count, (const char **)opts.items)) != NVJITLINK_SUCCESS) {
     err = link_error(r, "nvJitLinkCreate");
     goto done;
@@ -126,6 +140,10 @@ int gpujit__link(gpujit__buf *image, gpujit__buf *info_log, const gpujit__buf *i
 done:
   if (h)
     L->nvJitLinkDestroy(&h);
+  if (observed && !unobservable) {
+    gpujit__observe_end(observed); /* no-op where it was not begun (a bad option) */
+    gpujit__observe_add_link_process(observed);
+  }
   gpujit__strvec_free(&opts);
   return err;
 }

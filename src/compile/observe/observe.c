@@ -166,6 +166,7 @@ static void add(gpujit__observed *o, const gpujit__probe *p, const char *path)
   }
   if ((seen = index_find(o, path, &slot))) {
     seen->written |= p->written;
+    seen->programs |= p->programs;
     if (seen->written)
       return;
     if (seen->kind != p->kind || (p->kind == GPUJIT__PROBE_ERROR && seen->err != p->err))

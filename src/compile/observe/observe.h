@@ -26,6 +26,8 @@ typedef struct gpujit__probe {
   bool listed; /* a directory NVRTC listed: its entries are a dependency no probe replays */
   bool library; /* a shared library NVRTC mapped (its builtins): a dependency, never copied */
   int err;      /* GPUJIT__PROBE_ERROR: the errno */
+  uint32_t programs; /* the separately compiled sources (an LTO module's) whose compiles made it:
+                        bit i for source i (mod 32); 0 where they are not told apart */
   bool written; /* NVRTC opened it for writing (a PCH, a temporary file): its own output, which
                    every other probe of the path is about, so none of them is a dependency */
   /* a file's identity when NVRTC first looked: a later look that differs means it changed
@@ -72,6 +74,18 @@ void gpujit__observe_install(void *handle);
 /** Why compiles cannot be observed in this process (NVRTC not loaded through dlopen by gpujit,
  *  an import that reads files and is not rebound, another architecture), or NULL when they can. */
 const char *gpujit__observe_unavailable(void);
+
+/**
+ * Rebind nvJitLink's environment reads (getenv, secure_getenv) and pthread_create at `handle` to
+ * observing wrappers: a link observed with gpujit__observe_begin() records each variable it
+ * reads. Called once, when nvJitLink is loaded.
+ */
+void gpujit__observe_install_link(void *handle);
+/** Why links cannot be observed (as gpujit__observe_unavailable()), or NULL when they can. */
+const char *gpujit__observe_link_unavailable(void);
+/** Add to `o`, after its link, what every link of the process depends on: the variables
+ *  nvJitLink read when it was loaded, and those links read in this process before. */
+void gpujit__observe_add_link_process(gpujit__observed *o);
 
 /** Start recording into `o` what NVRTC reads on the calling thread (and on the threads NVRTC
  *  starts from it) until gpujit__observe_end. Compiles on other threads — gpujit's own, or the

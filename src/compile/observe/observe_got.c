@@ -427,24 +427,28 @@ static const struct {
 
 /* ---- rebinding NVRTC's GOT ---- */
 
-/* Row k of this file's table followed by observe_proc.c's: its wrapper, and where what the slot
- * held is kept. */
-#define ROWS (sizeof(table) / sizeof(table[0]) + gpujit__observe_proc_count)
-static void *row(size_t k, void ***keep)
+/* The rows rebound in one library: NVRTC's, this file's table followed by observe_proc.c's; or
+ * nvJitLink's (`link`), its environment and threads only. Row k: its wrapper, and where what the
+ * slot held is kept. */
+#define TABLE_ROWS (sizeof(table) / sizeof(table[0]))
+static size_t rows_of(bool link) { return link ? gpujit__observe_link_count : TABLE_ROWS + gpujit__observe_proc_count; }
+
+static const gpujit__got_row *more(bool link, size_t k)
 {
-  if (k < sizeof(table) / sizeof(table[0])) {
+  return link ? &gpujit__observe_link_rows[k] : &gpujit__observe_proc_rows[k - TABLE_ROWS];
+}
+
+static void *row(bool link, size_t k, void ***keep)
+{
+  if (!link && k < TABLE_ROWS) {
     *keep = (void **)((char *)&real + table[k].slot);
     return table[k].wrapper;
   }
-  *keep = gpujit__observe_proc_rows[k - sizeof(table) / sizeof(table[0])].real;
-  return gpujit__observe_proc_rows[k - sizeof(table) / sizeof(table[0])].wrapper;
+  *keep = more(link, k)->real;
+  return more(link, k)->wrapper;
 }
 
-static const char *row_name(size_t k)
-{
-  return k < sizeof(table) / sizeof(table[0]) ? table[k].name
-                                                : gpujit__observe_proc_rows[k - sizeof(table) / sizeof(table[0])].name;
-}
+static const char *row_name(bool link, size_t k) { return !link && k < TABLE_ROWS ? table[k].name : more(link, k)->name; }
 
 #if defined(__x86_64__)
 #define JUMP_SLOT R_X86_64_JUMP_SLOT
@@ -494,9 +498,11 @@ static int write_slot(void **where, void *value, const struct relro *relro)
 
 static uintptr_t dyn_ptr(uintptr_t base, uintptr_t p) { return p < base ? base + p : p; }
 
-/* Rebind every JUMP_SLOT and GLOB_DAT relocation of the wrapped names in `lm`. */
-static void rebind(struct link_map *lm)
+/* Rebind every JUMP_SLOT and GLOB_DAT relocation of the wrapped names in `lm` (nvJitLink's rows
+ * where `link`); what stops it goes into `unavailable` (`problem`, 512 bytes), emptied when done. */
+static void rebind(struct link_map *lm, bool link, char *problem)
 {
+  const char *who = link ? "nvJitLink" : "NVRTC";
 #if defined(JUMP_SLOT)
   uintptr_t base = (uintptr_t)lm->l_addr;
   const ElfW(Sym) *symtab = NULL;
@@ -515,14 +521,14 @@ static void rebind(struct link_map *lm)
     case DT_RELASZ: relsz[1] = d->d_un.d_val; break;
     case DT_PLTREL:
       if (d->d_un.d_val != DT_RELA) {
-        snprintf(unavailable, sizeof(unavailable), "NVRTC's relocations are not of the RELA kind");
+        snprintf(problem, 512, "%s's relocations are not of the RELA kind", who);
         return;
       }
       break;
     default: break;
     }
   if (!symtab || !strtab) {
-    snprintf(unavailable, sizeof(unavailable), "NVRTC has no dynamic symbol table");
+    snprintf(problem, 512, "%s has no dynamic symbol table", who);
     return;
   }
   dl_iterate_phdr(find_relro, &relro);
@@ -535,14 +541,14 @@ static void rebind(struct link_map *lm)
       if ((type != JUMP_SLOT && type != GLOB_DAT) || sym == 0)
         continue;
       name = strtab + symtab[sym].st_name;
-      for (size_t k = 0; k < sizeof(unwrapped) / sizeof(unwrapped[0]); k++)
+      for (size_t k = 0; !link && k < sizeof(unwrapped) / sizeof(unwrapped[0]); k++)
         if (strcmp(name, unwrapped[k]) == 0) {
-          snprintf(unavailable, sizeof(unavailable), "NVRTC imports %s, which gpujit cannot observe", name);
+          snprintf(problem, 512, "NVRTC imports %s, which gpujit cannot observe", name);
           return;
         }
-      for (size_t k = 0; k < ROWS; k++) {
-        void **slot, **keep, *wrapper = row(k, &keep);
-        if (strcmp(name, row_name(k)) != 0)
+      for (size_t k = 0; k < rows_of(link); k++) {
+        void **slot, **keep, *wrapper = row(link, k, &keep);
+        if (strcmp(name, row_name(link, k)) != 0)
           continue;
         slot = (void **)(base + r->r_offset);
         /* what the slot held is what NVRTC called (libc's, or an interposer's); a slot not yet
@@ -557,34 +563,37 @@ static void rebind(struct link_map *lm)
           *keep = now;
         }
         if (!*keep || write_slot(slot, wrapper, &relro) != 0) {
-          snprintf(unavailable, sizeof(unavailable), "NVRTC's import of %s could not be rebound: %s", name,
+          snprintf(problem, 512, "%s's import of %s could not be rebound: %s", who, name,
                    *keep ? strerror(errno) : "not found");
           return;
         }
         break;
       }
     }
-  unavailable[0] = '\0';
+  problem[0] = '\0';
 #else
   (void)lm;
-  snprintf(unavailable, sizeof(unavailable), "observing NVRTC is not implemented for this architecture");
+  snprintf(problem, 512, "observing %s is not implemented for this architecture", who);
 #endif
+}
+
+/* Rebind the imports of the library at `handle` (a dlopen handle): NVRTC's, or nvJitLink's rows
+ * where `link`; why it could not be done into `problem` (512 bytes), emptied when done. */
+void gpujit__observe_rebind(void *handle, bool link, char *problem)
+{
+  struct link_map *lm = NULL;
+  const char *off = getenv("GPUJIT_BENCH_OBSERVE");
+  if (off && strcmp(off, "0") == 0) /* benchmarks: the cost of observing, side by side */
+    snprintf(problem, 512, "GPUJIT_BENCH_OBSERVE=0 turned observing off");
+  else if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+    snprintf(problem, 512, "%s's link map could not be read", link ? "nvJitLink" : "NVRTC");
+  else
+    rebind(lm, link, problem);
 }
 
 void gpujit__observe_install(void *handle)
 {
-  struct link_map *lm = NULL;
-  const char *off = getenv("GPUJIT_BENCH_OBSERVE");
-  if (off && strcmp(off, "0") == 0) { /* benchmarks: the cost of observing, side by side */
-    snprintf(unavailable, sizeof(unavailable), "GPUJIT_BENCH_OBSERVE=0 turned observing off");
-    return;
-  }
-  if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {
-    snprintf(unavailable, sizeof(unavailable), "NVRTC's link map could not be read");
-    return;
-  }
-  rebind(lm);
+  gpujit__observe_rebind(handle, false, unavailable);
   if (!unavailable[0])
     gpujit__observe_proc_loaded();
 }
-

@@ -50,6 +50,14 @@ extern const gpujit__got_row gpujit__observe_proc_rows[];
 extern const size_t gpujit__observe_proc_count;
 /** Snapshot what NVRTC read while it was loaded (called once it is, before any compile). */
 void gpujit__observe_proc_loaded(void);
+/** nvJitLink's imports rebound (its environment and threads only), and its snapshot. */
+extern const gpujit__got_row gpujit__observe_link_rows[];
+extern const size_t gpujit__observe_link_count;
+/** Rebind the imports of the library at `handle` (dlopen's): NVRTC's, or nvJitLink's rows where
+ *  `link`; why it could not into `problem` (512 bytes), emptied when it could. */
+void gpujit__observe_rebind(void *handle, bool link, char *problem);
+/** Snapshot what nvJitLink read while it was loaded (called once its imports are rebound). */
+void gpujit__observe_link_loaded(void);
 
 /** A directory NVRTC listed. */
 void gpujit__observe_note_listed(const char *path);

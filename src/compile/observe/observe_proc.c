@@ -39,11 +39,19 @@ static bool load_seen;
  * name, so this chooses the file (a copy earlier on the path is another builtins library). */
 static char *library_path;
 
-/* Every variable NVRTC read during a compile in this process, with its first value: some it
- * reads on its first compile only (CUDA_CACHE_DISABLE, beside mapping its builtins), and a
- * record must not depend on which compile of a process made it. Guarded by `libs_lock`. */
-static gpujit__env_read *seen;
-static size_t seen_count, seen_cap;
+/* Every variable NVRTC read during a compile in this process, with its first value (`seen_list`,
+ * below; nvJitLink's during a link in `link_seen`): some it reads on its first compile only
+ * (CUDA_CACHE_DISABLE, beside mapping its builtins), and a record must not depend on which
+ * compile of a process made it. Guarded by `libs_lock`. */
+
+/* Read by nvJitLink 13.0 while it is loaded, as NVRTC's `load_names` (a logger of its getenv
+ * slot; "bar" is one of them, as it reads it); those it reads in nvJitLinkCreate, AddData and
+ * Complete (NVJITLINK_TRACE_MESSAGES, NV_NVVM_VERSION, LIBNVVM_NVVM_VERSION, NVVM_IR_VER_CHK,
+ * DUMP_KNOBS_TO_FILE, CAN_FINALIZE_DEBUG) are observed there. */
+static const char *const link_load_names[] = {"AS_SECURE_LOG_FILE", "LLVM_OVERRIDE_PRODUCER",
+                                              "LIBNVVM_DISABLE_CONCURRENT_API", "bar"};
+static char *link_load_values[sizeof(link_load_names) / sizeof(link_load_names[0])];
+static bool link_load_seen;
 
 /* The objects mapped in the process as last looked at, and the loader's count of objects added
  * then: an object that appears during a compile was mapped by it. Guarded by `libs_lock`. */
@@ -142,39 +150,59 @@ static bool nvrtc_own(const char *path)
   return strncmp(base ? base + 1 : path, "libnvrtc", 8) == 0;
 }
 
-static void seen_push(const char *name, const char *value)
+
+/* A variable read, into a process-wide list of first values (`seen`, or nvJitLink's `link_seen`). */
+typedef struct env_list {
+  gpujit__env_read *v;
+  size_t count, cap;
+} env_list;
+
+static void seen_push(env_list *l, const char *name, const char *value)
 {
   gpujit__env_read *n;
   pthread_mutex_lock(&libs_lock);
-  for (size_t i = 0; i < seen_count; i++)
-    if (strcmp(seen[i].name, name) == 0)
+  for (size_t i = 0; i < l->count; i++)
+    if (strcmp(l->v[i].name, name) == 0)
       goto done;
-  if ((n = gpujit__grow(seen, &seen_cap, seen_count, sizeof(*seen), 16)) != NULL) {
-    seen = n;
-    seen[seen_count].value = value ? strdup(value) : NULL;
-    if ((seen[seen_count].name = strdup(name)) != NULL && (!value || seen[seen_count].value))
-      seen_count++;
+  if ((n = gpujit__grow(l->v, &l->cap, l->count, sizeof(*l->v), 16)) != NULL) {
+    l->v = n;
+    n[l->count].value = value ? strdup(value) : NULL;
+    if ((n[l->count].name = strdup(name)) != NULL && (!value || n[l->count].value))
+      l->count++;
     else {
-      free(seen[seen_count].name);
-      free(seen[seen_count].value);
+      free(n[l->count].name);
+      free(n[l->count].value);
     }
   }
 done:
   pthread_mutex_unlock(&libs_lock);
 }
 
-static char *noted(const char *name, char *v)
+static env_list seen_list, link_seen;
+
+static char *noted(env_list *l, const char *name, char *v)
 {
   if (name && gpujit__observe_active() && !gpujit__observe_env_ignored(name)) {
     gpujit__observe_note_env(name, v);
-    seen_push(name, v);
+    seen_push(l, name, v);
   }
   return v;
 }
 
-static char *w_getenv(const char *name) { return noted(name, ((getenv_fn)real_getenv)(name)); }
+static char *w_getenv(const char *name) { return noted(&seen_list, name, ((getenv_fn)real_getenv)(name)); }
 
-static char *w_secure_getenv(const char *name) { return noted(name, ((getenv_fn)real_secure_getenv)(name)); }
+static char *w_secure_getenv(const char *name)
+{
+  return noted(&seen_list, name, ((getenv_fn)real_secure_getenv)(name));
+}
+
+/* nvJitLink's, apart from NVRTC's: a variable only a link reads is no compile's dependency. */
+static char *w_link_getenv(const char *name) { return noted(&link_seen, name, ((getenv_fn)real_getenv)(name)); }
+
+static char *w_link_secure_getenv(const char *name)
+{
+  return noted(&link_seen, name, ((getenv_fn)real_secure_getenv)(name));
+}
 
 struct start {
   void *(*fn)(void *);
@@ -211,6 +239,33 @@ const gpujit__got_row gpujit__observe_proc_rows[] = {
     {"pthread_create", (void *)w_pthread_create, &real_pthread_create},
 };
 const size_t gpujit__observe_proc_count = sizeof(gpujit__observe_proc_rows) / sizeof(gpujit__observe_proc_rows[0]);
+
+const gpujit__got_row gpujit__observe_link_rows[] = {
+    {"getenv", (void *)w_link_getenv, &real_getenv},
+    {"secure_getenv", (void *)w_link_secure_getenv, &real_secure_getenv},
+    {"pthread_create", (void *)w_pthread_create, &real_pthread_create},
+};
+const size_t gpujit__observe_link_count = sizeof(gpujit__observe_link_rows) / sizeof(gpujit__observe_link_rows[0]);
+
+void gpujit__observe_link_loaded(void)
+{
+  getenv_fn get = real_getenv ? (getenv_fn)real_getenv : getenv;
+  for (size_t i = 0; i < sizeof(link_load_names) / sizeof(link_load_names[0]); i++) {
+    const char *v = get(link_load_names[i]);
+    link_load_values[i] = v ? strdup(v) : NULL;
+  }
+  link_load_seen = true;
+}
+
+void gpujit__observe_add_link_process(gpujit__observed *o)
+{
+  for (size_t i = 0; link_load_seen && i < sizeof(link_load_names) / sizeof(link_load_names[0]); i++)
+    gpujit__observed_env_add(o, link_load_names[i], link_load_values[i], false);
+  pthread_mutex_lock(&libs_lock);
+  for (size_t i = 0; i < link_seen.count; i++) /* after the link's own reads, which stand */
+    gpujit__observed_env_add(o, link_seen.v[i].name, link_seen.v[i].value, false);
+  pthread_mutex_unlock(&libs_lock);
+}
 
 /* NVRTC's builtins already mapped when gpujit rebound its imports (the host program loaded the
  * same NVRTC and compiled with it first): found among the mapped objects by NVRTC's name for it. */
@@ -257,8 +312,8 @@ void gpujit__observe_add_process(gpujit__observed *o)
   if (!found) /* mapped before gpujit first looked (the program compiled with the same NVRTC first) */
     dl_iterate_phdr(find_builtins, NULL);
   pthread_mutex_lock(&libs_lock);
-  for (size_t i = 0; i < seen_count; i++) /* after the compile's own reads, which stand */
-    gpujit__observed_env_add(o, seen[i].name, seen[i].value, false);
+  for (size_t i = 0; i < seen_list.count; i++) /* after the compile's own reads, which stand */
+    gpujit__observed_env_add(o, seen_list.v[i].name, seen_list.v[i].value, false);
   for (size_t i = 0; i < libs_count; i++)
     gpujit__observed_library_add(o, libs[i]);
   if (libs_count && load_seen)

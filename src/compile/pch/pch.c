@@ -54,6 +54,13 @@ static size_t blocks_count, blocks_cap;
 static char dir[4096];
 static bool dir_failed;
 
+/* Safe at fork: a child forked by another thread while `lock` was held would wait on it for
+ * ever. It is taken across fork() (held only briefly, never across a compile), so the child's
+ * copy of the blocks is whole, and let go on both sides. */
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_release(void) { pthread_mutex_unlock(&lock); }
+__attribute__((constructor)) static void fork_safe(void) { pthread_atfork(fork_prepare, fork_release, fork_release); }
+
 /* ---- the leading directive block ---------------------------------------------------------- */
 
 /* End of the leading run of blank space, comments and preprocessing directives. */
@@ -240,9 +247,13 @@ static void remove_stale(const char *base)
   closedir(d);
 }
 
+/* Removed by the process that made it only: a child forked after it was made, ending with exit(),
+ * would otherwise take the parent's PCHs with it. */
+static pid_t dir_pid;
+
 __attribute__((destructor)) static void remove_own_dir(void)
 {
-  if (dir[0])
+  if (dir[0] && dir_pid == getpid())
     gpujit__rmrf(dir);
 }
 
@@ -258,7 +269,8 @@ const char *gpujit__pch_dir(void)
     if (!mkdtemp(dir)) {
       dir[0] = '\0';
       dir_failed = true;
-    }
+    } else
+      dir_pid = getpid();
   }
   pthread_mutex_unlock(&lock);
   if (!dir[0])

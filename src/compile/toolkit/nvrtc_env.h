@@ -22,6 +22,9 @@
   X("LLVM_OVERRIDE_PRODUCER", "NVRTC, nvJitLink")                                                   \
   X("LIBNVVM_DISABLE_CONCURRENT_API", "NVRTC, nvJitLink")                                           \
   X("NVJITLINK_TRACE_MESSAGES", "nvJitLink")                                                        \
+  X("LIBNVVM_NVVM_VERSION", "nvJitLink")                                                            \
+  X("DUMP_KNOBS_TO_FILE", "nvJitLink")                                                              \
+  X("CAN_FINALIZE_DEBUG", "nvJitLink")                                                              \
   X("LD_LIBRARY_PATH", "the loader: which NVRTC and nvJitLink are found")                           \
   X("GPUJIT_NVRTC_LIBRARY", "gpujit: which NVRTC is loaded")
 

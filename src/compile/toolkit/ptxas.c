@@ -10,11 +10,11 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -266,33 +266,44 @@ static bool proc_fd_is_ours(int fd)
 }
 
 /* Starts `exe` with its stdin, stdout and stderr on the pipes' ends (and fd 3 on `mem`, where
- * there is one). */
+ * there is one), made to die with the thread that starts it, which waits for it: a build, worker
+ * or server killed outright (SIGKILL: no handler runs) leaves no ptxas running. posix_spawn
+ * cannot ask for that (PR_SET_PDEATHSIG), so this is its vfork and exec, with nothing but
+ * system calls in the child, which shares our memory until it execs. */
 static int start(pid_t *pid, int slot, const char *exe, char **argv, char **env, int in, int out, int err_fd, int mem)
 {
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t at;
+  const int from[4] = {in, out, err_fd, mem};
   sigset_t all, old;
+  pid_t parent = getpid();
+  volatile int failed = 0; /* the child's errno, written in our memory before it exits */
   int err;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in, 0);
-  posix_spawn_file_actions_adddup2(&fa, out, 1);
-  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-  if (mem >= 0)
-    posix_spawn_file_actions_adddup2(&fa, mem, 3);
   /* no signal between the start and the slot's pid: a handler's abort must be able to end it
-   * (the child starts with the mask we had) */
+   * (and none may run in the child on our stack; it takes the mask we had just before it execs) */
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
-  posix_spawnattr_init(&at);
-  posix_spawnattr_setsigmask(&at, &old);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
-  err = posix_spawn(pid, exe, &fa, &at, argv, env);
-  posix_spawnattr_destroy(&at);
-  if (err == 0)
+  if ((*pid = vfork()) == 0) {
+    /* the parent gone before the death signal was asked for: it would never come */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
+      failed = errno ? errno : ESRCH;
+      _exit(127);
+    }
+    for (int fd = 0; fd < 4; fd++)
+      if (from[fd] >= 0 && (from[fd] == fd ? fcntl(fd, F_SETFD, 0) : dup2(from[fd], fd)) < 0) {
+        failed = errno;
+        _exit(127);
+      }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    execve(exe, argv, env);
+    failed = errno;
+    _exit(127);
+  }
+  err = *pid < 0 ? errno : failed;
+  if (*pid > 0 && !err)
     gpujit__child_started(slot, *pid);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  posix_spawn_file_actions_destroy(&fa);
-  if (err == 0)
+  if (*pid > 0 && err) /* it started, but never became ptxas: reaped here */
+    waitpid(*pid, NULL, 0);
+  if (*pid > 0 && !err)
     return 0;
   *pid = -1;
   return gpujit__error(GPUJIT_EIO, "cannot start %s: %s", exe, strerror(err));

@@ -33,6 +33,16 @@ static gpujit_toolkit_origin root_origin;
 static char pip_root[PATH_MAX];
 static pthread_once_t pip_once = PTHREAD_ONCE_INIT;
 
+/* Safe at fork: `root_lock` is taken across fork() (held only around a comparison and a
+ * realpath), so a child forked by another thread while it was held neither waits on it for ever
+ * nor sees the root half written; let go on both sides. */
+static void root_fork_prepare(void) { pthread_mutex_lock(&root_lock); }
+static void root_fork_release(void) { pthread_mutex_unlock(&root_lock); }
+__attribute__((constructor)) static void root_fork_safe(void)
+{
+  pthread_atfork(root_fork_prepare, root_fork_release, root_fork_release);
+}
+
 /* NVIDIA's pip toolkits (nvidia-cuda-nvrtc, nvidia-nvjitlink, nvidia-cuda-cccl, cuda-toolkit),
  * used where no toolkit is named ($CUDA_PATH, $CUDA_HOME) and none is at the built-in root:
  * site-packages/nvidia/cu13 (or cu12) with lib/, include/ and, with nvidia-cuda-nvcc, bin/ —
@@ -349,8 +359,10 @@ static void load_link(void)
 {
   gpujit__nvjitlink_library_path();
   link_code = GPUJIT_ELINK;
-  load_table("nvJitLink", &link_slot, link_names, (void **)&link_api, sizeof(link_names) / sizeof(link_names[0]),
-             link_error, sizeof(link_error), &link_code);
+  void *h = load_table("nvJitLink", &link_slot, link_names, (void **)&link_api,
+                       sizeof(link_names) / sizeof(link_names[0]), link_error, sizeof(link_error), &link_code);
+  if (h)
+    gpujit__observe_install_link(h);
 }
 
 _Static_assert(sizeof(gpujit__nvrtc_api) == sizeof(nvrtc_names) / sizeof(nvrtc_names[0]) * sizeof(void *),
