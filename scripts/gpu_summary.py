@@ -100,7 +100,19 @@ if m:
     rows.append(("project: " + head.split(": ", 1)[-1], ""))
     rows.append(("project: cold -j cores / -j 1, no PCH", vals["project_speedup_nopch"] + "x (target >= 0.8 x cores)"))
     rows.append(("project: cold -j cores / -j 1, PCH", vals["project_speedup_pch"] + "x"))
-    rows.append(("project: PCH second module / --no-pch", vals["pch_second"] + "x faster (target >= 8x)"))
+    if "pch_vs_nopch_jn" in vals:
+        rows.append(("project: cold PCH / no PCH, -j cores", vals["pch_vs_nopch_jn"] + "x faster (target >= 3x); -j 1 " +
+                     vals["pch_vs_nopch_j1"] + "x"))
+        rows.append(("project: PCH plan, created / used", "-j cores %s / %s, -j 1 %s / %s" %
+                     (vals["pch_created"], vals["pch_used"], vals["pch_created_j1"], vals["pch_used_j1"])))
+    rows.append(("project: PCH second module / --no-pch", vals["pch_second"] + "x faster (target >= 8x)" +
+                 (" (%s against %s ms)" % (vals["pch_second_ms"], vals["nopch_second_ms"]) if "pch_second_ms" in vals else "")))
+    pp = re.search(r"^RESULT (nvrtc_pch_second=.*)$", read("bench_pch_pair.txt"), re.M)
+    if pp:
+        pv = dict(kv.split("=") for kv in pp.group(1).split())
+        rows.append(("project: NVRTC alone, second module -pch / none", "%sx faster (%s against %s ms; fork child uses "
+                     "the PCH: %s)" % (pv["nvrtc_pch_second"], pv["nvrtc_pch_use_ms"], pv["nvrtc_nopch_ms"],
+                                       pv["fork_child_uses_pch"])))
     rows.append(("project: all cached, whole process", vals["cached_process_ms"] + " ms, fresh outputs " +
                  vals["cached_fresh_out_ms"] + " ms (target <= 30)"))
 else:
