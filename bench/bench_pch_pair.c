@@ -4,7 +4,10 @@
  * process that compiled the first, with `-pch` (NVRTC's automatic PCH) against without. Then
  * the same after fork(): whether a child process inherits a PCH its parent made (the PCH lives
  * in the process's heap; a fork copies the heap). No GPU needed.
- * usage: bench_pch_pair [REPS] [EXTRA NVRTC FLAG...]    prints RESULT nvrtc_pch_second=...
+ * Then (`gpujit` as the first flag) the same pair through gpujit_module_build_files in one
+ * process, lean (NVRTC makes PTX, the toolkit's ptxas the cubin) and not: what gpujit adds.
+ * Times are wall and CPU (this process: a shared machine hides less in CPU time).
+ * usage: bench_pch_pair [REPS] [gpujit | EXTRA NVRTC FLAG...]    prints RESULT lines
  */
 #define _GNU_SOURCE
 #include <nvrtc.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "gpujit.h"
 
 static const char head[] =
     "#include <cub/block/block_reduce.cuh>\n#include <cub/block/block_scan.cuh>\n"
@@ -25,15 +29,18 @@ static const char head[] =
     "#include <cub/warp/warp_reduce.cuh>\n#include <cub/warp/warp_scan.cuh>\n";
 
 static const char *flags[64];
-static double now_us(void)
+static double clock_us(clockid_t c)
 {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(c, &t);
   return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
+static double now_us(void) { return clock_us(CLOCK_MONOTONIC); }
+static double cpu_us(void) { return clock_us(CLOCK_PROCESS_CPUTIME_ID); }
+static double last_cpu_ms; /* the last compile's CPU time */
 static int nflags;
 
-/* One compile: wall ms; *used/*created: NVRTC's PCH message said so. */
+/* One compile: wall ms (CPU ms in last_cpu_ms); *used, *created: NVRTC's PCH message said so. */
 static double compile(const char *body, const char *name, int pch, int *used, int *created)
 {
   char src[8192], *log = NULL;
@@ -47,6 +54,7 @@ static double compile(const char *body, const char *name, int pch, int *used, in
   if (pch)
     opts[n++] = "-pch";
   t0 = now_us();
+  last_cpu_ms = cpu_us();
   if (nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL) != NVRTC_SUCCESS ||
       nvrtcCompileProgram(prog, (int)n, opts) != NVRTC_SUCCESS) {
     nvrtcGetProgramLogSize(prog, &loglen);
@@ -55,6 +63,7 @@ static double compile(const char *body, const char *name, int pch, int *used, in
     exit(1);
   }
   t0 = (now_us() - t0) / 1e3;
+  last_cpu_ms = (cpu_us() - last_cpu_ms) / 1e3;
   nvrtcGetProgramLogSize(prog, &loglen);
   if ((log = malloc(loglen + 1)) && nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS) {
     if (used)
@@ -73,14 +82,92 @@ static const char body_b[] =
     "  __shared__ typename S::TempStorage t;\n  int v;\n  S(t).ExclusiveSum(o[threadIdx.x], v);\n"
     "  o[threadIdx.x] = v;\n}\n";
 
+/* The pair through gpujit in this process: the second module's wall and CPU ms, PCH used or not. */
+static void gpujit_pair(const char *dir, int lean, int pch, double *wall, double *cpu)
+{
+  gpujit_module_options mo = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_module *m = NULL;
+  char a[600], b[600];
+  const char *fa = a, *fb = b;
+  FILE *f;
+  double t, c;
+  snprintf(a, sizeof(a), "%s/a.cu", dir);
+  snprintf(b, sizeof(b), "%s/b.cu", dir);
+  if (!(f = fopen(a, "w")) || fprintf(f, "%s%s", head, body_a) < 0 || fclose(f) || !(f = fopen(b, "w")) ||
+      fprintf(f, "%s%s", head, body_b) < 0 || fclose(f))
+    exit(1);
+  mo.arch = "sm_90";
+  mo.lean = lean;
+  mo.pch = pch ? GPUJIT_PCH_ON : GPUJIT_PCH_OFF;
+  if (gpujit_module_build_files(&m, &fa, 1, &mo) < 0) {
+    fprintf(stderr, "gpujit: %s\n", gpujit_error_last());
+    exit(1);
+  }
+  gpujit_module_free(m);
+  t = now_us();
+  c = cpu_us();
+  if (gpujit_module_build_files(&m, &fb, 1, &mo) < 0) {
+    fprintf(stderr, "gpujit: %s\n", gpujit_error_last());
+    exit(1);
+  }
+  *wall = (now_us() - t) / 1e3;
+  *cpu = (cpu_us() - c) / 1e3;
+  if (pch && gpujit_module_pch(m, NULL) != GPUJIT_PCH_STATUS_USED) {
+    fprintf(stderr, "gpujit: the second module did not use the PCH\n");
+    exit(1);
+  }
+  gpujit_module_free(m);
+}
+
+/* gpujit's pair, each variant in a child of its own (a fresh PCH heap and gpujit state). */
+static int gpujit_mode(int reps, const char *dir)
+{
+  static const char *const names[4] = {"lean, PCH", "lean, --no-pch", "not lean, PCH", "not lean, --no-pch"};
+  double wall[4][16], cpu[4][16];
+  int fds[2];
+  for (int r = 0; r < reps; r++)
+    for (int v = 0; v < 4; v++) {
+      pid_t pid;
+      double got[2] = {0, 0};
+      if (pipe(fds) < 0 || (pid = fork()) < 0)
+        return 1;
+      if (pid == 0) {
+        close(fds[0]);
+        gpujit_pair(dir, v < 2, v % 2 == 0, &got[0], &got[1]);
+        _exit(write(fds[1], got, sizeof(got)) == sizeof(got) ? 0 : 1);
+      }
+      close(fds[1]);
+      if (read(fds[0], got, sizeof(got)) != sizeof(got))
+        return 1;
+      close(fds[0]);
+      waitpid(pid, NULL, 0);
+      wall[v][r] = got[0];
+      cpu[v][r] = got[1];
+    }
+  printf("bench_pch_pair: gpujit_module_build_files, second module of the pair, %d rep(s) (wall / CPU ms)\n", reps);
+  for (int v = 0; v < 4; v++) {
+    double w = bench_median(wall[v], reps), c = bench_median(cpu[v], reps);
+    printf("  %-20s %9.1f / %9.1f\n", names[v], w, c);
+    printf("RESULT gpujit_pair variant=%d wall_ms=%.1f cpu_ms=%.1f\n", v, w, c);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   int reps = argc > 1 ? atoi(argv[1]) : 3, used = 0, created = 0, child_used = 0;
   double off[16], on[16], create[16], forked[16];
   char dir[] = "/tmp/gpujit-bench-pch-XXXXXX", pchdir[64], cccl[512], inc[512];
   const char *root = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+  double cpu_off[16], cpu_on[16];
   if (reps < 1 || reps > 16 || !mkdtemp(dir))
     return 2;
+  if (argc > 2 && !strcmp(argv[2], "gpujit")) {
+    int rc = gpujit_mode(reps, dir);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? rc : 1;
+  }
   snprintf(pchdir, sizeof(pchdir), "--pch-dir=%s", dir);
   snprintf(cccl, sizeof(cccl), "-I%s/include/cccl", root);
   snprintf(inc, sizeof(inc), "-I%s/include", root);
@@ -96,10 +183,12 @@ int main(int argc, char **argv)
     pid_t pid;
     int status;
     off[r] = compile(body_b, "b.cu", 0, NULL, NULL);
+    cpu_off[r] = last_cpu_ms;
     nvrtcSetPCHHeapSize(0); /* every PCH of the process gone: a fresh heap for each rep */
     nvrtcSetPCHHeapSize((size_t)512 << 20);
     create[r] = compile(body_a, "a.cu", 1, NULL, &created);
     on[r] = compile(body_b, "b.cu", 1, &used, NULL);
+    cpu_on[r] = last_cpu_ms;
     if (!created || !used) {
       fprintf(stderr, "bench_pch_pair: PCH %s\n", created ? "created but not used" : "not created");
       return 1;
@@ -119,15 +208,16 @@ int main(int argc, char **argv)
   }
   {
     double mo = bench_median(off, reps), mp = bench_median(on, reps), mc = bench_median(create, reps);
-    double mf = bench_median(forked, reps);
+    double mf = bench_median(forked, reps), co = bench_median(cpu_off, reps), cp = bench_median(cpu_on, reps);
     printf("bench_pch_pair: NVRTC alone, %d rep(s)%s%s\n", reps, nflags > 5 ? ", extra flags from " : "",
            nflags > 5 ? argv[2] : "");
     printf("  first module making the PCH %.1f ms; second: -pch %.1f ms, none %.1f ms: %.2fx faster\n", mc, mp, mo,
            mo / mp);
+    printf("  CPU time of the second: -pch %.1f ms, none %.1f ms: %.2fx\n", cp, co, co / cp);
     printf("  the second in a fork()ed child of the process holding the PCH: %.1f ms (fork, compile, exit), PCH %s\n", mf,
            child_used ? "used" : "not used");
     printf("RESULT nvrtc_pch_second=%.2f nvrtc_pch_create_ms=%.1f nvrtc_pch_use_ms=%.1f nvrtc_nopch_ms=%.1f "
-           "fork_child_uses_pch=%d\n", mo / mp, mc, mp, mo, child_used);
+           "fork_child_uses_pch=%d nvrtc_pch_second_cpu=%.2f\n", mo / mp, mc, mp, mo, child_used, co / cp);
   }
   {
     char cmd[128];

@@ -59,6 +59,10 @@ bc = read("bench_cache.txt")
 for label in ("in-process hit, saxpy (API -> module)", "process: gpujit build, default arch (hit)"):
     m = re.search(re.escape(label) + r"\s+([\d.]+)", bc)
     rows.append(("cache: " + label, (m.group(1) + " ms") if m else "?"))
+m = re.search(r"^RESULT miss_ratio process_fresh=(\S+) process_in_use=(\S+) in_process=(\S+) in_process_cpu=(\S+)$", bc, re.M)
+if m:
+    rows.append(("cache: miss / uncached compile", "process %sx (cache in use; fresh cache %sx), in-process %sx wall, "
+                 "%sx CPU (target <= 1.02)" % (m.group(2), m.group(1), m.group(3), m.group(4))))
 
 try:
     big = json.loads(read("run_big.json"))
