@@ -131,12 +131,44 @@ static void test_includes__has_include_and_computed(void **state)
   free(d1), free(c), free(maybe);
 }
 
+/* Kept headers (a worker's, gpujit__inc_files_keep): a later scan takes an unchanged header from
+ * memory, never one whose file changed since. */
+static void test_includes__kept_headers(void **state)
+{
+  scan *s = *state;
+  char *q = th_write(s->root, "q.h", "#include \"r.h\"\n"), *r = th_write(s->root, "r.h", "int r;\n");
+  char *t = th_write(s->root, "t.h", "int t;\n");
+  size_t h0;
+  const char *data = NULL;
+  gpujit__inc_files_keep((size_t)1 << 20);
+  sleep(2); /* settled: a header written within the last second is never kept */
+  h0 = gpujit__inc_files_hits();
+  assert_int_equal(run_scan(s, "#include \"q.h\"\n", NULL, 0, NULL, 0), 0);
+  assert_true(found(s->inc, r));
+  assert_int_equal(gpujit__inc_files_hits(), h0); /* read from disk, kept */
+  gpujit__includes_free(s->inc);
+  assert_int_equal(run_scan(s, "#include \"q.h\"\n", NULL, 0, NULL, 0), 0);
+  assert_int_equal(gpujit__inc_files_hits(), h0 + 2); /* q.h and r.h from memory */
+  assert_true(found(s->inc, r));
+  for (size_t i = 0; i < gpujit__includes_count(s->inc); i++)
+    if (!strcmp(gpujit__includes_path(s->inc, i, &data, NULL), q))
+      assert_string_equal(data, "#include \"r.h\"\n");
+  gpujit__includes_free(s->inc);
+  free(th_write(s->root, "q.h", "#include \"t.h\"\n")); /* changed: its kept text is not used */
+  assert_int_equal(run_scan(s, "#include \"q.h\"\n", NULL, 0, NULL, 0), 0);
+  assert_true(found(s->inc, t));
+  assert_false(found(s->inc, r));
+  gpujit__inc_files_keep(0);
+  free(q), free(r), free(t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_includes__directive_lines),
       cmocka_unit_test_setup_teardown(test_includes__search_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_includes__has_include_and_computed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_includes__kept_headers, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
