@@ -61,6 +61,7 @@ echo "== project builds (64 generated modules, -j $(nproc))"
 GPUJIT_ARCH= build-gpu/bench/bench_project 64 "$(nproc)" 3 | tee "$out/bench_project.txt"
 echo "== NVRTC's automatic PCH alone, the same pair (and whether a fork()ed child keeps the PCH)"
 build-gpu/bench/bench_pch_pair 5 | tee "$out/bench_pch_pair.txt"
+build-gpu/bench/bench_pch_pair 3 gpujit | tee -a "$out/bench_pch_pair.txt"
 
 fi
 if part bench || part observe; then

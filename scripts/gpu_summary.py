@@ -117,6 +117,10 @@ if m:
         rows.append(("project: NVRTC alone, second module -pch / none", "%sx faster (%s against %s ms; fork child uses "
                      "the PCH: %s)" % (pv["nvrtc_pch_second"], pv["nvrtc_pch_use_ms"], pv["nvrtc_nopch_ms"],
                                        pv["fork_child_uses_pch"])))
+    gp = re.search(r"^RESULT gpujit_pch_second=(\S+) gpujit_pch_second_cpu=(\S+)$", read("bench_pch_pair.txt"), re.M)
+    if gp:
+        rows.append(("project: gpujit in one process, second module PCH / none", "%sx faster wall, %sx CPU (NVRTC "
+                     "alone: %sx CPU)" % (gp.group(1), gp.group(2), pv.get("nvrtc_pch_second_cpu", "?"))))
     rows.append(("project: all cached, whole process", vals["cached_process_ms"] + " ms, fresh outputs " +
                  vals["cached_fresh_out_ms"] + " ms (target <= 30)"))
 else:

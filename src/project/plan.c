@@ -201,15 +201,20 @@ int gpujit__plan_pch(gpujit__run *r)
     ms[i] = r->plans[i].mean_ms;
   }
   r->plan_ms = gpujit__plan_creators(k, n, ms, r->nplans, other, longest, r->nw, GPUJIT__PCH_USE_FACTOR);
-  memset(k + r->nplans, 0, sizeof(*k));
   for (size_t i = 0; i < r->nplans; i++) {
     r->plans[i].creators = k[i];
     if (k[i])
       gpujit__log(GPUJIT_LOG_DEBUG, "PCH plan: include block %016llx: %zu modules of ~%.0f ms, %zu worker(s) make its PCH",
                   (unsigned long long)r->plans[i].block, n[i], ms[i], k[i]);
+    else if (n[i] > 1)
+      gpujit__log(GPUJIT_LOG_DEBUG, "PCH plan: include block %016llx: %zu modules of ~%.0f ms, no PCH (as fast without)",
+                  (unsigned long long)r->plans[i].block, n[i], ms[i]);
   }
   memset(k, 0, r->nplans * sizeof(*k));
   r->plain_ms = makespan(k, n, ms, r->nplans, other, longest, r->nw, GPUJIT__PCH_USE_FACTOR);
+  if (r->nplans)
+    gpujit__log(GPUJIT_LOG_DEBUG, "PCH plan: %zu workers, expected %.1f s with it, %.1f s without any PCH", r->nw,
+                r->plan_ms / 1e3, r->plain_ms / 1e3);
 done:
   free(n);
   free(k);
