@@ -8,6 +8,7 @@
  * process, lean (NVRTC makes PTX, the toolkit's ptxas the cubin) and not: what gpujit adds.
  * Times are wall and CPU (this process: a shared machine hides less in CPU time).
  * usage: bench_pch_pair [REPS] [gpujit | EXTRA NVRTC FLAG...]    prints RESULT lines
+ * (BENCH_PCH_LOG=1: NVRTC's logs on stderr)
  */
 #define _GNU_SOURCE
 #include <nvrtc.h>
