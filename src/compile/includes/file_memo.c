@@ -6,7 +6,9 @@
  * directive lines found anew each time). A kept header is used again only while the file has the
  * device, inode, size, mtime and ctime it had when read (ctime changes with every write and no
  * user can set it back), and only one that had not changed for a second before it was read (a
- * write in the same clock tick could keep the stamp). Off unless gpujit__inc_files_keep() is called.
+ * write in the same clock tick could keep the stamp), and only the toolkit's own headers (under
+ * the CUDA root: what every module of a project reads, and what no edit loop changes). Off unless
+ * gpujit__inc_files_keep() is called.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -20,6 +22,7 @@
 #include "base/strset.h"
 #include "compile/includes/includes.h"
 #include "compile/includes/scan.h"
+#include "compile/toolkit/toolkit.h"
 
 #define SETTLED_NS 1000000000LL
 
@@ -114,7 +117,7 @@ int gpujit__inc_file_load(gpujit__inc_file *f, const char *path)
   bool on, unsure = false;
   int err;
   pthread_mutex_lock(&lock);
-  on = budget > 0;
+  on = budget > 0 && gpujit__cuda_root() && gpujit__path_under(path, gpujit__cuda_root());
   if (on && stat(path, &before) == 0) {
     const kept *k = find(path, &before);
     if (k && (copy_buf(&f->data, &k->data) < 0 || copy_buf(&f->directives, &k->directives) < 0)) {
