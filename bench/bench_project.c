@@ -134,6 +134,16 @@ static double second_compile(const char *dir, int pch)
   return ms;
 }
 
+/* The fastest and slowest of v[0..n). */
+static void spread(double out[2], const double *v, int n)
+{
+  out[0] = out[1] = v[0];
+  for (int i = 1; i < n; i++) {
+    out[0] = v[i] < out[0] ? v[i] : out[0];
+    out[1] = v[i] > out[1] ? v[i] : out[1];
+  }
+}
+
 int main(int argc, char **argv)
 {
   int n = argc > 1 ? atoi(argv[1]) : 64, cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -141,7 +151,7 @@ int main(int argc, char **argv)
   int heavy = argc > 4 ? atoi(argv[4]) : n * 3 / 8;
   char root[] = "/tmp/gpujit-bench-project-XXXXXX", dir[4200], pair[4200], cache_dir[4200], cmd[4300];
   double j1[8], jn[8], j1p[8], jnp[8], sec_pch[8], sec_off[8], hit[21], fresh[21];
-  size_t created = 0, used = 0;
+  size_t created = 0, used = 0, created1 = 0, used1 = 0;
   if (n < 8 || jobs < 1 || reps < 1 || reps > 8 || heavy < 0 || heavy > n) {
     fprintf(stderr, "usage: bench_project [MODULES>=8 [JOBS [REPS<=8 [HEAVY<=MODULES]]]]\n");
     return 2;
@@ -173,7 +183,7 @@ int main(int argc, char **argv)
   for (int r = 0; r < reps; r++) { /* interleaved */
     j1[r] = cold(dir, cache_dir, 1, 0, NULL, NULL);
     jn[r] = cold(dir, cache_dir, jobs, 0, NULL, NULL);
-    j1p[r] = cold(dir, cache_dir, 1, 1, NULL, NULL);
+    j1p[r] = cold(dir, cache_dir, 1, 1, &created1, &used1);
     jnp[r] = cold(dir, cache_dir, jobs, 1, &created, &used);
     sec_off[r] = second_compile(pair, 0);
     sec_pch[r] = second_compile(pair, 1);
@@ -191,19 +201,29 @@ int main(int argc, char **argv)
     }
   }
   {
+    double s1[4][2], s2[2][2]; /* the spread: fastest and slowest of the reps */
+    spread(s1[0], j1, reps), spread(s1[1], jn, reps), spread(s1[2], j1p, reps), spread(s1[3], jnp, reps);
+    spread(s2[0], sec_off, reps), spread(s2[1], sec_pch, reps);
     double a = bench_median(j1, reps), b = bench_median(jn, reps), c = bench_median(j1p, reps), d = bench_median(jnp, reps);
     double so = bench_median(sec_off, reps), sp = bench_median(sec_pch, reps), h = bench_median(hit, 21), hf = bench_median(fresh, 21);
     printf("  cold, no PCH:  -j 1 %9.0f ms   -j %-3d %9.0f ms   speed-up %.2fx (target >= %.1fx = 0.8 x cores)\n", a,
            jobs, b, a / b, 0.8 * jobs);
-    printf("  cold, PCH:     -j 1 %9.0f ms   -j %-3d %9.0f ms   speed-up %.2fx (PCH %zu created, %zu used at -j %d)\n", c,
-           jobs, d, c / d, created, used, jobs);
-    printf("  PCH against none: -j 1 %.2fx, -j %d %.2fx faster\n", a / c, jobs, b / d);
-    printf("  second header-heavy module, one worker: PCH %.1f ms, --no-pch %.1f ms: %.2fx faster (target >= 8x)\n", sp,
-           so, so / sp);
+    printf("  cold, PCH:     -j 1 %9.0f ms   -j %-3d %9.0f ms   speed-up %.2fx\n", c, jobs, d, c / d);
+    printf("  PCH plan: -j 1 %zu PCHs created, %zu used; -j %d %zu created, %zu used (of %d header-heavy modules)\n",
+           created1, used1, jobs, created, used, heavy);
+    printf("  cold PCH against cold no PCH: -j 1 %.2fx, -j %d %.2fx faster (target at -j cores >= 3x)\n", a / c, jobs,
+           b / d);
+    printf("  spread (fastest..slowest of %d): no PCH -j 1 %.0f..%.0f, -j %d %.0f..%.0f; PCH -j 1 %.0f..%.0f, -j %d %.0f..%.0f ms\n",
+           reps, s1[0][0], s1[0][1], jobs, s1[1][0], s1[1][1], s1[2][0], s1[2][1], jobs, s1[3][0], s1[3][1]);
+    printf("  second header-heavy module, one worker: PCH %.1f ms (%.1f..%.1f), --no-pch %.1f ms (%.1f..%.1f): "
+           "%.2fx faster (target >= 8x; NVRTC alone: bench_pch_pair)\n",
+           sp, s2[1][0], s2[1][1], so, s2[0][0], s2[0][1], so / sp);
     printf("  %d cached modules, whole `gpujit build DIR` process: median %.2f ms of 21 with the outputs up to date,\n"
            "    %.2f ms writing every output to a new --out-dir (target <= 30 ms)\n", n, h, hf);
-    printf("RESULT project_speedup_nopch=%.2f project_speedup_pch=%.2f pch_second=%.2f cached_process_ms=%.2f "
-           "cached_fresh_out_ms=%.2f\n", a / b, c / d, so / sp, h, hf);
+    printf("RESULT project_speedup_nopch=%.2f project_speedup_pch=%.2f pch_vs_nopch_j1=%.2f pch_vs_nopch_jn=%.2f "
+           "pch_created=%zu pch_used=%zu pch_created_j1=%zu pch_used_j1=%zu pch_second=%.2f pch_second_ms=%.1f "
+           "nopch_second_ms=%.1f cached_process_ms=%.2f cached_fresh_out_ms=%.2f\n",
+           a / b, c / d, a / c, b / d, created, used, created1, used1, so / sp, sp, so, h, hf);
   }
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
   return system(cmd) == 0 ? 0 : 1;

@@ -61,7 +61,10 @@ build-gpu/bench/bench_compile 3 | tee "$out/bench_compile.txt" | tail -8
 echo "== remote cache hits (redis-server and nginx on loopback)"
 bash bench/bench_remote.sh build-gpu/gpujit 21 2>&1 | tee "$out/bench_remote.txt" | tail -5
 echo "== project builds (64 generated modules, -j $(nproc))"
-GPUJIT_ARCH= build-gpu/bench/bench_project 64 "$(nproc)" 1 | tee "$out/bench_project.txt"
+GPUJIT_ARCH= build-gpu/bench/bench_project 64 "$(nproc)" 3 | tee "$out/bench_project.txt"
+echo "== NVRTC's automatic PCH alone, the same pair (and whether a fork()ed child keeps the PCH)"
+build-gpu/bench/bench_pch_pair 5 | tee "$out/bench_pch_pair.txt"
+build-gpu/bench/bench_pch_pair 3 gpujit | tee -a "$out/bench_pch_pair.txt"
 
 fi
 if part bench || part observe; then

@@ -59,6 +59,10 @@ bc = read("bench_cache.txt")
 for label in ("in-process hit, saxpy (API -> module)", "process: gpujit build, default arch (hit)"):
     m = re.search(re.escape(label) + r"\s+([\d.]+)", bc)
     rows.append(("cache: " + label, (m.group(1) + " ms") if m else "?"))
+m = re.search(r"^RESULT miss_ratio process_fresh=(\S+) process_in_use=(\S+) in_process=(\S+) in_process_cpu=(\S+)$", bc, re.M)
+if m:
+    rows.append(("cache: miss / uncached compile", "process %sx (cache in use; fresh cache %sx), in-process %sx wall, "
+                 "%sx CPU (target <= 1.02)" % (m.group(2), m.group(1), m.group(3), m.group(4))))
 
 try:
     big = json.loads(read("run_big.json"))
@@ -100,7 +104,23 @@ if m:
     rows.append(("project: " + head.split(": ", 1)[-1], ""))
     rows.append(("project: cold -j cores / -j 1, no PCH", vals["project_speedup_nopch"] + "x (target >= 0.8 x cores)"))
     rows.append(("project: cold -j cores / -j 1, PCH", vals["project_speedup_pch"] + "x"))
-    rows.append(("project: PCH second module / --no-pch", vals["pch_second"] + "x faster (target >= 8x)"))
+    if "pch_vs_nopch_jn" in vals:
+        rows.append(("project: cold PCH / no PCH, -j cores", vals["pch_vs_nopch_jn"] + "x faster (target >= 3x); -j 1 " +
+                     vals["pch_vs_nopch_j1"] + "x"))
+        rows.append(("project: PCH plan, created / used", "-j cores %s / %s, -j 1 %s / %s" %
+                     (vals["pch_created"], vals["pch_used"], vals["pch_created_j1"], vals["pch_used_j1"])))
+    rows.append(("project: PCH second module / --no-pch", vals["pch_second"] + "x faster (target >= 8x)" +
+                 (" (%s against %s ms)" % (vals["pch_second_ms"], vals["nopch_second_ms"]) if "pch_second_ms" in vals else "")))
+    pp = re.search(r"^RESULT (nvrtc_pch_second=.*)$", read("bench_pch_pair.txt"), re.M)
+    if pp:
+        pv = dict(kv.split("=") for kv in pp.group(1).split())
+        rows.append(("project: NVRTC alone, second module -pch / none", "%sx faster (%s against %s ms; fork child uses "
+                     "the PCH: %s)" % (pv["nvrtc_pch_second"], pv["nvrtc_pch_use_ms"], pv["nvrtc_nopch_ms"],
+                                       pv["fork_child_uses_pch"])))
+    gp = re.search(r"^RESULT gpujit_pch_second=(\S+) gpujit_pch_second_cpu=(\S+)$", read("bench_pch_pair.txt"), re.M)
+    if gp:
+        rows.append(("project: gpujit in one process, second module PCH / none", "%sx faster wall, %sx CPU (NVRTC "
+                     "alone: %sx CPU)" % (gp.group(1), gp.group(2), pv.get("nvrtc_pch_second_cpu", "?"))))
     rows.append(("project: all cached, whole process", vals["cached_process_ms"] + " ms, fresh outputs " +
                  vals["cached_fresh_out_ms"] + " ms (target <= 30)"))
 else:

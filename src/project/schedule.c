@@ -242,6 +242,8 @@ static void job_done(gpujit__run *r, gpujit__worker *w)
     r->via->served++;
   else if (pm->has_block && (pm->r.pch == GPUJIT_PCH_STATUS_CREATED || pm->r.pch == GPUJIT_PCH_STATUS_USED))
     gpujit__hold(w, pm->block);
+  if (w->creating && pm->has_block)
+    gpujit__plan_creator_done(r, pm->block, pm->r.pch == GPUJIT_PCH_STATUS_CREATED);
   w->creating = false;
   w->last_end_us = gpujit__now_us();
   r->running--;
@@ -254,6 +256,8 @@ static void job_done(gpujit__run *r, gpujit__worker *w)
 static void remote_lost(gpujit__run *r, gpujit__worker *w, const char *why)
 {
   if (w->job >= 0) {
+    if (w->creating && r->p->mods[w->job].has_block)
+      gpujit__plan_creator_done(r, r->p->mods[w->job].block, false);
     r->pending[r->npending++] = (size_t)w->job;
     r->running--;
     w->job = -1;
@@ -507,6 +511,9 @@ int gpujit__project_build_via(gpujit_project *p, const gpujit_project_options *o
   if ((err = serve_hits(&r)) == 0 && r.npending) {
     if (r.nw > r.npending)
       r.nw = r.npending;
+    /* which blocks get a PCH, made by how many workers, started first: before anything starts */
+    if ((err = gpujit__plan_pch(&r)) < 0)
+      goto out;
     if (via) {
       char why[512] = "";
       int n = via->slots(via->ctx, why, sizeof(why));
@@ -541,6 +548,7 @@ int gpujit__project_build_via(gpujit_project *p, const gpujit_project_options *o
       }
     }
   }
+out:
   if (o->cancel && *o->cancel)
     err = GPUJIT_ECANCELLED;
   for (size_t k = 0; k < r.nw && r.w; k++) {
@@ -565,6 +573,7 @@ int gpujit__project_build_via(gpujit_project *p, const gpujit_project_options *o
   p->summary.wall_ms = (gpujit__now_us() - r.t0) / 1e3;
   free(r.w);
   free(r.pending);
+  free(r.plans);
   if (err == GPUJIT_ECANCELLED)
     return gpujit__error(GPUJIT_ECANCELLED, "build cancelled: %zu of %zu modules done", r.done, p->count);
   if (err < 0)

@@ -166,6 +166,9 @@ int gpujit__worker_main(int in_fd, int out_fd)
   gpujit__buf frame = {0};
   uint32_t type;
   int r, status = 0;
+  /* a worker compiles module after module of the same headers: each scan after the first takes
+   * them from memory while their files are unchanged (CUB's block headers: ~7 MB) */
+  gpujit__inc_files_keep((size_t)256 << 20);
   while ((r = gpujit__frame_read(in_fd, &type, &frame)) == 1) {
     cJSON *job;
     if (type != GPUJIT__FRAME_JOB || !(job = cJSON_ParseWithLength(frame.data, frame.len))) {

@@ -146,8 +146,9 @@ static int add_file(gpujit__includes *inc, size_t s, const char *path, int depth
   memset(f, 0, sizeof(*f));
   if (!(f->path = gpujit__strdup(path)))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  if ((err = gpujit__file_read(&f->data, path)) < 0) {
+  if ((err = gpujit__inc_file_load(f, path)) < 0) {
     gpujit__buf_free(&f->data);
+    gpujit__buf_free(&f->directives);
     free(f->path);
     return err;
   }

@@ -30,6 +30,13 @@ void gpujit__includes_memo_enable(size_t entries);
 /** Scans served from what was kept, since the process started (tests, benchmarks). */
 size_t gpujit__includes_memo_hits(void);
 
+/** Keep the toolkit headers scans read (their text and directive lines), up to `max_bytes`, for later
+ *  scans in this process — a worker compiling module after module of the same headers; a kept
+ *  header is used while its file is unchanged (file_memo.c). Off (0) unless called. */
+void gpujit__inc_files_keep(size_t max_bytes);
+/** Headers served from what was kept, since the process started (tests, benchmarks). */
+size_t gpujit__inc_files_hits(void);
+
 /** Whether the scan met an include it could not resolve (a computed include it cannot follow, an
  *  #include_next from a source): the prediction is incomplete and nothing may be planned on it.
  *  `why` is set. */

@@ -18,6 +18,10 @@ typedef struct gpujit__inc_file {
   bool has_directives;
 } gpujit__inc_file;
 
+/** Read `path` into `f` (data; with gpujit__inc_files_keep() on, its directive lines too), from
+ *  what this process kept of it while the file is unchanged (file_memo.c). @return 0 or the read's error. */
+int gpujit__inc_file_load(gpujit__inc_file *f, const char *path);
+
 typedef struct gpujit__inc_pending {
   char *includer, *name;
   size_t source;

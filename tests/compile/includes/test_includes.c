@@ -6,6 +6,7 @@
 #include "base/buf.h"
 #include "compile/includes/directives.h"
 #include "compile/includes/includes.h"
+#include "compile/toolkit/toolkit.h"
 #include "gpujit.h"
 
 static void test_includes__directive_lines(void **state)
@@ -118,12 +119,49 @@ static void test_includes__computed(void **state)
   free(d1), free(c), free(maybe);
 }
 
+/* Kept headers (a worker's, gpujit__inc_files_keep): a later scan takes the toolkit's unchanged
+ * headers from memory, with the same result; the user's own headers are always read anew. */
+static void test_includes__kept_headers(void **state)
+{
+  scan *s = *state;
+  char cccl[4200], inc[4200];
+  const char *root = gpujit__cuda_root(), *dirs[2] = {cccl, inc};
+  char *q = th_write(s->root, "q.h", "#include \"r.h\"\n"), *r = th_write(s->root, "r.h", "int r;\n");
+  char *t = th_write(s->root, "t.h", "int t;\n");
+  const char *text = "#include <cuda/std/type_traits>\n#include \"q.h\"\n";
+  size_t h0, h1, files;
+  if (!root)
+    skip();
+  snprintf(cccl, sizeof(cccl), "%s/include/cccl", root);
+  snprintf(inc, sizeof(inc), "%s/include", root);
+  gpujit__inc_files_keep((size_t)64 << 20);
+  h0 = gpujit__inc_files_hits();
+  assert_int_equal(run_scan(s, text, dirs, 2, NULL, 0), 0);
+  files = gpujit__includes_count(s->inc);
+  assert_true(files > 10);
+  assert_true(found(s->inc, r));
+  gpujit__includes_free(s->inc);
+  assert_int_equal(run_scan(s, text, dirs, 2, NULL, 0), 0);
+  h1 = gpujit__inc_files_hits();
+  assert_int_equal(h1 - h0, files - 2); /* every toolkit header from memory; q.h and r.h read */
+  assert_int_equal(gpujit__includes_count(s->inc), files);
+  assert_true(found(s->inc, r));
+  gpujit__includes_free(s->inc);
+  free(th_write(s->root, "q.h", "#include \"t.h\"\n")); /* the user's header changed: followed */
+  assert_int_equal(run_scan(s, text, dirs, 2, NULL, 0), 0);
+  assert_true(found(s->inc, t));
+  assert_false(found(s->inc, r));
+  gpujit__inc_files_keep(0);
+  free(q), free(r), free(t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_includes__directive_lines),
       cmocka_unit_test_setup_teardown(test_includes__search_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_includes__computed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_includes__kept_headers, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
