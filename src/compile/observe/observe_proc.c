@@ -150,7 +150,6 @@ static bool nvrtc_own(const char *path)
   return strncmp(base ? base + 1 : path, "libnvrtc", 8) == 0;
 }
 
-
 /* A variable read, into a process-wide list of first values (`seen`, or nvJitLink's `link_seen`). */
 typedef struct env_list {
   gpujit__env_read *v;
