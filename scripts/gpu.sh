@@ -5,7 +5,8 @@
 #
 #   scripts/gpu.sh            everything (about 15 minutes on an H100)
 #   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
-#                             printed. Parts: build (the build alone) tests bench hit observe steps
+#                             printed. Parts: build (the build alone) tests bench project (bench's
+#                             project builds alone, GPUJIT_PROJECT_REPS reps, 3 unless set) hit observe steps
 #                             inproc timing regions profile overhead overhead_fw python main ncu
 #                             (inproc: gpujit.profile in a plain python, the package installed as
 #                             the part python does; regions: kernel regions' checks, about 1 minute;
@@ -18,7 +19,7 @@
 #                             `scripts/gpu.sh overhead` and `scripts/gpu.sh overhead_fw` (each
 #                             about 8 minutes).
 set -uo pipefail
-all_parts="build tests bench hit observe steps inproc timing regions profile overhead overhead_fw python main ncu"
+all_parts="build tests bench project hit observe steps inproc timing regions profile overhead overhead_fw python main ncu"
 parts=" ${*:-$all_parts} "
 for p in $parts; do
   case " $all_parts " in *" $p "*) ;; *) echo "gpu.sh: unknown part '$p' (parts: $all_parts)" >&2; exit 2 ;; esac
@@ -60,8 +61,10 @@ build-gpu/bench/bench_cache 300 30 | tee "$out/bench_cache.txt"
 build-gpu/bench/bench_compile 3 | tee "$out/bench_compile.txt" | tail -8
 echo "== remote cache hits (redis-server and nginx on loopback)"
 bash bench/bench_remote.sh build-gpu/gpujit 21 2>&1 | tee "$out/bench_remote.txt" | tail -5
+fi
+if part bench || part project; then
 echo "== project builds (64 generated modules, -j $(nproc))"
-GPUJIT_ARCH= build-gpu/bench/bench_project 64 "$(nproc)" 3 | tee "$out/bench_project.txt"
+GPUJIT_ARCH= build-gpu/bench/bench_project 64 "$(nproc)" "${GPUJIT_PROJECT_REPS:-3}" | tee "$out/bench_project.txt"
 echo "== NVRTC's automatic PCH alone, the same pair (and whether a fork()ed child keeps the PCH)"
 build-gpu/bench/bench_pch_pair 5 | tee "$out/bench_pch_pair.txt"
 build-gpu/bench/bench_pch_pair 3 gpujit | tee -a "$out/bench_pch_pair.txt"
