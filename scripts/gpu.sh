@@ -80,9 +80,11 @@ if part steps; then
 echo "== steps and the schedule: the records of a step loop, its cost side by side, torch.profiler's steps"
 python3 tests/profile/gpu/steps.py "$PWD/$g" build-gpu/bench/step_storm "$out" "${GPUJIT_STEP_ROUNDS:-7}" 2>&1 |
   tee "$out/steps.txt" | grep -E "^(CHECK|RESULT)"
+if [ "${GPUJIT_STEP_GUIDE:-1}" != 0 ]; then  # GPUJIT_STEP_GUIDE=0: the guide's loop left out
 echo "== the gstaichi guide's loop: sync(); profiler.step() with wait=80, warmup=3, active=1; kernel:NAME steps"
 PYTHONPATH="$(scripts/gpu_frameworks.sh)${PYTHONPATH:+:$PYTHONPATH}" python3 tests/profile/gpu/steps_guide.py "$PWD/$g" "$out" 2>&1 |
   tee "$out/steps_guide.txt" | grep -E "^(CHECK|SUMMARY|TOP|NOTES)"
+fi
 fi
 if part inproc; then
 echo "== gpujit.profile in a plain python (in-process): PyTorch MLP and CuPy RawKernel loops, wait=80,warmup=3,active=1"
