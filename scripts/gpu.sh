@@ -7,7 +7,7 @@
 #   scripts/gpu.sh PART...    the build, then only the parts named, then the table of what they
 #                             printed. Parts: build (the build alone) tests bench hit observe steps
 #                             timing regions profile overhead overhead_fw python main ncu (regions:
-#                             kernel regions' checks, about 1 minute; hit: bench_hit and bench/hit_phases.py
+#                             kernel regions' checks and bench_regions, about 2 minutes; hit: bench_hit and bench/hit_phases.py
 #                             alone, with GPUJIT_HIT_RUNS runs a setting, 41 unless set; bench
 #                             includes them).
 #                             The device tool runs one command for at most 10 minutes, so:
@@ -146,6 +146,8 @@ if [ -x "$cs" ]; then
 else
   echo "CHECK regions_memcheck_overflow SKIPPED no compute-sanitizer" | tee -a "$out/regions.txt"
 fi
+echo "== bench_regions: the cost, with and without regions in alternated rounds"
+build-gpu/bench/bench_regions 7 2>&1 | tee "$out/regions_bench.txt" | grep -E "^(CHECK|RESULT|SKIPPED)|bench_regions:"
 echo "== gpujit run --regions examples/phase_timing.cu: the table, the JSON, the trace"
 ex=(examples/phase_timing.cu --grid 1024 --block 128 --arg i32:131072 --arg i32:8 --arg buf:f32:131072:random
     --arg buf:f32:131072:zeros,out=checksum)
