@@ -9,7 +9,7 @@
 #                             project builds alone, GPUJIT_PROJECT_REPS reps, 3 unless set) hit observe steps
 #                             inproc timing regions profile overhead overhead_fw python main ncu
 #                             (inproc: gpujit.profile in a plain python, the package installed as
-#                             the part python does; regions: kernel regions' checks, about 1 minute;
+#                             the part python does; regions: kernel regions' checks and bench_regions, about 2 minutes;
 #                             hit: bench_hit and bench/hit_phases.py
 #                             alone, with GPUJIT_HIT_RUNS runs a setting, 41 unless set; bench
 #                             includes them).
@@ -165,6 +165,8 @@ if [ -x "$cs" ]; then
 else
   echo "CHECK regions_memcheck_overflow SKIPPED no compute-sanitizer" | tee -a "$out/regions.txt"
 fi
+echo "== bench_regions: the cost, with and without regions in alternated rounds"
+build-gpu/bench/bench_regions 7 2>&1 | tee "$out/regions_bench.txt" | grep -E "^(CHECK|RESULT|SKIPPED)|bench_regions:"
 echo "== gpujit run --regions examples/phase_timing.cu: the table, the JSON, the trace"
 ex=(examples/phase_timing.cu --grid 1024 --block 128 --arg i32:131072 --arg i32:8 --arg buf:f32:131072:random
     --arg buf:f32:131072:zeros,out=checksum)

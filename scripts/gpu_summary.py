@@ -223,6 +223,18 @@ for key, label in (("regions_spin_cycles_median", "spin of 1e6 cycles reads"), (
     if key in res:
         rows.append(("regions: " + label, res[key]))
 
+rb = read("regions_bench.txt")
+for line in rb.splitlines():
+    f = line.split()
+    if line.startswith("RESULT regions_") and f[1] in ("regions_cost_ratio", "regions_spin_cost_ratio"):
+        rows.append(("regions bench: " + ("spin " if "spin" in f[1] else "") + "with/without (median, spread)",
+                     " ".join(f[2:])))
+    elif line.startswith("RESULT regions_") and f[1] in ("regions_event_cost_ns", "regions_spin_event_cost_ns",
+                                                          "regions_phase_ns_median"):
+        rows.append(("regions bench: " + f[1][len("regions_"):], f[2]))
+    elif line.startswith(("CHECK regions_bench", "SKIPPED")) or "bench_regions:" in line:
+        rows.append(("regions bench: check", line))
+
 for line in read("compare_builds.txt").splitlines():
     if line.startswith(("cache hit", "gpujit build", "launch: added", "block_reduce.cu gpujit / nvrtc")):
         f = line.split()

@@ -134,6 +134,30 @@ GPUJIT_API int gpujit_loaded_regions_reset(gpujit_loaded *loaded);
 GPUJIT_API int gpujit_loaded_regions_read(gpujit_region_report **out, gpujit_loaded *loaded, double kernel_ms,
                                           unsigned launches);
 
+/* ---- read by the timers and the benchmark ------------------------------------------------ */
+
+/**
+ * The table of `loaded`'s kernel regions in the device's last timed window: the outermost timed
+ * region (gpujit_timing_begin … gpujit_timing_end) or a benchmark's samples (gpujit_benchmark,
+ * not its warm-up), whichever ended last. gpujit resets a module with regions before its first
+ * launch in a window and reads it as the window ends, with the window's launches of it and their
+ * GPU time (the timer's; a benchmark's samples' total where no timer timed them). A module without
+ * regions costs one branch per launch and gets no table.
+ * @return borrowed, valid until the next window on the device ends or the module or device is
+ *         freed; NULL where the module launched nothing with regions there (or it could not be read:
+ *         the window's end returned that error).
+ */
+GPUJIT_API const gpujit_region_report *gpujit_timing_regions(gpujit_device *dev, const gpujit_loaded *loaded);
+
+/**
+ * The i-th module with regions of the device's last timed window (in the order of their first
+ * launches) and its table, as gpujit_timing_regions gives it.
+ * @param loaded receives the module (NULL past the last). @return the table: NULL past the last, or
+ *         where it could not be read.
+ */
+GPUJIT_API const gpujit_region_report *gpujit_timing_regions_at(gpujit_device *dev, size_t i,
+                                                                gpujit_loaded **loaded);
+
 GPUJIT_END_DECLS
 
 #endif

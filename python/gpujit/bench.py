@@ -6,6 +6,7 @@ import math
 from typing import Callable, Dict, List, Optional, Sequence
 
 from . import _args, _gpujit
+from . import regions as _regions
 
 
 def _whole(what: str, v) -> int:
@@ -19,9 +20,12 @@ class BenchmarkResult:
     """What ``benchmark`` measured. ``cpu_times`` (seconds, one per sample) and ``gpu_times``
     (seconds, one list per device), as cupyx's result has them; ``cpu`` and ``gpu[device]``: the
     C layer's statistics in ms (n, min, median, mean, max, stdev, noise); ``devices``; ``stop``
-    ("noise", "timeout" or "max_samples"); ``elapsed_s``. ``str()`` is cupyx's line."""
+    ("noise", "timeout" or "max_samples"); ``elapsed_s``; ``regions``, the kernel regions the
+    samples recorded (a module built with ``regions=True``; the warm-up left out), None where no
+    such module ran — ``region_tables`` has one per module and device where several did.
+    ``str()`` is cupyx's line."""
 
-    def __init__(self, name: str, d: dict):
+    def __init__(self, name: str, d: dict, region_tables: Optional[list] = None):
         self.name = name
         self.stop: str = d["stop"]
         self.elapsed_s: float = d["elapsed_s"]
@@ -30,6 +34,12 @@ class BenchmarkResult:
         self.devices: List[int] = [dev for dev, _, _ in d["devices"]]
         self.gpu: Dict[int, Dict[str, float]] = {dev: stats for dev, stats, _ in d["devices"]}
         self.gpu_times: List[List[float]] = [[t / 1e3 for t in times] for _, _, times in d["devices"]]
+        self.region_tables: list = list(region_tables or [])
+
+    @property
+    def regions(self):
+        """The first of ``region_tables`` (a RegionTable), or None."""
+        return self.region_tables[0] if self.region_tables else None
 
     @staticmethod
     def _item(label: str, t: Sequence[float]) -> str:
@@ -101,7 +111,7 @@ def benchmark(func: Callable, args: tuple = (), kwargs: Optional[dict] = None,
         spec = (10, 100000, float(min_time), float(timeout if max_duration is None else min(timeout, max_duration)))
     d = _gpujit.benchmark(fn, args, kwargs, devices, n_warmup, spec[0], spec[1], spec[2], spec[3],
                           float(max_noise), bool(l2_flush))
-    return BenchmarkResult(name or _name_of(fn), d)
+    return BenchmarkResult(name or _name_of(fn), d, _regions._timed_tables(devices))
 
 
 def _name_of(fn) -> str:

@@ -39,7 +39,8 @@ class Region:
 
 @dataclass(frozen=True)
 class RegionTable:
-    """The regions of the launches since the last reset. ``dropped``: events the buffer had no room
+    """The regions of the launches since the last reset (``Module.regions()``), or of the launches
+    a timer or benchmark timed (``ScopedTimer.regions``, ``BenchmarkResult.regions``). ``dropped``: events the buffer had no room
     for; ``unmatched``: halves without their other (a ``break`` or ``return`` out of a region);
     ``min_call_cycles``: the shortest call, an upper bound of what one begin and end cost.
     ``str()`` gives the table as ``gpujit run`` prints it."""
@@ -52,6 +53,8 @@ class RegionTable:
     min_call_cycles: int
     kernel_ns: float
     text: str = field(repr=False)
+    device: Optional[int] = None  # the device of a timer's or benchmark's table
+
 
     def __getitem__(self, name: str) -> Region:
         for r in self.regions:
@@ -66,3 +69,9 @@ class RegionTable:
 def _table(d: dict) -> RegionTable:
     rows = [Region(**r) for r in d.pop("regions")]
     return RegionTable(regions=rows, **d)
+
+
+def _timed_tables(devices) -> List[RegionTable]:
+    """The tables of the devices' last timed windows (a timer's outermost region or a benchmark's
+    samples): one per module with regions launched there; none for modules without."""
+    return [_table(d) for d in _gpujit.timing_regions(list(devices))]

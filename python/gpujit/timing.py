@@ -14,6 +14,8 @@ import time
 from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 from . import _args, _gpujit
+from . import regions as _regions
+from .regions import RegionTable
 
 TIMING_KERNEL = 1
 TIMING_MEMCPY = 2
@@ -76,6 +78,7 @@ class _Region:
     def __init__(self, cuda_filter: int, timer: str):
         self.check(cuda_filter, timer)
         self.lost = 0
+        self.region_tables: list = []
         if _TIMERS[timer] is None:
             self._capture, self._devices = _gpujit.capture_begin(cuda_filter), None
         else:
@@ -86,6 +89,8 @@ class _Region:
             rows, self.lost = _gpujit.capture_end(self._capture)
         else:
             rows = _gpujit.timing_end(self._devices)
+            # the kernel regions of its launches (an outermost region's; an inner one has none)
+            self.region_tables = _regions._timed_tables(self._devices)
         return _results(rows)
 
 
@@ -169,7 +174,11 @@ class ScopedTimer:
     ``timer`` ("events": gpujit's own work; "cupti": every framework's, on every device), kept in
     ``timing_results`` and printed as tables, or given to ``report_func(results, indent)``.
     ``dict``: a dict of lists; ``elapsed`` is appended under ``name``. ``active=False`` does nothing.
-    After the block: ``elapsed`` (ms), ``timing_results``, ``lost`` (records CUPTI could not keep)."""
+    After the block: ``elapsed`` (ms), ``timing_results``, ``lost`` (records CUPTI could not keep),
+    and for a ``cuda_filter`` with the "events" timer, the kernel regions its launches recorded
+    (modules built with ``regions=True``): ``regions``, the table of the one such module (None
+    where none ran; the first where several did), ``region_tables``, all of them. A nested timer's
+    regions are its outermost timer's: only that one has them."""
 
     indent = -1  # nesting depth, shared by every timer (Warp's convention)
 
@@ -196,6 +205,7 @@ class ScopedTimer:
         self.elapsed = 0.0
         self.timing_results: List[TimingResult] = []
         self.lost = 0
+        self.region_tables: List[RegionTable] = []
         self._region = self._nvtx = None
 
     def __enter__(self) -> "ScopedTimer":
@@ -211,6 +221,12 @@ class ScopedTimer:
         self._t0 = time.perf_counter()
         return self
 
+    @property
+    def regions(self) -> Optional[RegionTable]:
+        """The kernel regions of the launches the timer timed: the first of ``region_tables``, or
+        None (no module with regions ran, the timer recorded no GPU activity or used "cupti")."""
+        return self.region_tables[0] if self.region_tables else None
+
     def __exit__(self, exc_type, exc, tb) -> None:
         if not self.active:
             return
@@ -221,6 +237,7 @@ class ScopedTimer:
             if self._region is not None:
                 self.timing_results = self._region.end()
                 self.lost = self._region.lost
+                self.region_tables = self._region.region_tables
             if self._nvtx is not None:
                 _gpujit.nvtx_pop(self._nvtx)
         finally:

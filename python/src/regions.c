@@ -109,6 +109,43 @@ static PyObject *regions_reset(PyObject *self, PyObject *args)
   Py_RETURN_NONE;
 }
 
+/* timing_regions(ordinals) -> [dict]: the tables of each device's last timed window (an outermost
+ * timed region or a benchmark's samples), one per module with regions launched there, each with
+ * its "device"; a table that could not be read is left out (the window's end raised its error). */
+static PyObject *timing_regions(PyObject *self, PyObject *ordinals)
+{
+  PyObject *all;
+  (void)self;
+  if (!PyList_Check(ordinals)) {
+    PyErr_SetString(PyExc_TypeError, "timing_regions takes a list of device ordinals");
+    return NULL;
+  }
+  if (!(all = PyList_New(0)))
+    return NULL;
+  for (Py_ssize_t i = 0; i < PyList_Size(ordinals); i++) {
+    int ordinal = (int)PyLong_AsLong(PyList_GetItem(ordinals, i));
+    gpujit_device *dev = ordinal == -1 && PyErr_Occurred() ? NULL : gpujit_py_device(ordinal);
+    gpujit_loaded *l = NULL;
+    const gpujit_region_report *r;
+    if (!dev) {
+      Py_DECREF(all);
+      return NULL;
+    }
+    for (size_t k = 0; (r = gpujit_timing_regions_at(dev, k, &l)) != NULL || l; k++) {
+      PyObject *d;
+      if (!r)
+        continue;
+      if (!(d = report_dict(r)) || put_int(d, "device", (unsigned)ordinal) < 0 || PyList_Append(all, d) < 0) {
+        Py_XDECREF(d);
+        Py_DECREF(all);
+        return NULL;
+      }
+      Py_DECREF(d);
+    }
+  }
+  return all;
+}
+
 /* include_dir() -> str: where gpujit/regions.cuh is */
 static PyObject *include_dir(PyObject *self, PyObject *unused)
 {
@@ -125,6 +162,7 @@ static PyObject *include_dir(PyObject *self, PyObject *unused)
 static PyMethodDef methods[] = {
     {"regions_read", regions_read, METH_VARARGS, "A module's kernel regions on the current device, summarised."},
     {"regions_reset", regions_reset, METH_VARARGS, "Forget a module's kernel-region events so far."},
+    {"timing_regions", timing_regions, METH_O, "The region tables of the devices' last timed windows."},
     {"include_dir", include_dir, METH_NOARGS, "The directory of gpujit/regions.cuh, for -I."},
     {NULL, NULL, 0, NULL},
 };

@@ -11,15 +11,20 @@
 #include "gpujit/run.h"
 #include "gpujit/timing.h"
 
+struct gpujit_loaded;
+
 /** Called around every activity gpujit enqueues on a device's stream. */
 typedef struct gpujit__activity_hooks {
-  /** Before the activity; returns a token for `after`, or NULL to let it go unwatched. */
+  /** Before the activity; returns a token for `after`, or NULL to let it go unwatched. `owner`:
+   *  a kernel's module, NULL for other activities. */
   void *(*before)(gpujit_device *dev, void *payload, gpujit_activity_kind kind, const char *name,
-                  uint64_t bytes);
+                  uint64_t bytes, struct gpujit_loaded *owner);
   /** After it was enqueued; `launch_us` is the host time the enqueue took. */
   void (*after)(gpujit_device *dev, void *payload, void *token, double launch_us);
   /** The device is being freed (its stream synchronised): release what the hooks hold. */
   void (*detach)(gpujit_device *dev, void *payload);
+  /** A module of the device is being unloaded: forget what refers to it. */
+  void (*unload)(gpujit_device *dev, void *payload, struct gpujit_loaded *loaded);
 } gpujit__activity_hooks;
 
 struct gpujit_device {

@@ -78,6 +78,8 @@ void gpujit_loaded_free(gpujit_loaded *l)
   free(l->kernels);
   if (l->mod) {
     l->dev->d->cuCtxSetCurrent(l->dev->ctx);
+    if (l->regions_events && l->dev->hooks && l->dev->hooks->unload) /* a timed window may hold it */
+      l->dev->hooks->unload(l->dev, l->dev->hooks_payload, l);
     gpujit__regions_unbind(l);
     l->dev->d->cuModuleUnload(l->mod);
   }

@@ -256,12 +256,32 @@ static int bench_results(bench_run *b, gpujit_bench_result *out, double elapsed_
   return 0;
 }
 
+/* Close the kernel-regions windows the benchmark opened: each module's table, its kernel time the
+ * samples' total where no timer timed its launches. */
+static int close_windows(bench_run *b, bool own[GPUJIT_BENCH_MAX_DEVICES])
+{
+  int err = 0;
+  for (size_t k = 0; k < b->ndev; k++) {
+    double total = 0;
+    int e;
+    if (!own[k])
+      continue;
+    own[k] = false;
+    for (size_t i = 0; i < b->n && b->gpu[k]; i++)
+      total += b->gpu[k][i];
+    if ((e = gpujit__rwatch_close(b->t[k], total)) < 0 && err == 0)
+      err = e;
+  }
+  return err;
+}
+
 /* The benchmark over one or more devices: events on each device's stream around every sample (or,
  * one device with a CUPTI source, the sample's activity records). */
 static int bench(gpujit_bench_result *out, double **samples_out, gpujit_device *const *devs, size_t ndev,
                  gpujit_bench_fn fn, void *payload, const gpujit_bench_options *opts)
 {
   gpujit_bench_options defaults = GPUJIT_BENCH_OPTIONS_INIT;
+  bool own_window[GPUJIT_BENCH_MAX_DEVICES] = {0};
   bench_run b;
   double t_start;
   int err;
@@ -277,6 +297,9 @@ static int bench(gpujit_bench_result *out, double **samples_out, gpujit_device *
   b.devs = devs, b.ndev = ndev, b.fn = fn, b.payload = payload, b.o = opts;
   if ((err = bench_setup(&b, out)) < 0)
     goto done;
+  for (size_t k = 0; k < ndev; k++) /* the samples are a window for kernel regions (not the warm-up) */
+    if (!b.t[k]->rwatch)
+      gpujit__rwatch_open(b.t[k]), own_window[k] = true;
   t_start = gpujit__now_us();
   for (bool stop = false; !stop;) {
     size_t batch = GPUJIT__BENCH_BATCH;
@@ -287,8 +310,11 @@ static int bench(gpujit_bench_result *out, double **samples_out, gpujit_device *
     b.n += batch;
     stop = gpujit_bench_should_stop(b.gpu[0], b.n, (gpujit__now_us() - t_start) / 1e6, opts, &out[0].stop);
   }
+  if ((err = close_windows(&b, own_window)) < 0)
+    goto done;
   err = bench_results(&b, out, (gpujit__now_us() - t_start) / 1e6, samples_out);
 done:
+  close_windows(&b, own_window); /* after a failure: closed, the error kept */
   for (size_t k = 0; k < ndev; k++) {
     while (b.taken[k])
       gpujit__timing_give_event(b.t[k], b.ev[k][--b.taken[k]]);

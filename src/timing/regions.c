@@ -43,10 +43,12 @@ void gpujit__timing_give_event(gpujit__timing *t, CUevent e)
 
 /* Hook: before an activity, while a region is open. */
 static void *before(gpujit_device *g, void *payload, gpujit_activity_kind kind, const char *name,
-                    uint64_t bytes)
+                    uint64_t bytes, struct gpujit_loaded *owner)
 {
   gpujit__timing *t = payload;
   gpujit__record *r;
+  if (owner && owner->regions_events && !g->capturing)
+    gpujit__rwatch_launch(t, owner);
   if (!t->depth || g->capturing || !(t->any_filter & kind_filter(kind)))
     return NULL;
   if (!(r = gpujit__grow(t->recs, &t->caprec, t->nrec, sizeof(*r), 256)))
@@ -57,6 +59,7 @@ static void *before(gpujit_device *g, void *payload, gpujit_activity_kind kind, 
   if (t->source != GPUJIT_TIMER_EVENTS) {
     /* CUPTI times it: the activity carries the record's id; no event enters the stream */
     r->kind = kind;
+    r->owner = owner;
     snprintf(r->name, sizeof(r->name), "%s", name);
     r->bytes = bytes;
     r->order = t->order++;
@@ -72,6 +75,7 @@ static void *before(gpujit_device *g, void *payload, gpujit_activity_kind kind, 
     return NULL;
   }
   r->kind = kind;
+  r->owner = owner;
   snprintf(r->name, sizeof(r->name), "%s", name);
   r->bytes = bytes;
   r->order = t->order++;
@@ -103,6 +107,7 @@ static void detach(gpujit_device *g, void *payload)
     g->d->cuEventDestroy(t->recs[i].end);
   }
   free(t->acts);
+  gpujit__rwatch_free(t);
   for (size_t i = 0; i < t->npool; i++)
     g->d->cuEventDestroy(t->pool[i]);
   if (t->ref_event)
@@ -115,7 +120,14 @@ static void detach(gpujit_device *g, void *payload)
   gpujit__device_set_hooks(g, NULL, NULL);
 }
 
-static const gpujit__activity_hooks hooks = {before, after, detach};
+/* Hook: a module goes away. */
+static void unload(gpujit_device *g, void *payload, struct gpujit_loaded *l)
+{
+  (void)g;
+  gpujit__rwatch_forget(payload, l);
+}
+
+static const gpujit__activity_hooks hooks = {before, after, detach, unload};
 
 int gpujit__timing_of(gpujit_device *g, gpujit__timing **out)
 {
@@ -156,6 +168,8 @@ int gpujit_timing_begin(gpujit_device *g, unsigned filter)
         (err = CU(g->d->cuEventSynchronize(t->ref_event), "cuEventSynchronize")) < 0)
       return err;
     t->ref_host_us = gpujit__now_us();
+    if (!t->rwatch) /* the outermost region is a window for kernel regions (unless a benchmark's is open) */
+      gpujit__rwatch_open(t), t->rwatch_timer = true;
   }
   t->filters[t->depth] = filter;
   t->starts[t->depth] = t->nrec;
@@ -276,7 +290,7 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
   t->any_filter = 0;
   for (unsigned i = 0; i < t->depth; i++)
     t->any_filter |= t->filters[i];
-  gpujit__device_hooks_enable(g, t->depth > 0);
+  gpujit__device_hooks_enable(g, t->depth > 0 || t->rwatch);
   if ((err = gpujit_synchronize(g)) < 0)
     goto done;
   if (t->source != GPUJIT_TIMER_EVENTS && (err = attach_acts(t)) < 0)
@@ -292,17 +306,30 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
       continue; /* recorded for an enclosing region */
     if (t->source != GPUJIT_TIMER_EVENTS) {
       n += cupti_results(&res[n], t, r);
+      if (r->owner && t->depth == 0)
+        gpujit__rwatch_time(t, r->owner, res[n - 1].elapsed_ms);
       continue;
     }
     if ((err = CU(g->d->cuEventElapsedTime(&ms, r->start, r->end), "cuEventElapsedTime")) < 0)
       goto done;
     g->d->cuEventElapsedTime(&off, t->ref_event, r->start);
     fill(&res[n++], t, r, r->name, r->kind, ms, t->ref_host_us + (double)off * 1e3);
+    if (r->owner && t->depth == 0)
+      gpujit__rwatch_time(t, r->owner, ms);
+  }
+  if (t->depth == 0 && t->rwatch_timer) {
+    t->rwatch_timer = false;
+    if ((err = gpujit__rwatch_close(t, 0)) < 0)
+      goto done;
   }
   if (t->report && n)
     t->report(res, n, t->report_payload);
 done:
   if (t->depth == 0) { /* records are kept for enclosing regions; the outermost frees them */
+    if (t->rwatch_timer) { /* a failure before the window closed: closed, the first error kept */
+      t->rwatch_timer = false;
+      gpujit__rwatch_close(t, 0);
+    }
     for (size_t i = 0; i < t->nrec && t->source == GPUJIT_TIMER_EVENTS; i++) {
       gpujit__timing_give_event(t, t->recs[i].start);
       gpujit__timing_give_event(t, t->recs[i].end);
@@ -368,3 +395,33 @@ void gpujit_timing_set_report(gpujit_device *g, gpujit_timing_report_cb cb, void
   t->report_payload = payload;
 }
 
+/* The kernel-region tables of the device's last window (timing/kregions_watch.c). */
+/* Whose timing state a device has, without making one: NULL where no window ever ran. */
+static gpujit__timing *timing_if_any(gpujit_device *g)
+{
+  gpujit__timing *t = NULL;
+  if (!g || !g->hooks || gpujit__timing_of(g, &t) < 0)
+    return NULL;
+  return t;
+}
+
+const gpujit_region_report *gpujit_timing_regions_at(gpujit_device *g, size_t i, gpujit_loaded **loaded)
+{
+  gpujit__timing *t = timing_if_any(g);
+  if (loaded)
+    *loaded = NULL;
+  if (!t || t->rwatch || i >= t->nrmods)
+    return NULL;
+  if (loaded)
+    *loaded = t->rmods[i].l;
+  return t->rmods[i].report;
+}
+
+const gpujit_region_report *gpujit_timing_regions(gpujit_device *g, const gpujit_loaded *loaded)
+{
+  gpujit__timing *t = timing_if_any(g);
+  for (size_t i = 0; t && !t->rwatch && i < t->nrmods; i++)
+    if (t->rmods[i].l == loaded)
+      return t->rmods[i].report;
+  return NULL;
+}

@@ -4,6 +4,7 @@
 #define GPUJIT_TIMING_REGIONS_H
 
 #include "run/device.h"
+#include "gpujit/regions.h"
 #include "timing/cupti.h"
 
 #define GPUJIT__MAX_TIMING_DEPTH 16
@@ -15,7 +16,10 @@ typedef struct gpujit__record {
   uint64_t order, bytes;
   double host_us, launch_us;
   size_t first_act, nacts; /* CUPTI timer: its activities in the timing's `acts` */
+  struct gpujit_loaded *owner; /* a kernel's module (kernel regions), else NULL */
 } gpujit__record;
+
+typedef struct gpujit__rwatch_mod gpujit__rwatch_mod;
 
 typedef struct gpujit__timing {
   gpujit_device *dev;
@@ -39,12 +43,43 @@ typedef struct gpujit__timing {
   gpujit__cupti_rec *acts; /* CUPTI: activities of the records, by record */
   size_t nacts, capacts;
   uint64_t dropped;     /* CUPTI: records it reported dropped, ever */
+  /* kernel regions of the modules launched in a timed window (the outermost timed region, or a
+   * benchmark's samples): timing/kregions_watch.c */
+  bool rwatch;          /* a window is open */
+  bool rwatch_timer;    /* ... and the outermost timed region opened it */
+  gpujit__rwatch_mod *rmods; /* the window's modules with regions, then the last window's tables */
+  size_t nrmods, caprmods;
 } gpujit__timing;
+
+/* A module with regions launched in a window: its launches and kernel time there, and once the
+ * window closed its table. */
+typedef struct gpujit__rwatch_mod {
+  struct gpujit_loaded *l;
+  unsigned launches;
+  double kernel_ms;
+  gpujit_region_report *report;
+} gpujit__rwatch_mod;
 
 /** The device's timing state: made, and installed as its activity hooks, on first use. */
 int gpujit__timing_of(gpujit_device *dev, gpujit__timing **out);
 /** An event from the pool (or a new one); give it back when done. */
 int gpujit__timing_take_event(gpujit__timing *t, CUevent *out);
 void gpujit__timing_give_event(gpujit__timing *t, CUevent e);
+
+/** Open a window: forget the last window's tables; each module with regions is reset at its first
+ *  launch in it. Turns the device's hooks on. */
+void gpujit__rwatch_open(gpujit__timing *t);
+/** A kernel of `l` is about to be launched (any module; nothing unless a window is open and `l`
+ *  records regions). */
+void gpujit__rwatch_launch(gpujit__timing *t, struct gpujit_loaded *l);
+/** Add a kernel's GPU time to its module's (while the window is open). */
+void gpujit__rwatch_time(gpujit__timing *t, const struct gpujit_loaded *l, double ms);
+/** Close the window: read each module's table (the device's stream synchronised). `sample_ms`:
+ *  for a benchmark the samples' total, as the kernel time of a module timed by no record. */
+int gpujit__rwatch_close(gpujit__timing *t, double sample_ms);
+/** A module goes away: drop it (and its table). */
+void gpujit__rwatch_forget(gpujit__timing *t, struct gpujit_loaded *l);
+/** Free the tables. */
+void gpujit__rwatch_free(gpujit__timing *t);
 
 #endif

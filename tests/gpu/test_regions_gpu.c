@@ -266,7 +266,9 @@ static double median_ms(gpujit_loaded *l, const char *kernel, int iters, long lo
   bench_launch one = {kernel_of(l, kernel), {(unsigned)sms * 4, 1, 1}, {256, 1, 1}, args};
   gpujit_bench_options bo = GPUJIT_BENCH_OPTIONS_INIT;
   gpujit_bench_result br;
-  bo.min_samples = 30, bo.max_samples = 200, bo.min_time_s = 0.3, bo.timeout_s = 5;
+  /* a fixed 30: the benchmark reads the samples' regions when it ends (bench/bench_regions.c
+   * measures the cost in alternated rounds with its spread) */
+  bo.min_samples = 30, bo.max_samples = 30, bo.min_time_s = 0, bo.timeout_s = 5;
   assert_int_equal(gpujit_benchmark(&br, NULL, dev, bench_fn, &one, &bo), 0);
   return br.gpu.median;
 }
@@ -313,7 +315,7 @@ static void test_regions__cost(void **state)
   assert_int_equal(gpujit_module_load(&off, dev, mod_off), 0);
   assert_int_equal(gpujit_loaded_regions(off), 0);
   /* room for every sample's events (a dropped event skips its stores: it would read cheaper) */
-  assert_int_equal(gpujit_loaded_regions_capacity(loaded, (uint64_t)sms * 4 * 8 * 40 * 240), 0);
+  assert_int_equal(gpujit_loaded_regions_capacity(loaded, (uint64_t)sms * 4 * 8 * 40 * 30), 0);
   ratio = side_by_side(off, "phases", 1024, &ns, &on_ms, &off_ms);
   spin_ratio = side_by_side(off, "spin_phases", 6000, &spin_ns, &son, &soff);
   printf("RESULT regions_cost_on_ms %.6f\nRESULT regions_cost_off_ms %.6f\nRESULT regions_cost_ratio %.4f\n", on_ms,
@@ -328,6 +330,63 @@ static void test_regions__cost(void **state)
                                               "spin: %.4fx", ratio, spin_ratio);
   gpujit_loaded_free(off);
   assert_int_equal(gpujit_loaded_regions_capacity(loaded, GPUJIT_REGIONS_DEFAULT_EVENTS), 0);
+}
+
+/* The timers and the benchmark read the regions of the launches they timed by themselves: the
+ * outermost timed region's three launches (a nested region's end gives no table yet), the
+ * benchmark's samples without its warm-up; a module without regions gets no table. */
+static void test_regions__timers_read_their_launches(void **state)
+{
+  gpujit_loaded *off = NULL, *l = (gpujit_loaded *)1;
+  gpujit_timing_result *res = NULL;
+  size_t n = 0;
+  const gpujit_region_report *r;
+  long long cycles = 100000;
+  void *args[] = {&cycles, &out};
+  bench_launch one = {NULL, {(unsigned)sms, 1, 1}, {128, 1, 1}, args};
+  gpujit_bench_options bo = GPUJIT_BENCH_OPTIONS_INIT;
+  gpujit_bench_result br;
+  double kernel_ms = 0;
+  uint64_t per_launch = (uint64_t)sms * 4;
+  (void)state;
+  assert_int_equal(gpujit_module_load(&off, dev, mod_off), 0);
+  assert_int_equal(gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL), 0);
+  launch_spin(loaded, (unsigned)sms, 128, cycles);
+  launch_spin(off, (unsigned)sms, 128, cycles);
+  assert_int_equal(gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL), 0);
+  launch_spin(loaded, (unsigned)sms, 128, cycles);
+  assert_int_equal(gpujit_timing_end(&res, &n, dev), 0);
+  gpujit_free(res);
+  check("timer_inner_has_none", gpujit_timing_regions(dev, loaded) == NULL, "a table while the outer region is open");
+  launch_spin(loaded, (unsigned)sms, 128, cycles);
+  assert_int_equal(gpujit_timing_end(&res, &n, dev), 0);
+  for (size_t i = 0; i < n; i++)
+    kernel_ms += i == 1 ? 0 : res[i].elapsed_ms; /* the second launch is the module without regions */
+  gpujit_free(res);
+  r = gpujit_timing_regions(dev, loaded);
+  check("timer_reads_regions", r && r->launches == 3 && row(r, "spin")->calls == 3 * per_launch &&
+                                   fabs(r->kernel_ns - kernel_ms * 1e6) < 1e-3 * kernel_ms * 1e6 && row(r, "spin")->share > 0.5,
+        "launches %u calls %llu (want 3, %llu) kernel %.0f ns (timer %.0f) share %.3f", r ? r->launches : 0,
+        r ? (unsigned long long)row(r, "spin")->calls : 0ULL, (unsigned long long)(3 * per_launch),
+        r ? r->kernel_ns : 0, kernel_ms * 1e6, r ? row(r, "spin")->share : 0);
+  check("timer_module_without_regions", gpujit_timing_regions(dev, off) == NULL &&
+                                            gpujit_timing_regions_at(dev, 0, &l) == r && l == loaded &&
+                                            gpujit_timing_regions_at(dev, 1, &l) == NULL && l == NULL,
+        "a table for the module without regions, or a second module listed");
+  one.k = kernel_of(loaded, "spin");
+  bo.warmup = 3, bo.min_samples = 10, bo.max_samples = 10, bo.min_time_s = 0;
+  assert_int_equal(gpujit_benchmark(&br, NULL, dev, bench_fn, &one, &bo), 0);
+  r = gpujit_timing_regions(dev, loaded);
+  check("benchmark_reads_regions", r && r->launches == 10 && row(r, "spin")->calls == 10 * per_launch &&
+                                       fabs(r->kernel_ns - br.gpu.mean * 10 * 1e6) < 1e-3 * r->kernel_ns,
+        "launches %u calls %llu (want 10 samples, not the warm-up) kernel %.0f ns (samples %.0f)", r ? r->launches : 0,
+        r ? (unsigned long long)row(r, "spin")->calls : 0ULL, r ? r->kernel_ns : 0, br.gpu.mean * 10 * 1e6);
+  one.k = kernel_of(off, "spin");
+  assert_int_equal(gpujit_benchmark(&br, NULL, dev, bench_fn, &one, &bo), 0);
+  check("benchmark_without_regions", gpujit_timing_regions(dev, loaded) == NULL &&
+                                         gpujit_timing_regions_at(dev, 0, &l) == NULL && l == NULL,
+        "a table after benchmarking the module without regions");
+  gpujit_loaded_free(off);
 }
 
 /* A buffer of 64 events and 4 x SMs x 8 warps writing two each: 64 kept, the rest counted, nothing
@@ -362,6 +421,7 @@ int main(void)
       cmocka_unit_test(test_regions__two_streams_at_once), cmocka_unit_test(test_regions__cub_block_reduce),
       cmocka_unit_test(test_regions__graph_launch),        cmocka_unit_test(test_regions__agrees_with_cupti),
       cmocka_unit_test(test_regions__cost),                cmocka_unit_test(test_regions__overflow_drops),
+      cmocka_unit_test(test_regions__timers_read_their_launches),
   };
   gpujit_device_info info;
   int rc;

@@ -143,6 +143,33 @@ def test_events_timer_times_gpujits_launches(mod):
     assert all(r.elapsed > 0 for r in t.timing_results)
 
 
+REGIONS_SRC = r'''
+#include <gpujit/regions.cuh>
+extern "C" __global__ void rspin(long long cycles, int *out)
+{ GPUJIT_REGION("spin") { long long t0 = clock64(); while (clock64() - t0 < cycles) {} }
+  if (threadIdx.x == 0) out[blockIdx.x] = 1; }
+'''
+
+
+def test_timer_and_benchmark_read_kernel_regions(mod):
+    cp = pytest.importorskip("cupy")
+    k = gpujit.build(source=REGIONS_SRC, name="gpu_regions.cu", regions=True).kernel("rspin")
+    out = cp.zeros(8, dtype=cp.int32)
+    with gpujit.ScopedTimer("r", cuda_filter=gpujit.TIMING_KERNEL, print=False) as t:
+        for _ in range(3):
+            k(8, 64, 20000, out)  # 8 blocks of 2 warps: 16 calls a launch
+        mod.kernel("spin")(8, 32, 20000, out)  # a module without regions: no table
+    assert len(t.region_tables) == 1
+    assert t.regions.launches == 3 and t.regions["spin"].calls == 3 * 16
+    assert t.regions["spin"].share > 0.5
+    with gpujit.ScopedTimer("plain", cuda_filter=gpujit.TIMING_KERNEL, print=False) as t2:
+        mod.kernel("spin")(8, 32, 20000, out)
+    assert t2.regions is None and t2.region_tables == []
+    b = gpujit.benchmark(k, (8, 64, 20000, out), n_repeat=10, n_warmup=2)
+    assert b.regions.launches == 10 and b.regions["spin"].calls == 10 * 16  # the warm-up left out
+    assert b.regions.device == b.devices[0]
+
+
 def test_benchmark_agrees_with_cupyx(mod):
     cp = pytest.importorskip("cupy")
     from cupyx.profiler import benchmark as cupyx_benchmark

@@ -37,3 +37,22 @@ def test_regions_off_same_code_as_without_header(tmp_path):
 def test_regions_must_be_a_bool():
     with pytest.raises(TypeError, match="regions"):
         gpujit.build(EXAMPLE, cache=False, arch="compute_90", regions="yes")
+
+
+def test_timer_without_gpu_activities_has_no_regions():
+    with gpujit.ScopedTimer("host only", print=False) as t:
+        pass
+    assert t.regions is None and t.region_tables == []
+
+
+def test_benchmark_result_without_regions():
+    d = {"stop": "noise", "elapsed_s": 0.1, "cpu": {}, "cpu_times": [1.0], "devices": [(0, {}, [1.0])]}
+    b = gpujit.BenchmarkResult("k", d)
+    assert b.regions is None and b.region_tables == []
+
+
+def test_timing_regions_arguments():
+    from gpujit import _gpujit
+    assert _gpujit.timing_regions([]) == []
+    with pytest.raises(TypeError, match="list of device ordinals"):
+        _gpujit.timing_regions(0)

@@ -171,6 +171,17 @@ static void test_kregions__empty(void **state)
   assert_int_equal(gpujit_regions_analyze(&r, NULL, 3, 0, NULL, 0, 0, 1, GPUJIT_REGION_SCOPE_WARP), GPUJIT_EINVAL);
 }
 
+/* The timers' tables without a device or a window: none, and the module out NULL. */
+static void test_kregions__timing_regions_without_window(void **state)
+{
+  gpujit_loaded *l = (gpujit_loaded *)1;
+  (void)state;
+  assert_null(gpujit_timing_regions(NULL, NULL));
+  assert_null(gpujit_timing_regions_at(NULL, 0, &l));
+  assert_null(l);
+  assert_null(gpujit_timing_regions_at(NULL, 3, NULL));
+}
+
 /* A track per SM; units overlapping on one SM on a further track; times from start_us. */
 static void test_kregions__trace_tracks_per_sm(void **state)
 {
@@ -316,6 +327,7 @@ int main(void)
       cmocka_unit_test(test_kregions__percentiles_and_unknown_name),
       cmocka_unit_test(test_kregions__format_says_dropped),
       cmocka_unit_test(test_kregions__empty),
+      cmocka_unit_test(test_kregions__timing_regions_without_window),
       cmocka_unit_test(test_kregions__trace_tracks_per_sm),
       cmocka_unit_test(test_kregions__include_dir),
       cmocka_unit_test(test_kregions__off_is_the_same_sass),
