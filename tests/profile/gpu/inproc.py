@@ -110,7 +110,7 @@ with gpujit.profile(schedule=gpujit.schedule(wait=WAIT, warmup=WARMUP, active=AC
         cupy.cuda.runtime.deviceSynchronize()
         marks.append(time.perf_counter())
         p.step()
-p.export_chrome_trace(sys.argv[2])
+p.export_chrome_trace(sys.argv[1])
 report(p, marks, {"per": PER, "enter_ms": enter_ms})
 '''
 
