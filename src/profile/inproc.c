@@ -96,7 +96,7 @@ static int start_session(gpujit_profile_session *s, const gpujit_profile_options
   settings[GPUJIT_RECORD_ENV_STEP] = o->steps ? o->steps : "auto";
   settings[GPUJIT_RECORD_ENV_SCHEDULE] = o->schedule ? o->schedule : "";
   /* CUPTI: $GPUJIT_CUPTI_LIBRARY, else the toolkit's, as `gpujit profile` gives it (not a copy the
-   * program loaded, PyTorch's of another major version, whose records the library does not read);
+   * program loaded, a framework's of another major version, whose records the library does not read);
    * no_cupti: none, which the injection library says */
   snprintf(cupti, sizeof(cupti), "%s", env_cupti && *env_cupti ? env_cupti
                                        : gpujit__cupti_library_path() ? gpujit__cupti_library_path() : "");

@@ -3,8 +3,8 @@
 # expect: *GPUJIT_ARCH                     unset; in effect: the GPU's, else sm_*  (default)*
 # expect: *GPUJIT_NO_CACHE                 unset*
 # expect: *more, unset: measuring switches, variables `gpujit profile` sets, test hooks: gpujit env --all)*
-# expect: *hidden unless --all: GPUJIT_CHECK_THREADS=0 GPUJIT_PROFILE_DIR=0 GPUJIT_SYSFS_ROOT=0*
-# expect: *with --all: GPUJIT_CHECK_THREADS=1 GPUJIT_PROFILE_DIR=1 GPUJIT_SYSFS_ROOT=1*
+# expect: *hidden unless --all: GPUJIT_BENCH_CHECK=0 GPUJIT_PROFILE_DIR=0 GPUJIT_SYSFS_ROOT=0*
+# expect: *with --all: GPUJIT_BENCH_CHECK=1 GPUJIT_PROFILE_DIR=1 GPUJIT_SYSFS_ROOT=1*
 # expect: *set, shown: GPUJIT_BENCH_OBSERVE *0  (environment)  ?measuring switch?*
 # expect: *json: every name True NO_COLOR set True GPUJIT_NO_CACHE set False value None groups measuring profile setting system test*
 # reject: *GPUJIT_NO_CACHE                 -*
@@ -16,9 +16,9 @@
 grep -E '^(NO_COLOR|GPUJIT_ARCH|GPUJIT_NO_CACHE) ' env.txt
 tail -3 env.txt
 c() { grep -c "^$1 " "$2"; }
-echo "hidden unless --all: GPUJIT_CHECK_THREADS=$(c GPUJIT_CHECK_THREADS env.txt) GPUJIT_PROFILE_DIR=$(c GPUJIT_PROFILE_DIR env.txt) GPUJIT_SYSFS_ROOT=$(c GPUJIT_SYSFS_ROOT env.txt)"
+echo "hidden unless --all: GPUJIT_BENCH_CHECK=$(c GPUJIT_BENCH_CHECK env.txt) GPUJIT_PROFILE_DIR=$(c GPUJIT_PROFILE_DIR env.txt) GPUJIT_SYSFS_ROOT=$(c GPUJIT_SYSFS_ROOT env.txt)"
 "$GPUJIT" env --all > all.txt
-echo "with --all: GPUJIT_CHECK_THREADS=$(c GPUJIT_CHECK_THREADS all.txt) GPUJIT_PROFILE_DIR=$(c GPUJIT_PROFILE_DIR all.txt) GPUJIT_SYSFS_ROOT=$(c GPUJIT_SYSFS_ROOT all.txt)"
+echo "with --all: GPUJIT_BENCH_CHECK=$(c GPUJIT_BENCH_CHECK all.txt) GPUJIT_PROFILE_DIR=$(c GPUJIT_PROFILE_DIR all.txt) GPUJIT_SYSFS_ROOT=$(c GPUJIT_SYSFS_ROOT all.txt)"
 echo "set, shown: $(GPUJIT_BENCH_OBSERVE=0 "$GPUJIT" env | grep '^GPUJIT_BENCH_OBSERVE ')"
 "$GPUJIT" env --json | python3 -c '
 import json, subprocess, sys
