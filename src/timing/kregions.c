@@ -209,7 +209,8 @@ static int pair_all(gpujit_region_report *r, names *n, ev *evs, size_t nev)
   int err = 0;
   if (!stack)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  qsort(evs, nev, sizeof(*evs), cmp_ev);
+  if (nev) /* (no array at all when no event was recorded) */
+    qsort(evs, nev, sizeof(*evs), cmp_ev);
   for (size_t a = 0, b; a < nev && err == 0; a = b) {
     for (b = a; b < nev && evs[b].unit == evs[a].unit; b++)
       ;
