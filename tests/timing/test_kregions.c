@@ -3,16 +3,24 @@
 #include "helpers.h"
 
 #include "gpujit.h"
+#include "run/device.h"
 
 #define W GPUJIT_REGIONS_EVENT_WORDS
 
 static const gpujit_region_name names[] = {{0x10, "A"}, {0x20, "B"}, {0x30, "A"}};
 
-/* One event into `ev` at index i. */
-static void put(uint64_t *ev, size_t i, uint64_t name, uint64_t clk, uint64_t gt, uint32_t unit, uint32_t sm, int end)
+/* One event into `ev` at index i, of launch `launch` (%gridid's low 15 bits). */
+static void put_l(uint64_t *ev, size_t i, uint64_t name, uint64_t clk, uint64_t gt, uint32_t unit, uint32_t sm,
+                  uint32_t launch, int end)
 {
   ev[W * i + 0] = name, ev[W * i + 1] = clk, ev[W * i + 2] = gt;
-  ev[W * i + 3] = (uint64_t)unit | ((uint64_t)sm << 32) | ((uint64_t)(end != 0) << 63);
+  ev[W * i + 3] = (uint64_t)unit | ((uint64_t)sm << 32) | ((uint64_t)(launch & 0x7fffu) << 48) |
+                  ((uint64_t)(end != 0) << 63);
+}
+
+static void put(uint64_t *ev, size_t i, uint64_t name, uint64_t clk, uint64_t gt, uint32_t unit, uint32_t sm, int end)
+{
+  put_l(ev, i, name, clk, gt, unit, sm, 0, end);
 }
 
 static const gpujit_region_stat *row(const gpujit_region_report *r, const char *name)
@@ -67,6 +75,76 @@ static void test_kregions__nested_and_looped(void **state)
   assert_true(b->unit_imbalance == 1);
   assert_int_equal(r->min_call_cycles, 40);
   gpujit_region_report_free(r);
+}
+
+/* Two launches of one kernel: unit 0 of each writes through whichever hardware slot it got, so
+ * their events interleave in the buffer (A of launch 1 begins, A of launch 2 begins, then each
+ * ends). Paired per launch, each call is 100 cycles at depth 0; paired by unit alone, the first
+ * end would close launch 2's begin (a negative time, and a false nesting). */
+static void test_kregions__launches_pair_apart(void **state)
+{
+  uint64_t ev[W * 4];
+  size_t n = 0;
+  gpujit_region_report *r = NULL;
+  (void)state;
+  put_l(ev, n++, 0x10, 100, 1000, 0, 1, 7, 0);
+  put_l(ev, n++, 0x10, 5000, 9000, 0, 2, 8, 0);
+  put_l(ev, n++, 0x10, 200, 1100, 0, 1, 7, 1);
+  put_l(ev, n++, 0x10, 5100, 9100, 0, 2, 8, 1);
+  assert_int_equal(gpujit_regions_analyze(&r, ev, n, 0, names, 3, 2000, 2, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_int_equal(r->unmatched, 0);
+  assert_int_equal(row(r, "A")->calls, 2);
+  assert_true(row(r, "A")->cycles_max == 100 && row(r, "A")->cycles_median == 100);
+  assert_true(row(r, "A")->ns_max == 100);
+  assert_int_equal(row(r, "A")->depth, 0);
+  /* one unit, 100 ns in each of two launches of 1000 ns: 10 %, not 20 % (units counted once) */
+  assert_true(row(r, "A")->share > 0.0999 && row(r, "A")->share < 0.1001);
+  gpujit_region_report_free(r);
+}
+
+/* Events dropped: the share stays a unit's time per launch over a launch's time, over the
+ * (launch, unit) pairs that were recorded; it is never over 1 for a region that fills each unit's
+ * whole launch. Launch 1 recorded units 0 and 1, launch 2 only unit 0 (unit 1's were dropped). */
+static void test_kregions__share_per_unit_launch(void **state)
+{
+  uint64_t ev[W * 6];
+  size_t n = 0;
+  gpujit_region_report *r = NULL;
+  (void)state;
+  put_l(ev, n++, 0x10, 0, 0, 0, 1, 1, 0);
+  put_l(ev, n++, 0x10, 0, 0, 1, 2, 1, 0);
+  put_l(ev, n++, 0x10, 900, 900, 0, 1, 1, 1);
+  put_l(ev, n++, 0x10, 900, 900, 1, 2, 1, 1);
+  put_l(ev, n++, 0x10, 0, 2000, 0, 1, 2, 0);
+  put_l(ev, n++, 0x10, 900, 2900, 0, 1, 2, 1);
+  assert_int_equal(gpujit_regions_analyze(&r, ev, n, 2, names, 3, 2000, 2, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_true(r->kernel_ns == 2000);
+  assert_true(row(r, "A")->share > 0.8999 && row(r, "A")->share < 0.9001);
+  gpujit_region_report_free(r);
+}
+
+/* Where the device's events lie (gpujit__regions_layout): 4 chunks of 4 events, 6 claims (2 found
+ * none left), a slot in chunk 1 with 2 written, a slot past its full chunk 2, a slot with 1 in
+ * chunk 3, a full slot that dropped 3, one never used, and 2 lost (a slot past the table). */
+static void test_kregions__layout_of_chunks(void **state)
+{
+  uint64_t slots[5] = {6, 12, 13, (3ull << 32) | 0xffffffffu, 0};
+  uint32_t fill[4] = {0, 0, 0, 0};
+  uint64_t used = 0, kept = 0, dropped = 0;
+  (void)state;
+  gpujit__regions_layout(slots, 5, 6, 2, 16, 4, fill, &used, &kept, &dropped);
+  assert_int_equal(used, 4);
+  assert_int_equal(fill[0], 4);
+  assert_int_equal(fill[1], 2);
+  assert_int_equal(fill[2], 4);
+  assert_int_equal(fill[3], 1);
+  assert_int_equal(kept, 11);
+  assert_int_equal(dropped, 5);
+  /* nothing claimed yet: nothing read, whatever a slot says */
+  gpujit__regions_layout(slots, 5, 0, 0, 16, 4, fill, &used, &kept, &dropped);
+  assert_int_equal(used, 0);
+  assert_int_equal(kept, 0);
+  assert_int_equal(dropped, 3);
 }
 
 /* An end with no begin, a begin never ended (a break out of a region), an end of another
@@ -143,14 +221,14 @@ static void test_kregions__format_says_dropped(void **state)
   (void)state;
   assert_int_equal(gpujit_regions_analyze(&r, ev, n, 5, names, 3, 1000, 1, GPUJIT_REGION_SCOPE_WARP), 0);
   assert_int_equal(r->dropped, 5);
-  /* 8 of 13 events kept: the share is against the part of the kernels they cover */
-  assert_true(r->kernel_ns > 615.38 && r->kernel_ns < 615.39);
+  /* the kernel's time as given: the share is per (launch, unit) that ran the region */
+  assert_true(r->kernel_ns == 1000);
   assert_int_equal(gpujit_region_report_format(&text, r), 0);
   assert_non_null(strstr(text, "regions (one warp records; 1 launch, 8 events)"));
   assert_non_null(strstr(text, "dropped 5 events"));
   assert_non_null(strstr(text, "\n  A "));
   assert_non_null(strstr(text, "\n    B ")); /* nested: indented */
-  assert_non_null(strstr(text, " 24.4%")); /* 150 ns a unit of 615 */
+  assert_non_null(strstr(text, " 15.0%")); /* 150 ns a unit of 1000 */
   assert_non_null(strstr(text, "shortest call 40 cycles"));
   gpujit_free(text);
   gpujit_region_report_free(r);
@@ -322,6 +400,9 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kregions__nested_and_looped),
+      cmocka_unit_test(test_kregions__launches_pair_apart),
+      cmocka_unit_test(test_kregions__share_per_unit_launch),
+      cmocka_unit_test(test_kregions__layout_of_chunks),
       cmocka_unit_test(test_kregions__unmatched),
       cmocka_unit_test(test_kregions__interleaved_by_divergence),
       cmocka_unit_test(test_kregions__percentiles_and_unknown_name),
