@@ -339,7 +339,7 @@ static char *code_of(const void *img, size_t size, size_t *len)
   return out;
 }
 
-static gpujit_module *build_text(const char *text, int regions)
+static gpujit_module *build_text_as(const char *text, int regions, gpujit_output_kind output)
 {
   gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
   const char *defs[] = {"GPUJIT_REGIONS"};
@@ -347,6 +347,7 @@ static gpujit_module *build_text(const char *text, int regions)
   gpujit_module *m = NULL;
   int err;
   o.arch = "sm_90";
+  o.output = output;
   o.lineinfo = 0; /* lines shift by the #include: compare code, not line tables */
   o.defines = defs, o.defines_count = regions ? 1 : 0;
   err = gpujit_module_build_sources(&m, &src, 1, &o);
@@ -356,6 +357,128 @@ static gpujit_module *build_text(const char *text, int regions)
     fail_msg("build: %s\n%s", gpujit_error_last(), gpujit_error_log() ? gpujit_error_log() : "");
   return m;
 }
+
+/* ---- the event path in PTX: a path to the event's stores with no atomic -------------------- */
+
+#define MAX_BLOCKS 256
+
+typedef struct ptx_block {
+  char label[48];
+  const char *start, *end;
+  int atom, stores, falls; /* falls: runs on into the next block */
+  char target[48];         /* the branch at its end, "" none */
+} ptx_block;
+
+/* The basic blocks of the function whose name contains `name`: cut at labels and after branches. */
+static int ptx_blocks(const char *ptx, const char *name, ptx_block *b)
+{
+  const char *f = strstr(ptx, name), *p, *end;
+  int n = 0;
+  assert_non_null(f);
+  f = strstr(f, "\n{");
+  assert_non_null(f);
+  end = strstr(f, "\n}");
+  assert_non_null(end);
+  memset(&b[0], 0, sizeof(b[0]));
+  b[0].start = f, b[0].falls = 1;
+  for (p = strchr(f + 1, '\n'); p && p < end; p = strchr(p + 1, '\n')) {
+    const char *l = p + 1;
+    while (*l == ' ' || *l == '\t')
+      l++;
+    if (*l == '$' && n + 1 < MAX_BLOCKS) { /* a label starts a block */
+      const char *c = strchr(l, ':');
+      b[n].end = l;
+      n++;
+      memset(&b[n], 0, sizeof(b[n]));
+      snprintf(b[n].label, sizeof(b[n].label), "%.*s", (int)(c - l), l);
+      b[n].start = l, b[n].falls = 1;
+      continue;
+    }
+    const char *eol = strchr(l, '\n');
+    if (!strncmp(l, "atom.global", 11))
+      b[n].atom++;
+    if (!strncmp(l, "st.global.u64", 13) || !strncmp(l, "st.u64", 6)) /* the buffer's address is generic */
+      b[n].stores++;
+    if (!strncmp(l, "ret", 3) || !strncmp(l, "bra", 3) || (*l == '@' && strstr(l, " bra") && strstr(l, " bra") < eol)) {
+      const char *t = strchr(l, '$');
+      if (t && t < eol)
+        snprintf(b[n].target, sizeof(b[n].target), "%.*s", (int)strcspn(t, ";\n"), t);
+      b[n].falls = *l == '@'; /* a predicated branch may fall through */
+      if (n + 1 < MAX_BLOCKS) {
+        b[n].end = eol;
+        n++;
+        memset(&b[n], 0, sizeof(b[n]));
+        b[n].start = eol, b[n].falls = 1;
+      }
+    }
+  }
+  b[n].end = end;
+  return n + 1;
+}
+
+/* Whether the block with the event's four stores is reached from the entry through blocks with
+ * no atom.global (the stores' own block included). */
+static int stores_without_atomic(const ptx_block *b, int n)
+{
+  int seen[MAX_BLOCKS] = {0}, stack[MAX_BLOCKS], top = 0;
+  if (b[0].atom)
+    return 0;
+  stack[top++] = 0, seen[0] = 1;
+  while (top) {
+    int i = stack[--top];
+    if (b[i].stores >= 4)
+      return 1;
+    for (int j = 0; j < n; j++) {
+      int edge = (j == i + 1 && b[i].falls) || (b[i].target[0] && !strcmp(b[j].label, b[i].target));
+      if (edge && !seen[j] && !b[j].atom)
+        seen[j] = 1, stack[top++] = j;
+    }
+  }
+  return 0;
+}
+
+/* With regions on, the recording function has a path from its entry to the event's stores that
+ * runs no atomic (a warp's event in its current chunk), and its atomics (a chunk's claim, a slot
+ * past the table) are on other paths; the kernel itself has none. In every scope. */
+static void test_kregions__event_path_has_no_atomic(void **state)
+{
+  static const char *const scopes[] = {"", "#define GPUJIT_REGIONS_SCOPE GPUJIT_REGIONS_BLOCK\n",
+                                       "#define GPUJIT_REGIONS_SCOPE GPUJIT_REGIONS_THREAD\n"};
+  (void)state;
+  for (size_t i = 0; i < 3; i++) {
+    char text[2048];
+    ptx_block *b = calloc(MAX_BLOCKS, sizeof(*b));
+    gpujit_module *m;
+    const char *ptx, *kernel;
+    size_t size = 0;
+    int n, atoms = 0;
+    char *copy;
+    snprintf(text, sizeof(text), "%s#include <gpujit/regions.cuh>\n%s", scopes[i], KERNEL_BODY);
+    m = build_text_as(text, 1, GPUJIT_OUTPUT_PTX);
+    ptx = gpujit_module_image(m, &size);
+    copy = strndup(ptx, size);
+    n = ptx_blocks(copy, "gpujit__regions_store", b);
+    for (int k = 0; k < n; k++)
+      atoms += b[k].atom;
+    assert_int_equal(atoms, 2); /* the chunk's claim, and the count of a slot past the table */
+    assert_true(stores_without_atomic(b, n));
+    kernel = strstr(copy, ".entry k(");
+    assert_non_null(kernel);
+    assert_null(strstr(kernel, "atom.")); /* the kernel's own code: none (the function is not inlined) */
+    if (i == 0) { /* warp scope: each event's lanes meet again after the recording lane's call */
+      size_t calls = 0, syncs = 0;
+      for (const char *c = strstr(kernel, "call.uni"); c; c = strstr(c + 1, "call.uni"))
+        calls++;
+      for (const char *c = strstr(kernel, "bar.warp.sync"); c; c = strstr(c + 1, "bar.warp.sync"))
+        syncs++;
+      assert_true(calls >= 3 && syncs == calls);
+    }
+    free(copy), free(b);
+    gpujit_module_free(m);
+  }
+}
+
+static gpujit_module *build_text(const char *text, int regions) { return build_text_as(text, regions, GPUJIT_OUTPUT_CUBIN); }
 
 /* Regions off: the header and its macros leave the kernel's code byte for byte as without
  * them; on, the code changes and the module declares the state gpujit binds. */
@@ -413,6 +536,7 @@ int main(void)
       cmocka_unit_test(test_kregions__include_dir),
       cmocka_unit_test(test_kregions__off_is_the_same_sass),
       cmocka_unit_test(test_kregions__scopes_compile),
+      cmocka_unit_test(test_kregions__event_path_has_no_atomic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
