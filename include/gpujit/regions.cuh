@@ -158,35 +158,63 @@ static __device__ __noinline__ void gpujit__regions_store(const char *name, bool
   *sp = (s & 0xffffffff00000000ull) | (pos + 1u);
 }
 
-/* Who records: the lowest active lane, and the warp's active lanes wait for it (without the
- * __syncwarp the other lanes run ahead into the next event, find the recorder missing from the
- * active mask and record it a second time); thread 0 of the block; or every thread. */
-static __device__ __forceinline__ void gpujit__regions_event(const char *name, bool end)
+/* A begin: who records is the lowest active lane, and the warp's active lanes wait for it (without
+ * the __syncwarp the other lanes run ahead into the region, the body runs twice, once without the
+ * recording lane and once with it, and the next event finds the recorder missing from the active
+ * mask and is recorded twice); thread 0 of the block; or every thread. Returns the lanes that
+ * began together, for the end of the scope form. */
+static __device__ __forceinline__ unsigned int gpujit__regions_begin(const char *name)
 {
 #if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_BLOCK
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
-    gpujit__regions_store(name, end);
+    gpujit__regions_store(name, false);
+  return 1u;
 #elif GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
-  gpujit__regions_store(name, end);
+  gpujit__regions_store(name, false);
+  return 1u;
 #else
   unsigned int m = __activemask(), lt;
   asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
   if ((m & lt) == 0u)
-    gpujit__regions_store(name, end);
+    gpujit__regions_store(name, false);
+  __syncwarp(m);
+  return m;
+#endif
+}
+
+/* An end: in the warp scope the lane that recorded the begin (the lowest of `began`) records it,
+ * so a warp whose lanes reach the end apart (a data-dependent loop in the region that left them
+ * diverged) still writes one end per begin; then the lanes that arrived together meet again. */
+static __device__ __forceinline__ void gpujit__regions_end(const char *name, unsigned int began)
+{
+#if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_BLOCK
+  (void)began;
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
+    gpujit__regions_store(name, true);
+#elif GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
+  (void)began;
+  gpujit__regions_store(name, true);
+#else
+  unsigned int m = __activemask(), lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  if (lane == (unsigned int)(__ffs(began) - 1))
+    gpujit__regions_store(name, true);
   __syncwarp(m);
 #endif
 }
 
-static __device__ __forceinline__ void gpujit_region_begin(const char *name) { gpujit__regions_event(name, false); }
+static __device__ __forceinline__ void gpujit_region_begin(const char *name) { (void)gpujit__regions_begin(name); }
 
-static __device__ __forceinline__ void gpujit_region_end(const char *name) { gpujit__regions_event(name, true); }
+/* The begin/end form has nothing to carry the begin's lanes in: the lowest active lane records. */
+static __device__ __forceinline__ void gpujit_region_end(const char *name) { gpujit__regions_end(name, __activemask()); }
 
 #define GPUJIT__REGIONS_CAT2(a, b) a##b
 #define GPUJIT__REGIONS_CAT(a, b) GPUJIT__REGIONS_CAT2(a, b)
 #define GPUJIT_REGION(name)                                                                           \
-  for (int GPUJIT__REGIONS_CAT(gpujit__region_once_, __LINE__) = (gpujit_region_begin(name), 0);    \
-       GPUJIT__REGIONS_CAT(gpujit__region_once_, __LINE__) < 1;                                      \
-       gpujit_region_end(name), ++GPUJIT__REGIONS_CAT(gpujit__region_once_, __LINE__))
+  for (unsigned int GPUJIT__REGIONS_CAT(gpujit__region_lanes_, __LINE__) = gpujit__regions_begin(name); \
+       GPUJIT__REGIONS_CAT(gpujit__region_lanes_, __LINE__) != 0u;                                   \
+       gpujit__regions_end(name, GPUJIT__REGIONS_CAT(gpujit__region_lanes_, __LINE__)),              \
+                    GPUJIT__REGIONS_CAT(gpujit__region_lanes_, __LINE__) = 0u)
 #define GPUJIT_REGION_BEGIN(name) gpujit_region_begin(name)
 #define GPUJIT_REGION_END(name) gpujit_region_end(name)
 
