@@ -23,6 +23,13 @@
   "  GPUJIT_REGION_BEGIN(\"after\"); spin_for(cycles); GPUJIT_REGION_END(\"after\");\n"                 \
   "  if (threadIdx.x == 0) out[blockIdx.x] = reps;\n"                                                   \
   "}\n"                                                                                                 \
+  "extern \"C\" __global__ void gtimer(long long cycles, unsigned long long *t) {\n"                    \
+  "  unsigned long long a, b; long long c0, c1;\n"                                                      \
+  "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(a)); c0 = clock64();\n"                       \
+  "  spin_for(cycles);\n"                                                                              \
+  "  c1 = clock64(); asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(b));\n"                       \
+  "  if (threadIdx.x == 0) { t[0] = a; t[1] = b; t[2] = (unsigned long long)(c1 - c0); }\n"              \
+  "}\n"                                                                                                 \
   "extern \"C\" __global__ void diverge(long long cycles, int *out) {\n"                                 \
   "  GPUJIT_REGION(\"ragged\") { spin_for(cycles * (1 + threadIdx.x % 32)); }\n"                           \
   "  if (threadIdx.x % 2) { GPUJIT_REGION(\"odd\") { spin_for(cycles); } }\n"                              \
@@ -150,6 +157,26 @@ static void test_regions__nested_and_looped(void **state)
   check("nested_outer_ge_inners", o->cycles_median >= 5 * in->cycles_median, "outer %.0f, 5 x inner %.0f",
         o->cycles_median, 5 * in->cycles_median);
   gpujit_region_report_free(r);
+}
+
+/* The hardware alone, no regions: %globaltimer read before and after a spin of 20 M cycles advances
+ * by about the spin's time. The first H200 run read regions around spins of milliseconds as 0-32 ns
+ * while their cycles were right: this says whether the timer or the recording was at fault. */
+static void test_regions__globaltimer_advances(void **state)
+{
+  long long cycles = 20000000;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+  gpujit_devptr t;
+  unsigned long long h[3] = {0, 0, 0};
+  void *args[] = {&cycles, &t};
+  (void)state;
+  assert_int_equal(gpujit_mem_alloc(&t, dev, sizeof(h)), 0);
+  assert_int_equal(gpujit_launch(kernel_of(loaded, "gtimer"), grid, block, 0, args), 0);
+  assert_int_equal(gpujit_memcpy_dtoh(dev, h, t, sizeof(h)), 0);
+  gpujit_mem_free(dev, t);
+  printf("RESULT regions_globaltimer_spin_ns %llu\nRESULT regions_globaltimer_spin_cycles %llu\n", h[1] - h[0], h[2]);
+  check("globaltimer_advances", h[1] > h[0] && (double)(h[1] - h[0]) >= (double)h[2] / 3.0,
+        "%llu ns over %llu cycles", h[1] - h[0], h[2]);
 }
 
 /* Lanes that leave a region apart (each spins its own length) and a region in each side of an
@@ -469,7 +496,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_regions__spin_reads_n_cycles), cmocka_unit_test(test_regions__nested_and_looped),
-      cmocka_unit_test(test_regions__diverged_lanes),        cmocka_unit_test(test_regions__two_streams_at_once), cmocka_unit_test(test_regions__cub_block_reduce),
+      cmocka_unit_test(test_regions__globaltimer_advances), cmocka_unit_test(test_regions__diverged_lanes),        cmocka_unit_test(test_regions__two_streams_at_once), cmocka_unit_test(test_regions__cub_block_reduce),
       cmocka_unit_test(test_regions__graph_launch),        cmocka_unit_test(test_regions__agrees_with_cupti),
       cmocka_unit_test(test_regions__cost),                cmocka_unit_test(test_regions__overflow_drops),
       cmocka_unit_test(test_regions__timers_read_their_launches),
