@@ -29,8 +29,8 @@
  * touches its word, so warps of two kernels of one module running at once (two streams) never
  * share a chunk position, and a warp that finds no chunk left drops the event and counts it in its
  * slot: nothing is ever written past the buffer. The layout and the state below are version
- * GPUJIT_REGIONS_ABI; docs/regions.md describes them, src/run/kregions*.c and
- * src/timing/kregions.c read them.
+ * GPUJIT_REGIONS_ABI; docs/regions.md describes them, src/run/kregions.c binds them and
+ * src/timing/kregions_read.c and kregions.c read them.
  *
  * The scope form is a for-loop that runs once: `break` inside it leaves the region unended (use
  * the begin/end form there), `continue` ends it. A module made of several sources linked
