@@ -83,6 +83,9 @@ static double median_ms(gpujit_device *dev, gpujit_loaded *l, const char *kernel
   bo.min_samples = bo.max_samples = SAMPLES, bo.min_time_s = 0;
   if (gpujit_benchmark(&br, NULL, dev, launch, &s, &bo) < 0)
     die("benchmark");
+  if (phase_ns && (r = gpujit_timing_regions(dev, l)) != NULL && r->dropped)
+    fprintf(stderr, "bench_regions: %llu events dropped while timing %s: the figure reads cheaper\n",
+            (unsigned long long)r->dropped, kernel);
   if (phase_ns && (r = gpujit_timing_regions(dev, l)) != NULL)
     for (size_t i = 0; i < r->count; i++)
       if (!strcmp(r->regions[i].name, "phase"))
@@ -141,7 +144,8 @@ int main(int argc, char **argv)
   if (!gpujit_loaded_regions(on) || gpujit_loaded_regions(off))
     die("the module built with regions records none, or the one without does");
   /* room for every sample's events: a dropped event skips its stores and would read cheaper */
-  if (gpujit_loaded_regions_capacity(on, (uint64_t)sms * 4 * 8 * 2 * ITERS * SAMPLES) < 0)
+  /* and the tails of the chunks the warp slots hold (64 events each, 64 slots a SM, SM ids may skip) */
+  if (gpujit_loaded_regions_capacity(on, (uint64_t)sms * 4 * 8 * 2 * ITERS * SAMPLES + (uint64_t)sms * 2 * 64 * 64) < 0)
     die("the regions buffer");
   side_by_side(dev, on, off, "phases", "", sms, 1024, rounds);
   side_by_side(dev, on, off, "spin_phases", "spin_", sms, 6000, rounds);

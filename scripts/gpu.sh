@@ -178,6 +178,11 @@ d = json.load(open(sys.argv[1]))
 names = [r["name"] for r in d.get("regions", {}).get("table", [])]
 want = ["line_search", "update_constraint", "hessian_incremental", "update_gradient"]
 print("CHECK regions_run_json", "ok" if names == want else "FAIL", names)
+reg = d.get("regions", {})
+shares = [r.get("share") or 0 for r in reg.get("table", []) if r.get("depth") == 0]
+ok = reg.get("unmatched") == 0 and shares and all(0 < x <= 1 for x in shares) and sum(shares) <= 1.02
+print("CHECK regions_run_shares", "ok" if ok else "FAIL", "unmatched", reg.get("unmatched"), "dropped",
+      reg.get("dropped"), "shares", [round(x, 3) for x in shares], "sum %.3f" % sum(shares))
 t = json.load(open(sys.argv[2]))
 sm = {e["args"]["name"] for e in t["traceEvents"] if e.get("ph") == "M" and str(e.get("args", {}).get("name", "")).startswith("SM ")}
 n = sum(1 for e in t["traceEvents"] if e.get("cat") == "region")

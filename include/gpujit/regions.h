@@ -11,8 +11,9 @@ GPUJIT_BEGIN_DECLS
 
 /** The layout of the device state and its events this gpujit reads (GPUJIT_REGIONS_ABI of
  *  gpujit/regions.cuh): a module built with another is left unbound, and reading it says why. */
-#define GPUJIT_REGIONS_LAYOUT 1
-/** 64-bit words per event: the name's address, clock64(), %globaltimer, unit | SM << 32 | end << 63. */
+#define GPUJIT_REGIONS_LAYOUT 2
+/** 64-bit words per event: the name's address, clock64(), %globaltimer,
+ *  unit | SM << 32 | (%gridid & 0x7fff) << 48 | end << 63. */
 #define GPUJIT_REGIONS_EVENT_WORDS 4
 /** Events a loaded module's buffer holds unless told otherwise (32 bytes each: 32 MiB). */
 #define GPUJIT_REGIONS_DEFAULT_EVENTS (1u << 20)
@@ -32,8 +33,9 @@ typedef struct gpujit_region_stat {
   double cycles_mean, cycles_median, cycles_p99, cycles_max; /**< SM clock cycles (clock64) per call */
   double ns_mean, ns_median, ns_p99, ns_max;                 /**< nanoseconds (%globaltimer) per call */
   double total_ns;       /**< over every call */
-  /** of the kernel's time: a unit's time in the region per launch (total_ns over units and
-   *  launches) over the kernel's mean duration; -1 where the kernel's duration is unknown */
+  /** of the kernel's time: a unit's time in the region in one launch (total_ns over the
+   *  (launch, unit) pairs that ran it) over the launches' mean duration (kernel_ns / launches);
+   *  -1 where the kernel's duration is unknown */
   double share;
   double sm_imbalance;   /**< the busiest SM's cycles in the region over the mean SM's (1: even) */
   double unit_imbalance; /**< the same across units (warps, blocks or threads) */
@@ -44,6 +46,7 @@ typedef struct gpujit_region_stat {
 typedef struct gpujit_region_slice {
   uint32_t region;   /**< index into the report's regions */
   uint32_t sm, unit, depth;
+  uint32_t launch;   /**< the launch it ran in (%gridid's low 15 bits): units pair within a launch */
   uint64_t start_ns; /**< %globaltimer at its begin */
   uint64_t dur_ns;
   uint64_t cycles;
@@ -59,9 +62,7 @@ typedef struct gpujit_region_report {
   uint64_t unmatched;      /**< events without their other half: a `break` or `return` out of a
                                 region, an end without a begin, or a half that was dropped */
   unsigned launches;       /**< the launches the events came from (as the caller said) */
-  double kernel_ns;        /**< their summed duration (as the caller said), 0 unknown; with events
-                                dropped, the part the kept events cover (kept over recorded, as
-                                launches alike record alike), which the shares are taken against */
+  double kernel_ns;        /**< their summed duration (as the caller said), 0 unknown */
   /** the shortest call of any region in cycles: an upper bound of what one begin and end cost
    *  (exactly that for an empty region); 0 with no call */
   uint64_t min_call_cycles;
@@ -76,7 +77,8 @@ typedef struct gpujit_region_name {
 
 /**
  * Summarise raw events (GPUJIT_REGIONS_EVENT_WORDS words each, as the device wrote them: each
- * unit's events in the order it wrote them). Begins and ends pair up per unit, innermost first.
+ * unit's events in the order it wrote them). Begins and ends pair up per unit of each launch,
+ * innermost first.
  * @param names the names of the addresses recorded; an address not among them reads "0x…".
  * @param kernel_ns the summed duration of the launches, 0 when unknown; @param launches how many.
  * @param out caller frees with gpujit_region_report_free().
@@ -109,13 +111,16 @@ GPUJIT_API int gpujit_region_report_trace(gpujit_trace *trace, const gpujit_regi
  */
 GPUJIT_API int gpujit_loaded_regions(const gpujit_loaded *loaded);
 
-/** Replace the buffer by one of `events` events (events recorded so far are lost).
- *  @return 0, GPUJIT_EINVAL (no regions in the module, 0 events), GPUJIT_ECUDA. */
+/** Replace the buffer by one of `events` events, rounded down to whole chunks (events recorded so
+ *  far are lost). @return 0, GPUJIT_EINVAL (no regions in the module, 0 or more than 2^31 events),
+ *  GPUJIT_ECUDA. */
 GPUJIT_API int gpujit_loaded_regions_capacity(gpujit_loaded *loaded, uint64_t events);
 
 /**
- * Events recorded since the last reset (past the capacity: attempted; the rest were dropped),
- * and the capacity, after waiting for the device's stream.
+ * Events made since the last reset, kept and dropped together (a slot with no chunk left drops
+ * and counts), and the capacity, after waiting for the device's stream. The buffer is claimed in
+ * chunks of 64 events per hardware warp slot, so a buffer can drop events before `count` reaches
+ * `capacity`: up to 63 events per slot in use stay unwritten at the end of a slot's chunk.
  * @return 0, GPUJIT_EINVAL (no regions in the module), GPUJIT_ECUDA.
  */
 GPUJIT_API int gpujit_loaded_regions_count(gpujit_loaded *loaded, uint64_t *count, uint64_t *capacity);

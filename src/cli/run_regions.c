@@ -9,6 +9,13 @@
 /* The most events a buffer is grown to: 64 Mi (2 GiB), and never past a quarter of free memory. */
 #define MAX_EVENTS ((uint64_t)64 << 20)
 
+static unsigned sms_of(run_cmd *c)
+{
+  gpujit_device_info info;
+  return gpujit_device_info_get(c->r.dev, &info) == 0 && info.multiprocessors > 0 ? (unsigned)info.multiprocessors
+                                                                                   : 132u;
+}
+
 void run_regions_reset(run_cmd *c, double launches_ahead)
 {
   uint64_t count = 0, cap = 0, free_bytes = 0, need, most = MAX_EVENTS;
@@ -17,7 +24,9 @@ void run_regions_reset(run_cmd *c, double launches_ahead)
   /* What the first launch and the warm-up recorded says what the launches ahead will: grow the
    * buffer to hold them all where memory allows (what still does not fit is dropped and said). */
   if (gpujit_loaded_regions_count(c->loaded, &count, &cap) == 0 && count) {
-    need = (uint64_t)((double)count / (double)(1 + c->o.warmup) * launches_ahead * 1.05) + 1024;
+    /* and the tails of the chunks the hardware warp slots hold (64 events each, 64 slots a SM) */
+    need = (uint64_t)((double)count / (double)(1 + c->o.warmup) * launches_ahead * 1.05) + 1024 +
+           (uint64_t)sms_of(c) * 64 * 64;
     if (gpujit_device_free_memory(c->r.dev, &free_bytes) == 0 && free_bytes / 4 / 32 < most)
       most = free_bytes / 4 / 32;
     if (need > most)

@@ -63,13 +63,25 @@ struct gpujit_loaded {
   gpujit__strvec exprs, lowered;
   /* kernel regions (gpujit/regions.cuh): the module's `gpujit_regions` state and the buffer bound
    * to it at load (run/kregions.c); state 0 where the module has none */
-  gpujit_devptr regions_state, regions_events;
-  uint64_t regions_capacity;
+  gpujit_devptr regions_state, regions_events, regions_slots;
+  uint64_t regions_capacity;            /* events: a whole number of chunks */
+  unsigned regions_chunk, regions_nslots; /* events per chunk; hardware slots in the table */
   unsigned regions_abi, regions_scope; /* as the module's state says: an ABI not ours stays unbound */
 };
 
 /** Find a loaded module's `gpujit_regions` state and bind a buffer to it (no state: nothing). */
 int gpujit__regions_bind(struct gpujit_loaded *l);
+/**
+ * Where a module's recorded events lie (no device needed): chunks [0, *used) of its buffer were
+ * claimed, fill[c] events of chunk c are written (a slot's current chunk partly, the rest whole),
+ * and the events dropped: each slot's count plus `lost`. `fill` has capacity / chunk entries.
+ */
+void gpujit__regions_layout(const uint64_t *slots, size_t nslots, uint64_t claimed, uint64_t lost, uint64_t capacity,
+                            unsigned chunk, uint32_t *fill, uint64_t *used, uint64_t *kept, uint64_t *dropped);
+/** Copy a loaded module's slots and counters back (waiting for its stream) and lay them out as
+ *  gpujit__regions_layout does; *fill is the caller's to free. */
+int gpujit__regions_tally(struct gpujit_loaded *l, uint32_t **fill, uint64_t *used, uint64_t *kept,
+                          uint64_t *dropped);
 /** Free the buffer bound to a loaded module. */
 void gpujit__regions_unbind(struct gpujit_loaded *l);
 

@@ -10,7 +10,7 @@
 
 typedef struct ev {
   uint64_t name, clk, gt;
-  uint32_t unit, sm;
+  uint32_t unit, sm, launch; /* launch: %gridid's low 15 bits, so two launches' units stay apart */
   int end;
   size_t order; /* in the buffer: a unit's events are in the order it wrote them */
 } ev;
@@ -31,6 +31,8 @@ typedef struct names {
 static int cmp_ev(const void *a, const void *b)
 {
   const ev *x = a, *y = b;
+  if (x->launch != y->launch)
+    return x->launch < y->launch ? -1 : 1;
   if (x->unit != y->unit)
     return x->unit < y->unit ? -1 : 1;
   return x->order < y->order ? -1 : x->order > y->order;
@@ -79,6 +81,7 @@ static void decode(ev *e, const uint64_t *w, size_t i)
   e->name = w[0], e->clk = w[1], e->gt = w[2];
   e->unit = (uint32_t)(w[3] & 0xffffffffu);
   e->sm = (uint32_t)((w[3] >> 32) & 0xffffu);
+  e->launch = (uint32_t)((w[3] >> 48) & 0x7fffu);
   e->end = (int)(w[3] >> 63);
   e->order = i;
 }
@@ -111,6 +114,7 @@ static int pair_unit(gpujit_region_report *r, names *n, const ev *evs, size_t a,
     depth--;
     gpujit_region_slice *s = &r->slices[r->nslices++];
     s->region = reg, s->sm = evs[i].sm, s->unit = evs[i].unit, s->depth = (uint32_t)(k - 1);
+    s->launch = evs[i].launch;
     s->start_ns = bg->gt;
     s->dur_ns = evs[i].gt >= bg->gt ? evs[i].gt - bg->gt : 0;
     s->cycles = evs[i].clk >= bg->clk ? evs[i].clk - bg->clk : 0;
@@ -157,6 +161,22 @@ static double imbalance(uint32_t *keys, const uint64_t *vals, size_t n, unsigned
   return sum > 0 ? best / (sum / (double)ng) : 1;
 }
 
+/* How many (launch, unit) pairs ran region `reg`. */
+static uint64_t unit_launches(const gpujit_region_report *r, uint32_t reg)
+{
+  uint64_t *keys = malloc((r->nslices + 1) * sizeof(*keys)), n = 0, distinct = 0;
+  if (!keys)
+    return 0;
+  for (size_t i = 0; i < r->nslices; i++)
+    if (r->slices[i].region == reg)
+      keys[n++] = (uint64_t)r->slices[i].launch << 32 | r->slices[i].unit;
+  qsort(keys, (size_t)n, sizeof(*keys), cmp_u64);
+  for (uint64_t i = 0; i < n; i++)
+    distinct += i == 0 || keys[i] != keys[i - 1];
+  free(keys);
+  return distinct;
+}
+
 /* One region's figures from its slices. */
 static int region_stats(gpujit_region_report *r, uint32_t reg)
 {
@@ -197,8 +217,13 @@ static int region_stats(gpujit_region_report *r, uint32_t reg)
   st->cycles_max = (double)cyc[n - 1], st->ns_max = (double)ns[n - 1];
   st->total_ns = nsum;
   /* each unit runs once per launch: its time over every launch against theirs summed */
-  if (r->kernel_ns > 0 && st->units)
-    st->share = nsum / (double)st->units / r->kernel_ns;
+  /* a unit's time in the region in one launch over one launch's time: the mean over the unit
+   * launches that ran it (each (launch, unit) once), against the launches' mean duration */
+  if (r->kernel_ns > 0 && r->launches > 0) {
+    uint64_t runs = unit_launches(r, reg);
+    if (runs)
+      st->share = nsum / (double)runs / (r->kernel_ns / (double)r->launches);
+  }
   free(cyc), free(ns), free(vals), free(sm), free(unit);
   return 0;
 }
@@ -212,7 +237,7 @@ static int pair_all(gpujit_region_report *r, names *n, ev *evs, size_t nev)
   if (nev) /* (no array at all when no event was recorded) */
     qsort(evs, nev, sizeof(*evs), cmp_ev);
   for (size_t a = 0, b; a < nev && err == 0; a = b) {
-    for (b = a; b < nev && evs[b].unit == evs[a].unit; b++)
+    for (b = a; b < nev && evs[b].unit == evs[a].unit && evs[b].launch == evs[a].launch; b++)
       ;
     err = pair_unit(r, n, evs, a, b, stack);
   }
@@ -239,8 +264,6 @@ int gpujit_regions_analyze(gpujit_region_report **out, const uint64_t *events, s
   }
   r->events = nevents, r->dropped = dropped, r->launches = launches ? launches : 1;
   r->kernel_ns = kernel_ns > 0 ? kernel_ns : 0, r->scope = scope;
-  if (dropped && nevents) /* the buffer filled in order: the kept events are the earlier launches' */
-    r->kernel_ns *= (double)nevents / ((double)nevents + (double)dropped);
   for (size_t i = 0; i < nevents; i++)
     decode(&evs[i], events + (size_t)GPUJIT_REGIONS_EVENT_WORDS * i, i);
   err = pair_all(r, &n, evs, nevents);

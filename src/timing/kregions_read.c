@@ -21,15 +21,25 @@ static int copy_back(gpujit_loaded *l, void *dst, gpujit_devptr src, size_t byte
   return CU(g->d->cuStreamSynchronize(g->stream), "reading the regions");
 }
 
-/* A name the device recorded by address: the string literal read from the module's memory. A
- * literal near the end of its segment cannot be read 128 bytes at once: then byte by byte. */
+/* A name the device recorded by address: the string literal read from the module's memory, no
+ * further than the end of the allocation holding it (a read past it fails, and
+ * compute-sanitizer counts the failed call as an error); where the range is unknown, byte by byte
+ * up to the literal's NUL. */
 static void read_name(gpujit_loaded *l, uint64_t addr, char out[NAME_MAX_BYTES])
 {
   gpujit_device *g = l->dev;
+  CUdeviceptr base = 0;
+  size_t size = 0, n = NAME_MAX_BYTES - 1;
   memset(out, 0, NAME_MAX_BYTES);
-  if (g->d->cuMemcpyDtoHAsync(out, (CUdeviceptr)addr, NAME_MAX_BYTES - 1, g->stream) == CUDA_SUCCESS &&
-      g->d->cuStreamSynchronize(g->stream) == CUDA_SUCCESS)
-    return;
+  if (g->d->cuPointerGetAttribute(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, (CUdeviceptr)addr) == CUDA_SUCCESS &&
+      g->d->cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, (CUdeviceptr)addr) == CUDA_SUCCESS &&
+      addr >= base && addr < base + size) {
+    if (base + size - addr < n)
+      n = (size_t)(base + size - addr);
+    if (g->d->cuMemcpyDtoHAsync(out, (CUdeviceptr)addr, n, g->stream) == CUDA_SUCCESS &&
+        g->d->cuStreamSynchronize(g->stream) == CUDA_SUCCESS && out[0])
+      return;
+  }
   memset(out, 0, NAME_MAX_BYTES);
   for (size_t i = 0; i + 1 < NAME_MAX_BYTES; i++)
     if (g->d->cuMemcpyDtoHAsync(out + i, (CUdeviceptr)(addr + i), 1, g->stream) != CUDA_SUCCESS ||
@@ -89,9 +99,37 @@ static int check_bound(const gpujit_loaded *l)
   return 0;
 }
 
+/* The events written, chunk by chunk without the unwritten tails: each slot's events stay in the
+ * order it wrote them (its chunks are claimed in increasing order). */
+static int copy_events(gpujit_loaded *l, uint64_t **out, uint64_t *n, uint64_t *dropped)
+{
+  const size_t w = GPUJIT_REGIONS_EVENT_WORDS;
+  uint64_t used = 0, kept = 0, k = 0, *ev = NULL;
+  uint32_t *fill = NULL;
+  int err;
+  *out = NULL, *n = 0;
+  if ((err = gpujit__regions_tally(l, &fill, &used, &kept, dropped)) < 0)
+    return err;
+  if (used && !(ev = malloc((size_t)(used * l->regions_chunk) * w * 8))) {
+    free(fill);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  if (used && (err = copy_back(l, ev, l->regions_events, (size_t)(used * l->regions_chunk) * w * 8)) < 0) {
+    free(fill), free(ev);
+    return err;
+  }
+  for (uint64_t c = 0; c < used; c++) {
+    memmove(ev + k * w, ev + c * l->regions_chunk * w, (size_t)fill[c] * w * 8);
+    k += fill[c];
+  }
+  free(fill);
+  *out = ev, *n = k;
+  return 0;
+}
+
 int gpujit_loaded_regions_read(gpujit_region_report **out, gpujit_loaded *l, double kernel_ms, unsigned launches)
 {
-  uint64_t count = 0, n, *ev = NULL;
+  uint64_t n = 0, dropped = 0, *ev = NULL;
   gpujit_region_name *names = NULL;
   char *text = NULL;
   size_t nnames = 0;
@@ -102,16 +140,11 @@ int gpujit_loaded_regions_read(gpujit_region_report **out, gpujit_loaded *l, dou
   if ((err = check_bound(l)) < 0)
     return err;
   l->dev->d->cuCtxSetCurrent(l->dev->ctx);
-  if ((err = copy_back(l, &count, l->regions_state + 24, sizeof(count))) < 0)
+  if ((err = copy_events(l, &ev, &n, &dropped)) < 0)
     return err;
-  n = count < l->regions_capacity ? count : l->regions_capacity;
-  if (n && !(ev = malloc((size_t)n * GPUJIT_REGIONS_EVENT_WORDS * 8)))
-    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  if (n && (err = copy_back(l, ev, l->regions_events, (size_t)n * GPUJIT_REGIONS_EVENT_WORDS * 8)) < 0)
-    goto done;
   if ((err = read_names(l, ev, (size_t)n, &names, &text, &nnames)) < 0)
     goto done;
-  err = gpujit_regions_analyze(out, ev, (size_t)n, count - n, names, nnames, kernel_ms * 1e6, launches,
+  err = gpujit_regions_analyze(out, ev, (size_t)n, dropped, names, nnames, kernel_ms * 1e6, launches,
                                (gpujit_region_scope)l->regions_scope);
 done:
   free(ev), free(names), free(text);

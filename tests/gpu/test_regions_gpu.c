@@ -23,6 +23,23 @@
   "  GPUJIT_REGION_BEGIN(\"after\"); spin_for(cycles); GPUJIT_REGION_END(\"after\");\n"                 \
   "  if (threadIdx.x == 0) out[blockIdx.x] = reps;\n"                                                   \
   "}\n"                                                                                                 \
+  "static __device__ unsigned long long gt_halves(void) { unsigned int h, l;\n"                          \
+  "  asm volatile(\"mov.u32 %0, %%globaltimer_hi;\" : \"=r\"(h));\n"                                    \
+  "  asm volatile(\"mov.u32 %0, %%globaltimer_lo;\" : \"=r\"(l));\n"                                    \
+  "  return (unsigned long long)h << 32 | l; }\n"                                                       \
+  "extern \"C\" __global__ void gtimer(long long cycles, unsigned long long *t) {\n"                    \
+  "  unsigned long long a, b, ha, hb; long long c0, c1;\n"                                              \
+  "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(a)); ha = gt_halves(); c0 = clock64();\n"     \
+  "  spin_for(cycles);\n"                                                                              \
+  "  c1 = clock64(); asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(b)); hb = gt_halves();\n"     \
+  "  if (threadIdx.x == 0) { t[0] = a; t[1] = b; t[2] = (unsigned long long)(c1 - c0); t[3] = ha; t[4] = hb; }\n" \
+  "}\n"                                                                                                 \
+  "extern \"C\" __global__ void diverge(long long cycles, int *out) {\n"                                 \
+  "  GPUJIT_REGION(\"ragged\") { spin_for(cycles * (1 + threadIdx.x % 32)); }\n"                           \
+  "  if (threadIdx.x % 2) { GPUJIT_REGION(\"odd\") { spin_for(cycles); } }\n"                              \
+  "  else { GPUJIT_REGION(\"even\") { spin_for(2 * cycles); } }\n"                                         \
+  "  if (threadIdx.x == 0) out[blockIdx.x] = 1;\n"                                                      \
+  "}\n"                                                                                                 \
   "extern \"C\" __global__ void reduce(int n, const float *in, float *partial) {\n"                     \
   "  using R = cub::BlockReduce<float, 256>;\n"                                                         \
   "  __shared__ typename R::TempStorage st;\n"                                                          \
@@ -112,6 +129,13 @@ static void test_regions__spin_reads_n_cycles(void **state)
   check("spin_n_cycles", s->calls == (uint64_t)sms * 4 && fabs(s->cycles_median - (double)n) / (double)n < 0.01,
         "calls %llu (want %d) median %.0f cycles for %lld", (unsigned long long)s->calls, sms * 4, s->cycles_median, n);
   check("spin_all_sms", s->sms == (unsigned)sms || s->sms > (unsigned)sms / 2, "%u SMs ran it (%d blocks)", s->sms, sms);
+  check("spin_one_begin_one_end", r->unmatched == 0 && r->events == (uint64_t)sms * 4 * 2 && r->dropped == 0,
+        "%llu events (want %d), unmatched %llu, dropped %llu", (unsigned long long)r->events, sms * 8,
+        (unsigned long long)r->unmatched, (unsigned long long)r->dropped);
+  /* %globaltimer advances with the cycles: between 0.5 and 3 GHz */
+  printf("RESULT regions_spin_ns_median %.0f\n", s->ns_median);
+  check("spin_ns", s->ns_median >= (double)n / 3.0 && s->ns_median <= (double)n / 0.5,
+        "median %.0f ns for %lld cycles", s->ns_median, n);
   gpujit_region_report_free(r);
 }
 
@@ -136,6 +160,52 @@ static void test_regions__nested_and_looped(void **state)
         af->depth);
   check("nested_outer_ge_inners", o->cycles_median >= 5 * in->cycles_median, "outer %.0f, 5 x inner %.0f",
         o->cycles_median, 5 * in->cycles_median);
+  gpujit_region_report_free(r);
+}
+
+/* The hardware alone, no regions: %globaltimer read before and after a spin of 20 M cycles advances
+ * by about the spin's time. The first H200 run read regions around spins of milliseconds as 0-32 ns
+ * while their cycles were right: this says whether the timer or the recording was at fault. */
+static void test_regions__globaltimer_advances(void **state)
+{
+  long long cycles = 20000000;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+  gpujit_devptr t;
+  unsigned long long h[5] = {0, 0, 0, 0, 0};
+  void *args[] = {&cycles, &t};
+  (void)state;
+  assert_int_equal(gpujit_mem_alloc(&t, dev, sizeof(h)), 0);
+  assert_int_equal(gpujit_launch(kernel_of(loaded, "gtimer"), grid, block, 0, args), 0);
+  assert_int_equal(gpujit_memcpy_dtoh(dev, h, t, sizeof(h)), 0);
+  gpujit_mem_free(dev, t);
+  /* the 64-bit read (layout 1's) and the two halves (layout 2's) */
+  printf("RESULT regions_globaltimer_spin_ns %llu\nRESULT regions_globaltimer_halves_spin_ns %llu\n"
+         "RESULT regions_globaltimer_spin_cycles %llu\n", h[1] - h[0], h[4] - h[3], h[2]);
+  check("globaltimer_advances", h[1] > h[0] && (double)(h[1] - h[0]) >= (double)h[2] / 3.0 && h[4] > h[3] &&
+                                    (double)(h[4] - h[3]) >= (double)h[2] / 3.0,
+        "%llu ns (64-bit read), %llu ns (halves) over %llu cycles", h[1] - h[0], h[4] - h[3], h[2]);
+}
+
+/* Lanes that leave a region apart (each spins its own length) and a region in each side of an
+ * if/else: one call per warp for the first, one per warp and side for the others, none unmatched
+ * (the end is the begin's recording lane's, so a diverged warp writes one end per begin). */
+static void test_regions__diverged_lanes(void **state)
+{
+  long long cycles = 2000;
+  unsigned grid[3] = {2, 1, 1}, block[3] = {64, 1, 1};
+  void *args[] = {&cycles, &out};
+  gpujit_region_report *r;
+  (void)state;
+  assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
+  assert_int_equal(gpujit_launch(kernel_of(loaded, "diverge"), grid, block, 0, args), 0);
+  r = read_regions(loaded, 0, 1);
+  check("diverged_lanes", row(r, "ragged")->calls == 4 && row(r, "odd")->calls == 4 && row(r, "even")->calls == 4 &&
+                              r->unmatched == 0,
+        "ragged %llu odd %llu even %llu (want 4 each) unmatched %llu", (unsigned long long)row(r, "ragged")->calls,
+        (unsigned long long)row(r, "odd")->calls, (unsigned long long)row(r, "even")->calls,
+        (unsigned long long)r->unmatched);
+  printf("RESULT regions_ragged_cycles_median %.0f (lane 0 spins %lld, lane 31 %lld)\n", row(r, "ragged")->cycles_median,
+         cycles, 32 * cycles);
   gpujit_region_report_free(r);
 }
 
@@ -283,12 +353,14 @@ static double side_by_side(gpujit_loaded *off, const char *kernel, long long amo
   void *args[] = {&iters, &amount, &out};
   gpujit_region_report *r;
   for (int round = 0; round < 3; round++) {
-    uint64_t count = 0, cap = 0;
+    const gpujit_region_report *samples;
     double on_ms, off_ms;
     assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
     on_ms = median_ms(loaded, kernel, iters, amount);
-    assert_int_equal(gpujit_loaded_regions_count(loaded, &count, &cap), 0);
-    assert_true(count <= cap); /* nothing dropped while timing */
+    samples = gpujit_timing_regions(dev, loaded); /* the benchmark read its samples' events */
+    assert_non_null(samples);
+    if (samples->dropped) /* a dropped event skips its stores: it would read cheaper */
+      fail_msg("%llu events dropped while timing %s", (unsigned long long)samples->dropped, kernel);
     off_ms = median_ms(off, kernel, iters, amount);
     if (on_ms / off_ms < best)
       best = on_ms / off_ms, *on_out = on_ms, *off_out = off_ms;
@@ -315,7 +387,9 @@ static void test_regions__cost(void **state)
   assert_int_equal(gpujit_module_load(&off, dev, mod_off), 0);
   assert_int_equal(gpujit_loaded_regions(off), 0);
   /* room for every sample's events (a dropped event skips its stores: it would read cheaper) */
-  assert_int_equal(gpujit_loaded_regions_capacity(loaded, (uint64_t)sms * 4 * 8 * 40 * 30), 0);
+  /* and the tails of the chunks the warp slots hold (64 events each, 64 slots a SM, SM ids may skip) */
+  assert_int_equal(gpujit_loaded_regions_capacity(loaded, (uint64_t)sms * 4 * 8 * 40 * 30 + (uint64_t)sms * 2 * 64 * 64),
+                   0);
   ratio = side_by_side(off, "phases", 1024, &ns, &on_ms, &off_ms);
   spin_ratio = side_by_side(off, "spin_phases", 6000, &spin_ns, &son, &soff);
   printf("RESULT regions_cost_on_ms %.6f\nRESULT regions_cost_off_ms %.6f\nRESULT regions_cost_ratio %.4f\n", on_ms,
@@ -325,11 +399,11 @@ static void test_regions__cost(void **state)
   printf("RESULT regions_event_cost_ns %.1f\n", (on_ms - off_ms) * 1e6 / 40.0);
   printf("RESULT regions_spin_cost_ratio %.4f\nRESULT regions_spin_phase_ns_median %.0f\n", spin_ratio, spin_ns);
   printf("RESULT regions_spin_event_latency_ns %.1f\n", (son - soff) * 1e6 / 40.0);
+  gpujit_loaded_free(off);
+  assert_int_equal(gpujit_loaded_regions_capacity(loaded, GPUJIT_REGIONS_DEFAULT_EVENTS), 0);
   check("cost_regions_2us", ns >= 2000, "median region %.0f ns", ns);
   check("cost_at_most_1.03x", ratio <= 1.03, "with regions %.4fx the time without (best of 3 rounds); latency-bound "
                                               "spin: %.4fx", ratio, spin_ratio);
-  gpujit_loaded_free(off);
-  assert_int_equal(gpujit_loaded_regions_capacity(loaded, GPUJIT_REGIONS_DEFAULT_EVENTS), 0);
 }
 
 /* The timers and the benchmark read the regions of the launches they timed by themselves: the
@@ -389,8 +463,10 @@ static void test_regions__timers_read_their_launches(void **state)
   gpujit_loaded_free(off);
 }
 
-/* A buffer of 64 events and 4 x SMs x 8 warps writing two each: 64 kept, the rest counted, nothing
- * written past the end (compute-sanitizer memcheck runs this one: TEST_FILTER=*overflow*). */
+/* A buffer of one chunk (64 events) and 4 x SMs x 8 warps writing two each: the warp slot that
+ * claimed the chunk keeps its warps' events (whole begin/end pairs), every other slot finds no
+ * chunk left and counts its events as dropped: kept + dropped = made, nothing written past the end
+ * (compute-sanitizer memcheck runs this one: TEST_FILTER=*overflow*). */
 static void test_regions__overflow_drops(void **state)
 {
   gpujit_region_report *r;
@@ -399,10 +475,19 @@ static void test_regions__overflow_drops(void **state)
   assert_int_equal(gpujit_loaded_regions_capacity(loaded, 64), 0);
   launch_spin(loaded, (unsigned)sms * 4, 256, 1000);
   r = read_regions(loaded, 0, 1);
-  check("overflow_drops", r->events == 64 && r->dropped == want - 64, "kept %llu, dropped %llu of %llu",
-        (unsigned long long)r->events, (unsigned long long)r->dropped, (unsigned long long)want);
-  gpujit_region_report_free(r);
+  /* back to the default before checking: a failed check must not leave the next tests 64 events */
   assert_int_equal(gpujit_loaded_regions_capacity(loaded, GPUJIT_REGIONS_DEFAULT_EVENTS), 0);
+  check("overflow_drops", r->events >= 2 && r->events <= 64 && r->events + r->dropped == want && r->unmatched == 0,
+        "kept %llu, dropped %llu of %llu made, unmatched %llu", (unsigned long long)r->events,
+        (unsigned long long)r->dropped, (unsigned long long)want, (unsigned long long)r->unmatched);
+  gpujit_region_report_free(r);
+  /* the next reset empties the slots: a launch records again */
+  assert_int_equal(gpujit_loaded_regions_reset(loaded), 0);
+  launch_spin(loaded, 2, 64, 1000);
+  r = read_regions(loaded, 0, 1);
+  check("overflow_then_reset", r->events == 8 && r->dropped == 0, "kept %llu, dropped %llu after a reset (want 8, 0)",
+        (unsigned long long)r->events, (unsigned long long)r->dropped);
+  gpujit_region_report_free(r);
 }
 
 static int build(gpujit_module **m, int regions)
@@ -418,7 +503,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_regions__spin_reads_n_cycles), cmocka_unit_test(test_regions__nested_and_looped),
-      cmocka_unit_test(test_regions__two_streams_at_once), cmocka_unit_test(test_regions__cub_block_reduce),
+      cmocka_unit_test(test_regions__globaltimer_advances), cmocka_unit_test(test_regions__diverged_lanes),        cmocka_unit_test(test_regions__two_streams_at_once), cmocka_unit_test(test_regions__cub_block_reduce),
       cmocka_unit_test(test_regions__graph_launch),        cmocka_unit_test(test_regions__agrees_with_cupti),
       cmocka_unit_test(test_regions__cost),                cmocka_unit_test(test_regions__overflow_drops),
       cmocka_unit_test(test_regions__timers_read_their_launches),

@@ -19,7 +19,7 @@ def test_include_dir_holds_the_header():
 def test_regions_true_defines_the_state(tmp_path):
     on = gpujit.build(EXAMPLE, cache=tmp_path, arch="compute_90", regions=True)
     off = gpujit.build(EXAMPLE, cache=tmp_path, arch="compute_90")
-    assert b"gpujit_regions[32]" in on.image
+    assert b"gpujit_regions[56]" in on.image
     assert b"gpujit_regions" not in off.image
     assert on.cache_key != off.cache_key
 

@@ -3,16 +3,24 @@
 #include "helpers.h"
 
 #include "gpujit.h"
+#include "run/device.h"
 
 #define W GPUJIT_REGIONS_EVENT_WORDS
 
 static const gpujit_region_name names[] = {{0x10, "A"}, {0x20, "B"}, {0x30, "A"}};
 
-/* One event into `ev` at index i. */
-static void put(uint64_t *ev, size_t i, uint64_t name, uint64_t clk, uint64_t gt, uint32_t unit, uint32_t sm, int end)
+/* One event into `ev` at index i, of launch `launch` (%gridid's low 15 bits). */
+static void put_l(uint64_t *ev, size_t i, uint64_t name, uint64_t clk, uint64_t gt, uint32_t unit, uint32_t sm,
+                  uint32_t launch, int end)
 {
   ev[W * i + 0] = name, ev[W * i + 1] = clk, ev[W * i + 2] = gt;
-  ev[W * i + 3] = (uint64_t)unit | ((uint64_t)sm << 32) | ((uint64_t)(end != 0) << 63);
+  ev[W * i + 3] = (uint64_t)unit | ((uint64_t)sm << 32) | ((uint64_t)(launch & 0x7fffu) << 48) |
+                  ((uint64_t)(end != 0) << 63);
+}
+
+static void put(uint64_t *ev, size_t i, uint64_t name, uint64_t clk, uint64_t gt, uint32_t unit, uint32_t sm, int end)
+{
+  put_l(ev, i, name, clk, gt, unit, sm, 0, end);
 }
 
 static const gpujit_region_stat *row(const gpujit_region_report *r, const char *name)
@@ -67,6 +75,76 @@ static void test_kregions__nested_and_looped(void **state)
   assert_true(b->unit_imbalance == 1);
   assert_int_equal(r->min_call_cycles, 40);
   gpujit_region_report_free(r);
+}
+
+/* Two launches of one kernel: unit 0 of each writes through whichever hardware slot it got, so
+ * their events interleave in the buffer (A of launch 1 begins, A of launch 2 begins, then each
+ * ends). Paired per launch, each call is 100 cycles at depth 0; paired by unit alone, the first
+ * end would close launch 2's begin (a negative time, and a false nesting). */
+static void test_kregions__launches_pair_apart(void **state)
+{
+  uint64_t ev[W * 4];
+  size_t n = 0;
+  gpujit_region_report *r = NULL;
+  (void)state;
+  put_l(ev, n++, 0x10, 100, 1000, 0, 1, 7, 0);
+  put_l(ev, n++, 0x10, 5000, 9000, 0, 2, 8, 0);
+  put_l(ev, n++, 0x10, 200, 1100, 0, 1, 7, 1);
+  put_l(ev, n++, 0x10, 5100, 9100, 0, 2, 8, 1);
+  assert_int_equal(gpujit_regions_analyze(&r, ev, n, 0, names, 3, 2000, 2, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_int_equal(r->unmatched, 0);
+  assert_int_equal(row(r, "A")->calls, 2);
+  assert_true(row(r, "A")->cycles_max == 100 && row(r, "A")->cycles_median == 100);
+  assert_true(row(r, "A")->ns_max == 100);
+  assert_int_equal(row(r, "A")->depth, 0);
+  /* one unit, 100 ns in each of two launches of 1000 ns: 10 %, not 20 % (units counted once) */
+  assert_true(row(r, "A")->share > 0.0999 && row(r, "A")->share < 0.1001);
+  gpujit_region_report_free(r);
+}
+
+/* Events dropped: the share stays a unit's time per launch over a launch's time, over the
+ * (launch, unit) pairs that were recorded; it is never over 1 for a region that fills each unit's
+ * whole launch. Launch 1 recorded units 0 and 1, launch 2 only unit 0 (unit 1's were dropped). */
+static void test_kregions__share_per_unit_launch(void **state)
+{
+  uint64_t ev[W * 6];
+  size_t n = 0;
+  gpujit_region_report *r = NULL;
+  (void)state;
+  put_l(ev, n++, 0x10, 0, 0, 0, 1, 1, 0);
+  put_l(ev, n++, 0x10, 0, 0, 1, 2, 1, 0);
+  put_l(ev, n++, 0x10, 900, 900, 0, 1, 1, 1);
+  put_l(ev, n++, 0x10, 900, 900, 1, 2, 1, 1);
+  put_l(ev, n++, 0x10, 0, 2000, 0, 1, 2, 0);
+  put_l(ev, n++, 0x10, 900, 2900, 0, 1, 2, 1);
+  assert_int_equal(gpujit_regions_analyze(&r, ev, n, 2, names, 3, 2000, 2, GPUJIT_REGION_SCOPE_WARP), 0);
+  assert_true(r->kernel_ns == 2000);
+  assert_true(row(r, "A")->share > 0.8999 && row(r, "A")->share < 0.9001);
+  gpujit_region_report_free(r);
+}
+
+/* Where the device's events lie (gpujit__regions_layout): 4 chunks of 4 events, 6 claims (2 found
+ * none left), a slot in chunk 1 with 2 written, a slot past its full chunk 2, a slot with 1 in
+ * chunk 3, a full slot that dropped 3, one never used, and 2 lost (a slot past the table). */
+static void test_kregions__layout_of_chunks(void **state)
+{
+  uint64_t slots[5] = {6, 12, 13, (3ull << 32) | 0xffffffffu, 0};
+  uint32_t fill[4] = {0, 0, 0, 0};
+  uint64_t used = 0, kept = 0, dropped = 0;
+  (void)state;
+  gpujit__regions_layout(slots, 5, 6, 2, 16, 4, fill, &used, &kept, &dropped);
+  assert_int_equal(used, 4);
+  assert_int_equal(fill[0], 4);
+  assert_int_equal(fill[1], 2);
+  assert_int_equal(fill[2], 4);
+  assert_int_equal(fill[3], 1);
+  assert_int_equal(kept, 11);
+  assert_int_equal(dropped, 5);
+  /* nothing claimed yet: nothing read, whatever a slot says */
+  gpujit__regions_layout(slots, 5, 0, 0, 16, 4, fill, &used, &kept, &dropped);
+  assert_int_equal(used, 0);
+  assert_int_equal(kept, 0);
+  assert_int_equal(dropped, 3);
 }
 
 /* An end with no begin, a begin never ended (a break out of a region), an end of another
@@ -143,14 +221,14 @@ static void test_kregions__format_says_dropped(void **state)
   (void)state;
   assert_int_equal(gpujit_regions_analyze(&r, ev, n, 5, names, 3, 1000, 1, GPUJIT_REGION_SCOPE_WARP), 0);
   assert_int_equal(r->dropped, 5);
-  /* 8 of 13 events kept: the share is against the part of the kernels they cover */
-  assert_true(r->kernel_ns > 615.38 && r->kernel_ns < 615.39);
+  /* the kernel's time as given: the share is per (launch, unit) that ran the region */
+  assert_true(r->kernel_ns == 1000);
   assert_int_equal(gpujit_region_report_format(&text, r), 0);
   assert_non_null(strstr(text, "regions (one warp records; 1 launch, 8 events)"));
   assert_non_null(strstr(text, "dropped 5 events"));
   assert_non_null(strstr(text, "\n  A "));
   assert_non_null(strstr(text, "\n    B ")); /* nested: indented */
-  assert_non_null(strstr(text, " 24.4%")); /* 150 ns a unit of 615 */
+  assert_non_null(strstr(text, " 15.0%")); /* 150 ns a unit of 1000 */
   assert_non_null(strstr(text, "shortest call 40 cycles"));
   gpujit_free(text);
   gpujit_region_report_free(r);
@@ -261,7 +339,7 @@ static char *code_of(const void *img, size_t size, size_t *len)
   return out;
 }
 
-static gpujit_module *build_text(const char *text, int regions)
+static gpujit_module *build_text_as(const char *text, int regions, gpujit_output_kind output)
 {
   gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
   const char *defs[] = {"GPUJIT_REGIONS"};
@@ -269,6 +347,7 @@ static gpujit_module *build_text(const char *text, int regions)
   gpujit_module *m = NULL;
   int err;
   o.arch = "sm_90";
+  o.output = output;
   o.lineinfo = 0; /* lines shift by the #include: compare code, not line tables */
   o.defines = defs, o.defines_count = regions ? 1 : 0;
   err = gpujit_module_build_sources(&m, &src, 1, &o);
@@ -278,6 +357,128 @@ static gpujit_module *build_text(const char *text, int regions)
     fail_msg("build: %s\n%s", gpujit_error_last(), gpujit_error_log() ? gpujit_error_log() : "");
   return m;
 }
+
+/* ---- the event path in PTX: a path to the event's stores with no atomic -------------------- */
+
+#define MAX_BLOCKS 256
+
+typedef struct ptx_block {
+  char label[48];
+  const char *start, *end;
+  int atom, stores, falls; /* falls: runs on into the next block */
+  char target[48];         /* the branch at its end, "" none */
+} ptx_block;
+
+/* The basic blocks of the function whose name contains `name`: cut at labels and after branches. */
+static int ptx_blocks(const char *ptx, const char *name, ptx_block *b)
+{
+  const char *f = strstr(ptx, name), *p, *end;
+  int n = 0;
+  assert_non_null(f);
+  f = strstr(f, "\n{");
+  assert_non_null(f);
+  end = strstr(f, "\n}");
+  assert_non_null(end);
+  memset(&b[0], 0, sizeof(b[0]));
+  b[0].start = f, b[0].falls = 1;
+  for (p = strchr(f + 1, '\n'); p && p < end; p = strchr(p + 1, '\n')) {
+    const char *l = p + 1;
+    while (*l == ' ' || *l == '\t')
+      l++;
+    if (*l == '$' && n + 1 < MAX_BLOCKS) { /* a label starts a block */
+      const char *c = strchr(l, ':');
+      b[n].end = l;
+      n++;
+      memset(&b[n], 0, sizeof(b[n]));
+      snprintf(b[n].label, sizeof(b[n].label), "%.*s", (int)(c - l), l);
+      b[n].start = l, b[n].falls = 1;
+      continue;
+    }
+    const char *eol = strchr(l, '\n');
+    if (!strncmp(l, "atom.global", 11))
+      b[n].atom++;
+    if (!strncmp(l, "st.global.u64", 13) || !strncmp(l, "st.u64", 6)) /* the buffer's address is generic */
+      b[n].stores++;
+    if (!strncmp(l, "ret", 3) || !strncmp(l, "bra", 3) || (*l == '@' && strstr(l, " bra") && strstr(l, " bra") < eol)) {
+      const char *t = strchr(l, '$');
+      if (t && t < eol)
+        snprintf(b[n].target, sizeof(b[n].target), "%.*s", (int)strcspn(t, ";\n"), t);
+      b[n].falls = *l == '@'; /* a predicated branch may fall through */
+      if (n + 1 < MAX_BLOCKS) {
+        b[n].end = eol;
+        n++;
+        memset(&b[n], 0, sizeof(b[n]));
+        b[n].start = eol, b[n].falls = 1;
+      }
+    }
+  }
+  b[n].end = end;
+  return n + 1;
+}
+
+/* Whether the block with the event's four stores is reached from the entry through blocks with
+ * no atom.global (the stores' own block included). */
+static int stores_without_atomic(const ptx_block *b, int n)
+{
+  int seen[MAX_BLOCKS] = {0}, stack[MAX_BLOCKS], top = 0;
+  if (b[0].atom)
+    return 0;
+  stack[top++] = 0, seen[0] = 1;
+  while (top) {
+    int i = stack[--top];
+    if (b[i].stores >= 4)
+      return 1;
+    for (int j = 0; j < n; j++) {
+      int edge = (j == i + 1 && b[i].falls) || (b[i].target[0] && !strcmp(b[j].label, b[i].target));
+      if (edge && !seen[j] && !b[j].atom)
+        seen[j] = 1, stack[top++] = j;
+    }
+  }
+  return 0;
+}
+
+/* With regions on, the recording function has a path from its entry to the event's stores that
+ * runs no atomic (a warp's event in its current chunk), and its atomics (a chunk's claim, a slot
+ * past the table) are on other paths; the kernel itself has none. In every scope. */
+static void test_kregions__event_path_has_no_atomic(void **state)
+{
+  static const char *const scopes[] = {"", "#define GPUJIT_REGIONS_SCOPE GPUJIT_REGIONS_BLOCK\n",
+                                       "#define GPUJIT_REGIONS_SCOPE GPUJIT_REGIONS_THREAD\n"};
+  (void)state;
+  for (size_t i = 0; i < 3; i++) {
+    char text[2048];
+    ptx_block *b = calloc(MAX_BLOCKS, sizeof(*b));
+    gpujit_module *m;
+    const char *ptx, *kernel;
+    size_t size = 0;
+    int n, atoms = 0;
+    char *copy;
+    snprintf(text, sizeof(text), "%s#include <gpujit/regions.cuh>\n%s", scopes[i], KERNEL_BODY);
+    m = build_text_as(text, 1, GPUJIT_OUTPUT_PTX);
+    ptx = gpujit_module_image(m, &size);
+    copy = strndup(ptx, size);
+    n = ptx_blocks(copy, "gpujit__regions_store", b);
+    for (int k = 0; k < n; k++)
+      atoms += b[k].atom;
+    assert_int_equal(atoms, 2); /* the chunk's claim, and the count of a slot past the table */
+    assert_true(stores_without_atomic(b, n));
+    kernel = strstr(copy, ".entry k(");
+    assert_non_null(kernel);
+    assert_null(strstr(kernel, "atom.")); /* the kernel's own code: none (the function is not inlined) */
+    if (i == 0) { /* warp scope: each event's lanes meet again after the recording lane's call */
+      size_t calls = 0, syncs = 0;
+      for (const char *c = strstr(kernel, "call.uni"); c; c = strstr(c + 1, "call.uni"))
+        calls++;
+      for (const char *c = strstr(kernel, "bar.warp.sync"); c; c = strstr(c + 1, "bar.warp.sync"))
+        syncs++;
+      assert_true(calls >= 3 && syncs == calls);
+    }
+    free(copy), free(b);
+    gpujit_module_free(m);
+  }
+}
+
+static gpujit_module *build_text(const char *text, int regions) { return build_text_as(text, regions, GPUJIT_OUTPUT_CUBIN); }
 
 /* Regions off: the header and its macros leave the kernel's code byte for byte as without
  * them; on, the code changes and the module declares the state gpujit binds. */
@@ -322,6 +523,9 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kregions__nested_and_looped),
+      cmocka_unit_test(test_kregions__launches_pair_apart),
+      cmocka_unit_test(test_kregions__share_per_unit_launch),
+      cmocka_unit_test(test_kregions__layout_of_chunks),
       cmocka_unit_test(test_kregions__unmatched),
       cmocka_unit_test(test_kregions__interleaved_by_divergence),
       cmocka_unit_test(test_kregions__percentiles_and_unknown_name),
@@ -332,6 +536,7 @@ int main(void)
       cmocka_unit_test(test_kregions__include_dir),
       cmocka_unit_test(test_kregions__off_is_the_same_sass),
       cmocka_unit_test(test_kregions__scopes_compile),
+      cmocka_unit_test(test_kregions__event_path_has_no_atomic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,7 @@
 $GPUJIT build -q --no-cache --regions --arch compute_90 -o on.ptx "$EXAMPLES/phase_timing.cu" || exit 1
 $GPUJIT build -q --no-cache --arch compute_90 -o off.ptx "$EXAMPLES/phase_timing.cu" || exit 1
 for f in on off; do
-  echo "$f: $(grep -c 'gpujit_regions\[32\]' $f.ptx) state, $(grep -c '^\.global .align 1 .b8 \$str' $f.ptx) names"
+  echo "$f: $(grep -c 'gpujit_regions\[56\]' $f.ptx) state, $(grep -c '^\.global .align 1 .b8 \$str' $f.ptx) names"
 done
 export GPUJIT_LIBCUDA=/nonexistent/libcuda.so.1
 $GPUJIT run --regions --arch sm_90 --no-cache "$EXAMPLES/phase_timing.cu" --grid 8 --block 128 --arg i32:1024 \
