@@ -167,6 +167,11 @@ else
 fi
 echo "== bench_regions: the cost, with and without regions in alternated rounds"
 build-gpu/bench/bench_regions 7 2>&1 | tee "$out/regions_bench.txt" | grep -E "^(CHECK|RESULT|SKIPPED)|bench_regions:"
+echo "== regions_micro: the recording path taken apart (each piece's latency and full-GPU cost)"
+if command -v nvcc >/dev/null; then
+  nvcc -O3 -arch=native -o build-gpu/regions_micro bench/regions_micro.cu >>"$out/regions_bench.txt" 2>&1 &&
+    build-gpu/regions_micro 2>&1 | tee -a "$out/regions_bench.txt" | grep -E "^RESULT|SKIPPED|error"
+fi
 echo "== gpujit run --regions examples/phase_timing.cu: the table, the JSON, the trace"
 ex=(examples/phase_timing.cu --grid 1024 --block 128 --arg i32:131072 --arg i32:8 --arg buf:f32:131072:random
     --arg buf:f32:131072:zeros,out=checksum)

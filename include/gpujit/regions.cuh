@@ -38,7 +38,7 @@
 #ifndef GPUJIT_REGIONS_CUH
 #define GPUJIT_REGIONS_CUH
 
-#define GPUJIT_REGIONS_ABI 2
+#define GPUJIT_REGIONS_ABI 3
 #define GPUJIT_REGIONS_WARP 0
 #define GPUJIT_REGIONS_BLOCK 1
 #define GPUJIT_REGIONS_THREAD 2
@@ -49,43 +49,67 @@
 #define GPUJIT_REGIONS_SCOPE GPUJIT_REGIONS_WARP
 #endif
 
-/* What the host finds with cuModuleGetGlobal("gpujit_regions") and fills in. */
+/* What the host finds with cuModuleGetGlobal("gpujit_regions") and fills in: read-only while a
+ * kernel runs, so it lives in the constant bank (a read costs what a kernel parameter's does). */
 struct gpujit_regions_state {
   unsigned int abi;             /* GPUJIT_REGIONS_ABI, so a host refuses a layout it does not know */
   unsigned int scope;           /* GPUJIT_REGIONS_SCOPE of the module */
   unsigned long long *events;   /* 4 words per event; 0 until the host binds a buffer */
   unsigned long long capacity;  /* events: a whole number of chunks */
-  unsigned long long claimed;   /* chunks claimed (one atomicAdd each); past capacity / chunk, none left */
+  unsigned long long *counters; /* [0] chunks claimed (one atomicAdd each; past capacity / chunk, none
+                                   left), [1] events of a slot past nslots (counted, never written) */
   unsigned long long *slots;    /* per hardware slot: next event index (low 32 bits; ~0u: no chunk
                                    left), events dropped (high 32 bits) */
-  unsigned long long lost;      /* events of a slot past nslots (counted, never written) */
+  unsigned long long reserved;
   unsigned int nslots;
   unsigned int chunk;           /* events per chunk, a power of two */
 };
 
 #ifdef GPUJIT_REGIONS_EXTERN
-extern "C" __device__ struct gpujit_regions_state gpujit_regions;
+extern "C" __constant__ struct gpujit_regions_state gpujit_regions;
 #else
-extern "C" __device__ struct gpujit_regions_state gpujit_regions = {GPUJIT_REGIONS_ABI, GPUJIT_REGIONS_SCOPE, 0, 0, 0,
-                                                                    0, 0, 0, 0};
+extern "C" __constant__ struct gpujit_regions_state gpujit_regions = {GPUJIT_REGIONS_ABI, GPUJIT_REGIONS_SCOPE, 0, 0,
+                                                                      0, 0, 0, 0, 0};
 #endif
 
 #define GPUJIT__REGIONS_FULL 0xffffffffu
 #define GPUJIT__REGIONS_WARP_SLOTS 64u /* hardware warp slots per SM (%warpid < 64 on every GPU so far) */
 
+/* The special registers below are read without `volatile`: they do not change while a warp runs,
+ * so the compiler reads them once per kernel, not once per event (a migrated warp after compute
+ * preemption keeps the slot it started on: see docs/regions.md). */
+static __device__ __forceinline__ unsigned int gpujit__regions_smid(void)
+{
+  unsigned int v;
+  asm("mov.u32 %0, %%smid;" : "=r"(v));
+  return v;
+}
+
+static __device__ __forceinline__ unsigned long long gpujit__regions_gridid(void)
+{
+  unsigned long long v;
+  asm("mov.u64 %0, %%gridid;" : "=l"(v));
+  return v;
+}
+
+static __device__ __forceinline__ unsigned int gpujit__regions_block(void)
+{
+  return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+}
+
+static __device__ __forceinline__ unsigned int gpujit__regions_tid(void)
+{
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
 static __device__ __forceinline__ unsigned int gpujit__regions_unit(void)
 {
-  unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
 #if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_BLOCK
-  return block;
+  return gpujit__regions_block();
+#elif GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
+  return gpujit__regions_block() * (blockDim.x * blockDim.y * blockDim.z) + gpujit__regions_tid();
 #else
-  unsigned int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-#if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
-  return block * (blockDim.x * blockDim.y * blockDim.z) + tid;
-#else
-  unsigned int warps = (blockDim.x * blockDim.y * blockDim.z + 31u) / 32u;
-  return block * warps + tid / 32u;
-#endif
+  return gpujit__regions_block() * ((blockDim.x * blockDim.y * blockDim.z + 31u) / 32u) + gpujit__regions_tid() / 32u;
 #endif
 }
 
@@ -94,12 +118,12 @@ static __device__ __forceinline__ unsigned int gpujit__regions_unit(void)
 static __device__ __forceinline__ unsigned int gpujit__regions_slot(unsigned int sm)
 {
   unsigned int w;
-  asm volatile("mov.u32 %0, %%warpid;" : "=r"(w));
+  asm("mov.u32 %0, %%warpid;" : "=r"(w));
   if (w >= GPUJIT__REGIONS_WARP_SLOTS)
     return 0xffffffffu;
 #if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
   unsigned int lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
   return (sm * GPUJIT__REGIONS_WARP_SLOTS + w) * 32u + lane;
 #else
   return sm * GPUJIT__REGIONS_WARP_SLOTS + w;
@@ -117,45 +141,73 @@ static __device__ __forceinline__ unsigned long long gpujit__regions_globaltimer
   return ((unsigned long long)hi2 << 32) | (hi2 == hi ? lo : 0u);
 }
 
-/* One event of the recording thread. An end reads the clocks first; a begin finds its position
- * first (the slot's load, and at a chunk's end the claim) and reads them last, so a region's
- * cycles hold as little of the recording as can be. */
-static __device__ __noinline__ void gpujit__regions_store(const char *name, bool end)
+/* The recording thread's next event index. In the warp and block scopes a warp keeps it in shared
+ * memory for its life, tagged with its launch and block (shared memory holds whatever the block
+ * before left there): the slot's word in global memory is read once, at the warp's first event,
+ * and written at each, for the next warp on that slot. A thread of the thread scope has no such
+ * place and reads its slot's word at every event. Returns ~0u where the slot is out of range. */
+static __device__ __forceinline__ unsigned int gpujit__regions_pos(unsigned int slot, unsigned long long tag,
+                                                                   unsigned int **cache)
 {
-  unsigned long long clk = 0, t = 0, s, grid, *sp, *e;
-  unsigned int sm, slot, pos;
+  if (slot >= gpujit_regions.nslots)
+    return GPUJIT__REGIONS_FULL - 1u;
+#if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
+  (void)tag;
+  *cache = 0;
+  return *(volatile unsigned int *)(gpujit_regions.slots + slot);
+#else
+  __shared__ unsigned long long gpujit__regions_tag[32];
+  __shared__ unsigned int gpujit__regions_next[32];
+  unsigned int w = GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_BLOCK ? 0u : gpujit__regions_tid() / 32u;
+  *cache = &gpujit__regions_next[w];
+  if (gpujit__regions_tag[w] != tag) { /* the warp's first event */
+    gpujit__regions_tag[w] = tag;
+    gpujit__regions_next[w] = *(volatile unsigned int *)(gpujit_regions.slots + slot);
+  }
+  return gpujit__regions_next[w];
+#endif
+}
+
+/* One event of the recording thread. An end reads the clocks first; a begin finds its position
+ * first (and at a chunk's end the claim) and reads them last, so a region's cycles hold as little
+ * of the recording as can be. */
+static __device__ __forceinline__ void gpujit__regions_store(const char *name, bool end)
+{
+  unsigned long long clk = 0, t = 0, grid, *e;
+  unsigned int sm, slot, pos, *cache;
   if (end)
     clk = clock64(), t = gpujit__regions_globaltimer();
   if (!gpujit_regions.events)
     return;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  slot = gpujit__regions_slot(sm);
-  if (slot >= gpujit_regions.nslots) { /* a GPU with more SMs or warp slots than the host allowed for */
-    atomicAdd(&gpujit_regions.lost, 1ull);
+  sm = gpujit__regions_smid(), grid = gpujit__regions_gridid(), slot = gpujit__regions_slot(sm);
+  pos = gpujit__regions_pos(slot, grid << 32 | gpujit__regions_block(), &cache);
+  if (pos == GPUJIT__REGIONS_FULL - 1u) { /* a GPU with more SMs or warp slots than the host allowed for */
+    atomicAdd(gpujit_regions.counters + 1, 1ull);
     return;
   }
-  sp = gpujit_regions.slots + slot;
-  s = *sp;
-  pos = (unsigned int)s;
   if (pos != GPUJIT__REGIONS_FULL && (pos & (gpujit_regions.chunk - 1u)) == 0u) { /* chunk used up */
-    unsigned long long c = atomicAdd(&gpujit_regions.claimed, 1ull);
+    unsigned long long c = atomicAdd(gpujit_regions.counters, 1ull);
     pos = (c + 1ull) * gpujit_regions.chunk <= gpujit_regions.capacity ? (unsigned int)(c * gpujit_regions.chunk)
                                                                        : GPUJIT__REGIONS_FULL;
   }
-  if (pos == GPUJIT__REGIONS_FULL) { /* no room: counted in the slot, never written */
-    *sp = (((s >> 32) + 1ull) << 32) | GPUJIT__REGIONS_FULL;
+  if (pos == GPUJIT__REGIONS_FULL) { /* no room: counted in the slot's high word, never written */
+    unsigned int *dropped = (unsigned int *)(gpujit_regions.slots + slot) + 1;
+    if (cache)
+      *cache = GPUJIT__REGIONS_FULL;
+    ((unsigned int *)(gpujit_regions.slots + slot))[0] = GPUJIT__REGIONS_FULL;
+    *dropped = *(volatile unsigned int *)dropped + 1u;
     return;
   }
   if (!end)
     t = gpujit__regions_globaltimer(), clk = clock64();
-  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
   e = gpujit_regions.events + 4ull * pos;
-  e[0] = (unsigned long long)name;
-  e[1] = clk;
-  e[2] = t;
-  e[3] = (unsigned long long)gpujit__regions_unit() | ((unsigned long long)(sm & 0xffffu) << 32) |
-         ((grid & 0x7fffull) << 48) | ((unsigned long long)end << 63);
-  *sp = (s & 0xffffffff00000000ull) | (pos + 1u);
+  ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
+  ((ulonglong2 *)e)[1] = make_ulonglong2(t, (unsigned long long)gpujit__regions_unit() |
+                                                ((unsigned long long)(sm & 0xffffu) << 32) |
+                                                ((grid & 0x7fffull) << 48) | ((unsigned long long)end << 63));
+  if (cache)
+    *cache = pos + 1u;
+  ((unsigned int *)(gpujit_regions.slots + slot))[0] = pos + 1u;
 }
 
 /* A begin: who records is the lowest active lane, and the warp's active lanes wait for it (without
