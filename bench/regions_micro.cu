@@ -65,11 +65,26 @@ template <int V> __device__ __forceinline__ void body(const char *name, bool end
   unsigned long long grid = sreg_gridid<V>();
   if (V == 3) { sink += clk ^ t ^ sm ^ w ^ grid; return; }
   const state &st = (V == 4 || V == 7) ? g_state : c_state;
+  if (V == 12 || V == 13) { // lower bounds: the position in a register (what a compiler pass could do)
+    unsigned p = (unsigned)sink, wb = threadIdx.x / 32u;
+    if ((p & 63u) == 0u && V == 12) p = (unsigned)(atomicAdd(st.counters, 1ull) * 64u);
+    if (V == 13) { // a ring of 64 events per warp in shared memory, never written out
+      __shared__ ulonglong2 ring[4][128];
+      ring[wb][(2 * p) & 127] = make_ulonglong2((unsigned long long)name, clk);
+      ring[wb][(2 * p + 1) & 127] = make_ulonglong2(t, grid ^ sm ^ ((unsigned long long)end << 63));
+    } else {
+      unsigned long long *e = st.events + 4ull * (p & (unsigned)(st.capacity - 1));
+      ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
+      ((ulonglong2 *)e)[1] = make_ulonglong2(t, grid ^ sm ^ ((unsigned long long)end << 63));
+    }
+    sink = p + 1u;
+    return;
+  }
   unsigned slot = sm * 64u + w;
   if (slot >= st.nslots) return;
   unsigned long long *sp = st.slots + slot, s, *e;
   unsigned pos;
-  if (V == 6 || V == 9 || V == 10) { // position kept in shared memory for the warp's life, tagged with (launch, block)
+  if (V == 6 || V == 9 || V == 10 || V == 11) { // position kept in shared memory for the warp's life, tagged with (launch, block)
     __shared__ unsigned long long tag[32];
     __shared__ unsigned p[32];
     unsigned wb = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32u;
@@ -82,13 +97,14 @@ template <int V> __device__ __forceinline__ void body(const char *name, bool end
     }
     if (pos == 0xffffffffu) return;
     e = st.events + 4ull * pos;
-    if (V == 10) {
+    if (V >= 10) {
       ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
       ((ulonglong2 *)e)[1] = make_ulonglong2(t, grid ^ sm ^ ((unsigned long long)end << 63));
     } else
       e[0] = (unsigned long long)name, e[1] = clk, e[2] = t, e[3] = grid ^ sm ^ ((unsigned long long)end << 63);
     p[wb] = pos + 1u;
-    *sp = pos + 1u;
+    if (V != 11)
+      *sp = pos + 1u;
     return;
   }
   s = *sp;
@@ -145,7 +161,9 @@ template <int V> __global__ void thr(int iters, int work, float *out)
 
 static const char *names[] = {"none", "clock64", "+globaltimer", "+smid,warpid,gridid", "layout2 (global state, noinline)",
                               "constant state, noinline", "constant state, shared position", "global state, inline",
-                              "inline, hoisted sregs, const, global slot", "V8 + shared position", "V9 + 16-byte stores"};
+                              "inline, hoisted sregs, const, global slot", "V8 + shared position", "V9 + 16-byte stores",
+                              "V10 without the slot word's store", "register position, global stores (bound)",
+                              "register position, shared ring (bound)"};
 
 template <int V> static void run(int sms, float *out, unsigned long long *dout, float base_ms, float *ms_out)
 {
@@ -215,6 +233,9 @@ int main()
   run<8>(sms, out, dout, base, &ms);
   run<9>(sms, out, dout, base, &ms);
   run<10>(sms, out, dout, base, &ms);
+  run<11>(sms, out, dout, base, &ms);
+  run<12>(sms, out, dout, base, &ms);
+  run<13>(sms, out, dout, base, &ms);
   run<0>(sms, out, dout, base, &ms);
   return 0;
 }

@@ -24,8 +24,10 @@
  * Where an event goes, without a global atomic per event: the buffer is cut into chunks of
  * `chunk` events. Each hardware warp slot of each SM (%smid, %warpid; times 32 lanes in the thread
  * scope) owns one word of `slots`: the index of its next event, and how many it dropped. A slot
- * writes into its current chunk and claims the next free chunk with one atomicAdd on `claimed`
- * only when that chunk is full, so one atomic per `chunk` events. Only the warp occupying a slot
+ * writes into its current chunk and claims the next free chunk with one atomicAdd on the claimed
+ * counter only when that chunk is full, so one atomic per `chunk` events. The recording is inlined
+ * at each event site and reads the state from the constant bank, so an event costs its clock reads,
+ * the slot's load, two 16-byte stores and the slot's store (docs/regions.md, Cost). Only the warp occupying a slot
  * touches its word, so warps of two kernels of one module running at once (two streams) never
  * share a chunk position, and a warp that finds no chunk left drops the event and counts it in its
  * slot: nothing is ever written past the buffer. The layout and the state below are version
@@ -141,31 +143,16 @@ static __device__ __forceinline__ unsigned long long gpujit__regions_globaltimer
   return ((unsigned long long)hi2 << 32) | (hi2 == hi ? lo : 0u);
 }
 
-/* The recording thread's next event index. In the warp and block scopes a warp keeps it in shared
- * memory for its life, tagged with its launch and block (shared memory holds whatever the block
- * before left there): the slot's word in global memory is read once, at the warp's first event,
- * and written at each, for the next warp on that slot. A thread of the thread scope has no such
- * place and reads its slot's word at every event. Returns ~0u where the slot is out of range. */
-static __device__ __forceinline__ unsigned int gpujit__regions_pos(unsigned int slot, unsigned long long tag,
-                                                                   unsigned int **cache)
+/* The recording thread's next event index: its slot's word in global memory, read at every event.
+ * (Kept in shared memory for the warp's life it would cost an event less, but nothing a warp can
+ * read tells its first event from one left there by a block before it: a CUDA graph's replays run
+ * with the same %gridid, measured, so a tag of launch and block matches a stale entry.) Returns
+ * ~0u - 1 where the slot is out of range. */
+static __device__ __forceinline__ unsigned int gpujit__regions_pos(unsigned int slot)
 {
   if (slot >= gpujit_regions.nslots)
     return GPUJIT__REGIONS_FULL - 1u;
-#if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
-  (void)tag;
-  *cache = 0;
-  return *(volatile unsigned int *)(gpujit_regions.slots + slot);
-#else
-  __shared__ unsigned long long gpujit__regions_tag[32];
-  __shared__ unsigned int gpujit__regions_next[32];
-  unsigned int w = GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_BLOCK ? 0u : gpujit__regions_tid() / 32u;
-  *cache = &gpujit__regions_next[w];
-  if (gpujit__regions_tag[w] != tag) { /* the warp's first event */
-    gpujit__regions_tag[w] = tag;
-    gpujit__regions_next[w] = *(volatile unsigned int *)(gpujit_regions.slots + slot);
-  }
-  return gpujit__regions_next[w];
-#endif
+  return *(const unsigned int *)(gpujit_regions.slots + slot);
 }
 
 /* One event of the recording thread. An end reads the clocks first; a begin finds its position
@@ -174,13 +161,13 @@ static __device__ __forceinline__ unsigned int gpujit__regions_pos(unsigned int 
 static __device__ __forceinline__ void gpujit__regions_store(const char *name, bool end)
 {
   unsigned long long clk = 0, t = 0, grid, *e;
-  unsigned int sm, slot, pos, *cache;
+  unsigned int sm, slot, pos;
   if (end)
     clk = clock64(), t = gpujit__regions_globaltimer();
   if (!gpujit_regions.events)
     return;
   sm = gpujit__regions_smid(), grid = gpujit__regions_gridid(), slot = gpujit__regions_slot(sm);
-  pos = gpujit__regions_pos(slot, grid << 32 | gpujit__regions_block(), &cache);
+  pos = gpujit__regions_pos(slot);
   if (pos == GPUJIT__REGIONS_FULL - 1u) { /* a GPU with more SMs or warp slots than the host allowed for */
     atomicAdd(gpujit_regions.counters + 1, 1ull);
     return;
@@ -191,11 +178,8 @@ static __device__ __forceinline__ void gpujit__regions_store(const char *name, b
                                                                        : GPUJIT__REGIONS_FULL;
   }
   if (pos == GPUJIT__REGIONS_FULL) { /* no room: counted in the slot's high word, never written */
-    unsigned int *dropped = (unsigned int *)(gpujit_regions.slots + slot) + 1;
-    if (cache)
-      *cache = GPUJIT__REGIONS_FULL;
-    ((unsigned int *)(gpujit_regions.slots + slot))[0] = GPUJIT__REGIONS_FULL;
-    *dropped = *(volatile unsigned int *)dropped + 1u;
+    unsigned int *word = (unsigned int *)(gpujit_regions.slots + slot);
+    word[1] = word[1] + 1u, word[0] = GPUJIT__REGIONS_FULL;
     return;
   }
   if (!end)
@@ -205,8 +189,6 @@ static __device__ __forceinline__ void gpujit__regions_store(const char *name, b
   ((ulonglong2 *)e)[1] = make_ulonglong2(t, (unsigned long long)gpujit__regions_unit() |
                                                 ((unsigned long long)(sm & 0xffffu) << 32) |
                                                 ((grid & 0x7fffull) << 48) | ((unsigned long long)end << 63));
-  if (cache)
-    *cache = pos + 1u;
   ((unsigned int *)(gpujit_regions.slots + slot))[0] = pos + 1u;
 }
 
