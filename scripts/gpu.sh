@@ -91,6 +91,9 @@ echo "== gpujit.profile in a plain python (in-process): PyTorch MLP and CuPy Raw
 scripts/gpu_python.sh "$out" "$prefix" --install-only >"$out/inproc_install.txt" 2>&1 || tail -5 "$out/inproc_install.txt"
 PYTHONPATH="/tmp/gpujit-site${PYTHONPATH:+:$PYTHONPATH}" python3 tests/profile/gpu/inproc.py "$out/inproc" 2>&1 |
   tee "$out/inproc.txt" | grep -E "^(CHECK|RESULT|SKIP)"
+echo "== the head start and the check's helpers in a Python process building 50 cached modules (the package installed above)"
+PYTHONPATH="/tmp/gpujit-site${PYTHONPATH:+:$PYTHONPATH}" python3 bench/bench_head_start.py --gpujit "$g" --python python3 \
+  --rounds "${GPUJIT_HEAD_ROUNDS:-9}" 2>&1 | tee -a "$out/inproc.txt" | grep -E "^(RESULT|SKIP|CHECK)"
 fi
 if part timing; then
 echo "== event timing against ncu (saxpy, 256M elements, about 1.2 ms)"
