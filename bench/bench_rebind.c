@@ -7,7 +7,8 @@
  * segment (GPUJIT_BENCH_REBIND=full), and the default, the pages written. Prints medians and the
  * spread, and the rebinding's own part from the measuring note; checks the held pointers were
  * rebound and put back in both.
- * Usage: bench_rebind [PAIRS (7)] [OBJECTS (300)] [EVERY (128)] */
+ * Usage: bench_rebind [PAIRS (7)] [OBJECTS (300)] [EVERY (128)] [ONLY: full or default, the other not run
+ * (to profile one)] */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench_util.h"
@@ -23,8 +25,16 @@
 
 typedef struct figures {
   double enter, leave, rebind, put_back, read_mib, writable_mib;
+  double enter_cpu, leave_cpu, rebind_cpu, put_back_cpu; /* this thread's CPU time: holds on a loaded machine */
   int ok;
 } figures;
+
+static double cpu_ms(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
 
 static double after(const char *notes, const char *key)
 {
@@ -51,7 +61,7 @@ static figures measure(const char *mode, int objects, size_t every, const char *
   void (*touch)(size_t, void *) = NULL;
   void *(*held)(size_t) = NULL;
   const char *notes;
-  double t0;
+  double t0, c0;
   if (!big || !real)
     return f;
   *(void **)&touch = dlsym(big, "big_touch");
@@ -68,19 +78,21 @@ static figures measure(const char *mode, int objects, size_t every, const char *
   setenv("GPUJIT_BENCH_REBIND", mode, 1);
   o.inject_path = BENCH_INJECT;
   o.no_cupti = 1;
-  t0 = gpujit__now_us();
+  t0 = gpujit__now_us(), c0 = cpu_ms();
   if (gpujit_profile_start(&s, &o) != 0)
     return f;
-  f.enter = (gpujit__now_us() - t0) / 1e3;
+  f.enter = (gpujit__now_us() - t0) / 1e3, f.enter_cpu = cpu_ms() - c0;
   f.ok = held(every) != real;
-  t0 = gpujit__now_us();
+  t0 = gpujit__now_us(), c0 = cpu_ms();
   if (gpujit_profile_stop(s, &p) != 0)
     return f;
-  f.leave = (gpujit__now_us() - t0) / 1e3;
+  f.leave = (gpujit__now_us() - t0) / 1e3, f.leave_cpu = cpu_ms() - c0;
   f.ok &= held(every) == real;
   notes = gpujit_profile_notes(p);
   f.rebind = after(notes, "rebinding took ");
   f.put_back = after(notes, "putting back took ");
+  f.rebind_cpu = after(strstr(notes, "rebinding took "), "(");
+  f.put_back_cpu = after(strstr(notes, "putting back took "), "(");
   f.writable_mib = mib_before(notes, "MiB of writable segments");
   f.read_mib = mib_before(notes, "MiB of them read");
   gpujit_profile_free(p);
@@ -124,8 +136,9 @@ int main(int argc, char **argv)
 {
   int pairs = argc > 1 ? atoi(argv[1]) : 7, objects = argc > 2 ? atoi(argv[2]) : 300, bad = 0;
   size_t every = argc > 3 ? (size_t)atol(argv[3]) : 128;
+  const char *only = argc > 4 ? argv[4] : "";
   char dir[] = "/tmp/bench-rebind-XXXXXX", cmd[PATH_MAX * 2];
-  double v[6][2][64];
+  double v[10][2][64];
   figures last[2] = {{0}};
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor); /* NVRTC loaded, as in a program that uses it */
@@ -141,12 +154,15 @@ int main(int argc, char **argv)
   for (int r = 0; r < pairs; r++)
     for (int k = 0; k < 2; k++) {
       int which = (k + r) % 2; /* 0: the former scan, 1: the default; alternating which goes first */
-      figures f = round_in_child(which ? "v" : "full", objects, every, dir);
-      double *to[6] = {&v[0][which][r], &v[1][which][r], &v[2][which][r], &v[3][which][r], &v[4][which][r],
-                       &v[5][which][r]};
+      figures f = {0};
+      if (!*only || !strcmp(only, which ? "default" : "full"))
+        f = round_in_child(which ? "v" : "full", objects, every, dir);
+      else
+        f.ok = 1;
       bad += !f.ok;
-      *to[0] = f.enter, *to[1] = f.rebind, *to[2] = f.leave, *to[3] = f.put_back, *to[4] = f.read_mib;
-      *to[5] = f.writable_mib;
+      v[0][which][r] = f.enter, v[1][which][r] = f.rebind, v[2][which][r] = f.leave, v[3][which][r] = f.put_back;
+      v[4][which][r] = f.read_mib, v[5][which][r] = f.writable_mib, v[6][which][r] = f.enter_cpu;
+      v[7][which][r] = f.rebind_cpu, v[8][which][r] = f.leave_cpu, v[9][which][r] = f.put_back_cpu;
       last[which] = f;
     }
   printf("bench_rebind: an object with a 512 MiB .bss (1 page in %zu written) and an 8 MiB .data, %d more objects, "
@@ -157,6 +173,10 @@ int main(int argc, char **argv)
   row("  of it, rebinding", v[1][0], v[1][1], pairs);
   row("block exit (stop)", v[2][0], v[2][1], pairs);
   row("  of it, putting back", v[3][0], v[3][1], pairs);
+  row("entry, CPU ms", v[6][0], v[6][1], pairs);
+  row("  of it, rebinding", v[7][0], v[7][1], pairs);
+  row("exit, CPU ms", v[8][0], v[8][1], pairs);
+  row("  of it, putting back", v[9][0], v[9][1], pairs);
   row("MiB read", v[4][0], v[4][1], pairs);
   printf("  MiB of writable segments: %.1f; held pointers rebound and put back in every round: %s\n",
          last[1].writable_mib, bad ? "NO" : "yes");

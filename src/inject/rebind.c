@@ -302,11 +302,22 @@ static int add_known(struct dl_phdr_info *info, size_t size, void *payload)
   return 0;
 }
 
-static double ms_since(const struct timespec *t0)
+/* Wall and this thread's CPU time, for the measuring note (the CPU time holds on a loaded machine). */
+typedef struct clocks {
+  struct timespec wall, cpu;
+} clocks;
+
+static clocks clocks_now(void)
 {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+  clocks c;
+  clock_gettime(CLOCK_MONOTONIC, &c.wall);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c.cpu);
+  return c;
+}
+
+static double ms_between(const struct timespec *a, const struct timespec *b)
+{
+  return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
 }
 
 /* $GPUJIT_BENCH_REBIND, the measuring switch: "full" reads every page as the former scan did;
@@ -320,10 +331,9 @@ static const char *measuring(void)
 size_t gji_rebind_start(void)
 {
   size_t found = 0;
-  struct timespec t0;
   const char *m = measuring();
+  clocks t0 = clocks_now(), t1;
   gji_scan_stats s;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
   pthread_mutex_lock(&lock);
   ntable = 0, ndone = 0, npatches = 0, adds_seen = 0, by_value = 0, by_slot = 0;
   scan_mode = m && !strcmp(m, "full") ? GJI_SCAN_FULL : GJI_SCAN_WRITTEN;
@@ -334,10 +344,12 @@ size_t gji_rebind_start(void)
   rebind_new();
   s = scanned;
   pthread_mutex_unlock(&lock);
+  t1 = clocks_now();
   if (m)
     gji_note("rebind-measure",
-             "%s=%s: rebinding took %.2f ms: %zu objects, %.1f MiB of writable segments, %.1f MiB of them read "
-             "(%s); %zu words by value, %zu slots", "GPUJIT_BENCH_REBIND", m, ms_since(&t0), s.objects,
+             "%s=%s: rebinding took %.2f ms (%.2f ms of CPU): %zu objects, %.1f MiB of writable segments, %.1f MiB "
+             "of them read (%s); %zu words by value, %zu slots", "GPUJIT_BENCH_REBIND", m,
+             ms_between(&t0.wall, &t1.wall), ms_between(&t0.cpu, &t1.cpu), s.objects,
              (double)s.writable / 1048576.0, (double)s.scanned / 1048576.0,
              scan_mode == GJI_SCAN_FULL ? "every page" : s.pagemap ? "the pages written" : "every page: no pagemap",
              by_value, by_slot);
@@ -357,28 +369,69 @@ static int still_loaded(struct dl_phdr_info *info, size_t size, void *payload)
   return (uintptr_t)info->dlpi_addr == *(uintptr_t *)payload;
 }
 
+/* The objects loaded now, by base address: a list to search (NULL: none could be made). */
+typedef struct bases {
+  uintptr_t *at;
+  size_t n, cap;
+} bases;
+
+static int add_base(struct dl_phdr_info *info, size_t size, void *payload)
+{
+  bases *b = payload;
+  (void)size;
+  if (b->n == b->cap) {
+    uintptr_t *m = realloc(b->at, (b->cap ? b->cap * 2 : 256) * sizeof(*m));
+    if (!m) {
+      free(b->at), b->at = NULL;
+      return 1;
+    }
+    b->at = m, b->cap = b->cap ? b->cap * 2 : 256;
+  }
+  b->at[b->n++] = (uintptr_t)info->dlpi_addr;
+  return 0;
+}
+
+static int by_address(const void *x, const void *y)
+{
+  uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+static bool loaded(const bases *b, uintptr_t base)
+{
+  if (!b->at) /* no list: ask the loader */
+    return dl_iterate_phdr(still_loaded, &base) != 0;
+  return bsearch(&base, b->at, b->n, sizeof(base), by_address) != NULL;
+}
+
 void gji_rebind_stop(void)
 {
-  struct timespec t0;
+  clocks t0 = clocks_now(), t1;
   size_t back = 0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  bases b = {NULL, 0, 0};
   pthread_mutex_lock(&lock);
   __atomic_store_n(&on, 0, __ATOMIC_RELEASE);
-  gji_maps_read();
+  if (npatches) {
+    gji_maps_read();
+    dl_iterate_phdr(add_base, &b);
+  }
+  if (b.at)
+    qsort(b.at, b.n, sizeof(b.at[0]), by_address);
   for (size_t i = npatches; i-- > 0;) {
     patch *p = &patches[i];
-    uintptr_t base = p->base;
     /* an object unloaded since has nothing to put back (its pages are gone) */
-    if (!dl_iterate_phdr(still_loaded, &base) || !gji_maps_find((uintptr_t)p->where))
+    if (!loaded(&b, p->base) || !gji_maps_find((uintptr_t)p->where))
       continue;
     if (__atomic_load_n(p->where, __ATOMIC_ACQUIRE) == p->now && put(p->where, p->was) == 0)
       back++;
   }
+  free(b.at);
   npatches = 0;
   pthread_mutex_unlock(&lock);
+  t1 = clocks_now();
   if (measuring())
-    gji_note("rebind-measure-end", "%s: putting back took %.2f ms: %zu words and slots", "GPUJIT_BENCH_REBIND",
-             ms_since(&t0), back);
+    gji_note("rebind-measure-end", "%s: putting back took %.2f ms (%.2f ms of CPU): %zu words and slots",
+             "GPUJIT_BENCH_REBIND", ms_between(&t0.wall, &t1.wall), ms_between(&t0.cpu, &t1.cpu), back);
 }
 
 /* ---- dlsym, for the objects rebound: the look-up the caller asked for, the wrapper of a watched

@@ -229,7 +229,6 @@ static bool written(uint64_t e) { return (e & PM_SWAP) || (e & (PM_PRESENT | PM_
 static void open_pagemap(void)
 {
   uint64_t e = 0;
-  page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
   pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (pagemap < 0)
     return;
@@ -242,26 +241,47 @@ static void open_pagemap(void)
   }
 }
 
-/* The written pages of [a, b) (a private mapping's), read. */
-static void scan_written(uintptr_t a, uintptr_t b, gji_scan_hit_fn hit, void *payload)
+/* The written pages of [from, to), as e[] says for the pages from p on. */
+static void scan_written(uintptr_t from, uintptr_t to, uintptr_t p, const uint64_t *e, gji_scan_hit_fn hit,
+                         void *payload)
+{
+  size_t i = (from - p) / page_size, end = (to - p + page_size - 1) / page_size;
+  while (i < end) {
+    size_t j = i + 1;
+    bool w = written(e[i]);
+    uintptr_t a, b;
+    while (j < end && written(e[j]) == w)
+      j++;
+    a = p + i * page_size, b = p + j * page_size;
+    if (w)
+      scan_words(a > from ? a : from, b < to ? b : to, hit, payload);
+    i = j;
+  }
+}
+
+/* [a, b), a writable segment: what pagemap says of its pages read once for them all (one read for
+ * a small object's), then each readable mapping of it (a page not mapped readable is not read). */
+static void scan_segment(uintptr_t a, uintptr_t b, gji_scan_hit_fn hit, void *payload)
 {
   static uint64_t e[4096]; /* under rebind.c's lock */
-  uintptr_t p = a & ~(page_size - 1);
-  while (p < b) {
+  const size_t most = sizeof(e) / sizeof(e[0]);
+  for (uintptr_t p = a & ~(page_size - 1); p < b;) {
     size_t n = (b - p + page_size - 1) / page_size;
-    n = n < sizeof(e) / sizeof(e[0]) ? n : sizeof(e) / sizeof(e[0]);
-    if (pread(pagemap, e, n * sizeof(e[0]), (off_t)(p / page_size * sizeof(e[0]))) != (ssize_t)(n * sizeof(e[0]))) {
-      scan_words(p > a ? p : a, b, hit, payload); /* not said: read it all */
-      return;
-    }
-    for (size_t i = 0, j; i < n; i = j) {
-      uintptr_t from, to;
-      for (j = i + 1; j < n && written(e[j]) == written(e[i]); j++)
-        ;
-      if (!written(e[i]))
-        continue;
-      from = p + i * page_size, to = p + j * page_size;
-      scan_words(from > a ? from : a, to < b ? to : b, hit, payload);
+    uintptr_t lo = p > a ? p : a, hi;
+    bool have;
+    n = n < most ? n : most;
+    hi = p + n * page_size < b ? p + n * page_size : b;
+    have = mode == GJI_SCAN_WRITTEN && pagemap >= 0 &&
+           pread(pagemap, e, n * sizeof(e[0]), (off_t)(p / page_size * sizeof(e[0]))) == (ssize_t)(n * sizeof(e[0]));
+    for (size_t i = first_after(lo); i < nregions && regions[i].start < hi; i++) {
+      const gji_region *r = &regions[i];
+      uintptr_t from = r->start > lo ? r->start : lo, to = r->end < hi ? r->end : hi;
+      if (mode == GJI_SCAN_FULL)
+        scan_every_word(from, to, hit, payload);
+      else if (have && r->private_map)
+        scan_written(from, to, p, e, hit, payload);
+      else /* pagemap not read, or shared memory: every page */
+        scan_words(from, to, hit, payload);
     }
     p += n * page_size;
   }
@@ -270,6 +290,7 @@ static void scan_written(uintptr_t a, uintptr_t b, gji_scan_hit_fn hit, void *pa
 void gji_scan_begin(gji_scan_mode m, gji_scan_stats *s)
 {
   mode = m, stats = s;
+  page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
   if (m == GJI_SCAN_WRITTEN)
     open_pagemap();
   s->pagemap = pagemap >= 0;
@@ -295,16 +316,7 @@ void gji_scan_object(const struct dl_phdr_info *info, gji_scan_hit_fn hit, void 
     a = ((uintptr_t)info->dlpi_addr + ph->p_vaddr + 7) & ~(uintptr_t)7;
     b = ((uintptr_t)info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(uintptr_t)7;
     stats->writable += b > a ? b - a : 0;
-    /* each readable mapping of the segment (a page not mapped readable is not read) */
-    for (size_t i = first_after(a); i < nregions && regions[i].start < b; i++) {
-      const gji_region *r = &regions[i];
-      uintptr_t from = r->start > a ? r->start : a, to = r->end < b ? r->end : b;
-      if (mode == GJI_SCAN_FULL)
-        scan_every_word(from, to, hit, payload);
-      else if (pagemap >= 0 && r->private_map)
-        scan_written(from, to, hit, payload);
-      else
-        scan_words(from, to, hit, payload);
-    }
+    if (b > a)
+      scan_segment(a, b, hit, payload);
   }
 }
