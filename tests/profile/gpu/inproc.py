@@ -184,16 +184,21 @@ def check(name, ok, msg):
     print("CHECK %s %s: %s" % ("PASS" if ok else "FAIL", name, msg), flush=True)
 
 
-def run(name, script, *args, extra_env=None):
-    path = os.path.join(out, "inproc_%s.py" % name)  # not cupy.py: the script's folder comes first on sys.path
+def run(name, script, *args, extra_env=None, script_as=None, quiet=False):
+    """`script` run in a fresh interpreter; its last line of output, parsed. `script_as`: the file it
+    is written to; `quiet`: its output kept only if it fails (few files come back from the GPU
+    machine)."""
+    path = os.path.join(out, "inproc_%s.py" % (script_as or name))  # not cupy.py: the script's folder is on sys.path
     with open(path, "w") as f:
         f.write(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUJIT_PROFILE") and k != "CUDA_INJECTION64_PATH"}
     env["CUPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="cupy-cache-", dir=out)  # CuPy compiles, not its cache
+    env["USE_PYTORCH_KERNEL_CACHE"] = "0"  # the jiterator compiles each run, not its disk cache's kernel
     env.update(extra_env or {})
     r = subprocess.run([sys.executable, path] + list(args), capture_output=True, text=True, env=env, timeout=500)
-    with open(os.path.join(out, name + ".log"), "w") as f:
-        f.write(r.stdout + "\n--- stderr\n" + r.stderr)
+    if not quiet or r.returncode != 0:
+        with open(os.path.join(out, ("entry" if quiet else name) + ".log"), "a" if quiet else "w") as f:
+            f.write(r.stdout + "\n--- stderr\n" + r.stderr)
     if r.returncode != 0:
         check(name + "-run", False, "exit %d: %s" % (r.returncode, r.stderr[-400:]))
         return None
@@ -240,7 +245,8 @@ def entry_checks():
     got = {"default": [], "full": []}
     for r in range(3):
         for how in (("default", "full") if r % 2 == 0 else ("full", "default")):
-            g = run("entry_%s_%d" % (how, r), ENTER, extra_env={"GPUJIT_BENCH_REBIND": "v" if how == "default" else "full"})
+            g = run("entry-%s" % how, ENTER, extra_env={"GPUJIT_BENCH_REBIND": "v" if how == "default" else "full"},
+                    script_as="entry", quiet=True)
             if g:
                 got[how].append(g)
     for how, runs in got.items():
