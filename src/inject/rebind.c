@@ -334,6 +334,7 @@ size_t gji_rebind_start(void)
   const char *m = measuring();
   clocks t0 = clocks_now(), t1;
   gji_scan_stats s;
+  size_t values, slots;
   pthread_mutex_lock(&lock);
   ntable = 0, ndone = 0, npatches = 0, adds_seen = 0, by_value = 0, by_slot = 0;
   scan_mode = m && !strcmp(m, "full") ? GJI_SCAN_FULL : GJI_SCAN_WRITTEN;
@@ -342,7 +343,7 @@ size_t gji_rebind_start(void)
   gji_scan_set(reals, wrappers, ntable);
   __atomic_store_n(&on, 1, __ATOMIC_RELEASE);
   rebind_new();
-  s = scanned;
+  s = scanned, values = by_value, slots = by_slot;
   pthread_mutex_unlock(&lock);
   t1 = clocks_now();
   if (m)
@@ -352,7 +353,7 @@ size_t gji_rebind_start(void)
              ms_between(&t0.wall, &t1.wall), ms_between(&t0.cpu, &t1.cpu), s.objects,
              (double)s.writable / 1048576.0, (double)s.scanned / 1048576.0,
              scan_mode == GJI_SCAN_FULL ? "every page" : s.pagemap ? "the pages written" : "every page: no pagemap",
-             by_value, by_slot);
+             values, slots);
   return found;
 }
 
