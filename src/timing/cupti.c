@@ -48,6 +48,7 @@ static struct {
   bool callbacks_on, external; /* the launch callbacks; external correlation records */
   char no_sub_why[256];
   int windows;              /* open timed windows (CUPTI regions), process-wide */
+  uint64_t next_ids;        /* the last window's block of external ids */
   gpujit__cupti_rec *recs; /* complete records not yet taken; `external` holds the correlation id */
   size_t nrec, caprec;
   corr *corrs;
@@ -346,10 +347,20 @@ void gpujit__cupti_stop(void)
   C.started = false;
 }
 
-void gpujit__cupti_window(int delta)
+uint64_t gpujit__cupti_window_open(void)
+{
+  uint64_t base;
+  pthread_mutex_lock(&C.lock);
+  C.windows++;
+  base = C.next_ids += (uint64_t)1 << 32; /* from 2^32: below the benchmark's, never 0 */
+  pthread_mutex_unlock(&C.lock);
+  return base;
+}
+
+void gpujit__cupti_window_close(void)
 {
   pthread_mutex_lock(&C.lock);
-  C.windows += delta;
+  C.windows--;
   pthread_mutex_unlock(&C.lock);
 }
 
@@ -404,12 +415,12 @@ int gpujit__cupti_take(gpujit__cupti_rec **out, size_t *count, uint64_t first, u
       continue;
     }
     r.external = hit->external;
-    if (r.external > last) {
-      C.recs[keep++] = C.recs[i];
+    if (r.external > last || r.external < first) {
+      /* a later region's, or another window's: kept (an earlier one's, none open: done with) */
+      if (r.external > last || C.windows)
+        C.recs[keep++] = C.recs[i];
       continue;
     }
-    if (r.external < first)
-      continue;
     if (!(p = gpujit__grow(res, &cap, n, sizeof(*p), 64))) {
       err = GPUJIT_ENOMEM;
       break;
@@ -423,7 +434,7 @@ int gpujit__cupti_take(gpujit__cupti_rec **out, size_t *count, uint64_t first, u
   { /* correlations of what was taken are done with */
     size_t kc = 0;
     for (size_t i = 0; i < C.ncorr; i++)
-      if (C.corrs[i].external > last)
+      if (C.corrs[i].external > last || (C.windows && C.corrs[i].external < first))
         C.corrs[kc++] = C.corrs[i];
     C.ncorr = kc;
   }

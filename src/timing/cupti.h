@@ -51,9 +51,12 @@ void gpujit__cupti_callbacks(bool on);
 int gpujit__cupti_external(bool on);
 /** Why gpujit holds no subscriber ("" when it does, or CUPTI is not started). */
 const char *gpujit__cupti_no_callback_why(void);
-/** A timed window (a device's outermost CUPTI region) opens (+1) or closes (-1): records no one
- *  claimed are kept while any window is open (they may be another device's). */
-void gpujit__cupti_window(int delta);
+/** A timed window (a device's outermost CUPTI region) opens: records no one claims are kept while
+ *  any is open (they may be another device's). @return the first of the window's external ids, a
+ *  block of 2^32 no other window shares (devices' windows may overlap). */
+uint64_t gpujit__cupti_window_open(void);
+/** The window closes (before its records are taken). */
+void gpujit__cupti_window_close(void);
 /**
  * Flush CUPTI's buffers (call after synchronising) and move every complete record whose
  * correlation id is one of `ids` (ascending, `nids` of them) into `out` (caller frees), its

@@ -129,7 +129,7 @@ static void detach(gpujit_device *g, void *payload)
 {
   gpujit__timing *t = payload;
   if (t->depth && t->source != GPUJIT_TIMER_EVENTS)
-    gpujit__cupti_window(-1); /* freed inside a region: its window closes with it */
+    gpujit__cupti_window_close(); /* freed inside a region: its window closes with it */
   for (size_t i = 0; i < t->nrec && t->source == GPUJIT_TIMER_EVENTS; i++) {
     g->d->cuEventDestroy(t->recs[i].start);
     g->d->cuEventDestroy(t->recs[i].end);
@@ -200,7 +200,7 @@ int gpujit_timing_begin(gpujit_device *g, unsigned filter)
       t->by_callback = gpujit__cupti_by_callback();
       if (!t->by_callback && (err = gpujit__cupti_external(true)) < 0)
         return err;
-      gpujit__cupti_window(+1);
+      t->id_base = gpujit__cupti_window_open();
     }
     if (!t->rwatch) /* the outermost region is a window for kernel regions (unless a benchmark's is open) */
       gpujit__rwatch_open(t), t->rwatch_timer = true;
@@ -370,7 +370,7 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
     return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_end without gpujit_timing_begin");
   t->depth--;
   if (t->depth == 0 && t->source != GPUJIT_TIMER_EVENTS)
-    gpujit__cupti_window(-1); /* closed before its records are taken: others' are no longer kept for it */
+    gpujit__cupti_window_close(); /* before its records are taken: others' are no longer kept for it */
   filter = t->filters[t->depth];
   from = t->starts[t->depth];
   t->any_filter = 0;
@@ -420,7 +420,7 @@ done:
       gpujit__timing_give_event(t, t->recs[i].start);
       gpujit__timing_give_event(t, t->recs[i].end);
     }
-    t->id_base += t->nrec;
+    t->id_base += t->nrec; /* events: unused; CUPTI: the next window takes a block of its own */
     t->nrec = 0;
     t->nacts = 0;
   }
