@@ -260,6 +260,7 @@ int main(int argc, char **argv)
   if (b.cupti) {
     target(b.callback ? "cupti" : "cupti(ids)", t, C_GJ, C_RAW, rounds);
     target("cupti_ids_vs_raw_ids", t, C_GJ_ID, C_ID, rounds);
+    printf("CHECK cupti_ties_by_callback %s\n", b.callback ? "PASS" : "FAIL (another holds CUPTI's subscriber)");
     check(&b, b.callback ? "cupti" : "cupti(ids)", C_GJ);
     check(&b, "cupti_ids", C_GJ_ID);
   } else {
