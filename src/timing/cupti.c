@@ -278,26 +278,26 @@ int gpujit__cupti_external(bool on)
   return 0;
 }
 
-/* Ours, or someone else's already: then timed activities are tied by external ids. */
-static void subscribe(void)
+int gpujit__cupti_tie(void)
 {
   CUptiResult r;
-  if (C.sub)
-    return;
+  if (!C.started || C.sub)
+    return 0;
   if ((r = C.subscribe(&C.sub, on_call, NULL)) != CUPTI_SUCCESS) {
+    /* someone else's already: timed activities are tied by external ids */
     C.sub = NULL;
     snprintf(C.no_sub_why, sizeof(C.no_sub_why), "cuptiSubscribe: %s", result_text(r));
-    return;
+    return gpujit__cupti_external(true);
   }
   C.no_sub_why[0] = '\0';
   gpujit__cupti_callbacks(true);
+  return 0;
 }
 
 int gpujit__cupti_start(bool concurrent)
 {
   CUptiResult r;
   uint64_t ts = 0;
-  int err;
   pthread_mutex_lock(&C.lock);
   if (!load()) {
     pthread_mutex_unlock(&C.lock);
@@ -317,11 +317,6 @@ int gpujit__cupti_start(bool concurrent)
     if ((r = C.enable(kinds[i])) != CUPTI_SUCCESS)
       return gpujit__error(GPUJIT_EUNSUPPORTED, "CUPTI timing is unavailable: cuptiActivityEnable: %s",
                            result_text(r));
-  if (!C.started) {
-    subscribe();
-    if (!C.sub && (err = gpujit__cupti_external(true)) < 0)
-      return err;
-  }
   /* CUPTI's clock against the trace clock, sampled back to back. */
   if (C.timestamp(&ts) == CUPTI_SUCCESS)
     C.offset_us = (double)ts / 1e3 - gpujit__now_us();

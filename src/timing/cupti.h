@@ -39,6 +39,10 @@ void gpujit__cupti_stop(void);
  * and popped after each, and CUPTI's driver-API and external-correlation records tie them.
  */
 extern _Thread_local uint32_t gpujit__cupti_corr;
+/** After gpujit__cupti_start, for a timer: subscribe (the launch callbacks on), or where another
+ *  holds the subscriber, external ids on. A capture alone never subscribes. @return 0, or
+ *  GPUJIT_EUNSUPPORTED with CUPTI's reason. */
+int gpujit__cupti_tie(void);
 /** Whether timed activities are tied by the callback now (subscribed and its callbacks on). */
 bool gpujit__cupti_by_callback(void);
 /** Turn the launch callbacks on or off (nothing where gpujit is not subscribed). */

@@ -457,7 +457,7 @@ int gpujit_timing_set_source(gpujit_device *g, gpujit_timer_source source)
     return gpujit__error(GPUJIT_EINVAL, "the timer cannot change while a timed region is open");
   if (source != GPUJIT_TIMER_EVENTS) {
     g->d->cuCtxSetCurrent(g->ctx);
-    if ((err = gpujit__cupti_start(source == GPUJIT_TIMER_CUPTI_CONCURRENT)) < 0)
+    if ((err = gpujit__cupti_start(source == GPUJIT_TIMER_CUPTI_CONCURRENT)) < 0 || (err = gpujit__cupti_tie()) < 0)
       return err;
   } else if (t->source != GPUJIT_TIMER_EVENTS) {
     gpujit__cupti_stop();

@@ -482,6 +482,31 @@ static void test_timer__cupti_ids_when_subscriber_taken(void **state)
   free_device(g, l);
 }
 
+/* A process-wide capture starts CUPTI but never takes its one subscriber: a profiler the program
+ * starts later may; a timer selected then ties by ids. */
+static void test_timer__capture_leaves_the_subscriber(void **state)
+{
+  gpujit_loaded *l;
+  gpujit_device *g;
+  gpujit_capture *cap = NULL;
+  gpujit_timing_result *res = NULL;
+  size_t n = 0;
+  void *other;
+  (void)state;
+  if (!cupti_ready())
+    skip();
+  assert_int_equal(gpujit_capture_begin(&cap, GPUJIT_TIMING_ALL), 0);
+  other = other_subscriber(true, NULL); /* fails the test where the capture subscribed */
+  g = fake_device(0, &l, fns, 3);
+  assert_int_equal(gpujit_timing_set_source(g, GPUJIT_TIMER_CUPTI), 0);
+  assert_false(gpujit__cupti_by_callback());
+  assert_int_equal(gpujit_timing_set_source(g, GPUJIT_TIMER_EVENTS), 0);
+  gpujit_capture_end(cap, &res, &n, NULL); /* no driver to wait for here: it ends all the same */
+  gpujit_free(res);
+  other_subscriber(false, other);
+  free_device(g, l);
+}
+
 /* The fake libcupti as the toolkit's: $CUDA_PATH/lib64/libcupti.so, looked for before any use. */
 static void use_fake_cupti(void)
 {
@@ -515,6 +540,7 @@ int main(void)
       cmocka_unit_test(test_timer__cupti_two_devices),
       cmocka_unit_test(test_timer__cupti_two_devices_ids),
       cmocka_unit_test(test_timer__cupti_ids_when_subscriber_taken),
+      cmocka_unit_test(test_timer__capture_leaves_the_subscriber),
   };
   use_fake_cupti();
   return cmocka_run_group_tests(tests, NULL, NULL);
