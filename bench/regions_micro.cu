@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
+#define GPUJIT_REGIONS
+#include <gpujit/regions.cuh> // V18: the header itself (nvcc -I include)
 
 struct state {
   unsigned long long *events, capacity, *slots, *counters, claimed;
@@ -59,15 +61,23 @@ template <int V> __device__ __forceinline__ void body(const char *name, bool end
 {
   unsigned long long clk = clock64();
   if (V == 1) { sink += clk; return; }
-  unsigned long long t = gtimer();
+  unsigned long long t;
+  if (V == 14 || V == 16) { // %globaltimer's low 32 bits alone: one read (the host unwraps it)
+    unsigned lo;
+    asm volatile("mov.u32 %0, %%globaltimer_lo;" : "=r"(lo));
+    t = lo;
+  } else if (V == 15 || V == 17)
+    t = 0; // no %globaltimer at the event
+  else
+    t = gtimer();
   if (V == 2) { sink += clk ^ t; return; }
   unsigned sm = sreg_smid<V>(), w = sreg_warpid<V>();
   unsigned long long grid = sreg_gridid<V>();
   if (V == 3) { sink += clk ^ t ^ sm ^ w ^ grid; return; }
   const state &st = (V == 4 || V == 7) ? g_state : c_state;
-  if (V == 12 || V == 13) { // lower bounds: the position in a register (what a compiler pass could do)
+  if (V == 12 || V == 13 || V == 16 || V == 17) { // lower bounds: the position in a register (what a compiler pass could do)
     unsigned p = (unsigned)sink, wb = threadIdx.x / 32u;
-    if ((p & 63u) == 0u && V == 12) p = (unsigned)(atomicAdd(st.counters, 1ull) * 64u);
+    if ((p & 63u) == 0u && V != 13) p = (unsigned)(atomicAdd(st.counters, 1ull) * 64u);
     if (V == 13) { // a ring of 64 events per warp in shared memory, never written out
       __shared__ ulonglong2 ring[4][128];
       ring[wb][(2 * p) & 127] = make_ulonglong2((unsigned long long)name, clk);
@@ -127,6 +137,11 @@ template <int V> __device__ __noinline__ void rec_call(const char *name, bool en
 template <int V> __device__ __forceinline__ void rec(const char *name, bool end, unsigned long long &sink)
 {
   if (V == 0) return;
+  if (V == 18) {
+    if (end) gpujit_region_end(name);
+    else gpujit_region_begin(name);
+    return;
+  }
   unsigned m = __activemask(), lt;
   asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
   if ((m & lt) == 0u) {
@@ -163,7 +178,10 @@ static const char *names[] = {"none", "clock64", "+globaltimer", "+smid,warpid,g
                               "constant state, noinline", "constant state, shared position", "global state, inline",
                               "inline, hoisted sregs, const, global slot", "V8 + shared position", "V9 + 16-byte stores",
                               "V10 without the slot word's store", "register position, global stores (bound)",
-                              "register position, shared ring (bound)"};
+                              "register position, shared ring (bound)",
+                              "V8 with %globaltimer_lo alone", "V8 without %globaltimer",
+                              "register position, %globaltimer_lo alone", "register position, no %globaltimer",
+                              "gpujit/regions.cuh as built"};
 
 template <int V> static void run(int sms, float *out, unsigned long long *dout, float base_ms, float *ms_out)
 {
@@ -173,7 +191,7 @@ template <int V> static void run(int sms, float *out, unsigned long long *dout, 
   state z{};
   cudaMemcpyFromSymbol(&z, c_state, sizeof z);
   cudaMemset(z.slots, 0, (size_t)z.nslots * 8);
-  cudaMemset(z.counters, 0, 8);
+  cudaMemset(z.counters, 0, 64);
   cudaMemcpyToSymbol(g_state, &z, sizeof z);
   lat<V><<<1, 32>>>(iters, dout);
   cudaMemcpy(h, dout, 16, cudaMemcpyDeviceToHost);
@@ -182,7 +200,7 @@ template <int V> static void run(int sms, float *out, unsigned long long *dout, 
   float best = 1e30f;
   for (int r = 0; r < 7; r++) {
     cudaMemset(z.slots, 0, (size_t)z.nslots * 8);
-    cudaMemset(z.counters, 0, 8);
+    cudaMemset(z.counters, 0, 64);
     cudaMemcpyToSymbol(g_state, &z, sizeof z);
     cudaEventRecord(a);
     thr<V><<<sms * 8, 128>>>(titers, work, out);
@@ -215,6 +233,8 @@ int main()
   cudaMalloc(&s.counters, 64);
   cudaMemcpyToSymbol(g_state, &s, sizeof s);
   cudaMemcpyToSymbol(c_state, &s, sizeof s);
+  gpujit_regions_state hs{GPUJIT_REGIONS_ABI, GPUJIT_REGIONS_SCOPE, s.events, s.capacity, s.counters + 2, s.slots, 0, s.nslots, s.chunk};
+  cudaMemcpyToSymbol(gpujit_regions, &hs, sizeof hs);
   float *out;
   unsigned long long *dout;
   cudaMalloc(&out, (size_t)sms * 8 * 128 * 4);
@@ -236,6 +256,11 @@ int main()
   run<11>(sms, out, dout, base, &ms);
   run<12>(sms, out, dout, base, &ms);
   run<13>(sms, out, dout, base, &ms);
+  run<14>(sms, out, dout, base, &ms);
+  run<15>(sms, out, dout, base, &ms);
+  run<16>(sms, out, dout, base, &ms);
+  run<17>(sms, out, dout, base, &ms);
+  run<18>(sms, out, dout, base, &ms);
   run<0>(sms, out, dout, base, &ms);
   return 0;
 }

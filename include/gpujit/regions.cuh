@@ -70,8 +70,11 @@ struct gpujit_regions_state {
 #ifdef GPUJIT_REGIONS_EXTERN
 extern "C" __constant__ struct gpujit_regions_state gpujit_regions;
 #else
-extern "C" __constant__ struct gpujit_regions_state gpujit_regions = {GPUJIT_REGIONS_ABI, GPUJIT_REGIONS_SCOPE, 0, 0,
-                                                                      0, 0, 0, 0, 0};
+/* A definition in an extern "C" block (not `extern "C"` before it with an initializer, which nvcc
+ * registers on the host without defining: a program built with nvcc then fails to link). */
+extern "C" {
+__constant__ struct gpujit_regions_state gpujit_regions = {GPUJIT_REGIONS_ABI, GPUJIT_REGIONS_SCOPE, 0, 0, 0, 0, 0, 0, 0};
+}
 #endif
 
 #define GPUJIT__REGIONS_FULL 0xffffffffu
