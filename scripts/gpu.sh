@@ -172,7 +172,7 @@ echo "== bench_regions: the cost, with and without regions in alternated rounds"
 build-gpu/bench/bench_regions 7 2>&1 | tee "$out/regions_bench.txt" | grep -E "^(CHECK|RESULT|SKIPPED)|bench_regions:"
 echo "== regions_micro: the recording path taken apart (each piece's latency and full-GPU cost)"
 if command -v nvcc >/dev/null; then
-  nvcc -O3 -arch=native -o build-gpu/regions_micro bench/regions_micro.cu >>"$out/regions_bench.txt" 2>&1 &&
+  nvcc -O3 -arch=native -I include -o build-gpu/regions_micro bench/regions_micro.cu >>"$out/regions_bench.txt" 2>&1 &&
     build-gpu/regions_micro 2>&1 | tee -a "$out/regions_bench.txt" | grep -E "^RESULT|SKIPPED|error"
 fi
 echo "== gpujit run --regions examples/phase_timing.cu: the table, the JSON, the trace"
