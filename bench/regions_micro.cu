@@ -142,6 +142,37 @@ template <int V> __device__ __forceinline__ void rec(const char *name, bool end,
     else gpujit_region_begin(name);
     return;
   }
+  if (V == 19 || V == 20) { // warp-uniform: no election branch, no __syncwarp; two lanes store a half each
+    unsigned m = __activemask(), lane, lt;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+    unsigned first = __ffs(m) - 1u, rest = m & ~(1u << first);
+    unsigned second = rest ? __ffs(rest) - 1u : first;
+    unsigned long long clk = clock64(), t = 0;
+    unsigned sm = sreg_smid<8>(), w = sreg_warpid<8>();
+    unsigned long long grid = sreg_gridid<8>();
+    unsigned slot = sm * 64u + w, pos;
+    if (V == 19) { // %globaltimer_lo, the slot's word read by every lane (one broadcast load)
+      unsigned lo;
+      asm volatile("mov.u32 %0, %%globaltimer_lo;" : "=r"(lo));
+      t = lo;
+      pos = *(const unsigned *)(c_state.slots + slot);
+    } else
+      pos = (unsigned)sink; // a register position (a bound)
+    if ((pos & 63u) == 0u) { // warp-uniform: every lane saw the same word
+      unsigned long long c = 0;
+      if (lane == first) c = atomicAdd(c_state.counters, 1ull);
+      c = __shfl_sync(m, c, first);
+      pos = (unsigned)(c * 64u);
+    }
+    unsigned long long *e = c_state.events + 4ull * (pos & (unsigned)(c_state.capacity - 1));
+    if (lane == first) ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
+    if (lane == second) ((ulonglong2 *)e)[1] = make_ulonglong2(t, grid ^ sm ^ ((unsigned long long)end << 63));
+    if (V == 19 && lane == first) *(unsigned *)(c_state.slots + slot) = pos + 1u;
+    sink = pos + 1u;
+    (void)lt;
+    return;
+  }
   unsigned m = __activemask(), lt;
   asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
   if ((m & lt) == 0u) {
@@ -181,7 +212,8 @@ static const char *names[] = {"none", "clock64", "+globaltimer", "+smid,warpid,g
                               "register position, shared ring (bound)",
                               "V8 with %globaltimer_lo alone", "V8 without %globaltimer",
                               "register position, %globaltimer_lo alone", "register position, no %globaltimer",
-                              "gpujit/regions.cuh as built"};
+                              "gpujit/regions.cuh as built", "warp-uniform, %globaltimer_lo, slot word",
+                              "warp-uniform, register position, no %globaltimer"};
 
 template <int V> static void run(int sms, float *out, unsigned long long *dout, float base_ms, float *ms_out)
 {
@@ -261,6 +293,8 @@ int main()
   run<16>(sms, out, dout, base, &ms);
   run<17>(sms, out, dout, base, &ms);
   run<18>(sms, out, dout, base, &ms);
+  run<19>(sms, out, dout, base, &ms);
+  run<20>(sms, out, dout, base, &ms);
   run<0>(sms, out, dout, base, &ms);
   return 0;
 }
