@@ -235,8 +235,9 @@ typedef struct gpujit_profile_region {
   double sm_imbalance;    /**< the busiest SM's cycles in it over the mean SM's (1: even) */
   double unit_imbalance;  /**< the same across units (warps, blocks or threads) */
   uint32_t sms, units;    /**< SMs and units that ran it (the most of any read) */
-  uint64_t reads;         /**< the reads its calls came from; with several, median and p99 are the reads'
-                               own, weighted by their calls, and mean, max and calls are exact */
+  uint64_t reads;         /**< the module's reads (active steps' ends, unload, exit: the same in each of its
+                               rows); over several, a region's median and p99 are its reads' own weighted by
+                               their calls, and its mean, max and calls are exact */
   uint64_t events, dropped, unmatched; /**< the module's over its reads (the same in each of its rows):
                                events read, dropped for want of room (GPUJIT_PROFILE_REGIONS sizes the buffer),
                                without their other half */

@@ -126,7 +126,6 @@ static void add_call_figures(gpujit_profile_region *row, acc *a, const pf_kregio
   row->total_ns += r->total_ns;
   row->sms = r->sms > row->sms ? r->sms : row->sms;
   row->units = r->units > row->units ? r->units : row->units;
-  row->reads++;
 }
 
 /* The row of record `r` (its module and region), made where there is none. */
@@ -160,6 +159,7 @@ static void add_read(gpujit_profile *p, const acc *accs, const pf_kregion *r)
       continue;
     row->events += r->events, row->dropped += r->dropped, row->unmatched += r->unmatched;
     row->launches += r->launches;
+    row->reads++;
     if (r->min_cycles && (!row->min_call_cycles || r->min_cycles < row->min_call_cycles))
       row->min_call_cycles = r->min_cycles;
   }
