@@ -76,6 +76,8 @@ void gji_cupti_load(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 void gji_cupti_unload(CUpti_CallbackId id, const CUpti_CallbackData *cb)
 {
   /* both parameter structs hold the handle alone */
+  if (!cb->functionParams)
+    return;
   if (id == CUPTI_DRIVER_TRACE_CBID_cuModuleUnload)
     gji_kregions_unload((uint64_t)(uintptr_t)((const cuModuleUnload_params *)cb->functionParams)->hmod);
   else

@@ -145,7 +145,7 @@ static size_t row_of(gpujit_profile *p, acc *accs, size_t *nmodules, const pf_kr
   memset(&p->region_rows[i], 0, sizeof(p->region_rows[i]));
   memset(&accs[i], 0, sizeof(accs[i]));
   p->region_rows[i].pid = r->pid, p->region_rows[i].handle = r->handle, p->region_rows[i].region = name;
-  p->region_rows[i].scope = !strcmp(r->scope, "block") ? "block" : !strcmp(r->scope, "thread") ? "thread" : "warp";
+  p->region_rows[i].scope = r->scope; /* as the record says it (the profile keeps the record) */
   accs[i].module = module, accs[i].handle2 = r->handle2;
   return i;
 }
