@@ -63,11 +63,15 @@ struct gpujit_regions_state {
   unsigned int chunk;           /* events per chunk, a power of two */
 };
 
+/* The definition inside a linkage block: nvcc's host side of `extern "C" __device__ T x = {...};`
+ * declares its shadow of x without defining it, and a program built with nvcc then fails to link
+ * ("undefined reference to `gpujit_regions'" from __cudaRegisterAll). */
 #ifdef GPUJIT_REGIONS_EXTERN
 extern "C" __device__ struct gpujit_regions_state gpujit_regions;
 #else
-extern "C" __device__ struct gpujit_regions_state gpujit_regions = {GPUJIT_REGIONS_ABI, GPUJIT_REGIONS_SCOPE, 0, 0, 0,
-                                                                    0, 0, 0, 0};
+extern "C" {
+__device__ struct gpujit_regions_state gpujit_regions = {GPUJIT_REGIONS_ABI, GPUJIT_REGIONS_SCOPE, 0, 0, 0, 0, 0, 0, 0};
+}
 #endif
 
 #define GPUJIT__REGIONS_FULL 0xffffffffu
