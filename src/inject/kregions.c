@@ -47,22 +47,19 @@ static pid_t owner;           /* the process that bound them (a forked child has
 static bool (*recorded_now)(void); /* whether the step going on now is recorded (steps.c) */
 static uint64_t reads;        /* reads written, numbering them */
 static uint64_t tried[TRIED]; /* handles asked at a launch */
-static bool registered, resolved, unusable;
+static bool registered, unusable;
 static uint64_t capacity = DEFAULT_EVENTS;
 
 __attribute__((constructor)) static void kregions_init(void) { gji_fork_safe(&lock); }
 
 void gji_kregions_window_set(bool (*fn)(void)) { recorded_now = fn; }
 
-/* The driver's functions, from the libcuda the program loaded (never loaded here). */
-static bool driver(void)
+/* The driver's functions, from the libcuda the program loaded (never loaded here), and the
+ * buffers' size: once. */
+static void find_driver(void)
 {
   void *cuda;
-  const char *size;
-  if (resolved)
-    return !unusable;
-  resolved = true;
-  size = gji_setting(GPUJIT_RECORD_ENV_REGIONS);
+  const char *size = gji_setting(GPUJIT_RECORD_ENV_REGIONS);
   if (size && *size) {
     char *end = NULL;
     unsigned long long v = strtoull(size, &end, 10);
@@ -72,8 +69,10 @@ static bool driver(void)
     else
       capacity = v;
   }
-  if (capacity == 0 || !(cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)))
-    return !(unusable = true);
+  if (capacity == 0 || !(cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD))) {
+    unusable = true;
+    return;
+  }
 #define S(f, n) *(void **)&D.f = gji_real_dlsym(cuda, n)
   S(module_global, "cuModuleGetGlobal_v2");
   S(library_global, "cuLibraryGetGlobal");
@@ -93,6 +92,13 @@ static bool driver(void)
   dlclose(cuda);
   unusable = !(D.module_global && D.ctx_current && D.ctx_push && D.ctx_pop && D.ctx_sync && D.ctx_device &&
                D.attribute && D.alloc && D.free && D.htod && D.dtoh && D.memset32 && D.pointer_attr);
+}
+
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+
+static bool driver(void)
+{
+  pthread_once(&driver_once, find_driver);
   return !unusable;
 }
 
@@ -217,7 +223,7 @@ void gji_kregions_loaded(uint64_t handle, bool library, const void *image)
 void gji_kregions_launched(uint64_t handle, bool library)
 {
   size_t h = (size_t)((handle >> 4) * 0x9e3779b97f4a7c15ull % TRIED);
-  if (!handle || !gji_active() || (resolved && unusable))
+  if (!handle || !gji_active() || !driver())
     return;
   pthread_mutex_lock(&lock);
   for (size_t k = 0; k < 8; k++) { /* asked once per handle (until an unload clears the set) */
