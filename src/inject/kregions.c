@@ -150,14 +150,16 @@ static void finish_at_exit(void) { gji_kregions_finish(); }
 /* Bind the state found at `state` (of `size` bytes) in context `ctx`, under the lock. */
 static void bind_state(uint64_t handle, CUcontext ctx, CUdeviceptr state, size_t size, bool open)
 {
-  uint32_t head[2] = {0, 0};
+  uint32_t head[4] = {0, 0, 0, 0}; /* abi, scope, and the events' address (64 bits) */
   gji_kr_buffer *b = bound_at(ctx, state);
   if (b) { /* the same state through a second handle (a library and its module in this context) */
     if (b->handles[0] != handle && !b->handles[1])
       b->handles[1] = handle;
     return;
   }
-  if (size < 8 || D.dtoh(head, state, sizeof(head)) != CUDA_SUCCESS)
+  if (size < 8 || D.dtoh(head, state, size < sizeof(head) ? 8 : sizeof(head)) != CUDA_SUCCESS)
+    return;
+  if (head[2] || head[3]) /* bound already: by the program (gpujit's own load), which reads it itself */
     return;
   if (head[0] != GJI_KR_LAYOUT || size < GJI_KR_STATE_BYTES) {
     gji_note("kregions-layout", "a module's gpujit_regions has layout %u; this gpujit reads layout %d: its "
@@ -266,9 +268,17 @@ static void leave(void)
  * context current. */
 static void read_one(gji_kr_buffer *b, const char *at, bool release)
 {
+  static const uint64_t unbound[2] = {0, 0}; /* events, capacity: the device records nothing */
   if (b->open && !b->foreign && gji_kregions_read_buffer(&D, b, at, ++reads) < 0)
     gji_note("kregions-read", "a module's kernel regions could not be copied back (%s): not read", at);
   if (release || b->foreign) {
+    /* a module that stays loaded (a session's end, the exit) must never write into freed memory:
+     * its state is unbound first, and what was launched before that finishes */
+    if (!b->foreign && (D.htod(b->state + GJI_KR_OFF_EVENTS, unbound, sizeof(unbound)) != CUDA_SUCCESS ||
+                        D.ctx_sync() != CUDA_SUCCESS)) {
+      gji_note("kregions-read", "a module's kernel regions could not be unbound (%s): its buffer is kept", at);
+      return;
+    }
     D.free(b->events), D.free(b->slots);
     b->events = b->slots = 0;
   } else if (gji_kregions_reset_buffer(&D, b) < 0 || D.ctx_sync() != CUDA_SUCCESS)
@@ -345,4 +355,7 @@ void gji_kregions_step(bool ended_active, bool begins_active)
 void gji_kregions_finish(void)
 {
   read_where(0, NULL, "exit", true);
+  pthread_mutex_lock(&lock);
+  memset(tried, 0, sizeof(tried)); /* a later session binds them again at their launches */
+  pthread_mutex_unlock(&lock);
 }

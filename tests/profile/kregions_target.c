@@ -8,6 +8,8 @@
  *   kregions_target gone        3 launches, the context destroyed, then exit
  *   kregions_target schedule    2 launches (step 0), step, 1 launch (step 1), step, 2 launches
  *   kregions_target unbound     3 launches into a module gpujit did not bind (its state untouched)
+ *   kregions_target own         the program bound the state itself before the load: left to it
+ *                               (exit status 5 where the profile took it over)
  * Prints "bound 1" when the state was bound (its events pointer set). */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -81,10 +83,17 @@ int main(int argc, char **argv)
 {
   const char *what = argc > 1 ? argv[1] : "plain";
   void *m = NULL, *other = NULL;
+  static uint64_t own[64];
+  if (!strcmp(what, "own")) /* the program binds the state itself (as gpujit's own loads do) */
+    fake_regions_state()->events = own;
   if (cuModuleLoadData(&other, "no regions here") != 0 ||
       cuModuleLoadData(&m, strcmp(what, "unbound") ? "regions module" : "no regions either") != 0)
     return 2;
   printf("bound %d\n", fake_regions_state()->events != NULL);
+  if (!strcmp(what, "own")) {
+    printf("own buffer kept %d\n", fake_regions_state()->events == own);
+    return fake_regions_state()->events == own ? 0 : 5;
+  }
   if (!strcmp(what, "schedule")) {
     launch(), launch();
     step();

@@ -128,6 +128,14 @@ static void test_module_without_regions(void **state)
   gpujit_profile_free(p);
 }
 
+static void test_state_the_program_bound_is_left_to_it(void **state)
+{
+  gpujit_profile *p = run("own", NULL); /* run() checks the exit status: 5 where it was taken over */
+  (void)state;
+  assert_int_equal(gpujit_profile_regions(p, NULL), 0);
+  gpujit_profile_free(p);
+}
+
 static void test_regions_off(void **state)
 {
   gpujit_profile *p;
@@ -147,6 +155,7 @@ int main(void)
       cmocka_unit_test(test_full_buffer_counts_what_it_drops),
       cmocka_unit_test(test_context_gone_at_exit),
       cmocka_unit_test(test_module_without_regions),
+      cmocka_unit_test(test_state_the_program_bound_is_left_to_it),
       cmocka_unit_test(test_regions_off),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
