@@ -70,7 +70,7 @@ void gji_cupti_load(CUpti_CallbackId id, const CUpti_CallbackData *cb)
     gji_hex(&l, "module", handle);
   gji_end(&l);
   if (handle && ok) /* kernel regions: a buffer bound where the module declares them */
-    gji_kregions_loaded(handle, library, image);
+    gji_kregions_loaded(handle, library, image, true);
 }
 
 void gji_cupti_unload(CUpti_CallbackId id, const CUpti_CallbackData *cb)

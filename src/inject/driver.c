@@ -76,7 +76,7 @@ static void loaded(const char *api, uint64_t t0, int result, const void *image, 
     gji_hex(&l, "module", (uint64_t)(uintptr_t)module);
   gji_end(&l);
   if (module && result == 0) /* kernel regions: a buffer bound where the module declares them */
-    gji_kregions_loaded((uint64_t)(uintptr_t)module, !strncmp(api, "cuLibrary", 9), file ? NULL : image);
+    gji_kregions_loaded((uint64_t)(uintptr_t)module, !strncmp(api, "cuLibrary", 9), file ? NULL : image, false);
 }
 
 static bool recording(void)

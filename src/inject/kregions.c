@@ -186,28 +186,32 @@ static void bind_state(uint64_t handle, CUcontext ctx, CUdeviceptr state, size_t
     registered = atexit(finish_at_exit) == 0;
 }
 
-static void bind(uint64_t handle, bool library)
+/* @return false where no context was current (nothing asked) */
+static bool bind(uint64_t handle, bool library)
 {
   CUcontext ctx = NULL;
   CUdeviceptr state = 0;
   size_t size = 0;
   CUresult r;
   bool open;
-  if (!handle || !gji_active() || !driver() || D.ctx_current(&ctx) != CUDA_SUCCESS || !ctx)
-    return;
+  if (!handle || !gji_active() || !driver())
+    return true;
+  if (D.ctx_current(&ctx) != CUDA_SUCCESS || !ctx)
+    return false;
   open = !recorded_now || recorded_now(); /* asked before the lock: steps.c calls in under its own */
   if (library)
     r = D.library_global ? D.library_global(&state, &size, (CUlibrary)(uintptr_t)handle, SYMBOL) : CUDA_ERROR_NOT_FOUND;
   else
     r = D.module_global(&state, &size, (CUmodule)(uintptr_t)handle, SYMBOL);
   if (r != CUDA_SUCCESS) /* no regions in it (the common case) */
-    return;
+    return true;
   pthread_mutex_lock(&lock);
   bind_state(handle, ctx, state, size, open);
   pthread_mutex_unlock(&lock);
+  return true;
 }
 
-void gji_kregions_loaded(uint64_t handle, bool library, const void *image)
+void gji_kregions_loaded(uint64_t handle, bool library, const void *image, bool launches_seen)
 {
   size_t n = 0;
   const char *kind = NULL;
@@ -218,8 +222,10 @@ void gji_kregions_loaded(uint64_t handle, bool library, const void *image)
   }
   /* a library: asked only where its image names the variable (a compressed fatbin does not show
    * it: its first launch binds it then) */
-  if ((p = gji_image_extent(image, &n, &kind)) && n <= SCAN_MAX && memmem(p, n, SYMBOL, sizeof(SYMBOL) - 1))
-    bind(handle, true);
+  if ((p = gji_image_extent(image, &n, &kind)) && n <= SCAN_MAX && memmem(p, n, SYMBOL, sizeof(SYMBOL) - 1) &&
+      !bind(handle, true) && !launches_seen)
+    gji_note("kregions-no-context", "a library declaring kernel regions was loaded with no CUDA context current, "
+             "and its launches are not seen (no CUPTI callbacks): its regions are not read");
 }
 
 void gji_kregions_launched(uint64_t handle, bool library)
@@ -240,7 +246,7 @@ void gji_kregions_launched(uint64_t handle, bool library)
     }
   }
   pthread_mutex_unlock(&lock);
-  bind(handle, library);
+  (void)bind(handle, library);
 }
 
 /* Whether `b`'s context still lives (asked through our own buffer's pointer, never the context's

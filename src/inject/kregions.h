@@ -14,8 +14,8 @@
 /** A module (or, `library`, a cuLibrary) was loaded in the calling thread's context: bound when it
  *  declares gpujit_regions. `image`: what the load was given (NULL: a file); a library is asked of
  *  the driver only where its image names the variable (asking loads it into the context), else at
- *  its first launch (gji_kregions_launched). */
-GJI_HIDDEN void gji_kregions_loaded(uint64_t handle, bool library, const void *image);
+ *  its first launch (gji_kregions_launched), which `launches_seen` says CUPTI's callbacks show. */
+GJI_HIDDEN void gji_kregions_loaded(uint64_t handle, bool library, const void *image, bool launches_seen);
 /** A function of module (library) `handle` is launched for the first time (launch_modules.c asks
  *  once per distinct function), in the launching thread's context: bound if not yet. */
 GJI_HIDDEN void gji_kregions_launched(uint64_t handle, bool library);

@@ -11,6 +11,7 @@ prints CHECK lines:
   kregions_exit_no_destroy  a program that exits without destroying its context: read at exit
   kregions_context_reset  a program that resets its device (its context destroyed) before exit
   kregions_schedule       --schedule, the program marking steps: only the active step's launches
+  kregions_no_cupti       --no-cupti: loads seen by the driver's wrappers, read at exit
 It compiles the program wherever nvcc is (this machine without a GPU too) and says SKIPPED, with
 the reason, where it cannot run it.
 
@@ -125,7 +126,8 @@ def build(g, work):
 
 
 def profile(g, work, exe, n, mode, extra=()):
-    js, tr = os.path.join(work, mode + ".json"), os.path.join(work, mode + ".trace.json")
+    tag = mode + ("-" + extra[0].strip("-") if extra else "")
+    js, tr = os.path.join(work, tag + ".json"), os.path.join(work, tag + ".trace.json")
     r = subprocess.run([g, "profile", "--json=" + js, "--trace", tr, *extra, "--", exe, str(n), mode],
                        capture_output=True, text=True, timeout=600)
     want = 0
@@ -189,6 +191,10 @@ def main():
     check("kregions_schedule", s3.get("calls") == want3 and s3.get("launches") == 3,
           "spin calls %s of %d (the active step's 3 launches), launches %s, reads %s" % (
               s3.get("calls"), want3, s3.get("launches"), s3.get("reads")))
+    d4, _, want4 = profile(g, work, exe, n, "exit", ("--no-cupti",))
+    s4 = rows_of(d4).get("spin", {}) if d4 else {}
+    check("kregions_no_cupti", s4.get("calls") == want4,
+          "spin calls %s of %d (loads through the driver's wrappers, read at exit)" % (s4.get("calls"), want4))
     text = subprocess.run([g, "profile", "--", exe, str(n), "exit"], capture_output=True, text=True).stdout
     print("\n".join(l for l in text.splitlines() if l.startswith("  kernel regions") or l.startswith("    ")))
     shutil.rmtree(work, ignore_errors=True)
