@@ -1,10 +1,23 @@
 /*
- * Host overhead per launch: gpujit_launch with timing inactive and with a timed region open (events
- * and CUPTI), against bare cuLaunchKernel loops on the same function and stream — plain, with the
- * events mechanism (a cuEventRecord pair around each launch), and with the CUPTI mechanism (its
- * kernel records on, an external correlation id pushed and popped around each launch). Each
- * variant issues batches of launches (synchronising between batches, outside the clock); rounds
- * interleave.
+ * Host time a timed launch adds, side by side with the raw driver API doing the same timing: one
+ * empty kernel, launched in batches of BATCH on the device's stream (the stream synchronised
+ * between batches, outside the clock), every variant of a group once a round, the order rotated
+ * each round. The events group runs first, in a process CUPTI has not attached to yet (as a
+ * program timing with events runs); then the CUPTI group, CUPTI set up before each variant.
+ *
+ *   events group (timer source events)                 CUPTI group (timer source cupti)
+ *   raw cuLaunchKernel                                 raw + CUPTI records (no callback, no ids)
+ *   gpujit_launch, timing off                          raw + CUPTI launch callback
+ *   raw + event pair (cuEventRecord around each)       raw + CUPTI (records, id): an id pushed/popped
+ *   gpujit_launch, timing on (events)                  gpujit_launch, CUPTI timing (its default ties)
+ *   raw + context + clock (what gpujit's path keeps:   gpujit_launch, CUPTI, ids (the ties used where
+ *     cuCtxSetCurrent and two clock reads)               another tool holds CUPTI's subscriber)
+ *
+ * The targets compare each round's pair (gpujit against the raw variant with the same mechanism)
+ * and report the median and spread of those differences:
+ *   events: gpujit_launch timed by events - raw + event pair            (target <= 0.3 µs)
+ *   cupti:  gpujit_launch timed by CUPTI - raw + CUPTI records           (target <= 0.3 µs)
+ * CHECK lines say every timed launch got its own GPU time. Usage: bench_run [ROUNDS]
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -17,11 +30,152 @@
 #include "timing/cupti.h"
 
 #define BATCH 256
+#define RAW_IDS ((uint64_t)1 << 61) /* the bare loop's pushed ids: far from the timer's */
+
+enum {
+  RAW, OFF, EVPAIR, EVENTS, FIXED,       /* events group */
+  C_RAW, C_CB, C_ID, C_GJ, C_GJ_ID, NV   /* CUPTI group */
+};
+static const char *names[NV] = {"raw cuLaunchKernel",        "gpujit_launch, timing off",  "raw + event pair",
+                                "gpujit_launch, timing on",  "raw + context + clock",      "raw + CUPTI records",
+                                "raw + CUPTI launch callback", "raw + CUPTI (records, id)", "gpujit_launch, CUPTI timing",
+                                "gpujit_launch, CUPTI, ids"};
+
+typedef struct bench {
+  gpujit_device *dev;
+  gpujit_kernel *k;
+  void **args;
+  CUevent ev[2 * BATCH];
+  bool cupti, callback;
+  size_t timed[NV], missing[NV];
+} bench;
 
 static int cmp_double(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
+}
+
+/* q-quantile of v[0..n), v left as it was (its rounds stay paired with the other variants'). */
+static double quantile(const double *v, int n, double q)
+{
+  double *c = malloc((size_t)n * sizeof(*c)), x;
+  memcpy(c, v, (size_t)n * sizeof(*c));
+  qsort(c, (size_t)n, sizeof(*c), cmp_double);
+  x = c[(int)(q * (n - 1) + 0.5)];
+  free(c);
+  return x;
+}
+
+/* CUPTI set up as variant v needs: launch callbacks, external ids. */
+static void cupti_state(bench *b, int v)
+{
+  bool cb = v == C_CB || v == C_GJ, ids = v == C_ID || v == C_GJ_ID || (v == C_GJ && !b->callback);
+  gpujit__cupti_callbacks(cb);
+  gpujit__cupti_external(ids);
+}
+
+/* The bare loops' records are nobody's: taken and dropped. */
+static void drop_records(void)
+{
+  gpujit__cupti_rec *recs = NULL;
+  size_t n = 0;
+  gpujit__cupti_take(&recs, &n, RAW_IDS, UINT64_MAX, NULL);
+  free(recs);
+}
+
+/* One batch of variant v; the host µs per launch. */
+static double batch(bench *b, int v)
+{
+  gpujit_device *g = b->dev;
+  const gpujit__driver *d = g->d;
+  CUfunction fn = b->k->fn;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+  bool timed = v == EVENTS || v == C_GJ || v == C_GJ_ID;
+  double t0, us;
+  volatile double sink = 0; /* the clock reads gpujit's path makes, made here too */
+  if (v >= C_RAW)
+    cupti_state(b, v);
+  if (timed)
+    gpujit_timing_begin(g, GPUJIT_TIMING_KERNEL);
+  t0 = gpujit__now_us();
+  for (int i = 0; i < BATCH; i++) {
+    switch (v) {
+    case RAW: case C_RAW: case C_CB:
+      d->cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, g->stream, b->args, NULL);
+      break;
+    case EVPAIR:
+      d->cuEventRecord(b->ev[2 * i], g->stream);
+      d->cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, g->stream, b->args, NULL);
+      d->cuEventRecord(b->ev[2 * i + 1], g->stream);
+      break;
+    case FIXED: {
+      double a;
+      d->cuCtxSetCurrent(g->ctx);
+      a = gpujit__now_us();
+      d->cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, g->stream, b->args, NULL);
+      sink += gpujit__now_us() - a;
+      break;
+    }
+    case C_ID:
+      gpujit__cupti_push(RAW_IDS + (uint64_t)i);
+      d->cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, g->stream, b->args, NULL);
+      gpujit__cupti_pop();
+      break;
+    default:
+      gpujit_launch(b->k, grid, block, 0, b->args);
+    }
+  }
+  us = (gpujit__now_us() - t0) / BATCH;
+  if (timed) {
+    gpujit_timing_result *res = NULL;
+    size_t n = 0;
+    gpujit_timing_end(&res, &n, g);
+    b->timed[v] += BATCH;
+    for (size_t i = 0; i < BATCH; i++)
+      b->missing[v] += i >= n || res[i].missing || !(res[i].elapsed_ms > 0);
+    gpujit_free(res);
+  }
+  gpujit_synchronize(g);
+  if (v >= C_RAW)
+    drop_records();
+  return us;
+}
+
+/* Every variant of one group once, starting at `first` (the order rotates round by round). */
+static void group(bench *b, int lo, int hi, int first, double **t, int r)
+{
+  for (int j = 0; j < hi - lo; j++) {
+    int v = lo + (first + j) % (hi - lo);
+    double us;
+    if (v == C_CB && !b->callback)
+      continue;
+    us = batch(b, v);
+    if (r >= 0)
+      t[v][r] = us;
+  }
+}
+
+/* One target: each round's gpujit variant minus its raw one; median and spread, met or not. */
+static void target(const char *what, double **t, int gj, int raw, int rounds)
+{
+  double *d = malloc((size_t)rounds * sizeof(*d)), med, p25, p75, lo, hi;
+  for (int r = 0; r < rounds; r++)
+    d[r] = t[gj][r] - t[raw][r];
+  med = quantile(d, rounds, 0.5);
+  p25 = quantile(d, rounds, 0.25);
+  p75 = quantile(d, rounds, 0.75);
+  lo = quantile(d, rounds, 0);
+  hi = quantile(d, rounds, 1);
+  printf("RESULT timer_over_raw_us %s median=%.3f p25=%.3f p75=%.3f min=%.3f max=%.3f rounds=%d target=0.3 %s\n", what,
+         med, p25, p75, lo, hi, rounds, med <= 0.3 ? "met" : "NOT-met");
+  free(d);
+}
+
+static void check(const bench *b, const char *what, int v)
+{
+  printf("CHECK every_timed_launch_timed %s %zu/%zu %s\n", what, b->timed[v] - b->missing[v], b->timed[v],
+         b->timed[v] && !b->missing[v] ? "PASS" : "FAIL");
 }
 
 int main(int argc, char **argv)
@@ -30,107 +184,91 @@ int main(int argc, char **argv)
   gpujit_source s = {"empty.cu", src, strlen(src)};
   gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
   int rounds = argc > 1 ? atoi(argv[1]) : 40;
-  gpujit_device *dev;
   gpujit_module *m;
   gpujit_loaded *l;
-  gpujit_kernel *k;
-  unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
   int n = 1;
   gpujit_devptr p = 0;
   void *args[] = {&n, &p};
-  enum { NV = 6 };
-  double *t[NV], start_ms;
-  const char *names[NV] = {"raw cuLaunchKernel", "gpujit_launch, timing off", "gpujit_launch, timing on",
-                           "raw + event pair", "raw + CUPTI (records, id)", "gpujit_launch, CUPTI timing"};
-  CUevent ev[2 * BATCH];
-  bool cupti;
+  double *t[NV], med[NV], start_ms;
+  bench b;
 
-  if (gpujit_device_open(&dev, -1) < 0) {
+  memset(&b, 0, sizeof(b));
+  b.args = args;
+  if (rounds < 4 || rounds > 100000) {
+    fprintf(stderr, "usage: bench_run [ROUNDS >= 4]\n");
+    return 2;
+  }
+  if (gpujit_device_open(&b.dev, -1) < 0) {
     printf("bench_run: skipped: %s\n", gpujit_error_last());
     return 0;
   }
-  if (gpujit_module_build_sources(&m, &s, 1, &o) < 0 || gpujit_module_load(&l, dev, m) < 0 ||
-      gpujit_kernel_get(&k, l, "empty") < 0) {
+  if (gpujit_module_build_sources(&m, &s, 1, &o) < 0 || gpujit_module_load(&l, b.dev, m) < 0 ||
+      gpujit_kernel_get(&b.k, l, "empty") < 0) {
     fprintf(stderr, "%s\n", gpujit_error_last());
     return 1;
   }
   for (int i = 0; i < 2 * BATCH; i++)
-    dev->d->cuEventCreate(&ev[i], CU_EVENT_DEFAULT);
-  start_ms = gpujit__now_us();
-  cupti = gpujit_timing_set_source(dev, GPUJIT_TIMER_CUPTI) == 0;
-  start_ms = (gpujit__now_us() - start_ms) / 1e3;
-  if (!cupti)
-    printf("bench_run: CUPTI variants skipped: %s\n", gpujit_error_last());
-  gpujit_timing_set_source(dev, GPUJIT_TIMER_EVENTS);
+    b.dev->d->cuEventCreate(&b.ev[i], CU_EVENT_DEFAULT);
   for (int v = 0; v < NV; v++)
     t[v] = calloc((size_t)rounds, sizeof(double));
-  for (int r = -2; r < rounds; r++) {
-    for (int v = 0; v < NV; v++) {
-      double t0, us;
-      gpujit_timing_result *res = NULL;
-      size_t nres;
-      if (v >= 4 && !cupti)
-        continue;
-      gpujit_timing_set_source(dev, v >= 4 ? GPUJIT_TIMER_CUPTI : GPUJIT_TIMER_EVENTS);
-      if (v == 2 || v == 5)
-        gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL);
-      t0 = gpujit__now_us();
-      for (int i = 0; i < BATCH; i++) {
-        if (v == 0) {
-          dev->d->cuLaunchKernel(k->fn, 1, 1, 1, 32, 1, 1, 0, dev->stream, args, NULL);
-        } else if (v == 3) {
-          dev->d->cuEventRecord(ev[2 * i], dev->stream);
-          dev->d->cuLaunchKernel(k->fn, 1, 1, 1, 32, 1, 1, 0, dev->stream, args, NULL);
-          dev->d->cuEventRecord(ev[2 * i + 1], dev->stream);
-        } else if (v == 4) {
-          gpujit__cupti_push((uint64_t)i + 1u);
-          dev->d->cuLaunchKernel(k->fn, 1, 1, 1, 32, 1, 1, 0, dev->stream, args, NULL);
-          gpujit__cupti_pop();
-        } else {
-          gpujit_launch(k, grid, block, 0, args);
-        }
-      }
-      us = (gpujit__now_us() - t0) / BATCH;
-      if (v == 2 || v == 5) {
-        gpujit_timing_end(&res, &nres, dev);
-        if (nres != BATCH)
-          fprintf(stderr, "expected %d timed launches, got %zu\n", BATCH, nres);
-        gpujit_free(res);
-      }
-      gpujit_synchronize(dev);
-      if (v == 4) { /* the bare loop's records are not gpujit's: taken and dropped */
-        gpujit__cupti_rec *recs = NULL;
-        size_t nrecs = 0;
-        gpujit__cupti_take(&recs, &nrecs, 0, UINT64_MAX, NULL);
-        free(recs);
-      }
-      if (r >= 0)
-        t[v][r] = us;
-    }
+  /* The events group first, CUPTI not yet loaded: once attached, CUPTI costs every driver call of
+   * the process (whatever is enabled), which a program timing with events never pays. */
+  for (int r = -2; r < rounds; r++) /* two rounds of warm-up */
+    group(&b, RAW, C_RAW, (r + 2) % (C_RAW - RAW), t, r);
+  start_ms = gpujit__now_us();
+  b.cupti = gpujit_timing_set_source(b.dev, GPUJIT_TIMER_CUPTI) == 0;
+  start_ms = (gpujit__now_us() - start_ms) / 1e3;
+  if (!b.cupti)
+    printf("bench_run: CUPTI variants skipped: %s\n", gpujit_error_last());
+  b.callback = b.cupti && gpujit__cupti_by_callback();
+  if (b.cupti && !b.callback)
+    printf("bench_run: CUPTI's subscriber is another's (%s): gpujit ties by ids; the callback variant skipped\n",
+           gpujit__cupti_no_callback_why());
+  for (int r = -2; r < rounds && b.cupti; r++)
+    group(&b, C_RAW, NV, (r + 2) % (NV - C_RAW), t, r);
+  gpujit_timing_set_source(b.dev, GPUJIT_TIMER_EVENTS);
+  printf("host time per launch, empty kernel, batches of %d, %d rounds, variants rotated (median µs)\n", BATCH,
+         rounds);
+  for (int v = 0; v < NV; v++) {
+    if ((v >= C_RAW && !b.cupti) || (v == C_CB && !b.callback))
+      continue;
+    med[v] = quantile(t[v], rounds, 0.5);
+    printf("  %-30s %8.3f µs   (p10 %.3f, p90 %.3f)\n", names[v], med[v], quantile(t[v], rounds, 0.1),
+           quantile(t[v], rounds, 0.9));
   }
-  gpujit_timing_set_source(dev, GPUJIT_TIMER_EVENTS);
-  printf("host time per launch, empty kernel, batches of %d, %d rounds (median µs)\n", BATCH, rounds);
-  {
-    double med[NV];
-    for (int v = 0; v < NV; v++) {
-      if (v >= 4 && !cupti)
-        continue;
-      qsort(t[v], (size_t)rounds, sizeof(double), cmp_double);
-      med[v] = t[v][rounds / 2];
-      printf("  %-28s %8.3f µs   (min %.3f)\n", names[v], med[v], t[v][0]);
-    }
-    printf("  added by gpujit, timing off  %8.3f µs   (target <= 0.3)\n", med[1] - med[0]);
-    printf("  added by gpujit, timing on   %8.3f µs\n", med[2] - med[0]);
-    printf("  events: gpujit over raw      %8.3f µs   (target <= 0.3)\n", med[2] - med[3]);
-    if (cupti) {
-      printf("  cupti: gpujit over raw       %8.3f µs   (target <= 0.3)\n", med[5] - med[4]);
-      printf("  cupti: first start           %8.3f ms   (loading libcupti, enabling its records)\n", start_ms);
-    }
+  printf("  added by gpujit, timing off    %8.3f µs   (target <= 0.3)\n", med[OFF] - med[RAW]);
+  printf("  added by gpujit, timing on     %8.3f µs\n", med[EVENTS] - med[RAW]);
+  printf("  events: gpujit over raw        %8.3f µs   (target <= 0.3)\n", med[EVENTS] - med[EVPAIR]);
+  printf("  context + clock over raw       %8.3f µs   (what gpujit's launch path keeps)\n", med[FIXED] - med[RAW]);
+  if (b.cupti) {
+    printf("  cupti: gpujit over raw         %8.3f µs   (target <= 0.3; raw: CUPTI's records alone)\n",
+           med[C_GJ] - med[C_RAW]);
+    if (b.callback)
+      printf("  cupti: launch callback         %8.3f µs   (CUPTI calling gpujit at each launch)\n",
+             med[C_CB] - med[C_RAW]);
+    printf("  cupti: ids pushed/popped       %8.3f µs   (with the driver-API records they need)\n",
+           med[C_ID] - med[C_RAW]);
+    printf("  cupti, ids: gpujit over raw    %8.3f µs   (raw: records and an id pushed/popped)\n",
+           med[C_GJ_ID] - med[C_ID]);
+    printf("  cupti: first start             %8.3f ms   (loading libcupti, enabling its records)\n", start_ms);
   }
+  target("events", t, EVENTS, EVPAIR, rounds);
+  check(&b, "events", EVENTS);
+  if (b.cupti) {
+    target(b.callback ? "cupti" : "cupti(ids)", t, C_GJ, C_RAW, rounds);
+    target("cupti_ids_vs_raw_ids", t, C_GJ_ID, C_ID, rounds);
+    printf("CHECK cupti_ties_by_callback %s\n", b.callback ? "PASS" : "FAIL (another holds CUPTI's subscriber)");
+    check(&b, b.callback ? "cupti" : "cupti(ids)", C_GJ);
+    check(&b, "cupti_ids", C_GJ_ID);
+  } else {
+    printf("RESULT timer_over_raw_us cupti skipped (no CUPTI)\n");
+  }
+  for (int v = 0; v < NV; v++)
+    free(t[v]);
   for (int i = 0; i < 2 * BATCH; i++)
-    dev->d->cuEventDestroy(ev[i]);
+    b.dev->d->cuEventDestroy(b.ev[i]);
   gpujit_loaded_free(l);
   gpujit_module_free(m);
-  gpujit_device_free(dev);
+  gpujit_device_free(b.dev);
   return 0;
 }

@@ -91,6 +91,9 @@ echo "== gpujit.profile in a plain python (in-process): PyTorch MLP and CuPy Raw
 scripts/gpu_python.sh "$out" "$prefix" --install-only >"$out/inproc_install.txt" 2>&1 || tail -5 "$out/inproc_install.txt"
 PYTHONPATH="/tmp/gpujit-site${PYTHONPATH:+:$PYTHONPATH}" python3 tests/profile/gpu/inproc.py "$out/inproc" 2>&1 |
   tee "$out/inproc.txt" | grep -E "^(CHECK|RESULT|SKIP)"
+echo "== the head start and the check's helpers in a Python process building 50 cached modules (the package installed above)"
+PYTHONPATH="/tmp/gpujit-site${PYTHONPATH:+:$PYTHONPATH}" python3 bench/bench_head_start.py --gpujit "$g" --python python3 \
+  --rounds "${GPUJIT_HEAD_ROUNDS:-9}" 2>&1 | tee -a "$out/inproc.txt" | grep -E "^(RESULT|SKIP|CHECK)"
 fi
 if part timing; then
 echo "== event timing against ncu (saxpy, 256M elements, about 1.2 ms)"
@@ -167,6 +170,11 @@ else
 fi
 echo "== bench_regions: the cost, with and without regions in alternated rounds"
 build-gpu/bench/bench_regions 7 2>&1 | tee "$out/regions_bench.txt" | grep -E "^(CHECK|RESULT|SKIPPED)|bench_regions:"
+echo "== regions_micro: the recording path taken apart (each piece's latency and full-GPU cost)"
+if command -v nvcc >/dev/null; then
+  nvcc -O3 -arch=native -I include -o build-gpu/regions_micro bench/regions_micro.cu >>"$out/regions_bench.txt" 2>&1 &&
+    build-gpu/regions_micro 2>&1 | tee -a "$out/regions_bench.txt" | grep -E "^RESULT|SKIPPED|error"
+fi
 echo "== gpujit run --regions examples/phase_timing.cu: the table, the JSON, the trace"
 ex=(examples/phase_timing.cu --grid 1024 --block 128 --arg i32:131072 --arg i32:8 --arg buf:f32:131072:random
     --arg buf:f32:131072:zeros,out=checksum)

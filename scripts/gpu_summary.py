@@ -28,8 +28,8 @@ rows.append(("ctest skipped", ", ".join(skipped) or "none"))
 br = read("bench_run.txt")
 for label in ("raw cuLaunchKernel", "gpujit_launch, timing off", "gpujit_launch, timing on",
               "added by gpujit, timing off", "added by gpujit, timing on", "raw + event pair",
-              "raw + CUPTI (records, id)", "gpujit_launch, CUPTI timing", "events: gpujit over raw",
-              "cupti: gpujit over raw"):
+              "raw + CUPTI (records, id)", "raw + CUPTI records", "gpujit_launch, CUPTI timing",
+              "events: gpujit over raw", "cupti: gpujit over raw", "cupti: launch callback"):
     m = re.search(re.escape(label) + r"\s+(-?[\d.]+) µs", br)
     rows.append(("launch: " + label, (m.group(1) + " us") if m else "?"))
 m = re.search(r"cupti: first start\s+([\d.]+) ms", br)

@@ -24,8 +24,10 @@
  * Where an event goes, without a global atomic per event: the buffer is cut into chunks of
  * `chunk` events. Each hardware warp slot of each SM (%smid, %warpid; times 32 lanes in the thread
  * scope) owns one word of `slots`: the index of its next event, and how many it dropped. A slot
- * writes into its current chunk and claims the next free chunk with one atomicAdd on `claimed`
- * only when that chunk is full, so one atomic per `chunk` events. Only the warp occupying a slot
+ * writes into its current chunk and claims the next free chunk with one atomicAdd on the claimed
+ * counter only when that chunk is full, so one atomic per `chunk` events. The recording is inlined
+ * at each event site and reads the state from the constant bank, so an event costs its clock reads,
+ * the slot's load, two 16-byte stores and the slot's store (docs/regions.md, Cost). Only the warp occupying a slot
  * touches its word, so warps of two kernels of one module running at once (two streams) never
  * share a chunk position, and a warp that finds no chunk left drops the event and counts it in its
  * slot: nothing is ever written past the buffer. The layout and the state below are version
@@ -38,7 +40,7 @@
 #ifndef GPUJIT_REGIONS_CUH
 #define GPUJIT_REGIONS_CUH
 
-#define GPUJIT_REGIONS_ABI 2
+#define GPUJIT_REGIONS_ABI 3
 #define GPUJIT_REGIONS_WARP 0
 #define GPUJIT_REGIONS_BLOCK 1
 #define GPUJIT_REGIONS_THREAD 2
@@ -49,47 +51,70 @@
 #define GPUJIT_REGIONS_SCOPE GPUJIT_REGIONS_WARP
 #endif
 
-/* What the host finds with cuModuleGetGlobal("gpujit_regions") and fills in. */
+/* What the host finds with cuModuleGetGlobal("gpujit_regions") and fills in: read-only while a
+ * kernel runs, so it lives in the constant bank (a read costs what a kernel parameter's does). */
 struct gpujit_regions_state {
   unsigned int abi;             /* GPUJIT_REGIONS_ABI, so a host refuses a layout it does not know */
   unsigned int scope;           /* GPUJIT_REGIONS_SCOPE of the module */
   unsigned long long *events;   /* 4 words per event; 0 until the host binds a buffer */
   unsigned long long capacity;  /* events: a whole number of chunks */
-  unsigned long long claimed;   /* chunks claimed (one atomicAdd each); past capacity / chunk, none left */
+  unsigned long long *counters; /* [0] chunks claimed (one atomicAdd each; past capacity / chunk, none
+                                   left), [1] events of a slot past nslots (counted, never written) */
   unsigned long long *slots;    /* per hardware slot: next event index (low 32 bits; ~0u: no chunk
                                    left), events dropped (high 32 bits) */
-  unsigned long long lost;      /* events of a slot past nslots (counted, never written) */
+  unsigned long long reserved;
   unsigned int nslots;
   unsigned int chunk;           /* events per chunk, a power of two */
 };
 
-/* The definition inside a linkage block: nvcc's host side of `extern "C" __device__ T x = {...};`
- * declares its shadow of x without defining it, and a program built with nvcc then fails to link
- * ("undefined reference to `gpujit_regions'" from __cudaRegisterAll). */
 #ifdef GPUJIT_REGIONS_EXTERN
-extern "C" __device__ struct gpujit_regions_state gpujit_regions;
+extern "C" __constant__ struct gpujit_regions_state gpujit_regions;
 #else
+/* A definition in an extern "C" block (not `extern "C"` before it with an initializer, which nvcc
+ * registers on the host without defining: a program built with nvcc then fails to link). */
 extern "C" {
-__device__ struct gpujit_regions_state gpujit_regions = {GPUJIT_REGIONS_ABI, GPUJIT_REGIONS_SCOPE, 0, 0, 0, 0, 0, 0, 0};
+__constant__ struct gpujit_regions_state gpujit_regions = {GPUJIT_REGIONS_ABI, GPUJIT_REGIONS_SCOPE, 0, 0, 0, 0, 0, 0, 0};
 }
 #endif
 
 #define GPUJIT__REGIONS_FULL 0xffffffffu
 #define GPUJIT__REGIONS_WARP_SLOTS 64u /* hardware warp slots per SM (%warpid < 64 on every GPU so far) */
 
+/* The special registers below are read without `volatile`: they do not change while a warp runs,
+ * so the compiler reads them once per kernel, not once per event (a migrated warp after compute
+ * preemption keeps the slot it started on: see docs/regions.md). */
+static __device__ __forceinline__ unsigned int gpujit__regions_smid(void)
+{
+  unsigned int v;
+  asm("mov.u32 %0, %%smid;" : "=r"(v));
+  return v;
+}
+
+static __device__ __forceinline__ unsigned long long gpujit__regions_gridid(void)
+{
+  unsigned long long v;
+  asm("mov.u64 %0, %%gridid;" : "=l"(v));
+  return v;
+}
+
+static __device__ __forceinline__ unsigned int gpujit__regions_block(void)
+{
+  return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+}
+
+static __device__ __forceinline__ unsigned int gpujit__regions_tid(void)
+{
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
 static __device__ __forceinline__ unsigned int gpujit__regions_unit(void)
 {
-  unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
 #if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_BLOCK
-  return block;
+  return gpujit__regions_block();
+#elif GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
+  return gpujit__regions_block() * (blockDim.x * blockDim.y * blockDim.z) + gpujit__regions_tid();
 #else
-  unsigned int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-#if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
-  return block * (blockDim.x * blockDim.y * blockDim.z) + tid;
-#else
-  unsigned int warps = (blockDim.x * blockDim.y * blockDim.z + 31u) / 32u;
-  return block * warps + tid / 32u;
-#endif
+  return gpujit__regions_block() * ((blockDim.x * blockDim.y * blockDim.z + 31u) / 32u) + gpujit__regions_tid() / 32u;
 #endif
 }
 
@@ -98,12 +123,12 @@ static __device__ __forceinline__ unsigned int gpujit__regions_unit(void)
 static __device__ __forceinline__ unsigned int gpujit__regions_slot(unsigned int sm)
 {
   unsigned int w;
-  asm volatile("mov.u32 %0, %%warpid;" : "=r"(w));
+  asm("mov.u32 %0, %%warpid;" : "=r"(w));
   if (w >= GPUJIT__REGIONS_WARP_SLOTS)
     return 0xffffffffu;
 #if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
   unsigned int lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
   return (sm * GPUJIT__REGIONS_WARP_SLOTS + w) * 32u + lane;
 #else
   return sm * GPUJIT__REGIONS_WARP_SLOTS + w;
@@ -121,45 +146,53 @@ static __device__ __forceinline__ unsigned long long gpujit__regions_globaltimer
   return ((unsigned long long)hi2 << 32) | (hi2 == hi ? lo : 0u);
 }
 
-/* One event of the recording thread. An end reads the clocks first; a begin finds its position
- * first (the slot's load, and at a chunk's end the claim) and reads them last, so a region's
- * cycles hold as little of the recording as can be. */
-static __device__ __noinline__ void gpujit__regions_store(const char *name, bool end)
+/* The recording thread's next event index: its slot's word in global memory, read at every event.
+ * (Kept in shared memory for the warp's life it would cost an event less, but nothing a warp can
+ * read tells its first event from one left there by a block before it: a CUDA graph's replays run
+ * with the same %gridid, measured, so a tag of launch and block matches a stale entry.) Returns
+ * ~0u - 1 where the slot is out of range. */
+static __device__ __forceinline__ unsigned int gpujit__regions_pos(unsigned int slot)
 {
-  unsigned long long clk = 0, t = 0, s, grid, *sp, *e;
+  if (slot >= gpujit_regions.nslots)
+    return GPUJIT__REGIONS_FULL - 1u;
+  return *(const unsigned int *)(gpujit_regions.slots + slot);
+}
+
+/* One event of the recording thread. An end reads the clocks first; a begin finds its position
+ * first (and at a chunk's end the claim) and reads them last, so a region's cycles hold as little
+ * of the recording as can be. */
+static __device__ __forceinline__ void gpujit__regions_store(const char *name, bool end)
+{
+  unsigned long long clk = 0, t = 0, grid, *e;
   unsigned int sm, slot, pos;
   if (end)
     clk = clock64(), t = gpujit__regions_globaltimer();
   if (!gpujit_regions.events)
     return;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  slot = gpujit__regions_slot(sm);
-  if (slot >= gpujit_regions.nslots) { /* a GPU with more SMs or warp slots than the host allowed for */
-    atomicAdd(&gpujit_regions.lost, 1ull);
+  sm = gpujit__regions_smid(), grid = gpujit__regions_gridid(), slot = gpujit__regions_slot(sm);
+  pos = gpujit__regions_pos(slot);
+  if (pos == GPUJIT__REGIONS_FULL - 1u) { /* a GPU with more SMs or warp slots than the host allowed for */
+    atomicAdd(gpujit_regions.counters + 1, 1ull);
     return;
   }
-  sp = gpujit_regions.slots + slot;
-  s = *sp;
-  pos = (unsigned int)s;
   if (pos != GPUJIT__REGIONS_FULL && (pos & (gpujit_regions.chunk - 1u)) == 0u) { /* chunk used up */
-    unsigned long long c = atomicAdd(&gpujit_regions.claimed, 1ull);
+    unsigned long long c = atomicAdd(gpujit_regions.counters, 1ull);
     pos = (c + 1ull) * gpujit_regions.chunk <= gpujit_regions.capacity ? (unsigned int)(c * gpujit_regions.chunk)
                                                                        : GPUJIT__REGIONS_FULL;
   }
-  if (pos == GPUJIT__REGIONS_FULL) { /* no room: counted in the slot, never written */
-    *sp = (((s >> 32) + 1ull) << 32) | GPUJIT__REGIONS_FULL;
+  if (pos == GPUJIT__REGIONS_FULL) { /* no room: counted in the slot's high word, never written */
+    unsigned int *word = (unsigned int *)(gpujit_regions.slots + slot);
+    word[1] = word[1] + 1u, word[0] = GPUJIT__REGIONS_FULL;
     return;
   }
   if (!end)
     t = gpujit__regions_globaltimer(), clk = clock64();
-  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
   e = gpujit_regions.events + 4ull * pos;
-  e[0] = (unsigned long long)name;
-  e[1] = clk;
-  e[2] = t;
-  e[3] = (unsigned long long)gpujit__regions_unit() | ((unsigned long long)(sm & 0xffffu) << 32) |
-         ((grid & 0x7fffull) << 48) | ((unsigned long long)end << 63);
-  *sp = (s & 0xffffffff00000000ull) | (pos + 1u);
+  ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
+  ((ulonglong2 *)e)[1] = make_ulonglong2(t, (unsigned long long)gpujit__regions_unit() |
+                                                ((unsigned long long)(sm & 0xffffu) << 32) |
+                                                ((grid & 0x7fffull) << 48) | ((unsigned long long)end << 63));
+  ((unsigned int *)(gpujit_regions.slots + slot))[0] = pos + 1u;
 }
 
 /* A begin: who records is the lowest active lane, and the warp's active lanes wait for it (without

@@ -11,7 +11,7 @@ GPUJIT_BEGIN_DECLS
 
 /** The layout of the device state and its events this gpujit reads (GPUJIT_REGIONS_ABI of
  *  gpujit/regions.cuh): a module built with another is left unbound, and reading it says why. */
-#define GPUJIT_REGIONS_LAYOUT 2
+#define GPUJIT_REGIONS_LAYOUT 3
 /** 64-bit words per event: the name's address, clock64(), %globaltimer,
  *  unit | SM << 32 | (%gridid & 0x7fff) << 48 | end << 63. */
 #define GPUJIT_REGIONS_EVENT_WORDS 4

@@ -129,15 +129,16 @@ static int allocate(gji_kr_buffer *b)
   while (chunk > 1 && chunk > capacity)
     chunk /= 2;
   b->chunk = chunk, b->capacity = capacity - capacity % chunk;
-  if (D.alloc(&b->slots, (size_t)b->nslots * 8) != CUDA_SUCCESS)
+  if (D.alloc(&b->slots, ((size_t)b->nslots + 2) * 8) != CUDA_SUCCESS) /* and the two counters */
     return -1;
   if (D.alloc(&b->events, (size_t)b->capacity * 32) != CUDA_SUCCESS) {
     D.free(b->slots);
     return -1;
   }
-  words[0] = b->events, words[1] = b->capacity, words[2] = 0, words[3] = b->slots, words[4] = 0;
-  words[5] = (uint64_t)b->nslots | (uint64_t)chunk << 32;
-  if (D.memset32(b->slots, 0, (size_t)b->nslots * 2) != CUDA_SUCCESS ||
+  /* events, capacity, counters (after the slots), slots, reserved, nslots | chunk */
+  words[0] = b->events, words[1] = b->capacity, words[2] = b->slots + (uint64_t)b->nslots * 8, words[3] = b->slots;
+  words[4] = 0, words[5] = (uint64_t)b->nslots | (uint64_t)chunk << 32;
+  if (D.memset32(b->slots, 0, ((size_t)b->nslots + 2) * 2) != CUDA_SUCCESS ||
       D.htod(b->state + GJI_KR_OFF_EVENTS, words, sizeof(words)) != CUDA_SUCCESS || D.ctx_sync() != CUDA_SUCCESS) {
     D.free(b->events), D.free(b->slots);
     return -1;

@@ -44,14 +44,14 @@ static int copy_events(const gji_kr_driver *d, const gji_kr_buffer *b, uint64_t 
                        uint64_t *dropped)
 {
   const size_t w = GPUJIT_REGIONS_EVENT_WORDS;
-  uint64_t head[3] = {0, 0, 0}, used = 0, k = 0, *ev = NULL, *slots = malloc((size_t)b->nslots * 8 + 8);
+  uint64_t used = 0, k = 0, *ev = NULL, *slots = malloc(((size_t)b->nslots + 2) * 8);
   uint32_t *fill = malloc((size_t)(b->capacity / b->chunk) * sizeof(*fill) + 4);
   int err = -1;
   *out = NULL, *n = 0;
-  if (!slots || !fill || d->dtoh(head, b->state + GJI_KR_OFF_CLAIMED, sizeof(head)) != CUDA_SUCCESS ||
-      d->dtoh(slots, b->slots, (size_t)b->nslots * 8) != CUDA_SUCCESS)
+  /* the slots, then the chunks claimed and the events lost */
+  if (!slots || !fill || d->dtoh(slots, b->slots, ((size_t)b->nslots + 2) * 8) != CUDA_SUCCESS)
     goto done;
-  layout(slots, b->nslots, head[0], head[2], b->capacity, b->chunk, fill, &used, dropped);
+  layout(slots, b->nslots, slots[b->nslots], slots[b->nslots + 1], b->capacity, b->chunk, fill, &used, dropped);
   if (used && (!(ev = malloc((size_t)(used * b->chunk) * w * 8)) ||
                d->dtoh(ev, b->events, (size_t)(used * b->chunk) * w * 8) != CUDA_SUCCESS)) {
     free(ev);
@@ -268,9 +268,5 @@ int gji_kregions_read_buffer(const gji_kr_driver *d, gji_kr_buffer *b, const cha
 
 int gji_kregions_reset_buffer(const gji_kr_driver *d, const gji_kr_buffer *b)
 {
-  if (d->memset32(b->state + GJI_KR_OFF_CLAIMED, 0, 2) != CUDA_SUCCESS ||
-      d->memset32(b->state + GJI_KR_OFF_LOST, 0, 2) != CUDA_SUCCESS ||
-      d->memset32(b->slots, 0, (size_t)b->nslots * 2) != CUDA_SUCCESS)
-    return -1;
-  return 0;
+  return d->memset32(b->slots, 0, ((size_t)b->nslots + 2) * 2) == CUDA_SUCCESS ? 0 : -1;
 }

@@ -13,12 +13,11 @@
 #include "inject/record.h"
 
 /* The layout of gpujit/regions.cuh's state this library binds (GPUJIT_REGIONS_ABI): abi, scope
- * (u32); events, capacity, claimed, slots, lost (u64); nslots, chunk (u32). */
-#define GJI_KR_LAYOUT 2
+ * (u32); events, capacity, counters, slots, reserved (u64); nslots, chunk (u32). The counters —
+ * chunks claimed, events lost — are the two words after the slots, in the slots' allocation. */
+#define GJI_KR_LAYOUT 3
 #define GJI_KR_STATE_BYTES 56
 #define GJI_KR_OFF_EVENTS 8
-#define GJI_KR_OFF_CLAIMED 24
-#define GJI_KR_OFF_LOST 40
 
 /** The driver's functions the regions use, resolved from the process's libcuda (kregions.c). */
 typedef struct gji_kr_driver {
@@ -43,7 +42,7 @@ typedef struct gji_kr_buffer {
   uint64_t handles[2];  /* the module or library it was found through, and a second handle of the
                            same state (a library's module in the context, seen at a launch) */
   CUcontext ctx;
-  CUdeviceptr state, events, slots;
+  CUdeviceptr state, events, slots; /* slots: nslots words, then the two counters */
   uint64_t capacity;
   unsigned nslots, chunk, scope;
   bool open;            /* its events since the last reset belong to a recorded window */
@@ -58,7 +57,7 @@ typedef struct gji_kr_buffer {
  */
 GJI_HIDDEN int gji_kregions_read_buffer(const gji_kr_driver *d, gji_kr_buffer *b, const char *at, uint64_t read);
 
-/** Empty `b` (claimed, lost and every slot zeroed), its context current. @return 0 or -1. */
+/** Empty `b` (every slot and both counters zeroed), its context current. @return 0 or -1. */
 GJI_HIDDEN int gji_kregions_reset_buffer(const gji_kr_driver *d, const gji_kr_buffer *b);
 
 #endif

@@ -7,7 +7,8 @@
  *     (CuPy's through ctypes, PyTorch's lazy NVRTC, a ctypes-loaded NVRTC) gets the wrapper too;
  *   - by value: the words of each object's writable data that hold one of those functions' real
  *     addresses — function pointers a program resolved with dlsym before the session began, kept
- *     in its own tables (CuPy's, PyTorch's lazy NVRTC, gpujit's own) — get its wrapper.
+ *     in its own tables (CuPy's, PyTorch's lazy NVRTC, gpujit's own) — get its wrapper. Only the
+ *     pages the process wrote are read (rebind_scan.c says why that loses none).
  * Objects loaded after the session began are rebound at the next dlsym a rebound object makes
  * (Python's import of an extension module asks dlsym for its PyInit). Every slot and word is put
  * back when the session ends if it still holds the wrapper; a wrapper handed out stays valid (this
@@ -25,9 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "inject/rebind.h"
+#include "inject/rebind_scan.h"
 #include "inject/resolve.h"
 
 /* Objects never rebound: the dynamic linker, libc, this library, and the libraries whose functions
@@ -52,13 +55,12 @@ static volatile int on;
 static size_t by_value; /* words rebound by value */
 static size_t by_slot;  /* GOT slots rebound */
 
-/* The real functions looked for by value, and their wrappers. */
-typedef struct known {
-  void *real, *wrapper;
-} known;
-static known table[128];
+/* The real functions looked for by value, and their wrappers (rebind_scan.c looks). */
+static uintptr_t reals[GJI_SCAN_MAX];
+static void *wrappers[GJI_SCAN_MAX];
 static size_t ntable;
-static uintptr_t lo, hi; /* the range of table[].real, a first filter */
+static gji_scan_mode scan_mode;
+static gji_scan_stats scanned; /* what the passes of this session looked at */
 
 static void *w_dlsym(void *handle, const char *name);
 
@@ -74,51 +76,10 @@ static bool skip(const char *path)
   return false;
 }
 
-/* ---- readable, writable memory: from /proc/self/maps (a segment's pages may be made read-only
- * after relocation, RELRO, and a program may change any page's protection) ---- */
-
-typedef struct region {
-  uintptr_t start, end;
-  bool writable;
-} region;
-static region *regions;
-static size_t nregions;
-
-static void read_maps(void)
-{
-  FILE *f = fopen("/proc/self/maps", "re");
-  char line[512];
-  size_t cap = 0;
-  nregions = 0;
-  while (f && fgets(line, sizeof(line), f)) {
-    unsigned long a, b;
-    char perms[8];
-    if (sscanf(line, "%lx-%lx %7s", &a, &b, perms) != 3 || perms[0] != 'r')
-      continue;
-    if (nregions == cap) {
-      region *r = realloc(regions, (cap ? cap * 2 : 256) * sizeof(*r));
-      if (!r)
-        break;
-      regions = r, cap = cap ? cap * 2 : 256;
-    }
-    regions[nregions++] = (region){a, b, perms[1] == 'w'};
-  }
-  if (f)
-    fclose(f);
-}
-
-static const region *region_of(uintptr_t p)
-{
-  for (size_t i = 0; i < nregions; i++)
-    if (p >= regions[i].start && p < regions[i].end)
-      return &regions[i];
-  return NULL;
-}
-
 /* Write `value` at `where`, opening a read-only page for the write. -1: it could not be. */
 static int put(void **where, void *value)
 {
-  const region *r = region_of((uintptr_t)where);
+  const gji_region *r = gji_maps_find((uintptr_t)where);
   long page = sysconf(_SC_PAGESIZE);
   uintptr_t at = (uintptr_t)where & ~(uintptr_t)(page - 1);
   if (!r)
@@ -230,37 +191,10 @@ static void rebind_slots(struct link_map *lm)
 
 /* ---- by value ---- */
 
-static void rebind_values(struct dl_phdr_info *info)
+static void rebind_value(void **where, void *wrapper, void *payload)
 {
-  for (int s = 0; s < info->dlpi_phnum; s++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[s];
-    uintptr_t a, b;
-    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
-      continue;
-    a = ((uintptr_t)info->dlpi_addr + ph->p_vaddr + 7) & ~(uintptr_t)7;
-    b = ((uintptr_t)info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(uintptr_t)7;
-    while (a < b) {
-      const region *r = region_of(a);
-      uintptr_t end;
-      if (!r) { /* a page of the segment not mapped readable: the next one */
-        a = (a + 4096) & ~(uintptr_t)4095;
-        continue;
-      }
-      end = r->end < b ? r->end : b;
-      for (void **w = (void **)a; (uintptr_t)w < end; w++) {
-        uintptr_t v = (uintptr_t)*w;
-        if (v < lo || v > hi)
-          continue;
-        for (size_t k = 0; k < ntable; k++)
-          if (v == (uintptr_t)table[k].real) {
-            rebind_word(w, table[k].wrapper, (uintptr_t)info->dlpi_addr);
-            by_value++;
-            break;
-          }
-      }
-      a = end;
-    }
-  }
+  rebind_word(where, wrapper, *(uintptr_t *)payload);
+  by_value++;
 }
 
 static bool is_done(uintptr_t base)
@@ -292,7 +226,7 @@ static int rebind_one(struct dl_phdr_info *info, size_t size, void *payload)
     ;
   if (lm && lm->l_ld && (uintptr_t)lm->l_ld >= base)
     rebind_slots(lm);
-  rebind_values(info);
+  gji_scan_object(info, rebind_value, &base);
   return 0;
 }
 
@@ -311,8 +245,10 @@ static void rebind_new(void)
   if (adds && adds == adds_seen)
     return;
   adds_seen = adds;
-  read_maps();
+  gji_maps_read();
+  gji_scan_begin(scan_mode, &scanned);
   dl_iterate_phdr(rebind_one, NULL);
+  gji_scan_end();
 }
 
 /* ---- the functions looked for by value ---- */
@@ -335,10 +271,10 @@ static void add_one(void *h, uintptr_t base, const char *name, size_t *found)
   void *real = gji_real_dlsym(h, name), *w;
   Dl_info in;
   /* its own definition only (a look-up in a handle also searches the library's dependencies) */
-  if (ntable >= sizeof(table) / sizeof(table[0]) || !real || !dladdr(real, &in) ||
+  if (ntable >= GJI_SCAN_MAX || !real || !dladdr(real, &in) ||
       (uintptr_t)in.dli_fbase != base || !(w = gji_wrap_symbol(name, real)))
     return;
-  table[ntable++] = (known){real, w};
+  reals[ntable] = (uintptr_t)real, wrappers[ntable++] = w;
   *found += 1;
 }
 
@@ -366,20 +302,58 @@ static int add_known(struct dl_phdr_info *info, size_t size, void *payload)
   return 0;
 }
 
+/* Wall and this thread's CPU time, for the measuring note (the CPU time holds on a loaded machine). */
+typedef struct clocks {
+  struct timespec wall, cpu;
+} clocks;
+
+static clocks clocks_now(void)
+{
+  clocks c;
+  clock_gettime(CLOCK_MONOTONIC, &c.wall);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c.cpu);
+  return c;
+}
+
+static double ms_between(const struct timespec *a, const struct timespec *b)
+{
+  return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* $GPUJIT_BENCH_REBIND, the measuring switch: "full" reads every page as the former scan did;
+ * any value has what rebinding did and cost said in a note. */
+static const char *measuring(void)
+{
+  const char *m = getenv("GPUJIT_BENCH_REBIND");
+  return m && *m ? m : NULL;
+}
+
 size_t gji_rebind_start(void)
 {
   size_t found = 0;
+  const char *m = measuring();
+  clocks t0 = clocks_now(), t1;
+  gji_scan_stats s;
+  size_t values, slots;
   pthread_mutex_lock(&lock);
   ntable = 0, ndone = 0, npatches = 0, adds_seen = 0, by_value = 0, by_slot = 0;
+  scan_mode = m && !strcmp(m, "full") ? GJI_SCAN_FULL : GJI_SCAN_WRITTEN;
+  memset(&scanned, 0, sizeof(scanned));
   dl_iterate_phdr(add_known, &found);
-  lo = UINTPTR_MAX, hi = 0;
-  for (size_t i = 0; i < ntable; i++) {
-    lo = (uintptr_t)table[i].real < lo ? (uintptr_t)table[i].real : lo;
-    hi = (uintptr_t)table[i].real > hi ? (uintptr_t)table[i].real : hi;
-  }
+  gji_scan_set(reals, wrappers, ntable);
   __atomic_store_n(&on, 1, __ATOMIC_RELEASE);
   rebind_new();
+  s = scanned, values = by_value, slots = by_slot;
   pthread_mutex_unlock(&lock);
+  t1 = clocks_now();
+  if (m)
+    gji_note("rebind-measure",
+             "%s=%s: rebinding took %.2f ms (%.2f ms of CPU): %zu objects, %.1f MiB of writable segments, %.1f MiB "
+             "of them read (%s); %zu words by value, %zu slots", "GPUJIT_BENCH_REBIND", m,
+             ms_between(&t0.wall, &t1.wall), ms_between(&t0.cpu, &t1.cpu), s.objects,
+             (double)s.writable / 1048576.0, (double)s.scanned / 1048576.0,
+             scan_mode == GJI_SCAN_FULL ? "every page" : s.pagemap ? "the pages written" : "every page: no pagemap",
+             values, slots);
   return found;
 }
 
@@ -396,22 +370,69 @@ static int still_loaded(struct dl_phdr_info *info, size_t size, void *payload)
   return (uintptr_t)info->dlpi_addr == *(uintptr_t *)payload;
 }
 
+/* The objects loaded now, by base address: a list to search (NULL: none could be made). */
+typedef struct bases {
+  uintptr_t *at;
+  size_t n, cap;
+} bases;
+
+static int add_base(struct dl_phdr_info *info, size_t size, void *payload)
+{
+  bases *b = payload;
+  (void)size;
+  if (b->n == b->cap) {
+    uintptr_t *m = realloc(b->at, (b->cap ? b->cap * 2 : 256) * sizeof(*m));
+    if (!m) {
+      free(b->at), b->at = NULL;
+      return 1;
+    }
+    b->at = m, b->cap = b->cap ? b->cap * 2 : 256;
+  }
+  b->at[b->n++] = (uintptr_t)info->dlpi_addr;
+  return 0;
+}
+
+static int by_address(const void *x, const void *y)
+{
+  uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+static bool loaded(const bases *b, uintptr_t base)
+{
+  if (!b->at) /* no list: ask the loader */
+    return dl_iterate_phdr(still_loaded, &base) != 0;
+  return bsearch(&base, b->at, b->n, sizeof(base), by_address) != NULL;
+}
+
 void gji_rebind_stop(void)
 {
+  clocks t0 = clocks_now(), t1;
+  size_t back = 0;
+  bases b = {NULL, 0, 0};
   pthread_mutex_lock(&lock);
   __atomic_store_n(&on, 0, __ATOMIC_RELEASE);
-  read_maps();
+  if (npatches) {
+    gji_maps_read();
+    dl_iterate_phdr(add_base, &b);
+  }
+  if (b.at)
+    qsort(b.at, b.n, sizeof(b.at[0]), by_address);
   for (size_t i = npatches; i-- > 0;) {
     patch *p = &patches[i];
-    uintptr_t base = p->base;
     /* an object unloaded since has nothing to put back (its pages are gone) */
-    if (!dl_iterate_phdr(still_loaded, &base) || !region_of((uintptr_t)p->where))
+    if (!loaded(&b, p->base) || !gji_maps_find((uintptr_t)p->where))
       continue;
-    if (__atomic_load_n(p->where, __ATOMIC_ACQUIRE) == p->now)
-      put(p->where, p->was);
+    if (__atomic_load_n(p->where, __ATOMIC_ACQUIRE) == p->now && put(p->where, p->was) == 0)
+      back++;
   }
+  free(b.at);
   npatches = 0;
   pthread_mutex_unlock(&lock);
+  t1 = clocks_now();
+  if (measuring())
+    gji_note("rebind-measure-end", "%s: putting back took %.2f ms (%.2f ms of CPU): %zu words and slots",
+             "GPUJIT_BENCH_REBIND", ms_between(&t0.wall, &t1.wall), ms_between(&t0.cpu, &t1.cpu), back);
 }
 
 /* ---- dlsym, for the objects rebound: the look-up the caller asked for, the wrapper of a watched

@@ -19,8 +19,9 @@ typedef struct gpujit__activity_hooks {
    *  a kernel's module, NULL for other activities. */
   void *(*before)(gpujit_device *dev, void *payload, gpujit_activity_kind kind, const char *name,
                   uint64_t bytes, struct gpujit_loaded *owner);
-  /** After it was enqueued; `launch_us` is the host time the enqueue took. */
-  void (*after)(gpujit_device *dev, void *payload, void *token, double launch_us);
+  /** After it was enqueued: `host_us` when the driver call began (the clock read once, after
+   *  `before`), `launch_us` the host time the call took. */
+  void (*after)(gpujit_device *dev, void *payload, void *token, double host_us, double launch_us);
   /** The device is being freed (its stream synchronised): release what the hooks hold. */
   void (*detach)(gpujit_device *dev, void *payload);
   /** A module of the device is being unloaded: forget what refers to it. */
@@ -36,6 +37,7 @@ struct gpujit_device {
   gpujit_device_info info;
   bool capturing;       /* a graph capture is open: nothing may be recorded into the stream */
   char last_kernel[128];
+  const char *last_src;  /* the kernel name last_kernel was copied from (a launch compares, not copies) */
   const gpujit__activity_hooks *hooks;
   void *hooks_payload;
   bool hooks_on;        /* call the hooks (a branch per activity when off) */

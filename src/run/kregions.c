@@ -13,10 +13,8 @@
 
 #define CU(call, what) gpujit__cuda_error((call), (what))
 #define STATE_SYMBOL "gpujit_regions"
-/* abi, scope (u32); events, capacity, claimed, slots, lost (u64); nslots, chunk (u32) */
+/* abi, scope (u32); events, capacity, counters, slots, reserved (u64); nslots, chunk (u32) */
 #define STATE_BYTES 56
-#define OFF_CLAIMED 24
-#define OFF_LOST 40
 #define CHUNK_MAX 64u          /* events per chunk: one atomic per 64 events of a slot */
 #define WARP_SLOTS 64u         /* GPUJIT__REGIONS_WARP_SLOTS of the header */
 #define SLOT_FULL 0xffffffffu  /* GPUJIT__REGIONS_FULL */
@@ -30,16 +28,17 @@ static unsigned slot_count(const gpujit_loaded *l)
   return 2u * sms * WARP_SLOTS * (l->regions_scope == GPUJIT_REGION_SCOPE_THREAD ? 32u : 1u);
 }
 
-/* Events, capacity, claimed 0, slots, lost 0, nslots and chunk written at offset 8 and every slot
- * zeroed, in order on the device's stream. */
+/* Events, capacity, the counters (the two words after the slots), slots, nslots and chunk written
+ * at offset 8, and every slot and counter zeroed, in order on the device's stream. */
 static int write_binding(gpujit_loaded *l, gpujit_devptr events, uint64_t capacity, unsigned chunk)
 {
   gpujit_device *g = l->dev;
-  uint64_t words[6] = {events, capacity, 0, l->regions_slots, 0, (uint64_t)l->regions_nslots | (uint64_t)chunk << 32};
+  uint64_t words[6] = {events, capacity, l->regions_slots + (uint64_t)l->regions_nslots * 8, l->regions_slots, 0,
+                       (uint64_t)l->regions_nslots | (uint64_t)chunk << 32};
   int err;
   if ((err = CU(g->d->cuMemcpyHtoDAsync((CUdeviceptr)(l->regions_state + 8), words, sizeof(words), g->stream),
                 "binding the regions buffer")) < 0 ||
-      (err = CU(g->d->cuMemsetD32Async((CUdeviceptr)l->regions_slots, 0, (size_t)l->regions_nslots * 2, g->stream),
+      (err = CU(g->d->cuMemsetD32Async((CUdeviceptr)l->regions_slots, 0, ((size_t)l->regions_nslots + 2) * 2, g->stream),
                 "binding the regions buffer")) < 0)
     return err;
   return CU(g->d->cuStreamSynchronize(g->stream), "binding the regions buffer");
@@ -98,7 +97,7 @@ int gpujit__regions_bind(gpujit_loaded *l)
   if (head[0] != GPUJIT_REGIONS_LAYOUT || n < STATE_BYTES) /* left unbound: the device then records nothing */
     return 0;
   l->regions_nslots = slot_count(l);
-  if ((err = CU(g->d->cuMemAlloc(&slots, (size_t)l->regions_nslots * 8), "the regions slots")) < 0)
+  if ((err = CU(g->d->cuMemAlloc(&slots, ((size_t)l->regions_nslots + 2) * 8), "the regions slots")) < 0)
     return err;
   l->regions_slots = (gpujit_devptr)slots;
   if ((err = alloc_events(l, GPUJIT_REGIONS_DEFAULT_EVENTS)) < 0) {
@@ -142,19 +141,13 @@ int gpujit_loaded_regions_capacity(gpujit_loaded *l, uint64_t events)
 int gpujit_loaded_regions_reset(gpujit_loaded *l)
 {
   gpujit_device *g;
-  int err;
   if (!l || !l->regions_events)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_loaded_regions_reset: %s",
                          l ? "the module records no regions" : "NULL module");
   g = l->dev;
   g->d->cuCtxSetCurrent(g->ctx);
-  /* claimed, lost and every slot: each launch after it starts from an empty buffer */
-  if ((err = CU(g->d->cuMemsetD32Async((CUdeviceptr)(l->regions_state + OFF_CLAIMED), 0, 2, g->stream),
-                "resetting the regions")) < 0 ||
-      (err = CU(g->d->cuMemsetD32Async((CUdeviceptr)(l->regions_state + OFF_LOST), 0, 2, g->stream),
-                "resetting the regions")) < 0)
-    return err;
-  return CU(g->d->cuMemsetD32Async((CUdeviceptr)l->regions_slots, 0, (size_t)l->regions_nslots * 2, g->stream),
+  /* every slot, then the chunks claimed and the events lost: each launch after it starts from an empty buffer */
+  return CU(g->d->cuMemsetD32Async((CUdeviceptr)l->regions_slots, 0, ((size_t)l->regions_nslots + 2) * 2, g->stream),
             "resetting the regions");
 }
 
@@ -178,7 +171,7 @@ void gpujit__regions_layout(const uint64_t *slots, size_t nslots, uint64_t claim
 int gpujit__regions_tally(gpujit_loaded *l, uint32_t **fill, uint64_t *used, uint64_t *kept, uint64_t *dropped)
 {
   gpujit_device *g = l->dev;
-  uint64_t head[3] = {0, 0, 0}, *slots = malloc((size_t)l->regions_nslots * 8 + 8);
+  uint64_t *slots = malloc(((size_t)l->regions_nslots + 2) * 8);
   uint32_t *f = malloc((size_t)(l->regions_capacity / l->regions_chunk) * sizeof(*f) + 4);
   int err;
   *fill = NULL;
@@ -187,17 +180,16 @@ int gpujit__regions_tally(gpujit_loaded *l, uint32_t **fill, uint64_t *used, uin
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
   }
   g->d->cuCtxSetCurrent(g->ctx);
-  /* claimed, slots' address, lost: offsets 24, 32, 40 */
-  if ((err = CU(g->d->cuMemcpyDtoHAsync(head, (CUdeviceptr)(l->regions_state + OFF_CLAIMED), sizeof(head), g->stream),
-                "reading the regions count")) < 0 ||
-      (err = CU(g->d->cuMemcpyDtoHAsync(slots, (CUdeviceptr)l->regions_slots, (size_t)l->regions_nslots * 8, g->stream),
+  /* the slots, then the chunks claimed and the events lost */
+  if ((err = CU(g->d->cuMemcpyDtoHAsync(slots, (CUdeviceptr)l->regions_slots, ((size_t)l->regions_nslots + 2) * 8,
+                                        g->stream),
                 "reading the regions count")) < 0 ||
       (err = CU(g->d->cuStreamSynchronize(g->stream), "reading the regions count")) < 0) {
     free(slots), free(f);
     return err;
   }
-  gpujit__regions_layout(slots, l->regions_nslots, head[0], head[2], l->regions_capacity, l->regions_chunk, f, used,
-                         kept, dropped);
+  gpujit__regions_layout(slots, l->regions_nslots, slots[l->regions_nslots], slots[l->regions_nslots + 1],
+                         l->regions_capacity, l->regions_chunk, f, used, kept, dropped);
   free(slots);
   *fill = f;
   return 0;

@@ -46,10 +46,11 @@ static inline void *watch_begin(gpujit_device *g, gpujit_activity_kind kind, con
   return token;
 }
 
+/* The clock read before the call is both when it was issued and where its host time starts. */
 static inline void watch_end(gpujit_device *g, void *token, double t0)
 {
   if (token)
-    g->hooks->after(g, g->hooks_payload, token, gpujit__now_us() - t0);
+    g->hooks->after(g, g->hooks_payload, token, t0, gpujit__now_us() - t0);
 }
 
 /* One driver call, watched. */
@@ -97,7 +98,9 @@ int gpujit_memset_d32(gpujit_device *g, gpujit_devptr dst, uint32_t value, size_
         g->d->cuMemsetD32Async((CUdeviceptr)dst, value, count, g->stream), "memset");
 }
 
-static int check_limits(const struct gpujit_kernel *k, const unsigned grid[3], const unsigned block[3],
+/* The message for a launch outside the limits (limits_ok said no): only here is the name
+ * demangled, never on a launch that goes ahead. */
+static int limits_error(const struct gpujit_kernel *k, const unsigned grid[3], const unsigned block[3],
                         unsigned shared)
 {
   const gpujit_device_info *in = &k->owner->dev->info;
@@ -118,10 +121,40 @@ static int check_limits(const struct gpujit_kernel *k, const unsigned grid[3], c
   if (threads > (uint64_t)k->attrs.max_threads_per_block)
     return gpujit__error(GPUJIT_EINVAL, "%s: %llu threads per block exceed the kernel's limit of %d", who,
                          (unsigned long long)threads, k->attrs.max_threads_per_block);
-  if (shared + (unsigned)k->attrs.shared_bytes > (unsigned)in->max_shared_per_block_optin)
-    return gpujit__error(GPUJIT_EINVAL, "%s: %u bytes of dynamic shared memory (+%d static) exceed the device's %d",
-                         who, shared, k->attrs.shared_bytes, in->max_shared_per_block_optin);
-  return 0;
+  return gpujit__error(GPUJIT_EINVAL, "%s: %u bytes of dynamic shared memory (+%d static) exceed the device's %d",
+                       who, shared, k->attrs.shared_bytes, in->max_shared_per_block_optin);
+}
+
+/* The same checks as limits_error, without a name: the launch path's. */
+static inline bool limits_ok(const struct gpujit_kernel *k, const unsigned grid[3], const unsigned block[3],
+                             unsigned shared)
+{
+  const gpujit_device_info *in = &k->owner->dev->info;
+  bool ok = true;
+  for (int i = 0; i < 3; i++)
+    ok &= grid[i] != 0 && block[i] != 0 && block[i] <= (unsigned)in->max_block[i] &&
+          grid[i] <= (unsigned)in->max_grid[i];
+  return ok && (uint64_t)block[0] * block[1] * block[2] <= (uint64_t)k->attrs.max_threads_per_block &&
+         shared + (unsigned)k->attrs.shared_bytes <= (unsigned)in->max_shared_per_block_optin;
+}
+
+static int check_limits(const struct gpujit_kernel *k, const unsigned grid[3], const unsigned block[3],
+                        unsigned shared)
+{
+  return limits_ok(k, grid, block, shared) ? 0 : limits_error(k, grid, block, shared);
+}
+
+/* The kernel a later synchronisation's error names: copied only when it changes (a name is
+ * compared, not printed, on every launch). */
+static inline void note_kernel(gpujit_device *g, const char *name)
+{
+  size_t n;
+  if (g->last_src == name)
+    return;
+  n = strnlen(name, sizeof(g->last_kernel) - 1);
+  memcpy(g->last_kernel, name, n);
+  g->last_kernel[n] = '\0';
+  g->last_src = name;
 }
 
 int gpujit_launch_check(const gpujit_kernel *k, const unsigned grid[3], const unsigned block[3], unsigned shared)
@@ -149,7 +182,7 @@ int gpujit_launch(gpujit_kernel *k, const unsigned grid[3], const unsigned block
       return err;
     k->dyn_shared_set = (int)shared;
   }
-  snprintf(g->last_kernel, sizeof(g->last_kernel), "%s", k->name);
+  note_kernel(g, k->name);
   token = watch_begin(g, GPUJIT_ACTIVITY_KERNEL, k->name, 0, k->owner, &t0);
   err = g->d->cuLaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, g->stream,
                              args, NULL);
@@ -208,6 +241,7 @@ int gpujit_graph_launch(gpujit_graph *gr)
   g = gr->dev;
   g->d->cuCtxSetCurrent(g->ctx);
   snprintf(g->last_kernel, sizeof(g->last_kernel), "graph %s", gr->name);
+  g->last_src = NULL;
   WATCHED(g, GPUJIT_ACTIVITY_GRAPH, gr->name, 0, g->d->cuGraphLaunch(gr->exec, g->stream), "launching the graph");
 }
 

@@ -73,6 +73,8 @@ void gpujit_loaded_free(gpujit_loaded *l)
 {
   if (!l)
     return;
+  if (l->dev)
+    l->dev->last_src = NULL; /* the names go: a new one at the same address is not the last kernel */
   for (size_t i = 0; i < l->count; i++)
     free(l->kernels[i].name);
   free(l->kernels);

@@ -167,6 +167,9 @@ static int bench_setup(bench_run *b, gpujit_bench_result *out)
   b->cupti = b->t[0]->source != GPUJIT_TIMER_EVENTS;
   if (b->cupti && b->ndev > 1)
     return gpujit__error(GPUJIT_EINVAL, "a CUPTI timer source benchmarks one device; use events for %zu", b->ndev);
+  /* a sample is whatever its function issues: tied by an id pushed around it, not per call */
+  if (b->cupti && (err = gpujit__cupti_external(true)) < 0)
+    return err;
   for (size_t k = 0; k < b->ndev && !b->cupti; k++) { /* CUPTI samples need no events */
     b->devs[k]->d->cuCtxSetCurrent(b->devs[k]->ctx);
     for (; b->taken[k] < 2 * GPUJIT__BENCH_BATCH; b->taken[k]++)

@@ -3,6 +3,7 @@
  * activities. */
 #define _GNU_SOURCE
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -40,6 +41,14 @@ static struct {
   CUptiResult (*timestamp)(uint64_t *);
   CUptiResult (*result_string)(CUptiResult, const char **);
   CUptiResult (*enable_driver_api)(CUpti_CallbackId, uint8_t);
+  CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+  CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+  CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
+  CUpti_SubscriberHandle sub; /* ours, while started, where CUPTI let us subscribe */
+  bool callbacks_on, external; /* the launch callbacks; external correlation records */
+  char no_sub_why[256];
+  int windows;              /* open timed windows (CUPTI regions), process-wide */
+  uint64_t next_ids;        /* the last window's block of external ids */
   gpujit__cupti_rec *recs; /* complete records not yet taken; `external` holds the correlation id */
   size_t nrec, caprec;
   corr *corrs;
@@ -94,6 +103,9 @@ static bool load(void)
   SYM(timestamp, "cuptiGetTimestamp")
   SYM(result_string, "cuptiGetResultString")
   SYM(enable_driver_api, "cuptiActivityEnableDriverApi")
+  SYM(subscribe, "cuptiSubscribe")
+  SYM(unsubscribe, "cuptiUnsubscribe")
+  SYM(enable_callback, "cuptiEnableCallback")
 #undef SYM
   return true;
 }
@@ -196,11 +208,24 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
   free(buffer);
 }
 
-static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-                                           CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 
-/* CUPTI writes an external correlation only for an API call it records: the calls gpujit issues
- * timed activities with are recorded, and no others (measured: without them no correlation came). */
+/* CUPTI's correlation id of this thread's last timed driver call, written by on_call. */
+_Thread_local uint32_t gpujit__cupti_corr;
+
+/* Our subscriber's callback, enabled only for traced_calls: at a call's entry its correlation id
+ * (the one its kernel, copy or memset records will carry) for the timer to read after the call. */
+static void CUPTIAPI on_call(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data)
+{
+  const CUpti_CallbackData *cb = data;
+  (void)ud, (void)id;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cb->callbackSite == CUPTI_API_ENTER)
+    gpujit__cupti_corr = cb->correlationId;
+}
+
+/* The calls gpujit issues timed activities with: the callback's, and with external ids the driver
+ * API records' (CUPTI writes an external correlation only for an API call it records, and with
+ * those on, for no others: measured, without them no correlation came). */
 static const CUpti_CallbackId traced_calls[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,           CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
@@ -210,6 +235,64 @@ static const CUpti_CallbackId traced_calls[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,        CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,         CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync,       CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync};
+
+void gpujit__cupti_callbacks(bool on)
+{
+  if (!C.sub)
+    return;
+  for (size_t i = 0; i < sizeof(traced_calls) / sizeof(traced_calls[0]); i++)
+    C.enable_callback(on, C.sub, CUPTI_CB_DOMAIN_DRIVER_API, traced_calls[i]);
+  C.callbacks_on = on;
+}
+
+bool gpujit__cupti_by_callback(void) { return C.started && C.sub && C.callbacks_on; }
+
+const char *gpujit__cupti_no_callback_why(void) { return C.no_sub_why; }
+
+int gpujit__cupti_external(bool on)
+{
+  CUptiResult r;
+  if (!C.lib || on == C.external)
+    return 0;
+  if (!on) {
+    C.disable(CUPTI_ACTIVITY_KIND_DRIVER);
+    C.disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    C.external = false;
+    return 0;
+  }
+  if ((r = C.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) != CUPTI_SUCCESS ||
+      (r = C.enable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS)
+    return gpujit__error(GPUJIT_EUNSUPPORTED, "CUPTI's external correlation ids are unavailable: cuptiActivityEnable: %s",
+                         result_text(r));
+  /* Driver API records on, then off for every call but those (enabling the few alone gave no
+   * records on CUDA 13.0's CUPTI: measured on the H100 host; enabling the kind again undoes
+   * the per-call settings, so they are made each time). */
+  for (CUpti_CallbackId cb = 1; cb < CUPTI_DRIVER_TRACE_CBID_SIZE; cb++) {
+    bool keep = false;
+    for (size_t i = 0; i < sizeof(traced_calls) / sizeof(traced_calls[0]) && !keep; i++)
+      keep = traced_calls[i] == cb;
+    if (!keep)
+      C.enable_driver_api(cb, 0);
+  }
+  C.external = true;
+  return 0;
+}
+
+int gpujit__cupti_tie(void)
+{
+  CUptiResult r;
+  if (!C.started || C.sub)
+    return 0;
+  if ((r = C.subscribe(&C.sub, on_call, NULL)) != CUPTI_SUCCESS) {
+    /* someone else's already: timed activities are tied by external ids */
+    C.sub = NULL;
+    snprintf(C.no_sub_why, sizeof(C.no_sub_why), "cuptiSubscribe: %s", result_text(r));
+    return gpujit__cupti_external(true);
+  }
+  C.no_sub_why[0] = '\0';
+  gpujit__cupti_callbacks(true);
+  return 0;
+}
 
 int gpujit__cupti_start(bool concurrent)
 {
@@ -234,17 +317,6 @@ int gpujit__cupti_start(bool concurrent)
     if ((r = C.enable(kinds[i])) != CUPTI_SUCCESS)
       return gpujit__error(GPUJIT_EUNSUPPORTED, "CUPTI timing is unavailable: cuptiActivityEnable: %s",
                            result_text(r));
-  /* Driver API records on, then off for every call but those (enabling the few alone gave no
-   * records on CUDA 13.0's CUPTI: measured on the H100 host). */
-  if (!C.started && (r = C.enable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS)
-    return gpujit__error(GPUJIT_EUNSUPPORTED, "CUPTI timing is unavailable: cuptiActivityEnable: %s", result_text(r));
-  for (CUpti_CallbackId cb = 1; !C.started && cb < CUPTI_DRIVER_TRACE_CBID_SIZE; cb++) {
-    bool keep = false;
-    for (size_t i = 0; i < sizeof(traced_calls) / sizeof(traced_calls[0]) && !keep; i++)
-      keep = traced_calls[i] == cb;
-    if (!keep)
-      C.enable_driver_api(cb, 0);
-  }
   /* CUPTI's clock against the trace clock, sampled back to back. */
   if (C.timestamp(&ts) == CUPTI_SUCCESS)
     C.offset_us = (double)ts / 1e3 - gpujit__now_us();
@@ -261,8 +333,30 @@ void gpujit__cupti_stop(void)
   C.disable(C.concurrent ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL);
   for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
     C.disable(kinds[i]);
-  C.disable(CUPTI_ACTIVITY_KIND_DRIVER);
+  gpujit__cupti_external(false);
+  if (C.sub) { /* CUPTI's one subscriber is free again for a profiler the program starts later */
+    gpujit__cupti_callbacks(false);
+    C.unsubscribe(C.sub);
+    C.sub = NULL;
+  }
   C.started = false;
+}
+
+uint64_t gpujit__cupti_window_open(void)
+{
+  uint64_t base;
+  pthread_mutex_lock(&C.lock);
+  C.windows++;
+  base = C.next_ids += (uint64_t)1 << 32; /* from 2^32: below the benchmark's, never 0 */
+  pthread_mutex_unlock(&C.lock);
+  return base;
+}
+
+void gpujit__cupti_window_close(void)
+{
+  pthread_mutex_lock(&C.lock);
+  C.windows--;
+  pthread_mutex_unlock(&C.lock);
 }
 
 void gpujit__cupti_push(uint64_t id)
@@ -308,16 +402,20 @@ int gpujit__cupti_take(gpujit__cupti_rec **out, size_t *count, uint64_t first, u
     corr *hit = corr_of((uint32_t)r.external);
     gpujit__cupti_rec *p;
     /* After a forced flush a record's correlation has come (CUPTI writes it when the call is
-     * made): one without is not gpujit's. One after `last` is a later region's: kept. */
-    if (!hit)
-      continue;
-    r.external = hit->external;
-    if (r.external > last) {
-      C.recs[keep++] = C.recs[i];
+     * made): one without is not tied by an id (kept while a window may claim it by its
+     * correlation). One after `last` is a later region's: kept. */
+    if (!hit) {
+      if (C.windows)
+        C.recs[keep++] = C.recs[i];
       continue;
     }
-    if (r.external < first)
+    r.external = hit->external;
+    if (r.external > last || r.external < first) {
+      /* a later region's, or another window's: kept (an earlier one's, none open: done with) */
+      if (r.external > last || C.windows)
+        C.recs[keep++] = C.recs[i];
       continue;
+    }
     if (!(p = gpujit__grow(res, &cap, n, sizeof(*p), 64))) {
       err = GPUJIT_ENOMEM;
       break;
@@ -331,10 +429,60 @@ int gpujit__cupti_take(gpujit__cupti_rec **out, size_t *count, uint64_t first, u
   { /* correlations of what was taken are done with */
     size_t kc = 0;
     for (size_t i = 0; i < C.ncorr; i++)
-      if (C.corrs[i].external > last)
+      if (C.corrs[i].external > last || (C.windows && C.corrs[i].external < first))
         C.corrs[kc++] = C.corrs[i];
     C.ncorr = kc;
   }
+  if (dropped)
+    *dropped = C.dropped_total;
+  pthread_mutex_unlock(&C.lock);
+  if (err < 0) {
+    free(res);
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  }
+  *out = res;
+  *count = n;
+  return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+int gpujit__cupti_take_corr(gpujit__cupti_rec **out, size_t *count, const uint32_t *ids, size_t nids,
+                            uint64_t *dropped)
+{
+  gpujit__cupti_rec *res = NULL;
+  size_t n = 0, cap = 0, keep = 0;
+  int err = 0;
+  *out = NULL;
+  *count = 0;
+  if (C.started)
+    C.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  pthread_mutex_lock(&C.lock);
+  if (C.ncorr)
+    qsort(C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr);
+  for (size_t i = 0; i < C.nrec; i++) {
+    uint32_t id = (uint32_t)C.recs[i].external;
+    gpujit__cupti_rec *p;
+    if (!nids || !bsearch(&id, ids, nids, sizeof(*ids), cmp_u32)) {
+      /* another's: an external id's taker, or a window still open (another device's) */
+      if (C.windows || corr_of(id))
+        C.recs[keep++] = C.recs[i];
+      continue;
+    }
+    if (!(p = gpujit__grow(res, &cap, n, sizeof(*p), 64))) {
+      err = GPUJIT_ENOMEM;
+      C.recs[keep++] = C.recs[i];
+      continue;
+    }
+    res = p;
+    res[n++] = C.recs[i];
+  }
+  gpujit__log(GPUJIT_LOG_DEBUG, "cupti: %zu records held, %zu taken by correlation id, %zu kept", C.nrec, n, keep);
+  C.nrec = keep;
   if (dropped)
     *dropped = C.dropped_total;
   pthread_mutex_unlock(&C.lock);
@@ -387,14 +535,15 @@ static int cmp_start(const void *a, const void *b)
 }
 
 /* Under the lock, after a forced flush: drop the timers' held records that carry no gpujit
- * correlation (other frameworks' work, which only a capture keeps). */
+ * correlation (other frameworks' work, which only a capture keeps) while no timed window is open
+ * (its records are tied by their own correlation ids when it closes). */
 static void drop_foreign(void)
 {
   size_t keep = 0;
   if (C.ncorr)
     qsort(C.corrs, C.ncorr, sizeof(*C.corrs), cmp_corr);
   for (size_t i = 0; i < C.nrec; i++)
-    if (corr_of((uint32_t)C.recs[i].external))
+    if (C.windows || corr_of((uint32_t)C.recs[i].external)) /* an open window may claim any */
       C.recs[keep++] = C.recs[i];
   C.nrec = keep;
 }

@@ -29,6 +29,47 @@ typedef struct gpujit__cupti_rec {
 int gpujit__cupti_start(bool concurrent);
 /** Stop recording (the records taken so far stay until taken). */
 void gpujit__cupti_stop(void);
+/**
+ * How a timed activity is tied to its CUPTI records. By callback (the default where gpujit holds
+ * CUPTI's one subscriber): CUPTI calls gpujit at the entry of each driver call gpujit times
+ * (launch, graph launch, async copy, memset), and the callback stores that call's correlation id
+ * in this thread's gpujit__cupti_corr: the timer zeroes it before its call and reads it after, so
+ * a launch costs two thread-local accesses and no CUPTI call; the records carry the same id. By
+ * external ids (another tool holds the subscriber; a benchmark's samples): an id is pushed before
+ * and popped after each, and CUPTI's driver-API and external-correlation records tie them.
+ */
+extern _Thread_local uint32_t gpujit__cupti_corr;
+/** After gpujit__cupti_start, for a timer: subscribe (the launch callbacks on), or where another
+ *  holds the subscriber, external ids on. A capture alone never subscribes. @return 0, or
+ *  GPUJIT_EUNSUPPORTED with CUPTI's reason. */
+int gpujit__cupti_tie(void);
+/** Whether timed activities are tied by the callback now (subscribed and its callbacks on). */
+bool gpujit__cupti_by_callback(void);
+/** Turn the launch callbacks on or off (nothing where gpujit is not subscribed). */
+void gpujit__cupti_callbacks(bool on);
+/**
+ * External correlation ids on or off: CUPTI's records of the driver calls gpujit times and of the
+ * ids pushed around them (what gpujit__cupti_push needs to tie anything).
+ * @return 0, or GPUJIT_EUNSUPPORTED with CUPTI's reason.
+ */
+int gpujit__cupti_external(bool on);
+/** Why gpujit holds no subscriber ("" when it does, or CUPTI is not started). */
+const char *gpujit__cupti_no_callback_why(void);
+/** A timed window (a device's outermost CUPTI region) opens: records no one claims are kept while
+ *  any is open (they may be another device's). @return the first of the window's external ids, a
+ *  block of 2^32 no other window shares (devices' windows may overlap). */
+uint64_t gpujit__cupti_window_open(void);
+/** The window closes (before its records are taken). */
+void gpujit__cupti_window_close(void);
+/**
+ * Flush CUPTI's buffers (call after synchronising) and move every complete record whose
+ * correlation id is one of `ids` (ascending, `nids` of them) into `out` (caller frees), its
+ * `external` set to that correlation id. Records tied to an external id stay for their taker;
+ * others are dropped when no window is open.
+ * @return 0, GPUJIT_ENOMEM.
+ */
+int gpujit__cupti_take_corr(gpujit__cupti_rec **out, size_t *count, const uint32_t *ids, size_t nids,
+                            uint64_t *dropped);
 /** Tie the activities issued until the pop to `id` (nothing when CUPTI is not started). */
 void gpujit__cupti_push(uint64_t id);
 void gpujit__cupti_pop(void);

@@ -41,7 +41,29 @@ void gpujit__timing_give_event(gpujit__timing *t, CUevent e)
   t->pool[t->npool++] = e;
 }
 
-/* Hook: before an activity, while a region is open. */
+/* A record's name: the kernel's (or activity's) name, copied without printf. */
+static inline void set_name(gpujit__record *r, const char *name)
+{
+  size_t n = strnlen(name, sizeof(r->name) - 1);
+  memcpy(r->name, name, n);
+  r->name[n] = '\0';
+}
+
+/* Grow the records out of line: the launch path only compares. */
+static gpujit__record *more_records(gpujit__timing *t)
+{
+  gpujit__record *r = gpujit__grow(t->recs, &t->caprec, t->nrec, sizeof(*r), 256);
+  if (r)
+    t->recs = r;
+  return r;
+}
+
+/*
+ * Hook: before an activity, while a region is open. The launch path's share of a timed launch:
+ * a record filled field by field (no memset, no printf, no clock read: the launch path reads the
+ * clock once after this and hands it to `after`), and for events the two events popped from the
+ * pool; for CUPTI no CUPTI call where the callback ties (a thread-local zeroed), else the id pushed.
+ */
 static void *before(gpujit_device *g, void *payload, gpujit_activity_kind kind, const char *name,
                     uint64_t bytes, struct gpujit_loaded *owner)
 {
@@ -51,57 +73,63 @@ static void *before(gpujit_device *g, void *payload, gpujit_activity_kind kind, 
     gpujit__rwatch_launch(t, owner);
   if (!t->depth || g->capturing || !(t->any_filter & kind_filter(kind)))
     return NULL;
-  if (!(r = gpujit__grow(t->recs, &t->caprec, t->nrec, sizeof(*r), 256)))
+  if (t->nrec == t->caprec && !more_records(t))
     return NULL;
-  t->recs = r;
   r = &t->recs[t->nrec];
-  memset(r, 0, sizeof(*r));
-  if (t->source != GPUJIT_TIMER_EVENTS) {
-    /* CUPTI times it: the activity carries the record's id; no event enters the stream */
-    r->kind = kind;
-    r->owner = owner;
-    snprintf(r->name, sizeof(r->name), "%s", name);
-    r->bytes = bytes;
-    r->order = t->order++;
-    r->host_us = gpujit__now_us();
-    gpujit__cupti_push(t->id_base + t->nrec);
-    t->nrec++;
-    return r;
-  }
-  if (gpujit__timing_take_event(t, &r->start) < 0)
-    return NULL;
-  if (gpujit__timing_take_event(t, &r->end) < 0) {
-    gpujit__timing_give_event(t, r->start);
-    return NULL;
+  if (t->source == GPUJIT_TIMER_EVENTS) {
+    if (t->npool >= 2) {
+      r->start = t->pool[--t->npool];
+      r->end = t->pool[--t->npool];
+    } else {
+      if (gpujit__timing_take_event(t, &r->start) < 0)
+        return NULL;
+      if (gpujit__timing_take_event(t, &r->end) < 0) {
+        gpujit__timing_give_event(t, r->start);
+        return NULL;
+      }
+    }
+  } else {
+    r->start = r->end = NULL; /* CUPTI times it: no event enters the stream */
+    r->first_act = r->nacts = 0;
+    r->corr = 0;
   }
   r->kind = kind;
   r->owner = owner;
-  snprintf(r->name, sizeof(r->name), "%s", name);
+  set_name(r, name);
   r->bytes = bytes;
   r->order = t->order++;
-  r->host_us = gpujit__now_us();
-  g->d->cuEventRecord(r->start, g->stream);
+  r->host_us = r->launch_us = 0;
   t->nrec++;
+  if (t->source == GPUJIT_TIMER_EVENTS)
+    g->d->cuEventRecord(r->start, g->stream);
+  else if (t->by_callback)
+    gpujit__cupti_corr = 0; /* a call the callback misses reads 0 (missing), never an older call's id */
+  else
+    gpujit__cupti_push(t->id_base + t->nrec - 1);
   return r;
 }
 
 /* Hook: after the activity was enqueued. */
-static void after(gpujit_device *g, void *payload, void *token, double launch_us)
+static void after(gpujit_device *g, void *payload, void *token, double host_us, double launch_us)
 {
   gpujit__record *r = token;
   gpujit__timing *t = payload;
+  r->host_us = host_us;
   r->launch_us = launch_us;
-  if (t->source != GPUJIT_TIMER_EVENTS) {
+  if (t->source == GPUJIT_TIMER_EVENTS)
+    g->d->cuEventRecord(r->end, g->stream);
+  else if (t->by_callback)
+    r->corr = gpujit__cupti_corr;
+  else
     gpujit__cupti_pop();
-    return;
-  }
-  g->d->cuEventRecord(r->end, g->stream);
 }
 
 /* Hook: the device goes away; its stream is synchronised. */
 static void detach(gpujit_device *g, void *payload)
 {
   gpujit__timing *t = payload;
+  if (t->depth && t->source != GPUJIT_TIMER_EVENTS)
+    gpujit__cupti_window_close(); /* freed inside a region: its window closes with it */
   for (size_t i = 0; i < t->nrec && t->source == GPUJIT_TIMER_EVENTS; i++) {
     g->d->cuEventDestroy(t->recs[i].start);
     g->d->cuEventDestroy(t->recs[i].end);
@@ -168,6 +196,12 @@ int gpujit_timing_begin(gpujit_device *g, unsigned filter)
         (err = CU(g->d->cuEventSynchronize(t->ref_event), "cuEventSynchronize")) < 0)
       return err;
     t->ref_host_us = gpujit__now_us();
+    if (t->source != GPUJIT_TIMER_EVENTS) {
+      t->by_callback = gpujit__cupti_by_callback();
+      if (!t->by_callback && (err = gpujit__cupti_external(true)) < 0)
+        return err;
+      t->id_base = gpujit__cupti_window_open();
+    }
     if (!t->rwatch) /* the outermost region is a window for kernel regions (unless a benchmark's is open) */
       gpujit__rwatch_open(t), t->rwatch_timer = true;
   }
@@ -189,6 +223,52 @@ static int cmp_act(const void *a, const void *b)
   return (x->start > y->start) - (x->start < y->start);
 }
 
+typedef struct corr_rec {
+  uint32_t corr;
+  uint32_t rec;
+} corr_rec;
+
+static int cmp_corr_rec(const void *a, const void *b)
+{
+  const corr_rec *x = a, *y = b;
+  return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* CUPTI, tied by callback: take the records of the correlation ids the records got, each given
+ * the external id its record would have had (id_base + its index), as the external ids tie them. */
+static int take_by_corr(gpujit__timing *t, gpujit__cupti_rec **got, size_t *n)
+{
+  corr_rec *map = malloc(t->nrec * sizeof(*map));
+  uint32_t *ids = malloc(t->nrec * sizeof(*ids));
+  size_t m = 0;
+  bool sorted = true;
+  int err = 0;
+  if (!map || !ids) {
+    err = gpujit__error(GPUJIT_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < t->nrec; i++)
+    if (t->recs[i].corr) {
+      sorted &= m == 0 || map[m - 1].corr < t->recs[i].corr; /* one thread's calls: ascending */
+      map[m++] = (corr_rec){t->recs[i].corr, (uint32_t)i};
+    }
+  if (!sorted)
+    qsort(map, m, sizeof(*map), cmp_corr_rec);
+  for (size_t i = 0; i < m; i++)
+    ids[i] = map[i].corr;
+  if ((err = gpujit__cupti_take_corr(got, n, ids, m, &t->dropped)) < 0)
+    goto done;
+  for (size_t i = 0; i < *n; i++) {
+    corr_rec key = {(uint32_t)(*got)[i].external, 0};
+    const corr_rec *hit = bsearch(&key, map, m, sizeof(*map), cmp_corr_rec);
+    (*got)[i].external = t->id_base + hit->rec; /* taken only for ids in the map */
+  }
+done:
+  free(map);
+  free(ids);
+  return err;
+}
+
 /* CUPTI: take the records of every activity recorded so far and give each its own. */
 static int attach_acts(gpujit__timing *t)
 {
@@ -197,7 +277,11 @@ static int attach_acts(gpujit__timing *t)
   int err;
   if (!t->nrec)
     return 0;
-  if ((err = gpujit__cupti_take(&got, &n, t->id_base, t->id_base + t->nrec - 1, &t->dropped)) < 0)
+  if (t->by_callback)
+    err = take_by_corr(t, &got, &n);
+  else
+    err = gpujit__cupti_take(&got, &n, t->id_base, t->id_base + t->nrec - 1, &t->dropped);
+  if (err < 0)
     return err;
   if (!n)
     return 0;
@@ -285,6 +369,8 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
   if (g->hooks == NULL || gpujit__timing_of(g, &t) < 0 || !t->depth)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_end without gpujit_timing_begin");
   t->depth--;
+  if (t->depth == 0 && t->source != GPUJIT_TIMER_EVENTS)
+    gpujit__cupti_window_close(); /* before its records are taken: others' are no longer kept for it */
   filter = t->filters[t->depth];
   from = t->starts[t->depth];
   t->any_filter = 0;
@@ -334,7 +420,7 @@ done:
       gpujit__timing_give_event(t, t->recs[i].start);
       gpujit__timing_give_event(t, t->recs[i].end);
     }
-    t->id_base += t->nrec;
+    t->id_base += t->nrec; /* events: unused; CUPTI: the next window takes a block of its own */
     t->nrec = 0;
     t->nacts = 0;
   }
@@ -371,7 +457,7 @@ int gpujit_timing_set_source(gpujit_device *g, gpujit_timer_source source)
     return gpujit__error(GPUJIT_EINVAL, "the timer cannot change while a timed region is open");
   if (source != GPUJIT_TIMER_EVENTS) {
     g->d->cuCtxSetCurrent(g->ctx);
-    if ((err = gpujit__cupti_start(source == GPUJIT_TIMER_CUPTI_CONCURRENT)) < 0)
+    if ((err = gpujit__cupti_start(source == GPUJIT_TIMER_CUPTI_CONCURRENT)) < 0 || (err = gpujit__cupti_tie()) < 0)
       return err;
   } else if (t->source != GPUJIT_TIMER_EVENTS) {
     gpujit__cupti_stop();

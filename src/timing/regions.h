@@ -16,6 +16,7 @@ typedef struct gpujit__record {
   uint64_t order, bytes;
   double host_us, launch_us;
   size_t first_act, nacts; /* CUPTI timer: its activities in the timing's `acts` */
+  uint32_t corr;       /* CUPTI timer, tied by callback: the driver call's correlation id (0: none came) */
   struct gpujit_loaded *owner; /* a kernel's module (kernel regions), else NULL */
 } gpujit__record;
 
@@ -40,6 +41,7 @@ typedef struct gpujit__timing {
   size_t flush_bytes;
   gpujit_timer_source source;
   uint64_t id_base;     /* CUPTI: the external id of recs[0] (ids follow the records) */
+  bool by_callback;     /* CUPTI: this window's activities tied by the callback's correlation ids */
   gpujit__cupti_rec *acts; /* CUPTI: activities of the records, by record */
   size_t nacts, capacts;
   uint64_t dropped;     /* CUPTI: records it reported dropped, ever */

@@ -98,9 +98,13 @@ static void launch_spin(gpujit_loaded *l, unsigned blocks, unsigned threads, lon
 
 static const gpujit_region_stat *row(const gpujit_region_report *r, const char *name)
 {
+  char *table = NULL;
   for (size_t i = 0; i < r->count; i++)
     if (!strcmp(r->regions[i].name, name))
       return &r->regions[i];
+  if (gpujit_region_report_format(&table, r) == 0) /* what was recorded instead */
+    printf("%s", table);
+  free(table);
   fail_msg("no region '%s' in the report", name);
   return NULL;
 }

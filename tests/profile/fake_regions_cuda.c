@@ -1,7 +1,7 @@
 /* A stand-in libcuda.so.1 for test_kregions_inject.c: "device" memory is the host's, so the
  * injection library's kernel-regions path — the state found with cuModuleGetGlobal, the buffer
  * allocated and bound, read back and emptied — runs without a GPU. A module whose image begins
- * with "regions" declares gpujit_regions (56 bytes, layout 2, as gpujit/regions.cuh); the program
+ * with "regions" declares gpujit_regions (56 bytes, layout 3, as gpujit/regions.cuh); the program
  * (kregions_target.c) writes events into the bound buffer as the device would. fake_ctx_destroy()
  * ends the one context: pointers of it then have no context, pushing it fails. */
 #include <stdint.h>
@@ -17,11 +17,11 @@
 
 typedef struct fake_state {
   uint32_t abi, scope;
-  uint64_t *events, capacity, claimed, *slots, lost;
+  uint64_t *events, capacity, *counters, *slots, reserved; /* counters: chunks claimed, events lost */
   uint32_t nslots, chunk;
 } fake_state;
 
-static fake_state state = {2, 0, NULL, 0, 0, NULL, 0, 0, 0};
+static fake_state state = {3, 0, NULL, 0, NULL, NULL, 0, 0, 0};
 static char ctx_object, handles[16];
 static unsigned next_handle;
 static int ctx_alive = 1;

@@ -18,7 +18,7 @@
 
 typedef struct fake_state {
   uint32_t abi, scope;
-  uint64_t *events, capacity, claimed, *slots, lost;
+  uint64_t *events, capacity, *counters, *slots, reserved; /* counters: chunks claimed, events lost */
   uint32_t nslots, chunk;
 } fake_state;
 
@@ -39,13 +39,13 @@ static void store(const char *name, int end, uint64_t clk, uint64_t gt, unsigned
   if (!g->events)
     return;
   if (slot >= g->nslots) {
-    g->lost++;
+    g->counters[1]++;
     return;
   }
   s = g->slots[slot];
   pos = (unsigned)s;
   if (pos != FULL && (pos & (g->chunk - 1)) == 0) {
-    uint64_t c = g->claimed++;
+    uint64_t c = g->counters[0]++;
     pos = (c + 1) * g->chunk <= g->capacity ? (unsigned)(c * g->chunk) : FULL;
   }
   if (pos == FULL) {
