@@ -197,6 +197,8 @@ n = sum(1 for e in t["traceEvents"] if e.get("cat") == "region")
 print("CHECK regions_run_trace", "ok" if sm and n else "FAIL", len(sm), "SM tracks,", n, "slices")
 PY
 $g run "${ex[@]}" 2>&1 | grep -E "^  GPU ms" | sed 's/^/without --regions: /' | tee -a "$out/regions_run.txt"
+echo "== gpujit profile reads the regions of an nvcc-built program (its own context, a reset, a schedule)"
+python3 tests/profile/gpu/kregions_nvcc.py "$PWD/$g" 2>&1 | tee -a "$out/regions.txt" | grep -E "^CHECK|kernel regions of"
 fi
 if part profile; then
 echo "== gpujit profile: CuPy, PyTorch jiterator, cuda.core, JAX, Triton and gpujit run under it"

@@ -216,6 +216,35 @@ typedef struct gpujit_profile_step_kernel {
   uint64_t count;
   double total_ms, mean_us;
 } gpujit_profile_step_kernel;
+/** A kernel region (gpujit/regions.cuh) of a module the profiled program loaded, whoever compiled it:
+ *  its calls over the reads of the run — a scheduled profile's active steps, the module's unload, its
+ *  context's end, the process's exit (docs/profile.md, "Kernel regions"). One row per module and
+ *  region, in the order each was first read. */
+typedef struct gpujit_profile_region {
+  int pid;
+  const char *module;     /**< the module row of the load with its handle, else the handle "0x…" */
+  const char *kernels;    /**< the kernels launched from the module (its kernel sums), ", "-separated, or "" */
+  uint64_t handle;        /**< the module (or library) handle it was bound through */
+  const char *scope;      /**< who recorded: "warp", "block", "thread" */
+  const char *region;     /**< its name; "" where the module recorded no call (events dropped or unmatched only) */
+  uint32_t depth;         /**< nesting depth of its first call: 0 outermost */
+  uint64_t calls;         /**< a unit's begin and end, over every unit, launch and read */
+  double cycles_mean, cycles_median, cycles_p99, cycles_max; /**< SM cycles (clock64) per call */
+  double ns_mean, ns_median, ns_p99, ns_max;                 /**< nanoseconds (%globaltimer) per call */
+  double total_ns;        /**< over every call */
+  double sm_imbalance;    /**< the busiest SM's cycles in it over the mean SM's (1: even) */
+  double unit_imbalance;  /**< the same across units (warps, blocks or threads) */
+  uint32_t sms, units;    /**< SMs and units that ran it (the most of any read) */
+  uint64_t reads;         /**< the module's reads (active steps' ends, unload, exit: the same in each of its
+                               rows); over several, a region's median and p99 are its reads' own weighted by
+                               their calls, and its mean, max and calls are exact */
+  uint64_t events, dropped, unmatched; /**< the module's over its reads (the same in each of its rows):
+                               events read, dropped for want of room (GPUJIT_PROFILE_REGIONS sizes the buffer),
+                               without their other half */
+  uint64_t launches;      /**< the module's launches its reads' events came from */
+  uint64_t min_call_cycles; /**< the module's shortest call: what one begin and end cost at most */
+} gpujit_profile_region;
+
 /** The kinds of values a profile's tables hold. */
 typedef enum gpujit_profile_field_type {
   GPUJIT_FIELD_STR,  /**< const char * */
@@ -249,6 +278,7 @@ typedef enum gpujit_profile_table {
   GPUJIT_PROFILE_STEP_DEVICES, /**< "step_devices": gpujit_profile_step_device rows */
   GPUJIT_PROFILE_STEP_STREAMS, /**< "step_streams": gpujit_profile_step_stream rows */
   GPUJIT_PROFILE_STEP_KERNELS, /**< "step_kernels": gpujit_profile_step_kernel rows, up to 10 per step */
+  GPUJIT_PROFILE_REGIONS,   /**< "kernel_regions": gpujit_profile_region rows */
   GPUJIT_PROFILE_NTABLES
 } gpujit_profile_table;
 
@@ -352,6 +382,9 @@ GPUJIT_API size_t gpujit_profile_processes(const gpujit_profile *p, const gpujit
 /** The active steps, in process and step order (docs/profile.md, "Steps"); their devices,
  *  streams and top kernels are the tables GPUJIT_PROFILE_STEP_*, each row naming its step's id. */
 GPUJIT_API size_t gpujit_profile_steps(const gpujit_profile *p, const gpujit_profile_step_row **rows);
+/** The kernel regions read in the profiled program's modules, per module and region
+ *  (docs/profile.md, "Kernel regions"). */
+GPUJIT_API size_t gpujit_profile_regions(const gpujit_profile *p, const gpujit_profile_region **rows);
 /** What the run noted once each (CUPTI unavailable, options that changed the compiles, …), one per line. */
 GPUJIT_API const char *gpujit_profile_notes(const gpujit_profile *p);
 

@@ -380,5 +380,13 @@ class profile:
             out.append(s)
         return out
 
+    @property
+    def kernel_regions(self) -> List[dict]:
+        """Kernel regions (gpujit/regions.cuh) read in the program's modules, a row per module and
+        region: pid, module, kernels, scope, region, depth, calls, cycles_mean/median/p99/max,
+        ns_mean/median/p99/max, sm_imbalance, unit_imbalance, and the module's reads, events,
+        dropped, unmatched (docs/profile.md "Kernel regions")."""
+        return self.data.get("kernel_regions", [])
+
     def __str__(self) -> str:
         return self.report

@@ -30,8 +30,9 @@
 #include "inject/protocol.h"
 #include "inject/activity.h"
 #include "inject/buffers.h"
-#include "inject/image.h"
 #include "inject/cupti.h"
+#include "inject/cupti_loads.h"
+#include "inject/kregions.h"
 #include "inject/cupti_settings.h"
 #include "inject/resolve.h"
 #include "inject/record.h"
@@ -73,63 +74,6 @@ static int marker_src;        /* 2: NVTX, 3: kernel */
 
 void gji_cupti_steps_set(const gji_cupti_steps *s) { steps = *s; }
 
-/* Per thread: the load under way (its enter callback; the exit callback writes the record). */
-static __thread uint64_t load_t0;
-
-static void on_load(CUpti_CallbackId id, const CUpti_CallbackData *cb)
-{
-  const void *p = cb->functionParams;
-  uint64_t handle = 0;
-  gji_line l;
-  if (cb->callbackSite == CUPTI_API_ENTER) {
-    load_t0 = gji_now();
-    return;
-  }
-  gji_begin(&l, GPUJIT_KIND(LOAD));
-  gji_str(&l, "api", cb->functionName);
-  gji_u64(&l, "corr", cb->correlationId);
-  gji_u64(&l, "t0", load_t0);
-  gji_u64(&l, "t1", gji_now());
-  gji_i64(&l, "result", cb->functionReturnValue ? (int64_t) * (const CUresult *)cb->functionReturnValue : -1);
-  switch (id) {
-  case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData:
-    gji_image_fields(&l, ((const cuModuleLoadData_params *)p)->image);
-    handle = (uint64_t)(uintptr_t) * ((const cuModuleLoadData_params *)p)->module;
-    break;
-  case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx:
-    gji_image_fields(&l, ((const cuModuleLoadDataEx_params *)p)->image);
-    handle = (uint64_t)(uintptr_t) * ((const cuModuleLoadDataEx_params *)p)->module;
-    break;
-  case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary:
-    gji_image_fields(&l, ((const cuModuleLoadFatBinary_params *)p)->fatCubin);
-    handle = (uint64_t)(uintptr_t) * ((const cuModuleLoadFatBinary_params *)p)->module;
-    break;
-  case CUPTI_DRIVER_TRACE_CBID_cuModuleLoad:
-    gji_file_fields(&l, ((const cuModuleLoad_params *)p)->fname);
-    handle = (uint64_t)(uintptr_t) * ((const cuModuleLoad_params *)p)->module;
-    break;
-  case CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadData:
-    gji_image_fields(&l, ((const cuLibraryLoadData_params *)p)->code);
-    handle = (uint64_t)(uintptr_t) * ((const cuLibraryLoadData_params *)p)->library;
-    break;
-  case CUPTI_DRIVER_TRACE_CBID_cuLibraryLoadFromFile:
-    gji_file_fields(&l, ((const cuLibraryLoadFromFile_params *)p)->fileName);
-    handle = (uint64_t)(uintptr_t) * ((const cuLibraryLoadFromFile_params *)p)->library;
-    break;
-  case CUPTI_DRIVER_TRACE_CBID_cuLinkComplete: {
-    const cuLinkComplete_params *lc = p;
-    if (lc->cubinOut && lc->sizeOut)
-      gji_linked_fields(&l, *lc->cubinOut, *lc->sizeOut);
-    break;
-  }
-  default:
-    break;
-  }
-  if (handle)
-    gji_hex(&l, "module", handle);
-  gji_end(&l);
-}
-
 /* A function's module and name, asked of the driver once per distinct function and unload
  * generation (launch_modules.c keeps the answer): a CUfunction's module, else a CUkernel's library. */
 static bool resolve(uint64_t fn, uint64_t *module, const char **name)
@@ -141,12 +85,14 @@ static bool resolve(uint64_t fn, uint64_t *module, const char **name)
     *module = (uint64_t)(uintptr_t)m;
     if (!C.func_get_name || C.func_get_name(name, f) != CUDA_SUCCESS)
       *name = NULL;
+    gji_kregions_launched(*module, false); /* once per distinct function: its module's regions bound */
     return true;
   }
   if (C.kernel_get_library && C.kernel_get_library(&lib, (CUkernel)f) == CUDA_SUCCESS) {
     *module = (uint64_t)(uintptr_t)lib;
     if (!C.kernel_get_name || C.kernel_get_name(name, (CUkernel)f) != CUDA_SUCCESS)
       *name = NULL;
+    gji_kregions_launched(*module, true);
     return true;
   }
   return false;
@@ -185,6 +131,8 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain domain, CUpti_Callb
      * function's handle may come back for another module */
     if (id == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING || id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
       gji_span_unload();
+    if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) /* its modules' regions read while it lives */
+      gji_kregions_context_ending(((const CUpti_ResourceData *)data)->context);
     return;
   }
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
@@ -203,11 +151,13 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain domain, CUpti_Callb
     break;
   case CUPTI_DRIVER_TRACE_CBID_cuModuleUnload:
   case CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload:
-    if (((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER)
+    if (((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER) {
       gji_span_unload();
+      gji_cupti_unload(id, data); /* its kernel regions read before it goes */
+    }
     break;
   default:
-    on_load(id, data);
+    gji_cupti_load(id, data);
   }
 }
 
@@ -291,6 +241,7 @@ static void at_exit(void)
 {
   if (started_pid != getpid()) /* a forked child: CUDA is not usable there */
     return;
+  gji_kregions_finish(); /* first: the copies it makes are flushed with the rest */
   pthread_mutex_lock(&yield_lock); /* a detach under way ends first */
   started_pid = 0; /* once */
   if (C.flush_all && __atomic_load_n(&recording, __ATOMIC_ACQUIRE))
@@ -584,6 +535,7 @@ void gji_cupti_inproc_start(void)
 void gji_cupti_inproc_stop(void)
 {
   bool was = __atomic_load_n(&recording, __ATOMIC_ACQUIRE) != 0;
+  gji_kregions_finish(); /* the session's kernel regions read, their buffers freed */
   marker = NULL; /* nothing left to count: the subscriber goes too */
   gji_cupti_detach(true);
   pthread_mutex_lock(&yield_lock);

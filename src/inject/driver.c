@@ -23,6 +23,7 @@
 #include "inject/image.h"
 #include "inject/cupti.h"
 #include "inject/driver.h"
+#include "inject/kregions.h"
 #include "inject/resolve.h"
 
 #define CU_NOT_INITIALIZED 3 /* what a call gets when there is no driver to forward it to */
@@ -74,6 +75,8 @@ static void loaded(const char *api, uint64_t t0, int result, const void *image, 
   if (module && result == 0)
     gji_hex(&l, "module", (uint64_t)(uintptr_t)module);
   gji_end(&l);
+  if (module && result == 0) /* kernel regions: a buffer bound where the module declares them */
+    gji_kregions_loaded((uint64_t)(uintptr_t)module, !strncmp(api, "cuLibrary", 9), file ? NULL : image, false);
 }
 
 static bool recording(void)

@@ -14,16 +14,15 @@
 #include "inject/image.h"
 
 /* The image a load was given: its kind and length (as far as its own header says). */
-void gji_image_fields(gji_line *l, const void *p)
+const void *gji_image_extent(const void *p, size_t *size, const char **kind_out)
 {
   const unsigned char *b = p;
   size_t n = 0;
   const char *kind = "unknown";
-  char h[33];
   if (!p)
-    return;
+    return NULL;
   if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') { /* ELF64: its furthest part ends it */
-    uint64_t shoff, phoff, off, size;
+    uint64_t shoff, phoff, off, len;
     uint16_t shentsize, shnum, phentsize, phnum;
     uint32_t type;
     memcpy(&phoff, b + 0x20, 8);
@@ -40,16 +39,16 @@ void gji_image_fields(gji_line *l, const void *p)
       const unsigned char *sh = b + shoff + (uint64_t)i * shentsize;
       memcpy(&type, sh + 4, 4);
       memcpy(&off, sh + 24, 8);
-      memcpy(&size, sh + 32, 8);
-      if (type != 8 /* SHT_NOBITS */ && off + size > n)
-        n = (size_t)(off + size);
+      memcpy(&len, sh + 32, 8);
+      if (type != 8 /* SHT_NOBITS */ && off + len > n)
+        n = (size_t)(off + len);
     }
     for (uint16_t i = 0; phentsize >= 40 && i < phnum; i++) {
       const unsigned char *ph = b + phoff + (uint64_t)i * phentsize;
       memcpy(&off, ph + 8, 8);
-      memcpy(&size, ph + 32, 8);
-      if (off + size > n)
-        n = (size_t)(off + size);
+      memcpy(&len, ph + 32, 8);
+      if (off + len > n)
+        n = (size_t)(off + len);
     }
   } else if (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba) { /* fatbin: header + body */
     uint16_t hsize;
@@ -61,12 +60,23 @@ void gji_image_fields(gji_line *l, const void *p)
   } else if (b[0] == 0xb1 && b[1] == 0x43 && b[2] == 0x62 && b[3] == 0x46) { /* the fatbin wrapper */
     const void *inner;
     memcpy(&inner, b + 8, sizeof(inner));
-    gji_image_fields(l, inner);
-    return;
+    return gji_image_extent(inner, size, kind_out);
   } else {
     kind = "ptx"; /* text */
     n = strlen((const char *)p);
   }
+  *size = n;
+  *kind_out = kind;
+  return p;
+}
+
+void gji_image_fields(gji_line *l, const void *p)
+{
+  size_t n = 0;
+  const char *kind = "unknown";
+  char h[33];
+  if (!(p = gji_image_extent(p, &n, &kind)))
+    return;
   gji_str(l, "image", kind);
   gji_u64(l, "bytes", n);
   if (n && n < (1u << 30)) {

@@ -7,6 +7,9 @@
 /** "image" (cubin, fatbin, ptx), "bytes" and "hash" of an image in memory (a fatbin wrapper is
  *  followed to its fatbin); nothing for NULL. */
 GJI_HIDDEN void gji_image_fields(gji_line *l, const void *p);
+/** Where an image in memory begins (a fatbin wrapper followed to its fatbin), its length as far as
+ *  its own header says and its kind ("cubin", "fatbin", "ptx"); NULL for NULL. */
+GJI_HIDDEN const void *gji_image_extent(const void *p, size_t *size, const char **kind);
 /** "image", "bytes" and "hash" of the cubin cuLinkComplete made (nothing for none). */
 GJI_HIDDEN void gji_linked_fields(gji_line *l, const void *cubin, size_t size);
 /** "file", "bytes" and "hash" of an image loaded from a file. */

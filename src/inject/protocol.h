@@ -29,7 +29,8 @@
   X(PYTHONPATH, "PYTHONPATH")                  /* the start-up hook's directory first */          \
   X(HOOK, "GPUJIT_PROFILE_PYTHON_HOOK")        /* that directory (put back first where dropped) */ \
   X(STEP, "GPUJIT_PROFILE_STEP")               /* where steps come from: GPUJIT_STEP_SOURCES */    \
-  X(SCHEDULE, "GPUJIT_PROFILE_SCHEDULE")       /* wait=W,warmup=U,active=A,repeat=R,skip_first=S */
+  X(SCHEDULE, "GPUJIT_PROFILE_SCHEDULE")       /* wait=W,warmup=U,active=A,repeat=R,skip_first=S */ \
+  X(REGIONS, "GPUJIT_PROFILE_REGIONS")         /* kernel regions: events per module's buffer, 0 off */
 
 /* Not one of the variables above (no child gets it put back): set by a parent for one tool it
  * feeds through a pipe, the hash (as records hash output) of the compile output that tool's input
@@ -162,7 +163,9 @@ typedef void (*gpujit_record_inproc_stop_fn)(void);
   X(BIND, "bind")           /* a framework's compile tied to the module handle it loaded */      \
   X(SPAN, "span")           /* a span an adapter declares: "role" autotune (benchmarking)    */ \
   X(STEP, "step")           /* a step begins (a boundary the program marked), with its phase */  \
-  X(LAUNCH, "launch")       /* one launch's host side, for a traced step: thread, API, times */
+  X(LAUNCH, "launch")       /* one launch's host side, for a traced step: thread, API, times */    \
+  X(KREGIONS, "kregions")   /* a module's kernel regions read back: one region's calls summarised */ \
+  X(KSLICES, "kslices")     /* some of those calls, for the trace: SM, unit, start, length, cycles */
 
 #define GPUJIT_RECORD_KIND_ID(id, k) GPUJIT_RECORD_##id,
 typedef enum gpujit_record_kind { GPUJIT_RECORD_KINDS(GPUJIT_RECORD_KIND_ID) GPUJIT_RECORD_KIND_COUNT } gpujit_record_kind;

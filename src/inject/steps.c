@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "inject/cupti.h"
+#include "inject/kregions.h"
 #include "inject/protocol.h"
 #include "inject/steps.h"
 
@@ -43,6 +44,7 @@ static bool scheduled(void);
 static bool cupti_now(void);
 static const char *marker(int *src);
 static void from_marker(int src);
+static bool recorded_now(void);
 
 __attribute__((constructor)) static void steps_init(void)
 {
@@ -50,6 +52,7 @@ __attribute__((constructor)) static void steps_init(void)
   began = gji_now();
   gji_fork_safe(&lock);
   gji_cupti_steps_set(&hooks);
+  gji_kregions_window_set(recorded_now);
 }
 
 static const char *const src_names[] = {"api", "torch", "nvtx", "kernel"};
@@ -243,6 +246,8 @@ static void boundary(gji_step_src src)
     first_step(src);
   was = phase_of(current, &was_cycle);
   now = phase_of(++current, &cycle);
+  if (S.on) /* kernel regions: an active step's read at its end, emptied before a first active one */
+    gji_kregions_step(was == PH_ACTIVE, now == PH_ACTIVE);
   if (detach_due && now != PH_WARMUP && now != PH_ACTIVE) { /* the step after the last active one ended */
     gji_cupti_detach(detach_due == 2);
     cupti_on = false;
@@ -288,3 +293,15 @@ void GPUJIT_RECORD_STEP_FN(int src)
 }
 
 static void from_marker(int src) { boundary((gji_step_src)src); }
+
+/* Whether the step going on now is recorded (active): the whole run without a schedule. */
+static bool recorded_now(void)
+{
+  long cycle;
+  bool on;
+  pthread_mutex_lock(&lock);
+  parse();
+  on = !S.on || phase_of(current, &cycle) == PH_ACTIVE;
+  pthread_mutex_unlock(&lock);
+  return on;
+}

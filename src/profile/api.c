@@ -101,6 +101,7 @@ void gpujit_profile_free(gpujit_profile *p)
   for (size_t i = 0; i < p->procs.n; i++)
     free(p->procs.v[i].exe), free(p->procs.v[i].cmd), free(p->procs.v[i].schedule);
   gpujit__profile_steps_free(p);
+  gpujit__profile_regions_free(p);
   for (size_t i = 0; i < p->compiles.n; i++) {
     gpujit__profile_compile_free(&p->compiles.v[i]);
   }

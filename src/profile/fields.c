@@ -191,6 +191,36 @@ static const gpujit_profile_field step_kernels[] = {
     F(gpujit_profile_step_kernel, "mean_us", F64, mean_us),
 };
 
+static const gpujit_profile_field regions[] = {
+    F(gpujit_profile_region, "pid", INT, pid),
+    F(gpujit_profile_region, "module", STR, module),
+    F(gpujit_profile_region, "kernels", STR, kernels),
+    F(gpujit_profile_region, "handle", U64, handle),
+    F(gpujit_profile_region, "scope", STR, scope),
+    F(gpujit_profile_region, "region", STR, region),
+    F(gpujit_profile_region, "depth", U32, depth),
+    F(gpujit_profile_region, "calls", U64, calls),
+    F(gpujit_profile_region, "cycles_mean", F64, cycles_mean),
+    F(gpujit_profile_region, "cycles_median", F64, cycles_median),
+    F(gpujit_profile_region, "cycles_p99", F64, cycles_p99),
+    F(gpujit_profile_region, "cycles_max", F64, cycles_max),
+    F(gpujit_profile_region, "ns_mean", F64, ns_mean),
+    F(gpujit_profile_region, "ns_median", F64, ns_median),
+    F(gpujit_profile_region, "ns_p99", F64, ns_p99),
+    F(gpujit_profile_region, "ns_max", F64, ns_max),
+    F(gpujit_profile_region, "total_ns", F64, total_ns),
+    F(gpujit_profile_region, "sm_imbalance", F64, sm_imbalance),
+    F(gpujit_profile_region, "unit_imbalance", F64, unit_imbalance),
+    F(gpujit_profile_region, "sms", U32, sms),
+    F(gpujit_profile_region, "units", U32, units),
+    F(gpujit_profile_region, "reads", U64, reads),
+    F(gpujit_profile_region, "events", U64, events),
+    F(gpujit_profile_region, "dropped", U64, dropped),
+    F(gpujit_profile_region, "unmatched", U64, unmatched),
+    F(gpujit_profile_region, "launches", U64, launches),
+    F(gpujit_profile_region, "min_call_cycles", U64, min_call_cycles),
+};
+
 #define TABLE(a) a, sizeof(a) / sizeof(a[0])
 static const struct {
   const char *name;
@@ -209,6 +239,7 @@ static const struct {
     [GPUJIT_PROFILE_STEP_DEVICES] = {"step_devices", TABLE(step_devices)},
     [GPUJIT_PROFILE_STEP_STREAMS] = {"step_streams", TABLE(step_streams)},
     [GPUJIT_PROFILE_STEP_KERNELS] = {"step_kernels", TABLE(step_kernels)},
+    [GPUJIT_PROFILE_REGIONS] = {"kernel_regions", TABLE(regions)},
 };
 
 const gpujit_profile_field *gpujit_profile_fields(gpujit_profile_table table, const char **name, size_t *n)
@@ -239,6 +270,7 @@ size_t gpujit_profile_table_rows(const gpujit_profile *p, gpujit_profile_table t
     case GPUJIT_PROFILE_STEP_DEVICES: r = p->step_devices, n = p->nstep_devices, size = sizeof(*p->step_devices); break;
     case GPUJIT_PROFILE_STEP_STREAMS: r = p->step_streams, n = p->nstep_streams, size = sizeof(*p->step_streams); break;
     case GPUJIT_PROFILE_STEP_KERNELS: r = p->step_kernels, n = p->nstep_kernels, size = sizeof(*p->step_kernels); break;
+    case GPUJIT_PROFILE_REGIONS: r = p->region_rows, n = p->nregion_rows, size = sizeof(*p->region_rows); break;
     default: break;
     }
   }
@@ -269,6 +301,7 @@ size_t gpujit_profile_processes(const gpujit_profile *p, const gpujit_profile_pr
 
 int gpujit__profile_views(gpujit_profile *p)
 {
+  int err;
   uint64_t start = UINT64_MAX;
   size_t nstages = 0;
   for (size_t i = 0; i < p->procs.n; i++)
@@ -308,5 +341,7 @@ int gpujit__profile_views(gpujit_profile *p)
     p->process_rows[p->nprocess_rows++] = (gpujit_profile_process){
         .pid = pr->pid, .ppid = pr->ppid, .command = pr->cmd ? pr->cmd : "", .ended = pr->ended, .gpu_recorded = pr->gpu};
   }
-  return gpujit__profile_steps(p);
+  if ((err = gpujit__profile_steps(p)) < 0)
+    return err;
+  return gpujit__profile_regions(p);
 }

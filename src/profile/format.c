@@ -10,6 +10,7 @@
 #include "base/demangle.h"
 #include "base/error.h"
 #include "gpujit/profile.h"
+#include "profile/model.h"
 
 static void ms_cell(gpujit__buf *f, double v)
 {
@@ -195,6 +196,7 @@ int gpujit_profile_format(const gpujit_profile *p, const char *title, long top, 
       gpujit__buf_printf(f, "  ... %zu more (--top 0 for all)\n", nm - (size_t)top);
   }
   steps(p, f);
+  gpujit__profile_format_regions(p, f);
   if (t.autotune_launches)
     gpujit__buf_printf(f, "  autotuning: %llu launches, %.3f ms of GPU time benchmarking candidates: compile work, "
                           "in the rows' break-even, not in their launches\n",

@@ -158,6 +158,24 @@ typedef struct pf_launch { /* a launch's host side ("launch" record), in the rec
   char api[40];
 } pf_launch;
 
+typedef struct pf_kregion { /* a "kregions" record: one region of one read of a module's buffer */
+  int pid;
+  uint64_t handle, handle2, read;
+  char scope[8];
+  uint64_t events, dropped, unmatched, launches, min_cycles;
+  char *name; /* NULL: a read that recorded no call */
+  uint32_t depth, sms, units;
+  uint64_t calls;
+  double cyc[4], ns[4], total_ns, sm_imb, unit_imb; /* mean, median, p99, max */
+} pf_kregion;
+
+typedef struct pf_kslice { /* a region's call from a "kslices" record, for the trace */
+  int pid;
+  uint64_t handle, read;
+  uint32_t region, sm, unit; /* region: its "i" in the read's kregions records */
+  uint64_t s, d, cycles;     /* start (host clock) and length, ns */
+} pf_kslice;
+
 typedef struct pf_reap { /* a child that ended abnormally, as its parent's wait saw it */
   int child, status;
 } pf_reap;
@@ -186,6 +204,8 @@ struct gpujit_profile {
   PF_VEC(pf_span) spans;
   PF_VEC(pf_step) steps;
   PF_VEC(pf_launch) launches;
+  PF_VEC(pf_kregion) kregions;
+  PF_VEC(pf_kslice) kslices;
   gpujit__buf notes;
   gpujit_profile_totals totals;
   gpujit_profile_module *rows;
@@ -211,6 +231,9 @@ struct gpujit_profile {
   gpujit_profile_step_kernel *step_kernels;
   size_t nstep_kernels;
   char **step_strings;     /* the step rows' own strings (summaries) */
+  gpujit_profile_region *region_rows; /* the kernel regions (kregions.c) */
+  size_t nregion_rows;
+  char **region_strings;   /* their own strings (module names, kernels), nregion_rows * 2 */
   bool range;              /* only one process's records inside [range_t0, range_t1] */
   int range_pid;
   uint64_t range_t0, range_t1; /* host clock, ns */
@@ -275,6 +298,15 @@ void gpujit__profile_step_note(pf_proc *proc, const cJSON *j);
 int gpujit__profile_steps(gpujit_profile *p);
 /** Free what steps.c made. */
 void gpujit__profile_steps_free(gpujit_profile *p);
+/** A "kregions" or "kslices" record (kregions.c). */
+void gpujit__profile_read_kregions(gpujit_profile *p, const pf_proc *proc, const char *line, const cJSON *j, int kind,
+                                   int pid);
+/** The kernel regions' rows (kregions.c), after attribution: per module and region, its reads merged. */
+int gpujit__profile_regions(gpujit_profile *p);
+/** Free what kregions.c made. */
+void gpujit__profile_regions_free(gpujit_profile *p);
+/** The kernel regions' tables as text, per module (kregions.c), for the report. */
+void gpujit__profile_format_regions(const gpujit_profile *p, gpujit__buf *f);
 /** Remove a records directory and everything in it (best effort). */
 void pf_remove_dir(const char *dir);
 /** A note for the report (one line). */

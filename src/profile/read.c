@@ -74,6 +74,8 @@ static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, i
   case GPUJIT_RECORD_DROPPED:
     return false;
   case GPUJIT_RECORD_STEP: /* a boundary: its own time */
+  case GPUJIT_RECORD_KREGIONS: /* a read of kernel regions: when it was read */
+  case GPUJIT_RECORD_KSLICES:
     t = pf_t_of(line, "t");
     return t >= p->range_t0 && t <= p->range_t1;
   default:
@@ -314,6 +316,9 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
   }
   case GPUJIT_RECORD_STEP: case GPUJIT_RECORD_LAUNCH:
     gpujit__profile_read_step(p, line, j, kind, pid);
+    break;
+  case GPUJIT_RECORD_KREGIONS: case GPUJIT_RECORD_KSLICES:
+    gpujit__profile_read_kregions(p, proc, line, j, kind, pid);
     break;
   case GPUJIT_RECORD_TOOL: case GPUJIT_RECORD_TOOL_END: case GPUJIT_RECORD_REAP: case GPUJIT_RECORD_UNIT:
   case GPUJIT_RECORD_BIND: case GPUJIT_RECORD_SPAN:

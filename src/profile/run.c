@@ -110,11 +110,12 @@ static const char *nsight_attached(char *const argv[])
 }
 
 /* `e` ("NAME=value") sets one of the variables gpujit profile sets (inject/protocol.h): the
- * command gets gpujit's. LAUNCH_CALLBACKS, the measuring switch, is not set by gpujit: it passes through. */
+ * command gets gpujit's. LAUNCH_CALLBACKS, the measuring switch, and REGIONS, the kernel regions'
+ * buffer size, are not set by gpujit: they pass through. */
 static bool profile_var(const char *e)
 {
   for (int i = 0; i < GPUJIT_RECORD_ENV_COUNT; i++) {
-    if (i == GPUJIT_RECORD_ENV_LAUNCH_CALLBACKS)
+    if (i == GPUJIT_RECORD_ENV_LAUNCH_CALLBACKS || i == GPUJIT_RECORD_ENV_REGIONS)
       continue;
     size_t n = strlen(gpujit_record_env_names[i]);
     if (!strncmp(e, gpujit_record_env_names[i], n) && e[n] == '=')

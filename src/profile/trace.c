@@ -243,6 +243,90 @@ static void gpu(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
   }
 }
 
+/* Kernel regions' calls (the "kslices" the injection library kept): a process of tracks per
+ * profiled process, a track per SM, a unit overlapping another on one SM on a further track
+ * ("SM 12 #2"), as `gpujit run --time-trace` draws them. */
+#define REGION_PID (GPU_PID + (1u << 20)) /* + the profiled process's pid */
+#define SM_LANES 8
+
+typedef struct sm_lanes {
+  int pid;
+  uint32_t sm;
+  uint64_t busy_until[SM_LANES];
+} sm_lanes;
+
+static unsigned lane_of(sm_lanes **all, size_t *n, int pid, uint32_t sm, uint64_t first, uint64_t last)
+{
+  sm_lanes *l = NULL, *grown;
+  unsigned k = 0;
+  for (size_t i = 0; i < *n && !l; i++)
+    if ((*all)[i].pid == pid && (*all)[i].sm == sm)
+      l = &(*all)[i];
+  if (!l) {
+    if (!(grown = realloc(*all, (*n + 1) * sizeof(**all))))
+      return 0;
+    *all = grown;
+    l = &grown[(*n)++];
+    memset(l, 0, sizeof(*l));
+    l->pid = pid, l->sm = sm;
+  }
+  while (k + 1 < SM_LANES && l->busy_until[k] > first)
+    k++;
+  if (last > l->busy_until[k])
+    l->busy_until[k] = last;
+  return k;
+}
+
+static const char *region_name(const gpujit_profile *p, const pf_kslice *s)
+{
+  for (size_t k = 0; k < p->kregions.n; k++) {
+    const pf_kregion *r = &p->kregions.v[k];
+    if (r->pid == s->pid && r->read == s->read && r->name && k + s->region < p->kregions.n &&
+        p->kregions.v[k + s->region].read == s->read && p->kregions.v[k + s->region].pid == s->pid)
+      return p->kregions.v[k + s->region].name ? p->kregions.v[k + s->region].name : "region";
+  }
+  return "region";
+}
+
+static void region_slices(cJSON *arr, seen **v, size_t *n, const gpujit_profile *p)
+{
+  sm_lanes *lanes = NULL;
+  size_t nlanes = 0;
+  for (size_t a = 0, b; a < p->kslices.n; a = b) {
+    const pf_kslice *s0 = &p->kslices.v[a];
+    uint64_t t_first = UINT64_MAX, t_last = 0;
+    double pid = REGION_PID + (double)s0->pid, tid;
+    char name[64];
+    for (b = a; b < p->kslices.n && p->kslices.v[b].pid == s0->pid && p->kslices.v[b].read == s0->read &&
+                p->kslices.v[b].unit == s0->unit && p->kslices.v[b].sm == s0->sm;
+         b++) {
+      t_first = p->kslices.v[b].s < t_first ? p->kslices.v[b].s : t_first;
+      t_last = p->kslices.v[b].s + p->kslices.v[b].d > t_last ? p->kslices.v[b].s + p->kslices.v[b].d : t_last;
+    }
+    unsigned lane = lane_of(&lanes, &nlanes, s0->pid, s0->sm, t_first, t_last);
+    tid = (double)s0->sm * SM_LANES + lane + 1;
+    if (first(v, n, pid, -1)) {
+      snprintf(name, sizeof(name), "kernel regions of %d", s0->pid);
+      meta(arr, "process_name", pid, 0, name);
+    }
+    if (first(v, n, pid, tid)) {
+      if (lane)
+        snprintf(name, sizeof(name), "SM %u #%u", s0->sm, lane + 1);
+      else
+        snprintf(name, sizeof(name), "SM %u", s0->sm);
+      meta(arr, "thread_name", pid, tid, name);
+    }
+    for (size_t i = a; i < b; i++) {
+      const pf_kslice *s = &p->kslices.v[i];
+      cJSON *args = cJSON_AddObjectToObject(span(arr, "region", region_name(p, s), pid, tid, s->s, s->s + s->d), "args");
+      cJSON_AddNumberToObject(args, "cycles", (double)s->cycles);
+      cJSON_AddNumberToObject(args, "unit", s->unit);
+      cJSON_AddNumberToObject(args, "sm", s->sm);
+    }
+  }
+  free(lanes);
+}
+
 /* From each compile to the first traced launch of its module. @return the next flow id. */
 static unsigned flows(cJSON *arr, const gpujit_profile *p)
 {
@@ -375,6 +459,7 @@ int gpujit_profile_trace(const gpujit_profile *p, const char *path)
   loads_and_ranges(arr, &v, &n, p);
   gpu(arr, &v, &n, p);
   step_slices(arr, &v, &n, p);
+  region_slices(arr, &v, &n, p);
   if ((err = launches(arr, &v, &n, p, flows(arr, p))) < 0) {
     free(v);
     cJSON_Delete(j);

@@ -3,9 +3,11 @@
 need kernels, copies and memsets on a machine without a GPU: two processes, NVRTC compiles (one a
 repeat, one failed), a Triton compile in the child, module loads tied to them by content or by
 Triton's handle, launches on two devices, copies, a memset, an NVTX range — and, with --hostile,
-names made to break a page that does not escape them.
+names made to break a page that does not escape them; with --regions, the kernel regions the
+injection library read in saxpy's module (two reads: a region nested in another) and in scale's
+(every event dropped), with some of saxpy's calls for the trace.
 
-  make_records.py DIR [--hostile] [--launches N] [--long-paths]
+  make_records.py DIR [--hostile] [--launches N] [--long-paths] [--regions]
 """
 import argparse
 import json
@@ -30,12 +32,40 @@ def write(path, records):
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
+def regions(pid, end):
+    """What the injection library writes for bound modules: saxpy's (0xa1) read at a step's end and
+    at exit — "load" (1280 + 640 calls) with "reduce" nested in it (1280 calls, the first read
+    only) — and scale's (0xa3), whose every event was dropped; four of saxpy's calls for the trace
+    (globaltimer ns, on CUPTI's clock: the process's clock record moves them)."""
+    def read(n, at, module, **kw):
+        base = {"k": "kregions", "pid": pid, "tid": pid, "t": us(end + 4000 + n), "read": n, "at": at,
+                "module": module, "scope": "warp"}
+        base.update(kw)
+        return base
+    one = dict(events=5120, dropped=0, unmatched=2, launches=20, min_cycles=310, regions=2)
+    two = dict(events=1280, dropped=0, unmatched=0, launches=10, min_cycles=305, regions=1)
+    t0 = 141000_000
+    return [
+        read(1, "step", "0xa1", **one, i=0, name="load", depth=0, calls=1280, cyc=[1000.5, 1000, 1010, 1200],
+             ns=[520, 500, 600, 900], total_ns=665600, sm_imb=1.02, unit_imb=1.5, sms=132, units=40),
+        read(1, "step", "0xa1", **one, i=1, name="reduce", depth=1, calls=1280, cyc=[400, 400, 410, 450],
+             ns=[200, 200, 210, 240], total_ns=256000, sm_imb=1.01, unit_imb=1.1, sms=132, units=40),
+        {"k": "kslices", "pid": pid, "tid": pid, "t": us(end + 4001), "read": 1, "at": "step", "module": "0xa1",
+         "t0": t0, "i": [0, 1, 0, 1], "sm": [0, 0, 1, 1], "unit": [0, 0, 1, 1], "s": [0, 100, 50, 150],
+         "d": [600, 300, 620, 310], "c": [1000, 400, 1010, 405]},
+        read(2, "exit", "0xa1", **two, i=0, name="load", depth=0, calls=640, cyc=[1003.5, 1002, 1020, 1300],
+             ns=[530, 510, 640, 1000], total_ns=339200, sm_imb=1.04, unit_imb=1.3, sms=132, units=20),
+        read(3, "exit", "0xa3", events=0, dropped=77, unmatched=0, launches=1, min_cycles=0, regions=0),
+    ]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--hostile", action="store_true", help="kernel, program and command names with markup in them")
     ap.add_argument("--launches", type=int, default=300, help="launches of saxpy drawn (the ksum says the same)")
     ap.add_argument("--long-paths", action="store_true", help="scale.cu named by a long absolute path (a page wraps it)")
+    ap.add_argument("--regions", action="store_true", help="kregions and kslices records (docs/record-format.md)")
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     evil = HOSTILE if a.hostile else "bias_add"
@@ -92,6 +122,8 @@ def main():
         {"k": "gpu_end", "pid": main_pid, "tid": main_pid, "traced": a.launches + 5, "untraced": 0, "unattributed": 0},
         {"k": "exit", "pid": main_pid, "tid": main_pid, "t": us(end + 5000), "status": 0, "lost": 0},
     ]
+    if a.regions:
+        r[-1:-1] = regions(main_pid, end)
     write(os.path.join(a.dir, "p%d-%d.jsonl" % (main_pid, us(0))), r)
     # the child: a Triton kernel compiled (its adapter's file) and launched on GPU 1
     c = [

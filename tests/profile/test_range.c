@@ -41,6 +41,11 @@ static const char *const LINES[] = {
     "\"s\":24000,\"e\":26000}",
     "{\"k\":\"copy\",\"pid\":100,\"what\":\"HtoD\",\"device\":0,\"stream\":7,\"corr\":5,\"bytes\":4096,"
     "\"s\":27000,\"e\":28000}",
+    /* kernel regions read inside the range (at a step's end) */
+    "{\"k\":\"kregions\",\"pid\":100,\"tid\":100,\"t\":1000000060000,\"read\":1,\"at\":\"step\",\"module\":\"0xb\","
+    "\"scope\":\"block\",\"events\":2,\"dropped\":0,\"unmatched\":0,\"launches\":1,\"min_cycles\":90,\"regions\":1,"
+    "\"i\":0,\"name\":\"phase\",\"depth\":0,\"calls\":1,\"cyc\":[90,90,90,90],\"ns\":[60,60,60,60],\"total_ns\":60,"
+    "\"sm_imb\":1,\"unit_imb\":1,\"sms\":1,\"units\":1}",
     /* the whole run's sums: not a range's */
     "{\"k\":\"ksum\",\"pid\":100,\"module\":\"0xb\",\"name\":\"mid_k\",\"device\":0,\"n\":1000,\"ns\":999999}",
     /* after the range */
