@@ -64,8 +64,37 @@ static void generate(const char *dir, int n, int heavy)
   }
 }
 
-/* One cold build of the directory into a fresh cache. @return wall ms; *created/*used PCH counts. */
-static double cold(const char *dir, const char *cache_dir, int jobs, int pch, size_t *created, size_t *used)
+/* What one build's compiles took (ms, medians): a PCH made, a PCH used, the longest half plain. */
+typedef struct chain {
+  double make_ms, use_ms, plain_ms;
+} chain;
+
+static void chain_of(chain *c, const gpujit_project *p, int heavy)
+{
+  double make[512], use[512], plain[512];
+  int nm = 0, nu = 0, np = 0;
+  for (size_t i = 0; i < gpujit_project_count(p) && i < 512; i++) {
+    const gpujit_project_result *r = gpujit_project_result_get(p, i);
+    if (r->pch == GPUJIT_PCH_STATUS_CREATED)
+      make[nm++] = r->compile_ms;
+    else if (r->pch == GPUJIT_PCH_STATUS_USED)
+      use[nu++] = r->compile_ms;
+    else
+      plain[np++] = r->compile_ms;
+  }
+  c->make_ms = nm ? bench_median(make, nm) : 0;
+  c->use_ms = nu ? bench_median(use, nu) : 0;
+  if (np) { /* the header-heavy ones: the longest `heavy` */
+    int k = heavy < np ? heavy : np;
+    bench_median(plain, np); /* sorted */
+    c->plain_ms = k ? bench_median(plain + np - k, k) : 0;
+  }
+}
+
+/* One cold build of the directory into a fresh cache. @return wall ms; *created/*used PCH counts;
+ * what its compiles took into *ch where given. */
+static double cold_chain(const char *dir, const char *cache_dir, int jobs, int pch, size_t *created, size_t *used,
+                         chain *ch, int heavy)
 {
   gpujit_cache_options co = GPUJIT_CACHE_OPTIONS_INIT;
   gpujit_project_options po = GPUJIT_PROJECT_OPTIONS_INIT;
@@ -95,9 +124,16 @@ static double cold(const char *dir, const char *cache_dir, int jobs, int pch, si
     *created = s.pch_created;
   if (used)
     *used = s.pch_used;
+  if (ch)
+    chain_of(ch, p, heavy);
   gpujit_project_free(p);
   gpujit_cache_free(cache);
   return s.wall_ms;
+}
+
+static double cold(const char *dir, const char *cache_dir, int jobs, int pch, size_t *created, size_t *used)
+{
+  return cold_chain(dir, cache_dir, jobs, pch, created, used, NULL, 0);
 }
 
 /* Two modules of one include block, one worker: the second's compile ms. */
@@ -152,6 +188,8 @@ int main(int argc, char **argv)
   char root[] = "/tmp/gpujit-bench-project-XXXXXX", dir[4200], pair[4200], cache_dir[4200], cmd[4300];
   double j1[8], jn[8], j1p[8], jnp[8], sec_pch[8], sec_off[8], hit[21], fresh[21];
   size_t created = 0, used = 0, created1 = 0, used1 = 0;
+  chain plain1[8], pch1[8];
+  double mk[8], us[8], pl[8];
   if (n < 8 || jobs < 1 || reps < 1 || reps > 8 || heavy < 0 || heavy > n) {
     fprintf(stderr, "usage: bench_project [MODULES>=8 [JOBS [REPS<=8 [HEAVY<=MODULES]]]]\n");
     return 2;
@@ -181,9 +219,10 @@ int main(int argc, char **argv)
   printf("bench_project: %d modules (%d header-heavy), %d cores, -j %d, %d rep(s)\n", n, heavy, cores, jobs, reps);
   fflush(stdout);
   for (int r = 0; r < reps; r++) { /* interleaved */
-    j1[r] = cold(dir, cache_dir, 1, 0, NULL, NULL);
+    j1[r] = cold_chain(dir, cache_dir, 1, 0, NULL, NULL, &plain1[r], heavy);
     jn[r] = cold(dir, cache_dir, jobs, 0, NULL, NULL);
-    j1p[r] = cold(dir, cache_dir, 1, 1, &created1, &used1);
+    j1p[r] = cold_chain(dir, cache_dir, 1, 1, &created1, &used1, &pch1[r], heavy);
+    mk[r] = pch1[r].make_ms, us[r] = pch1[r].use_ms, pl[r] = plain1[r].plain_ms;
     jnp[r] = cold(dir, cache_dir, jobs, 1, &created, &used);
     sec_off[r] = second_compile(pair, 0);
     sec_pch[r] = second_compile(pair, 1);
@@ -213,6 +252,17 @@ int main(int argc, char **argv)
            created1, used1, jobs, created, used, heavy);
     printf("  cold PCH against cold no PCH: -j 1 %.2fx, -j %d %.2fx faster (target at -j cores >= 3x)\n", a / c, jobs,
            b / d);
+    {
+      double m = bench_median(mk, reps), u = bench_median(us, reps), pc = bench_median(pl, reps);
+      /* a block's first module must wait for its PCH to be made: making + a use is the least a
+       * PCH build can take, however many workers (and each runs slower beside the others) */
+      printf("  PCH chain, compiles of the -j 1 builds (ms, medians): making a PCH %.0f, using one %.0f, a header-heavy "
+             "module plain %.0f: making + a use = %.2fx a plain compile;\n"
+             "    PCH at -j %d can be at most %.2fx faster than no PCH at -j %d (%.0f / %.0f ms; target 3x)\n",
+             m, u, pc, pc > 0 ? (m + u) / pc : 0, jobs, m + u > 0 ? b / (m + u) : 0, jobs, b, m + u);
+      printf("RESULT pch_chain_make_ms=%.0f pch_chain_use_ms=%.0f heavy_plain_ms=%.0f pch_chain_floor_ms=%.0f "
+             "pch_jn_bound=%.2f\n", m, u, pc, m + u, m + u > 0 ? b / (m + u) : 0);
+    }
     printf("  spread (fastest..slowest of %d): no PCH -j 1 %.0f..%.0f, -j %d %.0f..%.0f; PCH -j 1 %.0f..%.0f, -j %d %.0f..%.0f ms\n",
            reps, s1[0][0], s1[0][1], jobs, s1[1][0], s1[1][1], s1[2][0], s1[2][1], jobs, s1[3][0], s1[3][1]);
     printf("  second header-heavy module, one worker: PCH %.1f ms (%.1f..%.1f), --no-pch %.1f ms (%.1f..%.1f): "
