@@ -115,6 +115,10 @@ if m:
         rows.append(("project: PCH chain (making + a use, -j 1 compiles)", "%s + %s ms against %s plain: PCH at -j cores "
                      "at most %sx faster than no PCH" % (cv["pch_chain_make_ms"], cv["pch_chain_use_ms"],
                                                          cv["heavy_plain_ms"], cv["pch_jn_bound"])))
+        if "pch_second_nvrtc_ms" in cv:
+            rows.append(("project: PCH second module's compile", "NVRTC %s + lean pass %s + ptxas process %s ms "
+                         "(--no-pch NVRTC %s)" % (cv["pch_second_nvrtc_ms"], cv["pch_second_pass_ms"],
+                                                  cv["pch_second_ptxas_ms"], cv["nopch_second_nvrtc_ms"])))
     rows.append(("project: PCH second module / --no-pch", vals["pch_second"] + "x faster (target >= 8x)" +
                  (" (%s against %s ms)" % (vals["pch_second_ms"], vals["nopch_second_ms"]) if "pch_second_ms" in vals else "")))
     pp = re.search(r"^RESULT (nvrtc_pch_second=.*)$", read("bench_pch_pair.txt"), re.M)
