@@ -14,6 +14,10 @@ A model, fed with what was measured (defaults: the H200 host of scripts/gpu.sh b
     download of the output; inputs deduplicated by digest, the toolkit's headers cached on the
     executor), and the executors have the same cores.
 
+Then where precompiled headers pay at -j cores: a PCH build cannot end before one making plus one
+use (the chain), so against a build without PCH it gains only once there are several header-heavy
+modules a core (pch_bound).
+
 usage: scale_sim.py [--modules N] [--heavy-share F] [--cores C] [--mem-gib G] [--machines M ...]
 Prints a table and RESULT lines; `--check` asserts the model's known points (used as a test).
 """
@@ -51,6 +55,27 @@ def spread(modules, heavy_share, cores, machines, a=0.035, heavy_ms=2253.0, smal
     return max(wall, modules * dispatch_ms, heavy_ms + action_ms)
 
 
+def pch_bound(heavy, cores, blocks=2, a=0.035, heavy_ms=2253.0, make=1.45, use=0.164):
+    """A cold build of `heavy` header-heavy modules (in `blocks` include blocks) on `cores` workers:
+    (wall without PCH, least wall with PCH). A block's PCH must be made before any of its modules
+    uses it, so a PCH build takes at least one making plus one use (the chain), however many
+    workers (unslowed here: favouring the PCH build); and at least its work (one making a block, a
+    use for each other module) spread over the workers."""
+    procs = min(cores, heavy)
+    nopch = max(heavy * heavy_ms / procs * (1 + a * (procs - 1)), heavy_ms)  # as one_machine models it
+    chain = (make + use) * heavy_ms
+    work = (blocks * make + (heavy - blocks) * use) * heavy_ms / procs * (1 + a * (procs - 1))
+    return nopch, max(chain, work)
+
+
+def pch_table(cores):
+    print(f"\nPCH at -j {cores} against none (two include blocks; making 1.45x a plain compile, a use 0.164x):")
+    print(f"{'heavy':>6} {'per core':>9} {'no PCH s':>9} {'PCH >= s':>9} {'at most':>8}")
+    for heavy in (8, 16, 24, 32, 48, 64, 96, 128):
+        nopch, pch = pch_bound(heavy, cores)
+        print(f"{heavy:>6} {heavy / cores:>9.1f} {nopch / 1e3:>9.2f} {pch / 1e3:>9.2f} {nopch / pch:>7.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--modules", type=int, default=5000)
@@ -71,6 +96,14 @@ def main():
         assert c1 / c256 < 1 / 0.035, c1 / c256
         # memory bounds a machine before its cores when processes are large
         assert one_machine(5000, 0.375, 256, 64)[1] == "memory"
+        # issue 62's project (24 header-heavy modules, 16 cores): the chain bounds a PCH build;
+        # the model's no-PCH wall is the measured 4.2-5.4 s, and 3x is out of reach
+        nopch, pch = pch_bound(24, 16)
+        assert 4200 < nopch < 5400, nopch
+        assert nopch / pch < 1.6, nopch / pch
+        # with enough header-heavy modules a core, the chain stops bounding it and 3x is there
+        nopch, pch = pch_bound(64, 16)
+        assert nopch / pch > 3, nopch / pch
         print("CHECK scale_sim model: ok")
         return 0
     base, what, procs = one_machine(o.modules, o.heavy_share, 1, o.mem_gib)
@@ -86,6 +119,7 @@ def main():
     for m in o.machines:
         wall = spread(o.modules, o.heavy_share, o.cores, m)
         print(f"{m:>8} {m * o.cores:>8} {wall / 1e3:>9.1f} {base / wall:>8.1f}x")
+    pch_table(o.cores)
     one16 = one_machine(o.modules, o.heavy_share, o.cores, o.mem_gib)[0]
     print(f"RESULT scale_one_machine_s={one16 / 1e3:.1f} scale_ceiling_x={ceiling:.1f} "
           f"scale_{max(o.machines)}_machines_s={spread(o.modules, o.heavy_share, o.cores, max(o.machines)) / 1e3:.1f}")

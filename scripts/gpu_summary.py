@@ -109,6 +109,16 @@ if m:
                      vals["pch_vs_nopch_j1"] + "x"))
         rows.append(("project: PCH plan, created / used", "-j cores %s / %s, -j 1 %s / %s" %
                      (vals["pch_created"], vals["pch_used"], vals["pch_created_j1"], vals["pch_used_j1"])))
+    ch = re.search(r"^RESULT (pch_chain_make_ms=.*)$", read("bench_project.txt"), re.M)
+    if ch:  # what bounds a PCH build at -j cores: a making, then a use
+        cv = dict(kv.split("=") for kv in ch.group(1).split())
+        rows.append(("project: PCH chain (making + a use, -j 1 compiles)", "%s + %s ms against %s plain: PCH at -j cores "
+                     "at most %sx faster than no PCH" % (cv["pch_chain_make_ms"], cv["pch_chain_use_ms"],
+                                                         cv["heavy_plain_ms"], cv["pch_jn_bound"])))
+        if "pch_second_nvrtc_ms" in cv:
+            rows.append(("project: PCH second module's compile", "NVRTC %s + lean pass %s + ptxas process %s ms "
+                         "(--no-pch NVRTC %s)" % (cv["pch_second_nvrtc_ms"], cv["pch_second_pass_ms"],
+                                                  cv["pch_second_ptxas_ms"], cv["nopch_second_nvrtc_ms"])))
     rows.append(("project: PCH second module / --no-pch", vals["pch_second"] + "x faster (target >= 8x)" +
                  (" (%s against %s ms)" % (vals["pch_second_ms"], vals["nopch_second_ms"]) if "pch_second_ms" in vals else "")))
     pp = re.search(r"^RESULT (nvrtc_pch_second=.*)$", read("bench_pch_pair.txt"), re.M)
@@ -117,6 +127,15 @@ if m:
         rows.append(("project: NVRTC alone, second module -pch / none", "%sx faster (%s against %s ms; fork child uses "
                      "the PCH: %s)" % (pv["nvrtc_pch_second"], pv["nvrtc_pch_use_ms"], pv["nvrtc_nopch_ms"],
                                        pv["fork_child_uses_pch"])))
+    cr = re.search(r"^RESULT (pch_make_block_cpu=.*)$", read("bench_pch_pair.txt"), re.M)
+    if cr:
+        cv = dict(kv.split("=") for kv in cr.group(1).split())
+        rows.append(("project: PCH making, CPU ms (NVRTC alone)", "from the module %s, from the include block alone %s, "
+                     "a use %s, plain %s: chain %sx plain" % (cv["pch_make_module_cpu"], cv["pch_make_block_cpu"],
+                                                             cv["pch_use_cpu"], cv["plain_cpu"], cv["pch_chain_floor"])))
+        rows.append(("project: PCH file used by another process", "randomisation off %s (CPU %s ms), on %s; "
+                     "-fdevice-syntax-only PCH used %s" % (cv["shared_file_used_norand"], cv["shared_use_cpu"],
+                                                           cv["shared_file_used_rand"], cv["syntax_only_pch_used"])))
     gp = re.search(r"^RESULT gpujit_pch_second=(\S+) gpujit_pch_second_cpu=(\S+)$", read("bench_pch_pair.txt"), re.M)
     if gp:
         rows.append(("project: gpujit in one process, second module PCH / none", "%sx faster wall, %sx CPU (NVRTC "

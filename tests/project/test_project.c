@@ -216,6 +216,38 @@ static void test_project__dir_same_bytes_as_single(void **state)
   free(o2);
 }
 
+/* -j 2, four heavy modules of one include block: the plan has both workers make the block's PCH
+ * first and use it for one more module each; every module is byte for byte its --no-pch build. */
+static void test_project__pch_plan_at_j2_same_bytes(void **state)
+{
+  fx *f = *state;
+  char *out = th_path(f->root, "out");
+  gpujit_project *p;
+  gpujit_project_summary s;
+  put_heavy(f, "h1.cu", "h1", 1);
+  put_heavy(f, "h2.cu", "h2", 2);
+  put_heavy(f, "h3.cu", "h3", 3);
+  put_heavy(f, "h4.cu", "h4", 4);
+  p = run_dir(f, out, 2, NULL, NULL, 0);
+  gpujit_project_summary_get(p, &s);
+  assert_int_equal(s.built, 4);
+  assert_int_equal(s.workers, 2);
+  if (s.pch_created != 2 || s.pch_used != 2)
+    fail_msg("-j 2: %zu PCHs made, %zu used (the plan: 2 and 2)", s.pch_created, s.pch_used);
+  for (int i = 1; i <= 4; i++) {
+    char rel[32], *built, *ref = th_path(f->root, "single.cubin");
+    snprintf(rel, sizeof(rel), "h%d.cubin", i);
+    built = th_path(out, rel);
+    snprintf(rel, sizeof(rel), "h%d.cu", i);
+    single(f, rel, ref);
+    assert_same_file(built, ref);
+    free(built);
+    free(ref);
+  }
+  gpujit_project_free(p);
+  free(out);
+}
+
 /* A manifest: named modules, a two-file LTO module, per-module defines, explicit outputs. */
 static void test_project__manifest(void **state)
 {
@@ -604,6 +636,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_project__dir_same_bytes_as_single, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_project__pch_plan_at_j2_same_bytes, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__manifest, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__failure_among_good, setup, teardown),
     cmocka_unit_test_setup_teardown(test_project__worker_killed, setup, teardown),
