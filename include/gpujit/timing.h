@@ -114,14 +114,21 @@ enum {
   GPUJIT_TIMER_NVTX = 1u << 1         /**< push an NVTX range for the timer's life */
 };
 
-/** Start a host timer. `dev` may be NULL (no synchronisation). `color` is 0xAARRGGBB for NVTX. */
+/**
+ * Start a host timer. `dev` may be NULL (no synchronisation). `color` is 0xAARRGGBB for NVTX.
+ * With a device the timer joins its kernel-regions window (gpujit_timing_regions_begin): the
+ * regions of the launches on `dev` until it stops are read then (gpujit_timing_regions, when the
+ * timer was the last to leave the window; `share` unknown: a host timer times no kernel).
+ */
 GPUJIT_API int gpujit_timer_start(gpujit_timer **out, gpujit_device *dev, const char *name, unsigned flags,
                                   uint32_t color);
 
 /** @return the timer's name (borrowed: lives until the timer stops). */
 GPUJIT_API const char *gpujit_timer_name(const gpujit_timer *timer);
 
-/** Stop and free the timer; host milliseconds in *elapsed_ms (may be NULL). */
+/** Stop and free the timer; host milliseconds in *elapsed_ms (may be NULL), taken before the
+ *  kernel regions are read. @return 0, GPUJIT_EINVAL, GPUJIT_ECUDA (synchronising or reading the
+ *  regions failed; the timer is freed either way). */
 GPUJIT_API int gpujit_timer_stop(gpujit_timer *timer, double *elapsed_ms);
 
 /* ---- process-wide captures (CUPTI) ------------------------------------------------------- */
@@ -147,6 +154,17 @@ GPUJIT_API int gpujit_capture_begin(gpujit_capture **out, unsigned filter);
  * @return 0, GPUJIT_EINVAL, GPUJIT_ENOMEM, GPUJIT_ECUDA (work in the region failed).
  */
 GPUJIT_API int gpujit_capture_end(gpujit_capture *cap, gpujit_timing_result **out, size_t *count, uint64_t *lost);
+
+/**
+ * Also read the kernel regions of `dev`'s modules launched during the capture: joins the device's
+ * window now (gpujit_timing_regions_begin); gpujit_capture_end leaves it, and where the capture is
+ * the last to leave, each module's table is gpujit_timing_regions's, its kernel time (share) the
+ * capture's records of the module's kernels on that device (matched by name; a kernel of the same
+ * name from elsewhere on that device counts too). `dev` must outlive the capture.
+ * @return 1 (it opened the window), 0 (it joined one open), GPUJIT_EINVAL (NULL, a device given
+ *         twice, more than 16 devices).
+ */
+GPUJIT_API int gpujit_capture_regions(gpujit_capture *cap, gpujit_device *dev);
 
 /* ---- benchmarks ------------------------------------------------------------------------- */
 

@@ -13,6 +13,7 @@
 
 struct gpujit_timer {
   gpujit_device *dev;
+  bool window; /* it joined dev's kernel-regions window */
   unsigned flags;
   double t0;
   char name[128];
@@ -44,6 +45,9 @@ int gpujit_timer_start(gpujit_timer **out, gpujit_device *dev, const char *name,
     a.message.ascii = t->name;
     nvtxRangePushEx(&a);
   }
+  /* the kernel regions of dev's launches meanwhile (a device whose hooks another layer holds: none) */
+  if (dev && !(t->window = gpujit_timing_regions_begin(dev) >= 0))
+    gpujit_error_clear();
   t->t0 = gpujit__now_us();
   *out = t;
   return 0;
@@ -53,13 +57,15 @@ const char *gpujit_timer_name(const gpujit_timer *t) { return t ? t->name : NULL
 
 int gpujit_timer_stop(gpujit_timer *t, double *elapsed_ms)
 {
-  int err = 0;
+  int err = 0, e;
   if (!t)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_timer_stop: NULL timer");
   if ((t->flags & GPUJIT_TIMER_SYNCHRONIZE) && t->dev)
     err = gpujit_device_synchronize(t->dev);
   if (elapsed_ms)
     *elapsed_ms = (gpujit__now_us() - t->t0) / 1e3;
+  if (t->window && (e = gpujit_timing_regions_end(t->dev)) < 0 && err == 0)
+    err = e; /* reading the tables, after the elapsed time was taken */
   if (t->flags & GPUJIT_TIMER_NVTX)
     nvtxRangePop();
   free(t);
@@ -256,8 +262,8 @@ static int bench_results(bench_run *b, gpujit_bench_result *out, double elapsed_
   return 0;
 }
 
-/* Close the kernel-regions windows the benchmark opened: each module's table, its kernel time the
- * samples' total where no timer timed its launches. */
+/* Leave the kernel-regions windows the samples joined; where the benchmark is the last to leave,
+ * each module's table, its kernel time the samples' total. */
 static int close_windows(bench_run *b, bool own[GPUJIT_BENCH_MAX_DEVICES])
 {
   int err = 0;
@@ -297,9 +303,8 @@ static int bench(gpujit_bench_result *out, double **samples_out, gpujit_device *
   b.devs = devs, b.ndev = ndev, b.fn = fn, b.payload = payload, b.o = opts;
   if ((err = bench_setup(&b, out)) < 0)
     goto done;
-  for (size_t k = 0; k < ndev; k++) /* the samples are a window for kernel regions (not the warm-up) */
-    if (!b.t[k]->rwatch)
-      gpujit__rwatch_open(b.t[k]), own_window[k] = true;
+  for (size_t k = 0; k < ndev; k++) /* the samples join the window for kernel regions (not the warm-up) */
+    gpujit__rwatch_open(b.t[k]), own_window[k] = true;
   t_start = gpujit__now_us();
   for (bool stop = false; !stop;) {
     size_t batch = GPUJIT__BENCH_BATCH;

@@ -1,6 +1,6 @@
 /* Process-wide captures: every kernel, copy and memset that ran on any GPU of the process during
  * a region, whoever issued it, from CUPTI's activity records (the CUPTI layer keeps them while a
- * capture is open). */
+ * capture is open); and the kernel regions of the devices' modules launched meanwhile. */
 #define _GNU_SOURCE
 #include <cupti_activity.h>
 #include <stdio.h>
@@ -11,11 +11,47 @@
 #include "driver/driver.h"
 #include "gpujit/timing.h"
 #include "timing/cupti.h"
+#include "timing/regions.h"
+
+#define MAX_REGION_DEVICES 16
 
 struct gpujit_capture {
   unsigned filter;
   uint64_t t0; /* CUPTI's clock at the start */
+  gpujit_device *rdevs[MAX_REGION_DEVICES]; /* whose kernel-regions windows it joined */
+  size_t nrdevs;
 };
+
+int gpujit_capture_regions(gpujit_capture *c, gpujit_device *dev)
+{
+  int got;
+  if (!c || !dev)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_capture_regions: NULL argument");
+  for (size_t i = 0; i < c->nrdevs; i++)
+    if (c->rdevs[i] == dev)
+      return gpujit__error(GPUJIT_EINVAL, "gpujit_capture_regions: device %d given twice", dev->info.ordinal);
+  if (c->nrdevs == MAX_REGION_DEVICES)
+    return gpujit__error(GPUJIT_EINVAL, "a capture reads the regions of at most %d devices", MAX_REGION_DEVICES);
+  if ((got = gpujit_timing_regions_begin(dev)) < 0)
+    return got;
+  c->rdevs[c->nrdevs++] = dev;
+  return got;
+}
+
+/* Leave the windows the capture joined; where it is the last, its kernel records give each
+ * module's kernel time. The first error is kept. */
+static int leave_windows(gpujit_capture *c, const gpujit_timing_result *res, size_t n, int err)
+{
+  for (size_t i = 0; i < c->nrdevs; i++) {
+    gpujit__timing *t = NULL;
+    int e;
+    if (err == 0 && gpujit__timing_of(c->rdevs[i], &t) == 0 && gpujit__rwatch_last(t))
+      gpujit__rwatch_time_results(t, res, n);
+    if ((e = gpujit_timing_regions_end(c->rdevs[i])) < 0 && err == 0)
+      err = e;
+  }
+  return err;
+}
 
 int gpujit_capture_begin(gpujit_capture **out, unsigned filter)
 {
@@ -121,6 +157,8 @@ int gpujit_capture_end(gpujit_capture *c, gpujit_timing_result **out, size_t *co
   if (lost)
     *lost = 0;
   if (!c || !out || !count) {
+    if (c)
+      leave_windows(c, NULL, 0, -1);
     free(c);
     return gpujit__error(GPUJIT_EINVAL, "gpujit_capture_end: NULL argument");
   }
@@ -147,6 +185,7 @@ int gpujit_capture_end(gpujit_capture *c, gpujit_timing_result **out, size_t *co
   }
   free(recs);
   gpujit__cupti_capture_close();
+  err = leave_windows(c, res, k, err);
   free(c);
   if (err < 0) {
     free(res);

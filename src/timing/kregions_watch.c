@@ -1,6 +1,9 @@
-/* Kernel regions read by the timers and the benchmark themselves: in a timed window (the outermost
- * timed region, or a benchmark's samples) each module with regions is reset before its first
- * launch, and read when the window closes. A module without regions costs one branch per launch. */
+/* Kernel regions read by every timer kind itself: a device has one window at a time, which the
+ * outermost timed region, a benchmark's samples, a process-wide capture and a host timer (or
+ * gpujit_timing_regions_begin) join; each module with regions is reset before its first launch in
+ * it, and read when the last one to join leaves. That last one owns the tables, and its own
+ * timing of the module's kernels gives their time (share). A module without regions costs one
+ * branch per launch. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,10 +20,12 @@ static void drop_tables(gpujit__timing *t)
 
 void gpujit__rwatch_open(gpujit__timing *t)
 {
-  drop_tables(t);
-  t->rwatch = true;
+  if (t->rwatch++ == 0)
+    drop_tables(t);
   gpujit__device_hooks_enable(t->dev, true);
 }
+
+int gpujit__rwatch_last(const gpujit__timing *t) { return t->rwatch == 1; }
 
 void gpujit__rwatch_launch(gpujit__timing *t, struct gpujit_loaded *l)
 {
@@ -53,9 +58,8 @@ void gpujit__rwatch_time(gpujit__timing *t, const struct gpujit_loaded *l, doubl
 int gpujit__rwatch_close(gpujit__timing *t, double sample_ms)
 {
   int err = 0;
-  if (!t->rwatch)
+  if (!t->rwatch || --t->rwatch > 0)
     return 0;
-  t->rwatch = false;
   gpujit__device_hooks_enable(t->dev, t->depth > 0);
   for (size_t i = 0; i < t->nrmods; i++) {
     gpujit__rwatch_mod *m = &t->rmods[i];
@@ -63,7 +67,26 @@ int gpujit__rwatch_close(gpujit__timing *t, double sample_ms)
     if (e < 0 && err == 0)
       err = e;
   }
-  return err;
+  return err < 0 ? err : 1;
+}
+
+/* A kernel result of one of `l`'s kernels: the names CUPTI gives are the module's entry names
+ * (cut to the result's length). */
+static bool kernel_of(const gpujit_loaded *l, const gpujit_timing_result *r)
+{
+  for (size_t k = 0; k < l->count; k++)
+    if (strncmp(l->kernels[k].name, r->name, sizeof(r->name) - 1) == 0)
+      return true;
+  return false;
+}
+
+void gpujit__rwatch_time_results(gpujit__timing *t, const gpujit_timing_result *res, size_t n)
+{
+  for (size_t i = 0; t->rwatch && i < t->nrmods; i++)
+    for (size_t j = 0; j < n; j++)
+      if (res[j].kind == GPUJIT_ACTIVITY_KERNEL && res[j].device == t->dev->info.ordinal && !res[j].missing &&
+          kernel_of(t->rmods[i].l, &res[j]))
+        t->rmods[i].kernel_ms += res[j].elapsed_ms;
 }
 
 void gpujit__rwatch_forget(gpujit__timing *t, struct gpujit_loaded *l)
@@ -83,4 +106,28 @@ void gpujit__rwatch_free(gpujit__timing *t)
   free(t->rmods);
   t->rmods = NULL;
   t->caprmods = 0;
+}
+
+int gpujit_timing_regions_begin(gpujit_device *dev)
+{
+  gpujit__timing *t = NULL;
+  int err;
+  if (!dev)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_regions_begin: NULL device");
+  if ((err = gpujit__timing_of(dev, &t)) < 0)
+    return err;
+  gpujit__rwatch_open(t);
+  t->rwatch_plain++;
+  return t->rwatch == 1;
+}
+
+int gpujit_timing_regions_end(gpujit_device *dev)
+{
+  gpujit__timing *t = NULL;
+  if (!dev)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_regions_end: NULL device");
+  if (!dev->hooks || gpujit__timing_of(dev, &t) < 0 || !t->rwatch_plain)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_regions_end without gpujit_timing_regions_begin");
+  t->rwatch_plain--;
+  return gpujit__rwatch_close(t, 0);
 }

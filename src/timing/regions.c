@@ -168,8 +168,8 @@ int gpujit_timing_begin(gpujit_device *g, unsigned filter)
         (err = CU(g->d->cuEventSynchronize(t->ref_event), "cuEventSynchronize")) < 0)
       return err;
     t->ref_host_us = gpujit__now_us();
-    if (!t->rwatch) /* the outermost region is a window for kernel regions (unless a benchmark's is open) */
-      gpujit__rwatch_open(t), t->rwatch_timer = true;
+    gpujit__rwatch_open(t); /* the outermost region joins the device's window for kernel regions */
+    t->rwatch_timer = true;
   }
   t->filters[t->depth] = filter;
   t->starts[t->depth] = t->nrec;
@@ -277,6 +277,7 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
   gpujit__timing *t = NULL;
   size_t n = 0, from;
   unsigned filter;
+  bool times; /* its kernel times are the window's: its end closes it */
   int err = 0;
   if (!out || !count || !g)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_end: NULL argument");
@@ -291,6 +292,7 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
   for (unsigned i = 0; i < t->depth; i++)
     t->any_filter |= t->filters[i];
   gpujit__device_hooks_enable(g, t->depth > 0 || t->rwatch);
+  times = t->depth == 0 && t->rwatch_timer && gpujit__rwatch_last(t);
   if ((err = gpujit_synchronize(g)) < 0)
     goto done;
   if (t->source != GPUJIT_TIMER_EVENTS && (err = attach_acts(t)) < 0)
@@ -306,7 +308,7 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
       continue; /* recorded for an enclosing region */
     if (t->source != GPUJIT_TIMER_EVENTS) {
       n += cupti_results(&res[n], t, r);
-      if (r->owner && t->depth == 0)
+      if (r->owner && times)
         gpujit__rwatch_time(t, r->owner, res[n - 1].elapsed_ms);
       continue;
     }
@@ -314,13 +316,14 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
       goto done;
     g->d->cuEventElapsedTime(&off, t->ref_event, r->start);
     fill(&res[n++], t, r, r->name, r->kind, ms, t->ref_host_us + (double)off * 1e3);
-    if (r->owner && t->depth == 0)
+    if (r->owner && times)
       gpujit__rwatch_time(t, r->owner, ms);
   }
   if (t->depth == 0 && t->rwatch_timer) {
     t->rwatch_timer = false;
     if ((err = gpujit__rwatch_close(t, 0)) < 0)
       goto done;
+    err = 0; /* 1: it closed the window */
   }
   if (t->report && n)
     t->report(res, n, t->report_payload);

@@ -43,10 +43,12 @@ typedef struct gpujit__timing {
   gpujit__cupti_rec *acts; /* CUPTI: activities of the records, by record */
   size_t nacts, capacts;
   uint64_t dropped;     /* CUPTI: records it reported dropped, ever */
-  /* kernel regions of the modules launched in a timed window (the outermost timed region, or a
-   * benchmark's samples): timing/kregions_watch.c */
-  bool rwatch;          /* a window is open */
-  bool rwatch_timer;    /* ... and the outermost timed region opened it */
+  /* kernel regions of the modules launched in a window: timing/kregions_watch.c. Every timer
+   * kind joins the device's one window (the outermost timed region, a benchmark's samples, a
+   * capture, a host timer); the last to leave closes it and reads the tables */
+  unsigned rwatch;      /* joins of the open window; 0: none open */
+  unsigned rwatch_plain; /* ... of them by gpujit_timing_regions_begin (host timers, captures) */
+  bool rwatch_timer;    /* ... one of them the outermost timed region's */
   gpujit__rwatch_mod *rmods; /* the window's modules with regions, then the last window's tables */
   size_t nrmods, caprmods;
 } gpujit__timing;
@@ -66,16 +68,23 @@ int gpujit__timing_of(gpujit_device *dev, gpujit__timing **out);
 int gpujit__timing_take_event(gpujit__timing *t, CUevent *out);
 void gpujit__timing_give_event(gpujit__timing *t, CUevent e);
 
-/** Open a window: forget the last window's tables; each module with regions is reset at its first
- *  launch in it. Turns the device's hooks on. */
+/** Join the device's window, opening it when none is open (the last window's tables are then
+ *  forgotten; each module with regions is reset at its first launch in it). Turns the hooks on. */
 void gpujit__rwatch_open(gpujit__timing *t);
 /** A kernel of `l` is about to be launched (any module; nothing unless a window is open and `l`
  *  records regions). */
 void gpujit__rwatch_launch(gpujit__timing *t, struct gpujit_loaded *l);
 /** Add a kernel's GPU time to its module's (while the window is open). */
 void gpujit__rwatch_time(gpujit__timing *t, const struct gpujit_loaded *l, double ms);
-/** Close the window: read each module's table (the device's stream synchronised). `sample_ms`:
- *  for a benchmark the samples' total, as the kernel time of a module timed by no record. */
+/** Add the kernel results among `res` of each window module's kernels (by name, on this device)
+ *  to its kernel time: what a capture's records give. */
+void gpujit__rwatch_time_results(gpujit__timing *t, const gpujit_timing_result *res, size_t n);
+/** 1 when one leave closes the window: the caller is its last join, whose times count. */
+int gpujit__rwatch_last(const gpujit__timing *t);
+/** Leave the window; the last to leave closes it and reads each module's table (the device's
+ *  stream synchronised). `sample_ms`: for a benchmark the samples' total, as the kernel time of a
+ *  module timed by no record. @return 1 closed, 0 still open (or none was), or the first read's
+ *  error (closed). */
 int gpujit__rwatch_close(gpujit__timing *t, double sample_ms);
 /** A module goes away: drop it (and its table). */
 void gpujit__rwatch_forget(gpujit__timing *t, struct gpujit_loaded *l);

@@ -56,3 +56,22 @@ def test_timing_regions_arguments():
     assert _gpujit.timing_regions([]) == []
     with pytest.raises(TypeError, match="list of device ordinals"):
         _gpujit.timing_regions(0)
+
+
+def test_timer_without_filter_joins_only_opened_devices():
+    # no device opened here (none exists): the window joins nothing and opens nothing
+    from gpujit import _gpujit
+    assert _gpujit.regions_window_begin() == []
+    assert _gpujit.regions_window_end([]) is None
+    with pytest.raises(TypeError, match="regions_window_begin gave"):
+        _gpujit.regions_window_end(0)
+
+
+def test_timing_end_result_carries_regions():
+    # what timing_end returns on a GPU, built here from its parts (a region needs a device)
+    table = gpujit.RegionTable(regions=[], scope="warp", launches=2, events=0, dropped=0, unmatched=0,
+                               min_call_cycles=0, kernel_ns=0.0, text="regions\n", device=0)
+    res = gpujit.TimingResults([], [table])
+    assert res == [] and isinstance(res, list)
+    assert res.regions is table and res.region_tables == [table]
+    assert gpujit.TimingResults([]).regions is None
