@@ -428,3 +428,28 @@ const gpujit_region_report *gpujit_timing_regions(gpujit_device *g, const gpujit
       return t->rmods[i].report;
   return NULL;
 }
+
+/* A window joined without timing anything (host timers, captures): timing/kregions_watch.c. */
+int gpujit_timing_regions_begin(gpujit_device *dev)
+{
+  gpujit__timing *t = NULL;
+  int err;
+  if (!dev)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_regions_begin: NULL device");
+  if ((err = gpujit__timing_of(dev, &t)) < 0)
+    return err;
+  gpujit__rwatch_open(t);
+  t->rwatch_plain++;
+  return t->rwatch == 1;
+}
+
+int gpujit_timing_regions_end(gpujit_device *dev)
+{
+  gpujit__timing *t = NULL;
+  if (!dev)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_regions_end: NULL device");
+  if (!dev->hooks || gpujit__timing_of(dev, &t) < 0 || !t->rwatch_plain)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_regions_end without gpujit_timing_regions_begin");
+  t->rwatch_plain--;
+  return gpujit__rwatch_close(t, 0);
+}
