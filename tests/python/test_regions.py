@@ -75,3 +75,26 @@ def test_timing_end_result_carries_regions():
     assert res == [] and isinstance(res, list)
     assert res.regions is table and res.region_tables == [table]
     assert gpujit.TimingResults([]).regions is None
+
+
+def test_python_table_has_every_field_of_gpujit_run_json():
+    # gpujit run --regions --json writes its table in src/cli/run_regions.c; the Python table must
+    # carry the same fields (the JSON nests cycles and ns as mean/median/p99/max)
+    import dataclasses
+    import re
+    src = os.path.join(HERE, "..", "..", "src", "cli", "run_regions.c")
+    if not os.path.exists(src):
+        pytest.skip("the source tree is not beside the tests")
+    text = open(src).read()
+    row_keys = set(re.findall(r'cJSON_Add\w+ToObject\(row, "(\w+)"', text))
+    top_keys = set(re.findall(r'cJSON_Add\w+ToObject\(o, "(\w+)"', text)) - {"table"}
+    four = set(re.findall(r'cJSON_AddNumberToObject\(o, "(mean|median|p99|max)"', text))
+    top_keys -= four  # four() names its object `o` too
+    assert four == {"mean", "median", "p99", "max"} and {"cycles", "ns", "share", "calls"} <= row_keys
+    want = set()
+    for k in row_keys:
+        want |= {k + "_" + s for s in four} if k in ("cycles", "ns") else {k}
+    region_fields = {f.name for f in dataclasses.fields(gpujit.Region)}
+    table_fields = {f.name for f in dataclasses.fields(gpujit.RegionTable)}
+    assert want <= region_fields, want - region_fields
+    assert top_keys <= table_fields, top_keys - table_fields
