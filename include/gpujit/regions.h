@@ -142,42 +142,44 @@ GPUJIT_API int gpujit_loaded_regions_read(gpujit_region_report **out, gpujit_loa
 /* ---- read by the timers and the benchmark ------------------------------------------------ */
 
 /*
- * Every timer kind reads the kernel regions of the launches it covers. A device has one *window* at
- * a time: the outermost timed region (gpujit_timing_begin … gpujit_timing_end), a benchmark's
- * samples (not its warm-up), a process-wide capture given the device (gpujit_capture_regions), a
- * host timer given the device (gpujit_timer_start) and gpujit_timing_regions_begin each *join* it;
- * the first to join opens it, and gpujit resets each module with regions before its first launch
- * in it; the last to leave closes it and reads each module then. That last one owns the tables:
- * when windows nest, the outermost; an inner one, ending while the window stays open, gets none
- * (gpujit_timing_regions gives NULL while a window is open), and its launches count toward the
- * outer one's table. The kernel time of a table (its `share`) is the owner's own timing of the
- * module's kernels: a timed region's records (events or CUPTI) where its filter has kernels, a
- * benchmark's samples' total, a capture's kernel records; a host timer times none (share -1).
+ * Every timer kind reads the kernel regions of the launches it covers, in a *window* of its own:
+ * each timed region (gpujit_timing_begin … gpujit_timing_end, nested ones included), a
+ * benchmark's samples (not its warm-up), a process-wide capture given the device
+ * (gpujit_capture_regions), a host timer given the device (gpujit_timer_start) and
+ * gpujit_timing_regions_begin … gpujit_timing_regions_end. Windows nest and may overlap. A module
+ * with regions is reset before its first launch while any window is open; a window that opens
+ * while a module is already recording for another marks where its buffer stands (waiting for the
+ * device's stream) and reads only what was written after. When a window closes it reads its
+ * modules (waiting for the stream) and its tables become the device's last: gpujit_timing_regions
+ * gives them until the next window closes. The kernel time of a table (its `share`) is the
+ * window's own timing of the module's kernels: a timed region's records (events or CUPTI) where
+ * its filter has kernels, a benchmark's samples' total, a capture's kernel records; a host timer
+ * times none (share -1).
  */
 
 /**
- * Join the device's window without timing anything (what a host timer does).
- * @return 1 when it opened the window, 0 when it joined one already open, GPUJIT_EINVAL (NULL, or
- *         the device's activity hooks are held by another layer), GPUJIT_ENOMEM.
+ * Open a window of its own on the device, timing nothing (what a host timer does); windows opened
+ * this way close innermost first.
+ * @return 0, GPUJIT_EINVAL (NULL, or the device's activity hooks are held by another layer),
+ *         GPUJIT_ENOMEM, GPUJIT_ECUDA (marking a module already recording failed).
  */
 GPUJIT_API int gpujit_timing_regions_begin(gpujit_device *dev);
 
 /**
- * Leave the window gpujit_timing_regions_begin joined. The last to leave closes it: each module's
- * table is read (waiting for the device's stream) and gpujit_timing_regions gives it.
- * @return 1 when this call closed the window, 0 when it stays open (an enclosing window's join
- *         remains: the tables will be its), GPUJIT_EINVAL (no gpujit_timing_regions_begin open on
- *         the device), or the read's error (GPUJIT_ECUDA, GPUJIT_ENOMEM: the window is closed).
+ * Close the innermost window gpujit_timing_regions_begin opened on the device: each module's table
+ * is read (waiting for the device's stream) and gpujit_timing_regions gives it.
+ * @return 0, GPUJIT_EINVAL (no such window open), or the read's error (GPUJIT_ECUDA,
+ *         GPUJIT_ENOMEM: the window is closed either way).
  */
 GPUJIT_API int gpujit_timing_regions_end(gpujit_device *dev);
 
 /**
- * The table of `loaded`'s kernel regions in the device's last window (above), with the window's
- * launches of it and their GPU time as the window's owner timed them. A module without regions
- * costs one branch per launch and gets no table.
- * @return borrowed, valid until the next window on the device opens or the module or device is
- *         freed; NULL while a window is open, where the module launched nothing with regions in the
- *         last one (or it could not be read: the window's end returned that error).
+ * The table of `loaded`'s kernel regions in the last window that closed on the device (above),
+ * with that window's launches of it and their GPU time as the window timed them. A module without
+ * regions costs one branch per launch and gets no table.
+ * @return borrowed, valid until the next window on the device closes or the module or device is
+ *         freed; NULL where the module launched nothing with regions in that window (or it could
+ *         not be read: the window's end returned that error).
  */
 GPUJIT_API const gpujit_region_report *gpujit_timing_regions(gpujit_device *dev, const gpujit_loaded *loaded);
 

@@ -116,9 +116,9 @@ enum {
 
 /**
  * Start a host timer. `dev` may be NULL (no synchronisation). `color` is 0xAARRGGBB for NVTX.
- * With a device the timer joins its kernel-regions window (gpujit_timing_regions_begin): the
- * regions of the launches on `dev` until it stops are read then (gpujit_timing_regions, when the
- * timer was the last to leave the window; `share` unknown: a host timer times no kernel).
+ * With a device the timer reads the kernel regions of the launches on `dev` until it stops, in a
+ * window of its own (gpujit/regions.h): gpujit_timing_regions gives the table after
+ * gpujit_timer_stop (`share` unknown: a host timer times no kernel).
  */
 GPUJIT_API int gpujit_timer_start(gpujit_timer **out, gpujit_device *dev, const char *name, unsigned flags,
                                   uint32_t color);
@@ -156,13 +156,13 @@ GPUJIT_API int gpujit_capture_begin(gpujit_capture **out, unsigned filter);
 GPUJIT_API int gpujit_capture_end(gpujit_capture *cap, gpujit_timing_result **out, size_t *count, uint64_t *lost);
 
 /**
- * Also read the kernel regions of `dev`'s modules launched during the capture: joins the device's
- * window now (gpujit_timing_regions_begin); gpujit_capture_end leaves it, and where the capture is
- * the last to leave, each module's table is gpujit_timing_regions's, its kernel time (share) the
- * capture's records of the module's kernels on that device (matched by name; a kernel of the same
- * name from elsewhere on that device counts too). `dev` must outlive the capture.
- * @return 1 (it opened the window), 0 (it joined one open), GPUJIT_EINVAL (NULL, a device given
- *         twice, more than 16 devices).
+ * Also read the kernel regions of `dev`'s modules launched from now until gpujit_capture_end, in
+ * a window of the capture's own (gpujit/regions.h): after gpujit_capture_end, gpujit_timing_regions
+ * gives each module's table, its kernel time (share) the capture's records of the module's kernels
+ * on that device (matched by name; a kernel of the same name from elsewhere on that device counts
+ * too). `dev` must outlive the capture.
+ * @return 0, GPUJIT_EINVAL (NULL, a device given twice, more than 16 devices, the device's hooks
+ *         held by another layer), GPUJIT_ENOMEM, GPUJIT_ECUDA.
  */
 GPUJIT_API int gpujit_capture_regions(gpujit_capture *cap, gpujit_device *dev);
 

@@ -9,8 +9,7 @@ CuPy's and PyTorch's kernels, copies and memsets as well as gpujit's.
 
 Every timer reads the kernel regions (``#include <gpujit/regions.cuh>``, modules built with
 ``regions=True``) of the launches it covers: ``ScopedTimer.regions``, ``timing_end().regions``.
-A device has one window at a time; nested timers join it, and the outermost (the last to end)
-owns the table: an inner one's ``regions`` is None and its launches count toward the outer one's."""
+Timers nest: each reads its own launches (an inner timer's are in the outer one's table too)."""
 from __future__ import annotations
 
 import builtins
@@ -59,8 +58,8 @@ class TimingResult:
 class TimingResults(list):
     """What ``timing_end`` returns: its TimingResult objects (a list), and the kernel regions of the
     launches the region covered: ``regions``, the table of the one module with regions that ran
-    (the first where several did; None where none ran, or where the region was nested in another
-    timer, which owns the table), ``region_tables``, all of them (one per module and device)."""
+    (the first where several did; None where none ran), ``region_tables``, all of them (one per
+    module and device)."""
 
     def __init__(self, results=(), region_tables: Optional[list] = None):
         super().__init__(results)
@@ -99,7 +98,7 @@ class _Region:
         self.check(cuda_filter, timer)
         self.lost = 0
         self.region_tables: list = []
-        if _TIMERS[timer] is None:  # the capture joins the windows of the devices gpujit opened
+        if _TIMERS[timer] is None:  # the capture also reads the regions of the devices gpujit opened
             self._capture, self._devices = _gpujit.capture_begin(cuda_filter)
         else:
             self._capture, self._devices = None, _gpujit.timing_begin(cuda_filter, _TIMERS[timer])
@@ -109,14 +108,14 @@ class _Region:
             rows, self.lost = _gpujit.capture_end(self._capture)
         else:
             rows = _gpujit.timing_end(self._devices)
-        # the kernel regions of its launches: the window's owner's (an inner region has none)
+        # the kernel regions of its launches: its window's, the last one closed on its devices
         self.region_tables = _regions._timed_tables(self._devices)
         return _results(rows)
 
 
 class _Window:
     """A timer that records no GPU activity still reads the kernel regions of the launches on the
-    devices gpujit has opened: it joins their windows (no device is opened for it)."""
+    devices gpujit has opened, in a window of its own on each (no device is opened for it)."""
 
     def __init__(self):
         self._devices = _gpujit.regions_window_begin()
@@ -214,7 +213,7 @@ class ScopedTimer:
     several did), ``region_tables``, all of them. Their ``share`` needs the kernels' time: a
     ``cuda_filter`` with TIMING_KERNEL gives it (without one it is None). A timer without
     ``cuda_filter`` watches the devices gpujit had opened when it started. Reading the table waits
-    for those devices. A nested timer's regions are its outermost timer's: only that one has them."""
+    for those devices. Timers nest: each has the regions of its own launches."""
 
     indent = -1  # nesting depth, shared by every timer (Warp's convention)
 
@@ -259,7 +258,7 @@ class ScopedTimer:
     @property
     def regions(self) -> Optional[RegionTable]:
         """The kernel regions of the launches in the timer's block: the first of ``region_tables``,
-        or None (no module with regions ran, or the timer was nested in another)."""
+        or None (no module with regions ran)."""
         return self.region_tables[0] if self.region_tables else None
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -202,7 +202,7 @@ static void capture_free(PyObject *cap)
 }
 
 /* capture_begin(filter) -> (handle, ordinals): every framework's GPU work from now, on every
- * device; and the kernel regions of the devices gpujit has opened (those the capture joined). */
+ * device; and the kernel regions of the devices gpujit has opened (those it reads, in its windows). */
 static PyObject *capture_begin(PyObject *self, PyObject *args)
 {
   gpujit_device *devs[MAX_OPEN], *joined[MAX_OPEN];
@@ -223,8 +223,8 @@ static PyObject *capture_begin(PyObject *self, PyObject *args)
   return Py_BuildValue("(NN)", PyCapsule_New(c, "gpujit.capture", capture_free), ordinal_list(joined, k));
 }
 
-/* regions_window_begin() -> ordinals: join the kernel-regions window of every device gpujit has
- * opened (none is opened for it: a device gpujit never used ran no module of its). */
+/* regions_window_begin() -> ordinals: a kernel-regions window on every device gpujit has opened
+ * (none is opened for it: a device gpujit never used ran no module of its). */
 static PyObject *regions_window_begin(PyObject *self, PyObject *unused)
 {
   gpujit_device *devs[MAX_OPEN], *joined[MAX_OPEN];
@@ -237,8 +237,8 @@ static PyObject *regions_window_begin(PyObject *self, PyObject *unused)
   return ordinal_list(joined, k);
 }
 
-/* regions_window_end(ordinals) -> None: leave the windows regions_window_begin joined; the first
- * error is raised once every window is left. */
+/* regions_window_end(ordinals) -> None: close the windows regions_window_begin opened; the first
+ * error is raised once every window is closed. */
 static PyObject *regions_window_end(PyObject *self, PyObject *ordinals)
 {
   int err = 0;
@@ -440,8 +440,8 @@ static PyMethodDef methods[] = {
     {"timing_begin", timing_begin, METH_VARARGS, "Open a timed region on gpujit's devices."},
     {"timing_end", timing_end, METH_O, "Close the timed region: its results."},
     {"capture_begin", capture_begin, METH_VARARGS, "Start a process-wide CUPTI capture: (handle, ordinals)."},
-    {"regions_window_begin", regions_window_begin, METH_NOARGS, "Join the kernel-regions windows: ordinals."},
-    {"regions_window_end", regions_window_end, METH_O, "Leave the kernel-regions windows of the ordinals."},
+    {"regions_window_begin", regions_window_begin, METH_NOARGS, "Open kernel-regions windows: ordinals."},
+    {"regions_window_end", regions_window_end, METH_O, "Close the kernel-regions windows of the ordinals."},
     {"capture_end", capture_end, METH_O, "End a capture: (results, lost)."},
     {"timing_format", timing_format, METH_VARARGS, "The timeline, activity and device tables of results."},
     {"benchmark", benchmark, METH_VARARGS, "Benchmark a callable (see gpujit.benchmark)."},

@@ -18,13 +18,15 @@
 struct gpujit_capture {
   unsigned filter;
   uint64_t t0; /* CUPTI's clock at the start */
-  gpujit_device *rdevs[MAX_REGION_DEVICES]; /* whose kernel-regions windows it joined */
+  gpujit_device *rdevs[MAX_REGION_DEVICES]; /* whose kernel regions it reads, in its windows */
+  gpujit__rwin *rwins[MAX_REGION_DEVICES];
   size_t nrdevs;
 };
 
 int gpujit_capture_regions(gpujit_capture *c, gpujit_device *dev)
 {
-  int got;
+  gpujit__timing *t = NULL;
+  int err;
   if (!c || !dev)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_capture_regions: NULL argument");
   for (size_t i = 0; i < c->nrdevs; i++)
@@ -32,22 +34,23 @@ int gpujit_capture_regions(gpujit_capture *c, gpujit_device *dev)
       return gpujit__error(GPUJIT_EINVAL, "gpujit_capture_regions: device %d given twice", dev->info.ordinal);
   if (c->nrdevs == MAX_REGION_DEVICES)
     return gpujit__error(GPUJIT_EINVAL, "a capture reads the regions of at most %d devices", MAX_REGION_DEVICES);
-  if ((got = gpujit_timing_regions_begin(dev)) < 0)
-    return got;
+  if ((err = gpujit__timing_of(dev, &t)) < 0 || (err = gpujit__rwatch_open(t, &c->rwins[c->nrdevs])) < 0)
+    return err;
   c->rdevs[c->nrdevs++] = dev;
-  return got;
+  return 0;
 }
 
-/* Leave the windows the capture joined; where it is the last, its kernel records give each
- * module's kernel time. The first error is kept. */
-static int leave_windows(gpujit_capture *c, const gpujit_timing_result *res, size_t n, int err)
+/* Close the capture's kernel-regions windows, its kernel records giving each module's kernel
+ * time. The first error is kept. */
+static int close_windows(gpujit_capture *c, const gpujit_timing_result *res, size_t n, int err)
 {
   for (size_t i = 0; i < c->nrdevs; i++) {
     gpujit__timing *t = NULL;
     int e;
-    if (err == 0 && gpujit__timing_of(c->rdevs[i], &t) == 0 && gpujit__rwatch_last(t))
-      gpujit__rwatch_time_results(t, res, n);
-    if ((e = gpujit_timing_regions_end(c->rdevs[i])) < 0 && err == 0)
+    if (gpujit__timing_of(c->rdevs[i], &t) < 0)
+      continue;
+    gpujit__rwatch_time_results(t, c->rwins[i], res, n);
+    if ((e = gpujit__rwatch_close(t, c->rwins[i], 0)) < 0 && err == 0)
       err = e;
   }
   return err;
@@ -158,7 +161,7 @@ int gpujit_capture_end(gpujit_capture *c, gpujit_timing_result **out, size_t *co
     *lost = 0;
   if (!c || !out || !count) {
     if (c)
-      leave_windows(c, NULL, 0, -1);
+      close_windows(c, NULL, 0, -1);
     free(c);
     return gpujit__error(GPUJIT_EINVAL, "gpujit_capture_end: NULL argument");
   }
@@ -185,7 +188,7 @@ int gpujit_capture_end(gpujit_capture *c, gpujit_timing_result **out, size_t *co
   }
   free(recs);
   gpujit__cupti_capture_close();
-  err = leave_windows(c, res, k, err);
+  err = close_windows(c, res, k, err);
   free(c);
   if (err < 0) {
     free(res);

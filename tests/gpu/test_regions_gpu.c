@@ -407,8 +407,8 @@ static void test_regions__cost(void **state)
 }
 
 /* The timers and the benchmark read the regions of the launches they timed by themselves: the
- * outermost timed region's three launches (a nested region's end gives no table yet), the
- * benchmark's samples without its warm-up; a module without regions gets no table. */
+ * outer timed region's three launches, the nested region's one, the benchmark's samples without
+ * its warm-up; a module without regions gets no table. */
 static void test_regions__timers_read_their_launches(void **state)
 {
   gpujit_loaded *off = NULL, *l = (gpujit_loaded *)1;
@@ -431,7 +431,9 @@ static void test_regions__timers_read_their_launches(void **state)
   launch_spin(loaded, (unsigned)sms, 128, cycles);
   assert_int_equal(gpujit_timing_end(&res, &n, dev), 0);
   gpujit_free(res);
-  check("timer_inner_has_none", gpujit_timing_regions(dev, loaded) == NULL, "a table while the outer region is open");
+  r = gpujit_timing_regions(dev, loaded); /* the inner region's own launch */
+  check("timer_inner_reads_its_own", r && r->launches == 1 && row(r, "spin")->calls == per_launch,
+        "launches %u (want 1)", r ? r->launches : 0);
   launch_spin(loaded, (unsigned)sms, 128, cycles);
   assert_int_equal(gpujit_timing_end(&res, &n, dev), 0);
   for (size_t i = 0; i < n; i++)
@@ -464,8 +466,8 @@ static void test_regions__timers_read_their_launches(void **state)
 }
 
 /* Every timer kind reads its launches' regions: a host timer (no kernel time: share unknown), a
- * process-wide CUPTI capture (its kernel records give the share), a timed region with the CUPTI
- * source; nested in a host timer, a timed region ends without a table and the timer owns it. */
+ * process-wide CUPTI capture (its kernel records give the share) with a timed region inside it
+ * (its own launch: read from the mark its window took), a timed region with the CUPTI source. */
 static void test_regions__every_timer_kind(void **state)
 {
   uint64_t per = (uint64_t)sms * 4, lost = 0;
@@ -486,13 +488,18 @@ static void test_regions__every_timer_kind(void **state)
   if (gpujit_capture_begin(&cap, GPUJIT_TIMING_KERNEL) < 0) {
     printf("CHECK regions_capture SKIPPED %s\n", gpujit_error_last());
   } else {
-    assert_int_equal(gpujit_capture_regions(cap, dev), 1);
-    gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL); /* inside the capture: its end has no table */
+    assert_int_equal(gpujit_capture_regions(cap, dev), 0);
+    launch_spin(loaded, (unsigned)sms, 128, 100000);
+    gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL); /* inside the capture: its own launch */
     launch_spin(loaded, (unsigned)sms, 128, 100000);
     assert_int_equal(gpujit_timing_end(&res, &n, dev), 0);
     gpujit_free(res);
-    check("capture_inner_region_has_none", gpujit_timing_regions(dev, loaded) == NULL, "a table with the capture open");
-    launch_spin(loaded, (unsigned)sms, 128, 100000);
+    r = gpujit_timing_regions(dev, loaded);
+    check("capture_inner_region", r && r->launches == 1 && row(r, "spin")->calls == per && r->unmatched == 0 &&
+                                      row(r, "spin")->share > 0.5,
+          "launches %u calls %llu (want 1, %llu) unmatched %llu", r ? r->launches : 0,
+          r ? (unsigned long long)row(r, "spin")->calls : 0ULL, (unsigned long long)per,
+          r ? (unsigned long long)r->unmatched : 0ULL);
     assert_int_equal(gpujit_capture_end(cap, &res, &n, &lost), 0);
     gpujit_free(res);
     r = gpujit_timing_regions(dev, loaded);

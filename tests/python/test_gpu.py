@@ -189,7 +189,11 @@ def test_every_timer_kind_reads_kernel_regions(mod):
         k(8, 64, 20000, out)
         with gpujit.ScopedTimer("inner", cuda_filter=gpujit.TIMING_KERNEL, print=False) as inner:
             k(8, 64, 20000, out)
-    assert inner.regions is None and outer.regions.launches == 2  # the outermost owns the table
+    assert inner.regions.launches == 1 and inner.regions["spin"].calls == 16  # its own launch
+    assert inner.regions["spin"].share > 0.5 and outer.regions.launches == 2
+    with gpujit.ScopedTimer("around a benchmark", print=False) as around:
+        b = gpujit.benchmark(k, (8, 64, 20000, out), n_repeat=10, n_warmup=2)
+    assert b.regions.launches == 10 and around.regions.launches == 12
     gpujit.timing_begin(gpujit.TIMING_KERNEL)
     k(8, 64, 20000, out)
     res = gpujit.timing_end()

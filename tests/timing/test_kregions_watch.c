@@ -1,7 +1,7 @@
 /* Kernel-region windows on the CPU: a stand-in driver whose device memory is host memory and
  * whose launches write region events as gpujit/regions.cuh does (a chunk per warp slot), so
- * every timer kind's window — host timers, timed regions, captures' kernel times, nesting — runs
- * here, and the tables it reads are checked call by call. */
+ * every timer kind's window — host timers, timed regions, benchmarks, captures' kernel times,
+ * nesting and the marks it reads from — runs here, and the tables are checked call by call. */
 #include "helpers.h"
 
 #include "gpujit.h"
@@ -190,31 +190,92 @@ static void test_kregions_watch__host_timer_reads_its_launches(void **st)
   assert_int_equal(r->dropped, 0);
 }
 
-/* A timed region inside a host timer: the timer is the outermost and owns the table; the inner
- * region's end leaves the window open and reads none. */
-static void test_kregions_watch__nested_outermost_owns(void **st)
+/* Nested windows each read their own launches: a timed region inside a host timer reads the one
+ * launch it covers (its events follow the outer window's in the same chunks: read from the mark),
+ * the timer both; each table is the device's last when its window closes. */
+static void test_kregions_watch__nested_each_reads_its_own(void **st)
 {
   gpujit_timing_result *res = NULL;
   size_t n = 0;
   const gpujit_region_report *r;
   (void)st;
-  assert_int_equal(gpujit_timing_regions_begin(&dev), 1);
+  assert_int_equal(gpujit_timing_regions_begin(&dev), 0);
   run_once();
   assert_int_equal(gpujit_timing_begin(&dev, GPUJIT_TIMING_KERNEL), 0);
   run_once();
   assert_int_equal(gpujit_timing_end(&res, &n, &dev), 0);
   assert_int_equal(n, 1);
   gpujit_free(res);
-  assert_null(gpujit_timing_regions(&dev, &loaded)); /* still open: the inner region has none */
-  assert_int_equal(gpujit_timing_regions_end(&dev), 1);
+  r = gpujit_timing_regions(&dev, &loaded);
+  assert_int_equal(r->launches, 1);
+  assert_int_equal(r->events, 2 * WARPS);
+  assert_int_equal(phase_of(r)->calls, WARPS);
+  assert_int_equal(r->unmatched, 0);
+  assert_true(phase_of(r)->share > 0.00024 && phase_of(r)->share < 0.00026); /* its own events' time */
+  assert_int_equal(gpujit_timing_regions_end(&dev), 0);
   r = gpujit_timing_regions(&dev, &loaded);
   assert_int_equal(r->launches, 2);
   assert_int_equal(phase_of(r)->calls, 2 * WARPS);
-  assert_true(phase_of(r)->share < 0); /* the owner (a host timer) timed no kernel */
+  assert_true(phase_of(r)->share < 0); /* a host timer times no kernel */
 }
 
-/* The outermost timed region owns the table and its events give the kernel time (share); a
- * plain join inside it reports 0 at its end. */
+/* An inner window opened where the slots' chunks are partly full, its launches running into new
+ * chunks: it reads exactly its own calls, the outer one all, nothing unmatched. */
+static void test_kregions_watch__mark_across_chunks(void **st)
+{
+  const gpujit_region_report *r;
+  (void)st;
+  assert_int_equal(gpujit_timing_regions_begin(&dev), 0);
+  for (int i = 0; i < 30; i++) /* 60 events a slot: its first chunk nearly full */
+    run_once();
+  assert_int_equal(gpujit_timing_regions_begin(&dev), 0);
+  for (int i = 0; i < 10; i++) /* 20 more: into a second chunk */
+    run_once();
+  assert_int_equal(gpujit_timing_regions_end(&dev), 0);
+  r = gpujit_timing_regions(&dev, &loaded);
+  assert_int_equal(r->launches, 10);
+  assert_int_equal(r->events, 10 * 2 * WARPS);
+  assert_int_equal(phase_of(r)->calls, 10 * WARPS);
+  assert_int_equal(r->unmatched + r->dropped, 0);
+  run_once();
+  assert_int_equal(gpujit_timing_regions_end(&dev), 0);
+  r = gpujit_timing_regions(&dev, &loaded);
+  assert_int_equal(r->launches, 41);
+  assert_int_equal(phase_of(r)->calls, 41 * WARPS);
+  assert_int_equal(r->unmatched + r->dropped, 0);
+}
+
+static int bench_fn(void *payload)
+{
+  (void)payload;
+  run_once();
+  return 0;
+}
+
+/* A benchmark inside a host timer reads its samples (not its warm-up); the timer every launch. */
+static void test_kregions_watch__benchmark_inside_timer(void **st)
+{
+  gpujit_bench_options bo = GPUJIT_BENCH_OPTIONS_INIT;
+  gpujit_bench_result br;
+  gpujit_timer *timer = NULL;
+  const gpujit_region_report *r;
+  (void)st;
+  bo.warmup = 2, bo.min_samples = 5, bo.max_samples = 5, bo.min_time_s = 0;
+  assert_int_equal(gpujit_timer_start(&timer, &dev, "step", 0, 0), 0);
+  run_once();
+  assert_int_equal(gpujit_benchmark(&br, NULL, &dev, bench_fn, NULL, &bo), 0);
+  r = gpujit_timing_regions(&dev, &loaded);
+  assert_int_equal(r->launches, 5);
+  assert_int_equal(phase_of(r)->calls, 5 * WARPS);
+  assert_true(r->kernel_ns > 9.99e6 && r->kernel_ns < 10.01e6); /* the samples' 5 x 2 ms */
+  assert_int_equal(gpujit_timer_stop(timer, NULL), 0);
+  r = gpujit_timing_regions(&dev, &loaded);
+  assert_int_equal(r->launches, 8);
+  assert_int_equal(phase_of(r)->calls, 8 * WARPS);
+}
+
+/* The outermost timed region's events give the kernel time (share); a window that times nothing
+ * inside it reads its one launch without. */
 static void test_kregions_watch__timed_region_gives_share(void **st)
 {
   gpujit_timing_result *res = NULL;
@@ -226,6 +287,7 @@ static void test_kregions_watch__timed_region_gives_share(void **st)
   assert_int_equal(gpujit_timing_regions_begin(&dev), 0);
   run_once();
   assert_int_equal(gpujit_timing_regions_end(&dev), 0);
+  assert_int_equal(gpujit_timing_regions(&dev, &loaded)->launches, 1);
   run_once();
   assert_int_equal(gpujit_timing_end(&res, &n, &dev), 0);
   assert_int_equal(n, 2);
@@ -241,25 +303,25 @@ static void test_kregions_watch__timed_region_gives_share(void **st)
   assert_null(l);
 }
 
-/* Windows that overlap without nesting: the last to leave owns the table, with every launch. */
-static void test_kregions_watch__last_to_leave_owns(void **st)
+/* Windows that overlap without nesting each read their own launches; a window in which the module
+ * did not run has no table for it. */
+static void test_kregions_watch__overlapping_windows(void **st)
 {
   gpujit_timing_result *res = NULL;
   size_t n = 0;
   (void)st;
-  assert_int_equal(gpujit_timing_regions_begin(&dev), 1);
+  assert_int_equal(gpujit_timing_regions_begin(&dev), 0);
   assert_int_equal(gpujit_timing_begin(&dev, GPUJIT_TIMING_KERNEL), 0);
   run_once();
   assert_int_equal(gpujit_timing_regions_end(&dev), 0);
+  assert_int_equal(gpujit_timing_regions(&dev, &loaded)->launches, 1);
   run_once();
   assert_int_equal(gpujit_timing_end(&res, &n, &dev), 0);
   gpujit_free(res);
   assert_int_equal(gpujit_timing_regions(&dev, &loaded)->launches, 2);
   assert_int_equal(phase_of(gpujit_timing_regions(&dev, &loaded))->calls, 2 * WARPS);
-  /* the next window forgets this one's tables when it opens */
-  assert_int_equal(gpujit_timing_regions_begin(&dev), 1);
-  assert_null(gpujit_timing_regions(&dev, &loaded));
-  assert_int_equal(gpujit_timing_regions_end(&dev), 1);
+  assert_int_equal(gpujit_timing_regions_begin(&dev), 0);
+  assert_int_equal(gpujit_timing_regions_end(&dev), 0);
   assert_null(gpujit_timing_regions(&dev, &loaded)); /* nothing launched in it */
 }
 
@@ -267,6 +329,7 @@ static void test_kregions_watch__last_to_leave_owns(void **st)
 static void test_kregions_watch__capture_results_time_modules(void **st)
 {
   gpujit__timing *t = NULL;
+  gpujit__rwin *w = NULL;
   gpujit_timing_result res[4];
   (void)st;
   memset(res, 0, sizeof(res));
@@ -275,12 +338,11 @@ static void test_kregions_watch__capture_results_time_modules(void **st)
   snprintf(res[2].name, sizeof(res[2].name), "other"), res[2].elapsed_ms = 9;
   snprintf(res[3].name, sizeof(res[3].name), "memcpy HtoD"), res[3].elapsed_ms = 3;
   res[3].kind = GPUJIT_ACTIVITY_MEMCPY_HTOD;
-  assert_int_equal(gpujit_timing_regions_begin(&dev), 1);
-  run_once();
   assert_int_equal(gpujit__timing_of(&dev, &t), 0);
-  assert_true(gpujit__rwatch_last(t));
-  gpujit__rwatch_time_results(t, res, 4);
-  assert_int_equal(gpujit_timing_regions_end(&dev), 1);
+  assert_int_equal(gpujit__rwatch_open(t, &w), 0);
+  run_once();
+  gpujit__rwatch_time_results(t, w, res, 4);
+  assert_int_equal(gpujit__rwatch_close(t, w, 0), 0);
   assert_true(gpujit_timing_regions(&dev, &loaded)->kernel_ns > 1.49e6 &&
               gpujit_timing_regions(&dev, &loaded)->kernel_ns < 1.51e6);
 }
@@ -302,9 +364,11 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_kregions_watch__host_timer_reads_its_launches, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_kregions_watch__nested_outermost_owns, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kregions_watch__nested_each_reads_its_own, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kregions_watch__mark_across_chunks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kregions_watch__benchmark_inside_timer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kregions_watch__timed_region_gives_share, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_kregions_watch__last_to_leave_owns, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kregions_watch__overlapping_windows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kregions_watch__capture_results_time_modules, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kregions_watch__bad_calls, setup, teardown),
   };
