@@ -252,9 +252,8 @@ static PyObject *regions_window_end(PyObject *self, PyObject *ordinals)
     gpujit_device *dev = ordinal == -1 && PyErr_Occurred() ? NULL : gpujit_py_device(ordinal);
     if (!dev)
       return NULL;
-    Py_BEGIN_ALLOW_THREADS;
+    /* the GIL held: another thread's launch on the device would touch the windows being read */
     e = gpujit_timing_regions_end(dev);
-    Py_END_ALLOW_THREADS;
     if (e < 0 && err == 0)
       err = e;
   }
