@@ -141,21 +141,50 @@ GPUJIT_API int gpujit_loaded_regions_read(gpujit_region_report **out, gpujit_loa
 
 /* ---- read by the timers and the benchmark ------------------------------------------------ */
 
+/*
+ * Every timer kind reads the kernel regions of the launches it covers, in a *window* of its own:
+ * each timed region (gpujit_timing_begin … gpujit_timing_end, nested ones included), a
+ * benchmark's samples (not its warm-up), a process-wide capture given the device
+ * (gpujit_capture_regions), a host timer given the device (gpujit_timer_start) and
+ * gpujit_timing_regions_begin … gpujit_timing_regions_end. Windows nest and may overlap. A module
+ * with regions is reset before its first launch while any window is open; a window that opens
+ * while a module is already recording for another marks where its buffer stands (waiting for the
+ * device's stream) and reads only what was written after. When a window closes it reads its
+ * modules (waiting for the stream) and its tables become the device's last: gpujit_timing_regions
+ * gives them until the next window closes. The kernel time of a table (its `share`) is the
+ * window's own timing of the module's kernels: a timed region's records (events or CUPTI) where
+ * its filter has kernels, a benchmark's samples' total, a capture's kernel records; a host timer
+ * times none (share -1).
+ */
+
 /**
- * The table of `loaded`'s kernel regions in the device's last timed window: the outermost timed
- * region (gpujit_timing_begin … gpujit_timing_end) or a benchmark's samples (gpujit_benchmark,
- * not its warm-up), whichever ended last. gpujit resets a module with regions before its first
- * launch in a window and reads it as the window ends, with the window's launches of it and their
- * GPU time (the timer's; a benchmark's samples' total where no timer timed them). A module without
+ * Open a window of its own on the device, timing nothing (what a host timer does); windows opened
+ * this way close innermost first.
+ * @return 0, GPUJIT_EINVAL (NULL, or the device's activity hooks are held by another layer),
+ *         GPUJIT_ENOMEM, GPUJIT_ECUDA (marking a module already recording failed).
+ */
+GPUJIT_API int gpujit_timing_regions_begin(gpujit_device *dev);
+
+/**
+ * Close the innermost window gpujit_timing_regions_begin opened on the device: each module's table
+ * is read (waiting for the device's stream) and gpujit_timing_regions gives it.
+ * @return 0, GPUJIT_EINVAL (no such window open), or the read's error (GPUJIT_ECUDA,
+ *         GPUJIT_ENOMEM: the window is closed either way).
+ */
+GPUJIT_API int gpujit_timing_regions_end(gpujit_device *dev);
+
+/**
+ * The table of `loaded`'s kernel regions in the last window that closed on the device (above),
+ * with that window's launches of it and their GPU time as the window timed them. A module without
  * regions costs one branch per launch and gets no table.
- * @return borrowed, valid until the next window on the device ends or the module or device is
- *         freed; NULL where the module launched nothing with regions there (or it could not be read:
- *         the window's end returned that error).
+ * @return borrowed, valid until the next window on the device closes or the module or device is
+ *         freed; NULL where the module launched nothing with regions in that window (or it could
+ *         not be read: the window's end returned that error).
  */
 GPUJIT_API const gpujit_region_report *gpujit_timing_regions(gpujit_device *dev, const gpujit_loaded *loaded);
 
 /**
- * The i-th module with regions of the device's last timed window (in the order of their first
+ * The i-th module with regions of the device's last window (in the order of their first
  * launches) and its table, as gpujit_timing_regions gives it.
  * @param loaded receives the module (NULL past the last). @return the table: NULL past the last, or
  *         where it could not be read.

@@ -114,14 +114,21 @@ enum {
   GPUJIT_TIMER_NVTX = 1u << 1         /**< push an NVTX range for the timer's life */
 };
 
-/** Start a host timer. `dev` may be NULL (no synchronisation). `color` is 0xAARRGGBB for NVTX. */
+/**
+ * Start a host timer. `dev` may be NULL (no synchronisation). `color` is 0xAARRGGBB for NVTX.
+ * With a device the timer reads the kernel regions of the launches on `dev` until it stops, in a
+ * window of its own (gpujit/regions.h): gpujit_timing_regions gives the table after
+ * gpujit_timer_stop (`share` unknown: a host timer times no kernel).
+ */
 GPUJIT_API int gpujit_timer_start(gpujit_timer **out, gpujit_device *dev, const char *name, unsigned flags,
                                   uint32_t color);
 
 /** @return the timer's name (borrowed: lives until the timer stops). */
 GPUJIT_API const char *gpujit_timer_name(const gpujit_timer *timer);
 
-/** Stop and free the timer; host milliseconds in *elapsed_ms (may be NULL). */
+/** Stop and free the timer; host milliseconds in *elapsed_ms (may be NULL), taken before the
+ *  kernel regions are read. @return 0, GPUJIT_EINVAL, GPUJIT_ECUDA (synchronising or reading the
+ *  regions failed; the timer is freed either way). */
 GPUJIT_API int gpujit_timer_stop(gpujit_timer *timer, double *elapsed_ms);
 
 /* ---- process-wide captures (CUPTI) ------------------------------------------------------- */
@@ -147,6 +154,17 @@ GPUJIT_API int gpujit_capture_begin(gpujit_capture **out, unsigned filter);
  * @return 0, GPUJIT_EINVAL, GPUJIT_ENOMEM, GPUJIT_ECUDA (work in the region failed).
  */
 GPUJIT_API int gpujit_capture_end(gpujit_capture *cap, gpujit_timing_result **out, size_t *count, uint64_t *lost);
+
+/**
+ * Also read the kernel regions of `dev`'s modules launched from now until gpujit_capture_end, in
+ * a window of the capture's own (gpujit/regions.h): after gpujit_capture_end, gpujit_timing_regions
+ * gives each module's table, its kernel time (share) the capture's records of the module's kernels
+ * on that device (matched by name; a kernel of the same name from elsewhere on that device counts
+ * too). `dev` must outlive the capture.
+ * @return 0, GPUJIT_EINVAL (NULL, a device given twice, more than 16 devices, the device's hooks
+ *         held by another layer), GPUJIT_ENOMEM, GPUJIT_ECUDA.
+ */
+GPUJIT_API int gpujit_capture_regions(gpujit_capture *cap, gpujit_device *dev);
 
 /* ---- benchmarks ------------------------------------------------------------------------- */
 

@@ -11,10 +11,10 @@ from .bench import BenchmarkResult, benchmark
 from .module import Kernel, Module, build, demangle
 from .regions import Region, RegionTable, include_dir
 from .timing import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_MEMCPY, TIMING_MEMSET, ScopedTimer,
-                     TimingResult, synchronize, timing_begin, timing_end, timing_print)
+                     TimingResult, TimingResults, synchronize, timing_begin, timing_end, timing_print)
 
 __version__ = _version()
 __all__ = ["build", "demangle", "Module", "Kernel", "cache", "trace", "GpujitError", "CompileError", "ScopedTimer",
-           "TimingResult", "timing_begin", "timing_end", "timing_print", "synchronize", "benchmark",
+           "TimingResult", "TimingResults", "timing_begin", "timing_end", "timing_print", "synchronize", "benchmark",
            "BenchmarkResult", "profile", "include_dir", "Region", "RegionTable", "step", "schedule", "TIMING_ALL", "TIMING_KERNEL", "TIMING_MEMCPY", "TIMING_MEMSET", "TIMING_GRAPH",
            "config", "show_config"]

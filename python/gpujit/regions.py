@@ -72,6 +72,6 @@ def _table(d: dict) -> RegionTable:
 
 
 def _timed_tables(devices) -> List[RegionTable]:
-    """The tables of the devices' last timed windows (a timer's outermost region or a benchmark's
-    samples): one per module with regions launched there; none for modules without."""
+    """The tables of the last window that closed on each device (a timer's, a timed region's or a
+    benchmark's samples'): one per module with regions launched there; none for modules without."""
     return [_table(d) for d in _gpujit.timing_regions(list(devices))]

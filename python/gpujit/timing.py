@@ -5,7 +5,11 @@ Two timers: ``timer="events"`` (the default, like Warp's) times the work gpujit 
 kernel launches, copies, memsets and graphs — with a CUDA event pair each, on every device gpujit
 has opened and the current one. ``timer="cupti"`` captures, through CUPTI's activity records,
 everything that runs on any GPU of the process while the region is open, whoever issued it:
-CuPy's and PyTorch's kernels, copies and memsets as well as gpujit's."""
+CuPy's and PyTorch's kernels, copies and memsets as well as gpujit's.
+
+Every timer reads the kernel regions (``#include <gpujit/regions.cuh>``, modules built with
+``regions=True``) of the launches it covers: ``ScopedTimer.regions``, ``timing_end().regions``.
+Timers nest: each reads its own launches (an inner timer's are in the outer one's table too)."""
 from __future__ import annotations
 
 import builtins
@@ -51,6 +55,21 @@ class TimingResult:
                                                                                self.elapsed)
 
 
+class TimingResults(list):
+    """What ``timing_end`` returns: its TimingResult objects (a list), and the kernel regions of the
+    launches the region covered: ``regions``, the table of the one module with regions that ran
+    (the first where several did; None where none ran), ``region_tables``, all of them (one per
+    module and device)."""
+
+    def __init__(self, results=(), region_tables: Optional[list] = None):
+        super().__init__(results)
+        self.region_tables: List[RegionTable] = list(region_tables or [])
+
+    @property
+    def regions(self) -> Optional[RegionTable]:
+        return self.region_tables[0] if self.region_tables else None
+
+
 def _results(rows) -> List[TimingResult]:
     return [TimingResult(d) for d in rows]
 
@@ -79,8 +98,8 @@ class _Region:
         self.check(cuda_filter, timer)
         self.lost = 0
         self.region_tables: list = []
-        if _TIMERS[timer] is None:
-            self._capture, self._devices = _gpujit.capture_begin(cuda_filter), None
+        if _TIMERS[timer] is None:  # the capture also reads the regions of the devices gpujit opened
+            self._capture, self._devices = _gpujit.capture_begin(cuda_filter)
         else:
             self._capture, self._devices = None, _gpujit.timing_begin(cuda_filter, _TIMERS[timer])
 
@@ -89,9 +108,21 @@ class _Region:
             rows, self.lost = _gpujit.capture_end(self._capture)
         else:
             rows = _gpujit.timing_end(self._devices)
-            # the kernel regions of its launches (an outermost region's; an inner one has none)
-            self.region_tables = _regions._timed_tables(self._devices)
+        # the kernel regions of its launches: its window's, the last one closed on its devices
+        self.region_tables = _regions._timed_tables(self._devices)
         return _results(rows)
+
+
+class _Window:
+    """A timer that records no GPU activity still reads the kernel regions of the launches on the
+    devices gpujit has opened, in a window of its own on each (no device is opened for it)."""
+
+    def __init__(self):
+        self._devices = _gpujit.regions_window_begin()
+
+    def end(self) -> list:
+        _gpujit.regions_window_end(self._devices)
+        return _regions._timed_tables(self._devices)
 
 
 _open: List[Tuple[_Region, bool]] = []
@@ -107,15 +138,17 @@ def timing_begin(cuda_filter: int = TIMING_ALL, synchronize: bool = True, timer:
     _open.append((_Region(cuda_filter, timer), synchronize))
 
 
-def timing_end(synchronize: bool = True) -> List[TimingResult]:
-    """Stop the recording ``timing_begin`` started; its activities as TimingResult objects."""
+def timing_end(synchronize: bool = True) -> TimingResults:
+    """Stop the recording ``timing_begin`` started; its activities as TimingResult objects, in a
+    list whose ``regions`` and ``region_tables`` hold the kernel regions of its launches."""
     synchronize = _args.flag("synchronize", synchronize)
     if not _open:
         raise RuntimeError("timing_end without timing_begin")
     region, _ = _open.pop()
     if synchronize:
         globals()["synchronize"]()
-    return region.end()
+    rows = region.end()
+    return TimingResults(rows, region.region_tables)
 
 
 _SECTIONS = {"timeline": 1, "activity": 2, "device": 4}
@@ -175,10 +208,12 @@ class ScopedTimer:
     ``timing_results`` and printed as tables, or given to ``report_func(results, indent)``.
     ``dict``: a dict of lists; ``elapsed`` is appended under ``name``. ``active=False`` does nothing.
     After the block: ``elapsed`` (ms), ``timing_results``, ``lost`` (records CUPTI could not keep),
-    and for a ``cuda_filter`` with the "events" timer, the kernel regions its launches recorded
-    (modules built with ``regions=True``): ``regions``, the table of the one such module (None
-    where none ran; the first where several did), ``region_tables``, all of them. A nested timer's
-    regions are its outermost timer's: only that one has them."""
+    and the kernel regions its launches recorded (modules built with ``regions=True``), whatever
+    the timer: ``regions``, the table of the one such module (None where none ran; the first where
+    several did), ``region_tables``, all of them. Their ``share`` needs the kernels' time: a
+    ``cuda_filter`` with TIMING_KERNEL gives it (without one it is None). A timer without
+    ``cuda_filter`` watches the devices gpujit had opened when it started. Reading the table waits
+    for those devices. Timers nest: each has the regions of its own launches."""
 
     indent = -1  # nesting depth, shared by every timer (Warp's convention)
 
@@ -216,15 +251,14 @@ class ScopedTimer:
             synchronize()
         if self.nvtx:
             self._nvtx = _gpujit.nvtx_push(self.name, self.color)
-        if self.cuda_filter:
-            self._region = _Region(self.cuda_filter, self.timer)
+        self._region = _Region(self.cuda_filter, self.timer) if self.cuda_filter else _Window()
         self._t0 = time.perf_counter()
         return self
 
     @property
     def regions(self) -> Optional[RegionTable]:
-        """The kernel regions of the launches the timer timed: the first of ``region_tables``, or
-        None (no module with regions ran, the timer recorded no GPU activity or used "cupti")."""
+        """The kernel regions of the launches in the timer's block: the first of ``region_tables``,
+        or None (no module with regions ran)."""
         return self.region_tables[0] if self.region_tables else None
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -234,7 +268,9 @@ class ScopedTimer:
             if self.synchronize and exc_type is None:
                 synchronize()
             self.elapsed = (time.perf_counter() - self._t0) * 1e3
-            if self._region is not None:
+            if isinstance(self._region, _Window):
+                self.region_tables = self._region.end()
+            elif self._region is not None:
                 self.timing_results = self._region.end()
                 self.lost = self._region.lost
                 self.region_tables = self._region.region_tables
@@ -254,3 +290,7 @@ class ScopedTimer:
                 timing_print(self.timing_results, pad + "  ")
                 if self.lost:
                     print("%s  (%d activity records could not be kept)" % (pad, self.lost))
+        if self.print and self.report_func is None:  # the kernel regions' tables, as gpujit run prints them
+            for table in self.region_tables:
+                for line in str(table).splitlines():
+                    print(pad + "  " + line)

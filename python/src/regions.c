@@ -109,9 +109,9 @@ static PyObject *regions_reset(PyObject *self, PyObject *args)
   Py_RETURN_NONE;
 }
 
-/* timing_regions(ordinals) -> [dict]: the tables of each device's last timed window (an outermost
- * timed region or a benchmark's samples), one per module with regions launched there, each with
- * its "device"; a table that could not be read is left out (the window's end raised its error). */
+/* timing_regions(ordinals) -> [dict]: the tables of the last window that closed on each device (a
+ * timer's, a timed region's, a benchmark's samples'), one per module with regions launched there,
+ * each with its "device"; a table that could not be read is left out (the window's end raised). */
 static PyObject *timing_regions(PyObject *self, PyObject *ordinals)
 {
   PyObject *all;
@@ -162,7 +162,7 @@ static PyObject *include_dir(PyObject *self, PyObject *unused)
 static PyMethodDef methods[] = {
     {"regions_read", regions_read, METH_VARARGS, "A module's kernel regions on the current device, summarised."},
     {"regions_reset", regions_reset, METH_VARARGS, "Forget a module's kernel-region events so far."},
-    {"timing_regions", timing_regions, METH_O, "The region tables of the devices' last timed windows."},
+    {"timing_regions", timing_regions, METH_O, "The region tables of the devices' last closed windows."},
     {"include_dir", include_dir, METH_NOARGS, "The directory of gpujit/regions.cuh, for -I."},
     {NULL, NULL, 0, NULL},
 };

@@ -115,6 +115,22 @@ static PyObject *result_list(const gpujit_timing_result *r, size_t n)
   return l;
 }
 
+/* The ordinals of devices as a list. */
+static PyObject *ordinal_list(gpujit_device *const *devs, size_t n)
+{
+  PyObject *l = PyList_New(0);
+  for (size_t i = 0; l && i < n; i++) {
+    gpujit_device_info info;
+    PyObject *v;
+    gpujit_device_info_get(devs[i], &info);
+    v = PyLong_FromLong(info.ordinal);
+    if (!v || PyList_Append(l, v) < 0)
+      Py_CLEAR(l);
+    Py_XDECREF(v);
+  }
+  return l;
+}
+
 /* timing_begin(filter, source): a timed region on every device gpujit has opened and the current
  * one; source 0 events, 1 CUPTI (serialised), 2 CUPTI concurrent. */
 static PyObject *timing_begin(PyObject *self, PyObject *args)
@@ -133,19 +149,7 @@ static PyObject *timing_begin(PyObject *self, PyObject *args)
       err = gpujit_timing_begin(devs[i], filter);
   if (err < 0)
     return gpujit_py_raise(err);
-  {
-    PyObject *l = PyList_New(0);
-    for (size_t i = 0; l && i < n; i++) {
-      gpujit_device_info info;
-      PyObject *v;
-      gpujit_device_info_get(devs[i], &info);
-      v = PyLong_FromLong(info.ordinal);
-      if (!v || PyList_Append(l, v) < 0)
-        Py_CLEAR(l);
-      Py_XDECREF(v);
-    }
-    return l;
-  }
+  return ordinal_list(devs, n);
 }
 
 /* timing_end(ordinals) -> [result tuples]: close the region on the devices it opened on. */
@@ -197,18 +201,65 @@ static void capture_free(PyObject *cap)
   gpujit_error_clear();
 }
 
-/* capture_begin(filter) -> handle: every framework's GPU work from now, on every device. */
+/* capture_begin(filter) -> (handle, ordinals): every framework's GPU work from now, on every
+ * device; and the kernel regions of the devices gpujit has opened (those it reads, in its windows). */
 static PyObject *capture_begin(PyObject *self, PyObject *args)
 {
+  gpujit_device *devs[MAX_OPEN], *joined[MAX_OPEN];
   gpujit_capture *c = NULL;
   unsigned filter;
+  size_t n, k = 0;
   int err;
   (void)self;
   if (!PyArg_ParseTuple(args, "I", &filter))
     return NULL;
   if ((err = gpujit_capture_begin(&c, filter)) < 0)
     return gpujit_py_raise(err);
-  return PyCapsule_New(c, "gpujit.capture", capture_free);
+  n = gpujit_py_open_devices(devs, MAX_OPEN);
+  for (size_t i = 0; i < n; i++) /* a device whose hooks another layer holds reads none */
+    if (gpujit_capture_regions(c, devs[i]) >= 0)
+      joined[k++] = devs[i];
+  gpujit_error_clear();
+  return Py_BuildValue("(NN)", PyCapsule_New(c, "gpujit.capture", capture_free), ordinal_list(joined, k));
+}
+
+/* regions_window_begin() -> ordinals: a kernel-regions window on every device gpujit has opened
+ * (none is opened for it: a device gpujit never used ran no module of its). */
+static PyObject *regions_window_begin(PyObject *self, PyObject *unused)
+{
+  gpujit_device *devs[MAX_OPEN], *joined[MAX_OPEN];
+  size_t n = gpujit_py_open_devices(devs, MAX_OPEN), k = 0;
+  (void)self, (void)unused;
+  for (size_t i = 0; i < n; i++)
+    if (gpujit_timing_regions_begin(devs[i]) >= 0)
+      joined[k++] = devs[i];
+  gpujit_error_clear();
+  return ordinal_list(joined, k);
+}
+
+/* regions_window_end(ordinals) -> None: close the windows regions_window_begin opened; the first
+ * error is raised once every window is closed. */
+static PyObject *regions_window_end(PyObject *self, PyObject *ordinals)
+{
+  int err = 0;
+  (void)self;
+  if (!PyList_Check(ordinals)) {
+    PyErr_SetString(PyExc_TypeError, "regions_window_end takes the list regions_window_begin gave");
+    return NULL;
+  }
+  for (Py_ssize_t i = 0; i < PyList_Size(ordinals); i++) {
+    int ordinal = (int)PyLong_AsLong(PyList_GetItem(ordinals, i)), e;
+    gpujit_device *dev = ordinal == -1 && PyErr_Occurred() ? NULL : gpujit_py_device(ordinal);
+    if (!dev)
+      return NULL;
+    /* the GIL held: another thread's launch on the device would touch the windows being read */
+    e = gpujit_timing_regions_end(dev);
+    if (e < 0 && err == 0)
+      err = e;
+  }
+  if (err < 0)
+    return gpujit_py_raise(err);
+  Py_RETURN_NONE;
 }
 
 /* capture_end(handle) -> ([result tuples], lost) */
@@ -387,7 +438,9 @@ static PyMethodDef methods[] = {
     {"nvtx_pop", nvtx_pop, METH_O, "Close the NVTX range of a handle."},
     {"timing_begin", timing_begin, METH_VARARGS, "Open a timed region on gpujit's devices."},
     {"timing_end", timing_end, METH_O, "Close the timed region: its results."},
-    {"capture_begin", capture_begin, METH_VARARGS, "Start a process-wide CUPTI capture."},
+    {"capture_begin", capture_begin, METH_VARARGS, "Start a process-wide CUPTI capture: (handle, ordinals)."},
+    {"regions_window_begin", regions_window_begin, METH_NOARGS, "Open kernel-regions windows: ordinals."},
+    {"regions_window_end", regions_window_end, METH_O, "Close the kernel-regions windows of the ordinals."},
     {"capture_end", capture_end, METH_O, "End a capture: (results, lost)."},
     {"timing_format", timing_format, METH_VARARGS, "The timeline, activity and device tables of results."},
     {"benchmark", benchmark, METH_VARARGS, "Benchmark a callable (see gpujit.benchmark)."},

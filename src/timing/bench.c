@@ -13,6 +13,7 @@
 
 struct gpujit_timer {
   gpujit_device *dev;
+  gpujit__rwin *window; /* its kernel-regions window on dev */
   unsigned flags;
   double t0;
   char name[128];
@@ -44,6 +45,12 @@ int gpujit_timer_start(gpujit_timer **out, gpujit_device *dev, const char *name,
     a.message.ascii = t->name;
     nvtxRangePushEx(&a);
   }
+  /* the kernel regions of dev's launches meanwhile (a device whose hooks another layer holds: none) */
+  if (dev) {
+    gpujit__timing *tm = NULL;
+    if (gpujit__timing_of(dev, &tm) < 0 || gpujit__rwatch_open(tm, &t->window) < 0)
+      gpujit_error_clear();
+  }
   t->t0 = gpujit__now_us();
   *out = t;
   return 0;
@@ -53,13 +60,18 @@ const char *gpujit_timer_name(const gpujit_timer *t) { return t ? t->name : NULL
 
 int gpujit_timer_stop(gpujit_timer *t, double *elapsed_ms)
 {
-  int err = 0;
+  int err = 0, e;
   if (!t)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_timer_stop: NULL timer");
   if ((t->flags & GPUJIT_TIMER_SYNCHRONIZE) && t->dev)
     err = gpujit_device_synchronize(t->dev);
   if (elapsed_ms)
     *elapsed_ms = (gpujit__now_us() - t->t0) / 1e3;
+  if (t->window) { /* reading the tables, after the elapsed time was taken */
+    gpujit__timing *tm = NULL;
+    if (gpujit__timing_of(t->dev, &tm) == 0 && (e = gpujit__rwatch_close(tm, t->window, 0)) < 0 && err == 0)
+      err = e;
+  }
   if (t->flags & GPUJIT_TIMER_NVTX)
     nvtxRangePop();
   free(t);
@@ -259,21 +271,21 @@ static int bench_results(bench_run *b, gpujit_bench_result *out, double elapsed_
   return 0;
 }
 
-/* Close the kernel-regions windows the benchmark opened: each module's table, its kernel time the
- * samples' total where no timer timed its launches. */
-static int close_windows(bench_run *b, bool own[GPUJIT_BENCH_MAX_DEVICES])
+/* Close the kernel-regions windows of the samples: each module's table, its kernel time the
+ * samples' total. */
+static int close_windows(bench_run *b, gpujit__rwin *w[GPUJIT_BENCH_MAX_DEVICES])
 {
   int err = 0;
   for (size_t k = 0; k < b->ndev; k++) {
     double total = 0;
     int e;
-    if (!own[k])
+    if (!w[k])
       continue;
-    own[k] = false;
     for (size_t i = 0; i < b->n && b->gpu[k]; i++)
       total += b->gpu[k][i];
-    if ((e = gpujit__rwatch_close(b->t[k], total)) < 0 && err == 0)
+    if ((e = gpujit__rwatch_close(b->t[k], w[k], total)) < 0 && err == 0)
       err = e;
+    w[k] = NULL;
   }
   return err;
 }
@@ -284,7 +296,7 @@ static int bench(gpujit_bench_result *out, double **samples_out, gpujit_device *
                  gpujit_bench_fn fn, void *payload, const gpujit_bench_options *opts)
 {
   gpujit_bench_options defaults = GPUJIT_BENCH_OPTIONS_INIT;
-  bool own_window[GPUJIT_BENCH_MAX_DEVICES] = {0};
+  gpujit__rwin *window[GPUJIT_BENCH_MAX_DEVICES] = {0};
   bench_run b;
   double t_start;
   int err;
@@ -301,8 +313,8 @@ static int bench(gpujit_bench_result *out, double **samples_out, gpujit_device *
   if ((err = bench_setup(&b, out)) < 0)
     goto done;
   for (size_t k = 0; k < ndev; k++) /* the samples are a window for kernel regions (not the warm-up) */
-    if (!b.t[k]->rwatch)
-      gpujit__rwatch_open(b.t[k]), own_window[k] = true;
+    if ((err = gpujit__rwatch_open(b.t[k], &window[k])) < 0)
+      goto done;
   t_start = gpujit__now_us();
   for (bool stop = false; !stop;) {
     size_t batch = GPUJIT__BENCH_BATCH;
@@ -313,11 +325,11 @@ static int bench(gpujit_bench_result *out, double **samples_out, gpujit_device *
     b.n += batch;
     stop = gpujit_bench_should_stop(b.gpu[0], b.n, (gpujit__now_us() - t_start) / 1e6, opts, &out[0].stop);
   }
-  if ((err = close_windows(&b, own_window)) < 0)
+  if ((err = close_windows(&b, window)) < 0)
     goto done;
   err = bench_results(&b, out, (gpujit__now_us() - t_start) / 1e6, samples_out);
 done:
-  close_windows(&b, own_window); /* after a failure: closed, the error kept */
+  close_windows(&b, window); /* after a failure: closed, the error kept */
   for (size_t k = 0; k < ndev; k++) {
     while (b.taken[k])
       gpujit__timing_give_event(b.t[k], b.ev[k][--b.taken[k]]);

@@ -1,6 +1,6 @@
 /* Process-wide captures: every kernel, copy and memset that ran on any GPU of the process during
  * a region, whoever issued it, from CUPTI's activity records (the CUPTI layer keeps them while a
- * capture is open). */
+ * capture is open); and the kernel regions of the devices' modules launched meanwhile. */
 #define _GNU_SOURCE
 #include <cupti_activity.h>
 #include <stdio.h>
@@ -11,11 +11,50 @@
 #include "driver/driver.h"
 #include "gpujit/timing.h"
 #include "timing/cupti.h"
+#include "timing/regions.h"
+
+#define MAX_REGION_DEVICES 16
 
 struct gpujit_capture {
   unsigned filter;
   uint64_t t0; /* CUPTI's clock at the start */
+  gpujit_device *rdevs[MAX_REGION_DEVICES]; /* whose kernel regions it reads, in its windows */
+  gpujit__rwin *rwins[MAX_REGION_DEVICES];
+  size_t nrdevs;
 };
+
+int gpujit_capture_regions(gpujit_capture *c, gpujit_device *dev)
+{
+  gpujit__timing *t = NULL;
+  int err;
+  if (!c || !dev)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_capture_regions: NULL argument");
+  for (size_t i = 0; i < c->nrdevs; i++)
+    if (c->rdevs[i] == dev)
+      return gpujit__error(GPUJIT_EINVAL, "gpujit_capture_regions: device %d given twice", dev->info.ordinal);
+  if (c->nrdevs == MAX_REGION_DEVICES)
+    return gpujit__error(GPUJIT_EINVAL, "a capture reads the regions of at most %d devices", MAX_REGION_DEVICES);
+  if ((err = gpujit__timing_of(dev, &t)) < 0 || (err = gpujit__rwatch_open(t, &c->rwins[c->nrdevs])) < 0)
+    return err;
+  c->rdevs[c->nrdevs++] = dev;
+  return 0;
+}
+
+/* Close the capture's kernel-regions windows, its kernel records giving each module's kernel
+ * time. The first error is kept. */
+static int close_windows(gpujit_capture *c, const gpujit_timing_result *res, size_t n, int err)
+{
+  for (size_t i = 0; i < c->nrdevs; i++) {
+    gpujit__timing *t = NULL;
+    int e;
+    if (gpujit__timing_of(c->rdevs[i], &t) < 0)
+      continue;
+    gpujit__rwatch_time_results(t, c->rwins[i], res, n);
+    if ((e = gpujit__rwatch_close(t, c->rwins[i], 0)) < 0 && err == 0)
+      err = e;
+  }
+  return err;
+}
 
 int gpujit_capture_begin(gpujit_capture **out, unsigned filter)
 {
@@ -121,6 +160,8 @@ int gpujit_capture_end(gpujit_capture *c, gpujit_timing_result **out, size_t *co
   if (lost)
     *lost = 0;
   if (!c || !out || !count) {
+    if (c)
+      close_windows(c, NULL, 0, -1);
     free(c);
     return gpujit__error(GPUJIT_EINVAL, "gpujit_capture_end: NULL argument");
   }
@@ -147,6 +188,7 @@ int gpujit_capture_end(gpujit_capture *c, gpujit_timing_result **out, size_t *co
   }
   free(recs);
   gpujit__cupti_capture_close();
+  err = close_windows(c, res, k, err);
   free(c);
   if (err < 0) {
     free(res);

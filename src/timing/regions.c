@@ -196,6 +196,7 @@ int gpujit_timing_begin(gpujit_device *g, unsigned filter)
         (err = CU(g->d->cuEventSynchronize(t->ref_event), "cuEventSynchronize")) < 0)
       return err;
     t->ref_host_us = gpujit__now_us();
+<<<<<<< HEAD
     if (t->source != GPUJIT_TIMER_EVENTS) {
       t->by_callback = gpujit__cupti_by_callback();
       if (!t->by_callback && (err = gpujit__cupti_external(true)) < 0)
@@ -204,7 +205,12 @@ int gpujit_timing_begin(gpujit_device *g, unsigned filter)
     }
     if (!t->rwatch) /* the outermost region is a window for kernel regions (unless a benchmark's is open) */
       gpujit__rwatch_open(t), t->rwatch_timer = true;
+=======
+>>>>>>> kwatch
   }
+  /* a window of its own for kernel regions: the launches it covers */
+  if ((err = gpujit__rwatch_open(t, &t->rtimer[t->depth])) < 0)
+    return err;
   t->filters[t->depth] = filter;
   t->starts[t->depth] = t->nrec;
   t->depth++;
@@ -361,6 +367,7 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
   gpujit__timing *t = NULL;
   size_t n = 0, from;
   unsigned filter;
+  gpujit__rwin *w; /* its kernel-regions window */
   int err = 0;
   if (!out || !count || !g)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_end: NULL argument");
@@ -376,7 +383,9 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
   t->any_filter = 0;
   for (unsigned i = 0; i < t->depth; i++)
     t->any_filter |= t->filters[i];
-  gpujit__device_hooks_enable(g, t->depth > 0 || t->rwatch);
+  w = t->rtimer[t->depth];
+  t->rtimer[t->depth] = NULL;
+  gpujit__device_hooks_enable(g, t->depth > 0 || t->nwins);
   if ((err = gpujit_synchronize(g)) < 0)
     goto done;
   if (t->source != GPUJIT_TIMER_EVENTS && (err = attach_acts(t)) < 0)
@@ -392,30 +401,26 @@ int gpujit_timing_end(gpujit_timing_result **out, size_t *count, gpujit_device *
       continue; /* recorded for an enclosing region */
     if (t->source != GPUJIT_TIMER_EVENTS) {
       n += cupti_results(&res[n], t, r);
-      if (r->owner && t->depth == 0)
-        gpujit__rwatch_time(t, r->owner, res[n - 1].elapsed_ms);
+      if (r->owner)
+        gpujit__rwatch_time(w, r->owner, res[n - 1].elapsed_ms);
       continue;
     }
     if ((err = CU(g->d->cuEventElapsedTime(&ms, r->start, r->end), "cuEventElapsedTime")) < 0)
       goto done;
     g->d->cuEventElapsedTime(&off, t->ref_event, r->start);
     fill(&res[n++], t, r, r->name, r->kind, ms, t->ref_host_us + (double)off * 1e3);
-    if (r->owner && t->depth == 0)
-      gpujit__rwatch_time(t, r->owner, ms);
+    if (r->owner)
+      gpujit__rwatch_time(w, r->owner, ms);
   }
-  if (t->depth == 0 && t->rwatch_timer) {
-    t->rwatch_timer = false;
-    if ((err = gpujit__rwatch_close(t, 0)) < 0)
-      goto done;
-  }
+  err = gpujit__rwatch_close(t, w, 0);
+  w = NULL;
+  if (err < 0)
+    goto done;
   if (t->report && n)
     t->report(res, n, t->report_payload);
 done:
+  gpujit__rwatch_close(t, w, 0); /* a failure before the window closed: closed, the first error kept */
   if (t->depth == 0) { /* records are kept for enclosing regions; the outermost frees them */
-    if (t->rwatch_timer) { /* a failure before the window closed: closed, the first error kept */
-      t->rwatch_timer = false;
-      gpujit__rwatch_close(t, 0);
-    }
     for (size_t i = 0; i < t->nrec && t->source == GPUJIT_TIMER_EVENTS; i++) {
       gpujit__timing_give_event(t, t->recs[i].start);
       gpujit__timing_give_event(t, t->recs[i].end);
@@ -496,18 +501,47 @@ const gpujit_region_report *gpujit_timing_regions_at(gpujit_device *g, size_t i,
   gpujit__timing *t = timing_if_any(g);
   if (loaded)
     *loaded = NULL;
-  if (!t || t->rwatch || i >= t->nrmods)
+  if (!t || !t->last || i >= t->last->nmods)
     return NULL;
   if (loaded)
-    *loaded = t->rmods[i].l;
-  return t->rmods[i].report;
+    *loaded = t->last->mods[i].l;
+  return t->last->mods[i].report;
 }
 
 const gpujit_region_report *gpujit_timing_regions(gpujit_device *g, const gpujit_loaded *loaded)
 {
   gpujit__timing *t = timing_if_any(g);
-  for (size_t i = 0; t && !t->rwatch && i < t->nrmods; i++)
-    if (t->rmods[i].l == loaded)
-      return t->rmods[i].report;
+  for (size_t i = 0; t && t->last && i < t->last->nmods; i++)
+    if (t->last->mods[i].l == loaded)
+      return t->last->mods[i].report;
   return NULL;
+}
+
+/* A window that times nothing (host timers, captures): timing/kregions_watch.c. */
+int gpujit_timing_regions_begin(gpujit_device *dev)
+{
+  gpujit__timing *t = NULL;
+  gpujit__rwin **p, *w = NULL;
+  int err;
+  if (!dev)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_regions_begin: NULL device");
+  if ((err = gpujit__timing_of(dev, &t)) < 0)
+    return err;
+  if (!(p = gpujit__grow(t->plain, &t->capplain, t->nplain, sizeof(*p), 4)))
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  t->plain = p;
+  if ((err = gpujit__rwatch_open(t, &w)) < 0)
+    return err;
+  t->plain[t->nplain++] = w;
+  return 0;
+}
+
+int gpujit_timing_regions_end(gpujit_device *dev)
+{
+  gpujit__timing *t = NULL;
+  if (!dev)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_regions_end: NULL device");
+  if (!dev->hooks || gpujit__timing_of(dev, &t) < 0 || !t->nplain)
+    return gpujit__error(GPUJIT_EINVAL, "gpujit_timing_regions_end without gpujit_timing_regions_begin");
+  return gpujit__rwatch_close(t, t->plain[--t->nplain], 0);
 }

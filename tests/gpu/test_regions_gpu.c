@@ -411,8 +411,8 @@ static void test_regions__cost(void **state)
 }
 
 /* The timers and the benchmark read the regions of the launches they timed by themselves: the
- * outermost timed region's three launches (a nested region's end gives no table yet), the
- * benchmark's samples without its warm-up; a module without regions gets no table. */
+ * outer timed region's three launches, the nested region's one, the benchmark's samples without
+ * its warm-up; a module without regions gets no table. */
 static void test_regions__timers_read_their_launches(void **state)
 {
   gpujit_loaded *off = NULL, *l = (gpujit_loaded *)1;
@@ -435,7 +435,9 @@ static void test_regions__timers_read_their_launches(void **state)
   launch_spin(loaded, (unsigned)sms, 128, cycles);
   assert_int_equal(gpujit_timing_end(&res, &n, dev), 0);
   gpujit_free(res);
-  check("timer_inner_has_none", gpujit_timing_regions(dev, loaded) == NULL, "a table while the outer region is open");
+  r = gpujit_timing_regions(dev, loaded); /* the inner region's own launch */
+  check("timer_inner_reads_its_own", r && r->launches == 1 && row(r, "spin")->calls == per_launch,
+        "launches %u (want 1)", r ? r->launches : 0);
   launch_spin(loaded, (unsigned)sms, 128, cycles);
   assert_int_equal(gpujit_timing_end(&res, &n, dev), 0);
   for (size_t i = 0; i < n; i++)
@@ -465,6 +467,64 @@ static void test_regions__timers_read_their_launches(void **state)
                                          gpujit_timing_regions_at(dev, 0, &l) == NULL && l == NULL,
         "a table after benchmarking the module without regions");
   gpujit_loaded_free(off);
+}
+
+/* Every timer kind reads its launches' regions: a host timer (no kernel time: share unknown), a
+ * process-wide CUPTI capture (its kernel records give the share) with a timed region inside it
+ * (its own launch: read from the mark its window took), a timed region with the CUPTI source. */
+static void test_regions__every_timer_kind(void **state)
+{
+  uint64_t per = (uint64_t)sms * 4, lost = 0;
+  gpujit_timer *tm = NULL;
+  gpujit_capture *cap = NULL;
+  gpujit_timing_result *res = NULL;
+  size_t n = 0;
+  const gpujit_region_report *r;
+  (void)state;
+  assert_int_equal(gpujit_timer_start(&tm, dev, "host", 0, 0), 0);
+  launch_spin(loaded, (unsigned)sms, 128, 100000);
+  launch_spin(loaded, (unsigned)sms, 128, 100000);
+  launch_spin(loaded, (unsigned)sms, 128, 100000);
+  assert_int_equal(gpujit_timer_stop(tm, NULL), 0);
+  r = gpujit_timing_regions(dev, loaded);
+  check("host_timer", r && r->launches == 3 && row(r, "spin")->calls == 3 * per && row(r, "spin")->share < 0,
+        "launches %u (want 3) share %.3f (want unknown)", r ? r->launches : 0, r ? row(r, "spin")->share : 0);
+  if (gpujit_capture_begin(&cap, GPUJIT_TIMING_KERNEL) < 0) {
+    printf("CHECK regions_capture SKIPPED %s\n", gpujit_error_last());
+  } else {
+    assert_int_equal(gpujit_capture_regions(cap, dev), 0);
+    launch_spin(loaded, (unsigned)sms, 128, 100000);
+    gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL); /* inside the capture: its own launch */
+    launch_spin(loaded, (unsigned)sms, 128, 100000);
+    assert_int_equal(gpujit_timing_end(&res, &n, dev), 0);
+    gpujit_free(res);
+    r = gpujit_timing_regions(dev, loaded);
+    check("capture_inner_region", r && r->launches == 1 && row(r, "spin")->calls == per && r->unmatched == 0 &&
+                                      row(r, "spin")->share > 0.5,
+          "launches %u calls %llu (want 1, %llu) unmatched %llu", r ? r->launches : 0,
+          r ? (unsigned long long)row(r, "spin")->calls : 0ULL, (unsigned long long)per,
+          r ? (unsigned long long)r->unmatched : 0ULL);
+    assert_int_equal(gpujit_capture_end(cap, &res, &n, &lost), 0);
+    gpujit_free(res);
+    r = gpujit_timing_regions(dev, loaded);
+    check("capture", r && r->launches == 2 && row(r, "spin")->calls == 2 * per && row(r, "spin")->share > 0.5,
+          "launches %u calls %llu (want 2, %llu) share %.3f (the capture's kernel time)", r ? r->launches : 0,
+          r ? (unsigned long long)row(r, "spin")->calls : 0ULL, (unsigned long long)(2 * per),
+          r ? row(r, "spin")->share : 0);
+  }
+  if (gpujit_timing_set_source(dev, GPUJIT_TIMER_CUPTI) < 0) {
+    printf("CHECK regions_cupti_timer SKIPPED %s\n", gpujit_error_last());
+    return;
+  }
+  assert_int_equal(gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL), 0);
+  launch_spin(loaded, (unsigned)sms, 128, 100000);
+  launch_spin(loaded, (unsigned)sms, 128, 100000);
+  assert_int_equal(gpujit_timing_end(&res, &n, dev), 0);
+  gpujit_free(res);
+  gpujit_timing_set_source(dev, GPUJIT_TIMER_EVENTS);
+  r = gpujit_timing_regions(dev, loaded);
+  check("cupti_timer", r && r->launches == 2 && row(r, "spin")->calls == 2 * per && row(r, "spin")->share > 0.5,
+        "launches %u share %.3f", r ? r->launches : 0, r ? row(r, "spin")->share : 0);
 }
 
 /* A buffer of one chunk (64 events) and 4 x SMs x 8 warps writing two each: the warp slot that
@@ -510,7 +570,7 @@ int main(void)
       cmocka_unit_test(test_regions__globaltimer_advances), cmocka_unit_test(test_regions__diverged_lanes),        cmocka_unit_test(test_regions__two_streams_at_once), cmocka_unit_test(test_regions__cub_block_reduce),
       cmocka_unit_test(test_regions__graph_launch),        cmocka_unit_test(test_regions__agrees_with_cupti),
       cmocka_unit_test(test_regions__cost),                cmocka_unit_test(test_regions__overflow_drops),
-      cmocka_unit_test(test_regions__timers_read_their_launches),
+      cmocka_unit_test(test_regions__timers_read_their_launches), cmocka_unit_test(test_regions__every_timer_kind),
   };
   gpujit_device_info info;
   int rc;

@@ -170,6 +170,37 @@ def test_timer_and_benchmark_read_kernel_regions(mod):
     assert b.regions.device == b.devices[0]
 
 
+def test_every_timer_kind_reads_kernel_regions(mod):
+    cp = pytest.importorskip("cupy")
+    k = gpujit.build(source=REGIONS_SRC, name="gpu_regions.cu", regions=True).kernel("rspin")
+    out = cp.zeros(8, dtype=cp.int32)
+    k(8, 64, 20000, out)  # loads the module (opens the device) before the timers
+    with gpujit.ScopedTimer("host only", print=False) as t:  # no cuda_filter: no kernel time
+        for _ in range(2):
+            k(8, 64, 20000, out)
+    assert t.regions.launches == 2 and t.regions["spin"].calls == 2 * 16
+    assert t.regions["spin"].share is None
+    with gpujit.ScopedTimer("capture", cuda_filter=gpujit.TIMING_KERNEL, timer="cupti", print=False) as c:
+        for _ in range(3):
+            k(8, 64, 20000, out)
+    assert c.regions.launches == 3 and c.regions["spin"].calls == 3 * 16
+    assert c.regions["spin"].share > 0.5  # the capture's kernel records timed the module's kernel
+    with gpujit.ScopedTimer("outer", print=False) as outer:
+        k(8, 64, 20000, out)
+        with gpujit.ScopedTimer("inner", cuda_filter=gpujit.TIMING_KERNEL, print=False) as inner:
+            k(8, 64, 20000, out)
+    assert inner.regions.launches == 1 and inner.regions["spin"].calls == 16  # its own launch
+    assert inner.regions["spin"].share > 0.5 and outer.regions.launches == 2
+    with gpujit.ScopedTimer("around a benchmark", print=False) as around:
+        b = gpujit.benchmark(k, (8, 64, 20000, out), n_repeat=10, n_warmup=2)
+    assert b.regions.launches == 10 and around.regions.launches == 12
+    gpujit.timing_begin(gpujit.TIMING_KERNEL)
+    k(8, 64, 20000, out)
+    res = gpujit.timing_end()
+    assert len(res) == 1 and res.regions.launches == 1 and res.regions["spin"].calls == 16
+    assert res.regions["spin"].share > 0.5
+
+
 def test_benchmark_agrees_with_cupyx(mod):
     cp = pytest.importorskip("cupy")
     from cupyx.profiler import benchmark as cupyx_benchmark

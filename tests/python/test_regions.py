@@ -56,3 +56,45 @@ def test_timing_regions_arguments():
     assert _gpujit.timing_regions([]) == []
     with pytest.raises(TypeError, match="list of device ordinals"):
         _gpujit.timing_regions(0)
+
+
+def test_timer_without_filter_joins_only_opened_devices():
+    # no device opened here (none exists): the window joins nothing and opens nothing
+    from gpujit import _gpujit
+    assert _gpujit.regions_window_begin() == []
+    assert _gpujit.regions_window_end([]) is None
+    with pytest.raises(TypeError, match="regions_window_begin gave"):
+        _gpujit.regions_window_end(0)
+
+
+def test_timing_end_result_carries_regions():
+    # what timing_end returns on a GPU, built here from its parts (a region needs a device)
+    table = gpujit.RegionTable(regions=[], scope="warp", launches=2, events=0, dropped=0, unmatched=0,
+                               min_call_cycles=0, kernel_ns=0.0, text="regions\n", device=0)
+    res = gpujit.TimingResults([], [table])
+    assert res == [] and isinstance(res, list)
+    assert res.regions is table and res.region_tables == [table]
+    assert gpujit.TimingResults([]).regions is None
+
+
+def test_python_table_has_every_field_of_gpujit_run_json():
+    # gpujit run --regions --json writes its table in src/cli/run_regions.c; the Python table must
+    # carry the same fields (the JSON nests cycles and ns as mean/median/p99/max)
+    import dataclasses
+    import re
+    src = os.path.join(HERE, "..", "..", "src", "cli", "run_regions.c")
+    if not os.path.exists(src):
+        pytest.skip("the source tree is not beside the tests")
+    text = open(src).read()
+    row_keys = set(re.findall(r'cJSON_Add\w+ToObject\(row, "(\w+)"', text))
+    top_keys = set(re.findall(r'cJSON_Add\w+ToObject\(o, "(\w+)"', text)) - {"table"}
+    four = set(re.findall(r'cJSON_AddNumberToObject\(o, "(mean|median|p99|max)"', text))
+    top_keys -= four  # four() names its object `o` too
+    assert four == {"mean", "median", "p99", "max"} and {"cycles", "ns", "share", "calls"} <= row_keys
+    want = set()
+    for k in row_keys:
+        want |= {k + "_" + s for s in four} if k in ("cycles", "ns") else {k}
+    region_fields = {f.name for f in dataclasses.fields(gpujit.Region)}
+    table_fields = {f.name for f in dataclasses.fields(gpujit.RegionTable)}
+    assert want <= region_fields, want - region_fields
+    assert top_keys <= table_fields, top_keys - table_fields
