@@ -196,17 +196,12 @@ int gpujit_timing_begin(gpujit_device *g, unsigned filter)
         (err = CU(g->d->cuEventSynchronize(t->ref_event), "cuEventSynchronize")) < 0)
       return err;
     t->ref_host_us = gpujit__now_us();
-<<<<<<< HEAD
     if (t->source != GPUJIT_TIMER_EVENTS) {
       t->by_callback = gpujit__cupti_by_callback();
       if (!t->by_callback && (err = gpujit__cupti_external(true)) < 0)
         return err;
       t->id_base = gpujit__cupti_window_open();
     }
-    if (!t->rwatch) /* the outermost region is a window for kernel regions (unless a benchmark's is open) */
-      gpujit__rwatch_open(t), t->rwatch_timer = true;
-=======
->>>>>>> kwatch
   }
   /* a window of its own for kernel regions: the launches it covers */
   if ((err = gpujit__rwatch_open(t, &t->rtimer[t->depth])) < 0)
