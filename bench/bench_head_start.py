@@ -38,7 +38,7 @@ import os, sys, gpujit
 d, cache = sys.argv[1], sys.argv[2]
 for name in sorted(os.listdir(d)):
     if name.endswith(".cu"):
-        gpujit.build(os.path.join(d, name), arch="sm_90", cache_dir=cache)
+        gpujit.build(os.path.join(d, name), arch="sm_90", cache=cache)
 '''
 
 
