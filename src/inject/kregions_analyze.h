@@ -295,4 +295,40 @@ static inline int kra_analyze(gpujit_region_report **out, const uint64_t *events
   return 0;
 }
 
+/* The distinct name addresses of `n` events, each given its text (at most `bytes`, NUL-ended) by
+ * `read`: the names the analysis takes. @return how many, or -1 (out of memory, nothing kept). */
+typedef void (*kra_read_name)(void *ctx, uint64_t addr, char *out);
+
+static inline long kra_names_of(const uint64_t *ev, size_t n, size_t bytes, kra_read_name read, void *ctx,
+                                gpujit_region_name **out, char **text)
+{
+  gpujit_region_name *names = NULL;
+  char *t = NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t a = ev[(size_t)GPUJIT_REGIONS_EVENT_WORDS * i];
+    size_t j = 0;
+    while (j < k && names[j].addr != a)
+      j++;
+    if (j < k)
+      continue;
+    gpujit_region_name *gn = realloc(names, (k + 1) * sizeof(*names));
+    char *gt = gn ? realloc(t, (k + 1) * bytes) : NULL;
+    if (gn)
+      names = gn;
+    if (!gt) {
+      free(names), free(t);
+      return -1;
+    }
+    t = gt;
+    names[k].addr = a;
+    read(ctx, a, t + k * bytes);
+    k++;
+  }
+  for (size_t j = 0; j < k; j++) /* pointers once the text stopped moving */
+    names[j].name = t + j * bytes;
+  *out = names, *text = t;
+  return (long)k;
+}
+
 #endif

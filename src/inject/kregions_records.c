@@ -94,37 +94,7 @@ static void read_name(const gji_kr_driver *d, uint64_t addr, char out[NAME_BYTES
     snprintf(out, NAME_BYTES, "0x%llx", (unsigned long long)addr);
 }
 
-/* The distinct addresses of the events, each with its name. @return how many, or -1. */
-static long read_names(const gji_kr_driver *d, const uint64_t *ev, size_t n, gpujit_region_name **out, char **text)
-{
-  gpujit_region_name *names = NULL;
-  char *t = NULL;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t a = ev[(size_t)GPUJIT_REGIONS_EVENT_WORDS * i];
-    size_t j = 0;
-    while (j < k && names[j].addr != a)
-      j++;
-    if (j < k)
-      continue;
-    gpujit_region_name *gn = realloc(names, (k + 1) * sizeof(*names));
-    char *gt = gn ? realloc(t, (k + 1) * NAME_BYTES) : NULL;
-    if (gn)
-      names = gn;
-    if (!gt) {
-      free(names), free(t);
-      return -1;
-    }
-    t = gt;
-    names[k].addr = a;
-    read_name(d, a, t + k * NAME_BYTES);
-    k++;
-  }
-  for (size_t j = 0; j < k; j++) /* pointers once the text stopped moving */
-    names[j].name = t + j * NAME_BYTES;
-  *out = names, *text = t;
-  return (long)k;
-}
+static void read_name_of(void *d, uint64_t addr, char *out) { read_name(d, addr, out); }
 
 /* How many launches the events came from: distinct %gridid fields. */
 static unsigned launches_of(const uint64_t *ev, size_t n)
@@ -252,7 +222,7 @@ int gji_kregions_read_buffer(const gji_kr_driver *d, gji_kr_buffer *b, const cha
   }
   if (copy_events(d, b, &ev, &n, &dropped) < 0)
     return -1;
-  if ((nnames = read_names(d, ev, (size_t)n, &names, &text)) >= 0 &&
+  if ((nnames = kra_names_of(ev, (size_t)n, NAME_BYTES, read_name_of, (void *)d, &names, &text)) >= 0 &&
       kra_analyze(&r, ev, (size_t)n, dropped, names, (size_t)nnames, 0, launches_of(ev, (size_t)n),
                   (gpujit_region_scope)b->scope) == 0) {
     if (r->events || r->dropped) { /* a module that recorded nothing in the window says nothing */

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "gpujit/regions.h"
+#include "inject/kregions_analyze.h"
 #include "run/device.h"
 #include "timing/regions.h"
 
@@ -53,36 +54,16 @@ static void read_name(gpujit_loaded *l, uint64_t addr, char out[NAME_MAX_BYTES])
     snprintf(out, NAME_MAX_BYTES, "0x%llx", (unsigned long long)addr);
 }
 
+static void read_name_of(void *l, uint64_t addr, char *out) { read_name(l, addr, out); }
+
 /* The distinct addresses of the events, each with its name. */
 static int read_names(gpujit_loaded *l, const uint64_t *ev, size_t n, gpujit_region_name **out, char **store,
                       size_t *count)
 {
-  gpujit_region_name *names = NULL;
-  char *text = NULL;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t a = ev[(size_t)GPUJIT_REGIONS_EVENT_WORDS * i];
-    size_t j = 0;
-    while (j < k && names[j].addr != a)
-      j++;
-    if (j < k)
-      continue;
-    gpujit_region_name *gn = realloc(names, (k + 1) * sizeof(*names));
-    char *gt = gn ? realloc(text, (k + 1) * NAME_MAX_BYTES) : NULL;
-    if (gn)
-      names = gn;
-    if (!gt) {
-      free(names), free(text);
-      return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-    }
-    text = gt;
-    names[k].addr = a;
-    read_name(l, a, text + k * NAME_MAX_BYTES);
-    k++;
-  }
-  for (size_t j = 0; j < k; j++) /* pointers once the text stopped moving */
-    names[j].name = text + j * NAME_MAX_BYTES;
-  *out = names, *store = text, *count = k;
+  long k = kra_names_of(ev, n, NAME_MAX_BYTES, read_name_of, l, out, store);
+  if (k < 0)
+    return gpujit__error(GPUJIT_ENOMEM, "out of memory");
+  *count = (size_t)k;
   return 0;
 }
 
