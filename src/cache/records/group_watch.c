@@ -40,6 +40,7 @@
 #include "cache/records/check_threads.h"
 #include "cache/records/deps.h"
 #include "cache/records/group_watch.h"
+#include "cache/store/handle.h"
 
 #define MAX_GROUPS 64
 #define MAX_HOPS 40 /* symbolic links followed in one path, as the kernel allows */
@@ -324,7 +325,7 @@ bool gpujit__group_watch_vouch(gpujit__group_watch *w, gpujit_cache *c, const ch
                                char *why, size_t n)
 {
   gpujit__deps deps;
-  char changed[PATH_MAX + 128] = "";
+  char changed[PATH_MAX + 128] = "", record[PATH_MAX];
   bool refresh = false, moved = false;
   int k;
   w->st.asked++;
@@ -337,13 +338,17 @@ bool gpujit__group_watch_vouch(gpujit__group_watch *w, gpujit_cache *c, const ch
   }
   if (w->g[k].used)
     release(w, k); /* watched again from scratch: what it resolved through may have changed */
-  if (load(c, digest, &deps, why, n) < 0) {
-    gpujit_error_clear();
-    return false;
-  }
   w->g[k].used = true;
   w->g[k].used_us = gpujit__now_us();
   snprintf(w->g[k].digest, sizeof(w->g[k].digest), "%s", digest);
+  /* the group's own record too, watched before it is read: one replaced (an earlier form, damage
+   * repaired, stats written back) is read again, as a lookup would read it */
+  gpujit__cache_record_path(record, sizeof(record), c, "deps", digest);
+  if (watch_path(w, k, record, true, why, n) < 0 || load(c, digest, &deps, why, n) < 0) {
+    gpujit_error_clear();
+    release(w, k);
+    return false;
+  }
   for (size_t i = 0; i < deps.count; i++) {
     const gpujit__dep *d = &deps.items[i];
     bool ok = true;
@@ -380,7 +385,6 @@ bool gpujit__group_watch_vouch(gpujit__group_watch *w, gpujit_cache *c, const ch
   return w->g[k].held;
 }
 
-
 void gpujit__group_watch_counts_get(const gpujit__group_watch *w, gpujit__group_watch_counts *out) { *out = w->st; }
 
 bool gpujit__group_watch_holds(gpujit__group_watch *w, const char *digest)
@@ -404,10 +408,12 @@ static gpujit__group_watch *proc;
 static pid_t proc_pid;
 static bool proc_none; /* no inotify here (or no memory): never tried again */
 #define SEEN 16
-#define MAX_FAILS 2 /* a group that failed to be vouched for this often is left to the lookup's check */
+/* A group the watch failed to vouch for (changed, on a filesystem it cannot trust, a header whose
+ * identity moved) is left to the lookups' own checks for 1, 2, 4 … 64 checks before it is tried
+ * again: a group that keeps failing costs its setup seldom. */
 static struct seen {
   char digest[33];
-  unsigned checks, fails;
+  unsigned checks, fails, wait;
 } seen[SEEN];
 static unsigned seen_next;
 
@@ -460,13 +466,26 @@ bool gpujit__group_watch_process_vouch(gpujit_cache *c, const char *digest, gpuj
   if (!gpujit__check_threads_get().watch || pthread_mutex_trylock(&proc_lock) != 0)
     return false;
   s = seen_for(digest);
-  if (++s->checks >= 2 && s->fails < MAX_FAILS && proc_watch(true)) {
+  if (++s->checks >= 2 && s->wait)
+    s->wait--;
+  else if (s->checks >= 2 && proc_watch(true)) {
     ok = gpujit__group_watch_vouch(proc, c, digest, load, why, sizeof(why));
+    s->fails = ok ? 0 : s->fails + 1;
+    s->wait = ok ? 0 : 1u << (s->fails < 7 ? s->fails - 1 : 6);
     if (!ok)
-      s->fails++, gpujit__log(GPUJIT_LOG_DEBUG, "the process's watch does not vouch for group %s: %s", digest, why);
+      gpujit__log(GPUJIT_LOG_DEBUG, "the process's watch does not vouch for group %s: %s", digest, why);
   }
   pthread_mutex_unlock(&proc_lock);
   return ok;
+}
+
+void gpujit__group_watch_process_counts(gpujit__group_watch_counts *out)
+{
+  memset(out, 0, sizeof(*out));
+  pthread_mutex_lock(&proc_lock);
+  if (proc && proc_pid == getpid())
+    *out = proc->st;
+  pthread_mutex_unlock(&proc_lock);
 }
 
 bool gpujit__group_watch_process_holds(const char *digest)

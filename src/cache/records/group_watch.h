@@ -45,6 +45,8 @@ void gpujit__group_watch_counts_get(const gpujit__group_watch *w, gpujit__group_
  * check on, the group is watched and verified once, then vouched for while no event comes.
  */
 bool gpujit__group_watch_process_vouch(gpujit_cache *c, const char *digest, gpujit__group_loader load);
+/** What the process's watch did (zeros where there is none). */
+void gpujit__group_watch_process_counts(gpujit__group_watch_counts *out);
 /** Whether the process's watch holds group `digest` verified now (a check begun ahead would be in vain). */
 bool gpujit__group_watch_process_holds(const char *digest);
 
