@@ -64,6 +64,8 @@ struct gpujit__group_watch {
   entry *e; /* by watch descriptor (the kernel hands them out increasing) */
   size_t ne;
   group g[MAX_GROUPS];
+  uint64_t devs[16]; /* devices found on a filesystem inotify can vouch for */
+  size_t ndevs;
   gpujit__group_watch_counts st;
 };
 
@@ -150,8 +152,10 @@ static void take_events(gpujit__group_watch *w)
   ssize_t len;
   if (w->mfd >= 0) {
     struct pollfd p = {w->mfd, POLLPRI, 0};
-    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLPRI | POLLERR)))
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLPRI | POLLERR))) {
       unhold(w, ~0ULL); /* a mount or unmount: paths may resolve elsewhere now */
+      w->ndevs = 0;     /* and a device number may be another filesystem's */
+    }
   }
   while ((len = read(w->ifd, buf, sizeof(buf))) > 0)
     for (char *p = buf; p < buf + len;) {
@@ -172,26 +176,32 @@ static void take_events(gpujit__group_watch *w)
     }
 }
 
-/* Watch `path` for group k: a file (name NULL) or a directory for the entry `name`. */
-static int add(gpujit__group_watch *w, int k, const char *path, const char *name, char *why, size_t n)
+/* Whether device `dev` (0: not known) is on a filesystem inotify can vouch for: looked up by
+ * statfs of `path` once per device. */
+static bool local_dev(gpujit__group_watch *w, uint64_t dev, const char *path, char *why, size_t n)
 {
   struct statfs fs;
-  entry *e;
-  int wd;
+  for (size_t i = 0; dev && i < w->ndevs; i++)
+    if (w->devs[i] == dev)
+      return true;
   if (statfs(path, &fs) != 0) {
     snprintf(why, n, "%s: %s", path, strerror(errno));
-    return -1;
+    return false;
   }
   if (!local_fs((long)fs.f_type)) {
     snprintf(why, n, "%s: on a filesystem (type 0x%lx) whose changes inotify may not see", path,
              (unsigned long)fs.f_type);
-    return -1;
+    return false;
   }
-  wd = inotify_add_watch(w->ifd, path, (name ? DIR_EVENTS : FILE_EVENTS) | IN_MASK_ADD);
-  if (wd < 0) {
-    snprintf(why, n, "inotify on %s: %s", path, strerror(errno));
-    return -1;
-  }
+  if (dev && w->ndevs < sizeof(w->devs) / sizeof(w->devs[0]))
+    w->devs[w->ndevs++] = dev;
+  return true;
+}
+
+/* Note watch `wd` for group k: a file (name NULL), or a directory for the entry `name`. */
+static int note(gpujit__group_watch *w, int wd, int k, const char *name, char *why, size_t n)
+{
+  entry *e;
   if ((size_t)wd >= w->ne) {
     size_t ne = w->ne;
     entry *grown = gpujit__grow_to(w->e, &ne, (size_t)wd + 1, sizeof(*grown), 64);
@@ -217,27 +227,64 @@ static int add(gpujit__group_watch *w, int k, const char *path, const char *name
     snprintf(grown + have, strlen(name) + 3, "%s%s/", have ? "" : "/", name);
     e->names = grown;
   }
-  return 0;
+  return wd;
 }
+
+/* Watch `path` (on device `dev`, 0: not known) for group k: a file (name NULL) or a directory for
+ * the entry `name`. @return its watch descriptor, or -1 (`why`). */
+static int add(gpujit__group_watch *w, int k, const char *path, uint64_t dev, const char *name, char *why, size_t n)
+{
+  int wd = inotify_add_watch(w->ifd, path, (name ? DIR_EVENTS : FILE_EVENTS) | IN_MASK_ADD);
+  if (wd < 0) {
+    snprintf(why, n, "inotify on %s: %s", path, strerror(errno));
+    return -1;
+  }
+  if (((size_t)wd >= w->ne || !w->e[wd].used) && !local_dev(w, dev, path, why, n)) {
+    inotify_rm_watch(w->ifd, wd);
+    return -1;
+  }
+  return note(w, wd, k, name, why, n);
+}
+
+/* The directory the last path watched went through, as given and as resolved (no symbolic link
+ * met on the way), with its watch: the group's records come in path order, so most share the
+ * last one's directory, watched already. */
+typedef struct resolved {
+  char in[PATH_MAX], out[PATH_MAX];
+  int wd;
+  uint64_t dev;
+  bool ok;
+} resolved;
 
 /*
  * Resolve `path` as the kernel does, watching each directory for the entry the path takes from
  * it and reading each symbolic link met; the file reached is watched itself when `file`. A path
  * that stops (an entry that does not exist) is watched up to there: its creation is an event.
+ * `r` (NULL: none) remembers the directory of the path for the next.
  */
-static int watch_path(gpujit__group_watch *w, int k, const char *path, bool file, char *why, size_t n)
+static int watch_path(gpujit__group_watch *w, int k, const char *path, bool file, resolved *r, char *why, size_t n)
 {
   char cur[PATH_MAX] = "", rest[PATH_MAX * 2], link[PATH_MAX], comp[NAME_MAX + 1];
-  int hops = 0;
+  const char *base = strrchr(path, '/');
+  size_t dir = base ? (size_t)(base - path) : 0;
+  uint64_t dev = 0; /* cur's device, where known */
+  int hops = 0, memo = -1;
   if (path[0] != '/') {
     snprintf(why, n, "%s: not an absolute path", path);
     return -1;
   }
   snprintf(rest, sizeof(rest), "%s", path);
+  if (r && r->ok && dir == strlen(r->in) && !memcmp(path, r->in, dir)) {
+    snprintf(cur, sizeof(cur), "%s", r->out);
+    snprintf(rest, sizeof(rest), "%s", base);
+    memo = r->wd, dev = r->dev;
+  }
   for (;;) {
     char *p = rest, next[PATH_MAX + NAME_MAX + 2];
     struct stat st;
     size_t len;
+    bool last;
+    int wd;
     while (*p == '/')
       p++;
     if (!*p)
@@ -256,10 +303,20 @@ static int watch_path(gpujit__group_watch *w, int k, const char *path, bool file
       char *slash = strrchr(cur, '/');
       if (slash)
         *slash = '\0';
+      dev = 0;
       continue;
     }
-    if (add(w, k, cur[0] ? cur : "/", comp, why, n) < 0)
+    last = !rest[0] && !hops; /* cur is the path's own directory, reached through no link */
+    wd = memo >= 0 ? note(w, memo, k, comp, why, n) : add(w, k, cur[0] ? cur : "/", dev, comp, why, n);
+    memo = -1;
+    if (wd < 0)
       return -1;
+    if (r && last && dir < sizeof(r->in) && strlen(cur) < sizeof(r->out)) {
+      memcpy(r->in, path, dir);
+      r->in[dir] = '\0';
+      memcpy(r->out, cur, strlen(cur) + 1);
+      r->wd = wd, r->dev = dev, r->ok = true;
+    }
     snprintf(next, sizeof(next), "%s/%s", cur, comp);
     if (lstat(next, &st) != 0)
       return errno == ENOENT || errno == ENOTDIR ? 0 : (snprintf(why, n, "%s: %s", next, strerror(errno)), -1);
@@ -274,7 +331,7 @@ static int watch_path(gpujit__group_watch *w, int k, const char *path, bool file
       snprintf(joined, sizeof(joined), "%s/%s", link, rest);
       snprintf(rest, sizeof(rest), "%s", joined);
       if (link[0] == '/')
-        cur[0] = '\0';
+        cur[0] = '\0', dev = 0;
       continue;
     }
     if (strlen(next) >= sizeof(cur)) {
@@ -282,8 +339,9 @@ static int watch_path(gpujit__group_watch *w, int k, const char *path, bool file
       return -1;
     }
     memcpy(cur, next, strlen(next) + 1);
+    dev = (uint64_t)st.st_dev;
   }
-  return file ? add(w, k, cur[0] ? cur : "/", NULL, why, n) : 0;
+  return file ? (add(w, k, cur[0] ? cur : "/", dev, NULL, why, n) < 0 ? -1 : 0) : 0;
 }
 
 /* Forget group k: its bit leaves every watch; watches no group needs are removed. */
@@ -326,6 +384,7 @@ bool gpujit__group_watch_vouch(gpujit__group_watch *w, gpujit_cache *c, const ch
 {
   gpujit__deps deps;
   char changed[PATH_MAX + 128] = "", record[PATH_MAX];
+  static _Thread_local resolved r; /* 8 KiB: not on the stack of a lookup */
   bool refresh = false, moved = false;
   int k;
   w->st.asked++;
@@ -344,7 +403,8 @@ bool gpujit__group_watch_vouch(gpujit__group_watch *w, gpujit_cache *c, const ch
   /* the group's own record too, watched before it is read: one replaced (an earlier form, damage
    * repaired, stats written back) is read again, as a lookup would read it */
   gpujit__cache_record_path(record, sizeof(record), c, "deps", digest);
-  if (watch_path(w, k, record, true, why, n) < 0 || load(c, digest, &deps, why, n) < 0) {
+  r.ok = false;
+  if (watch_path(w, k, record, true, NULL, why, n) < 0 || load(c, digest, &deps, why, n) < 0) {
     gpujit_error_clear();
     release(w, k);
     return false;
@@ -353,13 +413,13 @@ bool gpujit__group_watch_vouch(gpujit__group_watch *w, gpujit_cache *c, const ch
     const gpujit__dep *d = &deps.items[i];
     bool ok = true;
     if (!d->absent)
-      ok = watch_path(w, k, d->path, true, why, n) == 0;
+      ok = watch_path(w, k, d->path, true, &r, why, n) == 0;
     else /* each name that must stay absent, as a path that stops where it stops */
       for (const char *p = d->names; ok && p && *p;) {
         size_t len = strcspn(p, "/");
         char full[PATH_MAX * 2];
         snprintf(full, sizeof(full), "%s/%.*s", d->path, (int)len, p);
-        ok = watch_path(w, k, full, false, why, n) == 0;
+        ok = watch_path(w, k, full, false, NULL, why, n) == 0;
         p += len + (p[len] == '/');
       }
     if (!ok) {
@@ -398,7 +458,7 @@ bool gpujit__group_watch_holds(gpujit__group_watch *w, const char *digest)
 
 /* ---- the process's own watch ---- */
 
-/* Made on a group's second check in the process; guarded by `proc_lock`, which a lookup only
+/* Made on a group's third check in the process (WATCH_AT); guarded by `proc_lock`, which a lookup only
  * tries: one that finds the watch busy (another thread's lookup setting a group up) checks for
  * itself. A child of fork shares the watch's inotify queue with its parent, so it never reads it
  * (the parent would lose the events it took): it starts over, without. */
@@ -408,6 +468,9 @@ static gpujit__group_watch *proc;
 static pid_t proc_pid;
 static bool proc_none; /* no inotify here (or no memory): never tried again */
 #define SEEN 16
+/* Setting a CUB group's watch up costs a process about as much as five checks of it (12 ms of CPU
+ * against 2.3 ms, 2-core box): a group looked up once or twice is only checked. */
+#define WATCH_AT 3
 /* A group the watch failed to vouch for (changed, on a filesystem it cannot trust, a header whose
  * identity moved) is left to the lookups' own checks for 1, 2, 4 … 64 checks before it is tried
  * again: a group that keeps failing costs its setup seldom. */
@@ -466,9 +529,9 @@ bool gpujit__group_watch_process_vouch(gpujit_cache *c, const char *digest, gpuj
   if (!gpujit__check_threads_get().watch || pthread_mutex_trylock(&proc_lock) != 0)
     return false;
   s = seen_for(digest);
-  if (++s->checks >= 2 && s->wait)
+  if (++s->checks >= WATCH_AT && s->wait)
     s->wait--;
-  else if (s->checks >= 2 && proc_watch(true)) {
+  else if (s->checks >= WATCH_AT && proc_watch(true)) {
     ok = gpujit__group_watch_vouch(proc, c, digest, load, why, sizeof(why));
     s->fails = ok ? 0 : s->fails + 1;
     s->wait = ok ? 0 : 1u << (s->fails < 7 ? s->fails - 1 : 6);

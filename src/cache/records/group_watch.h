@@ -1,7 +1,7 @@
 /* Shared dependency groups kept verified under inotify (cache/records/group_watch.c): verified
  * once, with every file of a group and every directory entry its paths resolve through watched,
  * then vouched for until an event says something changed — by the build server for the processes
- * it serves (server/watch.c), and by a process for itself from a group's second check on. */
+ * it serves (server/watch.c), and by a process for itself from a group's third check on. */
 #ifndef GPUJIT_CACHE_RECORDS_GROUP_WATCH_H
 #define GPUJIT_CACHE_RECORDS_GROUP_WATCH_H
 
@@ -39,9 +39,9 @@ bool gpujit__group_watch_holds(gpujit__group_watch *w, const char *digest);
 void gpujit__group_watch_counts_get(const gpujit__group_watch *w, gpujit__group_watch_counts *out);
 
 /**
- * The process's own watch, for a lookup: false on a group's first check in the process (the lookup
- * checks it, as a process that builds once should), and where the watch is busy, refused (a
- * filesystem inotify cannot vouch for, no inotify) or off (GPUJIT_BENCH_CHECK=w); from the second
+ * The process's own watch, for a lookup: false on a group's first two checks in the process (the
+ * lookup checks it, as a process that builds once or twice should), and where the watch is busy, refused (a
+ * filesystem inotify cannot vouch for, no inotify) or off (GPUJIT_BENCH_CHECK=w); from the third
  * check on, the group is watched and verified once, then vouched for while no event comes.
  */
 bool gpujit__group_watch_process_vouch(gpujit_cache *c, const char *digest, gpujit__group_loader load);

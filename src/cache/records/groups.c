@@ -235,7 +235,7 @@ bool gpujit__group_holds(gpujit_cache *c, const char *digest, gpujit__head *head
       return true;
     }
   /* a voucher vouches only for a group whose identities are as recorded (server/watch.c); so does
-   * the process's own watch, from the group's second check in the process on (group_watch.c) */
+   * the process's own watch, from the group's third check in the process on (group_watch.c) */
   if (!(ok = (voucher && voucher->held(voucher->ctx, digest)) ||
              gpujit__group_watch_process_vouch(c, digest, gpujit__group_load))) {
     /* nearly every lookup: every record exactly as recorded, checked where it lies (the bytes go
