@@ -64,6 +64,7 @@ struct gpujit__group_watch {
   entry *e; /* by watch descriptor (the kernel hands them out increasing) */
   size_t ne;
   group g[MAX_GROUPS];
+  int max_groups; /* the groups kept watched at once, the least recently asked for dropped */
   uint64_t devs[16]; /* devices found on a filesystem inotify can vouch for */
   size_t ndevs;
   gpujit__group_watch_counts st;
@@ -106,6 +107,7 @@ int gpujit__group_watch_new(gpujit__group_watch **out)
     free(w);
     return gpujit__error(GPUJIT_EIO, "inotify: %s", strerror(e));
   }
+  w->max_groups = MAX_GROUPS;
   if (w->mfd >= 0) { /* take the first report, so that the next one means a change */
     struct pollfd p = {w->mfd, POLLPRI, 0};
     (void)poll(&p, 1, 0);
@@ -365,7 +367,7 @@ static void release(gpujit__group_watch *w, int k)
 static int slot_for(gpujit__group_watch *w, const char *digest)
 {
   int free_k = -1, oldest = 0;
-  for (int k = 0; k < MAX_GROUPS; k++) {
+  for (int k = 0; k < w->max_groups; k++) {
     if (w->g[k].used && !strcmp(w->g[k].digest, digest))
       return k;
     if (!w->g[k].used && free_k < 0)
@@ -471,6 +473,9 @@ static bool proc_none; /* no inotify here (or no memory): never tried again */
 /* Setting a CUB group's watch up costs a process about as much as five checks of it (12 ms of CPU
  * against 2.3 ms, 2-core box): a group looked up once or twice is only checked. */
 #define WATCH_AT 3
+/* inotify's watches are the user's, shared with every program (an editor's, a build tool's): a
+ * process keeps at most this many groups watched (~700 watches each for CUB) */
+#define PROC_GROUPS 4
 /* A group the watch failed to vouch for (changed, on a filesystem it cannot trust, a header whose
  * identity moved) is left to the lookups' own checks for 1, 2, 4 … 64 checks before it is tried
  * again: a group that keeps failing costs its setup seldom. */
@@ -516,6 +521,7 @@ static gpujit__group_watch *proc_watch(bool make)
       return NULL;
     }
     proc_pid = getpid();
+    proc->max_groups = PROC_GROUPS;
   }
   return proc;
 }
