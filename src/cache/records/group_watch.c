@@ -55,9 +55,18 @@ typedef struct entry {
 
 typedef struct group {
   char digest[33];
+  uint64_t record; /* a hash of the path of the group's record, in the cache it was read from */
   bool used, held;
   double used_us;
 } group;
+
+static uint64_t path_hash(const char *s)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
 
 struct gpujit__group_watch {
   int ifd, mfd;
@@ -393,7 +402,11 @@ bool gpujit__group_watch_vouch(gpujit__group_watch *w, gpujit_cache *c, const ch
   take_events(w);
   k = slot_for(w, digest);
   w->g[k].used_us = gpujit__now_us();
-  if (w->g[k].used && w->g[k].held) {
+  /* the group's own record too, watched before it is read: one replaced (an earlier form, damage
+   * repaired, stats written back) is read again, as a lookup would read it — and the group is
+   * vouched for only in the cache whose record was read (another cache's may be damaged) */
+  gpujit__cache_record_path(record, sizeof(record), c, "deps", digest);
+  if (w->g[k].used && w->g[k].held && w->g[k].record == path_hash(record)) {
     w->st.vouched++;
     return true;
   }
@@ -401,10 +414,8 @@ bool gpujit__group_watch_vouch(gpujit__group_watch *w, gpujit_cache *c, const ch
     release(w, k); /* watched again from scratch: what it resolved through may have changed */
   w->g[k].used = true;
   w->g[k].used_us = gpujit__now_us();
+  w->g[k].record = path_hash(record);
   snprintf(w->g[k].digest, sizeof(w->g[k].digest), "%s", digest);
-  /* the group's own record too, watched before it is read: one replaced (an earlier form, damage
-   * repaired, stats written back) is read again, as a lookup would read it */
-  gpujit__cache_record_path(record, sizeof(record), c, "deps", digest);
   r.ok = false;
   if (watch_path(w, k, record, true, NULL, why, n) < 0 || load(c, digest, &deps, why, n) < 0) {
     gpujit_error_clear();
