@@ -71,10 +71,10 @@ build-gpu/bench/bench_pch_pair 3 gpujit | tee -a "$out/bench_pch_pair.txt"
 
 fi
 if part bench || part observe; then
-echo "== two threads compiling at once: observed against raw NVRTC; observing's cost on a miss"
+echo "== two threads compiling at once: observed against raw NVRTC; a miss against an uncached compile, observed and not"
 build-gpu/bench/bench_observe_threads 7 6 2>&1 | tee "$out/bench_observe_threads.txt"
 GPUJIT_BENCH_OBSERVE=0 build-gpu/bench/bench_observe_threads 7 6 2>&1 | tee -a "$out/bench_observe_threads.txt"
-build-gpu/bench/bench_observe 9 2>&1 | tee "$out/bench_observe.txt" | tail -4
+build-gpu/bench/bench_observe 9 2>&1 | tee "$out/bench_observe.txt" | grep -E "^(RESULT miss_ratio|target)"
 fi
 if part steps; then
 echo "== steps and the schedule: the records of a step loop, its cost side by side, torch.profiler's steps"
@@ -112,7 +112,7 @@ echo "== warm build server: the edit loop, a hit, a trivial module"
 build-gpu/bench/bench_server 10 21 2>&1 | tee "$out/bench_server.txt"
 fi
 if part bench || part hit; then
-echo "== header-heavy hits: block_reduce against saxpy, whole processes, with a server and without"
+echo "== header-heavy hits: block_reduce against saxpy, whole processes with a server and without, then in one process"
 build-gpu/bench/bench_hit "${GPUJIT_HIT_RUNS:-41}" 2>&1 | tee "$out/bench_hit.txt"
 echo "== where a hit's time goes: spawn to the group check, the check (begun ahead or not), after it"
 python3 bench/hit_phases.py "$g" "${GPUJIT_HIT_RUNS:-41}" 8,2,1 2>&1 | tee "$out/hit_phases.txt"

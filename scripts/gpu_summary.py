@@ -161,9 +161,14 @@ for m in re.finditer(r"^RESULT two_threads(_unobserved)? raw ([\d.]+) gpujit ([\
     how = "unobserved" if m.group(1) else "observed"
     rows.append(("observe: two threads / one, raw NVRTC (%s run)" % how, m.group(2) + "x"))
     rows.append(("observe: two threads / one, gpujit %s" % how, m.group(3) + "x"))
-for m in re.finditer(r"^RESULT miss_ms (\S+) not_observed ([\d.]+) observed ([\d.]+) ratio ([\d.]+)$",
-                     read("bench_observe.txt"), re.M):
-    rows.append(("observe: miss %s observed / not" % m.group(1), "%s ms / %s ms = %sx" % (m.group(3), m.group(2), m.group(4))))
+for m in re.finditer(r"^RESULT miss_ratio (\S+) (\S+) wall ([\d.]+) cpu ([\d.]+)$", read("bench_observe.txt"), re.M):
+    rows.append(("miss %s: %s" % (m.group(1), m.group(2).replace("_", " ")),
+                 "%sx wall, %sx CPU (target <= 1.02)" % (m.group(3), m.group(4))))
+for m in re.finditer(r"^RESULT hit_in_process_ms (\S+) saxpy ([\d.]+) block_reduce ([\d.]+) ratio ([\d.]+) "
+                     r"cpu_ratio ([\d.]+) spread (\S+)$", read("bench_hit.txt"), re.M):
+    rows.append(("in-process hit, block_reduce / saxpy (%s)" % m.group(1).replace("_", " "),
+                 "%s / %s ms = %sx, CPU %sx, spread %sx (target <= 1.5)" % (m.group(3), m.group(2), m.group(4),
+                                                                          m.group(5), m.group(6))))
 
 m = re.search(r"^RESULT (.*)$", read("bench_remote.txt"), re.M)
 if m:

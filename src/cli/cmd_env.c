@@ -66,7 +66,7 @@ static const setting settings[] = {
     {"CUDA_VISIBLE_DEVICES", "which GPUs the driver shows: part of the GPUs' identity that a build records", FOR_SYSTEM},
     {"CUDA_DEVICE_ORDER", "the driver's device numbering: part of the GPUs' identity that a build records", FOR_SYSTEM},
     {"GPUJIT_BENCH_OBSERVE", "measuring switch: 0 does not observe what NVRTC reads (then nothing is cached: the cost of observing)", MEASURING},
-    {"GPUJIT_BENCH_CHECK", "measuring switch: letters b/u each helper of a group's check bound to a CPU other than the lookup's or not (default: u with 4+ CPUs, b with fewer), v the check's timeline logged (gpujit -v prints it), h no head start", MEASURING},
+    {"GPUJIT_BENCH_CHECK", "measuring switch: letters b/u each helper of a group's check bound to a CPU other than the lookup's or not (default: u with 4+ CPUs, b with fewer), v the check's timeline logged (gpujit -v prints it), h no head start, w no watch of its own of a group looked up again in the process", MEASURING},
     {"GPUJIT_BENCH_LAUNCH_CALLBACKS", "measuring switch: 0 turns the profile's launch callbacks off, and words that change CUPTI's settings (docs/record-format.md)", MEASURING},
     {"GPUJIT_BENCH_REBIND", "measuring switch: full makes an in-process profile (gpujit.profile in a plain python) read every page of the loaded objects' writable data as it once did, not only the pages written; any value says what rebinding read and cost in a note", MEASURING},
     {"GPUJIT_CUPTI_LIBRARY", "set by `gpujit profile`: which libcupti its injection library loads", FOR_PROFILE},

@@ -27,7 +27,7 @@ int gpujit__cached_lookup(gpujit_module *m, gpujit__miss *miss, const gpujit_sou
  *  @return 0 on a remote hit, GPUJIT_ENOENT otherwise. */
 int gpujit__cached_fetch(gpujit_module *m, gpujit__miss *miss, const gpujit_module_options *opts);
 
-/** Before compiling a miss: find what the compile will read (stage "scan includes"). */
+/** Before compiling a miss: the moment the compile starts from, for the record (no scan: see compiler.c). */
 int gpujit__cached_scan(gpujit__miss *miss, gpujit_module *m, const gpujit_source *sources, size_t count,
                         const gpujit_module_options *opts);
 

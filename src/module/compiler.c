@@ -222,8 +222,13 @@ static const char *const *pch_headers(void *ctx, size_t *n)
   if (!f->done) {
     f->done = true;
     if (!inc) {
+      gpujit__stage stage;
+      gpujit__stage_begin(&stage, f->opts->trace, "scan includes");
       if (gpujit__includes_scan(&f->own, f->sources, (const char *const *)f->m->sources.items, f->count, f->opts) < 0)
         gpujit_error_clear();
+      if (f->own)
+        gpujit__stage_arg_num(&stage, "headers", (double)gpujit__includes_count(f->own));
+      gpujit__stage_end(&stage);
       inc = f->own;
     }
     if (inc && !gpujit__includes_needs_trace(inc, NULL) &&
@@ -410,6 +415,20 @@ static int lean_pass(compile_job *j)
   return err; /* nvJitLink's log is the error's */
 }
 
+/* A cached build whose NVRTC cannot be observed: nothing would stop NVRTC opening a FIFO header
+ * and waiting on it for ever, so the include scan (pch_headers) looks first and refuses one. An
+ * observed compile's wrappers refuse it themselves. */
+static int refuse_unobserved(compile_job *j)
+{
+  size_t n;
+  const gpujit__includes *inc;
+  if (!j->files.deps || !gpujit__observe_unavailable())
+    return 0;
+  (void)pch_headers(&j->files, &n);
+  inc = j->files.deps->inc ? j->files.deps->inc : j->files.own;
+  return gpujit__includes_refused(inc) ? gpujit__error(GPUJIT_EIO, "%s", gpujit__includes_refused(inc)) : 0;
+}
+
 /* Every source compiled, linked or taken as the image, names lowered, the lean pass, kernels. */
 static int compile_job_run(compile_job *j)
 {
@@ -420,7 +439,7 @@ static int compile_job_run(compile_job *j)
   /* A traced compile keeps its profile: the cache entry records it for the traces of its hits. */
   if (gpujit__trace_wants_nvrtc(j->opts->trace) && !m->profile && !(m->profile = calloc(1, sizeof(*m->profile))))
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  if ((err = load_nvrtc(j)) < 0)
+  if ((err = load_nvrtc(j)) < 0 || (err = refuse_unobserved(j)) < 0)
     return err;
   t0 = gpujit__now_us();
   for (size_t i = 0; i < j->count; i++)

@@ -1,115 +1,41 @@
 /*
  * The build server's watched groups. A shared dependency group (the toolkit's headers: about
  * 600 files for CUB) costs a fresh process one stat per file before its first hit; the server
- * checks it once and then only listens.
- *
- * Why a vouch is sound: every watch is in place before the group is verified, and inotify
- * queues an event inside the system call that changes a watched inode. A change finished
- * before a client asks is therefore queued when the server, asked, takes the queue; any event
- * on a group's watches unverifies it. What is watched for each file: the file's own inode
- * (writes through any hard link, attribute and ctime changes, its removal) and, along the
- * path as the kernel resolves it — each symbolic link followed — every directory with the
- * one entry name the path goes through (creation, removal, renames of that entry). Paths that
- * must stay absent watch the same way up to where they stop. What inotify cannot see makes the
- * server refuse, never vouch: a filesystem whose changes may come from elsewhere (NFS, FUSE,
- * SMB, 9p, ceph, anything not on the list below) or that raises no event for some changes —
- * overlayfs: a write made to one of its layers directly raises none on the overlay's inode, and a
- * container's files are such layers' — a mount-table change (all groups dropped), a full
- * queue (the same), another mount namespace or root. Writes through a shared writable mmap
- * raise no inotify event; editors and package managers do not write so.
+ * checks it once and then only listens (cache/records/group_watch.c: what is watched, and why a
+ * vouch is sound). Here: which clients it vouches for — the same build of gpujit and toolkit, the
+ * same cache directory, mount namespace and root.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <unistd.h>
 
-#include "base/buf.h"
-#include "base/clock.h"
 #include "base/error.h"
-#include "cache/records/deps.h"
+#include "cache/records/group_watch.h"
 #include "cache/records/groups.h"
 #include "compile/toolkit/toolkit.h"
 #include "server/socket.h"
 #include "server/watch.h"
 
-#define MAX_GROUPS 64
-#define MAX_HOPS 40 /* symbolic links followed in one path, as the kernel allows */
-#define FILE_EVENTS (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVE_SELF | IN_DELETE_SELF)
-#define DIR_EVENTS (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF)
-
-typedef struct entry {
-  bool used;
-  char *names;     /* a directory: "/a/b/", the entry names that matter; NULL: a file, every event */
-  uint64_t groups; /* bit k: group k depends on it */
-} entry;
-
-typedef struct group {
-  char digest[33];
-  bool used, held;
-  double used_us;
-} group;
-
 struct gpujit__watch {
-  int ifd, mfd;
-  entry *e; /* by watch descriptor (the kernel hands them out increasing) */
-  size_t ne;
-  group g[MAX_GROUPS];
-  char ns[128]; /* gpujit__watch_namespace() of this process */
-  struct {
-    uint64_t asked, vouched, verified, invalidated, watches;
-  } st;
+  gpujit__group_watch *g; /* cache/records/group_watch.c: the groups, their watches */
+  char ns[128];           /* gpujit__watch_namespace() of this process */
 };
-
-/* Filesystems whose every change passes through this kernel and raises its event on the inode a
- * path resolves to (their magic numbers). Not overlayfs (0x794c7630): a write to a lower or upper
- * layer's own path changes what the overlay shows and raises nothing on the overlay's inode. */
-static bool local_fs(long type)
-{
-  static const unsigned long local[] = {
-      0xEF53,     /* ext2/3/4 */
-      0x58465342, /* xfs */
-      0x9123683E, /* btrfs */
-      0x01021994, /* tmpfs */
-      0x2fc12fc1, /* zfs */
-      0xF2F52010, /* f2fs */
-      0x73717368, /* squashfs */
-      0x858458f6, /* ramfs */
-      0x3153464a, /* jfs */
-      0x52654973, /* reiserfs */
-  };
-  for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
-    if ((unsigned long)type == local[i])
-      return true;
-  return false;
-}
 
 int gpujit__watch_new(gpujit__watch **out)
 {
   gpujit__watch *w = calloc(1, sizeof(*w));
+  int err;
   *out = NULL;
   if (!w)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
-  w->mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-  if ((w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
-    int e = errno;
-    if (w->mfd >= 0)
-      close(w->mfd);
+  if ((err = gpujit__group_watch_new(&w->g)) < 0) {
     free(w);
-    return gpujit__error(GPUJIT_EIO, "inotify: %s", strerror(e));
+    return err;
   }
   gpujit__watch_namespace(w->ns, sizeof(w->ns));
-  if (w->mfd >= 0) { /* take the first report, so that the next one means a change */
-    struct pollfd p = {w->mfd, POLLPRI, 0};
-    (void)poll(&p, 1, 0);
-  }
   *out = w;
   return 0;
 }
@@ -118,12 +44,7 @@ void gpujit__watch_free(gpujit__watch *w)
 {
   if (!w)
     return;
-  for (size_t i = 0; i < w->ne; i++)
-    free(w->e[i].names);
-  free(w->e);
-  close(w->ifd);
-  if (w->mfd >= 0)
-    close(w->mfd);
+  gpujit__group_watch_free(w->g);
   free(w);
 }
 
@@ -138,268 +59,20 @@ void gpujit__watch_namespace(char *out, size_t size)
            (unsigned long long)root.st_ino);
 }
 
-static void unhold(gpujit__watch *w, uint64_t groups)
-{
-  for (int k = 0; k < MAX_GROUPS; k++)
-    if ((groups >> k & 1) && w->g[k].held) {
-      w->g[k].held = false;
-      w->st.invalidated++;
-    }
-}
-
-static bool names_have(const char *names, const char *name)
-{
-  size_t len = strlen(name);
-  for (const char *p = names; (p = strstr(p, name)) != NULL; p++)
-    if (p > names && p[-1] == '/' && p[len] == '/')
-      return true;
-  return false;
-}
-
-/* Take every queued event; an event that concerns a group unverifies it. */
-static void take_events(gpujit__watch *w)
-{
-  char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
-  ssize_t len;
-  if (w->mfd >= 0) {
-    struct pollfd p = {w->mfd, POLLPRI, 0};
-    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLPRI | POLLERR)))
-      unhold(w, ~0ULL); /* a mount or unmount: paths may resolve elsewhere now */
-  }
-  while ((len = read(w->ifd, buf, sizeof(buf))) > 0)
-    for (char *p = buf; p < buf + len;) {
-      const struct inotify_event *ev = (const struct inotify_event *)p;
-      entry *e = ev->wd >= 0 && (size_t)ev->wd < w->ne && w->e[ev->wd].used ? &w->e[ev->wd] : NULL;
-      p += sizeof(*ev) + ev->len;
-      if (ev->mask & IN_Q_OVERFLOW)
-        unhold(w, ~0ULL);
-      if (!e)
-        continue;
-      if (!e->names || !ev->len || names_have(e->names, ev->name))
-        unhold(w, e->groups);
-      if (ev->mask & IN_IGNORED) { /* gone (removed, unmounted): the kernel dropped the watch */
-        unhold(w, e->groups);
-        free(e->names);
-        memset(e, 0, sizeof(*e));
-      }
-    }
-}
-
-/* Watch `path` for group k: a file (name NULL) or a directory for the entry `name`. */
-static int add(gpujit__watch *w, int k, const char *path, const char *name, char *why, size_t n)
-{
-  struct statfs fs;
-  entry *e;
-  int wd;
-  if (statfs(path, &fs) != 0) {
-    snprintf(why, n, "%s: %s", path, strerror(errno));
-    return -1;
-  }
-  if (!local_fs((long)fs.f_type)) {
-    snprintf(why, n, "%s: on a filesystem (type 0x%lx) whose changes inotify may not see", path,
-             (unsigned long)fs.f_type);
-    return -1;
-  }
-  wd = inotify_add_watch(w->ifd, path, (name ? DIR_EVENTS : FILE_EVENTS) | IN_MASK_ADD);
-  if (wd < 0) {
-    snprintf(why, n, "inotify on %s: %s", path, strerror(errno));
-    return -1;
-  }
-  if ((size_t)wd >= w->ne) {
-    size_t ne = w->ne;
-    entry *grown = gpujit__grow_to(w->e, &ne, (size_t)wd + 1, sizeof(*grown), 64);
-    if (!grown) {
-      snprintf(why, n, "out of memory");
-      return -1;
-    }
-    memset(grown + w->ne, 0, (ne - w->ne) * sizeof(*grown));
-    w->e = grown, w->ne = ne;
-  }
-  e = &w->e[wd];
-  if (!e->used)
-    w->st.watches++;
-  e->used = true;
-  e->groups |= 1ULL << k;
-  if (name && !names_have(e->names ? e->names : "", name)) {
-    size_t have = e->names ? strlen(e->names) : 0;
-    char *grown = realloc(e->names, have + strlen(name) + 3);
-    if (!grown) {
-      snprintf(why, n, "out of memory");
-      return -1;
-    }
-    snprintf(grown + have, strlen(name) + 3, "%s%s/", have ? "" : "/", name);
-    e->names = grown;
-  }
-  return 0;
-}
-
-/*
- * Resolve `path` as the kernel does, watching each directory for the entry the path takes from
- * it and reading each symbolic link met; the file reached is watched itself when `file`. A path
- * that stops (an entry that does not exist) is watched up to there: its creation is an event.
- */
-static int watch_path(gpujit__watch *w, int k, const char *path, bool file, char *why, size_t n)
-{
-  char cur[PATH_MAX] = "", rest[PATH_MAX * 2], link[PATH_MAX], comp[NAME_MAX + 1];
-  int hops = 0;
-  if (path[0] != '/') {
-    snprintf(why, n, "%s: not an absolute path", path);
-    return -1;
-  }
-  snprintf(rest, sizeof(rest), "%s", path);
-  for (;;) {
-    char *p = rest, next[PATH_MAX + NAME_MAX + 2];
-    struct stat st;
-    size_t len;
-    while (*p == '/')
-      p++;
-    if (!*p)
-      break;
-    len = strcspn(p, "/");
-    if (len > NAME_MAX) {
-      snprintf(why, n, "%s: a name too long", path);
-      return -1;
-    }
-    memcpy(comp, p, len);
-    comp[len] = '\0';
-    memmove(rest, p + len, strlen(p + len) + 1);
-    if (!strcmp(comp, "."))
-      continue;
-    if (!strcmp(comp, "..")) {
-      char *slash = strrchr(cur, '/');
-      if (slash)
-        *slash = '\0';
-      continue;
-    }
-    if (add(w, k, cur[0] ? cur : "/", comp, why, n) < 0)
-      return -1;
-    snprintf(next, sizeof(next), "%s/%s", cur, comp);
-    if (lstat(next, &st) != 0)
-      return errno == ENOENT || errno == ENOTDIR ? 0 : (snprintf(why, n, "%s: %s", next, strerror(errno)), -1);
-    if (S_ISLNK(st.st_mode)) {
-      ssize_t got = readlink(next, link, sizeof(link) - 1);
-      char joined[sizeof(rest)];
-      if (got < 0 || ++hops > MAX_HOPS) {
-        snprintf(why, n, "%s: %s", next, got < 0 ? strerror(errno) : "too many symbolic links");
-        return -1;
-      }
-      link[got] = '\0';
-      snprintf(joined, sizeof(joined), "%s/%s", link, rest);
-      snprintf(rest, sizeof(rest), "%s", joined);
-      if (link[0] == '/')
-        cur[0] = '\0';
-      continue;
-    }
-    if (strlen(next) >= sizeof(cur)) {
-      snprintf(why, n, "%s: path too long", path);
-      return -1;
-    }
-    memcpy(cur, next, strlen(next) + 1);
-  }
-  return file ? add(w, k, cur[0] ? cur : "/", NULL, why, n) : 0;
-}
-
-/* Forget group k: its bit leaves every watch; watches no group needs are removed. */
-static void release(gpujit__watch *w, int k)
-{
-  for (size_t wd = 0; wd < w->ne; wd++) {
-    entry *e = &w->e[wd];
-    if (!e->used || !(e->groups >> k & 1))
-      continue;
-    e->groups &= ~(1ULL << k);
-    if (!e->groups) {
-      inotify_rm_watch(w->ifd, (int)wd);
-      free(e->names);
-      memset(e, 0, sizeof(*e));
-      w->st.watches--;
-    }
-  }
-  memset(&w->g[k], 0, sizeof(w->g[k]));
-}
-
-static int slot_for(gpujit__watch *w, const char *digest)
-{
-  int free_k = -1, oldest = 0;
-  for (int k = 0; k < MAX_GROUPS; k++) {
-    if (w->g[k].used && !strcmp(w->g[k].digest, digest))
-      return k;
-    if (!w->g[k].used && free_k < 0)
-      free_k = k;
-    if (w->g[k].used_us < w->g[oldest].used_us)
-      oldest = k;
-  }
-  if (free_k >= 0)
-    return free_k;
-  release(w, oldest);
-  return oldest;
-}
-
 bool gpujit__watch_vouch(gpujit__watch *w, gpujit_cache *c, const char *digest, char *why, size_t n)
 {
-  gpujit__deps deps;
-  char changed[PATH_MAX + 128] = "";
-  bool refresh = false, moved = false;
-  int k;
-  w->st.asked++;
-  take_events(w);
-  k = slot_for(w, digest);
-  w->g[k].used_us = gpujit__now_us();
-  if (w->g[k].used && w->g[k].held) {
-    w->st.vouched++;
-    return true;
-  }
-  if (w->g[k].used)
-    release(w, k); /* watched again from scratch: what it resolved through may have changed */
-  if (gpujit__group_load(c, digest, &deps, why, n) < 0) {
-    gpujit_error_clear();
-    return false;
-  }
-  w->g[k].used = true;
-  w->g[k].used_us = gpujit__now_us();
-  snprintf(w->g[k].digest, sizeof(w->g[k].digest), "%s", digest);
-  for (size_t i = 0; i < deps.count; i++) {
-    const gpujit__dep *d = &deps.items[i];
-    bool ok = true;
-    if (!d->absent)
-      ok = watch_path(w, k, d->path, true, why, n) == 0;
-    else /* each name that must stay absent, as a path that stops where it stops */
-      for (const char *p = d->names; ok && p && *p;) {
-        size_t len = strcspn(p, "/");
-        char full[PATH_MAX * 2];
-        snprintf(full, sizeof(full), "%s/%.*s", d->path, (int)len, p);
-        ok = watch_path(w, k, full, false, why, n) == 0;
-        p += len + (p[len] == '/');
-      }
-    if (!ok) {
-      release(w, k);
-      gpujit__deps_free(&deps);
-      return false;
-    }
-  }
-  /* Watched from here on: verify now, as a lookup would. */
-  w->g[k].held = gpujit__deps_verify_moved(&deps, &refresh, &moved, changed, sizeof(changed)) == 0;
-  w->st.verified++;
-  gpujit__deps_free(&deps);
-  gpujit_error_clear();
-  if (w->g[k].held && moved) {
-    /* a client checks its own files' identities against the group's as recorded (cache/records/groups.c):
-     * it checks the group itself, and records the identities found, until they are as recorded */
-    w->g[k].held = false;
-    snprintf(why, n, "a header whose identity can matter (#pragma once) is another file than recorded");
-  } else if (!w->g[k].held)
-    snprintf(why, n, "the group changed since it was recorded: %s", changed[0] ? changed : "not exactly as recorded");
-  else
-    w->st.vouched++;
-  return w->g[k].held;
+  return gpujit__group_watch_vouch(w->g, c, digest, gpujit__group_load, why, n);
 }
 
 void gpujit__watch_status(const gpujit__watch *w, cJSON *j)
 {
-  cJSON_AddNumberToObject(j, "asked", (double)w->st.asked);
-  cJSON_AddNumberToObject(j, "vouched", (double)w->st.vouched);
-  cJSON_AddNumberToObject(j, "verified", (double)w->st.verified);
-  cJSON_AddNumberToObject(j, "invalidated", (double)w->st.invalidated);
-  cJSON_AddNumberToObject(j, "watches", (double)w->st.watches);
+  gpujit__group_watch_counts st;
+  gpujit__group_watch_counts_get(w->g, &st);
+  cJSON_AddNumberToObject(j, "asked", (double)st.asked);
+  cJSON_AddNumberToObject(j, "vouched", (double)st.vouched);
+  cJSON_AddNumberToObject(j, "verified", (double)st.verified);
+  cJSON_AddNumberToObject(j, "invalidated", (double)st.invalidated);
+  cJSON_AddNumberToObject(j, "watches", (double)st.watches);
 }
 
 cJSON *gpujit__watch_answer(gpujit__watch **w, gpujit_cache **c, const char *cache_dir, const cJSON *req, int peer)

@@ -625,6 +625,9 @@ static void test_group__checked_ahead(void **state)
 
 int main(void)
 {
+  /* every lookup here checks its group itself (a lookup's own check, and the head start); the
+   * process's watch, from a group's second check on, is tests/cache/test_group_watch.c's */
+  setenv("GPUJIT_BENCH_CHECK", "w", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_group__every_header_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_group__changed_header_is_a_miss, setup, teardown),

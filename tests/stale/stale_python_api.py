@@ -165,3 +165,25 @@ def py_source_through_server_cwd(t):
 
 
 # ---------------------------------------------------------------- the runner
+
+
+@stale(python=True)
+def py_same_process_toolkit_header_edited(t):
+    """One Python process builds k.cu, which includes a toolkit copy's <gj_tk.h> (a header of the
+    shared group), five times: from its third lookup on the process watches the group itself
+    (cache/records/group_watch.c) and vouches for it. Then gj_tk.h is rewritten in place (same
+    size and mtime), built twice; renamed over, built twice. k2.cu, built as often beside it, asks
+    __has_include(<gj_tk2.h>), absent from the copy's include/ (an absence its group records), and
+    is built again after gj_tk2.h is created there."""
+    t.write("k.cu", inc("gj_tk.h", angle=True))
+    t.write("k2.cu", '#if __has_include(<gj_tk2.h>)\n#include <gj_tk2.h>\n#else\n#define V 9\n#endif\n' + K)
+    T = t.toolkit("tk")
+    t.write("tk/include/gj_tk.h", V(1), mtime=OLD)
+    h, h2 = os.path.join(T, "include", "gj_tk.h"), os.path.join(T, "include", "gj_tk2.h")
+    code = ("for i in range(5):\n    both('v1 %%d' %% i, 'k.cu')\n    both('k2 absent %%d' %% i, 'k2.cu')\n"
+            "edit_keep_stat(%r, '#define V 2\\n')\nboth('edited', 'k.cu')\nboth('edited again', 'k.cu')\n"
+            "write(%r, '#define V 3\\n')\nos.replace(%r, %r)\nboth('renamed over', 'k.cu')\nboth('renamed again', 'k.cu')\n"
+            "write(%r, '#define V 4\\n')\nboth('k2 created', 'k2.cu')\nboth('k2 again', 'k2.cu')\n"
+            ) % (h, h + ".new", h + ".new", h, h2)
+    t.compare_py(t.python(code, env=dict(t.env, CUDA_PATH=T)),
+                 {"edited": "v1 4", "renamed over": "edited", "k2 created": "k2 absent 4"})

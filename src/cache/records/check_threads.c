@@ -9,11 +9,11 @@
 #define DEFAULT_THREADS 8
 #define MANY_CPUS 4 /* from this many, helpers go where the scheduler puts them */
 
-enum { PLACE = 2, TIMELINE = 4, NO_AHEAD = 8 };
+enum { PLACE = 2, TIMELINE = 4, NO_AHEAD = 8, NO_WATCH = 16 };
 
 gpujit__check_threads gpujit__check_threads_get(void)
 {
-  static size_t setting; /* the cap times 16, plus PLACE, TIMELINE, NO_AHEAD, plus 1: never 0 once set */
+  static size_t setting; /* the cap times 32, plus PLACE, TIMELINE, NO_AHEAD, NO_WATCH, plus 1: never 0 once set */
   size_t got = __atomic_load_n(&setting, __ATOMIC_RELAXED), cpus = gpujit__crew_cpus();
   gpujit__check_threads out;
   if (!got) {
@@ -27,12 +27,15 @@ gpujit__check_threads gpujit__check_threads_get(void)
       how |= TIMELINE;
     if (bench && strchr(bench, 'h'))
       how |= NO_AHEAD;
-    got = cap * 16 + how + 1;
+    if (bench && strchr(bench, 'w'))
+      how |= NO_WATCH;
+    got = cap * 32 + how + 1;
     __atomic_store_n(&setting, got, __ATOMIC_RELAXED);
   }
-  out.threads = got / 16 < cpus ? got / 16 : cpus;
+  out.threads = got / 32 < cpus ? got / 32 : cpus;
   out.place = got & PLACE;
   out.timeline = got & TIMELINE;
   out.ahead = !(got & NO_AHEAD) && out.threads > 1;
+  out.watch = !(got & NO_WATCH);
   return out;
 }

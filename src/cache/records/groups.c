@@ -15,6 +15,7 @@
 #include "base/fs.h"
 #include "base/hash.h"
 #include "cache/records/check_threads.h"
+#include "cache/records/group_watch.h"
 #include "cache/records/groups.h"
 #include "cache/store/files.h"
 #include "cache/store/handle.h"
@@ -209,6 +210,7 @@ gpujit__head *gpujit__group_head_start(gpujit_cache *c, const char *hint)
   gpujit__buf b = {0};
   gpujit__deps_view view;
   if (h && gpujit__head_noted(h) && gpujit__check_threads_get().ahead &&
+      !gpujit__group_watch_process_holds(gpujit__head_noted(h)) && /* the lookup's answer is at hand */
       gpujit__group_view(c, gpujit__head_noted(h), &b, &view) == 0)
     gpujit__head_begun(h, gpujit__deps_check_ahead(&view, &b));
   gpujit__buf_free(&b);
@@ -232,8 +234,10 @@ bool gpujit__group_holds(gpujit_cache *c, const char *digest, gpujit__head *head
       *out = memo->held[i];
       return true;
     }
-  /* a voucher vouches only for a group whose identities are as recorded (server/watch.c) */
-  if (!(ok = voucher && voucher->held(voucher->ctx, digest))) {
+  /* a voucher vouches only for a group whose identities are as recorded (server/watch.c); so does
+   * the process's own watch, from the group's third check in the process on (group_watch.c) */
+  if (!(ok = (voucher && voucher->held(voucher->ctx, digest)) ||
+             gpujit__group_watch_process_vouch(c, digest, gpujit__group_load))) {
     /* nearly every lookup: every record exactly as recorded, checked where it lies (the bytes go
      * with the check) — begun ahead of the lookup where this thread's build named this group
      * (cache/records/head_start.c); else (a stat moved, a header changed, an earlier form, damage)

@@ -4,6 +4,7 @@
 #define GPUJIT_COMPILE_TOOLKIT_TOOLKIT_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include <nvJitLink.h>
 #include <nvrtc.h>
@@ -60,6 +61,10 @@ const char *gpujit__cuda_root(void);
  *  nvJitLink and ptxas (toolkit_id.c; remembered per file stat in toolkit-hashes beside the
  *  cache), computed once without loading either library. Borrowed, lives as long as the process. */
 const char *gpujit__toolkit_id(void);
+/** The content hash the toolkit id took of the file at `path` when `st` (its stat now) is the
+ *  stat that hash was of — the same real path, device, inode, size, mtime and ctime, the stamp the
+ *  id itself trusts (NVRTC's builtins library) — into `out`; false otherwise. */
+bool gpujit__toolkit_known_hash(const char *path, const struct stat *st, char out[33]);
 /** GPUJIT_ENOTOOLKIT, with what to do, where the toolkit the user named ($CUDA_PATH, $CUDA_HOME,
  *  $GPUJIT_NVRTC_LIBRARY) holds no NVRTC; 0 otherwise (a library left to the loader's search is
  *  found, or not, when it loads). Loads nothing. */

@@ -28,6 +28,16 @@ static pthread_once_t toolkit_id_once = PTHREAD_ONCE_INIT;
 static char *memo;        /* the remembered hashes, read once */
 static char memo_path[PATH_MAX];
 
+/* The files the id hashed, with the stat each hash is of: a miss's record of NVRTC's builtins
+ * library (4.4 MB, which NVRTC maps) takes its hash from here instead of reading it again. */
+typedef struct known_file {
+  char real[PATH_MAX];
+  struct stat st;
+  char hash[33];
+} known_file;
+static known_file known[8];
+static size_t nknown;
+
 /* $GPUJIT_TOOLKIT_HASHES, else toolkit-hashes in the default cache directory. */
 static void memo_open(void)
 {
@@ -110,9 +120,15 @@ static void lib_id(char *out, size_t size, const char *path, const char *what)
 {
   char real[PATH_MAX], h[33];
   struct stat st;
-  if (realpath(path, real) && stat(real, &st) == 0 && S_ISREG(st.st_mode) && content_hash(real, &st, h))
+  if (realpath(path, real) && stat(real, &st) == 0 && S_ISREG(st.st_mode) && content_hash(real, &st, h)) {
     snprintf(out, size, "%s=%s:%lld", what, h, (long long)st.st_size);
-  else
+    if (nknown < sizeof(known) / sizeof(known[0])) {
+      snprintf(known[nknown].real, sizeof(known[nknown].real), "%s", real);
+      known[nknown].st = st;
+      memcpy(known[nknown].hash, h, sizeof(h));
+      nknown++;
+    }
+  } else
     snprintf(out, size, "%s=%s", what, path); /* not found: the name the loader would look for */
 }
 
@@ -161,4 +177,25 @@ const char *gpujit__toolkit_id(void)
 {
   pthread_once(&toolkit_id_once, compute_toolkit_id);
   return toolkit_id;
+}
+
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+         a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+bool gpujit__toolkit_known_hash(const char *path, const struct stat *st, char out[33])
+{
+  char real[PATH_MAX];
+  gpujit__toolkit_id();
+  if (!S_ISREG(st->st_mode) || !realpath(path, real))
+    return false;
+  for (size_t i = 0; i < nknown; i++)
+    if (!strcmp(known[i].real, real) && same_stat(&known[i].st, st)) {
+      memcpy(out, known[i].hash, 33);
+      return true;
+    }
+  return false;
 }

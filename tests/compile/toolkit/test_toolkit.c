@@ -3,10 +3,13 @@
 #include "helpers.h"
 
 #include <ctype.h>
+#include <glob.h>
+#include <sys/stat.h>
 #include <limits.h>
 
 #include "base/buf.h"
 #include "base/fs.h"
+#include "base/hash.h"
 #include "compile/toolkit/nvrtc_opts.h"
 #include "compile/toolkit/ptxas.h"
 #include "compile/toolkit/toolkit.h"
@@ -34,6 +37,43 @@ static void test_toolkit__identity_by_content(void **state)
   assert_non_null(strstr(text.data, real));
   gpujit__buf_free(&text);
   free(memo);
+}
+
+/* The hash the id took of a file is handed out only for that very file as it was (a miss's record
+ * of NVRTC's builtins takes it instead of reading 4.4 MB again): the content's hash for the stat
+ * the id saw; nothing for another stat (the file changed since), another file, a directory. */
+static void test_toolkit__known_hash(void **state)
+{
+  const char *id = gpujit__toolkit_id(), *b = strstr(id, "builtins=");
+  char real[PATH_MAX], pattern[PATH_MAX + 32], h[33], want[33];
+  struct stat st, moved;
+  gpujit__buf text = {0};
+  glob_t g;
+  (void)state;
+  if (!b || !realpath(gpujit__nvrtc_library_path(), real) || !strrchr(real, '/')) {
+    print_message("skip: no NVRTC builtins library found beside NVRTC\n");
+    skip();
+  }
+  *strrchr(real, '/') = '\0';
+  snprintf(pattern, sizeof(pattern), "%s/libnvrtc-builtins.so.*", real);
+  assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+  assert_int_equal(stat(g.gl_pathv[0], &st), 0);
+  assert_true(gpujit__toolkit_known_hash(g.gl_pathv[0], &st, h));
+  assert_int_equal(gpujit__file_read(&text, g.gl_pathv[0]), 0);
+  gpujit__hash_hex(want, text.data, text.len);
+  assert_string_equal(h, want); /* the content's own hash */
+  assert_non_null(strstr(id, want));
+  moved = st;
+  moved.st_ctim.tv_nsec ^= 1; /* the file changed since the id hashed it */
+  assert_false(gpujit__toolkit_known_hash(g.gl_pathv[0], &moved, h));
+  moved = st;
+  moved.st_size++;
+  assert_false(gpujit__toolkit_known_hash(g.gl_pathv[0], &moved, h));
+  assert_int_equal(stat(real, &moved), 0); /* a directory */
+  assert_false(gpujit__toolkit_known_hash(real, &moved, h));
+  assert_false(gpujit__toolkit_known_hash(gpujit__cuda_root(), &st, h)); /* another file, the same stat */
+  gpujit__buf_free(&text);
+  globfree(&g);
 }
 
 /* The root is a real path (one spelling for a toolkit reached through a symlink) holding the
@@ -105,6 +145,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_toolkit__identity_by_content),
+      cmocka_unit_test(test_toolkit__known_hash),
       cmocka_unit_test(test_toolkit__root),
       cmocka_unit_test(test_toolkit__nvrtc_options),
       cmocka_unit_test(test_toolkit__ptxas),
