@@ -11,7 +11,6 @@
 #include "gpujit/regions.h"
 #include "run/device.h"
 
-#define CU(call, what) gpujit__cuda_error((call), (what))
 #define STATE_SYMBOL "gpujit_regions"
 /* abi, scope (u32); events, capacity, counters, slots, reserved (u64); nslots, chunk (u32) */
 #define STATE_BYTES 56

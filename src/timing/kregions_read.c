@@ -11,7 +11,6 @@
 #include "run/device.h"
 #include "timing/regions.h"
 
-#define CU(call, what) gpujit__cuda_error((call), (what))
 #define NAME_MAX_BYTES 128
 #define REGIONS_SLOT_FULL 0xffffffffu /* GPUJIT__REGIONS_FULL of gpujit/regions.cuh: no chunk left */
 
