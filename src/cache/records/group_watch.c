@@ -496,10 +496,25 @@ static struct seen {
 } seen[SEEN];
 static unsigned seen_next;
 
+/* A parent's watch, left in a child as it was (its descriptors close at exec; freeing it in the
+ * child of a threaded parent is not safe): kept reachable, so that a leak checker at the child's
+ * exit does not count it, for as many generations of forks as there are places. */
+static gpujit__group_watch *proc_left[8];
+
+static void proc_leave(void)
+{
+  for (size_t i = 0; proc && i < sizeof(proc_left) / sizeof(proc_left[0]); i++)
+    if (!proc_left[i] || proc_left[i] == proc) {
+      proc_left[i] = proc;
+      break;
+    }
+  proc = NULL;
+}
+
 static void proc_child(void)
 {
   pthread_mutex_init(&proc_lock, NULL);
-  proc = NULL; /* the parent's: its descriptors close at exec; its memory is left */
+  proc_leave();
   proc_none = false;
   memset(seen, 0, sizeof(seen));
 }
@@ -522,7 +537,7 @@ static struct seen *seen_for(const char *digest)
 static gpujit__group_watch *proc_watch(bool make)
 {
   if (proc && proc_pid != getpid()) { /* a child made without fork's handlers (clone): as one made with */
-    proc = NULL;
+    proc_leave();
     proc_none = false;
   }
   if (!proc && make && !proc_none) {
