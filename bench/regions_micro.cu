@@ -68,6 +68,8 @@ template <int V> __device__ __forceinline__ void body(const char *name, bool end
     t = lo;
   } else if (V == 15 || V == 17)
     t = 0; // no %globaltimer at the event
+  else if (V == 22) // one 64-bit read of %globaltimer
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   else
     t = gtimer();
   if (V == 2) { sink += clk ^ t; return; }
@@ -142,20 +144,25 @@ template <int V> __device__ __forceinline__ void rec(const char *name, bool end,
     else gpujit_region_begin(name);
     return;
   }
-  if (V == 19 || V == 20) { // warp-uniform: no election branch, no __syncwarp; two lanes store a half each
+  if (V == 19 || V == 20 || V == 21 || V == 23) { // warp-uniform: no election branch, no __syncwarp; two lanes store a half each
     unsigned m = __activemask(), lane, lt;
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
     asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
-    unsigned first = __ffs(m) - 1u, rest = m & ~(1u << first);
-    unsigned second = rest ? __ffs(rest) - 1u : first;
+    unsigned first = __ffs(m) - 1u;
+    unsigned second = 31u - __clz(m); // the highest active lane (the first itself where it is alone)
     unsigned long long clk = clock64(), t = 0;
     unsigned sm = sreg_smid<8>(), w = sreg_warpid<8>();
     unsigned long long grid = sreg_gridid<8>();
     unsigned slot = sm * 64u + w, pos;
-    if (V == 19) { // %globaltimer_lo, the slot's word read by every lane (one broadcast load)
-      unsigned lo;
-      asm volatile("mov.u32 %0, %%globaltimer_lo;" : "=r"(lo));
-      t = lo;
+    if (V == 19 || V == 21 || V == 23) { // the slot's word read by every lane (one broadcast load)
+      if (V == 19) { // %globaltimer_lo alone
+        unsigned lo;
+        asm volatile("mov.u32 %0, %%globaltimer_lo;" : "=r"(lo));
+        t = lo;
+      } else if (V == 21) // one 64-bit read of %globaltimer
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      else
+        t = gtimer(); // high, low, high
       pos = *(const unsigned *)(c_state.slots + slot);
     } else
       pos = (unsigned)sink; // a register position (a bound)
@@ -168,7 +175,7 @@ template <int V> __device__ __forceinline__ void rec(const char *name, bool end,
     unsigned long long *e = c_state.events + 4ull * (pos & (unsigned)(c_state.capacity - 1));
     if (lane == first) ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
     if (lane == second) ((ulonglong2 *)e)[1] = make_ulonglong2(t, grid ^ sm ^ ((unsigned long long)end << 63));
-    if (V == 19 && lane == first) *(unsigned *)(c_state.slots + slot) = pos + 1u;
+    if (V != 20 && lane == first) *(unsigned *)(c_state.slots + slot) = pos + 1u;
     sink = pos + 1u;
     (void)lt;
     return;
@@ -213,7 +220,9 @@ static const char *names[] = {"none", "clock64", "+globaltimer", "+smid,warpid,g
                               "V8 with %globaltimer_lo alone", "V8 without %globaltimer",
                               "register position, %globaltimer_lo alone", "register position, no %globaltimer",
                               "gpujit/regions.cuh as built", "warp-uniform, %globaltimer_lo, slot word",
-                              "warp-uniform, register position, no %globaltimer"};
+                              "warp-uniform, register position, no %globaltimer",
+                              "warp-uniform, one 64-bit %globaltimer, slot word", "V8 with one 64-bit %globaltimer",
+                              "warp-uniform, %globaltimer high-low-high, slot word"};
 
 template <int V> static void run(int sms, float *out, unsigned long long *dout, float base_ms, float *ms_out)
 {
@@ -295,6 +304,9 @@ int main()
   run<18>(sms, out, dout, base, &ms);
   run<19>(sms, out, dout, base, &ms);
   run<20>(sms, out, dout, base, &ms);
+  run<21>(sms, out, dout, base, &ms);
+  run<22>(sms, out, dout, base, &ms);
+  run<23>(sms, out, dout, base, &ms);
   run<0>(sms, out, dout, base, &ms);
   return 0;
 }

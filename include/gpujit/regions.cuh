@@ -13,9 +13,9 @@
  * regions=True, or -DGPUJIT_REGIONS by hand); otherwise every macro expands to nothing and the
  * kernel compiles to the same SASS as without the header.
  *
- * Who records (GPUJIT_REGIONS_SCOPE, default GPUJIT_REGIONS_WARP): the lowest active lane of each
- * warp (the warp's active lanes then meet again at __syncwarp, so the recording itself never
- * leaves the warp diverged), thread 0 of each block, or every thread. Each event is four 64-bit
+ * Who records (GPUJIT_REGIONS_SCOPE, default GPUJIT_REGIONS_WARP): each warp (its active lanes run
+ * the recording alike, with no branch and no __syncwarp, and two of them store the event: the
+ * recording never leaves the warp diverged), thread 0 of each block, or every thread. Each event is four 64-bit
  * words: the name's address (a string literal in the module's global memory, read back by the
  * host), clock64(), %globaltimer, and a word holding the recording unit (warp, block or thread of
  * the grid, bits 0-31), the SM (bits 32-47), the launch (%gridid's low 15 bits, 48-62) and whether
@@ -135,22 +135,24 @@ static __device__ __forceinline__ unsigned int gpujit__regions_slot(unsigned int
 #endif
 }
 
-/* %globaltimer as two halves read high, low, high: a carry between them gives the later high
- * with a low of 0 (the 64-bit read is two 32-bit reads anyway). */
+/* %globaltimer in one 64-bit read. The SM reads it as its two 32-bit halves (two CS2R.32 on the
+ * H200), so a carry between them, a window of a few cycles once every 4.29 s, can put one event
+ * 2^32 ns off: the host mends a slice whose nanoseconds disagree with its cycles by that much
+ * (src/inject/kregions_analyze.h). Reading high, low, high instead cost 1.6x the whole event on a
+ * full GPU (docs/regions.md, Cost). */
 static __device__ __forceinline__ unsigned long long gpujit__regions_globaltimer(void)
 {
-  unsigned int hi, lo, hi2;
-  asm volatile("mov.u32 %0, %%globaltimer_hi;" : "=r"(hi));
-  asm volatile("mov.u32 %0, %%globaltimer_lo;" : "=r"(lo));
-  asm volatile("mov.u32 %0, %%globaltimer_hi;" : "=r"(hi2));
-  return ((unsigned long long)hi2 << 32) | (hi2 == hi ? lo : 0u);
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
 }
 
-/* The recording thread's next event index: its slot's word in global memory, read at every event.
+/* The recording unit's next event index: its slot's word in global memory, read at every event.
  * (Kept in shared memory for the warp's life it would cost an event less, but nothing a warp can
  * read tells its first event from one left there by a block before it: a CUDA graph's replays run
  * with the same %gridid, measured, so a tag of launch and block matches a stale entry.) Returns
- * ~0u - 1 where the slot is out of range. */
+ * ~0u - 1 where the slot is out of range. In the warp scope every active lane loads the same word
+ * (one broadcast load), so every lane holds the same position. */
 static __device__ __forceinline__ unsigned int gpujit__regions_pos(unsigned int slot)
 {
   if (slot >= gpujit_regions.nslots)
@@ -158,91 +160,104 @@ static __device__ __forceinline__ unsigned int gpujit__regions_pos(unsigned int 
   return *(const unsigned int *)(gpujit_regions.slots + slot);
 }
 
-/* One event of the recording thread. An end reads the clocks first; a begin finds its position
- * first (and at a chunk's end the claim) and reads them last, so a region's cycles hold as little
- * of the recording as can be. */
-static __device__ __forceinline__ void gpujit__regions_store(const char *name, bool end)
+/* One event, run alike by every lane of `lanes` (the warp's lanes recording together; a single lane
+ * in the block and thread scopes): no lane branches off, so the warp never diverges and needs no
+ * __syncwarp. Every lane reads the clocks and the slot's word; the lowest lane of `lanes` stores the
+ * event's first half and the slot's word, the highest its second half (both halves where it is
+ * alone), and a chunk's claim is the lowest lane's atomicAdd, shared by a shuffle. An end reads the
+ * clocks first; a begin finds its position first (and at a chunk's end the claim) and reads them
+ * last, so a region's cycles hold as little of the recording as can be. */
+static __device__ __forceinline__ void gpujit__regions_store(const char *name, bool end, unsigned int lanes)
 {
   unsigned long long clk = 0, t = 0, grid, *e;
-  unsigned int sm, slot, pos;
+  unsigned int sm, slot, pos, lane, first, last;
   if (end)
     clk = clock64(), t = gpujit__regions_globaltimer();
   if (!gpujit_regions.events)
     return;
   sm = gpujit__regions_smid(), grid = gpujit__regions_gridid(), slot = gpujit__regions_slot(sm);
+#if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_WARP
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  first = (unsigned int)__ffs(lanes) - 1u, last = 31u - (unsigned int)__clz(lanes);
+#else
+  lane = first = last = 0u, (void)lanes;
+#endif
   pos = gpujit__regions_pos(slot);
   if (pos == GPUJIT__REGIONS_FULL - 1u) { /* a GPU with more SMs or warp slots than the host allowed for */
-    atomicAdd(gpujit_regions.counters + 1, 1ull);
+    if (lane == first)
+      atomicAdd(gpujit_regions.counters + 1, 1ull);
     return;
   }
   if (pos != GPUJIT__REGIONS_FULL && (pos & (gpujit_regions.chunk - 1u)) == 0u) { /* chunk used up */
-    unsigned long long c = atomicAdd(gpujit_regions.counters, 1ull);
+    unsigned long long c = 0;
+    if (lane == first)
+      c = atomicAdd(gpujit_regions.counters, 1ull);
+#if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_WARP
+    c = __shfl_sync(lanes, c, first);
+#endif
     pos = (c + 1ull) * gpujit_regions.chunk <= gpujit_regions.capacity ? (unsigned int)(c * gpujit_regions.chunk)
                                                                        : GPUJIT__REGIONS_FULL;
   }
   if (pos == GPUJIT__REGIONS_FULL) { /* no room: counted in the slot's high word, never written */
     unsigned int *word = (unsigned int *)(gpujit_regions.slots + slot);
-    word[1] = word[1] + 1u, word[0] = GPUJIT__REGIONS_FULL;
+    if (lane == first)
+      word[1] = word[1] + 1u, word[0] = GPUJIT__REGIONS_FULL;
     return;
   }
   if (!end)
     t = gpujit__regions_globaltimer(), clk = clock64();
   e = gpujit_regions.events + 4ull * pos;
-  ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
-  ((ulonglong2 *)e)[1] = make_ulonglong2(t, (unsigned long long)gpujit__regions_unit() |
-                                                ((unsigned long long)(sm & 0xffffu) << 32) |
-                                                ((grid & 0x7fffull) << 48) | ((unsigned long long)end << 63));
-  ((unsigned int *)(gpujit_regions.slots + slot))[0] = pos + 1u;
+  if (lane == first)
+    ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
+  if (lane == last)
+    ((ulonglong2 *)e)[1] = make_ulonglong2(t, (unsigned long long)gpujit__regions_unit() |
+                                                  ((unsigned long long)(sm & 0xffffu) << 32) |
+                                                  ((grid & 0x7fffull) << 48) | ((unsigned long long)end << 63));
+  if (lane == first)
+    ((unsigned int *)(gpujit_regions.slots + slot))[0] = pos + 1u;
 }
 
-/* A begin: who records is the lowest active lane, and the warp's active lanes wait for it (without
- * the __syncwarp the other lanes run ahead into the region, the body runs twice, once without the
- * recording lane and once with it, and the next event finds the recorder missing from the active
- * mask and is recorded twice); thread 0 of the block; or every thread. Returns the lanes that
- * began together, for the end of the scope form. */
+/* A begin: the warp's active lanes record together; thread 0 of the block; or every thread.
+ * Returns the lanes that began together, for the end of the scope form. */
 static __device__ __forceinline__ unsigned int gpujit__regions_begin(const char *name)
 {
 #if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_BLOCK
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
-    gpujit__regions_store(name, false);
+    gpujit__regions_store(name, false, 1u);
   return 1u;
 #elif GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
-  gpujit__regions_store(name, false);
+  gpujit__regions_store(name, false, 1u);
   return 1u;
 #else
-  unsigned int m = __activemask(), lt;
-  asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
-  if ((m & lt) == 0u)
-    gpujit__regions_store(name, false);
-  __syncwarp(m);
+  unsigned int m = __activemask();
+  gpujit__regions_store(name, false, m);
   return m;
 #endif
 }
 
-/* An end: in the warp scope the lane that recorded the begin (the lowest of `began`) records it,
- * so a warp whose lanes reach the end apart (a data-dependent loop in the region that left them
- * diverged) still writes one end per begin; then the lanes that arrived together meet again. */
+/* An end: in the warp scope the lanes that arrive together with the lowest of `began` (the lane
+ * whose store began the region) record it, so a warp whose lanes reach the end apart (a
+ * data-dependent loop in the region that left them diverged) still writes one end per begin; the
+ * other groups skip it, a branch each group takes whole. */
 static __device__ __forceinline__ void gpujit__regions_end(const char *name, unsigned int began)
 {
 #if GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_BLOCK
   (void)began;
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
-    gpujit__regions_store(name, true);
+    gpujit__regions_store(name, true, 1u);
 #elif GPUJIT_REGIONS_SCOPE == GPUJIT_REGIONS_THREAD
   (void)began;
-  gpujit__regions_store(name, true);
+  gpujit__regions_store(name, true, 1u);
 #else
-  unsigned int m = __activemask(), lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  if (lane == (unsigned int)(__ffs(began) - 1))
-    gpujit__regions_store(name, true);
-  __syncwarp(m);
+  unsigned int m = __activemask();
+  if (m & began & (0u - began)) /* the begin's recording lane is among these */
+    gpujit__regions_store(name, true, m);
 #endif
 }
 
 static __device__ __forceinline__ void gpujit_region_begin(const char *name) { (void)gpujit__regions_begin(name); }
 
-/* The begin/end form has nothing to carry the begin's lanes in: the lowest active lane records. */
+/* The begin/end form has nothing to carry the begin's lanes in: the lanes active at the end record it. */
 static __device__ __forceinline__ void gpujit_region_end(const char *name) { gpujit__regions_end(name, __activemask()); }
 
 #define GPUJIT__REGIONS_CAT2(a, b) a##b

@@ -91,6 +91,29 @@ static inline void kra_decode(kra_ev *e, const uint64_t *w, size_t i)
   e->order = i;
 }
 
+/* Whether d ns can be `cycles` of an SM clock between 0.2 and 4 GHz. */
+static inline int kra_plausible_ns(int64_t d, uint64_t cycles)
+{
+  return d >= (int64_t)(cycles / 4) && (uint64_t)d <= cycles * 5;
+}
+
+/* A slice's nanoseconds. The device reads %globaltimer as its two 32-bit halves, so a carry between
+ * them (a window of a few cycles once every 4.29 s) can put one event 2^32 ns off: a duration its
+ * cycles rule out that 2^32 ns mends into one they allow is mended; any other stays as read (0
+ * where below 0). */
+static inline uint64_t kra_slice_ns(uint64_t begin_ns, uint64_t end_ns, uint64_t cycles)
+{
+  const int64_t wrap = (int64_t)1 << 32;
+  int64_t d = (int64_t)(end_ns - begin_ns);
+  if (d < 0 || (d > wrap / 2 && !kra_plausible_ns(d, cycles)))
+    for (int k = -1; k <= 1; k += 2) {
+      int64_t m = d + k * wrap;
+      if (kra_plausible_ns(m, cycles))
+        return (uint64_t)m;
+    }
+  return d > 0 ? (uint64_t)d : 0;
+}
+
 /* One unit's events (sorted, [a, b)) paired into slices: an end closes the innermost open begin
  * of its name, wherever it lies in the stack (the lanes of a diverged warp interleave their
  * regions); an end that matches none, and begins left open, are unmatched. */
@@ -120,9 +143,11 @@ static inline int kra_pair_unit(gpujit_region_report *r, kra_names *n, const kra
     gpujit_region_slice *s = &r->slices[r->nslices++];
     s->region = reg, s->sm = evs[i].sm, s->unit = evs[i].unit, s->depth = (uint32_t)(k - 1);
     s->launch = evs[i].launch;
-    s->start_ns = bg->gt;
-    s->dur_ns = evs[i].gt >= bg->gt ? evs[i].gt - bg->gt : 0;
     s->cycles = evs[i].clk >= bg->clk ? evs[i].clk - bg->clk : 0;
+    s->dur_ns = kra_slice_ns(bg->gt, evs[i].gt, s->cycles);
+    s->start_ns = bg->gt;
+    if (s->dur_ns != (evs[i].gt >= bg->gt ? evs[i].gt - bg->gt : 0) && evs[i].gt >= s->dur_ns)
+      s->start_ns = evs[i].gt - s->dur_ns; /* mended: placed by its end */
     if (n->rows[reg].depth > k - 1)
       n->rows[reg].depth = (unsigned)(k - 1);
   }
