@@ -20,7 +20,7 @@ static uint8_t *buffer;
 static size_t size, used;
 static uint64_t stack[64];
 static int depth;
-static unsigned long pushes, callbacks;
+static unsigned long pushes, callbacks, ctx_callbacks; /* callbacks: of the calls other than cuCtxSetCurrent */
 
 API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
 {
@@ -173,7 +173,10 @@ void fake_timer_call(CUpti_CallbackId cbid, uint32_t corr, int callback)
   }
   if (!callback || cbid >= sizeof(enabled) || !enabled[cbid] || !subscriber)
     return;
-  callbacks++;
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent)
+    ctx_callbacks++;
+  else
+    callbacks++;
   d.callbackSite = CUPTI_API_ENTER;
   subscriber(subscriber_data, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
   d.callbackSite = CUPTI_API_EXIT;
@@ -197,9 +200,13 @@ void fake_timer_kernel(uint32_t corr, const char *name, uint32_t device, uint64_
   k->end = end;
 }
 
-/** External ids pushed so far; callbacks made so far. */
+/** External ids pushed so far; callbacks made so far (cuCtxSetCurrent's apart). */
 API void fake_timer_counts(unsigned long *pushed, unsigned long *called);
 void fake_timer_counts(unsigned long *pushed, unsigned long *called)
 {
   *pushed = pushes, *called = callbacks;
 }
+
+/** cuCtxSetCurrent's callbacks made so far. */
+API unsigned long fake_timer_ctx_callbacks(void);
+unsigned long fake_timer_ctx_callbacks(void) { return ctx_callbacks; }
