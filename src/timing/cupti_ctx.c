@@ -6,6 +6,7 @@
 #include <cupti_runtime_cbid.h>
 #include <stddef.h>
 
+#include "base/error.h"
 #include "run/device.h"
 #include "timing/cupti.h"
 
@@ -69,6 +70,17 @@ bool gpujit__cupti_ctx_call(int domain, uint32_t id)
   return true;
 }
 
+/* One callback on or off; a refusal said in the debug log (the watch then stays off). */
+static bool enable_logged(bool (*enable)(bool on, int domain, uint32_t id), bool on, int domain, uint32_t id)
+{
+  if (enable(on, domain, id))
+    return true;
+  if (on)
+    gpujit__log(GPUJIT_LOG_DEBUG, "cupti: the callback of %s call %u was refused: the context is set at each launch",
+                domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver" : "runtime", (unsigned)id);
+  return false;
+}
+
 void gpujit__cupti_ctx_watch(bool on, bool (*enable)(bool on, int domain, uint32_t id))
 {
   bool ok = true;
@@ -76,11 +88,11 @@ void gpujit__cupti_ctx_watch(bool on, bool (*enable)(bool on, int domain, uint32
     gpujit__ctx_watch(false);
   for (CUpti_CallbackId id = 0; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
     if (ctx_role[id])
-      ok &= enable(on, CUPTI_CB_DOMAIN_DRIVER_API, id);
+      ok &= enable_logged(enable, on, CUPTI_CB_DOMAIN_DRIVER_API, id);
   for (size_t i = 0; i < COUNT(ctx_runtime_calls); i++)
-    ok &= enable(on, CUPTI_CB_DOMAIN_RUNTIME_API, ctx_runtime_calls[i]);
+    ok &= enable_logged(enable, on, CUPTI_CB_DOMAIN_RUNTIME_API, ctx_runtime_calls[i]);
   for (size_t i = 0; i < COUNT(ctx_runtime_ends); i++)
-    ok &= enable(on, CUPTI_CB_DOMAIN_RUNTIME_API, ctx_runtime_ends[i]);
+    ok &= enable_logged(enable, on, CUPTI_CB_DOMAIN_RUNTIME_API, ctx_runtime_ends[i]);
   if (on && ok) /* a note is trusted only once every change reaches it; a refusal leaves the watch off */
     gpujit__ctx_watch(true);
 }

@@ -39,10 +39,14 @@ API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
   return CUPTI_SUCCESS;
 }
 
+static int refuse_runtime; /* runtime callbacks refused, as a CUPTI without them would */
+
 API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
                                     CUpti_CallbackId id)
 {
   (void)s;
+  if (d == CUPTI_CB_DOMAIN_RUNTIME_API && refuse_runtime)
+    return CUPTI_ERROR_INVALID_PARAMETER;
   if (d == CUPTI_CB_DOMAIN_DRIVER_API && id < sizeof(enabled))
     enabled[id] = (unsigned char)(enable != 0);
   return CUPTI_SUCCESS;
@@ -210,3 +214,7 @@ void fake_timer_counts(unsigned long *pushed, unsigned long *called)
 /** cuCtxSetCurrent's callbacks made so far. */
 API unsigned long fake_timer_ctx_callbacks(void);
 unsigned long fake_timer_ctx_callbacks(void) { return ctx_callbacks; }
+
+/** Refuse (1) or take (0) the runtime domain's callbacks from now on. */
+API void fake_timer_refuse_runtime(int refuse);
+void fake_timer_refuse_runtime(int refuse) { refuse_runtime = refuse; }

@@ -35,6 +35,7 @@ static void (*cupti_call)(CUpti_CallbackId, uint32_t, int);
 static void (*cupti_kernel)(uint32_t, const char *, uint32_t, uint64_t, uint64_t);
 static void (*cupti_counts)(unsigned long *, unsigned long *);
 static unsigned long (*fake_ctx_callbacks)(void);
+static void (*fake_refuse_runtime)(int);
 
 static int device_of(CUstream s) { return (int)((uintptr_t)s - 0x200); }
 
@@ -429,6 +430,34 @@ static void test_timer__cupti_launch_one_driver_call(void **state)
   free_device(g1, l1);
 }
 
+/* CUPTI refuses a context call's callback (here the runtime's): the note cannot be trusted, so
+ * each launch sets the context, as without the watch; still tied by the callback, still timed. */
+static void test_timer__cupti_refused_context_callback(void **state)
+{
+  gpujit_loaded *l;
+  gpujit_device *g = fake_device(0, &l, fns, 3);
+  gpujit_timing_result *res = NULL;
+  size_t n = 0;
+  (void)state;
+  if (!cupti_ready() || !fake_refuse_runtime)
+    skip();
+  fake_refuse_runtime(1);
+  assert_int_equal(gpujit_timing_set_source(g, GPUJIT_TIMER_CUPTI), 0);
+  assert_true(gpujit__cupti_by_callback());
+  cupti_records = 1;
+  assert_int_equal(gpujit_timing_begin(g, GPUJIT_TIMING_KERNEL), 0);
+  assert_int_equal(calls_for(&l->kernels[0], 8), 16);
+  assert_int_equal(gpujit_timing_end(&res, &n, g), 0);
+  assert_int_equal(n, 8);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(res[i].missing, 0);
+  gpujit_free(res);
+  cupti_records = 0;
+  assert_int_equal(gpujit_timing_set_source(g, GPUJIT_TIMER_EVENTS), 0);
+  fake_refuse_runtime(0);
+  free_device(g, l);
+}
+
 /* A launch whose callback did not come is missing, not given the call before it. */
 static void test_timer__cupti_missing_callback(void **state)
 {
@@ -622,6 +651,7 @@ static void use_fake_cupti(void)
   *(void **)&cupti_kernel = dlsym(h, "fake_timer_kernel");
   *(void **)&cupti_counts = dlsym(h, "fake_timer_counts");
   *(void **)&fake_ctx_callbacks = dlsym(h, "fake_timer_ctx_callbacks");
+  *(void **)&fake_refuse_runtime = dlsym(h, "fake_timer_refuse_runtime");
 }
 
 int main(void)
@@ -634,6 +664,7 @@ int main(void)
       cmocka_unit_test(test_timer__cupti_callback_ties),
       cmocka_unit_test(test_timer__cupti_missing_callback),
       cmocka_unit_test(test_timer__cupti_launch_one_driver_call),
+      cmocka_unit_test(test_timer__cupti_refused_context_callback),
       cmocka_unit_test(test_timer__cupti_two_devices),
       cmocka_unit_test(test_timer__cupti_two_devices_ids),
       cmocka_unit_test(test_timer__cupti_ids_when_subscriber_taken),
