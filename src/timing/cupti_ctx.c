@@ -12,7 +12,7 @@
 
 /* The driver's calls that make another context current on the calling thread (CTX_THREAD), or
  * end a context, whichever thread has it current (CTX_ALL: every thread's note goes). */
-enum { CTX_THREAD = 1, CTX_ALL = 2 }; /* the thread's current context changes; a context ends (any thread's) */
+enum { CTX_THREAD = 1, CTX_ALL = 2 };
 static const unsigned char ctx_role[CUPTI_DRIVER_TRACE_CBID_SIZE] = {
     [CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent] = CTX_THREAD,
     [CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent] = CTX_THREAD,
@@ -40,14 +40,17 @@ static const unsigned char ctx_role[CUPTI_DRIVER_TRACE_CBID_SIZE] = {
 /* The runtime's calls that make a device's context current (the driver calls the runtime makes
  * inside them need not reach a subscriber), and those that end one. Any other runtime call uses
  * the context current on the thread and makes one current only where none is. */
-static const CUpti_CallbackId ctx_runtime_calls[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,        CUPTI_RUNTIME_TRACE_CBID_cudaSetDeviceFlags_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaInitDevice_v12000,      CUPTI_RUNTIME_TRACE_CBID_cudaSetValidDevices_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGLSetGLDevice_v3020,    CUPTI_RUNTIME_TRACE_CBID_cudaVDPAUSetVDPAUDevice_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaD3D9SetDirect3DDevice_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaD3D10SetDirect3DDevice_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaD3D11SetDirect3DDevice_v3020};
+static const CUpti_CallbackId ctx_runtime_calls[] = {CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
+                                                     CUPTI_RUNTIME_TRACE_CBID_cudaSetDeviceFlags_v3020,
+                                                     CUPTI_RUNTIME_TRACE_CBID_cudaInitDevice_v12000,
+                                                     CUPTI_RUNTIME_TRACE_CBID_cudaSetValidDevices_v3020,
+                                                     CUPTI_RUNTIME_TRACE_CBID_cudaGLSetGLDevice_v3020,
+                                                     CUPTI_RUNTIME_TRACE_CBID_cudaVDPAUSetVDPAUDevice_v3020,
+                                                     CUPTI_RUNTIME_TRACE_CBID_cudaD3D9SetDirect3DDevice_v3020,
+                                                     CUPTI_RUNTIME_TRACE_CBID_cudaD3D10SetDirect3DDevice_v3020,
+                                                     CUPTI_RUNTIME_TRACE_CBID_cudaD3D11SetDirect3DDevice_v3020};
 static const CUpti_CallbackId ctx_runtime_ends[] = {CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
-                                                   CUPTI_RUNTIME_TRACE_CBID_cudaThreadExit_v3020};
+                                                    CUPTI_RUNTIME_TRACE_CBID_cudaThreadExit_v3020};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
