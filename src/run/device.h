@@ -45,7 +45,7 @@ struct gpujit_device {
 
 /* The current context, made so only where it may not be. Each thread notes the context gpujit
  * last made current on it and under which watch: while a layer above sees every change of a
- * thread's current context (timing/cupti.c, through CUPTI's callbacks, where gpujit holds CUPTI's
+ * thread's current context (timing/cupti_ctx.c, through CUPTI's callbacks, where gpujit holds CUPTI's
  * subscriber), gpujit__ctx_watching is that watch's number and a launch whose device's context
  * the note names makes no driver call for it; with no watch (0) every use sets it, as the program
  * may have changed it since. A driver call is what CUPTI's dispatch makes dear. */
