@@ -52,7 +52,8 @@ static const char *names[NV] = {"raw cuLaunchKernel",        "gpujit_launch, tim
                                 "gpujit_launch, timing on",  "raw + context + clock",      "raw + CUPTI records",
                                 "raw + CUPTI launch callback", "raw + CUPTI (records, id)", "gpujit_launch, CUPTI timing",
                                 "gpujit_launch, CUPTI, ids", "raw + callback + context set",
-                                "raw + callback + context get", "raw + callback + clock", "gpujit_launch, CUPTI, set each"};
+                                "raw + callback + context get", "raw + callback + clock",
+                                "gpujit_launch, CUPTI, set each"};
 
 typedef struct bench {
   gpujit_device *dev;
