@@ -11,12 +11,22 @@
  *   raw + event pair (cuEventRecord around each)       raw + CUPTI (records, id): an id pushed/popped
  *   gpujit_launch, timing on (events)                  gpujit_launch, CUPTI timing (its default ties)
  *   raw + context + clock (what gpujit's path keeps:   gpujit_launch, CUPTI, ids (the ties used where
- *     cuCtxSetCurrent and two clock reads)               another tool holds CUPTI's subscriber)
+ *     cuCtxSetCurrent and two clock reads)               another tool holds CUPTI's subscriber: no
+ *                                                        watch of the context, so it is set each launch)
+ *                                                      and, to show where the CUPTI timer's time goes,
+ *                                                      each with the launch callback on as gpujit's:
+ *                                                      raw + callback + cuCtxSetCurrent
+ *                                                      raw + callback + cuCtxGetCurrent (a query instead)
+ *                                                      raw + callback + two clock reads
+ *                                                      gpujit_launch, CUPTI, context set each launch
+ *                                                        (the path before the context watch)
  *
  * The targets compare each round's pair (gpujit against the raw variant with the same mechanism)
  * and report the median and spread of those differences:
  *   events: gpujit_launch timed by events - raw + event pair            (target <= 0.3 µs)
  *   cupti:  gpujit_launch timed by CUPTI - raw + CUPTI records           (target <= 0.3 µs)
+ * RESULT cupti_part_us lines give those parts the same way, each against raw + callback (and
+ * the context watch's saving: gpujit setting the context each launch against not).
  * CHECK lines say every timed launch got its own GPU time. Usage: bench_run [ROUNDS]
  */
 #define _GNU_SOURCE
@@ -34,19 +44,23 @@
 
 enum {
   RAW, OFF, EVPAIR, EVENTS, FIXED,       /* events group */
-  C_RAW, C_CB, C_ID, C_GJ, C_GJ_ID, NV   /* CUPTI group */
+  C_RAW, C_CB, C_ID, C_GJ, C_GJ_ID,      /* CUPTI group */
+  C_CB_SET, C_CB_GET, C_CB_CLOCK, C_GJ_SET, /* CUPTI group: the parts of gpujit's path, callback on */
+  NV
 };
 static const char *names[NV] = {"raw cuLaunchKernel",        "gpujit_launch, timing off",  "raw + event pair",
                                 "gpujit_launch, timing on",  "raw + context + clock",      "raw + CUPTI records",
                                 "raw + CUPTI launch callback", "raw + CUPTI (records, id)", "gpujit_launch, CUPTI timing",
-                                "gpujit_launch, CUPTI, ids"};
+                                "gpujit_launch, CUPTI, ids", "raw + callback + context set",
+                                "raw + callback + context get", "raw + callback + clock",
+                                "gpujit_launch, CUPTI, set each"};
 
 typedef struct bench {
   gpujit_device *dev;
   gpujit_kernel *k;
   void **args;
   CUevent ev[2 * BATCH];
-  bool cupti, callback;
+  bool cupti, callback, watch; /* watch: run's context watch came on with gpujit's subscriber */
   size_t timed[NV], missing[NV];
 } bench;
 
@@ -67,12 +81,19 @@ static double quantile(const double *v, int n, double q)
   return x;
 }
 
-/* CUPTI set up as variant v needs: launch callbacks, external ids. */
+/* Variants that need the launch callback (skipped where another holds CUPTI's subscriber). */
+static bool needs_callback(int v) { return v == C_CB || v == C_CB_SET || v == C_CB_GET || v == C_CB_CLOCK; }
+
+/* CUPTI set up as variant v needs: launch callbacks, external ids, run's watch of the current
+ * context (on with gpujit's subscriber; off where the ties are ids, as where another holds it,
+ * and for the path before the watch). */
 static void cupti_state(bench *b, int v)
 {
-  bool cb = v == C_CB || v == C_GJ, ids = v == C_ID || v == C_GJ_ID || (v == C_GJ && !b->callback);
+  bool gj = v == C_GJ || v == C_GJ_SET;
+  bool cb = needs_callback(v) || gj, ids = v == C_ID || v == C_GJ_ID || (gj && !b->callback);
   gpujit__cupti_callbacks(cb);
   gpujit__cupti_external(ids);
+  gpujit__ctx_watch(b->watch && v != C_GJ_ID && v != C_GJ_SET);
 }
 
 /* The bare loops' records are nobody's: taken and dropped. */
@@ -91,7 +112,7 @@ static double batch(bench *b, int v)
   const gpujit__driver *d = g->d;
   CUfunction fn = b->k->fn;
   unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
-  bool timed = v == EVENTS || v == C_GJ || v == C_GJ_ID;
+  bool timed = v == EVENTS || v == C_GJ || v == C_GJ_ID || v == C_GJ_SET;
   double t0, us;
   volatile double sink = 0; /* the clock reads gpujit's path makes, made here too */
   if (v >= C_RAW)
@@ -104,6 +125,23 @@ static double batch(bench *b, int v)
     case RAW: case C_RAW: case C_CB:
       d->cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, g->stream, b->args, NULL);
       break;
+    case C_CB_SET:
+      d->cuCtxSetCurrent(g->ctx);
+      d->cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, g->stream, b->args, NULL);
+      break;
+    case C_CB_GET: {
+      CUcontext cur = NULL;
+      d->cuCtxGetCurrent(&cur);
+      sink += cur == g->ctx;
+      d->cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, g->stream, b->args, NULL);
+      break;
+    }
+    case C_CB_CLOCK: {
+      double a = gpujit__now_us();
+      d->cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, g->stream, b->args, NULL);
+      sink += gpujit__now_us() - a;
+      break;
+    }
     case EVPAIR:
       d->cuEventRecord(b->ev[2 * i], g->stream);
       d->cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, g->stream, b->args, NULL);
@@ -148,7 +186,7 @@ static void group(bench *b, int lo, int hi, int first, double **t, int r)
   for (int j = 0; j < hi - lo; j++) {
     int v = lo + (first + j) % (hi - lo);
     double us;
-    if (v == C_CB && !b->callback)
+    if (needs_callback(v) && !b->callback)
       continue;
     us = batch(b, v);
     if (r >= 0)
@@ -156,8 +194,9 @@ static void group(bench *b, int lo, int hi, int first, double **t, int r)
   }
 }
 
-/* One target: each round's gpujit variant minus its raw one; median and spread, met or not. */
-static void target(const char *what, double **t, int gj, int raw, int rounds)
+/* Each round's variant `gj` minus variant `raw`: median and spread, against a target where one is
+ * given (target < 0: none). */
+static void diff_line(const char *result, const char *what, double **t, int gj, int raw, int rounds, double goal)
 {
   double *d = malloc((size_t)rounds * sizeof(*d)), med, p25, p75, lo, hi;
   for (int r = 0; r < rounds; r++)
@@ -167,9 +206,18 @@ static void target(const char *what, double **t, int gj, int raw, int rounds)
   p75 = quantile(d, rounds, 0.75);
   lo = quantile(d, rounds, 0);
   hi = quantile(d, rounds, 1);
-  printf("RESULT timer_over_raw_us %s median=%.3f p25=%.3f p75=%.3f min=%.3f max=%.3f rounds=%d target=0.3 %s\n", what,
-         med, p25, p75, lo, hi, rounds, med <= 0.3 ? "met" : "NOT-met");
+  printf("RESULT %s %s median=%.3f p25=%.3f p75=%.3f min=%.3f max=%.3f rounds=%d", result, what, med, p25, p75, lo,
+         hi, rounds);
+  if (goal >= 0)
+    printf(" target=%.1f %s", goal, med <= goal ? "met" : "NOT-met");
+  printf("\n");
   free(d);
+}
+
+/* One target: each round's gpujit variant minus its raw one; median and spread, met or not. */
+static void target(const char *what, double **t, int gj, int raw, int rounds)
+{
+  diff_line("timer_over_raw_us", what, t, gj, raw, rounds, 0.3);
 }
 
 static void check(const bench *b, const char *what, int v)
@@ -221,6 +269,9 @@ int main(int argc, char **argv)
   if (!b.cupti)
     printf("bench_run: CUPTI variants skipped: %s\n", gpujit_error_last());
   b.callback = b.cupti && gpujit__cupti_by_callback();
+  b.watch = b.callback && __atomic_load_n(&gpujit__ctx_watching, __ATOMIC_ACQUIRE) != 0;
+  if (b.callback && !b.watch)
+    printf("bench_run: CUPTI refused a context call's callback: gpujit sets the context at each launch\n");
   if (b.cupti && !b.callback)
     printf("bench_run: CUPTI's subscriber is another's (%s): gpujit ties by ids; the callback variant skipped\n",
            gpujit__cupti_no_callback_why());
@@ -230,7 +281,7 @@ int main(int argc, char **argv)
   printf("host time per launch, empty kernel, batches of %d, %d rounds, variants rotated (median µs)\n", BATCH,
          rounds);
   for (int v = 0; v < NV; v++) {
-    if ((v >= C_RAW && !b.cupti) || (v == C_CB && !b.callback))
+    if ((v >= C_RAW && !b.cupti) || (needs_callback(v) && !b.callback))
       continue;
     med[v] = quantile(t[v], rounds, 0.5);
     printf("  %-30s %8.3f µs   (p10 %.3f, p90 %.3f)\n", names[v], med[v], quantile(t[v], rounds, 0.1),
@@ -250,6 +301,16 @@ int main(int argc, char **argv)
            med[C_ID] - med[C_RAW]);
     printf("  cupti, ids: gpujit over raw    %8.3f µs   (raw: records and an id pushed/popped)\n",
            med[C_GJ_ID] - med[C_ID]);
+    if (b.callback) {
+      printf("  cupti: gpujit over callback    %8.3f µs   (raw: records and the launch callback)\n",
+             med[C_GJ] - med[C_CB]);
+      printf("  cupti: context set             %8.3f µs   (cuCtxSetCurrent under CUPTI; the watch skips it)\n",
+             med[C_CB_SET] - med[C_CB]);
+      printf("  cupti: context get             %8.3f µs   (cuCtxGetCurrent under CUPTI)\n", med[C_CB_GET] - med[C_CB]);
+      printf("  cupti: two clock reads         %8.3f µs\n", med[C_CB_CLOCK] - med[C_CB]);
+      printf("  cupti: set each launch         %8.3f µs   (gpujit's path before the watch, over raw)\n",
+             med[C_GJ_SET] - med[C_RAW]);
+    }
     printf("  cupti: first start             %8.3f ms   (loading libcupti, enabling its records)\n", start_ms);
   }
   target("events", t, EVENTS, EVPAIR, rounds);
@@ -260,6 +321,15 @@ int main(int argc, char **argv)
     printf("CHECK cupti_ties_by_callback %s\n", b.callback ? "PASS" : "FAIL (another holds CUPTI's subscriber)");
     check(&b, b.callback ? "cupti" : "cupti(ids)", C_GJ);
     check(&b, "cupti_ids", C_GJ_ID);
+    if (b.callback) {
+      diff_line("cupti_part_us", "gpujit_over_callback", t, C_GJ, C_CB, rounds, -1);
+      diff_line("cupti_part_us", "context_set", t, C_CB_SET, C_CB, rounds, -1);
+      diff_line("cupti_part_us", "context_get", t, C_CB_GET, C_CB, rounds, -1);
+      diff_line("cupti_part_us", "two_clock_reads", t, C_CB_CLOCK, C_CB, rounds, -1);
+      diff_line("cupti_part_us", "set_each_launch_over_raw", t, C_GJ_SET, C_RAW, rounds, -1);
+      diff_line("cupti_part_us", "saved_by_watch", t, C_GJ_SET, C_GJ, rounds, -1);
+      check(&b, "cupti_set_each", C_GJ_SET);
+    }
   } else {
     printf("RESULT timer_over_raw_us cupti skipped (no CUPTI)\n");
   }

@@ -32,6 +32,8 @@ for label in ("raw cuLaunchKernel", "gpujit_launch, timing off", "gpujit_launch,
               "events: gpujit over raw", "cupti: gpujit over raw", "cupti: launch callback"):
     m = re.search(re.escape(label) + r"\s+(-?[\d.]+) µs", br)
     rows.append(("launch: " + label, (m.group(1) + " us") if m else "?"))
+for m in re.finditer(r"^RESULT cupti_part_us (\S+) median=(\S+) p25=(\S+) p75=(\S+)", br, re.M):
+    rows.append(("launch: cupti part " + m.group(1), "%s us (p25 %s, p75 %s)" % m.group(2, 3, 4)))
 m = re.search(r"cupti: first start\s+([\d.]+) ms", br)
 if m:
     rows.append(("launch: CUPTI first start", m.group(1) + " ms"))

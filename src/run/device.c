@@ -216,3 +216,24 @@ void gpujit__device_set_hooks(gpujit_device *dev, const gpujit__activity_hooks *
 }
 
 void gpujit__device_hooks_enable(gpujit_device *dev, bool on) { dev->hooks_on = on && dev->hooks; }
+
+_Thread_local gpujit__ctx_note gpujit__ctx_noted;
+unsigned gpujit__ctx_watching;
+static unsigned ctx_watches; /* watch numbers handed out: one is never reused */
+
+void gpujit__ctx_watch(bool on)
+{
+  __atomic_store_n(&gpujit__ctx_watching, on ? __atomic_add_fetch(&ctx_watches, 1, __ATOMIC_RELAXED) : 0,
+                   __ATOMIC_RELEASE);
+}
+
+void gpujit__ctx_changed(bool every_thread)
+{
+  unsigned w = __atomic_load_n(&gpujit__ctx_watching, __ATOMIC_ACQUIRE);
+  gpujit__ctx_noted.watch = 0;
+  /* a new number, so every thread's note is older; never where the watch ended meanwhile */
+  while (every_thread && w &&
+         !__atomic_compare_exchange_n(&gpujit__ctx_watching, &w, __atomic_add_fetch(&ctx_watches, 1, __ATOMIC_RELAXED),
+                                      false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    ;
+}

@@ -43,6 +43,35 @@ struct gpujit_device {
   bool hooks_on;        /* call the hooks (a branch per activity when off) */
 };
 
+/* The current context, made so only where it may not be. Each thread notes the context gpujit
+ * last made current on it and under which watch: while a layer above sees every change of a
+ * thread's current context (timing/cupti_ctx.c, through CUPTI's callbacks, where gpujit holds CUPTI's
+ * subscriber), gpujit__ctx_watching is that watch's number and a launch whose device's context
+ * the note names makes no driver call for it; with no watch (0) every use sets it, as the program
+ * may have changed it since. A driver call is what CUPTI's dispatch makes dear. */
+typedef struct gpujit__ctx_note {
+  CUcontext ctx;
+  unsigned watch; /* the watch it was noted under; 0: none, never trusted */
+} gpujit__ctx_note;
+extern _Thread_local gpujit__ctx_note gpujit__ctx_noted;
+extern unsigned gpujit__ctx_watching;
+
+/** Make the device's context current on this thread, unless the watch vouches that it is. */
+static inline void gpujit__ctx_use(gpujit_device *g)
+{
+  unsigned w = __atomic_load_n(&gpujit__ctx_watching, __ATOMIC_ACQUIRE);
+  if (w && gpujit__ctx_noted.watch == w && gpujit__ctx_noted.ctx == g->ctx)
+    return;
+  if (g->d->cuCtxSetCurrent(g->ctx) == CUDA_SUCCESS) /* noted after the call: its own callback forgets */
+    gpujit__ctx_noted = (gpujit__ctx_note){g->ctx, w};
+}
+/** A watch starts (every change of any thread's current context is reported from now on, through
+ *  gpujit__ctx_changed) or ends. Notes made before a start are not trusted. */
+void gpujit__ctx_watch(bool on);
+/** A thread's current context changed (or may have): its note is forgotten; `every_thread` (a
+ *  context destroyed or reset) forgets every thread's. */
+void gpujit__ctx_changed(bool every_thread);
+
 /** Install hooks (one set per device; NULL removes) with their payload; they start off. */
 void gpujit__device_set_hooks(gpujit_device *dev, const gpujit__activity_hooks *hooks, void *payload);
 /** Turn the installed hooks on or off. */

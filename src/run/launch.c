@@ -16,7 +16,7 @@ int gpujit_mem_alloc(gpujit_devptr *out, gpujit_device *g, size_t bytes)
   int err;
   if (!out || !g)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_mem_alloc: NULL argument");
-  g->d->cuCtxSetCurrent(g->ctx);
+  gpujit__ctx_use(g);
   if ((err = CU(g->d->cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc")) < 0)
     return gpujit__error(err, "cannot allocate %zu bytes on the device: %s", bytes, gpujit_error_last());
   *out = (gpujit_devptr)p;
@@ -29,7 +29,7 @@ int gpujit_mem_free(gpujit_device *g, gpujit_devptr p)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_mem_free: NULL device");
   if (!p)
     return 0;
-  g->d->cuCtxSetCurrent(g->ctx);
+  gpujit__ctx_use(g);
   return CU(g->d->cuMemFree((CUdeviceptr)p), "cuMemFree");
 }
 
@@ -65,7 +65,7 @@ static inline void watch_end(gpujit_device *g, void *token, double t0)
 
 int gpujit_memcpy_htod(gpujit_device *g, gpujit_devptr dst, const void *src, size_t bytes)
 {
-  g->d->cuCtxSetCurrent(g->ctx);
+  gpujit__ctx_use(g);
   WATCHED(g, GPUJIT_ACTIVITY_MEMCPY_HTOD, "memcpy HtoD", bytes,
         g->d->cuMemcpyHtoDAsync((CUdeviceptr)dst, src, bytes, g->stream), "copy to the device");
 }
@@ -73,7 +73,7 @@ int gpujit_memcpy_htod(gpujit_device *g, gpujit_devptr dst, const void *src, siz
 int gpujit_memcpy_dtoh(gpujit_device *g, void *dst, gpujit_devptr src, size_t bytes)
 {
   int err;
-  g->d->cuCtxSetCurrent(g->ctx);
+  gpujit__ctx_use(g);
   {
     double t0 = 0;
     void *token = watch_begin(g, GPUJIT_ACTIVITY_MEMCPY_DTOH, "memcpy DtoH", bytes, NULL, &t0);
@@ -86,14 +86,14 @@ int gpujit_memcpy_dtoh(gpujit_device *g, void *dst, gpujit_devptr src, size_t by
 
 int gpujit_memcpy_dtod(gpujit_device *g, gpujit_devptr dst, gpujit_devptr src, size_t bytes)
 {
-  g->d->cuCtxSetCurrent(g->ctx);
+  gpujit__ctx_use(g);
   WATCHED(g, GPUJIT_ACTIVITY_MEMCPY_DTOD, "memcpy DtoD", bytes,
         g->d->cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, bytes, g->stream), "device copy");
 }
 
 int gpujit_memset_d32(gpujit_device *g, gpujit_devptr dst, uint32_t value, size_t count)
 {
-  g->d->cuCtxSetCurrent(g->ctx);
+  gpujit__ctx_use(g);
   WATCHED(g, GPUJIT_ACTIVITY_MEMSET, "memset", count * 4,
         g->d->cuMemsetD32Async((CUdeviceptr)dst, value, count, g->stream), "memset");
 }
@@ -175,7 +175,7 @@ int gpujit_launch(gpujit_kernel *k, const unsigned grid[3], const unsigned block
   g = k->owner->dev;
   if ((err = check_limits(k, grid, block, shared)) < 0)
     return err;
-  g->d->cuCtxSetCurrent(g->ctx);
+  gpujit__ctx_use(g);
   if (shared > (unsigned)g->info.max_shared_per_block && (int)shared > k->dyn_shared_set) {
     if ((err = CU(g->d->cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared),
                   "opting in to large shared memory")) < 0)
@@ -200,7 +200,7 @@ int gpujit_graph_begin(gpujit_device *g)
   int err;
   if (!g)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_graph_begin: NULL device");
-  g->d->cuCtxSetCurrent(g->ctx);
+  gpujit__ctx_use(g);
   if ((err = CU(g->d->cuStreamBeginCapture(g->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "begin capture")) < 0)
     return err;
   g->capturing = true; /* the hooks record nothing into a capture */
@@ -239,7 +239,7 @@ int gpujit_graph_launch(gpujit_graph *gr)
   if (!gr)
     return gpujit__error(GPUJIT_EINVAL, "gpujit_graph_launch: NULL graph");
   g = gr->dev;
-  g->d->cuCtxSetCurrent(g->ctx);
+  gpujit__ctx_use(g);
   snprintf(g->last_kernel, sizeof(g->last_kernel), "graph %s", gr->name);
   g->last_src = NULL;
   WATCHED(g, GPUJIT_ACTIVITY_GRAPH, gr->name, 0, g->d->cuGraphLaunch(gr->exec, g->stream), "launching the graph");

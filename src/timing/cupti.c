@@ -213,13 +213,15 @@ static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACT
 /* CUPTI's correlation id of this thread's last timed driver call, written by on_call. */
 _Thread_local uint32_t gpujit__cupti_corr;
 
-/* Our subscriber's callback, enabled only for traced_calls: at a call's entry its correlation id
- * (the one its kernel, copy or memset records will carry) for the timer to read after the call. */
+/* Our subscriber's callback: at a timed call's entry its correlation id (the one its kernel,
+ * copy or memset records will carry) for the timer to read after the call; a context call's
+ * callbacks are cupti_ctx.c's. */
 static void CUPTIAPI on_call(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data)
 {
   const CUpti_CallbackData *cb = data;
-  (void)ud, (void)id;
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cb->callbackSite == CUPTI_API_ENTER)
+  (void)ud;
+  if (!gpujit__cupti_ctx_call(domain, id) && domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+      cb->callbackSite == CUPTI_API_ENTER)
     gpujit__cupti_corr = cb->correlationId;
 }
 
@@ -278,6 +280,12 @@ int gpujit__cupti_external(bool on)
   return 0;
 }
 
+/* One callback of our subscriber on or off, for cupti_ctx.c. */
+static bool enable_one(bool on, int domain, uint32_t id)
+{
+  return C.enable_callback(on, C.sub, (CUpti_CallbackDomain)domain, id) == CUPTI_SUCCESS;
+}
+
 int gpujit__cupti_tie(void)
 {
   CUptiResult r;
@@ -291,6 +299,7 @@ int gpujit__cupti_tie(void)
   }
   C.no_sub_why[0] = '\0';
   gpujit__cupti_callbacks(true);
+  gpujit__cupti_ctx_watch(true, enable_one);
   return 0;
 }
 
@@ -335,6 +344,7 @@ void gpujit__cupti_stop(void)
     C.disable(kinds[i]);
   gpujit__cupti_external(false);
   if (C.sub) { /* CUPTI's one subscriber is free again for a profiler the program starts later */
+    gpujit__cupti_ctx_watch(false, enable_one);
     gpujit__cupti_callbacks(false);
     C.unsubscribe(C.sub);
     C.sub = NULL;

@@ -53,6 +53,14 @@ void gpujit__cupti_callbacks(bool on);
  * @return 0, or GPUJIT_EUNSUPPORTED with CUPTI's reason.
  */
 int gpujit__cupti_external(bool on);
+/** (cupti_ctx.c) Whether our subscriber's callback of `domain` (a CUpti_CallbackDomain) and `id`
+ *  is a context call's: if so run's note of the thread's current context is forgotten (every
+ *  thread's where a context ended). */
+bool gpujit__cupti_ctx_call(int domain, uint32_t id);
+/** (cupti_ctx.c) While gpujit holds the subscriber: the context calls' callbacks on through
+ *  `enable` (false where CUPTI refused one), then run's watch of the current context
+ *  (gpujit__ctx_watch); off, the watch first. */
+void gpujit__cupti_ctx_watch(bool on, bool (*enable)(bool on, int domain, uint32_t id));
 /** Why gpujit holds no subscriber ("" when it does, or CUPTI is not started). */
 const char *gpujit__cupti_no_callback_why(void);
 /** A timed window (a device's outermost CUPTI region) opens: records no one claims are kept while

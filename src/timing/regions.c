@@ -187,7 +187,7 @@ int gpujit_timing_begin(gpujit_device *g, unsigned filter)
     return gpujit__error(GPUJIT_EINVAL, "timing regions nest at most %d deep", GPUJIT__MAX_TIMING_DEPTH);
   if (!(filter & GPUJIT_TIMING_ALL))
     return gpujit__error(GPUJIT_EINVAL, "timing filter 0x%x selects nothing", filter);
-  g->d->cuCtxSetCurrent(g->ctx);
+  gpujit__ctx_use(g);
   if (t->depth == 0) {
     /* A reference event, waited for, pins GPU time to the host clock for the trace. */
     if (!t->ref_event && (err = gpujit__timing_take_event(t, &t->ref_event)) < 0)

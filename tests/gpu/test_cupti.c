@@ -6,6 +6,8 @@
 #include "helpers.h"
 
 #include "gpujit.h"
+#include "run/device.h"
+#include "timing/cupti.h"
 
 #define SRC                                                                                          \
   "extern \"C\" __global__ void spin(long long cycles, int *out)\n"                                  \
@@ -91,6 +93,42 @@ static void test_cupti__every_launch_and_copy(void **state)
   }
   assert_int_equal(host[0], 1);
   assert_int_equal(gpujit_timing_dropped(dev), 0);
+  gpujit_free(r);
+}
+
+/* The CUPTI timer's launches skip cuCtxSetCurrent while CUPTI reports no change of the thread's
+ * context: the program leaving none current (cuCtxSetCurrent(NULL), cuCtxPopCurrent) between
+ * launches must reach gpujit through CUPTI's callbacks, or the launch after fails (no context). */
+static void test_cupti__launches_after_the_program_changes_context(void **state)
+{
+  const gpujit__driver *d = dev->d;
+  gpujit_timing_result *r = NULL;
+  size_t nr = 0;
+  CUcontext popped = NULL;
+  bool watched;
+  (void)state;
+  assert_int_equal(gpujit_timing_set_source(dev, GPUJIT_TIMER_CUPTI), 0);
+  watched = gpujit__cupti_by_callback(); /* gpujit holds the subscriber: the watch is on */
+  if (watched)
+    assert_int_not_equal(__atomic_load_n(&gpujit__ctx_watching, __ATOMIC_ACQUIRE), 0);
+  assert_int_equal(gpujit_timing_begin(dev, GPUJIT_TIMING_KERNEL), 0);
+  for (int i = 0; i < 24; i++) {
+    if (watched && i % 2 == 0) /* the last launch noted the device's context under the watch */
+      assert_true(gpujit__ctx_noted.watch != 0 && gpujit__ctx_noted.ctx == dev->ctx);
+    if (i % 4 == 1)
+      assert_int_equal(d->cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    if (i % 4 == 3)
+      assert_int_equal(d->cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    if (i % 2 == 1) /* CUPTI's callback of the program's call forgot the note */
+      assert_int_equal(gpujit__ctx_noted.watch, 0);
+    launch_spin(SHORT_CYCLES);
+  }
+  assert_int_equal(gpujit_timing_end(&r, &nr, dev), 0);
+  assert_int_equal(nr, 24);
+  for (size_t i = 0; i < nr; i++) {
+    assert_false(r[i].missing);
+    assert_true(r[i].elapsed_ms > 0);
+  }
   gpujit_free(r);
 }
 
@@ -259,6 +297,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cupti__every_launch_and_copy),
+      cmocka_unit_test(test_cupti__launches_after_the_program_changes_context),
       cmocka_unit_test(test_cupti__concurrent_reads_short_kernels_short),
       cmocka_unit_test(test_cupti__long_kernels_agree_with_events),
       cmocka_unit_test(test_cupti__graph_kernels_by_node),

@@ -20,7 +20,7 @@ static uint8_t *buffer;
 static size_t size, used;
 static uint64_t stack[64];
 static int depth;
-static unsigned long pushes, callbacks;
+static unsigned long pushes, callbacks, ctx_callbacks; /* callbacks: of the calls other than cuCtxSetCurrent */
 
 API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud)
 {
@@ -39,10 +39,14 @@ API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
   return CUPTI_SUCCESS;
 }
 
+static int refuse_runtime; /* runtime callbacks refused, as a CUPTI without them would */
+
 API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
                                     CUpti_CallbackId id)
 {
   (void)s;
+  if (d == CUPTI_CB_DOMAIN_RUNTIME_API && refuse_runtime)
+    return CUPTI_ERROR_INVALID_PARAMETER;
   if (d == CUPTI_CB_DOMAIN_DRIVER_API && id < sizeof(enabled))
     enabled[id] = (unsigned char)(enable != 0);
   return CUPTI_SUCCESS;
@@ -173,7 +177,10 @@ void fake_timer_call(CUpti_CallbackId cbid, uint32_t corr, int callback)
   }
   if (!callback || cbid >= sizeof(enabled) || !enabled[cbid] || !subscriber)
     return;
-  callbacks++;
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent)
+    ctx_callbacks++;
+  else
+    callbacks++;
   d.callbackSite = CUPTI_API_ENTER;
   subscriber(subscriber_data, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
   d.callbackSite = CUPTI_API_EXIT;
@@ -197,9 +204,17 @@ void fake_timer_kernel(uint32_t corr, const char *name, uint32_t device, uint64_
   k->end = end;
 }
 
-/** External ids pushed so far; callbacks made so far. */
+/** External ids pushed so far; callbacks made so far (cuCtxSetCurrent's apart). */
 API void fake_timer_counts(unsigned long *pushed, unsigned long *called);
 void fake_timer_counts(unsigned long *pushed, unsigned long *called)
 {
   *pushed = pushes, *called = callbacks;
 }
+
+/** cuCtxSetCurrent's callbacks made so far. */
+API unsigned long fake_timer_ctx_callbacks(void);
+unsigned long fake_timer_ctx_callbacks(void) { return ctx_callbacks; }
+
+/** Refuse (1) or take (0) the runtime domain's callbacks from now on. */
+API void fake_timer_refuse_runtime(int refuse);
+void fake_timer_refuse_runtime(int refuse) { refuse_runtime = refuse; }

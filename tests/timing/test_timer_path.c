@@ -5,6 +5,7 @@
  * or, where another holds CUPTI's subscriber, by ids; and what the launch path costs the host. */
 #include <cupti.h>
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include "helpers.h"
 
@@ -27,10 +28,14 @@ static uint64_t gpu_ns = 1000000; /* the fake GPU's clock: launches run instantl
 static uint32_t next_corr = 100;
 static int cupti_records;         /* launches call the fake CUPTI */
 static int skip_callback;         /* the next launch's callback does not come */
-static unsigned long ctx_sets, launches;
+static unsigned long ctx_sets, launches, event_records;
+static unsigned long wrong_ctx; /* launches made while another context than their device's was current */
+static _Thread_local CUcontext current; /* the thread's current context, as the fake driver keeps it */
 static void (*cupti_call)(CUpti_CallbackId, uint32_t, int);
 static void (*cupti_kernel)(uint32_t, const char *, uint32_t, uint64_t, uint64_t);
 static void (*cupti_counts)(unsigned long *, unsigned long *);
+static unsigned long (*fake_ctx_callbacks)(void);
+static void (*fake_refuse_runtime)(int);
 
 static int device_of(CUstream s) { return (int)((uintptr_t)s - 0x200); }
 
@@ -52,14 +57,18 @@ static CUresult fk_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
 {
   (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)params, (void)extra;
   launches++;
+  wrong_ctx += current != (CUcontext)(uintptr_t)(0x100 + device_of(s)); /* a function runs in its own context */
   run_kernel((const fake_fn *)f, device_of(s));
   return CUDA_SUCCESS;
 }
 
+/* The driver reports a context call to CUPTI's subscriber where it enabled that call. */
 static CUresult fk_ctx_set(CUcontext c)
 {
-  (void)c;
   ctx_sets++;
+  current = c;
+  if (cupti_call)
+    cupti_call(CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent, next_corr++, 1);
   return CUDA_SUCCESS;
 }
 
@@ -79,6 +88,7 @@ static CUresult fk_event_destroy(CUevent e)
 static CUresult fk_event_record(CUevent e, CUstream s)
 {
   (void)s;
+  event_records++;
   ((fake_event *)e)->ns = gpu_ns;
   return CUDA_SUCCESS;
 }
@@ -334,6 +344,120 @@ static void test_timer__cupti_callback_ties(void **state)
   free_device(g, l);
 }
 
+/* Driver calls made so far: what the fake driver counts of those a launch path makes. */
+static unsigned long driver_calls(void) { return ctx_sets + launches + event_records; }
+
+/* The launches on another thread: a context it makes current is its own, not the launching one's. */
+static void *other_thread_sets_context(void *arg)
+{
+  (void)arg;
+  fake.cuCtxSetCurrent((CUcontext)(uintptr_t)0x999);
+  return NULL;
+}
+
+/* A context ends on another thread: every thread's note of it goes. */
+static void *other_thread_destroys_context(void *arg)
+{
+  (void)arg;
+  cupti_call(CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2, next_corr++, 1);
+  return NULL;
+}
+
+/* `n` launches of `k`; the driver calls they made, each checked to have run in its context. */
+static unsigned long calls_for(gpujit_kernel *k, int n)
+{
+  unsigned long c0 = driver_calls(), bad0 = wrong_ctx;
+  for (int i = 0; i < n; i++)
+    assert_int_equal(launch(k), 0);
+  assert_int_equal(wrong_ctx - bad0, 0);
+  return driver_calls() - c0;
+}
+
+/* CUPTI, tied by its callback (gpujit holds the subscriber, so CUPTI reports every change of a
+ * thread's current context): a timed launch makes one driver call, the launch; the device's
+ * context is made current again only after the program changed it — on this thread, or ended a
+ * context anywhere. Events (no such watch): each launch sets the context, then the events and
+ * the launch (4 calls). Every launch still runs in its device's context and is timed. */
+static void test_timer__cupti_launch_one_driver_call(void **state)
+{
+  gpujit_loaded *l, *l1;
+  gpujit_device *g = fake_device(0, &l, fns, 3), *g1 = fake_device(1, &l1, fns, 3);
+  gpujit_timing_result *res = NULL;
+  size_t n = 0;
+  pthread_t th;
+  unsigned long ctx0;
+  (void)state;
+  if (!cupti_ready() || !fake_ctx_callbacks)
+    skip();
+  assert_int_equal(gpujit_timing_set_source(g, GPUJIT_TIMER_CUPTI), 0);
+  assert_true(gpujit__cupti_by_callback());
+  cupti_records = 1;
+  ctx0 = fake_ctx_callbacks();
+  assert_int_equal(gpujit_timing_begin(g, GPUJIT_TIMING_KERNEL), 0);
+  assert_int_equal(calls_for(&l->kernels[0], 50), 50); /* the launches alone */
+  /* the program makes another context current: set again, once */
+  fake.cuCtxSetCurrent((CUcontext)(uintptr_t)0x999);
+  assert_int_equal(calls_for(&l->kernels[1], 10), 11);
+  /* another device's kernel on this thread: its context, then back */
+  assert_int_equal(calls_for(&l1->kernels[0], 1), 2);
+  assert_int_equal(calls_for(&l->kernels[0], 3), 4);
+  /* another thread's current context is its own business */
+  assert_int_equal(pthread_create(&th, NULL, other_thread_sets_context, NULL), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(calls_for(&l->kernels[0], 5), 5);
+  /* a context destroyed on another thread: every thread sets its own again */
+  assert_int_equal(pthread_create(&th, NULL, other_thread_destroys_context, NULL), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(calls_for(&l->kernels[0], 5), 6);
+  /* every cuCtxSetCurrent reached the subscriber: gpujit's at the region's start, the program's
+   * on each thread, gpujit's after the program's, to the other device and back, after the destroy */
+  assert_int_equal(fake_ctx_callbacks() - ctx0, 7);
+  assert_int_equal(gpujit_timing_end(&res, &n, g), 0);
+  assert_int_equal(n, 73);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(res[i].missing, 0);
+  gpujit_free(res);
+  assert_int_equal(gpujit_timing_set_source(g, GPUJIT_TIMER_EVENTS), 0);
+  /* no watch now (CUPTI stopped): every launch sets the context */
+  assert_int_equal(gpujit_timing_begin(g, GPUJIT_TIMING_KERNEL), 0);
+  assert_int_equal(calls_for(&l->kernels[0], 10), 40);
+  assert_int_equal(gpujit_timing_end(&res, &n, g), 0);
+  assert_int_equal(n, 10);
+  gpujit_free(res);
+  assert_int_equal(calls_for(&l->kernels[0], 10), 20); /* untimed */
+  cupti_records = 0;
+  free_device(g, l);
+  free_device(g1, l1);
+}
+
+/* CUPTI refuses a context call's callback (here the runtime's): the note cannot be trusted, so
+ * each launch sets the context, as without the watch; still tied by the callback, still timed. */
+static void test_timer__cupti_refused_context_callback(void **state)
+{
+  gpujit_loaded *l;
+  gpujit_device *g = fake_device(0, &l, fns, 3);
+  gpujit_timing_result *res = NULL;
+  size_t n = 0;
+  (void)state;
+  if (!cupti_ready() || !fake_refuse_runtime)
+    skip();
+  fake_refuse_runtime(1);
+  assert_int_equal(gpujit_timing_set_source(g, GPUJIT_TIMER_CUPTI), 0);
+  assert_true(gpujit__cupti_by_callback());
+  cupti_records = 1;
+  assert_int_equal(gpujit_timing_begin(g, GPUJIT_TIMING_KERNEL), 0);
+  assert_int_equal(calls_for(&l->kernels[0], 8), 16);
+  assert_int_equal(gpujit_timing_end(&res, &n, g), 0);
+  assert_int_equal(n, 8);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(res[i].missing, 0);
+  gpujit_free(res);
+  cupti_records = 0;
+  assert_int_equal(gpujit_timing_set_source(g, GPUJIT_TIMER_EVENTS), 0);
+  fake_refuse_runtime(0);
+  free_device(g, l);
+}
+
 /* A launch whose callback did not come is missing, not given the call before it. */
 static void test_timer__cupti_missing_callback(void **state)
 {
@@ -526,6 +650,8 @@ static void use_fake_cupti(void)
   *(void **)&cupti_call = dlsym(h, "fake_timer_call");
   *(void **)&cupti_kernel = dlsym(h, "fake_timer_kernel");
   *(void **)&cupti_counts = dlsym(h, "fake_timer_counts");
+  *(void **)&fake_ctx_callbacks = dlsym(h, "fake_timer_ctx_callbacks");
+  *(void **)&fake_refuse_runtime = dlsym(h, "fake_timer_refuse_runtime");
 }
 
 int main(void)
@@ -537,6 +663,8 @@ int main(void)
       cmocka_unit_test(test_timer__launch_path_host_cost),
       cmocka_unit_test(test_timer__cupti_callback_ties),
       cmocka_unit_test(test_timer__cupti_missing_callback),
+      cmocka_unit_test(test_timer__cupti_launch_one_driver_call),
+      cmocka_unit_test(test_timer__cupti_refused_context_callback),
       cmocka_unit_test(test_timer__cupti_two_devices),
       cmocka_unit_test(test_timer__cupti_two_devices_ids),
       cmocka_unit_test(test_timer__cupti_ids_when_subscriber_taken),
