@@ -118,6 +118,7 @@ void gji_inproc_begin(const char *records, const char *words)
 /* No exit record: the process goes on; its session is read as a range, which nothing ends early. */
 void gji_inproc_end(void)
 {
+  gji_later_flush();
   __atomic_store_n(&active, false, __ATOMIC_RELEASE);
 }
 
@@ -340,56 +341,38 @@ static void write_line(const char *s, size_t n)
   close(f);
 }
 
-/* A thread's batch (gji_batch_begin): whole lines, written together. */
-#define BATCH_BYTES (256u << 10)
-static __thread struct {
-  char *buf;
-  size_t len;
-  int depth;
-} batch;
-
-static void batch_write(void)
-{
-  if (batch.len && file_pid == gji_pid())
-    write_line(batch.buf, batch.len);
-  batch.len = 0;
-}
-
-void gji_batch_begin(void)
-{
-  if (!batch.buf)
-    batch.buf = malloc(BATCH_BYTES);
-  batch.depth++;
-}
-
-void gji_batch_end(void)
-{
-  if (batch.depth > 0 && --batch.depth == 0) {
-    batch_write();
-    free(batch.buf); /* a thread that flushed once (the program's) keeps nothing */
-    batch.buf = NULL;
-  }
-}
-
-void gji_end(gji_line *l)
+/* The line closed; false where it is not to be written (no profile, or no file of this process's). */
+static bool finish(gji_line *l)
 {
   if (!gji_active())
-    return;
+    return false;
   if (l->cut) /* a string was cut short: the line stays valid and says so */
     put(l, ",\"cut\":true", 11);
   put(l, "}\n", 2);
   if (file_pid != gji_pid())
     open_file();
-  if (file_pid != gji_pid())
+  return file_pid == gji_pid();
+}
+
+void gji_end(gji_line *l)
+{
+  if (!finish(l))
     return;
-  if (batch.depth > 0 && batch.buf) {
-    if (batch.len + l->len > BATCH_BYTES)
-      batch_write();
-    memcpy(batch.buf + batch.len, l->buf, l->len);
-    batch.len += l->len;
-  } else {
+  gji_later_flush(); /* the lines kept for later go first: the file keeps the order they came in */
+  if (!gji_batch_take(l->buf, l->len))
     write_line(l->buf, l->len);
-  }
+}
+
+void gji_end_later(gji_line *l, uint64_t now)
+{
+  if (finish(l))
+    gji_later_keep(l->buf, l->len, now);
+}
+
+void gji_write_lines(const char *s, size_t n)
+{
+  if (n && file_pid == gji_pid())
+    write_line(s, n);
 }
 
 /* The parent of `pid` from /proc (0 when unknown). */
