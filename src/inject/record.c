@@ -61,11 +61,14 @@ void gji_fork_safe(pthread_mutex_t *m)
     fork_locks[n_fork_locks++] = m;
 }
 
+static void write_lines(const char *s, size_t n);
+
 __attribute__((constructor)) static void register_fork_handler(void)
 {
   gji_fork_safe(&open_lock);
   gji_fork_safe(&note_lock);
   pthread_atfork(NULL, NULL, on_fork_child);
+  gji_batch_writer(write_lines);
 }
 
 static void init(void)
@@ -369,9 +372,10 @@ void gji_end_later(gji_line *l, uint64_t now)
     gji_later_keep(l->buf, l->len, now);
 }
 
-void gji_write_lines(const char *s, size_t n)
+/* Whole lines written now, where this process's records file is its own (record_batch.c's writes). */
+static void write_lines(const char *s, size_t n)
 {
-  if (n && file_pid == gji_pid())
+  if (file_pid == gji_pid())
     write_line(s, n);
 }
 

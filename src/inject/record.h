@@ -72,13 +72,13 @@ GJI_HIDDEN void gji_later_flush(void);
 GJI_HIDDEN void gji_batch_begin(void);
 GJI_HIDDEN void gji_batch_end(void);
 
-/* record_batch.c's side of gji_end, and record.c's for it: */
+/* record_batch.c's side of gji_end (it calls nothing of record.c's: what writes is given to it): */
 /** Whole lines into this thread's batch; false when it has none open. */
 GJI_HIDDEN bool gji_batch_take(const char *s, size_t n);
 /** Whole lines kept for later, the newest made at `now`. */
 GJI_HIDDEN void gji_later_keep(const char *s, size_t n, uint64_t now);
-/** Whole lines written now, where this process's records file is its own (else dropped). */
-GJI_HIDDEN void gji_write_lines(const char *s, size_t n);
+/** What writes whole lines to this process's records file (record.c gives it at its load). */
+GJI_HIDDEN void gji_batch_writer(void (*fn)(const char *s, size_t n));
 
 /** Whether this very process (not a vfork child sharing its memory) has its records file open. */
 GJI_HIDDEN bool gji_owns_file(void);

@@ -9,6 +9,17 @@
 
 #include "inject/record.h"
 
+/* What writes whole lines to this process's records file (record.c's, given at its load). */
+static void (*writer)(const char *s, size_t n);
+
+void gji_batch_writer(void (*fn)(const char *s, size_t n)) { writer = fn; }
+
+static void write_lines(const char *s, size_t n)
+{
+  if (n && writer)
+    writer(s, n);
+}
+
 /* A thread's batch (gji_batch_begin): whole lines, written together. */
 #define BATCH_BYTES (256u << 10)
 static __thread struct {
@@ -19,7 +30,7 @@ static __thread struct {
 
 static void batch_write(void)
 {
-  gji_write_lines(batch.buf, batch.len);
+  write_lines(batch.buf, batch.len);
   batch.len = 0;
 }
 
@@ -61,21 +72,19 @@ static struct {
   char buf[LATER_BYTES];
 } later = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* A forked child: the lines kept are its parent's, which writes them. */
+/* A forked child: the lines kept are its parent's, which writes them; the lock is free (a thread
+ * that held it at the fork does not exist here). */
 static void later_forked(void)
 {
+  pthread_mutex_init(&later.lock, NULL);
   later.len = 0;
 }
 
-__attribute__((constructor)) static void later_init(void)
-{
-  gji_fork_safe(&later.lock);
-  pthread_atfork(NULL, NULL, later_forked);
-}
+__attribute__((constructor)) static void later_init(void) { pthread_atfork(NULL, NULL, later_forked); }
 
 static void later_write(void)
 {
-  gji_write_lines(later.buf, later.len);
+  write_lines(later.buf, later.len);
   __atomic_store_n(&later.len, 0, __ATOMIC_RELEASE);
 }
 
