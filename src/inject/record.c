@@ -61,11 +61,14 @@ void gji_fork_safe(pthread_mutex_t *m)
     fork_locks[n_fork_locks++] = m;
 }
 
+static void write_lines(const char *s, size_t n);
+
 __attribute__((constructor)) static void register_fork_handler(void)
 {
   gji_fork_safe(&open_lock);
   gji_fork_safe(&note_lock);
   pthread_atfork(NULL, NULL, on_fork_child);
+  gji_batch_writer(write_lines);
 }
 
 static void init(void)
@@ -118,6 +121,7 @@ void gji_inproc_begin(const char *records, const char *words)
 /* No exit record: the process goes on; its session is read as a range, which nothing ends early. */
 void gji_inproc_end(void)
 {
+  gji_later_flush();
   __atomic_store_n(&active, false, __ATOMIC_RELEASE);
 }
 
@@ -340,56 +344,39 @@ static void write_line(const char *s, size_t n)
   close(f);
 }
 
-/* A thread's batch (gji_batch_begin): whole lines, written together. */
-#define BATCH_BYTES (256u << 10)
-static __thread struct {
-  char *buf;
-  size_t len;
-  int depth;
-} batch;
-
-static void batch_write(void)
-{
-  if (batch.len && file_pid == gji_pid())
-    write_line(batch.buf, batch.len);
-  batch.len = 0;
-}
-
-void gji_batch_begin(void)
-{
-  if (!batch.buf)
-    batch.buf = malloc(BATCH_BYTES);
-  batch.depth++;
-}
-
-void gji_batch_end(void)
-{
-  if (batch.depth > 0 && --batch.depth == 0) {
-    batch_write();
-    free(batch.buf); /* a thread that flushed once (the program's) keeps nothing */
-    batch.buf = NULL;
-  }
-}
-
-void gji_end(gji_line *l)
+/* The line closed; false where it is not to be written (no profile, or no file of this process's). */
+static bool finish(gji_line *l)
 {
   if (!gji_active())
-    return;
+    return false;
   if (l->cut) /* a string was cut short: the line stays valid and says so */
     put(l, ",\"cut\":true", 11);
   put(l, "}\n", 2);
   if (file_pid != gji_pid())
     open_file();
-  if (file_pid != gji_pid())
+  return file_pid == gji_pid();
+}
+
+void gji_end(gji_line *l)
+{
+  if (!finish(l))
     return;
-  if (batch.depth > 0 && batch.buf) {
-    if (batch.len + l->len > BATCH_BYTES)
-      batch_write();
-    memcpy(batch.buf + batch.len, l->buf, l->len);
-    batch.len += l->len;
-  } else {
+  gji_later_flush(); /* the lines kept for later go first: the file keeps the order they came in */
+  if (!gji_batch_take(l->buf, l->len))
     write_line(l->buf, l->len);
-  }
+}
+
+void gji_end_later(gji_line *l, uint64_t now)
+{
+  if (finish(l))
+    gji_later_keep(l->buf, l->len, now);
+}
+
+/* Whole lines written now, where this process's records file is its own (record_batch.c's writes). */
+static void write_lines(const char *s, size_t n)
+{
+  if (file_pid == gji_pid())
+    write_line(s, n);
 }
 
 /* The parent of `pid` from /proc (0 when unknown). */

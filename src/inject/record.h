@@ -57,13 +57,28 @@ GJI_HIDDEN void gji_hex(gji_line *l, const char *key, uint64_t value);
 GJI_HIDDEN void gji_strs(gji_line *l, const char *key, const char *const *v, int n);
 /** Raw JSON text as the value. */
 GJI_HIDDEN void gji_raw(gji_line *l, const char *key, const char *json);
-/** Close the record and write it as one line. */
+/** Close the record and write it as one line (after the lines kept for later). */
 GJI_HIDDEN void gji_end(gji_line *l);
+/** Close the record and keep it for later (record_batch.c): it is written with the process's next
+ *  record written at once, or when the oldest line kept has waited 100 ms (`now`, gji_now's clock)
+ *  at the next line kept, or at exit or a flush. For records a program may make a thousand times
+ *  a second (steps): none of them costs a system call; a crash loses the lines kept. */
+GJI_HIDDEN void gji_end_later(gji_line *l, uint64_t now);
+/** Write the lines kept for later now (gpujit_inject_flush, a session's end; gji_end does it). */
+GJI_HIDDEN void gji_later_flush(void);
 
 /** Between these, this thread's lines are kept and written together (at the end, or when 256 KiB
  * are waiting): the lines of one CUPTI buffer cost one write, not one each. They nest. */
 GJI_HIDDEN void gji_batch_begin(void);
 GJI_HIDDEN void gji_batch_end(void);
+
+/* record_batch.c's side of gji_end (it calls nothing of record.c's: what writes is given to it): */
+/** Whole lines into this thread's batch; false when it has none open. */
+GJI_HIDDEN bool gji_batch_take(const char *s, size_t n);
+/** Whole lines kept for later, the newest made at `now`. */
+GJI_HIDDEN void gji_later_keep(const char *s, size_t n, uint64_t now);
+/** What writes whole lines to this process's records file (record.c gives it at its load). */
+GJI_HIDDEN void gji_batch_writer(void (*fn)(const char *s, size_t n));
 
 /** Whether this very process (not a vfork child sharing its memory) has its records file open. */
 GJI_HIDDEN bool gji_owns_file(void);

@@ -7,6 +7,7 @@
  * it measures the time spent in the library's buffer callback. */
 #define _GNU_SOURCE
 #include <cupti.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +25,19 @@ static uint64_t requests, complete_ns;
 static uint32_t flush_period_ms = 12345;
 static char *names[256];
 
+API void fake_cupti_launch(CUpti_CallbackId cbid, uint32_t corr, CUfunction f);
+static int kernel_of_launch(uint32_t corr, const char *name, uint32_t device, uint64_t start, uint64_t end,
+                            uint64_t graph_node);
+
+/* A stand-in driver that launches (tests/fakes/fake_launch_cuda.c) is told of this CUPTI while it
+ * has a subscriber: its launches then come through the callbacks and write kernel records. */
+static void tell_driver(int on)
+{
+  void (*tell)(void *, void *) = (void (*)(void *, void *))dlsym(RTLD_DEFAULT, "fake_cuda_tool");
+  if (tell)
+    tell(on ? (void *)fake_cupti_launch : NULL, on ? (void *)kernel_of_launch : NULL);
+}
+
 static uint64_t now_ns(void)
 {
   struct timespec t;
@@ -37,6 +51,7 @@ API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb,
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   subscriber = cb, subscriber_data = ud;
   *s = (CUpti_SubscriberHandle)&subscriber;
+  tell_driver(1);
   return CUPTI_SUCCESS;
 }
 
@@ -44,6 +59,7 @@ API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
 {
   (void)s;
   subscriber = NULL;
+  tell_driver(0);
   return CUPTI_SUCCESS;
 }
 
@@ -244,6 +260,15 @@ int fake_cupti_kernel(uint32_t corr, const char *name, uint32_t device, uint64_t
   k->end = end;
   k->graphNodeId = graph_node;
   return 1;
+}
+
+/* A launch's kernel record, where the kernel kind is enabled (the stand-in driver's launches). */
+static int kernel_of_launch(uint32_t corr, const char *name, uint32_t device, uint64_t start, uint64_t end,
+                            uint64_t graph_node)
+{
+  if (!kinds_on[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] && !kinds_on[CUPTI_ACTIVITY_KIND_KERNEL])
+    return 0;
+  return fake_cupti_kernel(corr, name, device, start, end, graph_node);
 }
 
 /** Whether the subscriber enabled callbacks for `cbid`. */

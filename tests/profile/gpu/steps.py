@@ -110,12 +110,16 @@ def storm_check(steps, per, sched, expect_active):
     return d
 
 
-def timed(cmd):
+def timed(cmd, steps=None):
+    """The program's own loop seconds; with `steps` (a list), its step times are appended to it."""
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         print(p.stderr[-500:])
         return None
-    return json.loads(p.stdout.strip().splitlines()[-1])["seconds"]
+    own = json.loads(p.stdout.strip().splitlines()[-1])
+    if steps is not None and "step_us" in own:
+        steps.append(own["step_us"])
+    return own["seconds"]
 
 
 only = os.environ.get("GPUJIT_STEP_ONLY", "")
@@ -128,6 +132,7 @@ if only in ("", "storm"):
 # 2. cost: 1000 launches a step, wait=900, active=10 (warmup 1), 1000 steps; plain, profiled with the
 # schedule, and (to say where a cost lies) profiled without CUPTI at all, in turning order
 plain, prof, nocupti = [], [], []
+step_times = [[], [], []]  # each run's own step times, per arm: where a cost lies (wait steps, attach, detach)
 for i in range(rounds if only in ("", "storm") else 0):
     for which in [(0, 1, 2), (1, 2, 0), (2, 0, 1)][i % 3]:
         cmd = [storm, "1000", "1000"]
@@ -136,7 +141,7 @@ for i in range(rounds if only in ("", "storm") else 0):
         elif which == 2:
             cmd = [g, "profile", "-q", "--no-cupti", "--"] + cmd
         cmd = pin + cmd
-        s = timed(cmd)
+        s = timed(cmd, step_times[which])
         [plain, prof, nocupti][which].append(s if s is not None else float("nan"))
 print("RUNS plain %s" % " ".join("%.3f" % x for x in plain))
 print("RUNS scheduled %s" % " ".join("%.3f" % x for x in prof))
@@ -145,6 +150,22 @@ r2 = [b / a for a, b in zip(plain, nocupti)] or [float("nan")]
 plain, prof, nocupti = plain or [float("nan")], prof or [float("nan")], nocupti or [float("nan")]
 print("RESULT storm_no_cupti plain_s %.4f profiled_s %.4f ratio %.4f spread %.4f-%.4f" % (
     statistics.median(plain), statistics.median(nocupti), statistics.median(r2), min(r2), max(r2)), flush=True)
+
+
+def step_median(runs, pick):
+    v = [pick(st) for st in runs if len(st) == 1000]
+    return statistics.median(v) if v else float("nan")
+
+
+# where the time goes, by the program's own step times (medians over the runs): a wait step (1-898,
+# nothing recorded yet), the step whose end attaches CUPTI (899, the first warmup step begins), the
+# step whose end detaches it (911, after the last active one), an active step (901-910)
+wait_of = lambda st: statistics.median(st[1:899])
+print("RESULT storm_steps wait_step_us plain %.1f scheduled %.1f no_cupti %.1f; scheduled attach_step_us %.1f "
+      "active_step_us %.1f detach_step_us %.1f" % (
+          step_median(step_times[0], wait_of), step_median(step_times[1], wait_of), step_median(step_times[2], wait_of),
+          step_median(step_times[1], lambda st: st[899]), step_median(step_times[1], lambda st: statistics.median(st[901:911])),
+          step_median(step_times[1], lambda st: st[911])), flush=True)
 ratios = [b / a for a, b in zip(plain, prof)] or [float("nan")]
 print("RESULT storm_schedule plain_s %.4f profiled_s %.4f ratio %.4f spread %.4f-%.4f" % (
     statistics.median(plain), statistics.median(prof), statistics.median(ratios), min(ratios), max(ratios)), flush=True)
