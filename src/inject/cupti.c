@@ -539,8 +539,11 @@ int InitializeInjection(void)
    * marker's callbacks are on from here, to count the steps before it */
   if ((now || marker) && load())
     attach(now);
-  else if (!now && !marker && want_steps)
-    start_load_ahead();
+  else if (!now && !marker && want_steps) {
+    gji_cupti_settings(gji_setting(GPUJIT_RECORD_ENV_LAUNCH_CALLBACKS)); /* ahead=0: at the warmup, as before */
+    if (!gji_cupti_cfg.no_ahead)
+      start_load_ahead();
+  }
   return 1;
 }
 

@@ -23,7 +23,9 @@
  *   unread=1     completed buffers given back unread: CUPTI's own cost (nothing of the GPU's counted)
  *   kinds=kernel CUPTI's kernel records alone (no copies, memsets, driver JIT or NVTX ranges)
  *   subscribe=0  no CUPTI callbacks at all (module loads through driver.c's wrappers, launches
- *                not tied to modules): what CUPTI's callback subscription costs */
+ *                not tied to modules): what CUPTI's callback subscription costs
+ *   ahead=0      with a schedule that waits, CUPTI is loaded at the first warmup step, not ahead
+ *                on a thread at cuInit: what loading it ahead saves or costs the waiting steps */
 gji_cupti_config gji_cupti_cfg = {.launch_callbacks = true, .flush_ms = 100, .buffer_kib = GJI_BUFFER_BYTES >> 10, .devbuf_kib = -1, .pinned = -1};
 
 void gji_cupti_settings(const char *words)
@@ -50,6 +52,8 @@ void gji_cupti_settings(const char *words)
       gji_cupti_cfg.unread = v == 1;
     else if (number && v <= 1 && !strncmp(w, "subscribe=", 10))
       gji_cupti_cfg.no_subscriber = v == 0;
+    else if (number && v <= 1 && !strncmp(w, "ahead=", 6))
+      gji_cupti_cfg.no_ahead = v == 0;
     else if (!strcmp(w, "kinds=kernel") || !strcmp(w, "kinds=all"))
       gji_cupti_cfg.kernel_only = !strcmp(w, "kinds=kernel");
     else if (!strcmp(w, "kind=serial") || !strcmp(w, "kind=concurrent"))
@@ -65,11 +69,12 @@ void gji_cupti_note_settings(void)
 {
   if (gji_cupti_cfg.launch_callbacks && !gji_cupti_cfg.serial && !gji_cupti_cfg.hwtrace && gji_cupti_cfg.flush_ms == 100 && gji_cupti_cfg.buffer_kib == GJI_BUFFER_BYTES >> 10 &&
       gji_cupti_cfg.devbuf_kib < 0 && gji_cupti_cfg.pinned < 0 && !gji_cupti_cfg.unread && !gji_cupti_cfg.kernel_only &&
-      !gji_cupti_cfg.no_subscriber)
+      !gji_cupti_cfg.no_subscriber && !gji_cupti_cfg.no_ahead)
     return;
-  gji_note("measuring", "measuring settings (%s): launch callbacks %s, flush %ld ms, buffers %ld KiB, device buffer %ld KiB, pinned %ld, kind %s, hwtrace %d, records %s, %s, %s",
+  gji_note("measuring", "measuring settings (%s): launch callbacks %s, flush %ld ms, buffers %ld KiB, device buffer %ld KiB, pinned %ld, kind %s, hwtrace %d, records %s, %s, %s%s",
            GPUJIT_ENV(LAUNCH_CALLBACKS), gji_cupti_cfg.launch_callbacks ? "on" : "off", gji_cupti_cfg.flush_ms, gji_cupti_cfg.buffer_kib, gji_cupti_cfg.devbuf_kib, gji_cupti_cfg.pinned,
            gji_cupti_cfg.serial ? "serial" : "concurrent", (int)gji_cupti_cfg.hwtrace, gji_cupti_cfg.unread ? "unread (nothing of the GPU's counted)" : "read",
            gji_cupti_cfg.kernel_only ? "kernel records alone" : "every kind",
-           gji_cupti_cfg.no_subscriber ? "no CUPTI callbacks (launches not tied to modules)" : "CUPTI callbacks");
+           gji_cupti_cfg.no_subscriber ? "no CUPTI callbacks (launches not tied to modules)" : "CUPTI callbacks",
+           gji_cupti_cfg.no_ahead ? ", CUPTI not loaded ahead of a schedule's warmup" : "");
 }

@@ -7,7 +7,7 @@
 #include "inject/record.h"
 
 typedef struct gji_cupti_config {
-  bool launch_callbacks, serial, hwtrace, unread, kernel_only, no_subscriber;
+  bool launch_callbacks, serial, hwtrace, unread, kernel_only, no_subscriber, no_ahead;
   long flush_ms, buffer_kib, devbuf_kib, pinned;
 } gji_cupti_config;
 

@@ -110,9 +110,9 @@ def storm_check(steps, per, sched, expect_active):
     return d
 
 
-def timed(cmd, steps=None):
+def timed(cmd, steps=None, env=None):
     """The program's own loop seconds; with `steps` (a list), its step times are appended to it."""
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         print(p.stderr[-500:])
         return None
@@ -131,18 +131,21 @@ if only in ("", "storm"):
     storm_check(30, 1000, "wait=5,warmup=2,active=3,repeat=2", [7, 8, 9, 17, 18, 19])
 # 2. cost: 1000 launches a step, wait=900, active=10 (warmup 1), 1000 steps; plain, profiled with the
 # schedule, and (to say where a cost lies) profiled without CUPTI at all, in turning order
-plain, prof, nocupti = [], [], []
-step_times = [[], [], []]  # each run's own step times, per arm: where a cost lies (wait steps, attach, detach)
+plain, prof, nocupti, late = [], [], [], []
+step_times = [[], [], [], []]  # each run's own step times, per arm: where a cost lies (wait steps, attach, detach)
+order = [0, 1, 2, 3]
 for i in range(rounds if only in ("", "storm") else 0):
-    for which in [(0, 1, 2), (1, 2, 0), (2, 0, 1)][i % 3]:
-        cmd = [storm, "1000", "1000"]
-        if which == 1:
+    for which in order[i % 4:] + order[:i % 4]:
+        cmd, env = [storm, "1000", "1000"], None
+        if which in (1, 3):
             cmd = [g, "profile", "-q", "--schedule", "wait=900,warmup=1,active=10,repeat=1", "--"] + cmd
         elif which == 2:
             cmd = [g, "profile", "-q", "--no-cupti", "--"] + cmd
+        if which == 3:  # the same schedule, CUPTI loaded at the warmup step (not ahead on a thread at cuInit)
+            env = dict(os.environ, GPUJIT_BENCH_LAUNCH_CALLBACKS="ahead=0")
         cmd = pin + cmd
-        s = timed(cmd, step_times[which])
-        [plain, prof, nocupti][which].append(s if s is not None else float("nan"))
+        s = timed(cmd, step_times[which], env)
+        [plain, prof, nocupti, late][which].append(s if s is not None else float("nan"))
 print("RUNS plain %s" % " ".join("%.3f" % x for x in plain))
 print("RUNS scheduled %s" % " ".join("%.3f" % x for x in prof))
 print("RUNS no_cupti %s" % " ".join("%.3f" % x for x in nocupti))
@@ -161,17 +164,23 @@ def step_median(runs, pick):
 # nothing recorded yet), the step whose end attaches CUPTI (899, the first warmup step begins), the
 # step whose end detaches it (911, after the last active one), an active step (901-910)
 wait_of = lambda st: statistics.median(st[1:899])
-print("RESULT storm_steps wait_step_us plain %.1f scheduled %.1f no_cupti %.1f; scheduled attach_step_us %.1f "
-      "active_step_us %.1f detach_step_us %.1f" % (
+print("RESULT storm_steps wait_step_us plain %.1f scheduled %.1f no_cupti %.1f not_ahead %.1f; scheduled attach_step_us %.1f "
+      "active_step_us %.1f detach_step_us %.1f; not_ahead attach_step_us %.1f" % (
           step_median(step_times[0], wait_of), step_median(step_times[1], wait_of), step_median(step_times[2], wait_of),
+          step_median(step_times[3], wait_of),
           step_median(step_times[1], lambda st: st[899]), step_median(step_times[1], lambda st: statistics.median(st[901:911])),
-          step_median(step_times[1], lambda st: st[911])), flush=True)
+          step_median(step_times[1], lambda st: st[911]), step_median(step_times[3], lambda st: st[899])), flush=True)
+r3 = [b / a for a, b in zip(plain, late)] or [float("nan")]
+print("RESULT storm_schedule_not_ahead ratio %.4f spread %.4f-%.4f" % (statistics.median(r3), min(r3), max(r3)), flush=True)
 ratios = [b / a for a, b in zip(plain, prof)] or [float("nan")]
 print("RESULT storm_schedule plain_s %.4f profiled_s %.4f ratio %.4f spread %.4f-%.4f" % (
     statistics.median(plain), statistics.median(prof), statistics.median(ratios), min(ratios), max(ratios)), flush=True)
 if only in ("", "storm"):
     check("storm-cost", statistics.median(ratios) <= 1.02, "median %.4fx over %d pairs (target <= 1.02x)" % (
         statistics.median(ratios), rounds))
+
+if only == "storm":  # GPUJIT_STEP_ONLY=storm: the launch storm alone
+    sys.exit(1 if failed else 0)
 
 # 3. PyTorch: steps from torch.profiler's step(), and NVTX marks as steps
 mlp = os.path.join(here, "steps_mlp.py")
