@@ -72,11 +72,19 @@ static bool start_one(gpujit__crew *crew, int k, void *(*fn)(void *), pthread_t 
   return rc == 0;
 }
 
+/* A helper begins: its id noted for the join (read once it is joined), its name gpujit's (what
+ * top -H, a debugger and /proc/self/task/N/comm show: a thread seen there is known for ours). */
+static void seated(gpujit__seat *s)
+{
+  s->tid = (pid_t)syscall(SYS_gettid);
+  pthread_setname_np(pthread_self(), "gpujit-crew");
+}
+
 /* Helper k >= 2: its share. */
 static void *other_main(void *arg)
 {
   gpujit__seat *s = arg;
-  s->tid = (pid_t)syscall(SYS_gettid); /* read once the helper is joined */
+  seated(s);
   s->crew->task->run(s->crew->task, s->k);
   return NULL;
 }
@@ -86,7 +94,7 @@ static void *first_main(void *arg)
 {
   gpujit__crew *crew = ((gpujit__seat *)arg)->crew;
   int n = 0;
-  ((gpujit__seat *)arg)->tid = (pid_t)syscall(SYS_gettid);
+  seated(arg);
   for (int k = 2; k <= crew->wanted && !__atomic_load_n(&crew->stop, __ATOMIC_ACQUIRE); k++) {
     pthread_t tid;
     if (!start_one(crew, k, other_main, &tid))

@@ -1,8 +1,8 @@
 /* The helper threads of a check (base/crew.c): a task started on N helpers is run by each,
- * with its own number, every signal blocked, each bound to a CPU other than the starter's unless
- * asked not to be; the join leaves no thread behind, as the kernel counts them too; many threads
- * start crews at once; a crew that cannot start a thread (or all it asked for) runs on those it
- * has, or none; a forked child starts crews of its own. */
+ * with its own number, named gpujit's, every signal blocked, each bound to a CPU other than the
+ * starter's unless asked not to be; the join leaves no thread behind, as the kernel counts them
+ * too; many threads start crews at once; a crew that cannot start a thread (or all it asked for)
+ * runs on those it has, or none; a forked child starts crews of its own. */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -39,6 +39,11 @@ static void count_run(gpujit__task *t, int k)
       __atomic_add_fetch(&c->bad, 100, __ATOMIC_RELAXED); /* placed: bound to one CPU, not the starter's */
     if (!c->place && one)
       __atomic_add_fetch(&c->bad, 10000, __ATOMIC_RELAXED); /* unplaced: left free */
+  }
+  {
+    char name[16];
+    if (pthread_getname_np(pthread_self(), name, sizeof(name)) != 0 || strcmp(name, "gpujit-crew") != 0)
+      __atomic_add_fetch(&c->bad, 1000000, __ATOMIC_RELAXED); /* named as gpujit's */
   }
   __atomic_or_fetch(&c->seen_k, 1UL << k, __ATOMIC_RELAXED);
   __atomic_add_fetch(&c->runs, 1, __ATOMIC_RELEASE);
@@ -87,7 +92,7 @@ static void test_helpers__task_run_by_each_helper_asked(void **state)
     assert_int_equal(c.runs, 3);
     assert_int_equal(c.seen_k, (1UL << 1) | (1UL << 2) | (1UL << 3)); /* numbers 1, 2, 3 */
     if (c.bad)
-      fail_msg("place=%d: a signal unblocked, a wrong number or a wrong CPU binding (%d)", place, c.bad);
+      fail_msg("place=%d: a signal unblocked, a wrong number, CPU binding or name (%d)", place, c.bad);
   }
 }
 

@@ -2,7 +2,8 @@
 before, so the program's next os.fork() raises no DeprecationWarning ("use of fork() may lead to
 deadlocks", Python 3.12+) and a forked child runs normally. Counted as the kernel counts them, as
 Python's warning does: a helper joined but not yet let go by the kernel counts (base/crew.c waits
-for that; tests/base/test_crew.c shows the gap)."""
+for that; tests/base/test_crew.c shows the gap). A failure names the threads: gpujit's helpers are
+"gpujit-crew", a thread of another name is not gpujit's."""
 import os
 import subprocess
 import sys
