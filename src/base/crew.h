@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define GPUJIT__CREW_MAX 64 /* threads of one task at most, the starter's included */
 
@@ -26,6 +27,7 @@ typedef struct gpujit__crew gpujit__crew;
 typedef struct gpujit__seat { /* what a helper is started with */
   gpujit__crew *crew;
   int k;
+  pid_t tid; /* the helper's, written by it when it starts (0: never started) */
 } gpujit__seat;
 struct gpujit__crew {
   gpujit__task *task;
@@ -49,7 +51,10 @@ struct gpujit__crew {
 bool gpujit__crew_start(gpujit__crew *crew, gpujit__task *t, int n, bool place);
 
 /** Wait for every helper of `crew` to end (the task must let them run out of work first: they
- * end when its run returns). No thread of the crew is left afterwards. */
+ * end when its run returns). No thread of the crew is left afterwards, as the kernel counts
+ * threads too (/proc/self/task, the count Python's fork() warning reads): a joined thread is
+ * waited for until the kernel has let it go (microseconds as a rule; after 100 ms, as under a
+ * debugger whose exited threads wait for it, the join gives up). */
 void gpujit__crew_join(gpujit__crew *crew);
 
 /** For tests: what starts a thread (pthread_create where NULL); one that fails stands for a

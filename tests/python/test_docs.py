@@ -23,6 +23,10 @@ says why in a marker on the line before it, which this test reports as a skip:
     <!-- test: continues -->              a python block that continues the one before it
     <!-- test: profiled -->               a python block run under `python -m gpujit profile -q --`
     <!-- test: output not compared: REASON -->   runs, but what it prints differs by machine
+    <!-- test: without a GPU: SHOWN => PRINTED -->  the page shows a GPU machine's output; on a
+                                          machine without one, the shown lines SHOWN (a run of
+                                          whole lines, as the page writes them, separated by
+                                          " | ") read PRINTED (lines the same way) instead
 
 Markers combine with "; ". Blocks without a language and without `$ ` lines are output."""
 import glob
@@ -42,7 +46,8 @@ import gpujit
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 DOCS = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
-KNOWN = {"synopsis", "gpu", "not run", "setup", "run in", "continues", "profiled", "output not compared"}
+KNOWN = {"synopsis", "gpu", "not run", "setup", "run in", "continues", "profiled", "output not compared",
+         "without a GPU"}
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARK = re.compile(r"^<!-- test: (.*) -->\s*$")
 
@@ -187,11 +192,29 @@ def _matches(shown, actual):
     return re.fullmatch("".join(pattern), "".join(l + "\n" for l in actual)) is not None
 
 
+def _without_gpu(shown, spec, what):
+    """The shown output as a machine without a GPU prints it: the run of shown lines `spec` names
+    (before " => ", " | " between lines; each as the page writes it, leading spaces aside) in
+    place of the lines after it. A run that is not there exactly once is a stale marker: it fails."""
+    old, sep, new = spec.partition(" => ")
+    assert sep, "%s: 'without a GPU' needs SHOWN => PRINTED, not %r" % (what, spec)
+    old, new = [l.strip() for l in old.split(" | ")], [l.strip() for l in new.split(" | ")]
+    lines = shown.split("\n")
+    at = [i for i in range(len(lines)) if [l.strip() for l in lines[i:i + len(old)]] == old]
+    assert len(at) == 1, "%s: 'without a GPU' names lines the page shows %d times, not once: %r" % (what, len(at), old)
+    i = at[0]
+    indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+    return "\n".join(lines[:i] + [indent + l for l in new] + lines[i + len(old):])
+
+
 def _compare(b, printed, work, env, what):
-    """The block's printed output against what the page shows for it."""
+    """The block's printed output against what the page shows for it (on a machine without a
+    GPU, with the lines its `without a GPU` marker declares for one)."""
     shown = b["shown"]
     if shown is None or "output not compared" in b["marks"]:
         return
+    if "without a GPU" in b["marks"] and not _has_gpu():
+        shown = _without_gpu(shown, b["marks"]["without a GPU"], what)
     places = [(str(work), "/home/you/gpujit"), (env["HOME"], "/home/you")]
     gpu = "gpu" in b["marks"]
     want, got = _normal(shown, [], gpu), _normal(printed, places, gpu)
@@ -279,6 +302,23 @@ def test_printed_output_is_compared_with_the_shown():
     compared = [b["line"] for b in BLOCKS if b["doc"] == "README.md" and shows(b) and
                 not {"output not compared", "gpu", "not run", "synopsis"} & set(b["marks"])]
     assert len(compared) >= 5, compared  # the quick start's build, python and profile; trace; ncu
+
+
+def test_without_a_gpu_replaces_exactly_the_lines_it_names():
+    """A `without a GPU` marker swaps a run of whole shown lines for others, and nothing else: the
+    lines around them are compared as before, and a run the page does not show once fails."""
+    shown = "a\n  GPU: 1 ran\n  GPU 0: 3 launches\nz\n"
+    got = _without_gpu(shown, "GPU: 1 ran | GPU 0: 3 launches => GPU: not recorded (why)", "t")
+    assert got == "a\n  GPU: not recorded (why)\nz\n"
+    assert _matches(_normal(got, []), _normal("a\n  GPU: not recorded (why)\nz\n", []))
+    assert not _matches(_normal(got, []), _normal("a\n  GPU: not recorded (why)\nextra\nz\n", []))
+    for stale in ("GPU: 2 ran => x", "GPU 0: 3 launches | GPU: 1 ran => x", "GPU: 1 ran"):
+        with pytest.raises(AssertionError):
+            _without_gpu(shown, stale, "t")
+    readme = [b for b in BLOCKS if "without a GPU" in b["marks"]]
+    assert readme, "no block declares what a machine without a GPU prints"
+    for b in readme:  # each names lines its page shows, once
+        _without_gpu(b["shown"], b["marks"]["without a GPU"], "%s:%d" % (b["doc"], b["line"]))
 
 
 def test_what_the_docs_make_in_a_clone_is_ignored():

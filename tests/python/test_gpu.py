@@ -149,11 +149,12 @@ extern "C" __global__ void rspin(long long cycles, int *out)
 { GPUJIT_REGION("spin") { long long t0 = clock64(); while (clock64() - t0 < cycles) {} }
   if (threadIdx.x == 0) out[blockIdx.x] = 1; }
 '''
+RSPIN = "long long cycles, int *out"  # extern "C": its 8-byte cycles could be a long long or a double
 
 
 def test_timer_and_benchmark_read_kernel_regions(mod):
     cp = pytest.importorskip("cupy")
-    k = gpujit.build(source=REGIONS_SRC, name="gpu_regions.cu", regions=True).kernel("rspin")
+    k = gpujit.build(source=REGIONS_SRC, name="gpu_regions.cu", regions=True).kernel("rspin", signature=RSPIN)
     out = cp.zeros(8, dtype=cp.int32)
     with gpujit.ScopedTimer("r", cuda_filter=gpujit.TIMING_KERNEL, print=False) as t:
         for _ in range(3):
@@ -172,7 +173,7 @@ def test_timer_and_benchmark_read_kernel_regions(mod):
 
 def test_every_timer_kind_reads_kernel_regions(mod):
     cp = pytest.importorskip("cupy")
-    k = gpujit.build(source=REGIONS_SRC, name="gpu_regions.cu", regions=True).kernel("rspin")
+    k = gpujit.build(source=REGIONS_SRC, name="gpu_regions.cu", regions=True).kernel("rspin", signature=RSPIN)
     out = cp.zeros(8, dtype=cp.int32)
     k(8, 64, 20000, out)  # loads the module (opens the device) before the timers
     with gpujit.ScopedTimer("host only", print=False) as t:  # no cuda_filter: no kernel time

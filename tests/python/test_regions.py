@@ -58,11 +58,36 @@ def test_timing_regions_arguments():
         _gpujit.timing_regions(0)
 
 
+WINDOWS = r'''
+import json
+import gpujit
+from gpujit import _gpujit
+got = {"fresh": [_gpujit.regions_window_begin(), _gpujit.regions_window_begin()]}
+got["fresh_end"] = _gpujit.regions_window_end([])
+try:
+    gpujit.synchronize()  # opens the current device, where there is one
+    got["opened"] = [_gpujit.current_device()]
+except gpujit.GpujitError:
+    got["opened"] = []
+got["after"] = _gpujit.regions_window_begin()
+got["after_end"] = _gpujit.regions_window_end(got["after"])
+print(json.dumps(got))
+'''
+
+
 def test_timer_without_filter_joins_only_opened_devices():
-    # no device opened here (none exists): the window joins nothing and opens nothing
+    # A fresh process, as the devices gpujit opened are the process's (in this one, a GPU test
+    # before may have opened one): before any device is opened the window joins nothing and opens
+    # nothing (the second window finds none either); once one is opened (a GPU machine), that one
+    import json
+    import subprocess
+    import sys
     from gpujit import _gpujit
-    assert _gpujit.regions_window_begin() == []
-    assert _gpujit.regions_window_end([]) is None
+    r = subprocess.run([sys.executable, "-c", WINDOWS], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["fresh"] == [[], []] and got["fresh_end"] is None
+    assert got["after"] == got["opened"] and got["after_end"] is None
     with pytest.raises(TypeError, match="regions_window_begin gave"):
         _gpujit.regions_window_end(0)
 

@@ -31,9 +31,23 @@ def test_schedule_actions_as_torch_defines_them():
 
 
 def test_schedule_matches_torch_profiler_schedule():
+    import inspect
+    import warnings
     torch_profiler = pytest.importorskip("torch.profiler", reason="PyTorch is not installed here (the GPU machine has it)")
+    # torch requires wait, warmup and active; gpujit defaults wait and warmup to 0 (a case that
+    # leaves them out is torch's schedule with 0), so every call of torch's is one of gpujit's
+    theirs_params = inspect.signature(torch_profiler.schedule).parameters
+    ours_params = inspect.signature(gpujit.schedule).parameters
+    assert {"wait", "warmup", "active", "repeat", "skip_first"} <= set(theirs_params)
+    for name, p in ours_params.items():
+        assert p.kind is inspect.Parameter.KEYWORD_ONLY and theirs_params[name].kind is p.kind, name
+        if theirs_params[name].default is not inspect.Parameter.empty:
+            assert p.default == theirs_params[name].default, name
     for case in CASES:
-        ours, theirs = gpujit.schedule(**case), torch_profiler.schedule(**case)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's "won't be using warmup" where warmup is 0
+            theirs = torch_profiler.schedule(**dict(dict(wait=0, warmup=0), **case))
+        ours = gpujit.schedule(**case)
         assert [ours(i) for i in range(300)] == [theirs(i).name for i in range(300)], case
 
 
