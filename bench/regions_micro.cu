@@ -1,7 +1,8 @@
 // Where a kernel-region event's cost goes (issue 59): the recording path taken apart, one piece
 // added per variant, each timed two ways — the latency one warp sees per event (a lone warp,
 // clock64 around a loop of begin/end pairs) and what a full GPU of FMA-bound warps loses (kernel
-// time with events every few µs against the same kernel without). Built with nvcc on the GPU
+// time with events every few µs against the same kernel without; then, for some variants, a
+// memory-bound kernel whose regions gather from a 256 MB array: RESULT regions_micro_mem). Built with nvcc on the GPU
 // machine (scripts/gpu.sh regions); prints RESULT lines. Not part of the library: the variants
 // model the device header's choices so that the header can take the cheapest that stays right.
 #include <cstdio>
@@ -131,6 +132,24 @@ template <int V> __device__ __forceinline__ void body(const char *name, bool end
   *sp = (s & 0xffffffff00000000ull) | (pos + 1u);
 }
 
+// The warp-uniform variants' tail: a chunk's claim by the lowest lane, shared by a shuffle, and the
+// event's two halves stored by the lowest and the highest active lane. Returns the position used.
+__device__ __forceinline__ unsigned uniform_store(unsigned m, unsigned lane, unsigned first, unsigned last, unsigned pos,
+                                                  const char *name, bool end, unsigned long long clk, unsigned long long t,
+                                                  unsigned long long grid, unsigned sm)
+{
+  if ((pos & 63u) == 0u) { // warp-uniform: every lane saw the same position
+    unsigned long long c = 0;
+    if (lane == first) c = atomicAdd(c_state.counters, 1ull);
+    c = __shfl_sync(m, c, first);
+    pos = (unsigned)(c * 64u);
+  }
+  unsigned long long *e = c_state.events + 4ull * (pos & (unsigned)(c_state.capacity - 1));
+  if (lane == first) ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
+  if (lane == last) ((ulonglong2 *)e)[1] = make_ulonglong2(t, grid ^ sm ^ ((unsigned long long)end << 63));
+  return pos;
+}
+
 __shared__ unsigned s_pos[32]; // V24: each warp's position, set at the kernel's start
 
 template <int V> __device__ __forceinline__ void rec_init()
@@ -164,16 +183,7 @@ template <int V> __device__ __forceinline__ void rec(const char *name, bool end,
     unsigned sm = sreg_smid<8>(), w = sreg_warpid<8>();
     unsigned long long grid = sreg_gridid<8>();
     unsigned slot = sm * 64u + w, wb = threadIdx.x / 32u;
-    unsigned pos = s_pos[wb];
-    if ((pos & 63u) == 0u) {
-      unsigned long long c = 0;
-      if (lane == first) c = atomicAdd(c_state.counters, 1ull);
-      c = __shfl_sync(m, c, first);
-      pos = (unsigned)(c * 64u);
-    }
-    unsigned long long *e = c_state.events + 4ull * (pos & (unsigned)(c_state.capacity - 1));
-    if (lane == first) ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
-    if (lane == last) ((ulonglong2 *)e)[1] = make_ulonglong2(t, grid ^ sm ^ ((unsigned long long)end << 63));
+    unsigned pos = uniform_store(m, lane, first, last, s_pos[wb], name, end, clk, t, grid, sm);
     if (lane == first) s_pos[wb] = pos + 1u, *(unsigned *)(c_state.slots + slot) = pos + 1u;
     sink = pos + 1u;
     return;
@@ -200,15 +210,7 @@ template <int V> __device__ __forceinline__ void rec(const char *name, bool end,
       pos = *(const unsigned *)(c_state.slots + slot);
     } else
       pos = (unsigned)sink; // a register position (a bound)
-    if ((pos & 63u) == 0u) { // warp-uniform: every lane saw the same word
-      unsigned long long c = 0;
-      if (lane == first) c = atomicAdd(c_state.counters, 1ull);
-      c = __shfl_sync(m, c, first);
-      pos = (unsigned)(c * 64u);
-    }
-    unsigned long long *e = c_state.events + 4ull * (pos & (unsigned)(c_state.capacity - 1));
-    if (lane == first) ((ulonglong2 *)e)[0] = make_ulonglong2((unsigned long long)name, clk);
-    if (lane == second) ((ulonglong2 *)e)[1] = make_ulonglong2(t, grid ^ sm ^ ((unsigned long long)end << 63));
+    pos = uniform_store(m, lane, first, second, pos, name, end, clk, t, grid, sm);
     if (V != 20 && lane == first) *(unsigned *)(c_state.slots + slot) = pos + 1u;
     sink = pos + 1u;
     (void)lt;
