@@ -81,7 +81,10 @@ static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, i
   default:
     break;
   }
-  t = pf_t_of(line, "t0") ? pf_t_of(line, "t0") : gpu_t(proc, line, "s");
+  if (kind == GPUJIT_RECORD_NVTX && strstr(line, "\"clock\":\"host\"")) /* gpujit's own NVTX injection's */
+    t = pf_t_of(line, "s");
+  else
+    t = pf_t_of(line, "t0") ? pf_t_of(line, "t0") : gpu_t(proc, line, "s");
   return t >= p->range_t0 && t <= p->range_t1;
 }
 
@@ -296,7 +299,10 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     n->pid = pid;
     n->thread = (uint32_t)pf_u_of(j, "thread");
     n->name = pf_dup(pf_s_of(j, "name"));
-    n->s = gpu_t(proc, line, "s"), n->e = gpu_t(proc, line, "e");
+    if (!strcmp(pf_s_of(j, "clock"), "host")) /* written by gpujit's own NVTX injection, on the host's clock */
+      n->s = pf_t_of(line, "s"), n->e = pf_t_of(line, "e");
+    else /* CUPTI's marker records */
+      n->s = gpu_t(proc, line, "s"), n->e = gpu_t(proc, line, "e");
     break;
   }
   case GPUJIT_RECORD_GPU_END: {
