@@ -26,7 +26,10 @@
 static gji_nvtx_steps steps;
 static const char *want; /* the step's name, read when NVTX first calls in */
 
-void gji_nvtx_steps_set(const gji_nvtx_steps *s) { steps = *s; }
+void gji_nvtx_steps_set(const gji_nvtx_steps *s)
+{
+  steps = *s;
+}
 
 bool gji_nvtx_injected(void)
 {
@@ -35,8 +38,8 @@ bool gji_nvtx_injected(void)
     const char *path = gji_setting(GPUJIT_RECORD_ENV_NVTX_INJECTION);
     Dl_info self;
     struct stat a, b;
-    bool same = path && *path && dladdr((void *)gji_nvtx_injected, &self) && self.dli_fname &&
-                stat(path, &a) == 0 && stat(self.dli_fname, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    bool same = path && *path && dladdr((void *)gji_nvtx_injected, &self) && self.dli_fname && stat(path, &a) == 0 &&
+                stat(self.dli_fname, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     known = same ? 1 : 2;
   }
   return known == 1;
@@ -61,21 +64,27 @@ static named *named_new(const char *a, const wchar_t *w)
   return n;
 }
 
-static const char *domain_name(nvtxDomainHandle_t d) { return d ? ((const named *)(const void *)d)->text : ""; }
+static const char *domain_name(nvtxDomainHandle_t d)
+{
+  return d ? ((const named *)(const void *)d)->text : "";
+}
 
 /* A message as text: ASCII as it is, wide text narrowed into `buf`, a registered string's own. */
 static const char *text_of(int type, const nvtxMessageValue_t *m, char *buf, size_t n)
 {
   size_t i = 0;
   switch (type) {
-  case NVTX_MESSAGE_TYPE_ASCII: return m->ascii;
-  case NVTX_MESSAGE_TYPE_REGISTERED: return m->registered ? ((const named *)(const void *)m->registered)->text : NULL;
+  case NVTX_MESSAGE_TYPE_ASCII:
+    return m->ascii;
+  case NVTX_MESSAGE_TYPE_REGISTERED:
+    return m->registered ? ((const named *)(const void *)m->registered)->text : NULL;
   case NVTX_MESSAGE_TYPE_UNICODE:
     for (; m->unicode && m->unicode[i] && i + 1 < n; i++)
       buf[i] = m->unicode[i] < 0x80 ? (char)m->unicode[i] : '?';
     buf[i] = '\0';
     return m->unicode ? buf : NULL;
-  default: return NULL;
+  default:
+    return NULL;
   }
 }
 
@@ -156,7 +165,10 @@ static int pop(nvtxDomainHandle_t d)
 
 /* Started ranges, by id: one may end on another thread. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-__attribute__((constructor)) static void fork_safe_lock(void) { gji_fork_safe(&lock); }
+__attribute__((constructor)) static void fork_safe_lock(void)
+{
+  gji_fork_safe(&lock);
+}
 static uint64_t next_id;
 static struct {
   uint64_t id, t;
@@ -209,8 +221,15 @@ static void mark(nvtxDomainHandle_t d, const char *name)
 
 /* The entry points NVTX calls: each the text of its message, then one of the five above. */
 #define TEXT char buf[128]
-static void NVTX_API h_markEx(const nvtxEventAttributes_t *a) { TEXT; mark(NULL, attr_text(a, buf, sizeof(buf))); }
-static void NVTX_API h_markA(const char *m) { mark(NULL, m); }
+static void NVTX_API h_markEx(const nvtxEventAttributes_t *a)
+{
+  TEXT;
+  mark(NULL, attr_text(a, buf, sizeof(buf)));
+}
+static void NVTX_API h_markA(const char *m)
+{
+  mark(NULL, m);
+}
 static void NVTX_API h_markW(const wchar_t *m)
 {
   TEXT;
@@ -222,23 +241,39 @@ static nvtxRangeId_t NVTX_API h_startEx(const nvtxEventAttributes_t *a)
   TEXT;
   return start(NULL, attr_text(a, buf, sizeof(buf)));
 }
-static nvtxRangeId_t NVTX_API h_startA(const char *m) { return start(NULL, m); }
+static nvtxRangeId_t NVTX_API h_startA(const char *m)
+{
+  return start(NULL, m);
+}
 static nvtxRangeId_t NVTX_API h_startW(const wchar_t *m)
 {
   TEXT;
   nvtxMessageValue_t v = {.unicode = m};
   return start(NULL, text_of(NVTX_MESSAGE_TYPE_UNICODE, &v, buf, sizeof(buf)));
 }
-static void NVTX_API h_end(nvtxRangeId_t id) { end(id); }
-static int NVTX_API h_pushEx(const nvtxEventAttributes_t *a) { TEXT; return push(NULL, attr_text(a, buf, sizeof(buf))); }
-static int NVTX_API h_pushA(const char *m) { return push(NULL, m); }
+static void NVTX_API h_end(nvtxRangeId_t id)
+{
+  end(id);
+}
+static int NVTX_API h_pushEx(const nvtxEventAttributes_t *a)
+{
+  TEXT;
+  return push(NULL, attr_text(a, buf, sizeof(buf)));
+}
+static int NVTX_API h_pushA(const char *m)
+{
+  return push(NULL, m);
+}
 static int NVTX_API h_pushW(const wchar_t *m)
 {
   TEXT;
   nvtxMessageValue_t v = {.unicode = m};
   return push(NULL, text_of(NVTX_MESSAGE_TYPE_UNICODE, &v, buf, sizeof(buf)));
 }
-static int NVTX_API h_pop(void) { return pop(NULL); }
+static int NVTX_API h_pop(void)
+{
+  return pop(NULL);
+}
 
 static void NVTX_API h_dmarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
@@ -250,13 +285,19 @@ static nvtxRangeId_t NVTX_API h_dstartEx(nvtxDomainHandle_t d, const nvtxEventAt
   TEXT;
   return start(d, attr_text(a, buf, sizeof(buf)));
 }
-static void NVTX_API h_dend(nvtxDomainHandle_t d, nvtxRangeId_t id) { (void)d, end(id); }
+static void NVTX_API h_dend(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+  (void)d, end(id);
+}
 static int NVTX_API h_dpushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
   TEXT;
   return push(d, attr_text(a, buf, sizeof(buf)));
 }
-static int NVTX_API h_dpop(nvtxDomainHandle_t d) { return pop(d); }
+static int NVTX_API h_dpop(nvtxDomainHandle_t d)
+{
+  return pop(d);
+}
 /* a domain or registered string lives as long as the process: the program may hold its handle */
 static nvtxStringHandle_t NVTX_API h_regA(nvtxDomainHandle_t d, const char *s)
 {
@@ -268,9 +309,18 @@ static nvtxStringHandle_t NVTX_API h_regW(nvtxDomainHandle_t d, const wchar_t *s
   (void)d;
   return (nvtxStringHandle_t)(void *)named_new(NULL, s);
 }
-static nvtxDomainHandle_t NVTX_API h_domainA(const char *s) { return (nvtxDomainHandle_t)(void *)named_new(s ? s : "", NULL); }
-static nvtxDomainHandle_t NVTX_API h_domainW(const wchar_t *s) { return (nvtxDomainHandle_t)(void *)named_new(NULL, s); }
-static void NVTX_API h_domainDestroy(nvtxDomainHandle_t d) { (void)d; /* kept: a late range may name it */ }
+static nvtxDomainHandle_t NVTX_API h_domainA(const char *s)
+{
+  return (nvtxDomainHandle_t)(void *)named_new(s ? s : "", NULL);
+}
+static nvtxDomainHandle_t NVTX_API h_domainW(const wchar_t *s)
+{
+  return (nvtxDomainHandle_t)(void *)named_new(NULL, s);
+}
+static void NVTX_API h_domainDestroy(nvtxDomainHandle_t d)
+{
+  (void)d; /* kept: a late range may name it */
+}
 
 typedef struct slot {
   unsigned id;
@@ -278,11 +328,16 @@ typedef struct slot {
 } slot;
 
 static const slot core[] = {
-    {NVTX_CBID_CORE_MarkEx, (NvtxFunctionPointer)h_markEx},         {NVTX_CBID_CORE_MarkA, (NvtxFunctionPointer)h_markA},
-    {NVTX_CBID_CORE_MarkW, (NvtxFunctionPointer)h_markW},           {NVTX_CBID_CORE_RangeStartEx, (NvtxFunctionPointer)h_startEx},
-    {NVTX_CBID_CORE_RangeStartA, (NvtxFunctionPointer)h_startA},    {NVTX_CBID_CORE_RangeStartW, (NvtxFunctionPointer)h_startW},
-    {NVTX_CBID_CORE_RangeEnd, (NvtxFunctionPointer)h_end},          {NVTX_CBID_CORE_RangePushEx, (NvtxFunctionPointer)h_pushEx},
-    {NVTX_CBID_CORE_RangePushA, (NvtxFunctionPointer)h_pushA},      {NVTX_CBID_CORE_RangePushW, (NvtxFunctionPointer)h_pushW},
+    {NVTX_CBID_CORE_MarkEx, (NvtxFunctionPointer)h_markEx},
+    {NVTX_CBID_CORE_MarkA, (NvtxFunctionPointer)h_markA},
+    {NVTX_CBID_CORE_MarkW, (NvtxFunctionPointer)h_markW},
+    {NVTX_CBID_CORE_RangeStartEx, (NvtxFunctionPointer)h_startEx},
+    {NVTX_CBID_CORE_RangeStartA, (NvtxFunctionPointer)h_startA},
+    {NVTX_CBID_CORE_RangeStartW, (NvtxFunctionPointer)h_startW},
+    {NVTX_CBID_CORE_RangeEnd, (NvtxFunctionPointer)h_end},
+    {NVTX_CBID_CORE_RangePushEx, (NvtxFunctionPointer)h_pushEx},
+    {NVTX_CBID_CORE_RangePushA, (NvtxFunctionPointer)h_pushA},
+    {NVTX_CBID_CORE_RangePushW, (NvtxFunctionPointer)h_pushW},
     {NVTX_CBID_CORE_RangePop, (NvtxFunctionPointer)h_pop},
 };
 static const slot core2[] = {
