@@ -38,6 +38,7 @@
 #include "inject/resolve.h"
 #include "inject/record.h"
 #include "inject/launch_modules.h"
+#include "inject/nvtx_inject.h"
 #include "inject/step_markers.h"
 
 static struct {
@@ -365,7 +366,9 @@ static void enable_activity(void)
   if (gji_cupti_cfg.serial)
     kinds[0] = CUPTI_ACTIVITY_KIND_KERNEL;
   for (size_t i = 0; i < (gji_cupti_cfg.kernel_only ? 1 : sizeof(kinds) / sizeof(kinds[0])); i++)
-    if ((r = C.activity_enable(kinds[i])) != CUPTI_SUCCESS)
+    if (kinds[i] == CUPTI_ACTIVITY_KIND_MARKER && gji_nvtx_injected())
+      continue; /* NVTX calls come to this library, which writes the ranges itself (nvtx_inject.c) */
+    else if ((r = C.activity_enable(kinds[i])) != CUPTI_SUCCESS)
       gji_note(kinds[i] == CUPTI_ACTIVITY_KIND_MARKER ? "nvtx" : "activity",
                "CUPTI activity kind %d cannot be enabled: %s", (int)kinds[i], cupti_error(r));
   if (want_steps && (r = C.activity_enable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS)

@@ -1,7 +1,8 @@
 /* Steps the program marks without calling gpujit: an NVTX range or mark of a name (Warp's
  * ScopedTimer(use_nvtx=True), PyTorch's record_function, any program's own ranges), seen through
- * CUPTI's NVTX callbacks as it is pushed; a launch of a kernel whose name holds a fragment, seen
- * through the launch callback. Both need CUPTI's subscriber on while no step is recorded (its
+ * CUPTI's NVTX callbacks as it is pushed (only where another tool set NVTX_INJECTION64_PATH: else
+ * gpujit's own NVTX injection counts them, nvtx_inject.c, with no CUPTI); a launch of a kernel
+ * whose name holds a fragment, seen through the launch callback. Both need CUPTI's subscriber on while no step is recorded (its
  * callbacks only, no activity): the cost of counting steps the program does not mark for gpujit. */
 #define _GNU_SOURCE
 #define NVTX_NO_IMPL /* the types alone: the program links NVTX, not this library */

@@ -19,6 +19,7 @@
 
 #include "inject/cupti.h"
 #include "inject/kregions.h"
+#include "inject/nvtx_inject.h"
 #include "inject/protocol.h"
 #include "inject/steps.h"
 
@@ -39,19 +40,25 @@ static bool cupti_on;
 static uint64_t began;   /* when this process image began: step 0's start */
 static int detach_due;   /* 1: at the next boundary CUPTI goes (2: and is finalized) */
 static bool first_written; /* step 0's record, where step 0 is recorded */
+static int nvtx_rec;       /* the step now is one CUPTI records (atomic: NVTX's handlers read it, no lock) */
 
 static bool scheduled(void);
 static bool cupti_now(void);
 static const char *marker(int *src);
 static void from_marker(int src);
 static bool recorded_now(void);
+static const char *nvtx_name(void);
+static void nvtx_boundary(void);
+static bool nvtx_recording(void);
 
 __attribute__((constructor)) static void steps_init(void)
 {
   static const gji_cupti_steps hooks = {cupti_now, scheduled, marker, from_marker};
+  static const gji_nvtx_steps nvtx_hooks = {nvtx_name, nvtx_boundary, nvtx_recording};
   began = gji_now();
   gji_fork_safe(&lock);
   gji_cupti_steps_set(&hooks);
+  gji_nvtx_steps_set(&nvtx_hooks);
   gji_kregions_window_set(recorded_now);
 }
 
@@ -115,9 +122,12 @@ static void parse_source(const char *text)
              GPUJIT_STEP_SOURCES);
 }
 
+static phase_t phase_of(uint64_t n, long *cycle);
+
 static void parse(void)
 {
   const char *sched = gji_setting(GPUJIT_RECORD_ENV_SCHEDULE);
+  long cycle;
   if (S.parsed)
     return;
   S.parsed = true;
@@ -130,6 +140,7 @@ static void parse(void)
                            "least 1): the whole run is recorded",
                GPUJIT_ENV(SCHEDULE), sched);
   }
+  __atomic_store_n(&nvtx_rec, !S.on || phase_of(current, &cycle) >= PH_WARMUP, __ATOMIC_RELAXED);
   if (S.on)
     gji_note("schedule", "wait=%ld,warmup=%ld,active=%ld,repeat=%ld,skip_first=%ld (steps: %s%s%s)", S.wait,
              S.warmup, S.active, S.repeat, S.skip,
@@ -187,6 +198,10 @@ static const char *marker(int *src)
   parse();
   pthread_mutex_unlock(&lock);
   *src = (int)S.marker_src;
+  if (S.marker_src == GJI_STEP_NVTX && gji_nvtx_injected()) {
+    *src = 0; /* NVTX calls come to this library (nvtx_inject.c): CUPTI has nothing to count */
+    return NULL;
+  }
   return S.marker[0] ? S.marker : NULL;
 }
 
@@ -246,6 +261,8 @@ static void boundary(gji_step_src src)
     first_step(src);
   was = phase_of(current, &was_cycle);
   now = phase_of(++current, &cycle);
+  /* NVTX ranges are written where CUPTI's activity is on: from the warmup to the step after the last active one */
+  __atomic_store_n(&nvtx_rec, !S.on || now == PH_WARMUP || now == PH_ACTIVE || was == PH_ACTIVE, __ATOMIC_RELAXED);
   if (S.on) /* kernel regions: an active step's read at its end, emptied before a first active one */
     gji_kregions_step(was == PH_ACTIVE, now == PH_ACTIVE);
   if (detach_due && now != PH_WARMUP && now != PH_ACTIVE) { /* the step after the last active one ended */
@@ -293,6 +310,23 @@ void GPUJIT_RECORD_STEP_FN(int src)
 }
 
 static void from_marker(int src) { boundary((gji_step_src)src); }
+
+/* gpujit's own NVTX injection (nvtx_inject.c): the name it counts, a boundary, the recorded window. */
+static const char *nvtx_name(void)
+{
+  pthread_mutex_lock(&lock);
+  parse();
+  pthread_mutex_unlock(&lock);
+  return S.marker_src == GJI_STEP_NVTX && S.marker[0] ? S.marker : NULL;
+}
+
+static void nvtx_boundary(void)
+{
+  if (gji_active())
+    boundary(GJI_STEP_NVTX);
+}
+
+static bool nvtx_recording(void) { return __atomic_load_n(&nvtx_rec, __ATOMIC_RELAXED) != 0; }
 
 /* Whether the step going on now is recorded (active): the whole run without a schedule. */
 static bool recorded_now(void)

@@ -132,6 +132,7 @@ static char **environment(const char *inject, const char *cupti, const char *dir
   char **env, flags[64];
   const char *old = getenv(GPUJIT_ENV(PRELOAD)), *cuda = getenv(GPUJIT_ENV(CUDA_INJECTION)),
              *nvtx = getenv(GPUJIT_ENV(NVTX_INJECTION));
+  bool nvtx_steps = o->steps && !strncmp(o->steps, "nvtx:", 5) && o->steps[5];
   while (environ[n])
     n++;
   if (!(env = calloc(n + GPUJIT_RECORD_ENV_COUNT + 2, sizeof(*env))))
@@ -156,8 +157,14 @@ static char **environment(const char *inject, const char *cupti, const char *dir
                             "not recorded, compiles and module loads are");
   else
     set(env, &n, "%s=%s", GPUJIT_ENV(CUDA_INJECTION), inject);
-  if (nvtx && *nvtx)
+  if (nvtx && *nvtx) {
     set(env, &n, "%s=%s", GPUJIT_ENV(NVTX_INJECTION), nvtx);
+    if (nvtx_steps)
+      gpujit__profile_note(p, "%s is set by another tool (%s): --step %s counts steps through CUPTI's NVTX "
+                              "callbacks, on from cuInit (every driver call pays them, also in the steps not recorded)",
+                           GPUJIT_ENV(NVTX_INJECTION), nvtx, o->steps);
+  } else if (nvtx_steps && !nsight) /* the steps counted by gpujit's own NVTX injection: no CUPTI before the warmup */
+    set(env, &n, "%s=%s", GPUJIT_ENV(NVTX_INJECTION), inject);
   else if (cupti[0] && !o->no_cupti && !nsight)
     set(env, &n, "%s=%s", GPUJIT_ENV(NVTX_INJECTION), cupti);
   if (cupti[0])

@@ -55,6 +55,10 @@ API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb,
   return CUPTI_SUCCESS;
 }
 
+/** Whether a subscriber is on now. */
+API int fake_cupti_subscribed(void);
+int fake_cupti_subscribed(void) { return subscriber != NULL; }
+
 API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
 {
   (void)s;

@@ -6,7 +6,11 @@
  *     are all there after a flush, and at exit; a line kept waits at most 100 ms for the next step;
  *   - a schedule that waits: CUPTI (the stand-in, fake_cupti.c) is loaded ahead at cuInit, with
  *     nothing of it enabled; the wait steps write nothing; the first warmup step attaches it and
- *     the step after the last active one detaches it. */
+ *     the step after the last active one detaches it;
+ *   - `--step nvtx:NAME` (NVTX_INJECTION64_PATH naming the library, as `gpujit profile` sets it):
+ *     the program's NVTX calls (nvtx3, compiled into this test) come to the library, which counts
+ *     the steps from them with no CUPTI subscriber before the first warmup step, and writes the NVTX
+ *     ranges of the recorded steps itself (on the host clock). */
 #include "helpers.h"
 
 #include <cupti.h>
@@ -15,6 +19,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/inotify.h>
+#include <wchar.h>
+#include <nvtx3/nvToolsExt.h>
 
 #define FAIL(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), 1)
 
@@ -51,17 +57,44 @@ static int watch(void)
 }
 
 /* The injection library, as `gpujit profile` preloads it: its settings in the environment. */
-static void *load_inject(const char *schedule)
+static void *load_inject_steps(const char *schedule, const char *source)
 {
   void *inject;
   setenv("GPUJIT_PROFILE_DIR", dir, 1);
-  setenv("GPUJIT_PROFILE_STEP", "api", 1);
+  setenv("GPUJIT_PROFILE_STEP", source, 1);
   setenv("GPUJIT_PROFILE_SCHEDULE", schedule, 1);
   setenv("GPUJIT_CUPTI_LIBRARY", GPUJIT_FAKE_CUPTI, 1);
   if (!(inject = dlopen(GPUJIT_INJECT, RTLD_NOW | RTLD_LOCAL)))
     return NULL;
   *(void **)&step = dlsym(inject, "gpujit_inject_step");
   return step ? inject : NULL;
+}
+
+static void *load_inject(const char *schedule) { return load_inject_steps(schedule, "api"); }
+
+/* This process's records file's text. */
+static char *records_text(void)
+{
+  char *path = NULL, *text = NULL;
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (!strncmp(e->d_name, "p", 1) && strstr(e->d_name, ".jsonl"))
+      free(path), path = th_path(dir, e->d_name);
+  if (d)
+    closedir(d);
+  if (path)
+    text = th_read(path, NULL);
+  free(path);
+  return text;
+}
+
+static int occurrences(const char *text, const char *needle)
+{
+  int n = 0;
+  for (const char *at = text; at && (at = strstr(at, needle)); at++)
+    n++;
+  return n;
 }
 
 /* The step records in this process's file, in file order: their "n" in `ns` (up to `max`). */
@@ -210,11 +243,105 @@ static void test_step_cost__cupti_loaded_ahead(void **state)
   free(dir);
 }
 
+/* Boundary `i` (step i begins) through one of NVTX's entry points, in turn; each step also holds
+ * ranges and marks of other names, a prefix of the name and one it prefixes among them. */
+static void nvtx_step(int i, nvtxDomainHandle_t domain, nvtxStringHandle_t registered)
+{
+  nvtxEventAttributes_t a = {.version = NVTX_VERSION, .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE};
+  nvtxRangeId_t id = 0;
+  switch (i % 5) {
+  case 1: nvtxRangePushA("step"); break;
+  case 2: nvtxMarkA("step"); break;
+  case 3: id = nvtxRangeStartW(L"step"); break;
+  case 4:
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED, a.message.registered = registered;
+    nvtxRangePushEx(&a);
+    break;
+  default:
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII, a.message.ascii = "step";
+    nvtxDomainRangePushEx(domain, &a);
+  }
+  nvtxRangePushA("inner");
+  nvtxMarkA("stepper");
+  nvtxRangePushA("ste");
+  nvtxRangePop();
+  nvtxRangePop();
+  if (i % 5 == 1 || i % 5 == 4)
+    nvtxRangePop();
+  else if (i % 5 == 3)
+    nvtxRangeEnd(id);
+  else if (i % 5 == 0)
+    nvtxDomainRangePop(domain);
+}
+
+/* --step nvtx:step with gpujit's own NVTX injection: no CUPTI subscriber until the warmup. */
+static int nvtx_own(void)
+{
+  void *cuda, *cupti = NULL, *inject;
+  int (*init)(void), (*subscribed)(void), (*kind_on)(CUpti_ActivityKind);
+  nvtxDomainHandle_t domain;
+  nvtxStringHandle_t registered;
+  setenv("NVTX_INJECTION64_PATH", GPUJIT_INJECT, 1);
+  if (!(cuda = dlopen(GPUJIT_FAKE_LIBCUDA, RTLD_NOW | RTLD_LOCAL)) ||
+      !(inject = load_inject_steps("wait=5,warmup=1,active=2,repeat=1", "nvtx:step")) ||
+      !(*(void **)&init = dlsym(inject, "InitializeInjection")))
+    return FAIL("the stand-in driver or the injection library did not load: %s", dlerror());
+  domain = nvtxDomainCreateA("d"); /* NVTX's first call: it loads its injection, the library */
+  registered = nvtxDomainRegisterStringA(NULL, "step");
+  init(); /* cuInit */
+  for (int i = 0; i < 300 && !(cupti = dlopen(GPUJIT_FAKE_CUPTI, RTLD_NOW | RTLD_NOLOAD)); i++)
+    usleep(10000);
+  if (!cupti || !(*(void **)&subscribed = dlsym(cupti, "fake_cupti_subscribed")) ||
+      !(*(void **)&kind_on = dlsym(cupti, "fake_cupti_kind_enabled")))
+    return FAIL("the stand-in CUPTI was not loaded ahead within 3 s of cuInit, or lacks its test functions");
+  usleep(100000); /* the thread that loaded it has let go */
+  for (int i = 1; i <= 10; i++) {
+    if (i == 5 && subscribed())
+      return FAIL("CUPTI was subscribed before the first warmup step (step 5)");
+    nvtx_step(i, domain, registered);
+    if (i == 5 && (!subscribed() || !kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)))
+      return FAIL("the first warmup step (the 5th NVTX range named step) did not attach CUPTI");
+    if (i == 5 && kind_on(CUPTI_ACTIVITY_KIND_MARKER))
+      return FAIL("CUPTI's NVTX records are on though NVTX's calls come to the library");
+  }
+  if (subscribed() || kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
+    return FAIL("CUPTI is still on after the step after the last active one");
+  return 0;
+}
+
+static void test_step_cost__nvtx_own_injection(void **state)
+{
+  static long ns[16];
+  char *text;
+  (void)state;
+  dir = th_tmpdir();
+  assert_int_equal(child(nvtx_own), 0);
+  /* the steps: the warmup (5), the active ones (6, 7) and the one after (8), from NVTX */
+  assert_int_equal(step_records(ns, 16), 4);
+  assert_int_equal(ns[0], 5);
+  assert_int_equal(ns[3], 8);
+  assert_non_null(text = records_text());
+  assert_int_equal(occurrences(text, "\"src\":\"nvtx\""), 4);
+  /* the NVTX ranges of those four steps, as CUPTI's marker records had them: a step's own range
+   * (the mark, the wide start, the domain's push) and each step's inner range and mark */
+  assert_int_equal(occurrences(text, "\"k\":\"nvtx\""), 16);
+  assert_int_equal(occurrences(text, "\"clock\":\"host\""), 16);
+  assert_int_equal(occurrences(text, "\"name\":\"step\""), 4);
+  assert_int_equal(occurrences(text, "\"name\":\"inner\""), 4);
+  assert_int_equal(occurrences(text, "\"name\":\"stepper\""), 4);
+  assert_int_equal(occurrences(text, "\"name\":\"ste\""), 4);
+  assert_int_equal(occurrences(text, "\"domain\":\"d\""), 1);
+  free(text);
+  th_rmrf(dir);
+  free(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_step_cost__no_write_a_step),
       cmocka_unit_test(test_step_cost__cupti_loaded_ahead),
+      cmocka_unit_test(test_step_cost__nvtx_own_injection),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,9 @@
 3. A PyTorch MLP loop whose steps are its torch.profiler's step(): under `gpujit profile` the steps
    gpujit records are the ones torch.profiler's schedule chooses; and the MLP's cost with a
    schedule, its steps marked by gpujit.step()'s entry point (--step api) or by NVTX marks
-   (--step nvtx:step), against the plain run, in turning order.
+   (--step nvtx:step: gpujit's own NVTX injection counts them, no CUPTI before the first warmup
+   step; checked: the same steps as torch.profiler's schedule, the step marks of the recorded steps
+   written, no kernel recorded before the first warmup step), against the plain run, in turning order.
 The cost runs are pinned to one CPU (taskset; GPUJIT_STEP_CPU, 3 unless set).
 Usage: python3 steps.py GPUJIT STEP_STORM OUTDIR [ROUNDS]. Prints CHECK and RESULT lines."""
 import glob
@@ -193,8 +195,33 @@ rows = records(d)
 ours = sorted(r["n"] for r in rows if r["k"] == "step" and r["phase"] == "active")
 theirs = json.loads(p.stdout.strip().splitlines()[-1]).get("recorded", []) if p.stdout.strip() else []
 check("torch-same-steps", ours == theirs and ours, "gpujit's active steps %s, torch.profiler's %s" % (ours, theirs))
+# NVTX marks as steps, through gpujit's own NVTX injection (torch's NVTX calls come to the injection
+# library; no CUPTI before the first warmup step): the same steps as torch.profiler's schedule chose,
+# each step mark of the recorded steps (warmup 5, 6, active 7, 8, the one after, 9) written on the
+# host clock, and no kernel recorded before the first warmup step began
+d = tempfile.mkdtemp(prefix="nvtx-steps-", dir=out)
+p = subprocess.run([g, "profile", "-q", "--keep", d, "--schedule", "wait=5,warmup=2,active=2,repeat=1", "--step",
+                    "nvtx:step", "--", sys.executable, mlp, "40", "--nvtx"], capture_output=True, text=True)
+check("nvtx-run", p.returncode == 0, "exit %d %s" % (p.returncode, p.stderr[-400:]))
+rows = records(d)
+st = [r for r in rows if r["k"] == "step"]
+ours = sorted(r["n"] for r in st if r["phase"] == "active")
+marks = [r for r in rows if r["k"] == "nvtx" and r["name"] == "step"]
+off = to_host(rows)
+ks = [r["s"] + off.get(r["pid"], 0) for r in rows if r["k"] == "kernel"]
+first = min([r["t"] for r in st] or [0])
+check("nvtx-same-steps", ours == theirs and ours and {r["src"] for r in st} == {"nvtx"},
+      "gpujit's active steps %s (from %s), torch.profiler's %s" % (ours, sorted({r["src"] for r in st}), theirs))
+check("nvtx-ranges", len(marks) == 5 and all(r.get("clock") == "host" for r in marks),
+      "%d step marks recorded (expected 5: warmup, active, the step after), clocks %s" % (
+          len(marks), sorted({r.get("clock", "cupti") for r in marks})))
+check("nvtx-no-early-kernels", ks and min(ks) >= first, "%d kernels recorded, the first %.3f ms after the first "
+      "warmup step began" % (len(ks), (min(ks) - first) / 1e6 if ks else float("nan")))
+print("RESULT mlp_nvtx_steps active %s marks %d kernels %d notes %s" % (
+    ours, len(marks), len(ks), [r["msg"][:80] for r in rows if r["k"] == "note" and r.get("what") != "schedule"]),
+    flush=True)
 # the MLP's cost with a schedule: plain, its steps marked through gpujit.step()'s entry point, and
-# marked by NVTX (whose callbacks CUPTI takes from cuInit), in turning order
+# marked by NVTX (gpujit's own NVTX injection counts them), in turning order
 S = "wait=900,warmup=1,active=10,repeat=1"
 arms = {"plain": [], "api": [], "nvtx": [], "torch": []}
 order = ["plain", "api", "nvtx", "torch"]
