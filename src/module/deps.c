@@ -168,6 +168,12 @@ static int add_env(gpujit__observed_deps *out, const gpujit__observed *o)
  * it stays absent, so does every path through it — one record for the hundreds of lookups a
  * <cuda/std/...> include makes in a directory that has no cuda/ (the kernel cannot walk through a
  * missing component, whatever follows it, ".." included). `path` itself when no shorter one is. */
+/* What the absent probes of one record share: the process's id as NVRTC's temporary names hold
+ * it, and for shallowest_absent() a directory seen to exist and one seen missing. */
+typedef struct absent_walk {
+  char pid[32], known[PATH_MAX], gone[PATH_MAX];
+} absent_walk;
+
 static const char *shallowest_absent(const char *path, char *buf, size_t size, char *known, char *gone)
 {
   size_t n = strlen(path), k = strlen(known), g = strlen(gone);
@@ -220,6 +226,27 @@ static bool own_temporary(const char *path, const char *pid)
          strstr(name, pid) != NULL;
 }
 
+/* A path NVRTC found missing, as a record: the directory that vouches for it and the name. */
+static int add_absent_probe(gpujit__deps *d, const char *path, const char *base, absent_walk *w, char *why, size_t n)
+{
+  char rel[PATH_MAX];
+  struct stat st;
+  if (own_temporary(path, w->pid))
+    return 0;
+  /* a directory on the way that is missing: so is the path, not stat'ed again */
+  if ((!strchr(path, '/') || shallowest_absent(path, rel, sizeof(rel), w->known, w->gone) == path) &&
+      (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))) {
+    snprintf(why, n, "%s appeared during the compile", path);
+    return 0;
+  }
+  /* a name NVRTC looked for in its working directory: the directory is "." */
+  if (!strchr(path, '/') && snprintf(rel, sizeof(rel), "./%s", path) < (int)sizeof(rel))
+    path = rel;
+  else if (strchr(path, '/') && rel[0])
+    path = rel;
+  return gpujit__deps_add_absent(d, path, base);
+}
+
 /* Which files' identities can matter, numbered across the user's and the toolkit's records. */
 static int identities(gpujit__observed_deps *out, const gpujit__observed *o, const char *const *sources, size_t count,
                       bool spread)
@@ -247,11 +274,10 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
                                  size_t why_size)
 {
   const gpujit__probe **order = malloc((o->count + 1) * sizeof(*order));
-  /* for shallowest_absent(): a directory seen to exist, and one seen missing */
-  char pid[32], known[PATH_MAX] = "", gone[PATH_MAX] = "";
+  absent_walk walk = {.known = "", .gone = ""};
   int err = 0;
   memset(out, 0, sizeof(*out));
-  snprintf(pid, sizeof(pid), "_%ld", (long)getpid()); /* once, not once a probe */
+  snprintf(walk.pid, sizeof(walk.pid), "_%ld", (long)getpid()); /* once, not once a probe */
   why[0] = '\0';
   if (!order)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -262,7 +288,6 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
   qsort(order, o->count, sizeof(*order), by_probe_path);
   for (size_t i = 0; err == 0 && !why[0] && i < o->count; i++) {
     const gpujit__probe *p = order[i];
-    char rel[PATH_MAX];
     const char *path = p->path;
     struct stat st;
     const char *pch = gpujit__pch_dir_if_made();
@@ -290,20 +315,7 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
       err = gpujit__deps_add_error(&out->deps, path, base, p->err);
       break;
     case GPUJIT__PROBE_ABSENT:
-      if (own_temporary(path, pid))
-        break;
-      /* a directory on the way that is missing: so is the path, not stat'ed again */
-      if ((!strchr(path, '/') || shallowest_absent(path, rel, sizeof(rel), known, gone) == path) &&
-          (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))) {
-        snprintf(why, why_size, "%s appeared during the compile", path);
-        break;
-      }
-      /* a name NVRTC looked for in its working directory: the directory is "." */
-      if (!strchr(path, '/') && snprintf(rel, sizeof(rel), "./%s", path) < (int)sizeof(rel))
-        path = rel;
-      else if (strchr(path, '/') && rel[0])
-        path = rel;
-      err = gpujit__deps_add_absent(tk ? &out->shared : &out->deps, path, tk ? NULL : base);
+      err = add_absent_probe(tk ? &out->shared : &out->deps, path, tk ? NULL : base, &walk, why, why_size);
       break;
     case GPUJIT__PROBE_OTHER:
       if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
