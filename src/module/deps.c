@@ -376,8 +376,12 @@ static bool ident_is(const char *p, const char *end, const char *want, size_t n)
 static void paste_pieces(const char *p, const char *end, const char *const *names, size_t n, bool *hit)
 {
   size_t len[8];
-  for (size_t k = 0; k < n; k++)
+  bool lead[8], trail[8];
+  for (size_t k = 0; k < n; k++) {
     len[k] = strlen(names[k]);
+    lead[k] = !strncmp(names[k], "__", 2);
+    trail[k] = len[k] >= 2 && !strcmp(names[k] + len[k] - 2, "__");
+  }
   while (p < end) {
     const char *s = p;
     if (!ident_char(*p)) {
@@ -387,10 +391,9 @@ static void paste_pieces(const char *p, const char *end, const char *const *name
     while (p < end && ident_char(*p))
       p++;
     size_t cut = (size_t)(p - s);
-    for (size_t k = 0; cut >= 3 && k < n; k++)
-      hit[k] = hit[k] || (cut < len[k] && ((!strncmp(names[k], "__", 2) && !memcmp(names[k], s, cut)) ||
-                                           (len[k] >= 2 && !strcmp(names[k] + len[k] - 2, "__") &&
-                                            !memcmp(names[k] + len[k] - cut, s, cut))));
+    for (size_t k = 0; cut >= 3 && (s[0] == '_' || p[-1] == '_') && k < n; k++) /* a piece starts or ends "__" */
+      hit[k] = hit[k] || (cut < len[k] && ((lead[k] && s[1] == '_' && !memcmp(names[k], s, cut)) ||
+                                           (trail[k] && p[-2] == '_' && !memcmp(names[k] + len[k] - cut, s, cut))));
   }
 }
 
@@ -405,16 +408,49 @@ static bool pastes(const char *p, size_t size)
   return false;
 }
 
+/* Which of `names` (at most 8, each at most 32 long) the text holds as whole identifiers, as bits
+ * of `found`, in one memchr pass on a byte every name holds other than '_' (which most identifiers
+ * hold): 'T' for the time macros, one pass over CUB's 6 MB instead of a memmem search per name.
+ * false where the names share no such byte. */
+static bool whole_names(const char *p, const char *end, const char *const *names, size_t n, bool *found)
+{
+  size_t len[8], at[8][32], many[8] = {0};
+  char c = 0;
+  for (const char *q = names[0]; n && *q && !c; q++) {
+    bool all = *q != '_';
+    for (size_t k = 1; all && k < n; k++)
+      all = strchr(names[k], *q) != NULL;
+    c = all ? *q : 0;
+  }
+  for (size_t k = 0; c && k < n; k++) { /* where the byte stands in each name */
+    for (len[k] = 0; names[k][len[k]] && len[k] < 32; len[k]++)
+      if (names[k][len[k]] == c)
+        at[k][many[k]++] = len[k];
+    c = names[k][len[k]] ? 0 : c; /* a longer name: searched for by itself */
+  }
+  if (!c)
+    return false;
+  for (const char *x = p; x < end && (x = memchr(x, c, (size_t)(end - x))) != NULL; x++)
+    for (size_t k = 0; k < n; k++)
+      for (size_t j = 0; j < many[k] && !found[k]; j++) {
+        const char *s = x - at[k][j];
+        found[k] = (size_t)(x - p) >= at[k][j] && (size_t)(end - s) >= len[k] && s[0] == names[k][0] &&
+                   s[len[k] - 1] == names[k][len[k] - 1] && !memcmp(s, names[k], len[k]) &&
+                   (s == p || !ident_char(s[-1])) && (s + len[k] == end || !ident_char(s[len[k]]));
+      }
+  return true;
+}
+
 /* The first of `names` (at most 8) [p, p+size) uses: as a whole identifier; and where the text
  * pastes tokens (##), as a piece a paste could make it of (paste_pieces()). */
 static const char *uses_any(const char *p, size_t size, const char *const *names, size_t n)
 {
   const char *end = p + size;
-  bool piece[8] = {false};
+  bool piece[8] = {false}, whole[8] = {false}, one_pass = p && whole_names(p, end, names, n, whole);
   if (p && pastes(p, size))
     paste_pieces(p, end, names, n, piece);
   for (size_t k = 0; p && k < n; k++)
-    if (piece[k] || ident_is(p, end, names[k], strlen(names[k])))
+    if (piece[k] || (one_pass ? whole[k] : ident_is(p, end, names[k], strlen(names[k]))))
       return names[k];
   return NULL;
 }
