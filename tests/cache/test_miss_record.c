@@ -174,10 +174,62 @@ static void test_miss_record__system_calls_per_probe(void **state)
   }
 }
 
+/* What a header read for the record names, as the one-pass searches find it (whole identifiers
+ * found by a byte all the names hold; the pieces a paste could join): the answers of the searches
+ * per name they replaced. */
+static const char *cacheable_why(const char *text)
+{
+  static char why[512];
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_source src = {.data = "int x;\n", .size = 7};
+  const char *paths[] = {"/src/k.cu"};
+  gpujit__read_file f = {.path = (char *)"/inc/h.h", .data = {.data = (char *)text, .len = strlen(text)}};
+  gpujit__observed_deps d = {.files = &f, .count = 1};
+  why[0] = '\0';
+  if (gpujit__module_cacheable(&o, &src, paths, 1, &d, why, sizeof(why)))
+    return "";
+  return strstr(why, "uses ") ? strstr(why, "uses ") + 5 : why;
+}
+
+static const char *own_path(const char *text)
+{
+  gpujit_module_options o = GPUJIT_MODULE_OPTIONS_INIT;
+  gpujit_source src = {.data = "int x;\n", .size = 7};
+  gpujit__read_file f = {.path = (char *)"/inc/h.h", .data = {.data = (char *)text, .len = strlen(text)}};
+  gpujit__observed_deps d = {.files = &f, .count = 1};
+  const char *m = gpujit__names_own_path(&o, &src, 1, &d);
+  return m ? m : "";
+}
+
+static void test_miss_record__names_a_header_uses(void **state)
+{
+  (void)state;
+  assert_string_equal(cacheable_why("const char *t = __TIME__;\n"), "__TIME__ (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)");
+  assert_string_equal(cacheable_why("__DATE__"), "__DATE__ (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)");
+  assert_string_equal(cacheable_why("x(__TIMESTAMP__)"), "__TIMESTAMP__ (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)");
+  /* the first name of the list wins, wherever it stands */
+  assert_string_equal(cacheable_why("__DATE__ __TIME__"), "__TIME__ (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)");
+  /* inside a longer identifier: no use */
+  assert_string_equal(cacheable_why("int my__TIME__; int __DATE__x; int T__TIMESTAMP__;"), "");
+  assert_string_equal(cacheable_why("TTTT __TIM E__ __DATE_ _DATE__"), "");
+  /* pieces a paste joins: only where the text pastes */
+  assert_string_equal(cacheable_why("#define J(a, b) a##b\nJ(__TI, ME__)\n"),
+                      "__TIME__ (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)");
+  assert_string_equal(cacheable_why("#define J(a) a\nJ(__TI)\n"), "");
+  assert_string_equal(cacheable_why("#define J(a, b) a##b\nJ(x, TAMP__)\n"),
+                      "__TIMESTAMP__ (GPUJIT_CACHE_TIME_MACROS=1 caches it anyway)");
+  assert_string_equal(cacheable_why("#define J(a, b) a##b\nJ(__, X)\n"), "");
+  assert_string_equal(own_path("std::source_location l;"), "source_location");
+  assert_string_equal(own_path("#define F(a) __FI##a\n"), "__FILE__");
+  assert_string_equal(own_path("int __FILE_NAMES__;"), "");
+  assert_string_equal(own_path("p = __builtin_FILE_NAME();"), "__builtin_FILE_NAME");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_miss_record__system_calls_per_probe),
+    cmocka_unit_test(test_miss_record__names_a_header_uses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
