@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "base/buf.h"
 
@@ -13,6 +14,8 @@
 /** Read a whole regular file; NUL-terminated. A FIFO, device, socket or directory is refused
  *  (never waited on), and so is a file over GPUJIT__MAX_INPUT_BYTES. Errors name the path. */
 int gpujit__file_read(gpujit__buf *out, const char *path);
+/** gpujit__file_read(), also giving the file's stat as opened (`opened`: its fstat before the read). */
+int gpujit__file_read_stat(gpujit__buf *out, const char *path, struct stat *opened);
 /** write() until all of `len` is written (EINTR retried); -1 with errno set on failure. */
 int gpujit__write_all(int fd, const void *data, size_t len);
 /** 0 when a file of `len` bytes stays within the process's file size limit (RLIMIT_FSIZE,

@@ -1,6 +1,7 @@
 /* A build's dependencies for the cache: the toolkit's headers apart from the user's; and whether
  * a build may be cached at all. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,10 +55,6 @@ static int add_read(gpujit__observed_deps *out, const gpujit__probe *p, const ch
   struct stat before, after;
   bool tk = gpujit__in_toolkit(p->path);
   int err;
-  if (stat(p->path, &before) != 0 || !same_file(p, &before)) {
-    snprintf(why, n, "%s changed during the compile", p->path);
-    return 0;
-  }
   /* a source's text is in the request key: NVRTC only learns that it is a file */
   if (!source && (p->mtime_ns >= p->seen_ns || p->ctime_ns >= p->seen_ns)) {
     snprintf(why, n, "%s was modified while it was being compiled (too new to stand for its content)", p->path);
@@ -68,7 +65,15 @@ static int add_read(gpujit__observed_deps *out, const gpujit__probe *p, const ch
   out->files = f;
   f = &out->files[out->count];
   memset(f, 0, sizeof(*f));
-  if ((err = gpujit__file_read(&f->data, p->path)) < 0 || stat(p->path, &after) != 0 || !same_file(p, &after)) {
+  /* the file as opened (its fstat) is the one NVRTC saw, and still is once read: a stat before
+   * the open would add a system call a header to a miss (610 for CUB) and prove no more */
+  err = gpujit__file_read_stat(&f->data, p->path, &before);
+  if (err == 0 && !same_file(p, &before)) {
+    gpujit__buf_free(&f->data);
+    snprintf(why, n, "%s changed during the compile", p->path);
+    return 0;
+  }
+  if (err < 0 || stat(p->path, &after) != 0 || !same_file(p, &after)) {
     gpujit__buf_free(&f->data);
     if (err == GPUJIT_ENOMEM)
       return err;
@@ -82,8 +87,9 @@ static int add_read(gpujit__observed_deps *out, const gpujit__probe *p, const ch
   }
   f->toolkit = tk;
   out->count++;
-  if ((err = gpujit__deps_add_file(tk ? &out->shared : &out->deps, p->path, tk ? NULL : base,
-                                   f->data.data ? f->data.data : "", f->data.len, start)) == 0 && !tk)
+  if ((err = gpujit__deps_add_file_at(tk ? &out->shared : &out->deps, p->path, tk ? NULL : base,
+                                      f->data.data ? f->data.data : "", f->data.len, start, &after)) == 0 &&
+      !tk)
     out->deps.items[out->deps.count - 1].programs = p->programs; /* the shared group's are every program's */
   return err;
 }
@@ -162,19 +168,40 @@ static int add_env(gpujit__observed_deps *out, const gpujit__observed *o)
  * it stays absent, so does every path through it — one record for the hundreds of lookups a
  * <cuda/std/...> include makes in a directory that has no cuda/ (the kernel cannot walk through a
  * missing component, whatever follows it, ".." included). `path` itself when no shorter one is. */
-static const char *shallowest_absent(const char *path, char *buf, size_t size)
+/* What the absent probes of one record share: the process's id as NVRTC's temporary names hold
+ * it, and for shallowest_absent() a directory seen to exist and one seen missing. */
+typedef struct absent_walk {
+  char pid[32], known[PATH_MAX], gone[PATH_MAX];
+} absent_walk;
+
+static const char *shallowest_absent(const char *path, char *buf, size_t size, char *known, char *gone)
 {
-  size_t n = strlen(path);
+  size_t n = strlen(path), k = strlen(known), g = strlen(gone);
   struct stat st;
+  buf[0] = '\0';
   if (n >= size)
     return path;
+  /* the probes come in path order: under a directory last seen missing, the same answer; the
+   * leading directories last found standing (a search path's, for each of its hundreds of
+   * probes) are not stat'ed again */
+  if (g && !strncmp(path, gone, g) && path[g] == '/') {
+    memcpy(buf, gone, g + 1);
+    return buf;
+  }
   memcpy(buf, path, n + 1);
-  for (char *c = buf + 1; (c = strchr(c, '/')) != NULL; c++) {
+  if (!k || strncmp(path, known, k) != 0 || path[k] != '/')
+    known[k = 0] = '\0';
+  for (char *c = buf + k + 1; (c = strchr(c, '/')) != NULL; c++) {
     *c = '\0';
-    if (buf[0] && stat(buf, &st) != 0 && errno == ENOENT)
+    if (buf[0] && stat(buf, &st) != 0 && errno == ENOENT) {
+      memcpy(gone, buf, (size_t)(c - buf) + 1);
       return buf;
+    }
+    if (buf[0])
+      memcpy(known, buf, (size_t)(c - buf) + 1);
     *c = '/';
   }
+  buf[0] = '\0';
   return path;
 }
 
@@ -186,19 +213,38 @@ static int by_probe_path(const void *a, const void *b)
 /* A name NVRTC checks before making a temporary file of its own (EDG's "edg<N>_<pid>" in the
  * temporary directory): this process's id is in it, so no other process would look for it, and
  * recording it would give every process's build another record. */
-static bool own_temporary(const char *path)
+static bool own_temporary(const char *path, const char *pid)
 {
   const char *tmp = getenv("TMPDIR"), *name = strrchr(path, '/');
-  char pid[32];
   size_t dir;
   if (!tmp || !*tmp)
     tmp = "/tmp";
   if (!name)
     return false;
   dir = (size_t)(name - path);
-  snprintf(pid, sizeof(pid), "_%ld", (long)getpid());
   return ((dir == strlen(tmp) && strncmp(path, tmp, dir) == 0) || (dir == 4 && strncmp(path, "/tmp", 4) == 0)) &&
          strstr(name, pid) != NULL;
+}
+
+/* A path NVRTC found missing, as a record: the directory that vouches for it and the name. */
+static int add_absent_probe(gpujit__deps *d, const char *path, const char *base, absent_walk *w, char *why, size_t n)
+{
+  char rel[PATH_MAX];
+  struct stat st;
+  if (own_temporary(path, w->pid))
+    return 0;
+  /* a directory on the way that is missing: so is the path, not stat'ed again */
+  if ((!strchr(path, '/') || shallowest_absent(path, rel, sizeof(rel), w->known, w->gone) == path) &&
+      (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))) {
+    snprintf(why, n, "%s appeared during the compile", path);
+    return 0;
+  }
+  /* a name NVRTC looked for in its working directory: the directory is "." */
+  if (!strchr(path, '/') && snprintf(rel, sizeof(rel), "./%s", path) < (int)sizeof(rel))
+    path = rel;
+  else if (strchr(path, '/') && rel[0])
+    path = rel;
+  return gpujit__deps_add_absent(d, path, base);
 }
 
 /* Which files' identities can matter, numbered across the user's and the toolkit's records. */
@@ -228,8 +274,10 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
                                  size_t why_size)
 {
   const gpujit__probe **order = malloc((o->count + 1) * sizeof(*order));
+  absent_walk walk = {.known = "", .gone = ""};
   int err = 0;
   memset(out, 0, sizeof(*out));
+  snprintf(walk.pid, sizeof(walk.pid), "_%ld", (long)getpid()); /* once, not once a probe */
   why[0] = '\0';
   if (!order)
     return gpujit__error(GPUJIT_ENOMEM, "out of memory");
@@ -240,7 +288,6 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
   qsort(order, o->count, sizeof(*order), by_probe_path);
   for (size_t i = 0; err == 0 && !why[0] && i < o->count; i++) {
     const gpujit__probe *p = order[i];
-    char rel[PATH_MAX];
     const char *path = p->path;
     struct stat st;
     const char *pch = gpujit__pch_dir_if_made();
@@ -268,18 +315,7 @@ int gpujit__module_deps_observed(gpujit__observed_deps *out, const gpujit__obser
       err = gpujit__deps_add_error(&out->deps, path, base, p->err);
       break;
     case GPUJIT__PROBE_ABSENT:
-      if (own_temporary(path))
-        break;
-      if (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) {
-        snprintf(why, why_size, "%s appeared during the compile", path);
-        break;
-      }
-      /* a name NVRTC looked for in its working directory: the directory is "." */
-      if (!strchr(path, '/') && snprintf(rel, sizeof(rel), "./%s", path) < (int)sizeof(rel))
-        path = rel;
-      else
-        path = shallowest_absent(path, rel, sizeof(rel));
-      err = gpujit__deps_add_absent(tk ? &out->shared : &out->deps, path, tk ? NULL : base);
+      err = add_absent_probe(tk ? &out->shared : &out->deps, path, tk ? NULL : base, &walk, why, why_size);
       break;
     case GPUJIT__PROBE_OTHER:
       if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -317,6 +353,9 @@ void gpujit__observed_deps_free(gpujit__observed_deps *d)
   memset(d, 0, sizeof(*d));
 }
 
+/* gpujit__inc_ident_char(), inlined: a call a byte was most of the lexing below */
+static inline bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
 /* Whether an identifier of [p, end) is exactly `want` (length n). */
 static bool ident_is(const char *p, const char *end, const char *want, size_t n)
 {
@@ -329,22 +368,90 @@ static bool ident_is(const char *p, const char *end, const char *want, size_t n)
   return false;
 }
 
-/* The first of `names` [p, p+size) uses: as a whole identifier; and where the text pastes tokens
- * (##), as a piece a paste could make it of — an identifier that is a leading part of a name
- * starting "__" (`__TI`) or a trailing part ending "__" (`ME__`), three characters or more. */
+/* Which of `names` an identifier of [p, end) is a piece of — a leading part (three characters or
+ * more, shorter than the name) of a name starting "__", or a trailing part of a name ending "__" —
+ * as bits of `hit`, in one pass over the text's identifiers: searching for each piece apart took
+ * some thirty passes over every pasting header (CUB's ~1 MB of them: most of what the cacheable
+ * check added to a miss), each stopping at every "__T" and "__D" of CUB's macros. */
+static void paste_pieces(const char *p, const char *end, const char *const *names, size_t n, bool *hit)
+{
+  size_t len[8];
+  bool lead[8], trail[8];
+  for (size_t k = 0; k < n; k++) {
+    len[k] = strlen(names[k]);
+    lead[k] = !strncmp(names[k], "__", 2);
+    trail[k] = len[k] >= 2 && !strcmp(names[k] + len[k] - 2, "__");
+  }
+  while (p < end) {
+    const char *s = p;
+    if (!ident_char(*p)) {
+      p++;
+      continue;
+    }
+    while (p < end && ident_char(*p))
+      p++;
+    size_t cut = (size_t)(p - s);
+    for (size_t k = 0; cut >= 3 && (s[0] == '_' || p[-1] == '_') && k < n; k++) /* a piece starts or ends "__" */
+      hit[k] = hit[k] || (cut < len[k] && ((lead[k] && s[1] == '_' && !memcmp(names[k], s, cut)) ||
+                                           (trail[k] && p[-2] == '_' && !memcmp(names[k] + len[k] - cut, s, cut))));
+  }
+}
+
+/* Whether the text holds "##": '#' found by memchr (memmem's two-byte search took longer than
+ * searching for a whole name). */
+static bool pastes(const char *p, size_t size)
+{
+  const char *end = p + size, *at = p;
+  while (at + 1 < end && (at = memchr(at, '#', (size_t)(end - at - 1))) != NULL)
+    if (*++at == '#')
+      return true;
+  return false;
+}
+
+/* Which of `names` (at most 8, each at most 32 long) the text holds as whole identifiers, as bits
+ * of `found`, in one memchr pass on a byte every name holds other than '_' (which most identifiers
+ * hold): 'T' for the time macros, one pass over CUB's 6 MB instead of a memmem search per name.
+ * false where the names share no such byte. */
+static bool whole_names(const char *p, const char *end, const char *const *names, size_t n, bool *found)
+{
+  size_t len[8], at[8][32], many[8] = {0};
+  char c = 0;
+  for (const char *q = names[0]; n && *q && !c; q++) {
+    bool all = *q != '_';
+    for (size_t k = 1; all && k < n; k++)
+      all = strchr(names[k], *q) != NULL;
+    c = all ? *q : 0;
+  }
+  for (size_t k = 0; c && k < n; k++) { /* where the byte stands in each name */
+    for (len[k] = 0; names[k][len[k]] && len[k] < 32; len[k]++)
+      if (names[k][len[k]] == c)
+        at[k][many[k]++] = len[k];
+    c = names[k][len[k]] ? 0 : c; /* a longer name: searched for by itself */
+  }
+  if (!c)
+    return false;
+  for (const char *x = p; x < end && (x = memchr(x, c, (size_t)(end - x))) != NULL; x++)
+    for (size_t k = 0; k < n; k++)
+      for (size_t j = 0; j < many[k] && !found[k]; j++) {
+        const char *s = x - at[k][j];
+        found[k] = (size_t)(x - p) >= at[k][j] && (size_t)(end - s) >= len[k] && s[0] == names[k][0] &&
+                   s[len[k] - 1] == names[k][len[k] - 1] && !memcmp(s, names[k], len[k]) &&
+                   (s == p || !ident_char(s[-1])) && (s + len[k] == end || !ident_char(s[len[k]]));
+      }
+  return true;
+}
+
+/* The first of `names` (at most 8) [p, p+size) uses: as a whole identifier; and where the text
+ * pastes tokens (##), as a piece a paste could make it of (paste_pieces()). */
 static const char *uses_any(const char *p, size_t size, const char *const *names, size_t n)
 {
   const char *end = p + size;
-  bool pastes = p && memmem(p, size, "##", 2) != NULL;
-  for (size_t k = 0; p && k < n; k++) {
-    size_t len = strlen(names[k]);
-    if (ident_is(p, end, names[k], len))
+  bool piece[8] = {false}, whole[8] = {false}, one_pass = p && whole_names(p, end, names, n, whole);
+  if (p && pastes(p, size))
+    paste_pieces(p, end, names, n, piece);
+  for (size_t k = 0; p && k < n; k++)
+    if (piece[k] || (one_pass ? whole[k] : ident_is(p, end, names[k], strlen(names[k]))))
       return names[k];
-    for (size_t cut = 3; pastes && cut < len; cut++)
-      if ((!strncmp(names[k], "__", 2) && ident_is(p, end, names[k], cut)) ||
-          (len >= 2 && !strcmp(names[k] + len - 2, "__") && ident_is(p, end, names[k] + len - cut, cut)))
-        return names[k];
-  }
   return NULL;
 }
 

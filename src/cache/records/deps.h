@@ -71,6 +71,10 @@ int64_t gpujit__deps_clock(void);
  */
 int gpujit__deps_add_file(gpujit__deps *d, const char *path, const char *base, const void *data, size_t size,
                           int64_t read_start);
+/** gpujit__deps_add_file() with the file's stat taken after its content was read (`st`), where the
+ *  caller has one: not taken again. NULL: taken here. */
+int gpujit__deps_add_file_at(gpujit__deps *d, const char *path, const char *base, const void *data, size_t size,
+                             int64_t read_start, const struct stat *st);
 /** Record a path that must stay absent: grouped with the others in its directory, which vouches
  *  for all of them with one stamp while its mtime and ctime stand. */
 int gpujit__deps_add_absent(gpujit__deps *d, const char *path, const char *base);
