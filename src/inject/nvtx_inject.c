@@ -45,10 +45,15 @@ bool gji_nvtx_injected(void)
   return known == 1;
 }
 
-/* Domains and registered strings are handles the program gets from here: each a name of ours. */
+/* Domains and registered strings are handles the program gets from here: each a name of ours,
+ * valid for the process's life (NVTX lets a program keep a handle as long as it likes), so each
+ * stays on a list, reachable, never freed. */
 typedef struct named {
   char text[128];
+  struct named *next;
 } named;
+
+static named *all_named;
 
 static named *named_new(const char *a, const wchar_t *w)
 {
@@ -56,6 +61,9 @@ static named *named_new(const char *a, const wchar_t *w)
   size_t i = 0;
   if (!n)
     return NULL;
+  n->next = __atomic_load_n(&all_named, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(&all_named, &n->next, n, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+    ;
   if (a)
     snprintf(n->text, sizeof(n->text), "%s", a);
   else
