@@ -279,11 +279,9 @@ static const char *names[] = {"none", "clock64", "+globaltimer", "+smid,warpid,g
                               "warp-uniform, %globaltimer high-low-high, slot word",
                               "warp-uniform, 64-bit %globaltimer, shared position set at start"};
 
-template <int V> static void run_mem(int sms, float *out, const float *in, float base_ms, float *ms_out)
+// The best of 7 full-GPU runs of `launch`, the recording's state emptied before each.
+template <class F> static float best_of_7(const state &z, F launch)
 {
-  const int titers = 20, work = 24;
-  state z{};
-  cudaMemcpyFromSymbol(&z, c_state, sizeof z);
   cudaEvent_t a, b;
   cudaEventCreate(&a), cudaEventCreate(&b);
   float best = 1e30f;
@@ -292,13 +290,23 @@ template <int V> static void run_mem(int sms, float *out, const float *in, float
     cudaMemset(z.counters, 0, 64);
     cudaMemcpyToSymbol(g_state, &z, sizeof z);
     cudaEventRecord(a);
-    thr_mem<V><<<sms * 8, 128>>>(titers, work, out, in);
+    launch();
     cudaEventRecord(b);
     cudaEventSynchronize(b);
     float ms;
     cudaEventElapsedTime(&ms, a, b);
     best = ms < best ? ms : best;
   }
+  cudaEventDestroy(a), cudaEventDestroy(b);
+  return best;
+}
+
+template <int V> static void run_mem(int sms, float *out, const float *in, float base_ms, float *ms_out)
+{
+  const int titers = 20, work = 24;
+  state z{};
+  cudaMemcpyFromSymbol(&z, c_state, sizeof z);
+  float best = best_of_7(z, [&] { thr_mem<V><<<sms * 8, 128>>>(titers, work, out, in); });
   *ms_out = best;
   printf("RESULT regions_micro_mem V%d %-36s full_gpu_ms %.4f ratio %.4f ns_per_event_per_warp %.1f region_us %.2f\n", V, names[V], best,
          base_ms > 0 ? best / base_ms : 1.0, base_ms > 0 ? (best - base_ms) * 1e6 / (2.0 * titers) : 0.0,
@@ -319,21 +327,7 @@ template <int V> static void run(int sms, float *out, unsigned long long *dout, 
   cudaMemcpyToSymbol(g_state, &z, sizeof z);
   lat<V><<<1, 32>>>(iters, dout);
   cudaMemcpy(h, dout, 16, cudaMemcpyDeviceToHost);
-  cudaEvent_t a, b;
-  cudaEventCreate(&a), cudaEventCreate(&b);
-  float best = 1e30f;
-  for (int r = 0; r < 7; r++) {
-    cudaMemset(z.slots, 0, (size_t)z.nslots * 8);
-    cudaMemset(z.counters, 0, 64);
-    cudaMemcpyToSymbol(g_state, &z, sizeof z);
-    cudaEventRecord(a);
-    thr<V><<<sms * 8, 128>>>(titers, work, out);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    best = ms < best ? ms : best;
-  }
+  float best = best_of_7(z, [&] { thr<V><<<sms * 8, 128>>>(titers, work, out); });
   *ms_out = best;
   double events = 2.0 * titers * sms * 8 * 4;
   printf("RESULT regions_micro V%d %-36s lat_cycles_per_event %7.1f  full_gpu_ms %.4f ratio %.4f ns_per_event_per_warp %.1f\n", V,
