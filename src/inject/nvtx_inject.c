@@ -106,11 +106,10 @@ static void write_range(const char *name, const char *domain, uint64_t s, uint64
   gji_line l;
   gji_begin_on(&l, GPUJIT_KIND(NVTX), tid);
   gji_str(&l, "name", name);
-  gji_u64(&l, "s", s);
-  gji_u64(&l, "e", e);
+  gji_u64(&l, "t0", s); /* the host clock's fields (CUPTI's are `s`, `e`): a reader that knows */
+  gji_u64(&l, "t1", e); /* only CUPTI's ranges finds no time in these, never a wrong one */
   gji_u64(&l, "thread", tid);
   gji_str(&l, "domain", domain);
-  gji_str(&l, "clock", "host"); /* not CUPTI's: the reader moves none of these */
   gji_end_later(&l, e);         /* no system call each: a step may hold thousands */
 }
 

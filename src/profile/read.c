@@ -38,10 +38,11 @@ void gpujit__profile_note(gpujit_profile *p, const char *fmt, ...)
 /* A GPU time (CUPTI's clock) on the host's: the process's clock record comes before its activity. */
 static uint64_t host_of(const pf_proc *proc, uint64_t t);
 static uint64_t gpu_t(const pf_proc *proc, const char *line, const char *k) { return host_of(proc, pf_t_of(line, k)); }
-/* A GPU time, unless its record says it is the host's (the NVTX ranges gpujit's own NVTX injection writes). */
-static uint64_t nvtx_t(const pf_proc *proc, const char *line, const char *k)
+/* An NVTX range's times: `t0`, `t1` on the host clock (gpujit's own NVTX injection), else CUPTI's `s`, `e`. */
+static void nvtx_times(const pf_proc *proc, const char *line, pf_nvtx *n)
 {
-  return strstr(line, "\"clock\":\"host\"") ? pf_t_of(line, k) : gpu_t(proc, line, k);
+  bool host = pf_t_of(line, "t0") != 0;
+  n->s = host ? pf_t_of(line, "t0") : gpu_t(proc, line, "s"), n->e = host ? pf_t_of(line, "t1") : gpu_t(proc, line, "e");
 }
 
 /* A range's view: the records of its process that began inside it. Kernels, copies and memsets
@@ -86,7 +87,7 @@ static bool in_range(gpujit_profile *p, const pf_proc *proc, const char *line, i
   default:
     break;
   }
-  t = pf_t_of(line, "t0") ? pf_t_of(line, "t0") : nvtx_t(proc, line, "s");
+  t = pf_t_of(line, "t0") ? pf_t_of(line, "t0") : gpu_t(proc, line, "s");
   return t >= p->range_t0 && t <= p->range_t1;
 }
 
@@ -301,7 +302,7 @@ static void one(gpujit_profile *p, pf_proc *proc, const char *line, const cJSON 
     n->pid = pid;
     n->thread = (uint32_t)pf_u_of(j, "thread");
     n->name = pf_dup(pf_s_of(j, "name"));
-    n->s = nvtx_t(proc, line, "s"), n->e = nvtx_t(proc, line, "e");
+    nvtx_times(proc, line, n);
     break;
   }
   case GPUJIT_RECORD_GPU_END: {

@@ -56,7 +56,7 @@ print("steps:", " ".join("%d:%s" % (r["n"], r["phase"]) for r in steps), "|", " 
 names = [r["name"] for r in nvtx]
 print("nvtx: %d step, %d inner, %d tick, %d mydomain, clock host %d of %d" % (
     names.count("step"), names.count("inner"), names.count("tick"),
-    sum(r["domain"] == "mydomain" for r in nvtx), sum(r.get("clock") == "host" for r in nvtx), len(nvtx)))
+    sum(r["domain"] == "mydomain" for r in nvtx), sum("t0" in r for r in nvtx), len(nvtx)))
 ev = json.load(open("t.json"))
 ev = ev["traceEvents"] if isinstance(ev, dict) else ev
 sl = sorted(e["name"] for e in ev if e.get("cat") == "nvtx" and e.get("ph") in ("X", "B"))
