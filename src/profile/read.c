@@ -138,8 +138,8 @@ static uint64_t host_of(const pf_proc *proc, uint64_t t)
  * `name` is owned by the op, or freed here when the op is not kept. */
 static void op_record(gpujit_profile *p, const pf_proc *proc, pf_op o)
 {
-  o.s = host_of(proc, o.s);
-  o.e = host_of(proc, o.e);
+  o.s = host_of(proc, o.s), o.e = host_of(proc, o.e);
+  o.e = o.e < o.s ? o.s : o.e; /* a damaged record that ends before it began lasts nothing */
   if (p->range && (o.pid != p->range_pid || o.s < p->range_t0 || o.s > p->range_t1)) {
     free(o.name);
     return;
