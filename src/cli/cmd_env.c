@@ -75,7 +75,7 @@ static const setting settings[] = {
     {"GPUJIT_PROFILE_MAX_EVENTS", "set by `gpujit profile`: per-launch records kept per process", FOR_PROFILE},
     {"GPUJIT_PROFILE_STEP", "set by `gpujit profile --step`: where steps come from (auto, api, torch, nvtx:NAME, kernel:NAME)", FOR_PROFILE},
     {"GPUJIT_PROFILE_REGIONS", "read by `gpujit profile`'s injection library: kernel-region events each module's buffer holds (default 1048576, 32 bytes each); 0 binds none", FOR_PROFILE},
-    {"GPUJIT_PROFILE_SCHEDULE", "set by `gpujit profile --schedule`: which steps are recorded (wait=,warmup=,active=,repeat=,skip_first=)", FOR_PROFILE},
+    {"GPUJIT_PROFILE_SCHEDULE", "set by `gpujit profile --schedule`: which steps are recorded (wait=,warmup=,active=,repeat=,skip_first=,skip_first_wait=)", FOR_PROFILE},
     {"GPUJIT_PROFILE_PYTHON_HOOK", "set by `gpujit profile`: the Python start-up hook's directory", FOR_PROFILE},
     {"GPUJIT_PROFILE_REINJECTED", "set by the injection library in a child whose variables it put back", FOR_PROFILE},
     {"GPUJIT_PROFILE_FROM_HASH", "set by gpujit for its own ptxas under gpujit profile: the NVRTC PTX its input was made from", FOR_PROFILE},

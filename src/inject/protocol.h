@@ -29,7 +29,7 @@
   X(PYTHONPATH, "PYTHONPATH")                  /* the start-up hook's directory first */          \
   X(HOOK, "GPUJIT_PROFILE_PYTHON_HOOK")        /* that directory (put back first where dropped) */ \
   X(STEP, "GPUJIT_PROFILE_STEP")               /* where steps come from: GPUJIT_STEP_SOURCES */    \
-  X(SCHEDULE, "GPUJIT_PROFILE_SCHEDULE")       /* wait=W,warmup=U,active=A,repeat=R,skip_first=S */ \
+  X(SCHEDULE, "GPUJIT_PROFILE_SCHEDULE")       /* wait=W,warmup=U,active=A,repeat=R,skip_first=S,skip_first_wait=B */ \
   X(REGIONS, "GPUJIT_PROFILE_REGIONS")         /* kernel regions: events per module's buffer, 0 off */
 
 /* Not one of the variables above (no child gets it put back): set by a parent for one tool it

@@ -27,7 +27,7 @@ typedef enum { PH_NONE, PH_WAIT, PH_WARMUP, PH_ACTIVE } phase_t;
 
 static struct {
   bool parsed, on;
-  long wait, warmup, active, repeat, skip;
+  long wait, warmup, active, repeat, skip, skip_wait;
   int only;     /* the one source counted: -1 any (auto: the first seen), else a gji_step_src */
   bool chosen;  /* auto: a source was seen first */
   char marker[256];
@@ -74,7 +74,7 @@ static bool number(const char *v, long *out)
   return true;
 }
 
-/* "wait=W,warmup=U,active=A,repeat=R,skip_first=S": false where a word is not one of these. */
+/* "wait=W,warmup=U,active=A,repeat=R,skip_first=S,skip_first_wait=B": false where a word is not one of these. */
 static bool parse_schedule(const char *text)
 {
   char buf[256], *save = NULL;
@@ -97,6 +97,8 @@ static bool parse_schedule(const char *text)
       S.repeat = v;
     else if (!strcmp(w, "skip_first"))
       S.skip = v;
+    else if (!strcmp(w, "skip_first_wait"))
+      S.skip_wait = v;
     else
       return false;
   }
@@ -136,14 +138,14 @@ static void parse(void)
     if (parse_schedule(sched))
       S.on = true;
     else
-      gji_note("schedule", "%s=%s is not a schedule (wait=W,warmup=U,active=A,repeat=R,skip_first=S, active at "
+      gji_note("schedule", "%s=%s is not a schedule (wait=W,warmup=U,active=A,repeat=R,skip_first=S,skip_first_wait=B, active at "
                            "least 1): the whole run is recorded",
                GPUJIT_ENV(SCHEDULE), sched);
   }
   __atomic_store_n(&nvtx_rec, !S.on || phase_of(current, &cycle) >= PH_WARMUP, __ATOMIC_RELAXED);
   if (S.on)
-    gji_note("schedule", "wait=%ld,warmup=%ld,active=%ld,repeat=%ld,skip_first=%ld (steps: %s%s%s)", S.wait,
-             S.warmup, S.active, S.repeat, S.skip,
+    gji_note("schedule", "wait=%ld,warmup=%ld,active=%ld,repeat=%ld,skip_first=%ld%s (steps: %s%s%s)", S.wait,
+             S.warmup, S.active, S.repeat, S.skip, S.skip_wait ? ",skip_first_wait=1" : "",
              S.only < 0 ? "auto" : src_names[S.only], S.marker[0] ? ":" : "", S.marker);
 }
 
@@ -156,7 +158,7 @@ static phase_t phase_of(uint64_t n, long *cycle)
     return PH_ACTIVE;
   if (n < (uint64_t)S.skip)
     return PH_NONE;
-  m = n - (uint64_t)S.skip;
+  m = n - (uint64_t)S.skip + (S.skip_wait ? (uint64_t)S.wait : 0); /* torch's skip_first_wait: the first cycle waits not */
   *cycle = (long)(m / len);
   if (S.repeat > 0 && m / len >= (uint64_t)S.repeat)
     return PH_NONE;

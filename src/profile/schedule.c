@@ -52,13 +52,13 @@ static int check_source(const char *steps)
 }
 
 /* One "name=N" word of a schedule into `v` (names[k] matched), or an error naming it. */
-static int schedule_word(const char *w, long v[5], bool seen[5])
+static int schedule_word(const char *w, long v[6], bool seen[6])
 {
-  static const char *const names[5] = {"wait", "warmup", "active", "repeat", "skip_first"};
+  static const char *const names[6] = {"wait", "warmup", "active", "repeat", "skip_first", "skip_first_wait"};
   const char *eq = strchr(w, '=');
   char *end = NULL;
   long n;
-  for (int k = 0; eq && k < 5; k++)
+  for (int k = 0; eq && k < 6; k++)
     if ((size_t)(eq - w) == strlen(names[k]) && !strncmp(w, names[k], (size_t)(eq - w))) {
       n = strtol(eq + 1, &end, 10);
       if (!eq[1] || *end || n < 0 || n > 1000000000L || eq[1] == '+' || eq[1] == '-' || eq[1] == ' ')
@@ -70,19 +70,20 @@ static int schedule_word(const char *w, long v[5], bool seen[5])
       return 0;
     }
   return gpujit__error(GPUJIT_EINVAL,
-                       "invalid --schedule: '%s' is not one of wait=W, warmup=U, active=A, repeat=R, skip_first=S", w);
+                       "invalid --schedule: '%s' is not one of wait=W, warmup=U, active=A, repeat=R, skip_first=S, "
+                       "skip_first_wait=B", w);
 }
 
 int gpujit_profile_check_steps(const char *steps, const char *schedule)
 {
   char buf[256], *save = NULL;
-  long v[5] = {0, 0, -1, 0, 0};
-  bool seen[5] = {false};
+  long v[6] = {0, 0, -1, 0, 0, 0};
+  bool seen[6] = {false};
   int err;
   if ((err = check_source(steps)) < 0 || !schedule)
     return err;
   if (strlen(schedule) >= sizeof(buf) || !*schedule)
-    return gpujit__error(GPUJIT_EINVAL, "invalid --schedule: expected wait=W,warmup=U,active=A,repeat=R,skip_first=S");
+    return gpujit__error(GPUJIT_EINVAL, "invalid --schedule: expected wait=W,warmup=U,active=A,repeat=R,skip_first=S,skip_first_wait=B");
   snprintf(buf, sizeof(buf), "%s", schedule);
   for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
     if ((err = schedule_word(w, v, seen)) < 0)
