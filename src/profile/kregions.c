@@ -83,7 +83,7 @@ static void read_slices(gpujit_profile *p, const pf_proc *proc, const char *line
       return;
     s->pid = pid, s->handle = pf_u_of(j, "module"), s->read = pf_u_of(j, "read");
     s->region = (uint32_t)nth(a[0], i), s->sm = (uint32_t)nth(a[1], i), s->unit = (uint32_t)nth(a[2], i);
-    s->s = proc && proc->has_clock ? (uint64_t)((int64_t)t + proc->clock_offset) : t;
+    s->s = pf_host_time(proc, t);
     s->d = nth(a[4], i), s->cycles = nth(a[5], i);
   }
 }

@@ -29,6 +29,13 @@ typedef struct pf_proc {
   char *schedule;       /* the step schedule its "schedule" note gave, or NULL */
 } pf_proc;
 
+/* A GPU time (CUPTI's clock) on the host's, by the process's clock record: modular, so a damaged
+ * record's time cannot overflow (the result is then as wrong as the record, never undefined). */
+static inline uint64_t pf_host_time(const pf_proc *proc, uint64_t t)
+{
+  return proc && proc->has_clock ? t + (uint64_t)proc->clock_offset : t;
+}
+
 #define PF_MAX_STAGES 16
 typedef struct pf_stage { /* a stage of a framework's compile, as its adapter measured it */
   char name[32];

@@ -130,7 +130,7 @@ static void keep_op(gpujit_profile *p, const pf_op *in)
 /* Host time of a GPU timestamp: CUPTI's clock moved by the process's clock record. */
 static uint64_t host_of(const pf_proc *proc, uint64_t t)
 {
-  return proc->has_clock ? (uint64_t)((int64_t)t + proc->clock_offset) : t;
+  return pf_host_time(proc, t);
 }
 
 /* A kernel, copy or memset record, whichever reading found its fields (the flat scan or cJSON):
