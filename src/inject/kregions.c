@@ -342,12 +342,17 @@ void gji_kregions_context_ending(void *ctx)
 
 void gji_kregions_step(bool ended_active, bool begins_active)
 {
-  if (!nb)
+  pid_t me;
+  /* a step between two unrecorded ones: every buffer is closed already (bound closed outside an
+   * active step, closed at the end of the last one), so a waited-through step costs no lock and
+   * no system call */
+  if (!nb || (!ended_active && !begins_active))
     return;
   if (ended_active)
     read_where(0, NULL, "step", false); /* read and emptied */
+  me = getpid();
   pthread_mutex_lock(&lock);
-  for (int i = 0; i < nb && owner == getpid(); i++) {
+  for (int i = 0; i < nb && owner == me; i++) {
     gji_kr_buffer *b = &B[i];
     if (begins_active && !ended_active && b->events && enter(b)) { /* a first active step: empty */
       if (gji_kregions_reset_buffer(&D, b) < 0 || D.ctx_sync() != CUDA_SUCCESS)

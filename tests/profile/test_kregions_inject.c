@@ -89,6 +89,20 @@ static void test_schedule_reads_the_active_step(void **state)
   gpujit_profile_free(p);
 }
 
+/* Two steps waited through (the second boundary passes between two unrecorded steps, where the
+ * library touches no buffer), then the active step, open at the exit: its two launches alone. */
+static void test_schedule_waits_through_then_reads_the_active_step(void **state)
+{
+  gpujit_profile *p = run("schedule", "wait=2,warmup=0,active=1,repeat=1");
+  const gpujit_profile_region *spin;
+  (void)state;
+  assert_non_null(spin = row(p, "spin"));
+  assert_int_equal(spin->calls, 8); /* step 2's two launches x 4 warps, none of the waited steps' three */
+  assert_int_equal(spin->launches, 2);
+  assert_int_equal(spin->reads, 1);
+  gpujit_profile_free(p);
+}
+
 static void test_full_buffer_counts_what_it_drops(void **state)
 {
   gpujit_profile *p;
@@ -152,6 +166,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_read_at_exit),
       cmocka_unit_test(test_schedule_reads_the_active_step),
+      cmocka_unit_test(test_schedule_waits_through_then_reads_the_active_step),
       cmocka_unit_test(test_full_buffer_counts_what_it_drops),
       cmocka_unit_test(test_context_gone_at_exit),
       cmocka_unit_test(test_module_without_regions),
