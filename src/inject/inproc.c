@@ -1,8 +1,9 @@
 /*
  * In-process sessions: the injection library dlopen'd into a running program (gpujit_profile_start,
  * a gpujit.profile block in a plain `python app.py`) rather than preloaded at its start. The
- * settings a preloaded copy reads from its environment come through the start call, so nothing of
- * the program's environment changes and no child inherits a profile. What the session sees:
+ * settings a preloaded copy reads from its environment come through the start call, so no child
+ * inherits a profile; the one variable set is NVTX_INJECTION64_PATH, to this library, while a
+ * session counts NVTX steps and the program left it unset (below). What the session sees:
  *   - NVRTC, nvJitLink and libNVVM compiles, the driver's module loads, CUPTI taken by the program:
  *     through the loaded objects' calls rebound to the wrappers (rebind.c);
  *   - kernels, copies, memsets, launches, module loads with their images: CUPTI attached now (or at
@@ -13,6 +14,7 @@
  * compiles through functions the program resolved before the session and keeps on its heap.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +22,43 @@
 
 #include "inject/protocol.h"
 #include "inject/cupti.h"
+#include "inject/nvtx_inject.h"
 #include "inject/rebind.h"
 #include "inject/record.h"
 #include "inject/steps.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static bool on;
+static bool set_nvtx; /* this session set NVTX_INJECTION64_PATH: unset at its end */
+
+/* `nvtx:NAME` steps in-process: NVTX reads NVTX_INJECTION64_PATH once, at a copy's first call, so
+ * this library becomes the injection of every copy of NVTX whose first call is still to come (the
+ * steps counted here, at a string compare, with CUPTI off until the first warmup step, as under
+ * `gpujit profile`); a copy that called before the session began has no injection, or another
+ * tool's, and is not seen. A variable the program set is left as it is (CUPTI's, say). */
+static void nvtx_inproc(const char *step)
+{
+  const char *nvtx = getenv(GPUJIT_ENV(NVTX_INJECTION));
+  Dl_info self;
+  if (!step || strncmp(step, "nvtx:", 5))
+    return;
+  if (nvtx && *nvtx) {
+    if (!gji_nvtx_injected())
+      gji_note("inproc-nvtx", "%s names %s (the program's): NVTX ranges go there, and the steps of %s are counted "
+               "only where that is CUPTI's", GPUJIT_ENV(NVTX_INJECTION), nvtx, step);
+    return;
+  }
+  if (!dladdr((void *)nvtx_inproc, &self) || !self.dli_fname || setenv(GPUJIT_ENV(NVTX_INJECTION), self.dli_fname, 0)) {
+    gji_note("inproc-nvtx", "NVTX ranges are not seen in-process (%s could not be set): the steps of %s are not "
+             "counted; mark them with gpujit.step() or kernel:NAME, or run under `gpujit profile`",
+             GPUJIT_ENV(NVTX_INJECTION), step);
+    return;
+  }
+  set_nvtx = true;
+  gji_note("inproc-nvtx", "the steps of %s are counted from the NVTX calls of libraries whose first NVTX call "
+           "comes after the profile began (NVTX loads its injection, this library, once, at that call): one that "
+           "called NVTX before is not seen; `gpujit profile` sees every one", step);
+}
 __attribute__((visibility("default"))) int GPUJIT_RECORD_INPROC_START_FN(const char *const *settings, char *why,
                                                                          size_t why_size);
 int GPUJIT_RECORD_INPROC_START_FN(const char *const *settings, char *why, size_t why_size)
@@ -52,13 +85,8 @@ int GPUJIT_RECORD_INPROC_START_FN(const char *const *settings, char *why, size_t
            "in-process profile (a program not started by `gpujit profile`): child processes are not followed, and "
            "compiles through NVRTC functions the program resolved before the profile began and keeps outside its "
            "libraries' data (the heap) are not seen; `gpujit profile -- CMD` sees both");
-  { /* NVTX reaches CUPTI only through the variable NVTX reads at the program's first NVTX call */
-    const char *step = settings[GPUJIT_RECORD_ENV_STEP], *nvtx = getenv(GPUJIT_ENV(NVTX_INJECTION));
-    if (step && !strncmp(step, "nvtx:", 5) && (!nvtx || !*nvtx))
-      gji_note("inproc-nvtx", "NVTX ranges are not seen in-process (%s was not set when the program started): "
-               "the steps of %s are not counted; mark them with gpujit.step() or kernel:NAME, or run under "
-               "`gpujit profile`", GPUJIT_ENV(NVTX_INJECTION), step);
-  }
+  nvtx_inproc(settings[GPUJIT_RECORD_ENV_STEP]);
+  gji_nvtx_session();
   gji_rebind_start();
   if (settings[GPUJIT_RECORD_ENV_CUPTI_LIBRARY] && !strcmp(settings[GPUJIT_RECORD_ENV_CUPTI_LIBRARY], GPUJIT_RECORD_NO_CUPTI))
     gji_note("cupti", "CUPTI was left to the program (its own profiler records): kernels, copies and the driver's "
@@ -78,7 +106,9 @@ void GPUJIT_RECORD_INPROC_STOP_FN(void)
     gji_cupti_inproc_stop();
     gji_rebind_stop();
     gji_inproc_end();
-    on = false;
+    if (set_nvtx)
+      unsetenv(GPUJIT_ENV(NVTX_INJECTION)); /* as the program had it; NVTX's copies keep what they loaded */
+    set_nvtx = on = false;
   }
   pthread_mutex_unlock(&lock);
 }

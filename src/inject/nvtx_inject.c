@@ -33,16 +33,23 @@ void gji_nvtx_steps_set(const gji_nvtx_steps *s)
 
 bool gji_nvtx_injected(void)
 {
-  static int known; /* 0 not asked, 1 yes, 2 no */
-  if (!known) {
-    const char *path = gji_setting(GPUJIT_RECORD_ENV_NVTX_INJECTION);
+  static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
+  static char known_path[4096]; /* the variable's value `known` was worked out for */
+  static int known;             /* 0 not asked, 1 yes, 2 no */
+  const char *path = gji_setting(GPUJIT_RECORD_ENV_NVTX_INJECTION);
+  int answer;
+  pthread_mutex_lock(&known_lock);
+  if (!known || strcmp(known_path, path ? path : "") != 0) {
     Dl_info self;
     struct stat a, b;
     bool same = path && *path && dladdr((void *)gji_nvtx_injected, &self) && self.dli_fname && stat(path, &a) == 0 &&
                 stat(self.dli_fname, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    snprintf(known_path, sizeof(known_path), "%s", path ? path : "");
     known = same ? 1 : 2;
   }
-  return known == 1;
+  answer = known;
+  pthread_mutex_unlock(&known_lock);
+  return answer == 1;
 }
 
 /* Domains and registered strings are handles the program gets from here: each a name of ours,
@@ -117,7 +124,10 @@ static void write_range(const char *name, const char *domain, uint64_t s, uint64
  * among those its step records. @return whether it is to be written (CUPTI would record it now). */
 static bool begins(const char *name)
 {
-  if (want && name && !strcmp(name, want))
+  if (!gji_active())
+    return false; /* between sessions (in-process): the copies of NVTX that loaded this library still call in */
+  const char *w = __atomic_load_n(&want, __ATOMIC_RELAXED);
+  if (w && name && !strcmp(name, w))
     steps.boundary();
   return steps.recording && steps.recording();
 }
@@ -372,6 +382,11 @@ static bool install(const NvtxExportTableCallbacks *cb, NvtxCallbackModule modul
     if (s[i].id < size && table[s[i].id])
       *table[s[i].id] = s[i].fn;
   return true;
+}
+
+void gji_nvtx_session(void)
+{
+  __atomic_store_n(&want, steps.name ? steps.name() : NULL, __ATOMIC_RELAXED);
 }
 
 /* Called by each copy of NVTX in the process at its first call, when NVTX_INJECTION64_PATH names

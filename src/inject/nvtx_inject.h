@@ -7,8 +7,13 @@
 #include "inject/record.h"
 
 /** Whether NVTX_INJECTION64_PATH names this very library: NVTX's calls come here, not to CUPTI
- *  (asked once; `gpujit profile` sets it so for an nvtx step source the program left it to). */
+ *  (worked out again when the variable changes; `gpujit profile`, and an in-process session, set
+ *  it so for an nvtx step source the program left it to). */
 GJI_HIDDEN bool gji_nvtx_injected(void);
+
+/** A session begins: the step name NVTX's calls are compared with, taken again (a copy of NVTX
+ *  that loaded this library in an earlier session keeps calling in). */
+GJI_HIDDEN void gji_nvtx_session(void);
 
 /** What the steps (steps.c) give the NVTX handlers, set from its constructor. */
 typedef struct gji_nvtx_steps {

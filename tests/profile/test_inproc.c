@@ -8,12 +8,18 @@
  *     activity off again after the step that follows the last active one; the active step's
  *     kernel, and only it, in the report's step table;
  *   - the session's notes, and the refusals: a second session while one is on, a stopped
- *     session stopped again, a bad schedule. */
+ *     session stopped again, a bad schedule;
+ *   - `nvtx:NAME` steps in-process: this program's NVTX (nvtx3, compiled in) makes its first call
+ *     after the session began, so it loads the injection library the session named in
+ *     NVTX_INJECTION64_PATH, which counts the steps with CUPTI off until the first warmup step;
+ *     the variable unset again at the end. */
 #include "helpers.h"
 
 #include <cupti.h>
 #include <dlfcn.h>
 #include <nvrtc.h>
+#include <nvtx3/nvToolsExt.h>
+#include <time.h>
 
 #include "gpujit.h"
 
@@ -156,10 +162,62 @@ static void test_inproc__schedule_and_compiles(void **state)
   free(dir);
 }
 
+/* A step marked by an NVTX range, as Warp's ScopedTimer(use_nvtx=True) or record_function marks it. */
+static void nvtx_step(fake_fn *f, uint32_t corr)
+{
+  struct timespec work = {0, 200000}; /* the step's own work: its kernel (1 us after the launch) ends within it */
+  nvtxRangePushA("sim_step");
+  launch(f, corr);
+  nanosleep(&work, NULL);
+  nvtxRangePop();
+}
+
+static void test_inproc__nvtx_steps_without_cupti_before_the_warmup(void **state)
+{
+  gpujit_profile_options o = GPUJIT_PROFILE_OPTIONS_INIT;
+  gpujit_profile_session *s = NULL;
+  gpujit_profile *p = NULL;
+  const gpujit_profile_step_row *st;
+  fake_fn fn = {(void *)0xa200, "nvtx_kernel", 0};
+  const char *named;
+  char *dir = th_tmpdir();
+  (void)state;
+  unsetenv("NVTX_INJECTION64_PATH");
+  o.inject_path = GPUJIT_INJECT;
+  o.records_dir = dir;
+  o.steps = "nvtx:sim_step";
+  o.schedule = "wait=1,warmup=1,active=1,repeat=1";
+  assert_int_equal(gpujit_profile_start(&s, &o), 0);
+  assert_non_null(named = getenv("NVTX_INJECTION64_PATH")); /* this library, for NVTX's first call */
+  assert_non_null(strstr(named, "gpujit_inject"));
+  /* step 0: nothing on, though NVTX's calls are counted (not CUPTI's marker records) */
+  launch(&fn, 11);
+  assert_false(F.kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  assert_false(F.kind_enabled(CUPTI_ACTIVITY_KIND_MARKER));
+  nvtx_step(&fn, 12); /* the range begins step 1, the warmup: CUPTI on */
+  assert_true(F.kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  nvtx_step(&fn, 13); /* step 2, active */
+  nvtx_step(&fn, 14); /* step 3, after it */
+  nvtx_step(&fn, 15); /* step 4: CUPTI gone */
+  assert_false(F.kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  assert_int_equal(gpujit_profile_stop(s, &p), 0);
+  assert_null(getenv("NVTX_INJECTION64_PATH")); /* as the program had it */
+  assert_int_equal(gpujit_profile_steps(p, &st), 1);
+  assert_int_equal(st[0].step, 2);
+  assert_string_equal(st[0].src, "nvtx");
+  assert_int_equal(st[0].kernels, 1); /* launch 13's kernel */
+  assert_non_null(strstr(gpujit_profile_notes(p), "whose first NVTX call"));
+  gpujit_profile_free(p);
+  gpujit_profile_session_free(s);
+  th_rmrf(dir);
+  free(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_inproc__schedule_and_compiles),
+      cmocka_unit_test(test_inproc__nvtx_steps_without_cupti_before_the_warmup),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
