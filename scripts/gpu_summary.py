@@ -167,11 +167,11 @@ for m in re.finditer(r"^RESULT miss_ratio (\S+) (\S+) wall ([\d.]+) cpu ([\d.]+)
     rows.append(("miss %s: %s" % (m.group(1), m.group(2).replace("_", " ")),
                  "%sx wall, %sx CPU (target <= 1.02)" % (m.group(3), m.group(4))))
 m = re.search(r"^RESULT nvrtc_driver_start driver_over_refused wall ([\d.]+) cpu ([\d.]+) first_ms ([\d.]+) ([\d.]+) "
-              r"refused_loads (\d+) same_cubin (\S+)$", read("nvrtc_driver_start.txt"), re.M)
+              r"refused_loads (\d+) same_cubin (\S+) same_ptx (\S+)$", read("nvrtc_driver_start.txt"), re.M)
 if m:
     rows.append(("NVRTC's first compile, driver started / refused",
-                 "%s vs %s ms = %sx wall, %sx CPU, same cubin: %s" % (m.group(3), m.group(4), m.group(1), m.group(2),
-                                                                      m.group(6))))
+                 "%s vs %s ms = %sx wall, %sx CPU, same cubin: %s, same PTX: %s" % (
+                     m.group(3), m.group(4), m.group(1), m.group(2), m.group(6), m.group(7))))
 for m in re.finditer(r"^RESULT hit_in_process_ms (\S+) saxpy ([\d.]+) block_reduce ([\d.]+) ratio ([\d.]+) "
                      r"cpu_ratio ([\d.]+) spread (\S+)$", read("bench_hit.txt"), re.M):
     rows.append(("in-process hit, block_reduce / saxpy (%s)" % m.group(1).replace("_", " "),
