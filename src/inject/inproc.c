@@ -29,7 +29,8 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static bool on;
-static bool set_nvtx; /* this session set NVTX_INJECTION64_PATH: unset at its end */
+static bool set_nvtx;   /* this session set NVTX_INJECTION64_PATH: put back at its end */
+static bool nvtx_empty; /* ... where the program had it set, empty */
 
 /* `nvtx:NAME` steps in-process: NVTX reads NVTX_INJECTION64_PATH once, at a copy's first call, so
  * this library becomes the injection of every copy of NVTX whose first call is still to come (the
@@ -48,13 +49,13 @@ static void nvtx_inproc(const char *step)
                "only where that is CUPTI's", GPUJIT_ENV(NVTX_INJECTION), nvtx, step);
     return;
   }
-  if (!dladdr((void *)nvtx_inproc, &self) || !self.dli_fname || setenv(GPUJIT_ENV(NVTX_INJECTION), self.dli_fname, 0)) {
+  if (!dladdr((void *)nvtx_inproc, &self) || !self.dli_fname || setenv(GPUJIT_ENV(NVTX_INJECTION), self.dli_fname, 1)) {
     gji_note("inproc-nvtx", "NVTX ranges are not seen in-process (%s could not be set): the steps of %s are not "
              "counted; mark them with gpujit.step() or kernel:NAME, or run under `gpujit profile`",
              GPUJIT_ENV(NVTX_INJECTION), step);
     return;
   }
-  set_nvtx = true;
+  set_nvtx = true, nvtx_empty = nvtx != NULL;
   gji_note("inproc-nvtx", "the steps of %s are counted from the NVTX calls of libraries whose first NVTX call "
            "comes after the profile began (NVTX loads its injection, this library, once, at that call): one that "
            "called NVTX before is not seen; `gpujit profile` sees every one", step);
@@ -106,8 +107,10 @@ void GPUJIT_RECORD_INPROC_STOP_FN(void)
     gji_cupti_inproc_stop();
     gji_rebind_stop();
     gji_inproc_end();
-    if (set_nvtx)
-      unsetenv(GPUJIT_ENV(NVTX_INJECTION)); /* as the program had it; NVTX's copies keep what they loaded */
+    if (set_nvtx && nvtx_empty) /* as the program had it; NVTX's copies keep what they loaded */
+      setenv(GPUJIT_ENV(NVTX_INJECTION), "", 1);
+    else if (set_nvtx)
+      unsetenv(GPUJIT_ENV(NVTX_INJECTION));
     set_nvtx = on = false;
   }
   pthread_mutex_unlock(&lock);
