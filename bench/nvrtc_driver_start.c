@@ -15,7 +15,10 @@
  * prints medians and the spread, and RESULT lines. Without a driver both ways are the same (the
  * ratio near 1: nothing to save); a ratio well above 1 on the GPU machine is what keeping NVRTC
  * off the driver in compile-only processes would save.
- * usage: nvrtc_driver_start [ROUNDS]
+ * With PARALLEL > 1 each round starts that many children at once, as a project build starts its
+ * workers: whether the driver's starts queue behind one another shows in the batch's wall time
+ * (the last child's end) and in the slowest child's first compile.
+ * usage: nvrtc_driver_start [ROUNDS [PARALLEL]]
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -114,61 +117,103 @@ static int child(int refuse)
   return 0;
 }
 
+typedef struct one_way {
+  double first[64], cpu[64], second[64], slowest[64], batch[64]; /* per round; first etc. medians of its children */
+  char cubin[17], ptx[17];
+  int loaded, refused;
+} one_way;
+
+static double median_of(const double *v, int n)
+{
+  double c[64];
+  memcpy(c, v, (size_t)n * sizeof(*v));
+  return bench_median(c, n);
+}
+
+/* `par` children of way `w` at once; their figures into round `r` of `o`. @return 0, or -1. */
+static int batch(one_way *o, int w, int r, int par)
+{
+  static char self[4096];
+  char arg[2] = {(char)('0' + w), 0};
+  double first[64], cpu[64], second[64], t0 = now_ms(CLOCK_MONOTONIC);
+  int fd[64], ok = 0;
+  pid_t pid[64];
+  ssize_t got = self[0] ? 1 : readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (got <= 0)
+    return -1;
+  for (int c = 0; c < par; c++) {
+    int p[2];
+    if (pipe(p) < 0)
+      return -1;
+    if ((pid[c] = fork()) == 0) {
+      dup2(p[1], 1), close(p[0]), close(p[1]);
+      execl(self, self, "--child", arg, (char *)NULL);
+      _exit(127);
+    }
+    close(p[1]);
+    fd[c] = p[0];
+  }
+  for (int c = 0; c < par; c++) {
+    char line[256] = "", h[17] = "", hp[17] = "";
+    int status = 0, l = 0, n = 0;
+    got = read(fd[c], line, sizeof(line) - 1);
+    close(fd[c]);
+    waitpid(pid[c], &status, 0);
+    if (got <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        sscanf(line, "%lf %lf %lf %d %d %16s %16s", &first[c], &cpu[c], &second[c], &l, &n, h, hp) != 7) {
+      fprintf(stderr, "nvrtc_driver_start: a child failed (%s)\n", line);
+      ok = -1;
+      continue;
+    }
+    o->loaded |= l, o->refused += n;
+    memcpy(o->cubin, h, sizeof(h)), memcpy(o->ptx, hp, sizeof(hp));
+  }
+  o->batch[r] = now_ms(CLOCK_MONOTONIC) - t0;
+  o->first[r] = median_of(first, par), o->cpu[r] = median_of(cpu, par), o->second[r] = median_of(second, par);
+  o->slowest[r] = first[0];
+  for (int c = 1; c < par; c++)
+    o->slowest[r] = first[c] > o->slowest[r] ? first[c] : o->slowest[r];
+  return ok;
+}
+
 int main(int argc, char **argv)
 {
   enum { DRIVER, REFUSED };
   static const char *const way[2] = {"driver", "refused"};
-  static double first[2][64], cpu[2][64], second[2][64];
-  char hash[2][17] = {"", ""}, ptx[2][17] = {"", ""};
-  int loaded[2] = {0, 0}, nrefused = 0, rounds;
+  static one_way o[2];
+  int rounds, par;
+  double m[2], c[2];
   if (argc > 2 && !strcmp(argv[1], "--child"))
     return child(atoi(argv[2]));
   rounds = argc > 1 ? atoi(argv[1]) : 9;
-  if (rounds < 1 || rounds > 64) {
-    fprintf(stderr, "usage: nvrtc_driver_start [ROUNDS 1..64]\n");
+  par = argc > 2 ? atoi(argv[2]) : 1;
+  if (rounds < 1 || rounds > 64 || par < 1 || par > 64) {
+    fprintf(stderr, "usage: nvrtc_driver_start [ROUNDS 1..64 [PARALLEL 1..64]]\n");
     return 2;
   }
   for (int r = 0; r < rounds; r++)
-    for (int k = 0; k < 2; k++) {
-      int w = (k + r) % 2, fd[2], status = 0, l = 0, n = 0;
-      char self[4096], arg[2] = {(char)('0' + w), 0}, line[256] = "", h[17] = "", hp[17] = "";
-      ssize_t got = readlink("/proc/self/exe", self, sizeof(self) - 1);
-      pid_t pid;
-      if (got <= 0 || pipe(fd) < 0)
+    for (int k = 0; k < 2; k++)
+      if (batch(&o[(k + r) % 2], (k + r) % 2, r, par) < 0)
         return 1;
-      self[got] = '\0';
-      if ((pid = fork()) == 0) {
-        dup2(fd[1], 1), close(fd[0]), close(fd[1]);
-        execl(self, self, "--child", arg, (char *)NULL);
-        _exit(127);
-      }
-      close(fd[1]);
-      got = read(fd[0], line, sizeof(line) - 1);
-      close(fd[0]);
-      waitpid(pid, &status, 0);
-      if (got <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-          sscanf(line, "%lf %lf %lf %d %d %16s %16s", &first[w][r], &cpu[w][r], &second[w][r], &l, &n, h, hp) != 7) {
-        fprintf(stderr, "nvrtc_driver_start: a child failed (%s)\n", line);
-        return 1;
-      }
-      loaded[w] |= l, nrefused += n;
-      memcpy(hash[w], h, sizeof(h)), memcpy(ptx[w], hp, sizeof(hp));
-    }
-  printf("NVRTC's first compile in a fresh process, medians of %d alternated rounds (ms): wall (fastest..slowest), CPU, "
-         "then a second compile (PTX)\n", rounds);
+  printf("NVRTC's first compile in a fresh process, %d at once, medians of %d alternated rounds (ms): wall "
+         "(fastest..slowest round), CPU, the slowest child's, the batch's whole wall; then a second compile (PTX)\n",
+         par, rounds);
   for (int w = 0; w < 2; w++) {
-    double lo = first[w][0], hi = first[w][0];
+    double lo = o[w].first[0], hi = o[w].first[0];
     for (int r = 1; r < rounds; r++)
-      lo = first[w][r] < lo ? first[w][r] : lo, hi = first[w][r] > hi ? first[w][r] : hi;
-    printf("  %-8s first %8.2f (%7.2f..%7.2f)  CPU %8.2f  second %7.2f  libcuda loaded: %s\n", way[w],
-           bench_median(first[w], rounds), lo, hi, bench_median(cpu[w], rounds), bench_median(second[w], rounds),
-           loaded[w] ? "yes" : "no");
+      lo = o[w].first[r] < lo ? o[w].first[r] : lo, hi = o[w].first[r] > hi ? o[w].first[r] : hi;
+    m[w] = median_of(o[w].first, rounds), c[w] = median_of(o[w].cpu, rounds);
+    printf("  %-8s first %8.2f (%7.2f..%7.2f)  CPU %8.2f  slowest %8.2f  batch %8.2f  second %7.2f  libcuda loaded: "
+           "%s\n", way[w], m[w], lo, hi, c[w], median_of(o[w].slowest, rounds), median_of(o[w].batch, rounds),
+           median_of(o[w].second, rounds), o[w].loaded ? "yes" : "no");
   }
-  printf("RESULT nvrtc_driver_start driver_over_refused wall %.4f cpu %.4f first_ms %.2f %.2f refused_loads %d "
-         "same_cubin %s same_ptx %s\n",
-         bench_median(first[DRIVER], rounds) / bench_median(first[REFUSED], rounds),
-         bench_median(cpu[DRIVER], rounds) / bench_median(cpu[REFUSED], rounds), bench_median(first[DRIVER], rounds),
-         bench_median(first[REFUSED], rounds), nrefused, strcmp(hash[0], hash[1]) ? "no" : "yes",
-         strcmp(ptx[0], ptx[1]) ? "no" : "yes");
-  return strcmp(hash[0], hash[1]) || strcmp(ptx[0], ptx[1]) ? 5 : 0;
+  printf("RESULT nvrtc_driver_start%s driver_over_refused wall %.4f cpu %.4f first_ms %.2f %.2f refused_loads %d "
+         "same_cubin %s same_ptx %s\n", par > 1 ? "_parallel" : "", m[DRIVER] / m[REFUSED], c[DRIVER] / c[REFUSED],
+         m[DRIVER], m[REFUSED], o[REFUSED].refused, strcmp(o[0].cubin, o[1].cubin) ? "no" : "yes",
+         strcmp(o[0].ptx, o[1].ptx) ? "no" : "yes");
+  if (par > 1)
+    printf("RESULT nvrtc_driver_start_batch children %d driver_ms %.2f refused_ms %.2f ratio %.4f\n", par,
+           median_of(o[DRIVER].batch, rounds), median_of(o[REFUSED].batch, rounds),
+           median_of(o[DRIVER].batch, rounds) / median_of(o[REFUSED].batch, rounds));
+  return strcmp(o[0].cubin, o[1].cubin) || strcmp(o[0].ptx, o[1].ptx) ? 5 : 0;
 }

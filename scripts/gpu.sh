@@ -77,6 +77,7 @@ GPUJIT_BENCH_OBSERVE=0 build-gpu/bench/bench_observe_threads 7 6 2>&1 | tee -a "
 build-gpu/bench/bench_observe 9 2>&1 | tee "$out/bench_observe.txt" | grep -E "^(RESULT miss_ratio|target)"
 echo "== NVRTC starting the CUDA driver inside a process's first compile: left to it against its dlopen of libcuda refused"
 build-gpu/bench/nvrtc_driver_start 15 2>&1 | tee "$out/nvrtc_driver_start.txt"
+build-gpu/bench/nvrtc_driver_start 5 "$(nproc)" 2>&1 | tee -a "$out/nvrtc_driver_start.txt"  # as a project build's workers start
 fi
 if part steps; then
 echo "== steps and the schedule: the records of a step loop, its cost side by side, torch.profiler's steps"

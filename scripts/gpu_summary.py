@@ -166,12 +166,17 @@ for m in re.finditer(r"^RESULT two_threads(_unobserved)? raw ([\d.]+) gpujit ([\
 for m in re.finditer(r"^RESULT miss_ratio (\S+) (\S+) wall ([\d.]+) cpu ([\d.]+)$", read("bench_observe.txt"), re.M):
     rows.append(("miss %s: %s" % (m.group(1), m.group(2).replace("_", " ")),
                  "%sx wall, %sx CPU (target <= 1.02)" % (m.group(3), m.group(4))))
-m = re.search(r"^RESULT nvrtc_driver_start driver_over_refused wall ([\d.]+) cpu ([\d.]+) first_ms ([\d.]+) ([\d.]+) "
-              r"refused_loads (\d+) same_cubin (\S+) same_ptx (\S+)$", read("nvrtc_driver_start.txt"), re.M)
-if m:
-    rows.append(("NVRTC's first compile, driver started / refused",
+for m in re.finditer(r"^RESULT nvrtc_driver_start(_parallel)? driver_over_refused wall ([\d.]+) cpu ([\d.]+) "
+                     r"first_ms ([\d.]+) ([\d.]+) refused_loads (\d+) same_cubin (\S+) same_ptx (\S+)$",
+                     read("nvrtc_driver_start.txt"), re.M):
+    rows.append(("NVRTC's first compile, driver started / refused%s" % (" (all cores at once)" if m.group(1) else ""),
                  "%s vs %s ms = %sx wall, %sx CPU, same cubin: %s, same PTX: %s" % (
-                     m.group(3), m.group(4), m.group(1), m.group(2), m.group(6), m.group(7))))
+                     m.group(4), m.group(5), m.group(2), m.group(3), m.group(7), m.group(8))))
+m = re.search(r"^RESULT nvrtc_driver_start_batch children (\d+) driver_ms ([\d.]+) refused_ms ([\d.]+) ratio ([\d.]+)$",
+              read("nvrtc_driver_start.txt"), re.M)
+if m:
+    rows.append(("%s processes' first compiles at once, driver / refused" % m.group(1),
+                 "%s vs %s ms = %sx" % (m.group(2), m.group(3), m.group(4))))
 for m in re.finditer(r"^RESULT hit_in_process_ms (\S+) saxpy ([\d.]+) block_reduce ([\d.]+) ratio ([\d.]+) "
                      r"cpu_ratio ([\d.]+) spread (\S+)$", read("bench_hit.txt"), re.M):
     rows.append(("in-process hit, block_reduce / saxpy (%s)" % m.group(1).replace("_", " "),
