@@ -196,7 +196,8 @@ class profile:
 
     ``schedule``: a ``gpujit.schedule(...)`` (or its "wait=W,warmup=U,active=A,..." text): which
     steps are recorded. ``steps``: where steps come from — "auto" (``p.step()``, ``gpujit.step()``
-    or torch.profiler's ``step()``), "api", "torch", "nvtx:NAME", "kernel:NAME". ``print``: the
+    or torch.profiler's ``step()``), "api", "torch", "nvtx:NAME", "kernel:NAME" (in-process, NVTX
+    calls from libraries whose first NVTX call comes inside the block). ``print``: the
     table on ``file`` (default stderr) at exit (default: yes under ``gpujit profile``, no
     in-process, where the program prints ``p.report()``). ``json``/``trace``: write the report's
     JSON / Trace Event Format file there at exit. ``top``: module rows in the table (0: all).
