@@ -103,6 +103,13 @@ static const char *text_of(int type, const nvtxMessageValue_t *m, char *buf, siz
   }
 }
 
+/* A wide message as text (narrowed into `buf`). */
+static const char *wide_text(const wchar_t *m, char *buf, size_t n)
+{
+  nvtxMessageValue_t v = {.unicode = m};
+  return text_of(NVTX_MESSAGE_TYPE_UNICODE, &v, buf, n);
+}
+
 static const char *attr_text(const nvtxEventAttributes_t *a, char *buf, size_t n)
 {
   return a ? text_of(a->messageType, &a->message, buf, n) : NULL;
@@ -250,8 +257,7 @@ static void NVTX_API h_markA(const char *m)
 static void NVTX_API h_markW(const wchar_t *m)
 {
   TEXT;
-  nvtxMessageValue_t v = {.unicode = m};
-  mark(NULL, text_of(NVTX_MESSAGE_TYPE_UNICODE, &v, buf, sizeof(buf)));
+  mark(NULL, wide_text(m, buf, sizeof(buf)));
 }
 static nvtxRangeId_t NVTX_API h_startEx(const nvtxEventAttributes_t *a)
 {
@@ -265,8 +271,7 @@ static nvtxRangeId_t NVTX_API h_startA(const char *m)
 static nvtxRangeId_t NVTX_API h_startW(const wchar_t *m)
 {
   TEXT;
-  nvtxMessageValue_t v = {.unicode = m};
-  return start(NULL, text_of(NVTX_MESSAGE_TYPE_UNICODE, &v, buf, sizeof(buf)));
+  return start(NULL, wide_text(m, buf, sizeof(buf)));
 }
 static void NVTX_API h_end(nvtxRangeId_t id)
 {
@@ -284,8 +289,7 @@ static int NVTX_API h_pushA(const char *m)
 static int NVTX_API h_pushW(const wchar_t *m)
 {
   TEXT;
-  nvtxMessageValue_t v = {.unicode = m};
-  return push(NULL, text_of(NVTX_MESSAGE_TYPE_UNICODE, &v, buf, sizeof(buf)));
+  return push(NULL, wide_text(m, buf, sizeof(buf)));
 }
 static int NVTX_API h_pop(void)
 {
